@@ -1,0 +1,138 @@
+"""The `edgelite` command: convert, check, inspect, run."""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+
+from .. import __version__
+from ..interpreter.errors import EdgeliteError
+
+
+def friendly_errors(fn):
+    """EdgeliteError -> one 'error: ...' line and exit status 1, no traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except EdgeliteError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+    return wrapper
+
+
+def _names(value: str | None) -> list[str] | None:
+    return [n.strip() for n in value.split(",") if n.strip()] if value else None
+
+
+def _input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    shapes = {}
+    for v in values:
+        name, sep, dims = v.rpartition(":")
+        try:
+            if not sep or not name:
+                raise ValueError
+            shapes[name] = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: expected NAME:D0,D1,... e.g. input:1,32,32,3",
+                                     param_hint="--input-shape") from None
+    return shapes
+
+
+@click.group()
+@click.version_option(__version__, prog_name="edgelite")
+def main():
+    """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
+
+
+@main.command()
+@click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the .tflite file.")
+@click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
+@click.option("--outputs", help="Comma-separated output node names (default: nodes nothing "
+              "consumes).")
+@click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
+              help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
+@click.option("--batch-size", default=1, show_default=True,
+              help="Replaces an unknown leading dimension of the inputs.")
+@click.option("--disable-pass", "disabled", multiple=True, metavar="PASS",
+              help="Skip a graph optimisation pass (repeatable); see `edgelite passes`.")
+@click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
+@friendly_errors
+def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled, verbose):
+    """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
+    from ..converter import ConvertOptions, convert_detailed
+    from ..converter.export import write_atomic
+
+    options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
+                             batch_size, frozenset(disabled))
+    result = convert_detailed(graphdef, options)
+    if verbose:
+        click.echo(f"lowered: {_counts(result.lowered_op_counts)}")
+        for r in result.passes:
+            click.echo(f"pass {r.name}: {r.rewrites} rewrite(s); {sum(r.before.values())} -> "
+                       f"{sum(r.after.values())} ops")
+    write_atomic(output, result.model)
+    g = result.graph
+    click.echo(f"wrote {output}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
+               f"{len(result.model)} bytes")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items())
+
+
+@main.command()
+def passes():
+    """List the converter's optimisation passes in pipeline order."""
+    from ..converter.passes import PIPELINE, REQUIRED
+    for p in PIPELINE:
+        note = " (required)" if p.name in REQUIRED else ""
+        click.echo(f"{p.name:<28}{p.doc}{note}")
+
+
+@main.command()
+@click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
+@click.option("--inputs", help="Comma-separated input node names.")
+@click.option("--outputs", help="Comma-separated output node names.")
+@friendly_errors
+def check(graphdef, inputs, outputs):
+    """Report which TF ops of a GraphDef edgelite supports (exit 1 if any is not)."""
+    from ..converter import check as check_graph
+    report = check_graph(graphdef, _names(inputs), _names(outputs))
+    click.echo(report.table())
+    bad = report.unsupported
+    if bad:
+        n = sum(len(s.nodes) for s in bad)
+        click.echo(f"\n{len(bad)} unsupported op type(s) in {n} node(s).", err=True)
+        sys.exit(1)
+    click.echo("\nall ops supported.")
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@friendly_errors
+def inspect(model):
+    """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
+    from .inspect_cmd import describe
+    click.echo(describe(model))
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--input", "inputs", multiple=True, required=True, metavar="[NAME=]FILE.npy",
+              help="Input data (.npy); NAME= picks the input tensor (repeatable).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Save the outputs to an .npz file instead of printing them in full.")
+@friendly_errors
+def run(model, inputs, output):
+    """Run a .tflite model on .npy inputs and print (or save) its outputs."""
+    from .run_cmd import run_model
+    run_model(model, inputs, output)
+
+
+if __name__ == "__main__":
+    main()

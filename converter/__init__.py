@@ -1,0 +1,77 @@
+"""GraphDef -> IR -> passes -> .tflite bytes.
+
+    import edgelite
+    model = edgelite.convert("models/tf1_cnn.pb")                 # .tflite bytes
+    result = edgelite.converter.convert_detailed("m.pbtxt", ConvertOptions(outputs=["probs"]))
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .. import __version__
+from .evaluate import infer_shapes
+from .export import export_tflite, write_atomic
+from .graphdef import TFGraph, load_graphdef
+from .ir import Graph
+from .lower import SupportReport, check_support, lower_graph
+from .passes import PASS_NAMES, PassRecord, run_passes
+
+
+@dataclass
+class ConvertOptions:
+    """What to convert. Names are GraphDef node names ("node" or "node:1")."""
+
+    inputs: list[str] | None = None          # default: every Placeholder
+    outputs: list[str] | None = None         # default: nodes nothing consumes
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    batch_size: int = 1                      # replaces an unknown leading (batch) dim
+    disabled_passes: frozenset[str] = frozenset()
+
+
+@dataclass
+class ConversionResult:
+    model: bytes
+    graph: Graph
+    passes: list[PassRecord]
+    lowered_op_counts: dict[str, int]
+
+
+def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
+    options = options or ConvertOptions()
+    tf = TFGraph(load_graphdef(source))
+    inputs = tf.resolve(options.inputs, tf.default_inputs, "input")
+    outputs = tf.resolve(options.outputs, tf.default_outputs, "output")
+    graph = lower_graph(tf, inputs, outputs, options.input_shapes, options.batch_size)
+    lowered = graph.op_counts()
+    records = run_passes(graph, options.disabled_passes)
+    infer_shapes(graph)
+    return ConversionResult(export_tflite(graph, f"edgelite {__version__}"), graph, records,
+                            lowered)
+
+
+def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> bytes:
+    """Convert a frozen GraphDef (path to .pb/.pbtxt, or bytes) to .tflite bytes.
+
+    Keyword arguments are ConvertOptions fields; with `output_path` the file is also written
+    (atomically).
+    """
+    if "disabled_passes" in kwargs:
+        kwargs["disabled_passes"] = frozenset(kwargs["disabled_passes"])
+    model = convert_detailed(source, ConvertOptions(**kwargs)).model
+    if output_path is not None:
+        write_atomic(output_path, model)
+    return model
+
+
+def check(source, inputs=None, outputs=None) -> SupportReport:
+    """Which op types the graph (pruned to its outputs) uses and which edgelite supports."""
+    tf = TFGraph(load_graphdef(source))
+    ins = tf.resolve(inputs, tf.default_inputs, "input")
+    outs = tf.resolve(outputs, tf.default_outputs, "output")
+    return check_support(tf.prune(ins, outs), {r.node for r in ins})
+
+
+__all__ = ["ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",
+           "PASS_NAMES"]

@@ -1,0 +1,45 @@
+"""Run IR ops in edgelite's own interpreter: shape inference and constant folding.
+
+The converter has no second execution engine. To learn shapes it exports the graph (unknown
+shapes written as rank 0; the interpreter's prepare() recomputes every op's output shape from
+its inputs) and reads the planned shapes back; to fold an op whose inputs are all constant it
+exports that op alone and runs it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..interpreter import Interpreter
+from .export import export_tflite
+from .ir import Graph, Op
+
+
+def infer_shapes(graph: Graph) -> None:
+    """Fill in the shape of every tensor, as the interpreter computes it."""
+    unknown = [t for t in graph.tensors() if t.shape is None]
+    for t in unknown:
+        t.shape = ()
+    try:
+        interp = Interpreter(model_content=export_tflite(graph))
+        interp.allocate_tensors()
+    finally:
+        for t in unknown:
+            t.shape = None
+    for t, detail in zip(graph.tensors(), interp.get_tensor_details()):
+        t.shape = tuple(int(d) for d in detail["shape"])
+
+
+def evaluate_op(op: Op) -> list[np.ndarray]:
+    """Outputs of one op whose inputs are all constant."""
+    g = Graph()
+    clones = []
+    for t in op.outputs:
+        clone = g.tensor(t.name, t.dtype)
+        clones.append(clone)
+    g.add_op(op.type, op.inputs, clones, op.options, op.name)
+    g.outputs = clones
+    interp = Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()
+    interp.invoke()
+    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]

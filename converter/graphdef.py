@@ -1,0 +1,193 @@
+"""Read a frozen TensorFlow GraphDef (.pb or .pbtxt), choose inputs/outputs, prune.
+
+No TensorFlow needed: the GraphDef is parsed with edgelite's own subset of TensorFlow's protos
+(schema/graph.proto). Tensor references follow TF's spelling: "node" is output 0 of node,
+"node:1" output 1, and "^node" a control dependency (ignored -- a frozen inference graph needs
+no ordering beyond its data flow).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from google.protobuf import message as pb_message
+from google.protobuf import text_format
+
+from ..interpreter.errors import GraphError, ModelFormatError
+from ..schema import graph_pb2
+
+# Limits that keep a hostile file from exhausting memory.
+MAX_GRAPHDEF_BYTES = 2 << 30
+
+# Ops that produce nothing an output could need; never chosen as default outputs.
+NON_OUTPUT_OPS = frozenset({"NoOp", "Assert", "Const", "Placeholder", "PlaceholderWithDefault",
+                            "SaveV2", "RestoreV2", "VarHandleOp", "VariableV2",
+                            "AssignVariableOp", "Print", "PrintV2"})
+INPUT_OPS = frozenset({"Placeholder"})
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    node: str
+    index: int = 0
+
+    @property
+    def name(self) -> str:
+        """The IR tensor name: the node name for output 0, "node:k" otherwise."""
+        return self.node if self.index == 0 else f"{self.node}:{self.index}"
+
+
+def parse_ref(text: str) -> TensorRef:
+    """'node', 'node:2' -> TensorRef. (Control inputs '^node' are filtered out by callers.)"""
+    name, sep, idx = text.rpartition(":")
+    if sep and idx.isdigit():
+        return TensorRef(name, int(idx))
+    return TensorRef(text, 0)
+
+
+def data_inputs(node) -> list[TensorRef]:
+    return [parse_ref(s) for s in node.input if not s.startswith("^")]
+
+
+def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
+    """Parse a binary (.pb) or text (.pbtxt) GraphDef from a path or bytes.
+
+    The format is sniffed, not taken from the extension: binary parsing is tried first and
+    text parsing second, and a file that is neither gets one ModelFormatError.
+    """
+    where = "GraphDef" if isinstance(source, bytes) else os.fspath(source)
+    if isinstance(source, bytes):
+        data = source
+    else:
+        try:
+            size = os.path.getsize(source)
+            if size > MAX_GRAPHDEF_BYTES:
+                raise ModelFormatError(f"{where}: {size} bytes exceeds the 2 GiB GraphDef limit")
+            with open(source, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModelFormatError(f"cannot read {where}: {e.strerror or e}") from None
+    if not data:
+        raise ModelFormatError(f"{where}: file is empty")
+    gd = graph_pb2.GraphDef()
+    text_like = str(where).endswith((".pbtxt", ".txt")) or _looks_like_text(data)
+    parsers = (_parse_text, _parse_binary) if text_like else (_parse_binary, _parse_text)
+    errors = []
+    for parse in parsers:
+        try:
+            parse(gd, data)
+            if gd.node:
+                return gd
+            errors.append(f"{parse.__name__[7:]}: no nodes")
+        except (pb_message.DecodeError, text_format.ParseError, UnicodeDecodeError,
+                ValueError, RecursionError) as e:
+            errors.append(f"{parse.__name__[7:]}: {str(e).splitlines()[0][:200]}")
+        gd.Clear()
+    raise ModelFormatError(f"{where}: not a TensorFlow GraphDef (neither binary .pb nor text "
+                           f".pbtxt parses: {'; '.join(errors)}). Export a frozen graph with "
+                           "convert_variables_to_constants and tf.io.write_graph.")
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:256].lstrip()
+    return head.startswith((b"node", b"versions", b"library", b"#"))
+
+
+def _parse_binary(gd, data: bytes) -> None:
+    gd.ParseFromString(data)
+    for node in gd.node:  # a random byte string can "parse"; real nodes have names and ops
+        if not node.name or not node.op:
+            raise ValueError("node without a name or op")
+
+
+def _parse_text(gd, data: bytes) -> None:
+    text_format.Parse(data.decode("utf-8"), gd, allow_unknown_field=True)
+
+
+class TFGraph:
+    """The GraphDef's nodes by name, with the consumer map, for choosing and pruning."""
+
+    def __init__(self, gd: graph_pb2.GraphDef) -> None:
+        self.nodes: dict = {}
+        for node in gd.node:
+            if node.name in self.nodes:
+                raise ModelFormatError(f"GraphDef has two nodes named {node.name!r}")
+            self.nodes[node.name] = node
+        self.consumed: set[str] = set()
+        for node in gd.node:
+            for s in node.input:
+                self.consumed.add(parse_ref(s.lstrip("^")).node)
+
+    def node(self, name: str, what: str):
+        try:
+            return self.nodes[name]
+        except KeyError:
+            hint = _close_names(name, self.nodes)
+            raise GraphError(f"{what} {name!r} is not a node of this graph"
+                             f"{'; did you mean ' + hint + '?' if hint else ''}") from None
+
+    def default_inputs(self) -> list[TensorRef]:
+        return [TensorRef(n.name) for n in self.nodes.values() if n.op in INPUT_OPS]
+
+    def default_outputs(self) -> list[TensorRef]:
+        outs = [TensorRef(n.name) for n in self.nodes.values()
+                if n.name not in self.consumed and n.op not in NON_OUTPUT_OPS]
+        if not outs:
+            raise GraphError("could not find the graph's outputs (every node is consumed); "
+                             "name them with --outputs")
+        return outs
+
+    def resolve(self, names: list[str] | None, default, what: str) -> list[TensorRef]:
+        if not names:
+            return default()
+        refs = [parse_ref(n) for n in names]
+        for r in refs:
+            self.node(r.node, what)
+        return refs
+
+    def prune(self, inputs: list[TensorRef], outputs: list[TensorRef]) -> list:
+        """The nodes the outputs need, in topological order, stopping at the inputs.
+
+        Iterative DFS (no recursion limit on deep graphs); a cycle is reported by name.
+        """
+        stop = {r.node for r in inputs}
+        order, state = [], {}  # state: 1 = on the stack, 2 = done
+        for out in outputs:
+            if state.get(out.node) == 2:
+                continue
+            state[out.node] = 1
+            stack = [(out.node, iter(self._deps(out.node, stop)))]
+            while stack:
+                name, deps = stack[-1]
+                nxt = next(deps, None)
+                if nxt is None:
+                    stack.pop()
+                    state[name] = 2
+                    order.append(self.nodes[name])
+                    continue
+                s = state.get(nxt)
+                if s == 1:
+                    raise GraphError(f"the graph has a cycle through node {nxt!r}; "
+                                     "only frozen feed-forward graphs can be converted")
+                if s is None:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(self._deps(nxt, stop))))
+        return order
+
+    def _deps(self, name: str, stop: set[str]) -> list[str]:
+        if name in stop:
+            return []
+        node = self.nodes[name]
+        deps = []
+        for ref in data_inputs(node):
+            if ref.node not in self.nodes:
+                raise GraphError(f"node {name!r} ({node.op}) reads {ref.name!r}, which is "
+                                 "not in the graph; the GraphDef is incomplete")
+            deps.append(ref.node)
+        return deps
+
+
+def _close_names(name: str, names) -> str:
+    import difflib
+    return ", ".join(repr(n) for n in difflib.get_close_matches(name, list(names), n=3))

@@ -1,0 +1,130 @@
+"""What a lowering rule sees: the node's inputs as IR tensors, typed attributes, outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from ..graphdef import TensorRef, data_inputs
+from ..ir import Graph, Tensor
+from ..tf_tensor import numpy_dtype, shape_from_proto, tensor_to_numpy
+
+
+class LowerCtx:
+    """Maps TF tensor names to IR tensors while rules translate nodes one by one."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.tensors: dict[str, Tensor] = {}
+
+    # -- inputs -------------------------------------------------------------------------------
+    def inputs(self, node) -> list[Tensor]:
+        return [self.tensors[r.name] for r in data_inputs(node)]
+
+    def input(self, node, i: int) -> Tensor:
+        refs = data_inputs(node)
+        if i >= len(refs):
+            raise GraphError(f"node {node.name!r} ({node.op}) has {len(refs)} inputs; "
+                             f"input {i} is missing")
+        return self.tensors[refs[i].name]
+
+    def const_input(self, node, i: int, what: str) -> np.ndarray:
+        """Input i as a numpy array; it must be constant once folding has run."""
+        t = self.input(node, i)
+        if not t.is_const:
+            raise UnsupportedOpError(f"node {node.name!r} ({node.op}): {what} (input {i}, "
+                                     f"{t.name!r}) must be a constant")
+        return t.data
+
+    # -- outputs ------------------------------------------------------------------------------
+    def output(self, node, dtype=np.float32, index: int = 0, shape=None) -> Tensor:
+        """A fresh IR tensor for output `index` of node, named after it."""
+        ref = TensorRef(node.name, index)
+        t = self.graph.tensor(ref.name, dtype, shape)
+        self.tensors[ref.name] = t
+        return t
+
+    def alias(self, node, t: Tensor, index: int = 0) -> None:
+        self.tensors[TensorRef(node.name, index).name] = t
+
+    def emit(self, type_: str, node, inputs, options=None, dtype=None, n_outputs: int = 1):
+        """Add one op computing node's outputs; returns its (first) output tensor."""
+        if dtype is None:
+            dtype = next((t.dtype for t in inputs if t is not None), np.float32)
+        outs = [self.output(node, dtype, k) for k in range(n_outputs)]
+        self.graph.add_op(type_, inputs, outs, options, name=node.name)
+        return outs[0]
+
+    def const(self, node, suffix: str, data, dtype=None) -> Tensor:
+        return self.graph.const(f"{node.name}/{suffix}", data, dtype)
+
+
+# -- typed attribute access ---------------------------------------------------------------------
+def _attr(node, key: str, kind: str, default):
+    if key not in node.attr:
+        if default is _REQUIRED:
+            raise GraphError(f"node {node.name!r} ({node.op}) lacks attribute {key!r}")
+        return default
+    value = node.attr[key]
+    if value.WhichOneof("value") != kind:
+        raise GraphError(f"node {node.name!r} ({node.op}): attribute {key!r} should be a "
+                         f"{kind}, found {value.WhichOneof('value')}")
+    return getattr(value, kind)
+
+
+_REQUIRED = object()
+
+
+def attr_int(node, key, default=_REQUIRED) -> int:
+    return int(_attr(node, key, "i", default))
+
+
+def attr_float(node, key, default=_REQUIRED) -> float:
+    return float(_attr(node, key, "f", default))
+
+
+def attr_bool(node, key, default=_REQUIRED) -> bool:
+    return bool(_attr(node, key, "b", default))
+
+
+def attr_str(node, key, default=_REQUIRED) -> str:
+    v = _attr(node, key, "s", default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def attr_ints(node, key, default=_REQUIRED) -> list[int]:
+    v = _attr(node, key, "list", default)
+    return list(v.i) if not isinstance(v, list) else v
+
+
+def attr_dtype(node, key="T", default=_REQUIRED) -> np.dtype:
+    if key not in node.attr and default is not _REQUIRED:
+        return default
+    v = _attr(node, key, "type", default)
+    return numpy_dtype(v, f"node {node.name!r} attr {key}")
+
+
+def attr_shape(node, key="shape", default=_REQUIRED):
+    v = _attr(node, key, "shape", default)
+    return v if v is None or isinstance(v, tuple) else shape_from_proto(v)
+
+
+def attr_tensor(node, key="value") -> np.ndarray:
+    return tensor_to_numpy(_attr(node, key, "tensor", _REQUIRED), f"node {node.name!r}")
+
+
+def nhwc_pair(node, key: str, default=(1, 1, 1, 1)) -> tuple[int, int]:
+    """A 4-element NHWC attribute (strides, ksize, dilations) -> (h, w)."""
+    v = attr_ints(node, key, list(default))
+    if len(v) != 4 or v[0] != 1 or v[3] != 1:
+        raise ShapeError(f"node {node.name!r} ({node.op}): {key}={v} is not supported; "
+                         "only [1, h, w, 1] (NHWC, no batch/channel striding) is")
+    return v[1], v[2]
+
+
+def require_nhwc(node) -> None:
+    fmt = attr_str(node, "data_format", "NHWC")
+    if fmt != "NHWC":
+        raise UnsupportedOpError(f"node {node.name!r} ({node.op}) uses data_format {fmt}; "
+                                 "TFLite kernels are NHWC. Re-export the model with NHWC "
+                                 "layout (channels_last).")

@@ -1,0 +1,67 @@
+"""Graph -> Graph rewrites, one small module per pass, each with a switch.
+
+`PIPELINE` is the default order. `run_passes` applies them, repeating the pipeline until
+nothing changes (a fusion can expose a fold), and reports which pass changed what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ...interpreter.errors import EdgeliteError
+from ..ir import Graph
+from . import (fold_batchnorm, fold_constants, fuse_activation, fuse_bias,
+               matmul_to_fully_connected, remove_dead, remove_identities)
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    fn: Callable[[Graph], int]   # returns how many rewrites it made
+    doc: str
+
+
+PIPELINE: tuple[Pass, ...] = tuple(
+    Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
+    for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_batchnorm,
+              fuse_bias, fuse_activation, remove_dead))
+PASS_NAMES = tuple(p.name for p in PIPELINE)
+# Passes that make the graph legal for export; disabling them is not allowed.
+REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    name: str
+    rewrites: int
+    before: dict[str, int]
+    after: dict[str, int]
+
+
+def run_passes(graph: Graph, disabled: frozenset[str] | set[str] = frozenset(),
+               max_rounds: int = 8) -> list[PassRecord]:
+    """Run the enabled passes to a fixed point; return a record of every pass that changed."""
+    unknown = set(disabled) - set(PASS_NAMES)
+    if unknown:
+        raise EdgeliteError(f"unknown pass(es) {sorted(unknown)}; passes are "
+                            f"{', '.join(PASS_NAMES)}")
+    forbidden = set(disabled) & REQUIRED
+    if forbidden:
+        raise EdgeliteError(f"pass(es) {sorted(forbidden)} cannot be disabled: without them "
+                            "the model cannot be written as TFLite ops")
+    records = []
+    for _ in range(max_rounds):
+        changed = False
+        for p in PIPELINE:
+            if p.name in disabled:
+                continue
+            before = graph.op_counts()
+            n = p.fn(graph)
+            if n:
+                changed = True
+                records.append(PassRecord(p.name, n, before, graph.op_counts()))
+        if not changed:
+            break
+    graph.check()
+    return records

@@ -1,0 +1,32 @@
+"""Fuse a standalone RELU / RELU6 / RELU_N1_TO_1 into the op before it.
+
+Pattern: op with a fused_activation_function of NONE -> activation, where the op's output feeds
+only the activation. TANH is not fused: LiteRT's float kernels ignore a fused TANH (their
+CalculateActivationRange only clamps for the RELU family), so fusing it would change results.
+"""
+
+from __future__ import annotations
+
+from ..ir import Activation, Graph
+from .patterns import sole_producer
+
+FUSABLE_ACTIVATIONS = {
+    "RELU": Activation.RELU,
+    "RELU6": Activation.RELU6,
+    "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
+}
+# Ops whose TFLite kernels apply fused_activation_function.
+TAKES_ACTIVATION = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB",
+                              "MUL", "CONCATENATION", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+
+
+def run(graph: Graph) -> int:
+    n = 0
+    for act in [op for op in graph.ops if op.type in FUSABLE_ACTIVATIONS]:
+        prev = sole_producer(graph, act.inputs[0], TAKES_ACTIVATION)
+        if prev is None or prev.options.get("fused_activation_function") != Activation.NONE:
+            continue
+        prev.options["fused_activation_function"] = FUSABLE_ACTIVATIONS[act.type]
+        graph.bypass(act, prev.outputs[0])
+        n += 1
+    return n

@@ -1,0 +1,27 @@
+"""Fuse ADD of a per-channel constant (BiasAdd) into the preceding conv / fully-connected bias.
+
+Pattern: {CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED} (no fused activation) -> ADD(c).
+"""
+
+from __future__ import annotations
+
+from ..ir import Activation, Graph
+from .patterns import AFFINE, add_to_bias, channel_vector, const_operand, sole_producer
+
+
+def run(graph: Graph) -> int:
+    n = 0
+    for add in [op for op in graph.ops if op.type == "ADD"]:
+        if add.options.get("fused_activation_function", 0):
+            continue
+        args = const_operand(add)
+        affine = args and sole_producer(graph, args[0], AFFINE)
+        if not affine or affine.options.get("fused_activation_function") != Activation.NONE:
+            continue
+        bias = channel_vector(args[1], affine)
+        if bias is None:
+            continue
+        add_to_bias(affine, graph, bias)
+        graph.bypass(add, affine.outputs[0])
+        n += 1
+    return n

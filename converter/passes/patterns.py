@@ -1,0 +1,68 @@
+"""Small matching helpers so rewrites read as patterns: "X whose only reader is Y"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Op, Tensor
+
+AFFINE = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
+
+
+def sole_producer(graph: Graph, t: Tensor | None, types) -> Op | None:
+    """The op of one of `types` producing `t`, if `t` feeds nothing else and is no output."""
+    if t is None or t.is_const or graph.is_output(t):
+        return None
+    op = graph.producer(t)
+    if op is None or op.type not in types or graph.use_count(t) != 1:
+        return None
+    return op
+
+
+def const_operand(op: Op) -> tuple[Tensor, Tensor] | None:
+    """For a binary op: (variable input, constant input) if exactly one input is constant."""
+    a, b = op.inputs[:2]
+    if a is None or b is None or a.is_const == b.is_const:
+        return None
+    return (b, a) if a.is_const else (a, b)
+
+
+def channel_vector(c: Tensor, op: Op) -> np.ndarray | None:
+    """Constant `c` as a per-output-channel vector of affine `op`, if it broadcasts along the
+    last axis only ([C], [1,..,1,C] or a scalar) without raising the output's rank."""
+    d, channels = c.data, out_channels(op)
+    out_rank = 2 if op.type == "FULLY_CONNECTED" else 4
+    if d.dtype.kind != "f" or d.ndim > out_rank or any(s != 1 for s in d.shape[:-1]):
+        return None
+    if d.size == 1:
+        return np.full(channels, d.reshape(-1)[0], np.float64)
+    if d.ndim >= 1 and d.shape[-1] == channels:
+        return d.reshape(-1).astype(np.float64)
+    return None
+
+
+def out_channels(op: Op) -> int:
+    """Output channels of an affine op from its weights (OHWI, 1HWO or OI)."""
+    w = op.inputs[1].data
+    return w.shape[-1] if op.type == "DEPTHWISE_CONV_2D" else w.shape[0]
+
+
+def scale_output_channels(op: Op, graph: Graph, s: np.ndarray) -> None:
+    """Multiply affine `op`'s output channel c by s[c]: weights and bias both scale.
+
+    conv(x, W)[c] * s[c] = conv(x, W * s[c])[c], so the product is exact up to float rounding.
+    """
+    w, b = op.inputs[1], op.inputs[2] if len(op.inputs) > 2 else None
+    axis_shape = (1, 1, 1, -1) if op.type == "DEPTHWISE_CONV_2D" else (-1,) + (1,) * (w.data.ndim - 1)
+    op.inputs[1] = graph.const(w.name, w.data * s.reshape(axis_shape), w.dtype)
+    if b is not None:
+        op.inputs[2] = graph.const(b.name, b.data * s, b.dtype)
+
+
+def add_to_bias(op: Op, graph: Graph, b: np.ndarray) -> None:
+    """Add b[c] to affine `op`'s output channel c, creating the bias if the op has none."""
+    old = op.inputs[2] if len(op.inputs) > 2 else None  # None: bias omitted
+    base = old.data.astype(np.float64) if old is not None else 0.0
+    name = old.name if old is not None else f"{op.outputs[0].name}/bias"
+    new = graph.const(name, base + b, np.float32)
+    op.inputs[2:] = [new]

@@ -1,0 +1,45 @@
+"""Helpers for pass tests: small IR graphs and running them in edgelite's interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.export import export_tflite
+from edgelite.converter.ir import Activation, Graph, Padding
+from edgelite.interpreter import Interpreter
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def run_ir(graph: Graph, *xs: np.ndarray) -> list[np.ndarray]:
+    infer_shapes(graph)
+    interp = Interpreter(model_content=export_tflite(graph))
+    interp.allocate_tensors()
+    for d, x in zip(interp.get_input_details(), xs):
+        interp.set_tensor(d["index"], x)
+    interp.invoke()
+    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
+
+
+def conv_graph(channels: int = 4) -> tuple[Graph, object]:
+    """x[1,6,6,3] -> CONV_2D 3x3 SAME; returns (graph, conv op) with the conv output open."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (1, 6, 6, 3))
+    g.inputs = [x]
+    y = g.tensor("conv", np.float32)
+    conv = g.add_op("CONV_2D", [x, g.const("w", rand(channels, 3, 3, 3)),
+                                g.const("b", rand(channels))], [y],
+                    dict(padding=Padding.SAME, stride_h=1, stride_w=1, dilation_h_factor=1,
+                         dilation_w_factor=1, fused_activation_function=Activation.NONE))
+    return g, conv
+
+
+def then(g: Graph, type_: str, inputs, name: str, **options):
+    out = g.tensor(name, np.float32)
+    g.add_op(type_, inputs, [out], options, name=name)
+    return out
