@@ -1,0 +1,129 @@
+"""The `edgelite` command end to end, errors included (one line, no traceback)."""
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from edgelite.cli.main import main
+
+from ..converter.tfgraph import GraphBuilder
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    from tests.conftest import MODELS
+    out = tmp_path_factory.mktemp("cli") / "tf1.tflite"
+    result = CliRunner().invoke(main, ["convert", str(MODELS / "tf1_cnn.pb"), "-o", str(out),
+                                       "--verbose"])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_convert_verbose_lists_passes(converted):
+    _, output = converted
+    assert "pass remove_identities: 6 rewrite(s)" in output
+    assert "pass fuse_bias: 3 rewrite(s)" in output
+    assert "pass fuse_activation: 2 rewrite(s)" in output
+    assert "wrote" in output and "6 ops" in output
+
+
+def test_inspect_lists_ops_tensors_and_arena(converted):
+    path, _ = converted
+    result = invoke("inspect", path)
+    assert result.exit_code == 0, result.output
+    for text in ("CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "input", "probs", "float32",
+                 "arena"):
+        assert text in result.output
+
+
+def test_run_prints_outputs(converted, tmp_path):
+    from tests.conftest import MODELS
+    path, _ = converted
+    result = invoke("run", path, "--input", MODELS / "sample_digit.npy")
+    assert result.exit_code == 0, result.output
+    assert "probs: float32 [1, 10]" in result.output
+    assert "argmax per row: [2]" in result.output  # the sample digit is a 2
+    out = tmp_path / "out.npz"
+    result = invoke("run", path, "--input", f"input={MODELS / 'sample_digit.npy'}", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert np.load(out)["probs"].shape == (1, 10)
+
+
+def test_run_batch_resizes(converted, tmp_path):
+    from tests.conftest import MODELS
+    x = np.load(MODELS / "digits_test.npz")["x"][:4]
+    np.save(tmp_path / "x.npy", x)
+    result = invoke("run", converted[0], "--input", tmp_path / "x.npy")
+    assert result.exit_code == 0, result.output
+    assert "probs: float32 [4, 10]" in result.output
+
+
+def test_run_wrong_shape_and_dtype_are_clear(converted, tmp_path):
+    np.save(tmp_path / "bad.npy", np.zeros((1, 8, 8), np.float32))
+    result = invoke("run", converted[0], "--input", tmp_path / "bad.npy")
+    assert result.exit_code == 1
+    assert result.output.startswith("error:") and "input" in result.output
+    assert "Traceback" not in result.output
+    np.save(tmp_path / "int.npy", np.zeros((1, 8, 8, 1), np.int32))
+    result = invoke("run", converted[0], "--input", tmp_path / "int.npy")
+    assert result.exit_code == 1 and "error:" in result.output and "int32" in result.output
+
+
+def test_convert_unknown_input_name(tmp_path):
+    from tests.conftest import MODELS
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "x.tflite",
+                    "--inputs", "inptu")
+    assert result.exit_code == 1
+    assert "error: input 'inptu' is not a node of this graph; did you mean 'input'?" in \
+        result.output
+    assert not (tmp_path / "x.tflite").exists()
+
+
+def test_convert_malformed_pb(tmp_path):
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\x0a\xff\xff\xff garbage")
+    result = invoke("convert", bad, "-o", tmp_path / "x.tflite")
+    assert result.exit_code == 1 and "not a TensorFlow GraphDef" in result.output
+    assert not (tmp_path / "x.tflite").exists()
+
+
+def test_inspect_malformed_tflite(tmp_path):
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"\x18\x00\x00\x00TFL3" + b"\xff" * 40)
+    result = invoke("inspect", bad)
+    assert result.exit_code == 1 and result.output.startswith("error:")
+    assert "Traceback" not in result.output
+
+
+def unsupported_graph(tmp_path):
+    g = GraphBuilder()
+    g.placeholder("x", [1, 4])
+    g.node("e1", "Erf", ["x"])
+    g.node("e2", "Erf", ["e1"])
+    g.node("y", "Relu", ["e2"])
+    path = tmp_path / "erf.pb"
+    path.write_bytes(g.bytes())
+    return path
+
+
+def test_check_reports_unsupported_ops(tmp_path):
+    result = invoke("check", unsupported_graph(tmp_path))
+    assert result.exit_code == 1
+    assert "Erf" in result.output and "UNSUPPORTED: e1, e2" in result.output
+    assert "Relu" in result.output and "supported" in result.output
+
+
+def test_check_passes_on_sample():
+    from tests.conftest import MODELS
+    result = invoke("check", MODELS / "keras_cnn.pb")
+    assert result.exit_code == 0, result.output
+    assert "FusedBatchNormV3" in result.output and "all ops supported" in result.output
+
+
+def test_convert_fails_with_the_same_report(tmp_path):
+    result = invoke("convert", unsupported_graph(tmp_path), "-o", tmp_path / "x.tflite")
+    assert result.exit_code == 1 and "UNSUPPORTED: e1, e2" in result.output
