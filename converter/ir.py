@@ -151,6 +151,15 @@ class Graph:
         return dict(sorted(counts.items()))
 
     # -- rewriting ----------------------------------------------------------------------------
+    def set_const_input(self, op: Op, i: int, data: np.ndarray) -> None:
+        """Give op input i new constant data, in place when nothing else reads the tensor."""
+        old = op.inputs[i]
+        data = np.asarray(data, dtype=old.dtype)
+        if self.use_count(old) == 1:
+            old.data, old.shape = data, tuple(data.shape)
+        else:
+            op.inputs[i] = self.const(old.name, data)
+
     def replace_uses(self, old: Tensor, new: Tensor) -> None:
         """Make every reader of `old` (ops and graph outputs) read `new` instead."""
         for op in self.ops:
@@ -160,14 +169,14 @@ class Graph:
     def bypass(self, op: Op, keep: Tensor) -> None:
         """Remove single-output `op`, rewiring its readers to `keep`.
 
-        A graph output keeps its name: if the removed op produced one, `keep` takes it over
-        (unless `keep` is itself a graph input/output, whose name must not change).
+        `keep` takes over the removed output's name (so a graph output keeps its name and
+        conv+bias+relu is named after the relu), unless `keep` is a graph input/output or a
+        constant, whose names must not change.
         """
         out = op.outputs[0]
         self.ops.remove(op)
-        if self.is_output(out) and not (self.is_output(keep) or keep in self.inputs
-                                        or keep.is_const):
-            keep.name = out.name
+        if not (self.is_output(keep) or keep in self.inputs or keep.is_const):
+            keep.name = out.name  # a fused chain is named after its last node, as in TFLite
         self.replace_uses(out, keep)
 
     def remove_dead_ops(self) -> int:

@@ -14,6 +14,7 @@ import numpy as np
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..graphdef import TFGraph, TensorRef
 from ..ir import Graph
+from ..passes.fold_constants import try_fold
 from . import array_ops, basic, conv, math_ops, nn
 from .context import LowerCtx, attr_dtype, attr_shape
 
@@ -98,7 +99,12 @@ def lower_graph(tf: TFGraph, inputs: list[TensorRef], outputs: list[TensorRef],
         if node.name in input_names:
             graph.inputs.append(_input_tensor(ctx, node, input_shapes.get(node.name), batch_size))
         else:
+            start = len(graph.ops)
             REGISTRY[node.op](ctx, node)
+            # Fold as we go, so later rules see constants (weights behind Identity reads,
+            # shapes computed from constants) through ctx.const_input.
+            for op in graph.ops[start:]:
+                try_fold(graph, op)
     for ref in outputs:
         if ref.name not in ctx.tensors:
             raise GraphError(f"output {ref.name!r} does not exist (node {ref.node!r} has no "

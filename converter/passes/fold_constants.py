@@ -4,22 +4,28 @@
 from __future__ import annotations
 
 from ..evaluate import evaluate_op
-from ..ir import PSEUDO_OPS, Graph
+from ..ir import Graph, Op
 
-# Never folded: they exist to be executed (or are handled by other passes).
-KEEP = PSEUDO_OPS | {"QUANTIZE", "DEQUANTIZE", "CUSTOM"}
+# Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
+# folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
+KEEP = frozenset({"QUANTIZE", "DEQUANTIZE", "CUSTOM", "MATMUL"})
+
+
+def try_fold(graph: Graph, op: Op) -> bool:
+    """Replace `op` by constants if every input is constant; True if it did."""
+    if op.type in KEEP or not all(t is None or t.is_const for t in op.inputs):
+        return False
+    if any(graph.is_output(t) for t in op.outputs):
+        return False  # graph outputs stay computed tensors
+    if op.type == "IDENTITY":
+        values = [op.inputs[0].data]
+    else:
+        values = evaluate_op(op)
+    graph.ops.remove(op)
+    for t, v in zip(op.outputs, values):
+        t.data, t.shape = v, tuple(v.shape)
+    return True
 
 
 def run(graph: Graph) -> int:
-    n = 0
-    for op in list(graph.ops):
-        if op.type in KEEP or not all(t is None or t.is_const for t in op.inputs):
-            continue
-        if any(graph.is_output(t) for t in op.outputs):
-            continue  # graph outputs stay computed tensors
-        values = evaluate_op(op)
-        graph.ops.remove(op)
-        for t, v in zip(op.outputs, values):
-            t.data, t.shape = v, tuple(v.shape)
-        n += 1
-    return n
+    return sum(try_fold(graph, op) for op in list(graph.ops))

@@ -54,15 +54,15 @@ def scale_output_channels(op: Op, graph: Graph, s: np.ndarray) -> None:
     """
     w, b = op.inputs[1], op.inputs[2] if len(op.inputs) > 2 else None
     axis_shape = (1, 1, 1, -1) if op.type == "DEPTHWISE_CONV_2D" else (-1,) + (1,) * (w.data.ndim - 1)
-    op.inputs[1] = graph.const(w.name, w.data * s.reshape(axis_shape), w.dtype)
+    graph.set_const_input(op, 1, w.data * s.reshape(axis_shape))
     if b is not None:
-        op.inputs[2] = graph.const(b.name, b.data * s, b.dtype)
+        graph.set_const_input(op, 2, b.data * s)
 
 
 def add_to_bias(op: Op, graph: Graph, b: np.ndarray) -> None:
     """Add b[c] to affine `op`'s output channel c, creating the bias if the op has none."""
     old = op.inputs[2] if len(op.inputs) > 2 else None  # None: bias omitted
-    base = old.data.astype(np.float64) if old is not None else 0.0
-    name = old.name if old is not None else f"{op.outputs[0].name}/bias"
-    new = graph.const(name, base + b, np.float32)
-    op.inputs[2:] = [new]
+    if old is None:
+        op.inputs[2:] = [graph.const(f"{op.outputs[0].name}/bias", b, np.float32)]
+    else:
+        graph.set_const_input(op, 2, old.data.astype(np.float64) + b)
