@@ -33,3 +33,7 @@ class GraphError(EdgeliteError):
 
 class InterpreterStateError(EdgeliteError):
     """The interpreter API was used out of order (e.g. invoke before allocate_tensors)."""
+
+
+class SignatureError(EdgeliteError):
+    """A SignatureDef is missing, or a signature runner got the wrong input names."""

@@ -1,0 +1,36 @@
+"""edgelite.interpreter: a lightweight numpy interpreter for .tflite files.
+
+Depends on numpy, flatbuffers and edgelite.schema only.
+
+    from edgelite.interpreter import Interpreter
+    interp = Interpreter(model_path="model.tflite")
+"""
+
+from .errors import (
+    DTypeError,
+    EdgeliteError,
+    GraphError,
+    InterpreterStateError,
+    ModelFormatError,
+    ShapeError,
+    SignatureError,
+    UnsupportedOpError,
+)
+from .interpreter import Interpreter
+from .model import Model, load_model
+from .signature import SignatureRunner
+
+__all__ = [
+    "Interpreter",
+    "SignatureRunner",
+    "Model",
+    "load_model",
+    "EdgeliteError",
+    "ModelFormatError",
+    "UnsupportedOpError",
+    "ShapeError",
+    "DTypeError",
+    "GraphError",
+    "InterpreterStateError",
+    "SignatureError",
+]

@@ -1,0 +1,60 @@
+"""The tf.lite-shaped detail dicts (get_input_details, _get_ops_details, ...).
+
+Keys, value types and conventions follow tf.lite.Interpreter / ai_edge_litert 2.x:
+
+* shape / shape_signature: int32 arrays (shape_signature keeps -1 for unknown dims);
+* dtype: the numpy scalar type (numpy.float32, not a dtype instance);
+* quantization: (scale, zero_point) -- the per-tensor pair, or (0.0, 0) when the
+  tensor has no quantization or more than one scale (per-channel);
+* quantization_parameters: scales (float32 array), zero_points (int32 array),
+  quantized_dimension, block_size (0: no blockwise quantization);
+* sparsity_parameters: {} (dense tensors only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .model import Operator, Tensor
+
+
+def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
+    q = tensor.quantization
+    scales = np.zeros(0, np.float32) if q is None else np.array(q.scale, np.float32)
+    zero_points = np.zeros(0, np.int32) if q is None else np.array(q.zero_point, np.int32)
+    if len(scales) == 1:
+        per_tensor = (float(scales[0]), int(zero_points[0]) if len(zero_points) else 0)
+    else:
+        per_tensor = (0.0, 0)
+    return {
+        "name": tensor.name,
+        "index": tensor.index,
+        "shape": np.array(shape, dtype=np.int32),
+        "shape_signature": np.array(tensor.shape_signature, dtype=np.int32),
+        "dtype": tensor.dtype.type if tensor.dtype is not None else None,
+        "quantization": per_tensor,
+        "quantization_parameters": {
+            "scales": scales,
+            "zero_points": zero_points,
+            "quantized_dimension": 0 if q is None else int(q.quantized_dimension),
+            "block_size": 0,
+        },
+        "sparsity_parameters": {},
+    }
+
+
+def op_details(op: Operator, tensors: tuple[Tensor, ...]) -> dict[str, Any]:
+    def types(indices):
+        return [tensors[t].dtype.type for t in indices
+                if t >= 0 and tensors[t].dtype is not None]
+
+    return {
+        "index": op.index,
+        "op_name": op.custom_code if op.name == "CUSTOM" and op.custom_code else op.name,
+        "inputs": np.array(op.inputs, dtype=np.int32),
+        "outputs": np.array(op.outputs, dtype=np.int32),
+        "operand_types": types(op.inputs),
+        "result_types": types(op.outputs),
+    }

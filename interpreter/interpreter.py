@@ -1,0 +1,255 @@
+"""The public Interpreter, shaped like tf.lite.Interpreter (ai_edge_litert.interpreter).
+
+    interp = Interpreter(model_path="model.tflite")
+    interp.allocate_tensors()
+    inp = interp.get_input_details()[0]
+    interp.set_tensor(inp["index"], x)
+    interp.invoke()
+    y = interp.get_tensor(interp.get_output_details()[0]["index"])
+
+allocate_tensors() does all the work once (allocation.py: prepare every op, plan the
+arena, build the flat list of prepared calls); invoke() only walks that list. Only
+subgraph 0 is executed.
+
+Differences from tf.lite, on purpose: errors are EdgeliteError subclasses with messages
+naming the tensor (ShapeError, DTypeError, InterpreterStateError, ...) instead of bare
+ValueError / RuntimeError, and constants (file constants and values folded at
+allocate time) are read-only.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from . import details
+from .allocation import Allocation, allocate
+from .errors import DTypeError, GraphError, InterpreterStateError, ShapeError, SignatureError
+from .model import Model, load_model
+from .signature import SignatureRunner
+
+
+def _shape_text(shape, dtype) -> str:
+    return f"{list(int(d) for d in shape)} {np.dtype(dtype).name}"
+
+
+class Interpreter:
+    def __init__(self, model_path: str | os.PathLike | None = None,
+                 model_content: bytes | None = None, num_threads: int | None = None,
+                 preserve_all_tensors: bool = False):
+        if (model_path is None) == (model_content is None):
+            raise ValueError("pass exactly one of model_path or model_content")
+        if num_threads is not None and num_threads < 1 and num_threads != -1:
+            raise ValueError(f"num_threads should be >= 1 (or -1), got {num_threads}")
+        if model_path is not None:
+            with open(model_path, "rb") as f:
+                model_content = f.read()
+        self._model: Model = load_model(model_content)
+        self._subgraph = self._model.subgraphs[0]
+        self._num_threads = num_threads  # accepted for API compatibility; BLAS decides
+        self._preserve_all_tensors = bool(preserve_all_tensors)
+        self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
+        self._alloc: Allocation | None = None
+        self._allocated = False
+        self._steps: tuple = ()
+
+    # ------------------------------------------------------------------ model info
+
+    @property
+    def model(self) -> Model:
+        """The parsed model (plain frozen objects)."""
+        return self._model
+
+    @property
+    def arena_size(self) -> int:
+        """Bytes of the planned tensor arena (0 before allocate_tensors())."""
+        return self._alloc.arena_size if self._alloc is not None else 0
+
+    def num_subgraphs(self) -> int:
+        return len(self._model.subgraphs)
+
+    def _check_index(self, index: Any) -> int:
+        try:
+            i = int(index)
+        except (TypeError, ValueError):
+            raise GraphError(f"tensor index must be an int, got {index!r}") from None
+        if not 0 <= i < len(self._subgraph.tensors):
+            raise GraphError(
+                f"tensor index {i} is out of range: the model has "
+                f"{len(self._subgraph.tensors)} tensors"
+            )
+        return i
+
+    def _current_shape(self, index: int) -> tuple[int, ...]:
+        if index in self._input_shapes:
+            return tuple(self._input_shapes[index])
+        if self._alloc is not None:
+            return self._alloc.shapes[index]
+        return self._subgraph.tensors[index].shape
+
+    def _details(self, index: int) -> dict[str, Any]:
+        return details.tensor_details(self._subgraph.tensors[index], self._current_shape(index))
+
+    def get_input_details(self) -> list[dict[str, Any]]:
+        return [self._details(t) for t in self._subgraph.inputs]
+
+    def get_output_details(self) -> list[dict[str, Any]]:
+        return [self._details(t) for t in self._subgraph.outputs]
+
+    def get_tensor_details(self) -> list[dict[str, Any]]:
+        """Details of every tensor numpy can represent (like tf.lite, others are skipped)."""
+        return [self._details(t.index) for t in self._subgraph.tensors
+                if t.dtype is not None and t.dtype.kind != "O"]
+
+    def _get_ops_details(self) -> list[dict[str, Any]]:
+        return [details.op_details(op, self._subgraph.tensors)
+                for op in self._subgraph.operators]
+
+    # ------------------------------------------------------------------ allocation
+
+    def allocate_tensors(self) -> None:
+        """Prepare every op, plan the arena and build the invoke() list."""
+        self._allocated = False
+        self._steps = ()
+        # Signature outputs must stay readable after invoke(), like graph outputs.
+        keep_alive = {t for s in self._model.signature_defs if s.subgraph_index == 0
+                      for t in list(s.inputs.values()) + list(s.outputs.values())}
+        self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
+                               keep_alive)
+        self._steps = self._alloc.steps
+        self._allocated = True
+
+    def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
+        """Give an input a new shape; call allocate_tensors() before the next invoke()."""
+        index = self._check_index(input_index)
+        if index not in self._input_shapes:
+            raise GraphError(
+                f"tensor {index} '{self._subgraph.tensors[index].name}' is not an input of "
+                f"the model (inputs: {list(self._subgraph.inputs)})"
+            )
+        try:
+            shape = tuple(int(d) for d in np.asarray(tensor_size).reshape(-1))
+        except (TypeError, ValueError):
+            raise ShapeError(f"new shape {tensor_size!r} is not a list of ints") from None
+        if any(d < 0 for d in shape):
+            raise ShapeError(f"new shape {list(shape)} has a negative dimension")
+        current = tuple(self._input_shapes[index])
+        if shape == current:
+            return  # like TFLite: resizing to the same shape changes nothing
+        tensor = self._subgraph.tensors[index]
+        if strict:
+            signature = tensor.shape_signature
+            if len(shape) != len(signature) or any(
+                    s != -1 and s != d for s, d in zip(signature, shape)):
+                raise ShapeError(
+                    f"input tensor '{tensor.name}' (index {index}): strict resizing may only "
+                    f"change the -1 dimensions of its signature {list(signature)}, got "
+                    f"{list(shape)}"
+                )
+        self._input_shapes[index] = shape
+        self._allocated = False
+        self._steps = ()
+
+    # ------------------------------------------------------------------ data access
+
+    def _require_allocated(self, what: str) -> Allocation:
+        if not self._allocated or self._alloc is None:
+            raise InterpreterStateError(
+                f"{what} needs allocated tensors: call allocate_tensors() first "
+                "(again after resize_tensor_input)"
+            )
+        return self._alloc
+
+    def _array(self, index: int, what: str) -> np.ndarray:
+        alloc = self._require_allocated(what)
+        arr = alloc.arrays[index]
+        if arr is None:
+            raise InterpreterStateError(
+                f"tensor {index} '{self._subgraph.tensors[index].name}' has no data: no "
+                "operator reads or writes it"
+            )
+        return arr
+
+    def set_tensor(self, tensor_index: int, value) -> None:
+        """Copy ``value`` into a tensor; dtype and shape must match exactly."""
+        index = self._check_index(tensor_index)
+        target = self._array(index, "set_tensor")
+        tensor = self._subgraph.tensors[index]
+        role = "input tensor" if index in self._input_shapes else "tensor"
+        if index in self._alloc.constants:
+            raise InterpreterStateError(
+                f"tensor {index} '{tensor.name}' is a constant of the model and cannot be set"
+            )
+        value = np.asarray(value)
+        if value.dtype != target.dtype or value.shape != target.shape:
+            message = (
+                f"{role} '{tensor.name}' (index {index}) expects shape "
+                f"{_shape_text(target.shape, target.dtype)}, got "
+                f"{_shape_text(value.shape, value.dtype)}"
+            )
+            if value.shape != target.shape:
+                if index in self._input_shapes:
+                    message += "; call resize_tensor_input first to change it"
+                raise ShapeError(message)
+            raise DTypeError(message + f"; convert it with .astype(np.{target.dtype.name})")
+        np.copyto(target, value)
+
+    def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
+        """A copy of a tensor's current value."""
+        if subgraph_index != 0:
+            raise GraphError("edgelite executes only subgraph 0")
+        index = self._check_index(tensor_index)
+        return self._array(index, "get_tensor").copy()
+
+    def tensor(self, tensor_index: int) -> Callable[[], np.ndarray]:
+        """A function returning a live view of the tensor (valid until the next
+        allocate_tensors())."""
+        index = self._check_index(tensor_index)
+        return lambda: self._array(index, "tensor()")
+
+    # ------------------------------------------------------------------ execution
+
+    def invoke(self) -> None:
+        """Run every prepared op in order."""
+        if not self._allocated:
+            raise InterpreterStateError(
+                "invoke() before allocate_tensors(): call allocate_tensors() first "
+                "(again after resize_tensor_input)"
+            )
+        for eval_fn, record, inputs, outputs in self._steps:
+            eval_fn(record, inputs, outputs)
+
+    # ------------------------------------------------------------------ signatures
+
+    def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
+        """{signature key: {"inputs": [names], "outputs": [names]}} (names sorted, as
+        tf.lite returns them)."""
+        return {s.key: {"inputs": sorted(s.inputs), "outputs": sorted(s.outputs)}
+                for s in self._model.signature_defs}
+
+    def _get_full_signature_list(self) -> dict[str, dict[str, dict[str, int]]]:
+        return {s.key: {"inputs": dict(sorted(s.inputs.items())),
+                        "outputs": dict(sorted(s.outputs.items()))}
+                for s in self._model.signature_defs}
+
+    def get_signature_runner(self, signature_key: str | None = None) -> SignatureRunner:
+        signatures = {s.key: s for s in self._model.signature_defs}
+        if not signatures:
+            raise SignatureError(
+                "the model has no SignatureDefs; use get_input_details() / set_tensor() / "
+                "invoke() instead"
+            )
+        if signature_key is None:
+            if len(signatures) != 1:
+                raise SignatureError(
+                    f"the model has {len(signatures)} signatures {sorted(signatures)}; "
+                    "pass signature_key"
+                )
+            signature_key = next(iter(signatures))
+        if signature_key not in signatures:
+            raise SignatureError(
+                f"no signature '{signature_key}'; the model has {sorted(signatures)}"
+            )
+        return SignatureRunner(self, signatures[signature_key])

@@ -1,0 +1,161 @@
+"""What every kernel sees: the op context given to prepare(), the output specs it returns.
+
+Kernels follow TFLite Micro's split:
+
+* ``prepare(ctx: OpContext) -> (tuple[OutputSpec, ...], record)`` runs once per
+  allocate_tensors(). It validates shapes and dtypes, infers every output shape, and
+  computes everything eval() needs (padding, transposed weights, clamp ranges, scratch
+  buffers, strided views) into a small frozen dataclass ``record``.
+* ``eval(record, inputs, outputs)`` runs on every invoke(). ``inputs`` holds one numpy
+  array per op input (None for an omitted optional input, -1 in the file), ``outputs``
+  one preallocated array per op output (views into the arena). eval() writes the result
+  into ``outputs`` with ``out=`` / ``np.copyto`` and returns nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError, UnsupportedOpError
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One operand as prepare() sees it: current shape (after resizes), dtype, constant."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    data: np.ndarray | None  # the (read-only) value of a constant tensor, else None
+    quantization: Any = None  # model.Quantization or None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """Shape and dtype prepare() infers for one output."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class OpContext:
+    """Everything prepare() may look at for one operator."""
+
+    index: int  # operator index in the subgraph
+    op_name: str  # "CONV_2D", ...
+    options: Mapping[str, Any]  # builtin options as a dict (snake_case keys); {} when absent
+    inputs: tuple[TensorInfo | None, ...]  # None for an omitted optional input
+    outputs: tuple[TensorInfo, ...]  # as declared in the file (shape may be stale)
+
+    def describe(self) -> str:
+        out = f", output '{self.outputs[0].name}'" if self.outputs else ""
+        return f"operator {self.index} ({self.op_name}{out})"
+
+    # ---------------------------------------------------------------- errors
+
+    def shape_error(self, message: str) -> ShapeError:
+        return ShapeError(f"{self.describe()}: {message}")
+
+    def dtype_error(self, message: str) -> DTypeError:
+        return DTypeError(f"{self.describe()}: {message}")
+
+    def unsupported(self, message: str) -> UnsupportedOpError:
+        return UnsupportedOpError(f"{self.describe()}: {message}")
+
+    # ---------------------------------------------------------------- operands
+
+    def check_arity(self, min_inputs: int, max_inputs: int, num_outputs: int = 1) -> None:
+        n = len(self.inputs)
+        if not min_inputs <= n <= max_inputs:
+            want = str(min_inputs) if min_inputs == max_inputs else f"{min_inputs}..{max_inputs}"
+            raise self.shape_error(f"expects {want} inputs, the file gives {n}")
+        if len(self.outputs) != num_outputs:
+            raise self.shape_error(
+                f"expects {num_outputs} output(s), the file gives {len(self.outputs)}"
+            )
+
+    def input(self, i: int) -> TensorInfo:
+        """Required input ``i`` (error if the file omits it)."""
+        if i >= len(self.inputs) or self.inputs[i] is None:
+            raise self.shape_error(f"input {i} is required but missing")
+        return self.inputs[i]
+
+    def optional_input(self, i: int) -> TensorInfo | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def constant_input(self, i: int, what: str) -> np.ndarray:
+        """Value of input ``i``, which must be a constant (e.g. an axis or a shape)."""
+        t = self.input(i)
+        if t.data is None:
+            raise self.unsupported(
+                f"the {what} (input {i}, tensor '{t.name}') must be a constant tensor; "
+                "computed values (dynamic shapes) are not supported"
+            )
+        return t.data
+
+    def option(self, key: str, default: Any) -> Any:
+        value = self.options.get(key, default)
+        return default if value is None else value
+
+    def require_dtype(self, t: TensorInfo, allowed: tuple, role: str) -> None:
+        if t.dtype.type not in allowed:
+            names = ", ".join(np.dtype(a).name for a in allowed)
+            raise self.unsupported(
+                f"{role} tensor '{t.name}' has type {t.dtype.name}; this kernel supports {names}"
+            )
+
+    def output_dtype(self, i: int = 0) -> np.dtype:
+        return self.outputs[i].dtype
+
+
+class Kernel(NamedTuple):
+    """One registry entry: the two functions of an op."""
+
+    prepare: Callable[[OpContext], tuple[tuple[OutputSpec, ...], Any]]
+    eval: Callable[[Any, tuple, tuple], None]
+
+
+def normalize_axis(ctx: OpContext, axis: int, rank: int) -> int:
+    """Negative axes count from the end, as in TFLite (e.g. concatenation.cc)."""
+    a = int(axis)
+    if a < 0:
+        a += rank
+    if not 0 <= a < rank:
+        raise ctx.shape_error(f"axis {axis} is out of range for a rank-{rank} tensor")
+    return a
+
+
+MAX_SCRATCH_BYTES = 2**31  # per scratch buffer; larger requests are refused, not tried
+
+
+def scratch(ctx: OpContext, shape: tuple[int, ...], dtype, fill=None) -> np.ndarray:
+    """A kernel's private work buffer, allocated once in prepare() (size-checked)."""
+    nbytes = num_elements(tuple(shape)) * np.dtype(dtype).itemsize
+    if nbytes > MAX_SCRATCH_BYTES:
+        raise ctx.shape_error(
+            f"needs a {nbytes}-byte work buffer of shape {list(shape)}, over the "
+            f"{MAX_SCRATCH_BYTES}-byte limit (are the input shapes right?)"
+        )
+    if fill is None:
+        return np.empty(shape, dtype)
+    return np.full(shape, fill, dtype)
+
+
+def num_elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n

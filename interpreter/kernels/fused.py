@@ -1,0 +1,67 @@
+"""Fused activation functions (the ``fused_activation_function`` option).
+
+TFLite applies a fused activation as a clamp to ``[activation_min, activation_max]``
+computed by ``CalculateActivationRange`` in tensorflow/lite/kernels/kernel_util.h:
+
+    NONE          -> [lowest, max]   (no clamp)
+    RELU          -> [0, max]
+    RELU_N1_TO_1  -> [-1, 1]
+    RELU6         -> [0, 6]
+    anything else -> [lowest, max]   (TANH / SIGN_BIT are silently ignored there)
+
+Silently ignoring TANH or SIGN_BIT would compute something the model author did not
+ask for, so edgelite refuses them with UnsupportedOpError instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import OpContext
+
+# ActivationFunctionType enum values of the TFLite schema.
+NONE = 0
+RELU = 1
+RELU_N1_TO_1 = 2
+RELU6 = 3
+TANH = 4
+SIGN_BIT = 5
+
+_NAMES = {NONE: "NONE", RELU: "RELU", RELU_N1_TO_1: "RELU_N1_TO_1", RELU6: "RELU6",
+          TANH: "TANH", SIGN_BIT: "SIGN_BIT"}
+
+# A clamp is (low, high); high None means "no upper bound" (RELU), the whole clamp None
+# means "no activation".
+Clamp = tuple | None
+
+
+def activation_clamp(ctx: OpContext, dtype: np.dtype) -> Clamp:
+    """The clamp for the op's fused activation, as CalculateActivationRange computes it."""
+    code = int(ctx.option("fused_activation_function", NONE))
+    if code == NONE:
+        return None
+    kind = np.dtype(dtype).type
+    if code == RELU:
+        return (kind(0), None)
+    if code == RELU6:
+        return (kind(0), kind(6))
+    if code == RELU_N1_TO_1:
+        if np.issubdtype(kind, np.unsignedinteger):
+            raise ctx.unsupported("RELU_N1_TO_1 on an unsigned integer tensor")
+        return (kind(-1), kind(1))
+    name = _NAMES.get(code, f"unknown code {code}")
+    raise ctx.unsupported(
+        f"fused activation {name} is not supported (TFLite's kernels ignore it; "
+        "only NONE, RELU, RELU_N1_TO_1 and RELU6 are applied)"
+    )
+
+
+def apply_clamp(clamp: Clamp, out: np.ndarray) -> None:
+    """Clamp ``out`` in place; NaN stays NaN like std::min(std::max(x, lo), hi)."""
+    if clamp is None:
+        return
+    low, high = clamp
+    if high is None:
+        np.maximum(out, low, out=out)
+    else:
+        np.clip(out, low, high, out=out)

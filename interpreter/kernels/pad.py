@@ -1,0 +1,82 @@
+"""PAD and PADV2: surround the input with a constant.
+
+Matches tensorflow/lite/kernels/pad.cc:
+
+* paddings is the 2nd input, int32 or int64 of shape [rank, 2] holding (before, after)
+  per dimension, both >= 0; it must be constant here (TFLite makes the output dynamic
+  otherwise);
+* output dimension i = input dimension i + before_i + after_i;
+* the pad value is PADV2's 3rd input (a single value of the input's type); for PAD it is
+  0, or the output's zero point for quantized integer tensors (so it reads as 0.0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec, num_elements
+
+SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
+             np.bool_)
+
+
+@dataclass(frozen=True)
+class PadRecord:
+    interior: tuple[slice, ...]  # where the input goes inside the output
+    value: np.generic | None  # the pad value; None: PADV2 with a non-constant value input
+
+
+def _pad_value(ctx: OpContext, dtype: np.dtype):
+    value_input = ctx.optional_input(2)
+    if value_input is not None:
+        if value_input.dtype != dtype:
+            raise ctx.dtype_error(
+                f"pad value '{value_input.name}' is {value_input.dtype.name}, the input is "
+                f"{dtype.name}"
+            )
+        if num_elements(value_input.shape) != 1:
+            raise ctx.shape_error(
+                f"pad value '{value_input.name}' must hold one value, has shape "
+                f"{list(value_input.shape)}"
+            )
+        return None if value_input.data is None else value_input.data.reshape(())[()]
+    quant = ctx.outputs[0].quantization
+    if dtype.kind in "iu" and quant is not None and len(quant.zero_point) > 0:
+        return dtype.type(quant.zero_point[0])
+    return dtype.type(0)
+
+
+def _make_prepare(max_inputs: int):
+    def prepare(ctx: OpContext):
+        ctx.check_arity(2, max_inputs)
+        x = ctx.input(0)
+        ctx.require_dtype(x, SUPPORTED, "input")
+        paddings = np.asarray(ctx.constant_input(1, "paddings"))
+        if paddings.dtype.kind not in "iu":
+            raise ctx.dtype_error(f"paddings must be int32 or int64, got {paddings.dtype}")
+        if paddings.shape != (x.rank, 2):
+            raise ctx.shape_error(
+                f"paddings shape {list(paddings.shape)} must be [{x.rank}, 2] for an input "
+                f"of shape {list(x.shape)}"
+            )
+        if (paddings < 0).any():
+            raise ctx.shape_error(f"paddings {paddings.tolist()} must be >= 0")
+        before = [int(b) for b in paddings[:, 0]]
+        shape = tuple(int(d + b + a) for d, (b, a) in zip(x.shape, paddings.tolist()))
+        interior = tuple(slice(b, b + d) for b, d in zip(before, x.shape))
+        record = PadRecord(interior, _pad_value(ctx, x.dtype))
+        return (OutputSpec(shape, x.dtype),), record
+
+    return prepare
+
+
+def eval(rec: PadRecord, inputs, outputs) -> None:
+    out = outputs[0]
+    out.fill(rec.value if rec.value is not None else inputs[2].reshape(())[()])
+    out[rec.interior] = inputs[0]
+
+
+PAD = Kernel(_make_prepare(2), eval)
+PADV2 = Kernel(_make_prepare(3), eval)

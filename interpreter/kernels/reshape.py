@@ -1,0 +1,93 @@
+"""RESHAPE and SQUEEZE: same elements, new shape (a copy into the output's arena slot).
+
+RESHAPE matches tensorflow/lite/kernels/reshape.cc (GetOutputShape):
+
+* the new shape comes from the 2nd input when there are two inputs and it is a 1-D
+  int32 tensor (ShapeIsVector); it must then be constant here (TFLite makes the output
+  dynamic otherwise). Else it comes from ReshapeOptions.new_shape, where the legacy
+  value [0] means a scalar;
+* one dimension may be -1: it becomes NumElements(input) / product(other dims).
+
+SQUEEZE matches tensorflow/lite/kernels/squeeze.cc: squeeze_dims lists the dimensions
+to drop (negative counts from the end; each must have size 1); an empty list drops
+every dimension of size 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
+
+
+@dataclass(frozen=True)
+class ReshapeRecord:
+    shape: tuple[int, ...]
+
+
+def _shape_from_inputs(ctx: OpContext) -> tuple[int, ...]:
+    shape_input = ctx.optional_input(1)
+    if (len(ctx.inputs) == 2 and shape_input is not None and shape_input.rank == 1
+            and shape_input.dtype == np.int32):
+        return tuple(int(d) for d in ctx.constant_input(1, "shape"))
+    new_shape = tuple(int(d) for d in ctx.option("new_shape", ()))
+    if new_shape == (0,):
+        return ()  # legacy TOCO files write [0] for a scalar
+    return new_shape
+
+
+def resolve_shape(ctx: OpContext, requested: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """Replace a single -1 by the size that keeps ``count`` elements."""
+    if any(d < -1 for d in requested):
+        raise ctx.shape_error(f"new shape {list(requested)} has a dimension below -1")
+    unknown = [i for i, d in enumerate(requested) if d == -1]
+    if len(unknown) > 1:
+        raise ctx.shape_error(f"new shape {list(requested)} has more than one -1")
+    known = num_elements(tuple(d for d in requested if d != -1))
+    shape = list(requested)
+    if unknown:
+        if known == 0 or count % known != 0:
+            raise ctx.shape_error(
+                f"cannot infer the -1 in {list(requested)} for an input of {count} elements"
+            )
+        shape[unknown[0]] = count // known
+    if num_elements(tuple(shape)) != count:
+        raise ctx.shape_error(
+            f"cannot reshape {count} elements into {list(requested)} "
+            f"({num_elements(tuple(shape))} elements)"
+        )
+    return tuple(shape)
+
+
+def prepare_reshape(ctx: OpContext):
+    ctx.check_arity(1, 2)
+    x = ctx.input(0)
+    shape = resolve_shape(ctx, _shape_from_inputs(ctx), num_elements(x.shape))
+    return (OutputSpec(shape, x.dtype),), ReshapeRecord(shape)
+
+
+def prepare_squeeze(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    dims = tuple(ctx.option("squeeze_dims", ()))
+    if dims:
+        drop = {normalize_axis(ctx, d, x.rank) for d in dims}
+        for d in sorted(drop):
+            if x.shape[d] != 1:
+                raise ctx.shape_error(
+                    f"cannot squeeze dimension {d} of size {x.shape[d]} (shape {list(x.shape)})"
+                )
+    else:
+        drop = {i for i, d in enumerate(x.shape) if d == 1}
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in drop)
+    return (OutputSpec(shape, x.dtype),), ReshapeRecord(shape)
+
+
+def eval(rec: ReshapeRecord, inputs, outputs) -> None:
+    np.copyto(outputs[0], inputs[0].reshape(rec.shape))
+
+
+RESHAPE = Kernel(prepare_reshape, eval)
+SQUEEZE = Kernel(prepare_squeeze, eval)

@@ -1,0 +1,55 @@
+"""SOFTMAX over the last dimension, float32, with beta.
+
+Matches tensorflow/lite/kernels/activations.cc (SoftmaxPrepare / SoftmaxFloat) and
+reference_ops::Softmax (tensorflow/lite/kernels/internal/reference/softmax.h); per row:
+
+    max = max_c x[c]                         (subtracted for numerical stability)
+    e[c] = exp((x[c] - max) * beta)
+    out[c] = e[c] / sum_c e[c]
+
+beta comes from SoftmaxOptions; like TFLite's ParseSoftmax, an absent options table
+leaves beta at its schema default 0.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import OpContext, OutputSpec, num_elements, scratch
+
+
+@dataclass(frozen=True)
+class SoftmaxRecord:
+    rows: int
+    depth: int  # size of the last dimension
+    beta: np.float32
+    row_max: np.ndarray  # (rows, 1) scratch
+    row_sum: np.ndarray  # (rows, 1) scratch
+
+
+def prepare(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, (np.float32,), "input")
+    if x.rank < 1:
+        raise ctx.shape_error("input must have at least one dimension")
+    depth = x.shape[-1]
+    if depth == 0:
+        raise ctx.shape_error(f"cannot take a softmax over an empty last dimension {list(x.shape)}")
+    rows = num_elements(x.shape[:-1])
+    record = SoftmaxRecord(rows, depth, np.float32(ctx.option("beta", 0.0)),
+                           scratch(ctx, (rows, 1), np.float32), scratch(ctx, (rows, 1), np.float32))
+    return (OutputSpec(x.shape, x.dtype),), record
+
+
+def eval(rec: SoftmaxRecord, inputs, outputs) -> None:
+    x = inputs[0].reshape(rec.rows, rec.depth)
+    out = outputs[0].reshape(rec.rows, rec.depth)
+    np.max(x, axis=1, keepdims=True, out=rec.row_max)
+    np.subtract(x, rec.row_max, out=out)
+    np.multiply(out, rec.beta, out=out)
+    np.exp(out, out=out)
+    np.sum(out, axis=1, keepdims=True, out=rec.row_sum)
+    np.divide(out, rec.row_sum, out=out)

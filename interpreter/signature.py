@@ -1,0 +1,67 @@
+"""SignatureRunner: call a model by its SignatureDef names, like tf.lite's.
+
+    runner = interpreter.get_signature_runner("serving_default")
+    outputs = runner(input=x)          # {"output_0": array, ...}
+
+A call resizes any input whose shape differs from the given value, allocates when
+needed, sets the inputs, invokes, and returns copies of the outputs keyed by signature
+output name (tensorflow/lite/python/interpreter.py, SignatureRunner.__call__).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import SignatureError, UnsupportedOpError
+from .model import SignatureDef
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .interpreter import Interpreter
+
+
+class SignatureRunner:
+    def __init__(self, interpreter: "Interpreter", signature: SignatureDef):
+        if signature.subgraph_index != 0:
+            raise UnsupportedOpError(
+                f"signature '{signature.key}' runs subgraph {signature.subgraph_index}; "
+                "edgelite executes only subgraph 0"
+            )
+        self._interpreter = interpreter
+        self._signature = signature
+
+    @property
+    def signature_key(self) -> str:
+        return self._signature.key
+
+    def get_input_details(self) -> dict[str, dict[str, Any]]:
+        return {name: self._interpreter._details(index)
+                for name, index in sorted(self._signature.inputs.items())}
+
+    def get_output_details(self) -> dict[str, dict[str, Any]]:
+        return {name: self._interpreter._details(index)
+                for name, index in sorted(self._signature.outputs.items())}
+
+    def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
+        expected = self._signature.inputs
+        unknown = sorted(set(inputs) - set(expected))
+        missing = sorted(set(expected) - set(inputs))
+        if unknown or missing:
+            raise SignatureError(
+                f"signature '{self._signature.key}' takes inputs {sorted(expected)}; "
+                f"missing {missing}, unknown {unknown}"
+            )
+        interp = self._interpreter
+        values = {name: np.asarray(value) for name, value in inputs.items()}
+        for name, value in values.items():
+            index = expected[name]
+            if tuple(value.shape) != interp._current_shape(index):
+                interp.resize_tensor_input(index, value.shape)
+        if not interp._allocated:
+            interp.allocate_tensors()
+        for name, value in values.items():
+            interp.set_tensor(expected[name], value)
+        interp.invoke()
+        return {name: interp.get_tensor(index)
+                for name, index in sorted(self._signature.outputs.items())}

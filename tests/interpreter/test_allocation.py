@@ -1,0 +1,105 @@
+"""allocate_tensors(): shape propagation, constant folding, dtype checks, limits."""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
+
+from .oracle import assert_close
+from .tflite_builder import ModelBuilder
+
+
+def test_all_constant_ops_are_folded():
+    # (c1 + c2) is computed once in allocate_tensors(); only the final MUL runs per invoke.
+    b = ModelBuilder()
+    x = b.tensor("x", (3,))
+    c1 = b.const("c1", np.array([1, 2, 3], np.float32))
+    c2 = b.const("c2", np.array([10, 20, 30], np.float32))
+    s = b.tensor("s", (3,))
+    y = b.tensor("y", (3,))
+    b.op("ADD", [c1, c2], [s])
+    b.op("MUL", [x, s], [y])
+    interp = Interpreter(model_content=b.build([x], [y]))
+    interp.allocate_tensors()
+    assert len(interp._steps) == 1
+    np.testing.assert_array_equal(interp.get_tensor(s), [11, 22, 33])
+    interp.set_tensor(x, np.array([1, 0, 2], np.float32))
+    interp.invoke()
+    np.testing.assert_array_equal(interp.get_tensor(y), [11, 0, 66])
+
+
+def test_shapes_propagate_from_resized_input():
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 4, 2))
+    h = b.tensor("h", (1, 2, 2, 2))
+    axis = b.const("axis", np.array([1, 2], np.int32))
+    y = b.tensor("y", (1, 2))
+    b.op("MAX_POOL_2D", [x], [h], padding="VALID", stride_w=2, stride_h=2, filter_width=2,
+         filter_height=2)
+    b.op("MEAN", [h, axis], [y], keep_dims=False)
+    interp = Interpreter(model_content=b.build([x], [y]))
+    interp.resize_tensor_input(x, (3, 8, 6, 2))
+    interp.allocate_tensors()
+    assert interp.get_output_details()[0]["shape"].tolist() == [3, 2]
+    assert interp.get_tensor_details()[h]["shape"].tolist() == [3, 4, 3, 2]
+    xv = np.random.default_rng(0).uniform(size=(3, 8, 6, 2)).astype(np.float32)
+    interp.set_tensor(x, xv)
+    interp.invoke()
+    expected = xv.reshape(3, 4, 2, 3, 2, 2).max(axis=(2, 4)).mean(axis=(1, 2))
+    assert_close(interp.get_tensor(y), expected)
+
+
+def test_quantized_input_is_unsupported_for_float_kernel():
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 4, 1), np.int8, scale=0.1, zero_point=0)
+    w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[1]]]], scale=0.1)
+    y = b.tensor("y", (1, 4, 4, 1), np.int8, scale=0.1)
+    b.op("CONV_2D", [x, w], [y], stride_w=1, stride_h=1)
+    interp = Interpreter(model_content=b.build([x], [y]))
+    with pytest.raises(UnsupportedOpError, match="operator 0 \\(CONV_2D.*'x' has type int8"):
+        interp.allocate_tensors()
+
+
+def test_declared_output_dtype_must_match():
+    b = ModelBuilder()
+    x = b.tensor("x", (2,))
+    y = b.tensor("y", (2,), np.int32)
+    b.op("RELU", [x], [y])
+    with pytest.raises(DTypeError, match="computes float32 but the file declares tensor 'y'"):
+        Interpreter(model_content=b.build([x], [y])).allocate_tensors()
+
+
+def test_unknown_input_dimension_needs_resize():
+    b = ModelBuilder()
+    x = b.tensor("x", (-1, 3), shape_signature=(-1, 3))
+    y = b.tensor("y", (-1, 3))
+    b.op("RELU", [x], [y])
+    interp = Interpreter(model_content=b.build([x], [y]))
+    with pytest.raises(ShapeError, match="unknown dimensions \\[-1, 3\\]; call resize"):
+        interp.allocate_tensors()
+    interp.resize_tensor_input(x, (5, 3))
+    interp.allocate_tensors()
+    assert interp.get_output_details()[0]["shape"].tolist() == [5, 3]
+
+
+def test_huge_resize_is_refused_without_allocating():
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 3))
+    y = b.tensor("y", (1, 3))
+    b.op("RELU", [x], [y])
+    interp = Interpreter(model_content=b.build([x], [y]))
+    interp.resize_tensor_input(x, (2**20, 2**20))
+    with pytest.raises(ShapeError, match="over the 2147483648-byte limit"):
+        interp.allocate_tensors()
+
+
+def test_string_input_is_unsupported():
+    b = ModelBuilder()
+    x = b.tensor("x", (2,))
+    s = b.tensor("names", (2,))
+    b.tensors[s].type = 5  # STRING
+    y = b.tensor("y", (2,))
+    b.op("RELU", [x], [y])
+    interp = Interpreter(model_content=b.build([x, s], [y]))
+    with pytest.raises(UnsupportedOpError, match="tensor 1 'names' has type STRING"):
+        interp.allocate_tensors()
