@@ -33,10 +33,7 @@ def infer_shapes(graph: Graph) -> None:
 def evaluate_op(op: Op) -> list[np.ndarray]:
     """Outputs of one op whose inputs are all constant."""
     g = Graph()
-    clones = []
-    for t in op.outputs:
-        clone = g.tensor(t.name, t.dtype)
-        clones.append(clone)
+    clones = [g.tensor(t.name, t.dtype, ()) for t in op.outputs]  # shapes: from prepare()
     g.add_op(op.type, op.inputs, clones, op.options, op.name)
     g.outputs = clones
     interp = Interpreter(model_content=export_tflite(g))

@@ -190,4 +190,4 @@ class TFGraph:
 
 def _close_names(name: str, names) -> str:
     import difflib
-    return ", ".join(repr(n) for n in difflib.get_close_matches(name, list(names), n=3))
+    return ", ".join(repr(n) for n in difflib.get_close_matches(name, list(names), n=3, cutoff=0.5))

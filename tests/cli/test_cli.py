@@ -25,8 +25,9 @@ def invoke(*args):
 
 def test_convert_verbose_lists_passes(converted):
     _, output = converted
-    assert "pass remove_identities: 6 rewrite(s)" in output
-    assert "pass fuse_bias: 3 rewrite(s)" in output
+    assert "lowered: ADD x3, CONV_2D x2, MATMUL, MAX_POOL_2D, RELU x2, RESHAPE, SOFTMAX" in output
+    assert "pass matmul_to_fully_connected: 1 rewrite(s); 11 -> 11 ops" in output
+    assert "pass fuse_bias: 3 rewrite(s); 11 -> 8 ops" in output
     assert "pass fuse_activation: 2 rewrite(s)" in output
     assert "wrote" in output and "6 ops" in output
 
