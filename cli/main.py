@@ -60,15 +60,18 @@ def main():
               help="Replaces an unknown leading dimension of the inputs.")
 @click.option("--disable-pass", "disabled", multiple=True, metavar="PASS",
               help="Skip a graph optimisation pass (repeatable); see `edgelite passes`.")
+@click.option("--allow-custom-ops", is_flag=True,
+              help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 @friendly_errors
-def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled, verbose):
+def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
+            allow_custom_ops, verbose):
     """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
     from ..converter import ConvertOptions, convert_detailed
     from ..converter.export import write_atomic
 
     options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
-                             batch_size, frozenset(disabled))
+                             batch_size, frozenset(disabled), allow_custom_ops)
     result = convert_detailed(graphdef, options)
     if verbose:
         click.echo(f"lowered: {_counts(result.lowered_op_counts)}")
@@ -98,11 +101,13 @@ def passes():
 @click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
 @click.option("--inputs", help="Comma-separated input node names.")
 @click.option("--outputs", help="Comma-separated output node names.")
+@click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
+              help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
 @friendly_errors
-def check(graphdef, inputs, outputs):
+def check(graphdef, inputs, outputs, input_shape):
     """Report which TF ops of a GraphDef edgelite supports (exit 1 if any is not)."""
     from ..converter import check as check_graph
-    report = check_graph(graphdef, _names(inputs), _names(outputs))
+    report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape))
     click.echo(report.table())
     bad = report.unsupported
     if bad:

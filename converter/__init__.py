@@ -15,7 +15,7 @@ from .evaluate import infer_shapes
 from .export import export_tflite, write_atomic
 from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
-from .lower import SupportReport, check_support, lower_graph
+from .lower import SupportReport, lower_graph, lower_with_report
 from .passes import PASS_NAMES, PassRecord, run_passes
 
 
@@ -28,6 +28,7 @@ class ConvertOptions:
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     batch_size: int = 1                      # replaces an unknown leading (batch) dim
     disabled_passes: frozenset[str] = frozenset()
+    allow_custom_ops: bool = False           # write unsupported TF ops as CUSTOM ops
 
 
 @dataclass
@@ -43,7 +44,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     tf = TFGraph(load_graphdef(source))
     inputs = tf.resolve(options.inputs, tf.default_inputs, "input")
     outputs = tf.resolve(options.outputs, tf.default_outputs, "output")
-    graph = lower_graph(tf, inputs, outputs, options.input_shapes, options.batch_size)
+    graph = lower_graph(tf, inputs, outputs, options.input_shapes, options.batch_size,
+                        options.allow_custom_ops)
     lowered = graph.op_counts()
     records = run_passes(graph, options.disabled_passes)
     infer_shapes(graph)
@@ -65,12 +67,15 @@ def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> b
     return model
 
 
-def check(source, inputs=None, outputs=None) -> SupportReport:
-    """Which op types the graph (pruned to its outputs) uses and which edgelite supports."""
+def check(source, inputs=None, outputs=None, input_shapes=None) -> SupportReport:
+    """Which op types the graph's live nodes use and which edgelite supports.
+
+    Runs the real lowering (so untaken tf.cond branches are left out, as in convert).
+    """
     tf = TFGraph(load_graphdef(source))
     ins = tf.resolve(inputs, tf.default_inputs, "input")
     outs = tf.resolve(outputs, tf.default_outputs, "output")
-    return check_support(tf.prune(ins, outs), {r.node for r in ins})
+    return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
 __all__ = ["ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",

@@ -12,23 +12,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
-from ..graphdef import TFGraph, TensorRef
+from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
-from . import array_ops, basic, conv, math_ops, nn
+from ..tf_tensor import shape_from_proto
+from . import activations, array_ops, basic, control, conv, image, math_ops, nn
 from .context import LowerCtx, attr_dtype, attr_shape
 
 REGISTRY = {
     **basic.RULES,
+    **control.RULES,
     **conv.RULES,
     **nn.RULES,
+    **activations.RULES,
     **math_ops.RULES,
     **array_ops.RULES,
+    **image.RULES,
 }
-
-# Graph inputs: these need no rule when they are the chosen inputs.
-INPUT_OPS = frozenset({"Placeholder", "PlaceholderWithDefault"})
-
 
 @dataclass
 class OpSupport:
@@ -42,6 +42,11 @@ class SupportReport:
     """Per TF op type: how many nodes use it and whether edgelite can lower it."""
 
     ops: dict[str, OpSupport]
+
+    def add(self, node, supported: bool) -> None:
+        s = self.ops.setdefault(node.op, OpSupport(node.op))
+        s.nodes.append(node.name)
+        s.supported = s.supported and supported
 
     @property
     def unsupported(self) -> list[OpSupport]:
@@ -69,48 +74,90 @@ class SupportReport:
             "replace them in the model.")
 
 
-def check_support(nodes, inputs: set[str]) -> SupportReport:
-    ops: dict[str, OpSupport] = {}
-    for node in nodes:
-        s = ops.setdefault(node.op, OpSupport(node.op))
-        s.nodes.append(node.name)
-        if node.name not in inputs and node.op not in REGISTRY:
-            s.supported = False
-    return SupportReport(ops)
-
-
 def lower_graph(tf: TFGraph, inputs: list[TensorRef], outputs: list[TensorRef],
                 input_shapes: dict[str, tuple[int, ...]] | None = None,
-                batch_size: int = 1) -> Graph:
-    """Lower the nodes the outputs need into an IR Graph (no optimisation yet)."""
-    input_shapes = input_shapes or {}
-    for name in input_shapes:
-        if name not in {r.node for r in inputs}:
-            raise GraphError(f"--input-shape names {name!r}, which is not an input; inputs are "
-                             f"{[r.node for r in inputs]}")
-    nodes = tf.prune(inputs, outputs)
-    input_names = {r.node for r in inputs}
-    report = check_support(nodes, input_names)
+                batch_size: int = 1, allow_custom_ops: bool = False) -> Graph:
+    """Lower the nodes the outputs need into an IR Graph (no optimisation yet).
+
+    Raises UnsupportedOpError with the full support report if any live node has no rule
+    (unless allow_custom_ops, which writes such nodes as CUSTOM ops named after the TF op).
+    """
+    graph, report = lower_with_report(tf, inputs, outputs, input_shapes, batch_size,
+                                      allow_custom_ops)
     if not report.ok:
         raise report.error()
+    return graph
+
+
+def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_size: int = 1,
+                      allow_custom_ops: bool = False) -> tuple[Graph | None, SupportReport]:
+    """Lower what can be lowered and report every op type met on the live path."""
+    input_shapes = input_shapes or {}
+    input_names = {r.node for r in inputs}
+    for name in input_shapes:
+        if name not in input_names:
+            raise GraphError(f"--input-shape names {name!r}, which is not an input; inputs are "
+                             f"{[r.node for r in inputs]}")
     graph = Graph()
     ctx = LowerCtx(graph)
-    for node in nodes:
+    report = SupportReport({})
+    blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
+    for node in tf.prune(inputs, outputs):
         if node.name in input_names:
+            report.add(node, True)
             graph.inputs.append(_input_tensor(ctx, node, input_shapes.get(node.name), batch_size))
-        else:
+            continue
+        if ctx.is_dead(node):  # an untaken tf.cond branch: neither lowered nor reported
+            ctx.dead_nodes.add(node.name)
+            continue
+        supported = node.op in REGISTRY
+        report.add(node, supported or allow_custom_ops)
+        if any(r.node in blocked for r in data_inputs(node)):
+            blocked.add(node.name)
+        elif supported:
             start = len(graph.ops)
             REGISTRY[node.op](ctx, node)
             # Fold as we go, so later rules see constants (weights behind Identity reads,
             # shapes computed from constants) through ctx.const_input.
             for op in graph.ops[start:]:
                 try_fold(graph, op)
+        elif allow_custom_ops:
+            _custom_op(ctx, node)
+        else:
+            blocked.add(node.name)
+    if not report.ok:
+        return None, report
     for ref in outputs:
+        if ctx.is_dead_ref(ref):
+            raise GraphError(f"output {ref.name!r} is in a branch of a tf.cond that is never "
+                             "taken")
         if ref.name not in ctx.tensors:
             raise GraphError(f"output {ref.name!r} does not exist (node {ref.node!r} has no "
                              f"output {ref.index})")
         graph.outputs.append(ctx.tensors[ref.name])
-    return graph
+    return graph, report
+
+
+def _custom_op(ctx: LowerCtx, node) -> None:
+    """An op without a rule, written as CUSTOM with custom_code = the TF op type.
+
+    Output count, dtypes and shapes come from the node's `_output_shapes` / `T` / `dtype`
+    attributes when the GraphDef has them; otherwise one output like input 0.
+    """
+    ins = ctx.inputs(node)
+    shapes = []
+    if "_output_shapes" in node.attr:
+        shapes = [shape_from_proto(p) for p in node.attr["_output_shapes"].list.shape]
+    dtype = attr_dtype(node, "T", None)
+    if dtype is None:
+        dtype = attr_dtype(node, "dtype", ins[0].dtype if ins else np.dtype(np.float32))
+    outs = []
+    for k in range(max(1, len(shapes))):
+        shape = shapes[k] if k < len(shapes) and shapes[k] is not None \
+            and all(d >= 0 for d in shapes[k]) else None
+        outs.append(ctx.output(node, dtype, k, shape))
+    op = ctx.graph.add_op("CUSTOM", ins, outs, name=node.name)
+    op.custom_code = node.op
 
 
 def _input_tensor(ctx: LowerCtx, node, shape, batch_size: int):

@@ -16,6 +16,15 @@ class LowerCtx:
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.tensors: dict[str, Tensor] = {}
+        self.dead_refs: set[str] = set()    # untaken Switch outputs (see control.py)
+        self.dead_nodes: set[str] = set()   # nodes reading a dead tensor: not lowered
+
+    def is_dead_ref(self, ref: TensorRef) -> bool:
+        return ref.name in self.dead_refs or ref.node in self.dead_nodes
+
+    def is_dead(self, node) -> bool:
+        """A node (other than Merge) reading a dead tensor is itself dead."""
+        return node.op != "Merge" and any(self.is_dead_ref(r) for r in data_inputs(node))
 
     # -- inputs -------------------------------------------------------------------------------
     def inputs(self, node) -> list[Tensor]:

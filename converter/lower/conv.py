@@ -61,3 +61,29 @@ RULES = {
     "Conv2D": conv2d,
     "DepthwiseConv2dNative": depthwise_conv2d,
 }
+
+
+def conv2d_backprop_input(ctx: LowerCtx, node) -> None:
+    """Conv2DBackpropInput (Conv2DTranspose) -> TRANSPOSE_CONV(output_shape, weights, input).
+
+    TF's filter is [H, W, out_channels, in_channels]; TFLite wants [out, H, W, in].
+    """
+    require_nhwc(node)
+    out_shape = ctx.const(node, "output_shape",
+                          ctx.const_input(node, 0, "input_sizes").astype(np.int32))
+    w = ctx.const_input(node, 1, "the filter")
+    x = ctx.input(node, 2)
+    pad = attr_str(node, "padding")
+    if pad not in ("SAME", "VALID"):
+        raise UnsupportedOpError(f"node {node.name!r} ({node.op}): padding {pad!r}")
+    if nhwc_pair(node, "dilations") != (1, 1):
+        raise UnsupportedOpError(f"node {node.name!r} ({node.op}): dilated transpose "
+                                 "convolution is not supported by TFLite")
+    sh, sw = nhwc_pair(node, "strides")
+    weights = ctx.const(node, "weights", np.transpose(w, (2, 0, 1, 3)))
+    ctx.emit("TRANSPOSE_CONV", node, [out_shape, weights, x], dict(
+        padding=Padding[pad], stride_h=sh, stride_w=sw,
+        fused_activation_function=Activation.NONE), dtype=x.dtype)
+
+
+RULES["Conv2DBackpropInput"] = conv2d_backprop_input

@@ -1,4 +1,4 @@
-"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, Relu/Relu6, Softmax, MaxPool/AvgPool."""
+"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool."""
 
 from __future__ import annotations
 
@@ -41,17 +41,6 @@ def fused_batch_norm(ctx: LowerCtx, node) -> None:
              dict(fused_activation_function=Activation.NONE))
 
 
-def _unary(tfl_type: str):
-    def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, [ctx.input(node, 0)])
-    rule.__name__ = tfl_type.lower()
-    return rule
-
-
-def softmax(ctx: LowerCtx, node) -> None:
-    ctx.emit("SOFTMAX", node, [ctx.input(node, 0)], dict(beta=1.0))
-
-
 def _pool(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
         require_nhwc(node)
@@ -72,9 +61,6 @@ RULES = {
     "FusedBatchNorm": fused_batch_norm,
     "FusedBatchNormV2": fused_batch_norm,
     "FusedBatchNormV3": fused_batch_norm,
-    "Relu": _unary("RELU"),
-    "Relu6": _unary("RELU6"),
-    "Softmax": softmax,
     "MaxPool": _pool("MAX_POOL_2D"),
     "AvgPool": _pool("AVERAGE_POOL_2D"),
 }

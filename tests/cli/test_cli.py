@@ -128,3 +128,22 @@ def test_check_passes_on_sample():
 def test_convert_fails_with_the_same_report(tmp_path):
     result = invoke("convert", unsupported_graph(tmp_path), "-o", tmp_path / "x.tflite")
     assert result.exit_code == 1 and "UNSUPPORTED: e1, e2" in result.output
+
+
+def test_allow_custom_ops_writes_custom_ops(tmp_path):
+    from edgelite.interpreter import load_model
+    out = tmp_path / "erf.tflite"
+    result = invoke("convert", unsupported_graph(tmp_path), "-o", out, "--allow-custom-ops")
+    assert result.exit_code == 0, result.output
+    ops = load_model(out.read_bytes()).subgraphs[0].operators
+    assert [(op.name, op.custom_code) for op in ops] == [("CUSTOM", "Erf"), ("CUSTOM", "Erf"),
+                                                         ("RELU", None)]
+    # edgelite's interpreter names the ops it cannot run instead of crashing
+    result = invoke("run", out, "--input", _save(tmp_path, np.zeros((1, 4), np.float32)))
+    assert result.exit_code == 1 and "Erf" in result.output
+
+
+def _save(tmp_path, x):
+    path = tmp_path / "x.npy"
+    np.save(path, x)
+    return path
