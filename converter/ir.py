@@ -73,6 +73,7 @@ class Op:
     options: dict = field(default_factory=dict)
     name: str = ""                 # the TF node it came from
     custom_code: str | None = None  # for type == "CUSTOM"
+    origin: str = ""               # the TF op type it came from ("FusedBatchNormV3", ...)
 
     def __repr__(self) -> str:
         ins = ", ".join(t.name if t is not None else "-" for t in self.inputs)

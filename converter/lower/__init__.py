@@ -120,6 +120,7 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
             # Fold as we go, so later rules see constants (weights behind Identity reads,
             # shapes computed from constants) through ctx.const_input.
             for op in graph.ops[start:]:
+                op.origin = node.op
                 try_fold(graph, op)
         elif allow_custom_ops:
             _custom_op(ctx, node)

@@ -11,7 +11,9 @@ from typing import Callable
 
 from ...interpreter.errors import EdgeliteError
 from ..ir import Graph
-from . import (fold_batchnorm, fold_constants, fuse_activation, fuse_bias,
+from . import (fold_affine_constants, fold_batchnorm, fold_constants, fold_pad,
+               fuse_activation, fuse_bias, identify_hard_swish, identify_l2_norm,
+               identify_leaky_relu, identify_prelu, identify_relu_clamps,
                matmul_to_fully_connected, remove_dead, remove_identities)
 
 
@@ -24,8 +26,10 @@ class Pass:
 
 PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
-    for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_batchnorm,
-              fuse_bias, fuse_activation, remove_dead))
+    for m in (remove_identities, fold_constants, matmul_to_fully_connected,
+              identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
+              identify_l2_norm, fold_pad, fold_batchnorm, fuse_bias, fold_affine_constants,
+              fuse_activation, remove_dead))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
 REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})

@@ -41,6 +41,31 @@ def channel_vector(c: Tensor, op: Op) -> np.ndarray | None:
     return None
 
 
+def scalar(t: Tensor | None, expect: float | None = None, rel: float = 1e-5) -> float | None:
+    """The value of a one-element float constant (optionally: only if close to `expect`)."""
+    if t is None or not t.is_const or t.data.size != 1 or t.data.dtype.kind != "f":
+        return None
+    v = float(t.data.reshape(-1)[0])
+    if expect is not None and abs(v - expect) > rel * max(1.0, abs(expect)):
+        return None
+    return v
+
+
+def other_input(op: Op, t: Tensor) -> Tensor | None:
+    """For a binary op reading `t`, its other input (None if `t` is not an input)."""
+    a, b = op.inputs[:2]
+    return b if a is t else a if b is t else None
+
+
+def replace_with(graph: Graph, last: Op, type_: str, inputs, options=None) -> Op:
+    """Put one new op where `last` was, producing `last`'s output; callers then drop the
+    matched intermediates with graph.remove_dead_ops()."""
+    new = Op(type_, list(inputs), list(last.outputs), dict(options or {}), last.name,
+             origin=last.origin)
+    graph.ops[graph.ops.index(last)] = new
+    return new
+
+
 def out_channels(op: Op) -> int:
     """Output channels of an affine op from its weights (OHWI, 1HWO or OI)."""
     w = op.inputs[1].data
