@@ -55,6 +55,8 @@ class Tensor:
     data: np.ndarray | None = None            # set for constants
     quant: QuantParams | None = None
     shape_signature: tuple[int, ...] | None = None  # -1 where the user left a dim dynamic
+    # Real-value range known from the graph itself (FakeQuant nodes), used by quantization.
+    range: tuple[float, float] | None = None
 
     @property
     def is_const(self) -> bool:
@@ -178,6 +180,8 @@ class Graph:
         self.ops.remove(op)
         if not (self.is_output(keep) or keep in self.inputs or keep.is_const):
             keep.name = out.name  # a fused chain is named after its last node, as in TFLite
+        if out.range is not None:
+            keep.range = out.range  # a FakeQuant range describes the chain's final value
         self.replace_uses(out, keep)
 
     def remove_dead_ops(self) -> int:

@@ -16,7 +16,7 @@ from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
-from . import activations, array_ops, basic, control, conv, image, math_ops, nn
+from . import activations, array_ops, basic, control, conv, fake_quant, image, math_ops, nn
 from .context import LowerCtx, attr_dtype, attr_shape
 
 REGISTRY = {
@@ -28,6 +28,7 @@ REGISTRY = {
     **math_ops.RULES,
     **array_ops.RULES,
     **image.RULES,
+    **fake_quant.RULES,
 }
 
 @dataclass

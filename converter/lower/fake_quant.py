@@ -1,0 +1,74 @@
+"""FakeQuantWithMinMaxVars / Args / VarsPerChannel: ranges for quantization-aware graphs.
+
+On an activation, a FakeQuant node becomes an IDENTITY whose output carries the nudged range
+(so quantization needs no calibration data for it). On a constant (QAT weights) it is
+applied numerically, so the float model computes what TensorFlow computes.
+
+TF's nudging (fake_quant_ops_functor.h), qmin = 1 if narrow_range else 0, qmax = 2^bits - 1:
+    scale = (max - min) / (qmax - qmin)
+    zp = clamp(round(qmin - min / scale), qmin, qmax)
+    nudged_min = (qmin - zp) * scale,  nudged_max = (qmax - zp) * scale
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...interpreter.errors import GraphError
+from .context import LowerCtx, attr_bool, attr_float, attr_int
+
+
+def nudge(rmin, rmax, num_bits: int = 8, narrow_range: bool = False):
+    """Per element of rmin/rmax: (nudged_min, nudged_max, scale), as TF computes them."""
+    qmin = 1.0 if narrow_range else 0.0
+    qmax = float(2 ** num_bits - 1)
+    rmin = np.asarray(rmin, np.float32)
+    rmax = np.asarray(rmax, np.float32)
+    scale = (rmax - rmin) / np.float32(qmax - qmin)
+    safe = np.where(scale > 0, scale, np.float32(1))
+    zp_from_min = qmin - rmin / safe
+    zp = np.clip(np.floor(zp_from_min + np.float32(0.5)), qmin, qmax)
+    return ((qmin - zp) * scale).astype(np.float32), ((qmax - zp) * scale).astype(np.float32), \
+        scale.astype(np.float32)
+
+
+def fake_quantize(x: np.ndarray, rmin, rmax, num_bits: int, narrow: bool, axis: int = -1):
+    """Quantize-dequantize x with the nudged range (per channel along `axis` if vectors)."""
+    nmin, nmax, scale = nudge(rmin, rmax, num_bits, narrow)
+    x = np.asarray(x, np.float32)
+    clamped = np.clip(x, nmin, nmax)
+    safe = np.where(scale > 0, scale, np.float32(1))
+    return (np.floor((clamped - nmin) / safe + np.float32(0.5)) * scale + nmin).astype(np.float32)
+
+
+def _range_inputs(ctx: LowerCtx, node):
+    if node.op == "FakeQuantWithMinMaxArgs":
+        return attr_float(node, "min", -6.0), attr_float(node, "max", 6.0)
+    return (ctx.const_input(node, 1, "the min"), ctx.const_input(node, 2, "the max"))
+
+
+def fake_quant(ctx: LowerCtx, node) -> None:
+    x = ctx.input(node, 0)
+    rmin, rmax = _range_inputs(ctx, node)
+    bits = attr_int(node, "num_bits", 8)
+    narrow = attr_bool(node, "narrow_range", False)
+    if np.any(np.asarray(rmin) > np.asarray(rmax)):
+        raise GraphError(f"node {node.name!r} ({node.op}): min > max")
+    if x.is_const:
+        out = ctx.output(node, x.dtype)
+        out.data = fake_quantize(x.data, rmin, rmax, bits, narrow)
+        out.shape = tuple(out.data.shape)
+        return
+    out = ctx.output(node, x.dtype)
+    ctx.graph.add_op("IDENTITY", [x], [out], name=node.name)
+    nmin, nmax, _ = nudge(rmin, rmax, bits, narrow)
+    if np.ndim(nmin) == 0:
+        out.range = (float(nmin), float(nmax))
+        x.range = x.range or out.range
+
+
+RULES = {
+    "FakeQuantWithMinMaxVars": fake_quant,
+    "FakeQuantWithMinMaxArgs": fake_quant,
+    "FakeQuantWithMinMaxVarsPerChannel": fake_quant,
+}
