@@ -17,6 +17,7 @@ from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .passes import PASS_NAMES, PassRecord, run_passes
+from .quantize import QuantizeOptions, QuantizeReport, quantize
 
 
 @dataclass
@@ -29,6 +30,7 @@ class ConvertOptions:
     batch_size: int = 1                      # replaces an unknown leading (batch) dim
     disabled_passes: frozenset[str] = frozenset()
     allow_custom_ops: bool = False           # write unsupported TF ops as CUSTOM ops
+    quantize: QuantizeOptions | None = None  # None: a float model
 
 
 @dataclass
@@ -37,6 +39,7 @@ class ConversionResult:
     graph: Graph
     passes: list[PassRecord]
     lowered_op_counts: dict[str, int]
+    quantization: QuantizeReport | None = None
 
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
@@ -49,8 +52,9 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     lowered = graph.op_counts()
     records = run_passes(graph, options.disabled_passes)
     infer_shapes(graph)
+    qreport = quantize(graph, options.quantize) if options.quantize else None
     return ConversionResult(export_tflite(graph, f"edgelite {__version__}"), graph, records,
-                            lowered)
+                            lowered, qreport)
 
 
 def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> bytes:
@@ -78,5 +82,5 @@ def check(source, inputs=None, outputs=None, input_shapes=None) -> SupportReport
     return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
-__all__ = ["ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",
+__all__ = ["QuantizeOptions", "ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",
            "PASS_NAMES"]

@@ -1,0 +1,132 @@
+"""Calibration: run the float model in edgelite's interpreter and record per-tensor ranges.
+
+Samples come from .npy (first axis = samples), .npz (one array per input name, or a single
+array), or a folder of .npy files / images (images need Pillow). `Preprocess` maps raw pixel
+values: x = (x - mean) * scale. Samples containing NaN or inf are reported and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ...interpreter import Interpreter
+from ...interpreter.errors import EdgeliteError
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    mean: float = 0.0
+    scale: float = 1.0
+
+    @classmethod
+    def parse(cls, text: str) -> "Preprocess":
+        """'mean=127.5,scale=0.0078125' -> Preprocess."""
+        fields = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep or key not in ("mean", "scale"):
+                raise EdgeliteError(f"--calib-preprocess {text!r}: expected mean=M,scale=S")
+            fields[key] = float(value)
+        return cls(**fields)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, np.float32)
+        return x if (self.mean, self.scale) == (0.0, 1.0) else (x - self.mean) * self.scale
+
+
+@dataclass
+class CalibrationStats:
+    ranges: dict[str, tuple[float, float]]
+    used: int
+    skipped: list[int]
+
+
+def load_samples(path: str | os.PathLike, input_names: list[str],
+                 preprocess: Preprocess = Preprocess()) -> Iterator[dict[str, np.ndarray]]:
+    """Yield one {input name: array (no batch dim)} per sample."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path)
+                       if f.endswith(".npy") or f.lower().endswith(IMAGE_EXTENSIONS))
+        if not files:
+            raise EdgeliteError(f"calibration folder {path!r} has no .npy or image files")
+        for f in files:
+            full = os.path.join(path, f)
+            x = np.load(full) if f.endswith(".npy") else _read_image(full)
+            yield {input_names[0]: preprocess(x)}
+        return
+    if not os.path.exists(path):
+        raise EdgeliteError(f"calibration data {path!r} does not exist")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise EdgeliteError(f"cannot read calibration data {path!r}: {e}") from None
+    if isinstance(data, np.ndarray):
+        arrays = {input_names[0]: data}
+    else:
+        keys = list(data.keys())
+        if set(input_names) <= set(keys):
+            arrays = {n: data[n] for n in input_names}
+        elif len(keys) == 1 and len(input_names) == 1:
+            arrays = {input_names[0]: data[keys[0]]}
+        else:
+            raise EdgeliteError(f"{path!r} holds arrays {keys}; name them after the model "
+                                f"inputs {input_names}")
+    counts = {len(a) for a in arrays.values()}
+    if len(counts) != 1:
+        raise EdgeliteError(f"{path!r}: inputs have different sample counts {sorted(counts)}")
+    for i in range(counts.pop()):
+        yield {n: preprocess(a[i]) for n, a in arrays.items()}
+
+
+def _read_image(path: str) -> np.ndarray:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise EdgeliteError("reading images for calibration needs Pillow (pip install "
+                            "pillow), or save the samples as .npy") from None
+    return np.asarray(Image.open(path), np.float32)
+
+
+def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,
+                   progress: Callable[[int], None] | None = None) -> CalibrationStats:
+    """Min/max of every float tensor over the samples (each fed with a batch dim of 1)."""
+    interp = Interpreter(model_content=model, preserve_all_tensors=True)
+    interp.allocate_tensors()
+    inputs = {d["name"]: d for d in interp.get_input_details()}
+    tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
+    lo = {d["name"]: np.inf for d in tensors}
+    hi = {d["name"]: -np.inf for d in tensors}
+    used, skipped = 0, []
+    for k, sample in enumerate(samples):
+        if limit is not None and used >= limit:
+            break
+        if not all(np.isfinite(v).all() for v in sample.values()):
+            skipped.append(k)
+            continue
+        for name, value in sample.items():
+            d = inputs[name]
+            x = np.asarray(value, np.float32)
+            if x.shape != tuple(d["shape"]):
+                x = x.reshape(d["shape"]) if x.size == np.prod(d["shape"]) else x
+            interp.set_tensor(d["index"], x)
+        interp.invoke()
+        for d in tensors:
+            v = interp.get_tensor(d["index"])
+            if v.size:
+                lo[d["name"]] = min(lo[d["name"]], float(v.min()))
+                hi[d["name"]] = max(hi[d["name"]], float(v.max()))
+        used += 1
+        if progress:
+            progress(1)
+    if used == 0:
+        raise EdgeliteError("no usable calibration samples" +
+                            (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
+    ranges = {n: (lo[n], hi[n]) for n in lo if np.isfinite(lo[n])}
+    return CalibrationStats(ranges, used, skipped)

@@ -1,0 +1,53 @@
+"""Weights-only modes: `dynamic` (int8 weights) and `float16` (float16 weights).
+
+Each quantized weight is stored small and turned back into float32 by a DEQUANTIZE op; the
+interpreter (like LiteRT) evaluates a DEQUANTIZE of a constant once, at allocation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Op, QuantParams
+from .params import quantize, symmetric_weights
+from .rules import WEIGHT_AXIS
+
+# float16: every float constant at least this big is stored as float16 (small vectors such
+# as biases stay float32, as TF's converter leaves them).
+MIN_FLOAT16_ELEMENTS = 16
+
+
+def _dequantized(graph: Graph, op: Op, i: int, stored) -> None:
+    w = op.inputs[i]
+    stored_t = graph.const(f"{w.name}_{np.dtype(stored.dtype).name}", stored)
+    out = graph.tensor(w.name, np.float32, w.shape)
+    graph.ops.insert(graph.ops.index(op), Op("DEQUANTIZE", [stored_t], [out], {}, w.name))
+    op.inputs[i] = out
+    return stored_t
+
+
+def dynamic_range(graph: Graph, per_channel: bool = True) -> int:
+    """int8 symmetric weights (per output channel) for CONV / DEPTHWISE / FULLY_CONNECTED."""
+    n = 0
+    for op in list(graph.ops):
+        w = op.inputs[1] if op.type in WEIGHT_AXIS and len(op.inputs) > 1 else None
+        if w is None or not w.is_const or w.data.dtype != np.float32:
+            continue
+        p = symmetric_weights(w.data, WEIGHT_AXIS[op.type] if per_channel else None)
+        stored = _dequantized(graph, op, 1, quantize(w.data, p, np.int8, -127, 127))
+        stored.quant = QuantParams(p.scale, p.zero_point, p.axis)
+        n += 1
+    return n
+
+
+def float16(graph: Graph) -> int:
+    n = 0
+    for op in list(graph.ops):
+        if op.type == "DEQUANTIZE":
+            continue
+        for i, t in enumerate(op.inputs):
+            if t is not None and t.is_const and t.data.dtype == np.float32 \
+                    and t.data.size >= MIN_FLOAT16_ELEMENTS:
+                _dequantized(graph, op, i, t.data.astype(np.float16))
+                n += 1
+    return n
