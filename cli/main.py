@@ -9,6 +9,7 @@ import click
 
 from .. import __version__
 from ..interpreter.errors import EdgeliteError
+from .quant_options import quantize_config, quantize_options
 
 
 def friendly_errors(fn):
@@ -62,17 +63,24 @@ def main():
               help="Skip a graph optimisation pass (repeatable); see `edgelite passes`.")
 @click.option("--allow-custom-ops", is_flag=True,
               help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
+@quantize_options
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 @friendly_errors
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, verbose):
+            allow_custom_ops, verbose, **quant):
     """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
     from ..converter import ConvertOptions, convert_detailed
     from ..converter.export import write_atomic
 
-    options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
-                             batch_size, frozenset(disabled), allow_custom_ops)
-    result = convert_detailed(graphdef, options)
+    with quantize_config(quant) as qopts:
+        options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
+                                 batch_size, frozenset(disabled), allow_custom_ops, qopts)
+        result = convert_detailed(graphdef, options)
+    calib = result.quantization and result.quantization.calibration
+    if calib:
+        click.echo(f"calibrated on {calib.used} sample(s)" + (
+            f"; skipped {len(calib.skipped)} with NaN/inf (indices "
+            f"{calib.skipped[:10]})" if calib.skipped else ""))
     if verbose:
         click.echo(f"lowered: {_counts(result.lowered_op_counts)}")
         for r in result.passes:

@@ -1,0 +1,82 @@
+"""The `convert` command's quantization flags, and turning them into QuantizeOptions."""
+
+from __future__ import annotations
+
+import contextlib
+
+import click
+
+
+def _pairs(values, flag: str) -> dict[str, tuple[float, float]]:
+    out = {}
+    for v in values:
+        name, sep, nums = v.rpartition(":")
+        try:
+            a, b = (float(x) for x in nums.split(","))
+            if not sep or not name:
+                raise ValueError
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: expected NAME:A,B", param_hint=flag) from None
+        out[name] = (a, b)
+    return out
+
+
+def _range(value: str | None) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected MIN,MAX",
+                                 param_hint="--default-range") from None
+    return lo, hi
+
+
+def quantize_options(fn):
+    """Decorator adding the quantization flags to a click command."""
+    opts = [
+        click.option("--quantize", "quantize", type=click.Choice(
+            ["int8", "uint8", "dynamic", "float16"]), help="Quantization mode (default: "
+            "none, a float model)."),
+        click.option("--per-tensor", is_flag=True,
+                     help="int8 weights per tensor instead of per output channel."),
+        click.option("--io-type", type=click.Choice(["float", "int8", "uint8"]),
+                     default="float", show_default=True,
+                     help="Type of the model's inputs/outputs in full-integer modes."),
+        click.option("--calib", type=click.Path(exists=True),
+                     help="Representative data: .npy, .npz or a folder of .npy/images."),
+        click.option("--calib-samples", type=int, help="Use at most N calibration samples."),
+        click.option("--calib-preprocess", metavar="mean=M,scale=S",
+                     help="Map raw samples: x = (x - M) * S."),
+        click.option("--input-range", multiple=True, metavar="NAME:MIN,MAX",
+                     help="Real-value range of an input (repeatable)."),
+        click.option("--mean-std", multiple=True, metavar="NAME:MEAN,STD",
+                     help="TOCO input stats: real = (q - MEAN) / STD (repeatable)."),
+        click.option("--default-range", metavar="MIN,MAX",
+                     help="Range for every tensor with no other range."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+@contextlib.contextmanager
+def quantize_config(q: dict):
+    """QuantizeOptions (or None) from the parsed flags, with a progress bar for calibration."""
+    from ..converter.quantize import IOType, Preprocess, QuantizeOptions, QuantMode
+    if not q["quantize"]:
+        yield None
+        return
+    with contextlib.ExitStack() as stack:
+        progress = None
+        if q["calib"]:
+            bar = stack.enter_context(click.progressbar(
+                length=q["calib_samples"] or 0, label="calibrating", file=None))
+            progress = bar.update
+        yield QuantizeOptions(
+            mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
+            io_type=IOType(q["io_type"]), calib=q["calib"], calib_samples=q["calib_samples"],
+            calib_preprocess=Preprocess.parse(q["calib_preprocess"] or ""),
+            input_ranges=_pairs(q["input_range"], "--input-range"),
+            mean_std=_pairs(q["mean_std"], "--mean-std"),
+            default_range=_range(q["default_range"]), progress=progress)
