@@ -42,25 +42,29 @@ def _infer_shapes_op_by_op(graph: Graph) -> None:
             for t in op.outputs:
                 if t.shape is None:
                     t.shape = op.inputs[0].shape if op.inputs and op.inputs[0] else ()
-            continue
-        g = Graph()
-        g.inputs = [t for t in op.inputs if t is not None and not t.is_const]
-        saved = [t.shape for t in op.outputs]
-        for t in op.outputs:
-            t.shape = ()
-        g.ops = [op]
-        g.outputs = list(op.outputs)
-        try:
-            interp = Interpreter(model_content=export_tflite(g))
-            interp.allocate_tensors()
-        except Exception:
-            for t, s in zip(op.outputs, saved):
-                t.shape = s
-            raise
-        shapes = {d["name"]: tuple(int(x) for x in d["shape"])
-                  for d in interp.get_output_details()}
-        for t in op.outputs:
-            t.shape = shapes[t.name]
+        else:
+            infer_op_shapes(op)
+
+
+def infer_op_shapes(op: Op) -> None:
+    """Output shapes of one op from its inputs' shapes (and constant values)."""
+    g = Graph()
+    g.inputs = [t for t in op.inputs if t is not None and not t.is_const]
+    saved = [t.shape for t in op.outputs]
+    for t in op.outputs:
+        t.shape = ()
+    g.ops = [op]
+    g.outputs = list(op.outputs)
+    try:
+        interp = Interpreter(model_content=export_tflite(g))
+        interp.allocate_tensors()
+    except Exception:
+        for t, s in zip(op.outputs, saved):
+            t.shape = s
+        raise
+    shapes = [tuple(int(x) for x in d["shape"]) for d in interp.get_output_details()]
+    for t, s in zip(op.outputs, shapes):
+        t.shape = s
 
 
 def evaluate_op(op: Op) -> list[np.ndarray]:

@@ -185,4 +185,5 @@ RULES = {
     "Range": range_,
     "BroadcastTo": broadcast_to,
     "SelectV2": select_v2,
+    "Select": select_v2,
 }

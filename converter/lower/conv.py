@@ -69,8 +69,9 @@ def conv2d_backprop_input(ctx: LowerCtx, node) -> None:
     TF's filter is [H, W, out_channels, in_channels]; TFLite wants [out, H, W, in].
     """
     require_nhwc(node)
-    out_shape = ctx.const(node, "output_shape",
-                          ctx.const_input(node, 0, "input_sizes").astype(np.int32))
+    out_shape = ctx.input(node, 0)  # often computed (Shape/Pack): fold_shapes folds it
+    if out_shape.is_const:
+        out_shape = ctx.const(node, "output_shape", out_shape.data.astype(np.int32))
     w = ctx.const_input(node, 1, "the filter")
     x = ctx.input(node, 2)
     pad = attr_str(node, "padding")

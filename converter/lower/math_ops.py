@@ -31,6 +31,14 @@ def _plain_binary(tfl_type: str):
     return rule
 
 
+def _comparison(tfl_type: str):
+    """Comparisons and logical binary ops: bool outputs, no options."""
+    def rule(ctx: LowerCtx, node) -> None:
+        ctx.emit(tfl_type, node, ctx.inputs(node)[:2], dtype=np.bool_)
+    rule.__name__ = tfl_type.lower()
+    return rule
+
+
 def batch_matmul(ctx: LowerCtx, node) -> None:
     ctx.emit("BATCH_MATMUL", node, ctx.inputs(node)[:2], dict(
         adj_x=attr_bool(node, "adj_x", False), adj_y=attr_bool(node, "adj_y", False)))
@@ -92,4 +100,8 @@ RULES = {
     "ArgMax": _arg("ARG_MAX"),
     "ArgMin": _arg("ARG_MIN"),
     "Cast": cast,
+    **{tf_op: _comparison(tfl) for tf_op, tfl in (
+        ("Greater", "GREATER"), ("GreaterEqual", "GREATER_EQUAL"), ("Less", "LESS"),
+        ("LessEqual", "LESS_EQUAL"), ("Equal", "EQUAL"), ("NotEqual", "NOT_EQUAL"),
+        ("LogicalAnd", "LOGICAL_AND"), ("LogicalOr", "LOGICAL_OR"))},
 }

@@ -1,7 +1,8 @@
 """Fold inference batch norm (MUL by a per-channel constant, then ADD) into the conv before it.
 
 Pattern: {CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED} -> MUL(c1) -> ADD(c2), where the
-affine op has no fused activation and each intermediate feeds only the next. lower/nn.py
+affine op has no fused activation and each intermediate feeds only the next (an activation
+already fused into the ADD moves to the affine op). lower/nn.py
 turns FusedBatchNorm* into exactly this MUL + ADD; the result is W' = W * c1, b' = b * c1 + c2.
 """
 
@@ -15,7 +16,7 @@ from .patterns import (AFFINE, add_to_bias, channel_vector, const_operand,
 def run(graph: Graph) -> int:
     n = 0
     for add in [op for op in graph.ops if op.type == "ADD"]:
-        if add not in graph.ops or add.options.get("fused_activation_function", 0):
+        if add not in graph.ops:
             continue
         add_args = const_operand(add)
         mul = add_args and sole_producer(graph, add_args[0], {"MUL"})
@@ -32,6 +33,9 @@ def run(graph: Graph) -> int:
             continue
         scale_output_channels(affine, graph, scale)
         add_to_bias(affine, graph, shift)
+        # an activation fused into the ADD now applies to the affine op's output
+        affine.options["fused_activation_function"] = add.options.get(
+            "fused_activation_function", Activation.NONE)
         graph.ops.remove(mul)
         graph.bypass(add, affine.outputs[0])
         n += 1
