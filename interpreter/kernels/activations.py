@@ -1,4 +1,5 @@
-"""RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH (float32).
+"""RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LOGISTIC, TANH, LEAKY_RELU, ELU, HARD_SWISH,
+GELU (float32). PRELU, which broadcasts a second input, lives in binary.py.
 
 Matches tensorflow/lite/kernels/activations.cc with the reference kernels:
 
@@ -103,3 +104,120 @@ def eval_logistic(rec: LogisticRecord, inputs, outputs) -> None:
 
 
 LOGISTIC = Kernel(prepare_logistic, eval_logistic)
+
+
+# --------------------------------------------------------------------------- LEAKY_RELU, ELU
+#
+# tensorflow/lite/kernels/internal/reference/leaky_relu.h: ``x > 0 ? x : x * alpha``
+# (LeakyReluOptions.alpha). reference/elu.h: ``x < 0 ? expm1(x) : x``.
+
+
+@dataclass(frozen=True)
+class MaskedRecord:
+    mask: np.ndarray  # bool scratch with the tensor's shape
+    alpha: np.float32 = np.float32(0.0)
+
+
+def prepare_leaky_relu(ctx: OpContext):
+    specs = _check_unary(ctx)
+    alpha = np.float32(ctx.option("alpha", 0.0))
+    return specs, MaskedRecord(scratch(ctx, specs[0].shape, np.bool_), alpha)
+
+
+def eval_leaky_relu(rec: MaskedRecord, inputs, outputs) -> None:
+    x, out = inputs[0], outputs[0]
+    np.multiply(x, rec.alpha, out=out)
+    np.greater(x, 0, out=rec.mask)
+    np.copyto(out, x, where=rec.mask)
+
+
+def prepare_elu(ctx: OpContext):
+    specs = _check_unary(ctx)
+    return specs, MaskedRecord(scratch(ctx, specs[0].shape, np.bool_))
+
+
+def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
+    x, out = inputs[0], outputs[0]
+    np.copyto(out, x)
+    np.less(x, 0, out=rec.mask)
+    np.expm1(x, out=out, where=rec.mask)
+
+
+LEAKY_RELU = Kernel(prepare_leaky_relu, eval_leaky_relu)
+ELU = Kernel(prepare_elu, eval_elu)
+
+
+# --------------------------------------------------------------------------- HARD_SWISH
+#
+# tensorflow/lite/kernels/internal/reference/hard_swish.h (float):
+#     x * std::min(6, std::max(0, x + 3)) / 6
+# evaluated left to right in float32: (x * relu6(x + 3)) / 6.
+
+
+def prepare_hard_swish(ctx: OpContext):
+    return _check_unary(ctx), None
+
+
+def eval_hard_swish(rec, inputs, outputs) -> None:
+    x, out = inputs[0], outputs[0]
+    np.add(x, np.float32(3.0), out=out)
+    np.clip(out, np.float32(0.0), np.float32(6.0), out=out)
+    np.multiply(x, out, out=out)
+    np.divide(out, np.float32(6.0), out=out)
+
+
+HARD_SWISH = Kernel(prepare_hard_swish, eval_hard_swish)
+
+
+# --------------------------------------------------------------------------- GELU
+#
+# tensorflow/lite/kernels/internal/reference/gelu.h (GeluOptions.approximate):
+#     exact:        0.5 * x * erfc(-x / sqrt(2))     (erfc avoids cancellation for x << 0)
+#     approximate:  0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+# numpy has no erfc; _erfc uses the Chebyshev-fitted formula of Press et al., Numerical
+# Recipes 2nd ed. section 6.2 (erfcc), whose fractional error is below 1.2e-7 for every x
+# -- about one float32 ulp -- evaluated in float64.
+
+SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))  # M_2_SQRTPI * M_SQRT1_2
+_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+                -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = np.full_like(t, _ERFC_COEFFS[-1])
+    for c in _ERFC_COEFFS[-2::-1]:  # Horner, innermost coefficient first
+        poly = poly * t + c
+    ans = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, ans, 2.0 - ans)
+
+
+@dataclass(frozen=True)
+class GeluRecord:
+    approximate: bool
+
+
+def prepare_gelu(ctx: OpContext):
+    return _check_unary(ctx), GeluRecord(bool(ctx.option("approximate", False)))
+
+
+def eval_gelu(rec: GeluRecord, inputs, outputs) -> None:
+    x, out = inputs[0], outputs[0]
+    if rec.approximate:
+        np.multiply(x, x, out=out)
+        np.multiply(out, x, out=out)
+        np.multiply(out, np.float32(0.044715), out=out)
+        np.add(out, x, out=out)
+        np.multiply(out, SQRT_2_OVER_PI, out=out)
+        np.tanh(out, out=out)
+        np.add(out, np.float32(1.0), out=out)
+        np.multiply(out, x, out=out)
+        np.multiply(out, np.float32(0.5), out=out)
+        return
+    x64 = x.astype(np.float64)
+    np.copyto(out, 0.5 * x64 * _erfc(x64 * -np.sqrt(0.5)), casting="same_kind")
+
+
+GELU = Kernel(prepare_gelu, eval_gelu)
+RELU_0_TO_1 = Kernel(_relu_prepare(0.0, 1.0), eval_clamp)

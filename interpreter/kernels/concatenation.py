@@ -1,4 +1,4 @@
-"""CONCATENATION along one axis, with an optional fused activation.
+"""CONCATENATION along one axis, with an optional fused activation; PACK (at the end).
 
 Matches tensorflow/lite/kernels/concatenation.cc (Prepare) and
 reference_ops::Concatenation: every input has the output's type and rank, all
@@ -62,3 +62,40 @@ def prepare(ctx: OpContext):
 def eval(rec: ConcatRecord, inputs, outputs) -> None:
     np.concatenate(inputs, axis=rec.axis, out=outputs[0])
     apply_clamp(rec.clamp, outputs[0])
+
+
+# --------------------------------------------------------------------------- PACK
+#
+# tensorflow/lite/kernels/pack.cc: N inputs of one type and shape stacked along a new
+# dimension ``axis`` (PackOptions.axis, negative counts from the end of the *output*,
+# i.e. axis + rank + 1); PackOptions.values_count must equal N.
+
+
+def prepare_pack(ctx: OpContext):
+    if not ctx.inputs:
+        raise ctx.shape_error("needs at least one input")
+    ctx.check_arity(1, len(ctx.inputs))
+    first = ctx.input(0)
+    ctx.require_dtype(first, SUPPORTED, "first input")
+    count = int(ctx.option("values_count", len(ctx.inputs)))
+    if count != len(ctx.inputs):
+        raise ctx.shape_error(f"values_count is {count} but the op has {len(ctx.inputs)} inputs")
+    for i in range(len(ctx.inputs)):
+        t = ctx.input(i)
+        if t.dtype != first.dtype or t.shape != first.shape:
+            raise ctx.shape_error(
+                f"input {i} '{t.name}' is {list(t.shape)} {t.dtype.name}; every input must "
+                f"match input 0 ({list(first.shape)} {first.dtype.name})"
+            )
+    axis = normalize_axis(ctx, int(ctx.option("axis", 0)), first.rank + 1)
+    shape = first.shape[:axis] + (len(ctx.inputs),) + first.shape[axis:]
+    return (OutputSpec(shape, first.dtype),), PackRecord(axis)
+
+
+@dataclass(frozen=True)
+class PackRecord:
+    axis: int  # the new dimension in the output
+
+
+def eval_pack(rec: PackRecord, inputs, outputs) -> None:
+    np.stack(inputs, axis=rec.axis, out=outputs[0])

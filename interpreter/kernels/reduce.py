@@ -1,4 +1,5 @@
-"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN over constant axes, with keep_dims.
+"""MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL over constant
+axes, with keep_dims.
 
 Matches tensorflow/lite/kernels/reduce.cc:
 
@@ -8,7 +9,9 @@ Matches tensorflow/lite/kernels/reduce.cc:
 * a non-constant axis tensor makes the output dynamic in TFLite -- not supported here;
 * REDUCE_MAX / REDUCE_MIN start from lowest() / max() and use ``in > acc ? in : acc``,
   which skips NaN like numpy's fmax / fmin reductions;
-* MEAN is float32 only: sum over the reduced elements divided by their count.
+* MEAN: sum over the reduced elements divided by their count; for int32 / int64 the sum
+  is taken in int64 and the division truncates toward zero (C++ integer division);
+* REDUCE_PROD multiplies (integers wrap); REDUCE_ANY / REDUCE_ALL reduce bool tensors.
 """
 
 from __future__ import annotations
@@ -31,12 +34,26 @@ class ReduceRecord:
 
 def _reducer(kind: str, dtype: np.dtype) -> Callable:
     """The numpy reduction for one op and dtype, with its start value bound."""
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
     if kind == "max":
+        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
         return partial(np.fmax.reduce, initial=info.min)
     if kind == "min":
+        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
         return partial(np.fmin.reduce, initial=info.max)
-    return np.mean if kind == "mean" else np.sum
+    if kind == "prod":
+        return partial(np.prod, dtype=dtype)
+    if kind in ("any", "all"):
+        return np.any if kind == "any" else np.all
+    if kind == "mean":
+        return np.mean if dtype.kind == "f" else _integer_mean
+    return np.sum
+
+
+def _integer_mean(x, axis, keepdims, out) -> None:
+    total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64)
+    count = x.size // max(total.size, 1)
+    quotient = np.abs(total) // max(count, 1)  # truncate toward zero
+    np.copyto(out, np.where(total < 0, -quotient, quotient), casting="unsafe")
 
 
 def resolve_axes(ctx: OpContext, axis_values: np.ndarray, rank: int) -> tuple[int, ...]:
@@ -70,7 +87,10 @@ def eval(rec: ReduceRecord, inputs, outputs) -> None:
 
 _NUMERIC = (np.float32, np.int32, np.int64)
 
-MEAN = Kernel(_make_prepare("mean", (np.float32,)), eval)
+MEAN = Kernel(_make_prepare("mean", _NUMERIC), eval)
 SUM = Kernel(_make_prepare("sum", _NUMERIC), eval)
 REDUCE_MAX = Kernel(_make_prepare("max", _NUMERIC), eval)
 REDUCE_MIN = Kernel(_make_prepare("min", _NUMERIC), eval)
+REDUCE_PROD = Kernel(_make_prepare("prod", _NUMERIC), eval)
+REDUCE_ANY = Kernel(_make_prepare("any", (np.bool_,)), eval)
+REDUCE_ALL = Kernel(_make_prepare("all", (np.bool_,)), eval)

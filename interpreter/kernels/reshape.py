@@ -1,4 +1,4 @@
-"""RESHAPE and SQUEEZE: same elements, new shape (a copy into the output's arena slot).
+"""RESHAPE, SQUEEZE, EXPAND_DIMS: same elements, new shape (a copy into the output's slot).
 
 RESHAPE matches tensorflow/lite/kernels/reshape.cc (GetOutputShape):
 
@@ -11,6 +11,10 @@ RESHAPE matches tensorflow/lite/kernels/reshape.cc (GetOutputShape):
 SQUEEZE matches tensorflow/lite/kernels/squeeze.cc: squeeze_dims lists the dimensions
 to drop (negative counts from the end; each must have size 1); an empty list drops
 every dimension of size 1.
+
+EXPAND_DIMS matches tensorflow/lite/kernels/expand_dims.cc: the axis is the 2nd input, an
+int32 / int64 tensor holding one value (constant here); it lies in [-rank - 1, rank] and a
+negative axis counts from the end of the output (axis + rank + 1). A 1 is inserted there.
 """
 
 from __future__ import annotations
@@ -85,9 +89,22 @@ def prepare_squeeze(ctx: OpContext):
     return (OutputSpec(shape, x.dtype),), ReshapeRecord(shape)
 
 
+def prepare_expand_dims(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    x, axis_t = ctx.input(0), ctx.input(1)
+    ctx.require_dtype(axis_t, (np.int32, np.int64), "axis")
+    axis_values = ctx.constant_input(1, "axis").reshape(-1)
+    if axis_values.size != 1:
+        raise ctx.shape_error(f"axis '{axis_t.name}' must hold one value, has {axis_values.size}")
+    axis = normalize_axis(ctx, int(axis_values[0]), x.rank + 1)
+    shape = x.shape[:axis] + (1,) + x.shape[axis:]
+    return (OutputSpec(shape, x.dtype),), ReshapeRecord(shape)
+
+
 def eval(rec: ReshapeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].reshape(rec.shape))
 
 
 RESHAPE = Kernel(prepare_reshape, eval)
 SQUEEZE = Kernel(prepare_squeeze, eval)
+EXPAND_DIMS = Kernel(prepare_expand_dims, eval)

@@ -1,4 +1,4 @@
-"""SOFTMAX over the last dimension, float32, with beta.
+"""SOFTMAX over the last dimension, float32, with beta; LOG_SOFTMAX (at the end).
 
 Matches tensorflow/lite/kernels/activations.cc (SoftmaxPrepare / SoftmaxFloat) and
 reference_ops::Softmax (tensorflow/lite/kernels/internal/reference/softmax.h); per row:
@@ -53,3 +53,43 @@ def eval(rec: SoftmaxRecord, inputs, outputs) -> None:
     np.exp(out, out=out)
     np.sum(out, axis=1, keepdims=True, out=rec.row_sum)
     np.divide(out, rec.row_sum, out=out)
+
+
+# --------------------------------------------------------------------------- LOG_SOFTMAX
+#
+# tensorflow/lite/kernels/internal/reference/log_softmax.h (float), per row:
+#     max = max_c x[c];  log_sum = log(sum_c exp(x[c] - max));  out[c] = x[c] - max - log_sum
+# (LogSoftmaxOptions is empty: no beta.)
+
+
+@dataclass(frozen=True)
+class LogSoftmaxRecord:
+    rows: int
+    depth: int
+    row_max: np.ndarray  # (rows, 1) scratch
+    row_sum: np.ndarray  # (rows, 1) scratch
+    work: np.ndarray  # (rows, depth) scratch for the exponentials
+
+
+def prepare_log_softmax(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, (np.float32,), "input")
+    if x.rank < 1 or x.shape[-1] == 0:
+        raise ctx.shape_error(f"needs a non-empty last dimension, input is {list(x.shape)}")
+    rows, depth = num_elements(x.shape[:-1]), x.shape[-1]
+    record = LogSoftmaxRecord(rows, depth, scratch(ctx, (rows, 1), np.float32),
+                              scratch(ctx, (rows, 1), np.float32),
+                              scratch(ctx, (rows, depth), np.float32))
+    return (OutputSpec(x.shape, x.dtype),), record
+
+
+def eval_log_softmax(rec: LogSoftmaxRecord, inputs, outputs) -> None:
+    x = inputs[0].reshape(rec.rows, rec.depth)
+    out = outputs[0].reshape(rec.rows, rec.depth)
+    np.max(x, axis=1, keepdims=True, out=rec.row_max)
+    np.subtract(x, rec.row_max, out=out)
+    np.exp(out, out=rec.work)
+    np.sum(rec.work, axis=1, keepdims=True, out=rec.row_sum)
+    np.log(rec.row_sum, out=rec.row_sum)
+    np.subtract(out, rec.row_sum, out=out)
