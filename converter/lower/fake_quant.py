@@ -27,7 +27,8 @@ def nudge(rmin, rmax, num_bits: int = 8, narrow_range: bool = False):
     scale = (rmax - rmin) / np.float32(qmax - qmin)
     safe = np.where(scale > 0, scale, np.float32(1))
     zp_from_min = qmin - rmin / safe
-    zp = np.clip(np.floor(zp_from_min + np.float32(0.5)), qmin, qmax)
+    zp = np.clip(np.sign(zp_from_min) * np.floor(np.abs(zp_from_min.astype(np.float64)) + 0.5),
+                 qmin, qmax).astype(np.float32)  # std::round: half away from zero
     return ((qmin - zp) * scale).astype(np.float32), ((qmax - zp) * scale).astype(np.float32), \
         scale.astype(np.float32)
 
