@@ -1,0 +1,109 @@
+"""Quantized sample models: interop with LiteRT, bit-exactness, accuracy and size vs TF.
+
+TensorFlow's own int8 conversions of the same GraphDefs, calibrated on the same 100 samples
+(models/digits_calib.npy), are committed with their measured accuracy and size
+(models/build_quantized.py -> models/quantized_reference.json).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
+from edgelite.interpreter import Interpreter
+from tests.conftest import MODELS
+
+litert = pytest.importorskip("ai_edge_litert.interpreter")
+
+CALIB = MODELS / "digits_calib.npy"
+MODES = ["int8", "uint8", "dynamic", "float16"]
+
+
+def convert(name, mode, **kw):
+    q = QuantizeOptions(mode=QuantMode(mode), calib=str(CALIB), **kw)
+    return convert_detailed(MODELS / f"{name}.pb", ConvertOptions(quantize=q))
+
+
+@pytest.fixture(scope="module")
+def test_set():
+    d = np.load(MODELS / "digits_test.npz")
+    return d["x"], d["y"]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    path = MODELS / "quantized_reference.json"
+    if not path.exists():
+        pytest.skip("models/quantized_reference.json not built")
+    return json.loads(path.read_text())
+
+
+def predict(interp, xs):
+    interp.allocate_tensors()
+    inp, out = interp.get_input_details()[0], interp.get_output_details()[0]
+    outs = []
+    for x in xs:
+        x = x[None]
+        if inp["dtype"] != np.float32:
+            s, z = inp["quantization"]
+            info = np.iinfo(inp["dtype"])
+            x = np.clip(np.round(x / s) + z, info.min, info.max).astype(inp["dtype"])
+        interp.set_tensor(inp["index"], x)
+        interp.invoke()
+        outs.append(interp.get_tensor(out["index"])[0])
+    return np.array(outs)
+
+
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+@pytest.mark.parametrize("mode", MODES)
+def test_quantized_model_runs_in_litert(name, mode, test_set):
+    model = convert(name, mode).model
+    x, y = test_set
+    acc = (predict(litert.Interpreter(model_content=model), x[:64]).argmax(1) == y[:64]).mean()
+    assert acc > 0.85
+
+
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+@pytest.mark.parametrize("mode,io", [("int8", "float"), ("uint8", "float"), ("int8", "int8"),
+                                     ("uint8", "uint8"), ("int8", "uint8")])
+def test_bit_exact_with_litert(name, mode, io, test_set):
+    model = convert(name, mode, io_type=IOType(io)).model
+    x = test_set[0][:48]
+    ours = predict(Interpreter(model_content=model), x)
+    for resolver in (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.AUTO):
+        theirs = predict(litert.Interpreter(model_content=model,
+                                            experimental_op_resolver_type=resolver), x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{resolver}")
+
+
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+def test_tensorflow_int8_models_bit_exact(name, test_set):
+    for suffix in ("tf_int8", "tf_int8_io"):
+        path = MODELS / f"{name}.{suffix}.tflite"
+        if not path.exists():
+            pytest.skip(f"{path.name} not built")
+        model = path.read_bytes()
+        x = test_set[0][:48]
+        ours = predict(Interpreter(model_content=model), x)
+        theirs = predict(litert.Interpreter(
+            model_content=model,
+            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF), x)
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+def test_int8_accuracy_and_size_vs_float_and_tensorflow(name, test_set, reference, capsys):
+    x, y = test_set
+    float_acc = (predict(Interpreter(model_content=convert_detailed(
+        MODELS / f"{name}.pb").model), x).argmax(1) == y).mean()
+    model = convert(name, "int8").model
+    int8_acc = (predict(Interpreter(model_content=model), x).argmax(1) == y).mean()
+    tf = reference[name]["tf_int8"]
+    with capsys.disabled():
+        print(f"\n{name}: float {float_acc:.4f}  edgelite int8 {int8_acc:.4f}  "
+              f"TF int8 {tf['accuracy']:.4f}  size {len(model)} vs TF {tf['size']}")
+    assert int8_acc >= float_acc - 0.01
+    assert int8_acc >= tf["accuracy"]
+    assert len(model) <= 1.05 * tf["size"]
