@@ -27,6 +27,7 @@ from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
 from .kernels.base import num_elements
 from .model import MAX_TENSOR_BYTES, Operator, Subgraph
+from .quant_config import DEFAULT_CONFIG, QuantConfig
 
 MAX_ARENA_BYTES = 2**33  # 8 GiB: refuse plans beyond this instead of trying to allocate
 
@@ -92,7 +93,8 @@ def check_supported(subgraph: Subgraph) -> None:
         )
 
 
-def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values):
+def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
+                quant: QuantConfig = DEFAULT_CONFIG):
     def info(t: int) -> TensorInfo | None:
         if t < 0:
             return None
@@ -101,7 +103,7 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values):
                           tensor.quantization)
 
     ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
-                    tuple(info(t) for t in op.outputs))
+                    tuple(info(t) for t in op.outputs), quant)
     kernel = KERNELS[op.name]
     try:
         specs, record = kernel.prepare(ctx)
@@ -127,9 +129,10 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values):
 
 
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
-             preserve_all_tensors: bool = False, keep_alive=()) -> Allocation:
+             preserve_all_tensors: bool = False, keep_alive=(),
+             quant: QuantConfig = DEFAULT_CONFIG) -> Allocation:
     """``keep_alive``: more tensors (signature outputs) that must survive invoke()
-    like graph outputs."""
+    like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow."""
     check_supported(subgraph)
     tensors = subgraph.tensors
     shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
@@ -151,7 +154,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
     prepared = []  # (op, kernel, record) of the ops invoke() runs
     for op in subgraph.operators:
-        kernel, specs, record = _prepare_op(op, subgraph, shapes, values)
+        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, quant)
         for t, spec in zip(op.outputs, specs, strict=True):
             shapes[t] = tuple(spec.shape)
         live_inputs = [t for t in op.inputs if t >= 0]

@@ -28,6 +28,8 @@ from . import details
 from .allocation import Allocation, allocate
 from .errors import DTypeError, GraphError, InterpreterStateError, ShapeError, SignatureError
 from .model import Model, load_model
+from .quant_config import KernelSet, QuantConfig
+from .quant_math import Rounding
 from .signature import SignatureRunner
 
 
@@ -38,7 +40,12 @@ def _shape_text(shape, dtype) -> str:
 class Interpreter:
     def __init__(self, model_path: str | os.PathLike | None = None,
                  model_content: bytes | None = None, num_threads: int | None = None,
-                 preserve_all_tensors: bool = False):
+                 preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
+                 rounding: str | Rounding = "double"):
+        """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
+        kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
+        XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
+        LiteRT's; "single", TFLite Micro's). See quant_config.py."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -50,6 +57,7 @@ class Interpreter:
         self._subgraph = self._model.subgraphs[0]
         self._num_threads = num_threads  # accepted for API compatibility; BLAS decides
         self._preserve_all_tensors = bool(preserve_all_tensors)
+        self._quant = QuantConfig.make(kernels, rounding)
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
         self._allocated = False
@@ -117,7 +125,7 @@ class Interpreter:
         keep_alive = {t for s in self._model.signature_defs if s.subgraph_index == 0
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
-                               keep_alive)
+                               keep_alive, self._quant)
         self._steps = self._alloc.steps
         self._allocated = True
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from . import (
     activations,
+    arg_minmax,
     arithmetic,
+    batch_matmul,
     binary,
     cast,
     concatenation,
@@ -17,19 +19,24 @@ from . import (
     dequantize,
     fully_connected,
     gather,
+    logical,
     normalization,
     pad,
     pooling,
     reduce,
     reshape,
+    resize,
     shape_ops,
     slicing,
     softmax,
+    space_depth,
     split,
     tile,
     transpose,
+    transpose_conv,
     unary,
 )
+from . import quantized
 from .base import Kernel, OpContext, OutputSpec, TensorInfo
 
 KERNELS: dict[str, Kernel] = {
@@ -37,6 +44,8 @@ KERNELS: dict[str, Kernel] = {
     "CONV_2D": Kernel(conv.prepare, conv.eval),
     "DEPTHWISE_CONV_2D": Kernel(depthwise_conv.prepare, depthwise_conv.eval),
     "FULLY_CONNECTED": Kernel(fully_connected.prepare, fully_connected.eval),
+    "TRANSPOSE_CONV": Kernel(transpose_conv.prepare, transpose_conv.eval),
+    "BATCH_MATMUL": batch_matmul.BATCH_MATMUL,
     # pooling
     "AVERAGE_POOL_2D": Kernel(pooling.prepare_average, pooling.eval_average),
     "MAX_POOL_2D": Kernel(pooling.prepare_max, pooling.eval_max),
@@ -88,6 +97,8 @@ KERNELS: dict[str, Kernel] = {
     "REDUCE_PROD": reduce.REDUCE_PROD,
     "REDUCE_ANY": reduce.REDUCE_ANY,
     "REDUCE_ALL": reduce.REDUCE_ALL,
+    "ARG_MAX": arg_minmax.ARG_MAX,
+    "ARG_MIN": arg_minmax.ARG_MIN,
     # shape ops
     "RESHAPE": reshape.RESHAPE,
     "SQUEEZE": reshape.SQUEEZE,
@@ -100,11 +111,29 @@ KERNELS: dict[str, Kernel] = {
     "UNPACK": split.UNPACK,
     "PAD": pad.PAD,
     "PADV2": pad.PADV2,
+    "MIRROR_PAD": pad.MIRROR_PAD,
     "SLICE": slicing.SLICE,
     "STRIDED_SLICE": slicing.STRIDED_SLICE,
     "TILE": tile.TILE,
     "BROADCAST_TO": tile.BROADCAST_TO,
     "GATHER": gather.GATHER,
+    "DEPTH_TO_SPACE": space_depth.DEPTH_TO_SPACE,
+    "SPACE_TO_DEPTH": space_depth.SPACE_TO_DEPTH,
+    # resizing
+    "RESIZE_BILINEAR": Kernel(resize.prepare_bilinear, resize.eval_bilinear),
+    "RESIZE_NEAREST_NEIGHBOR": Kernel(resize.prepare_nearest, resize.eval_nearest),
+    # comparisons, logic, selection
+    "LESS": logical.LESS,
+    "LESS_EQUAL": logical.LESS_EQUAL,
+    "GREATER": logical.GREATER,
+    "GREATER_EQUAL": logical.GREATER_EQUAL,
+    "EQUAL": logical.EQUAL,
+    "NOT_EQUAL": logical.NOT_EQUAL,
+    "LOGICAL_AND": logical.LOGICAL_AND,
+    "LOGICAL_OR": logical.LOGICAL_OR,
+    "LOGICAL_NOT": unary.LOGICAL_NOT,
+    "SELECT": logical.SELECT,
+    "SELECT_V2": logical.SELECT_V2,
     # shapes and generated tensors (the converter folds shape computations with these)
     "SHAPE": shape_ops.SHAPE,
     "RANK": shape_ops.RANK,
@@ -115,5 +144,8 @@ KERNELS: dict[str, Kernel] = {
     "CAST": cast.CAST,
     "DEQUANTIZE": Kernel(dequantize.prepare, dequantize.eval),
 }
+
+# int8 / uint8 inputs of the ops listed in quantized.py go to their integer kernels.
+KERNELS.update(quantized.with_integer_paths(KERNELS))
 
 __all__ = ["KERNELS", "Kernel", "OpContext", "OutputSpec", "TensorInfo"]

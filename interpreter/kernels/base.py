@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import DTypeError, ShapeError, UnsupportedOpError
+from ..quant_config import DEFAULT_CONFIG, QuantConfig
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class OpContext:
     options: Mapping[str, Any]  # builtin options as a dict (snake_case keys); {} when absent
     inputs: tuple[TensorInfo | None, ...]  # None for an omitted optional input
     outputs: tuple[TensorInfo, ...]  # as declared in the file (shape may be stale)
+    quant: QuantConfig = DEFAULT_CONFIG  # which LiteRT integer arithmetic to reproduce
 
     def describe(self) -> str:
         out = f", output '{self.outputs[0].name}'" if self.outputs else ""

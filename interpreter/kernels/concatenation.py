@@ -77,7 +77,7 @@ def prepare_pack(ctx: OpContext):
     ctx.check_arity(1, len(ctx.inputs))
     first = ctx.input(0)
     ctx.require_dtype(first, SUPPORTED, "first input")
-    count = int(ctx.option("values_count", len(ctx.inputs)))
+    count = int(ctx.option("values_count", 0)) or len(ctx.inputs)  # 0: left out
     if count != len(ctx.inputs):
         raise ctx.shape_error(f"values_count is {count} but the op has {len(ctx.inputs)} inputs")
     for i in range(len(ctx.inputs)):

@@ -1,4 +1,4 @@
-"""PAD and PADV2: surround the input with a constant.
+"""PAD and PADV2: surround the input with a constant; MIRROR_PAD (at the end).
 
 Matches tensorflow/lite/kernels/pad.cc:
 
@@ -80,3 +80,56 @@ def eval(rec: PadRecord, inputs, outputs) -> None:
 
 PAD = Kernel(_make_prepare(2), eval)
 PADV2 = Kernel(_make_prepare(3), eval)
+
+
+# --------------------------------------------------------------------------- MIRROR_PAD
+#
+# tensorflow/lite/kernels/mirror_pad.cc: paddings as for PAD; MirrorPadOptions.mode
+# REFLECT (0) mirrors around the edge element without repeating it (at most dim - 1
+# per side), SYMMETRIC (1) repeats it (at most dim per side). Output position i of a
+# dimension (i in [-before, dim + after), input coordinates) reads input
+#     REFLECT:    -i           (i < 0),  2 * dim - 2 - i   (i >= dim)
+#     SYMMETRIC:  -i - 1       (i < 0),  2 * dim - 1 - i   (i >= dim)
+# prepare() builds these index vectors; eval() is one fancy-indexed copy.
+
+REFLECT, SYMMETRIC = 0, 1
+
+
+@dataclass(frozen=True)
+class MirrorPadRecord:
+    grid: tuple[np.ndarray, ...]  # np.ix_ of the per-dimension source indices
+
+
+def prepare_mirror_pad(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    x = ctx.input(0)
+    ctx.require_dtype(x, SUPPORTED, "input")
+    paddings = np.asarray(ctx.constant_input(1, "paddings"))
+    if paddings.dtype.kind not in "iu" or paddings.shape != (x.rank, 2) or (paddings < 0).any():
+        raise ctx.shape_error(
+            f"paddings {paddings.tolist()} must be an int [{x.rank}, 2] tensor of values >= 0"
+        )
+    mode = int(ctx.option("mode", REFLECT))
+    if mode not in (REFLECT, SYMMETRIC):
+        raise ctx.unsupported(f"mirror pad mode {mode} (only REFLECT=0, SYMMETRIC=1 exist)")
+    extra = 1 if mode == REFLECT else 0  # REFLECT skips the edge element
+    indices = []
+    for d, (dim, (before, after)) in enumerate(zip(x.shape, paddings.tolist())):
+        if max(before, after) > dim - extra:
+            raise ctx.shape_error(
+                f"padding ({before}, {after}) of dimension {d} (size {dim}) exceeds "
+                f"{dim - extra}, the most {'REFLECT' if extra else 'SYMMETRIC'} mode allows"
+            )
+        i = np.arange(-before, dim + after)
+        i = np.where(i < 0, -i - 1 + extra, i)
+        i = np.where(i >= dim, 2 * dim - 1 - extra - i, i)
+        indices.append(i)
+    shape = tuple(len(i) for i in indices)
+    return (OutputSpec(shape, x.dtype),), MirrorPadRecord(np.ix_(*indices))
+
+
+def eval_mirror_pad(rec: MirrorPadRecord, inputs, outputs) -> None:
+    np.copyto(outputs[0], inputs[0][rec.grid])
+
+
+MIRROR_PAD = Kernel(prepare_mirror_pad, eval_mirror_pad)

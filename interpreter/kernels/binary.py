@@ -1,0 +1,161 @@
+"""DIV, FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW and PRELU.
+
+Elementwise on two inputs of one type with numpy broadcasting (kernel_util.cc
+CalculateShapeForBroadcast), like arithmetic.py's ADD / SUB / MUL. Per op:
+
+* DIV (tensorflow/lite/kernels/div.cc): float32 ``a / b`` and int32 C++ division, which
+  truncates toward zero (not numpy's floor). An integer divisor of 0 fails the invoke
+  (CheckNonZero). Fused activation as in arithmetic.py. (int64, like int32, is an
+  edgelite extension for folding shape arithmetic.)
+* FLOOR_DIV (floor_div.cc, reference/floor_div.h): float32 ``std::floor(a / b)``; integer
+  floor division (rounds toward -inf), a divisor of 0 fails the invoke.
+* FLOOR_MOD (floor_mod.cc, reference/floor_mod.h): the remainder with the divisor's sign
+  (``a - floor(a / b) * b``); integer divisor 0 fails.
+* MAXIMUM / MINIMUM (maximum_minimum.cc, reference/maximum_minimum.h): the reference
+  picks ``a > b ? a : b`` (``a < b ? a : b``), so a NaN in ``a`` yields ``b`` and a NaN
+  in ``b`` yields NaN -- reproduced with a mask instead of np.maximum (which returns NaN
+  for both).
+* SQUARED_DIFFERENCE (squared_difference.cc): ``d = a - b; d * d``.
+* POW (pow.cc): float32 ``std::pow``; int32 by repeated multiplication (wrapping like
+  numpy's integer power), a negative exponent fails the invoke.
+* PRELU (prelu.cc, reference/prelu.h): ``x >= 0 ? x : x * alpha`` with alpha broadcast
+  against the input (the output has the broadcast shape).
+
+Float division by zero gives inf / NaN here, as in TensorFlow. (LiteRT's reference DIV
+clamps every result to [lowest, max] even without an activation, so it returns
++-3.4028235e38 where TensorFlow and LiteRT's default kernels give +-inf; edgelite's
+ADD / SUB / MUL do not clamp either.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import EdgeliteError
+from .base import Kernel, OpContext, OutputSpec, scratch
+from .fused import Clamp, activation_clamp, apply_clamp
+
+
+@dataclass(frozen=True)
+class BinaryRecord:
+    compute: Callable  # compute(rec, a, b, out)
+    clamp: Clamp
+    mask: np.ndarray | None  # bool scratch of the output's shape (MAXIMUM, MINIMUM, PRELU)
+    integer: bool  # integer data: check divisors / exponents on every invoke
+    where: str  # the op, for errors raised by invoke()
+
+
+def _fail(rec: BinaryRecord, message: str) -> EdgeliteError:
+    return EdgeliteError(f"{rec.where}: {message}")
+
+
+def _nonzero(rec: BinaryRecord, b: np.ndarray) -> None:
+    if rec.integer and not b.all():
+        raise _fail(rec, "integer division by zero")
+
+
+# --------------------------------------------------------------------------- ops
+
+
+def _div(rec, a, b, out):
+    if not rec.integer:
+        np.divide(a, b, out=out)
+        return
+    _nonzero(rec, b)
+    q = np.floor_divide(a, b)
+    # C++ truncates: undo numpy's floor where the division was inexact and signs differ.
+    q += (q * b != a) & ((a < 0) != (b < 0))
+    np.copyto(out, q)
+
+
+def _floor_div(rec, a, b, out):
+    if not rec.integer:
+        np.divide(a, b, out=out)
+        np.floor(out, out=out)
+        return
+    _nonzero(rec, b)
+    np.floor_divide(a, b, out=out)
+
+
+def _floor_mod(rec, a, b, out):
+    _nonzero(rec, b)
+    np.mod(a, b, out=out)
+
+
+def _maximum(rec, a, b, out):
+    np.greater(a, b, out=rec.mask)
+    np.copyto(out, b)
+    np.copyto(out, a, where=rec.mask)
+
+
+def _minimum(rec, a, b, out):
+    np.less(a, b, out=rec.mask)
+    np.copyto(out, b)
+    np.copyto(out, a, where=rec.mask)
+
+
+def _squared_difference(rec, a, b, out):
+    np.subtract(a, b, out=out)
+    np.multiply(out, out, out=out)
+
+
+def _pow(rec, a, b, out):
+    if rec.integer and (b < 0).any():
+        raise _fail(rec, "integer POW with a negative exponent")
+    np.power(a, b, out=out)
+
+
+def _prelu(rec, x, alpha, out):
+    np.multiply(x, alpha, out=out)
+    np.greater_equal(x, 0, out=rec.mask)
+    np.copyto(out, x, where=rec.mask)
+
+
+# --------------------------------------------------------------------------- prepare / eval
+
+
+def _make(compute: Callable, dtypes: tuple, *, fused: bool = False, mask: bool = False):
+    def prepare(ctx: OpContext):
+        ctx.check_arity(2, 2)
+        a, b = ctx.input(0), ctx.input(1)
+        ctx.require_dtype(a, dtypes, "first input")
+        if b.dtype != a.dtype:
+            raise ctx.dtype_error(
+                f"inputs have different types ({a.dtype.name} '{a.name}', "
+                f"{b.dtype.name} '{b.name}')"
+            )
+        try:
+            shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+        except ValueError:
+            raise ctx.shape_error(
+                f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
+            ) from None
+        clamp = activation_clamp(ctx, a.dtype) if fused else None
+        record = BinaryRecord(compute, clamp, scratch(ctx, shape, np.bool_) if mask else None,
+                              a.dtype.kind in "iu", ctx.describe())
+        return (OutputSpec(shape, a.dtype),), record
+
+    return Kernel(prepare, eval)
+
+
+def eval(rec: BinaryRecord, inputs, outputs) -> None:
+    out = outputs[0]
+    rec.compute(rec, inputs[0], inputs[1], out)
+    apply_clamp(rec.clamp, out)
+
+
+_F32 = (np.float32,)
+_F32_I32 = (np.float32, np.int32)
+_NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
+
+DIV = _make(_div, (np.float32, np.int32, np.int64), fused=True)
+FLOOR_DIV = _make(_floor_div, (np.float32, np.int8, np.int16, np.int32, np.int64))
+FLOOR_MOD = _make(_floor_mod, (np.float32, np.int8, np.int16, np.int32, np.int64))
+MAXIMUM = _make(_maximum, _NUMERIC, mask=True)
+MINIMUM = _make(_minimum, _NUMERIC, mask=True)
+SQUARED_DIFFERENCE = _make(_squared_difference, _F32_I32)
+POW = _make(_pow, _F32_I32)
+PRELU = _make(_prelu, _F32, mask=True)

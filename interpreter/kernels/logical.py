@@ -1,0 +1,106 @@
+"""Comparisons, logical ops and selection: LESS, LESS_EQUAL, GREATER, GREATER_EQUAL,
+EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, SELECT, SELECT_V2.
+
+* Comparisons (tensorflow/lite/kernels/comparisons.cc): two inputs of one type with
+  numpy broadcasting; a bool output.
+* LOGICAL_AND / LOGICAL_OR (logical.cc): bool inputs, broadcasting; LOGICAL_NOT
+  (elementwise.cc): one bool input.
+* SELECT_V2 (select.cc): condition (bool), x, y of one type, all three broadcast
+  against each other; out = condition ? x : y.
+* SELECT (select.cc, v1): no broadcasting, except that a 1-D condition may pick whole
+  slices along the first dimension of x / y.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec
+
+_NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
+
+
+@dataclass(frozen=True)
+class ElementwiseRecord:
+    ufunc: Callable
+
+
+def _broadcast(ctx: OpContext, *tensors) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*(t.shape for t in tensors)))
+    except ValueError:
+        shapes = ", ".join(str(list(t.shape)) for t in tensors)
+        raise ctx.shape_error(f"input shapes {shapes} do not broadcast") from None
+
+
+def _binary(ufunc: Callable, dtypes: tuple) -> Kernel:
+    def prepare(ctx: OpContext):
+        ctx.check_arity(2, 2)
+        a, b = ctx.input(0), ctx.input(1)
+        ctx.require_dtype(a, dtypes, "first input")
+        if b.dtype != a.dtype:
+            raise ctx.dtype_error(
+                f"inputs have different types ({a.dtype.name} '{a.name}', "
+                f"{b.dtype.name} '{b.name}')"
+            )
+        return (OutputSpec(_broadcast(ctx, a, b), np.dtype(np.bool_)),), ElementwiseRecord(ufunc)
+
+    return Kernel(prepare, eval_binary)
+
+
+def eval_binary(rec: ElementwiseRecord, inputs, outputs) -> None:
+    rec.ufunc(inputs[0], inputs[1], out=outputs[0])
+
+
+@dataclass(frozen=True)
+class SelectRecord:
+    condition_view: tuple[int, ...] | None  # SELECT with a 1-D condition: (n, 1, ..., 1)
+
+
+def _select(v2: bool):
+    def prepare(ctx: OpContext):
+        ctx.check_arity(3, 3)
+        cond, x, y = ctx.input(0), ctx.input(1), ctx.input(2)
+        ctx.require_dtype(cond, (np.bool_,), "condition")
+        if x.dtype != y.dtype:
+            raise ctx.dtype_error(
+                f"x '{x.name}' is {x.dtype.name}, y '{y.name}' is {y.dtype.name}"
+            )
+        if v2:
+            return (OutputSpec(_broadcast(ctx, cond, x, y), x.dtype),), SelectRecord(None)
+        view = None
+        if cond.rank == 1 and x.rank > 1 and cond.shape[0] == x.shape[0]:
+            view = cond.shape + (1,) * (x.rank - 1)
+        elif cond.shape != x.shape:
+            raise ctx.shape_error(
+                f"condition {list(cond.shape)} must match x {list(x.shape)} (or be 1-D over "
+                "its first dimension)"
+            )
+        if x.shape != y.shape:
+            raise ctx.shape_error(f"x {list(x.shape)} and y {list(y.shape)} must match")
+        return (OutputSpec(x.shape, x.dtype),), SelectRecord(view)
+
+    return Kernel(prepare, eval_select)
+
+
+def eval_select(rec: SelectRecord, inputs, outputs) -> None:
+    cond, x, y = inputs
+    if rec.condition_view is not None:
+        cond = cond.reshape(rec.condition_view)
+    np.copyto(outputs[0], y)
+    np.copyto(outputs[0], x, where=cond)
+
+
+LESS = _binary(np.less, _NUMERIC)
+LESS_EQUAL = _binary(np.less_equal, _NUMERIC)
+GREATER = _binary(np.greater, _NUMERIC)
+GREATER_EQUAL = _binary(np.greater_equal, _NUMERIC)
+EQUAL = _binary(np.equal, _NUMERIC)
+NOT_EQUAL = _binary(np.not_equal, _NUMERIC)
+LOGICAL_AND = _binary(np.logical_and, (np.bool_,))
+LOGICAL_OR = _binary(np.logical_or, (np.bool_,))
+SELECT = _select(v2=False)
+SELECT_V2 = _select(v2=True)

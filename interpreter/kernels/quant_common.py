@@ -1,0 +1,197 @@
+"""What the int8 / uint8 kernels share: quantization parameters, fused-activation ranges,
+accumulator requantization, and the dtype dispatch used by the registry.
+
+A quantized tensor holds ``q`` with ``r = scale * (q - zero_point)``. Scales are float32
+in the file and in TFLite's TfLiteQuantizationParams; we keep them as Python floats
+holding that float32 value exactly, so ``float(s1) * float(s2)`` is TFLite's
+``static_cast<double>(s1) * s2`` and ``np.float32(s1) * np.float32(s2)`` its float product.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import quant_math as qm
+from ..quant_config import QuantConfig
+from .base import Kernel, OpContext, TensorInfo
+
+QUANTIZED = (np.int8, np.uint8)
+
+# Fused activation codes (schema ActivationFunctionType).
+_NONE, _RELU, _RELU_N1_TO_1, _RELU6 = 0, 1, 2, 3
+# The float range each fused activation keeps (ConvertActivationToOutputRange in the
+# XNNPACK delegate; CalculateActivationRangeQuantized quantizes the same bounds).
+_ACT_RANGE = {_NONE: (-math.inf, math.inf), _RELU: (0.0, math.inf),
+              _RELU_N1_TO_1: (-1.0, 1.0), _RELU6: (0.0, 6.0)}
+
+
+def is_quantized(t: TensorInfo | None) -> bool:
+    return t is not None and t.dtype.type in QUANTIZED
+
+
+@dataclass(frozen=True)
+class QParams:
+    scale: float  # the tensor's float32 scale (exactly representable as a Python float)
+    zero_point: int
+
+
+def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
+    """Per-tensor parameters of an activation tensor (errors name the tensor)."""
+    q = t.quantization
+    if q is None or len(q.scale) == 0:
+        raise ctx.shape_error(
+            f"{role} tensor '{t.name}' is {t.dtype.name} but has no quantization parameters"
+        )
+    if len(q.scale) != 1:
+        raise ctx.unsupported(
+            f"{role} tensor '{t.name}' is quantized per channel; only weights may be"
+        )
+    scale = float(np.float32(q.scale[0]))
+    if not (math.isfinite(scale) and scale > 0):
+        raise ctx.shape_error(f"{role} tensor '{t.name}' has scale {scale}; it must be > 0")
+    zero_point = int(q.zero_point[0]) if len(q.zero_point) else 0
+    info = np.iinfo(t.dtype)
+    if not info.min <= zero_point <= info.max:
+        raise ctx.shape_error(
+            f"{role} tensor '{t.name}' has zero point {zero_point}, outside {t.dtype.name}"
+        )
+    return QParams(scale, zero_point)
+
+
+def channel_params(ctx: OpContext, t: TensorInfo, role: str, channels: int, axis: int):
+    """(float32 scales [channels], int64 zero points [channels]) of a weight tensor:
+    per-tensor parameters are broadcast; per-channel ones must lie along ``axis``."""
+    q = t.quantization
+    if q is None or len(q.scale) == 0:
+        raise ctx.shape_error(f"{role} tensor '{t.name}' has no quantization parameters")
+    scales = np.asarray(q.scale, np.float32).reshape(-1)
+    zps = np.asarray(q.zero_point, np.int64).reshape(-1) if len(q.zero_point) else \
+        np.zeros(len(scales), np.int64)
+    if len(scales) == 1:
+        return np.full(channels, scales[0], np.float32), np.full(channels, zps[0], np.int64)
+    if len(scales) != channels or q.quantized_dimension != axis or len(zps) != channels:
+        raise ctx.shape_error(
+            f"{role} tensor '{t.name}' has {len(scales)} scales / {len(zps)} zero points on "
+            f"dimension {q.quantized_dimension}; expected {channels} on dimension {axis}"
+        )
+    if not (np.all(np.isfinite(scales)) and np.all(scales > 0)):
+        raise ctx.shape_error(f"{role} tensor '{t.name}' has a scale that is not > 0")
+    return scales, zps
+
+
+def require_same_type(ctx: OpContext, a: TensorInfo, b: TensorInfo) -> None:
+    if a.dtype != b.dtype:
+        raise ctx.dtype_error(
+            f"'{a.name}' is {a.dtype.name} but '{b.name}' is {b.dtype.name}; quantized "
+            "kernels need one type"
+        )
+
+
+# --------------------------------------------------------------------------- clamps
+
+
+def activation_bounds(ctx: OpContext, out: QParams, dtype, xnnpack: bool) -> tuple[int, int]:
+    """The output clamp [lo, hi] of the op's fused activation, as the chosen kernels
+    compute it:
+
+    * TFLite (CalculateActivationRangeQuantized): q(v) = zp + round_half_away(v / s);
+    * XNNPACK (xnn_qs8_quantize): q(v) = lrintf(clamp(v / s + zp)), half to even.
+    """
+    code = int(ctx.option("fused_activation_function", _NONE))
+    if code not in _ACT_RANGE:
+        raise ctx.unsupported(
+            f"fused activation code {code} is not supported on a quantized op "
+            "(only NONE, RELU, RELU_N1_TO_1 and RELU6)"
+        )
+    return activation_bounds_for(code, out, dtype, xnnpack)
+
+
+def activation_bounds_for(code: int, out: QParams, dtype, xnnpack: bool) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    if not xnnpack:
+        return qm.activation_range(code, out.scale, out.zero_point, dtype)
+    lo, hi = _ACT_RANGE[code]
+    return (xnn_quantize(lo, out.scale, out.zero_point, dtype) if lo > -math.inf else info.min,
+            xnn_quantize(hi, out.scale, out.zero_point, dtype) if hi < math.inf else info.max)
+
+
+def xnn_quantize(value: float, scale: float, zero_point: int, dtype) -> int:
+    """XNNPACK's xnn_qs8_quantize / xnn_qu8_quantize:
+    lrintf(min(max(v / s + zp, qmin), qmax)), all in float32."""
+    info = np.iinfo(dtype)
+    with np.errstate(over="ignore"):
+        v = np.float32(value) / np.float32(scale) + np.float32(zero_point)
+    v = min(max(v, np.float32(info.min)), np.float32(info.max))
+    return int(np.rint(v))
+
+
+def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
+    """Clamp int64 ``values`` to [lo, hi] and store into the (int8/uint8) ``out``."""
+    np.clip(values, lo, hi, out=values)
+    np.copyto(out, values.reshape(out.shape), casting="unsafe")
+
+
+# --------------------------------------------------------------------------- requantize
+
+
+@dataclass(frozen=True)
+class Requant:
+    """acc (int64) -> output value before the zero point, one of three ways:
+
+    * "fixed":   MultiplyByQuantizedMultiplier(acc, m, shift) -- TFLite's integer kernels;
+    * "float64": round_half_away(double(acc) * M), M in double -- LiteRT's reference
+      FULLY_CONNECTED (reference_integer_ops::FullyConnected with scales);
+    * "fp32":    rint(float32(acc) * float32(M)) -- XNNPACK's fp32 requantization
+      (the magic-bias / cvtps rounding is half to even).
+    ``m`` / ``shift`` / ``real`` broadcast along the last axis (per channel)."""
+
+    kind: str
+    multiplier: np.ndarray  # fixed: int64 mantissas; float64: float64 M; fp32: float32 M
+    shift: np.ndarray | None = None
+    rounding: qm.Rounding = qm.Rounding.DOUBLE
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        if self.kind == "fixed":
+            return qm.multiply_by_quantized_multiplier(acc, self.multiplier, self.shift,
+                                                       self.rounding)
+        if self.kind == "float64":
+            scaled = qm.round_half_away(acc * self.multiplier)
+        else:
+            scaled = np.rint(acc.astype(np.float32) * self.multiplier)
+        return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX).astype(np.int64)
+
+
+def fixed_requant(reals, config: QuantConfig) -> Requant:
+    m, s = qm.quantize_multipliers(reals, config.rounding)
+    return Requant("fixed", m, s, config.rounding)
+
+
+def float64_requant(reals) -> Requant:
+    return Requant("float64", np.asarray(reals, np.float64))
+
+
+def fp32_requant(scales32) -> Requant:
+    return Requant("fp32", np.asarray(scales32, np.float32))
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: int = 0) -> Kernel:
+    """One registry entry with two implementations: int8 / uint8 input ``input_index``
+    goes to ``quantized_kernel``, everything else to ``float_kernel`` unchanged. The
+    choice is made once in prepare(); the record carries the chosen eval."""
+
+    def prepare(ctx: OpContext):
+        t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
+        kernel = quantized_kernel if is_quantized(t) else float_kernel
+        specs, record = kernel.prepare(ctx)
+        return specs, (kernel.eval, record)
+
+    def eval(rec, inputs, outputs) -> None:
+        rec[0](rec[1], inputs, outputs)
+
+    return Kernel(prepare, eval)

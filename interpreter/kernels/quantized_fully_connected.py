@@ -1,0 +1,135 @@
+"""FULLY_CONNECTED on int8 / uint8 tensors.
+
+Matches tensorflow/lite/kernels/fully_connected.cc (EvalQuantized):
+
+    acc[b, o] = bias[o] + sum_k (w[o, k] - zp_w) * (x[b, k] - zp_x)
+    out[b, o] = clamp(requant_o(acc[b, o]) + zp_out, act_min, act_max)
+
+The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
+
+* REFERENCE: LiteRT's reference kernels use the *float* overloads of
+  reference_integer_ops::FullyConnected / FullyConnectedPerChannel and
+  reference_ops::FullyConnected (tensorflow/lite/kernels/internal/reference/integer_ops/
+  fully_connected.h): ``round(double(acc) * M)`` with
+  M = double(s_x) * double(s_w[o]) / double(s_out) and std::round (half away from zero)
+  -- no QuantizeMultiplier at all. The clamp is CalculateActivationRangeQuantized's.
+* DEFAULT: the XNNPACK delegate takes the op: rint(float32(acc) * float32(M)) with the
+  float32 M = (s_x * s_w[o]) / s_out, and XNNPACK's clamp.
+
+Weights are [units O, depth K], constant; int8 weights are per tensor (any zero point,
+applied like TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8
+weights are per tensor. The input is flattened to [batch, K]; keep_num_dims keeps its
+leading dimensions. The sums are exact in float64 (float32 when K * 255 * 255 < 2^24),
+so the product runs on BLAS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
+from .quant_common import (
+    QUANTIZED,
+    Requant,
+    activation_bounds,
+    channel_params,
+    clamp_out,
+    float64_requant,
+    fp32_requant,
+    qparams,
+    require_same_type,
+)
+from .quantized_conv import FLOAT32_EXACT
+
+
+@dataclass(frozen=True)
+class QFullyConnectedRecord:
+    rows: int
+    depth: int
+    units: int
+    x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the work dtype
+    weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the work dtype
+    acc: np.ndarray  # (rows, O) scratch
+    bias: np.ndarray | None  # int64 (O,)
+    zp_x: int
+    zp_out: int
+    requant: Requant
+    lo: int
+    hi: int
+
+
+def prepare(ctx: OpContext):
+    ctx.check_arity(2, 3)
+    x, w = ctx.input(0), ctx.input(1)
+    bias = ctx.optional_input(2)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, w)
+    require_same_type(ctx, x, ctx.outputs[0])
+    if int(ctx.option("weights_format", 0)) != 0:
+        raise ctx.unsupported("only the DEFAULT weights_format is supported")
+    if w.rank != 2:
+        raise ctx.shape_error(f"weights shape {list(w.shape)} must be 2-D [units, depth]")
+    units, depth = w.shape
+    total = num_elements(x.shape)
+    if depth < 1 or total % depth != 0:
+        raise ctx.shape_error(
+            f"input shape {list(x.shape)} cannot be flattened into rows of depth {depth}"
+        )
+    rows = total // depth
+    if ctx.option("keep_num_dims", False):
+        if x.rank == 0 or x.shape[-1] != depth:
+            raise ctx.shape_error(
+                f"keep_num_dims needs the input's last dimension to be {depth}, got "
+                f"{list(x.shape)}"
+            )
+        out_shape = tuple(x.shape[:-1]) + (units,)
+    else:
+        out_shape = (rows, units)
+
+    weights = ctx.constant_input(1, "weights").astype(np.int64)
+    bias_values = None
+    if bias is not None:
+        ctx.require_dtype(bias, (np.int32,), "bias")
+        bias_values = ctx.constant_input(2, "bias").astype(np.int64).reshape(-1)
+        if bias_values.size != units:
+            raise ctx.shape_error(f"bias holds {bias_values.size} values, expected {units}")
+
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    scales, zps = channel_params(ctx, w, "weights", units, 0)
+    per_channel = len(w.quantization.scale) > 1
+    if per_channel and (x.dtype == np.uint8 or np.any(zps != 0)):
+        raise ctx.unsupported(
+            f"per-channel weights '{w.name}' must be int8 with zero point 0"
+        )
+    xnnpack = not ctx.quant.reference
+    if xnnpack:
+        requant = fp32_requant(np.float32(xq.scale) * scales / np.float32(out.scale))
+    else:
+        requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
+    lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
+
+    wrange = 255 if x.dtype == np.uint8 else 128
+    work = np.float32 if depth * 255 * wrange < FLOAT32_EXACT else np.float64
+    weights_t = np.ascontiguousarray((weights - zps.reshape(units, 1)).T.astype(work))
+    record = QFullyConnectedRecord(
+        rows, depth, units, scratch(ctx, (rows, depth), work), weights_t,
+        scratch(ctx, (rows, units), work), bias_values, xq.zero_point, out.zero_point,
+        requant, lo, hi)
+    return (OutputSpec(out_shape, x.dtype),), record
+
+
+def eval(rec: QFullyConnectedRecord, inputs, outputs) -> None:
+    np.subtract(inputs[0].reshape(rec.rows, rec.depth), rec.zp_x, out=rec.x_work,
+                dtype=rec.x_work.dtype)
+    np.matmul(rec.x_work, rec.weights_t, out=rec.acc)
+    acc = rec.acc.astype(np.int64)  # exact integer sums
+    if rec.bias is not None:
+        acc += rec.bias
+    values = rec.requant(acc)
+    values += rec.zp_out
+    clamp_out(values, rec.lo, rec.hi, outputs[0])
+
+
+FULLY_CONNECTED = Kernel(prepare, eval)

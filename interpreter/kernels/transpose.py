@@ -1,0 +1,41 @@
+"""TRANSPOSE: permute the dimensions (any element type).
+
+Matches tensorflow/lite/kernels/transpose.cc: the permutation is the 2nd input, a 1-D
+int32 / int64 tensor with one entry per input dimension, constant here (the output shape
+depends on it); every entry lies in [0, rank) -- TFLite rejects negative entries -- and
+output dimension i is input dimension perm[i].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec
+
+
+@dataclass(frozen=True)
+class TransposeRecord:
+    perm: tuple[int, ...]
+
+
+def prepare(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    x, perm_t = ctx.input(0), ctx.input(1)
+    ctx.require_dtype(perm_t, (np.int32, np.int64), "perm")
+    perm = tuple(int(p) for p in ctx.constant_input(1, "perm").reshape(-1))
+    if perm_t.rank != 1 or sorted(perm) != list(range(x.rank)):
+        raise ctx.shape_error(
+            f"perm {list(perm)} is not a permutation of the {x.rank} dimensions of "
+            f"'{x.name}' {list(x.shape)}"
+        )
+    shape = tuple(x.shape[p] for p in perm)
+    return (OutputSpec(shape, x.dtype),), TransposeRecord(perm)
+
+
+def eval(rec: TransposeRecord, inputs, outputs) -> None:
+    np.copyto(outputs[0], inputs[0].transpose(rec.perm))
+
+
+TRANSPOSE = Kernel(prepare, eval)

@@ -1,0 +1,80 @@
+"""Elementwise math on one input: EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG, SIGN, FLOOR,
+CEIL, ROUND, SIN, COS, LOGICAL_NOT.
+
+Matches tensorflow/lite/kernels/elementwise.cc (ABS, SIN, COS, LOG, SQRT, RSQRT, SQUARE,
+LOGICAL_NOT, SIGN), exp.cc, neg.cc, floor.cc, ceil.cc and round.cc for non-quantized
+types: the output has the input's shape and type, and each element is the C++ library
+function of its input:
+
+* RSQRT is ``1.f / std::sqrt(x)`` (two roundings, so not a fused rsqrt);
+* SQUARE is ``x * x``; LOG of 0 is -inf and of a negative number NaN, as std::log;
+* ROUND is reference/round.h RoundToNearest: halves go to the even neighbour
+  (np.rint), not away from zero;
+* ABS / NEG / SIGN also take integers (ABS of the most negative value wraps, like
+  std::abs on two's complement).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .base import Kernel, OpContext, OutputSpec
+
+
+@dataclass(frozen=True)
+class UnaryRecord:
+    apply: Callable  # apply(x, out)
+
+
+def _rsqrt(x, out):
+    np.sqrt(x, out=out)
+    np.divide(np.float32(1.0), out, out=out)
+
+
+def _square(x, out):
+    np.multiply(x, x, out=out)
+
+
+def _ufunc(f):
+    def apply(x, out):
+        f(x, out=out)
+
+    return apply
+
+
+def _make(apply: Callable, dtypes: tuple) -> Kernel:
+    def prepare(ctx: OpContext):
+        ctx.check_arity(1, 1)
+        x = ctx.input(0)
+        ctx.require_dtype(x, dtypes, "input")
+        return (OutputSpec(x.shape, x.dtype),), UnaryRecord(apply)
+
+    return Kernel(prepare, eval)
+
+
+def eval(rec: UnaryRecord, inputs, outputs) -> None:
+    # exp(100) = inf, log(0) = -inf, sqrt(-1) = NaN: the IEEE results, without warnings.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rec.apply(inputs[0], outputs[0])
+
+
+_F32 = (np.float32,)
+_SIGNED = (np.float32, np.int8, np.int16, np.int32, np.int64)
+
+EXP = _make(_ufunc(np.exp), _F32)
+LOG = _make(_ufunc(np.log), _F32)
+SQRT = _make(_ufunc(np.sqrt), _F32)
+RSQRT = _make(_rsqrt, _F32)
+SQUARE = _make(_square, (np.float32, np.int32))
+ABS = _make(_ufunc(np.abs), _SIGNED)
+NEG = _make(_ufunc(np.negative), _SIGNED)
+SIGN = _make(_ufunc(np.sign), (np.float32, np.float64, np.int32))
+FLOOR = _make(_ufunc(np.floor), _F32)
+CEIL = _make(_ufunc(np.ceil), _F32)
+ROUND = _make(_ufunc(np.rint), _F32)
+SIN = _make(_ufunc(np.sin), _F32)
+COS = _make(_ufunc(np.cos), _F32)
+LOGICAL_NOT = _make(_ufunc(np.logical_not), (np.bool_,))

@@ -1,0 +1,303 @@
+"""Fixed-point primitives of TFLite's integer kernels, vectorised over numpy int64 arrays.
+
+Quantized values map to reals as ``r = scale * (q - zero_point)``. An integer kernel
+accumulates in int32 and rescales with a *quantized multiplier*: a real multiplier
+``M`` (e.g. ``s_in * s_w / s_out`` for a convolution) is split once, in prepare(), into an
+int32 mantissa ``m`` in [2^30, 2^31) and a power-of-two exponent ``shift`` with
+
+    M ~= m * 2^(shift - 31)                            (QuantizeMultiplier)
+
+and every invoke() computes ``round(x * M)`` from ``x``, ``m`` and ``shift`` alone
+(MultiplyByQuantizedMultiplier). TFLite has two roundings for that product:
+
+* ``Rounding.DOUBLE`` (gemmlowp, TFLite's classic build, ``TFLITE_SINGLE_ROUNDING=0``)::
+
+      left = max(shift, 0), right = max(-shift, 0)
+      y = SaturatingRoundingDoublingHighMul(x * 2^left, m)   # round(x * m / 2^31)
+      out = RoundingDivideByPOT(y, right)                     # round(y / 2^right)
+
+  rounding twice: the high-mul rounds half *up* (towards +inf), the divide rounds half
+  *away from zero*.
+* ``Rounding.SINGLE`` (``TFLITE_SINGLE_ROUNDING=1``, the default of TFLite Micro)::
+
+      t = 31 - shift
+      out = (x * m + 2^(t-1)) >> t                            # round half up, once
+
+Sources: tensorflow/lite/kernels/internal/common.h / common.cc (MultiplyByQuantizedMultiplier
+and friends), quantization_util.cc (QuantizeMultiplier, PreprocessSoftmaxScaling,
+CalculateInputRadius) and gemmlowp's fixedpoint/fixedpoint.h.
+
+What the installed LiteRT (ai-edge-litert 2.3.0, x86-64) does, measured with one-op
+int8 and uint8 models whose inputs hit rounding ties (tests/interpreter/
+test_quantized_rounding.py keeps the evidence). ``REF`` is
+``OpResolverType.BUILTIN_REF`` (reference kernels); ``DEFAULT`` is ``AUTO`` / ``BUILTIN``
+(optimized kernels; the XNNPACK delegate is not applied to these quantized models).
+
+    =================  =========  =========  ==========================================
+    op                 REF        DEFAULT    note
+    =================  =========  =========  ==========================================
+    (filled in by the rounding probe -- see ROUNDING_TABLE below)
+    =================  =========  =========  ==========================================
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import numpy as np
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+
+class Rounding(enum.Enum):
+    """How MultiplyByQuantizedMultiplier rounds (see the module docstring)."""
+
+    DOUBLE = "double"  # gemmlowp SaturatingRoundingDoublingHighMul + RoundingDivideByPOT
+    SINGLE = "single"  # (x * m + 2^(t-1)) >> t, t = 31 - shift
+
+
+# --------------------------------------------------------------------------- scalars
+
+
+def round_half_away(x):
+    """TfLiteRound / std::round: round half away from zero (numpy rounds half to even)."""
+    x = np.asarray(x)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def quantize_multiplier(real: float, rounding: Rounding = Rounding.DOUBLE) -> tuple[int, int]:
+    """QuantizeMultiplier: ``real ~= m * 2^(shift - 31)``, m an int32 in [2^30, 2^31).
+
+        (frac, shift) = frexp(real)           # real = frac * 2^shift, frac in [0.5, 1)
+        m = round(frac * 2^31)                # half away from zero; exact product
+        m == 2^31  ->  m = 2^30, shift += 1   # frac rounded up to 1.0
+        shift < -31 -> m = 0, shift = 0       # |real| < ~2^-32: flushed to zero
+        SINGLE only: shift > 30 -> m = 2^31 - 1, shift = 30   # saturate
+
+    ``real == 0`` gives (0, 0). Negative multipliers keep their sign in ``m`` (as in
+    TFLite); no TFLite kernel feeds them to the SINGLE rounding.
+    """
+    real = float(real)
+    if real == 0.0:
+        return 0, 0
+    if not math.isfinite(real):
+        raise ValueError(f"cannot quantize the multiplier {real}")
+    frac, shift = math.frexp(real)
+    m = int(round_half_away(frac * 2.0**31))
+    if m == 2**31:  # frac rounded up to 1.0 (TFLite checks q_fixed <= 2^31)
+        m //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    if rounding is Rounding.SINGLE and shift > 30:
+        return INT32_MAX, 30
+    return m, shift
+
+
+def quantize_multiplier_smaller_than_one_exp(real: float,
+                                             rounding: Rounding = Rounding.DOUBLE):
+    """QuantizeMultiplierSmallerThanOneExp: 0 <= real < 1, so shift <= 0."""
+    if not 0.0 <= real < 1.0:
+        raise ValueError(f"multiplier {real} is not in [0, 1)")
+    return quantize_multiplier(real, rounding)
+
+
+def quantize_multiplier_greater_than_one(real: float, rounding: Rounding = Rounding.DOUBLE):
+    """QuantizeMultiplierGreaterThanOne: real > 1, so shift >= 0 (a left shift)."""
+    if not real > 1.0:
+        raise ValueError(f"multiplier {real} is not > 1")
+    return quantize_multiplier(real, rounding)
+
+
+def quantize_multipliers(reals, rounding: Rounding = Rounding.DOUBLE):
+    """quantize_multiplier over an array (per-channel): (int64 mantissas, int64 shifts)."""
+    pairs = [quantize_multiplier(float(r), rounding) for r in np.asarray(reals).reshape(-1)]
+    m = np.array([p[0] for p in pairs], np.int64)
+    s = np.array([p[1] for p in pairs], np.int64)
+    return m, s
+
+
+# --------------------------------------------------------------------------- int32 helpers
+
+
+def wrap_int32(x):
+    """Two's-complement wrap of int64 values to int32 (what an overflowing int32 op
+    gives on every platform TFLite runs on)."""
+    x = np.asarray(x, np.int64)
+    return ((x + 2**31) & 0xFFFFFFFF) - 2**31
+
+
+def saturate_int32(x):
+    return np.clip(np.asarray(x, np.int64), INT32_MIN, INT32_MAX)
+
+
+def _trunc_div_pot(x, n: int):
+    """x / 2^n rounding towards zero (C integer division), int64."""
+    q = np.right_shift(np.abs(x), n)
+    return np.where(x < 0, -q, q)
+
+
+def saturating_rounding_doubling_high_mul(a, b):
+    """gemmlowp SaturatingRoundingDoublingHighMul: round(a * b / 2^31) for int32 a, b.
+
+        ab = a * b                                  (exact in int64)
+        nudge = 2^30 if ab >= 0 else 1 - 2^30
+        out = (ab + nudge) / 2^31                   (C division: truncates towards 0)
+
+    i.e. ties round towards +inf (2.5 -> 3, -2.5 -> -2). The one overflow,
+    a = b = INT32_MIN (2^62 / 2^31 = 2^31), saturates to INT32_MAX.
+    """
+    a = np.asarray(a, np.int64)
+    b = np.asarray(b, np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    out = _trunc_div_pot(ab + nudge, 31)
+    overflow = (a == INT32_MIN) & (b == INT32_MIN)
+    return np.where(overflow, INT32_MAX, out)
+
+
+def rounding_divide_by_pot(x, exponent):
+    """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero.
+
+        mask = 2^exponent - 1
+        remainder = x & mask                        (two's complement, so >= 0)
+        threshold = mask >> 1, plus 1 when x < 0
+        out = (x >> exponent) + (remainder > threshold)
+
+    ``exponent`` in [0, 31], scalar or broadcastable (per channel).
+    """
+    x = np.asarray(x, np.int64)
+    exponent = np.asarray(exponent, np.int64)
+    mask = np.left_shift(np.int64(1), exponent) - 1
+    remainder = np.bitwise_and(x, mask)
+    threshold = np.right_shift(mask, 1) + (x < 0)
+    return np.right_shift(x, exponent) + (remainder > threshold)
+
+
+def saturating_rounding_multiply_by_pot(x, exponent: int):
+    """SaturatingRoundingMultiplyByPOT<exponent> on int32 raw values: for exponent > 0
+    a saturating left shift, for exponent < 0 RoundingDivideByPOT(x, -exponent)."""
+    x = np.asarray(x, np.int64)
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return rounding_divide_by_pot(x, -exponent)
+    threshold = (1 << (31 - exponent)) - 1
+    out = np.left_shift(x, exponent)
+    out = np.where(x > threshold, INT32_MAX, out)
+    return np.where(x < -threshold, INT32_MIN, out)
+
+
+# --------------------------------------------------------------------------- MBQM
+
+
+def multiply_by_quantized_multiplier(x, multiplier, shift,
+                                     rounding: Rounding = Rounding.DOUBLE):
+    """MultiplyByQuantizedMultiplier(int32 x, m, shift): round(x * m * 2^(shift - 31)).
+
+    ``x`` is int32-valued (any int array); ``multiplier`` and ``shift`` are scalars or
+    arrays broadcasting against ``x`` (per-channel along the last axis). Returns int64.
+
+    DOUBLE: RoundingDivideByPOT(SRDHM(x * 2^max(shift, 0), m), max(-shift, 0)), where
+            x * 2^left wraps like the C int32 product.
+    SINGLE: (x * m + 2^(t-1)) >> t with t = 31 - shift (shift in [-31, 30]); the result
+            is wrapped to int32 like TFLite's static_cast.
+    """
+    x = np.asarray(x, np.int64)
+    m = np.asarray(multiplier, np.int64)
+    shift = np.asarray(shift, np.int64)
+    if rounding is Rounding.SINGLE:
+        total = 31 - shift
+        out = np.right_shift(x * m + np.left_shift(np.int64(1), total - 1), total)
+        return wrap_int32(out)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    if np.any(left):
+        x = wrap_int32(np.left_shift(x, left))
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, m), right)
+
+
+def multiply_by_quantized_multiplier_smaller_than_one_exp(
+        x, multiplier, left_shift, rounding: Rounding = Rounding.DOUBLE):
+    """MultiplyByQuantizedMultiplierSmallerThanOneExp (left_shift <= 0).
+
+    DOUBLE: RoundingDivideByPOT(SRDHM(x, m), -left_shift); SINGLE: the single-rounding
+    MultiplyByQuantizedMultiplier. Used by ADD / SUB (add.cc, sub.cc)."""
+    if np.any(np.asarray(left_shift) > 0):
+        raise ValueError("left_shift must be <= 0")
+    return multiply_by_quantized_multiplier(x, multiplier, left_shift, rounding)
+
+
+def multiply_by_quantized_multiplier_greater_than_one(
+        x, multiplier, left_shift, rounding: Rounding = Rounding.DOUBLE):
+    """MultiplyByQuantizedMultiplierGreaterThanOne (left_shift >= 0):
+    DOUBLE: SRDHM(x * 2^left_shift, m); SINGLE: the single-rounding form."""
+    if np.any(np.asarray(left_shift) < 0):
+        raise ValueError("left_shift must be >= 0")
+    return multiply_by_quantized_multiplier(x, multiplier, left_shift, rounding)
+
+
+def multiply_by_quantized_multiplier_int64(x, multiplier, shift):
+    """The int64-input overload (16x8 kernels): the mantissa is reduced to 16 bits first.
+
+        reduced = (m + 2^15) >> 16   (0x7FFF when m >= 0x7FFF0000)
+        t = 15 - shift
+        out = (x * reduced + 2^(t-1)) >> t
+
+    Identical in both rounding builds (common.cc)."""
+    x = np.asarray(x, np.int64)
+    m = np.asarray(multiplier, np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - np.asarray(shift, np.int64)
+    return wrap_int32(np.right_shift(x * reduced + np.left_shift(np.int64(1), total - 1), total))
+
+
+# --------------------------------------------------------------------------- quantize
+
+
+def quantize(real, scale: float, zero_point: int, dtype):
+    """reference_ops::AffineQuantize: q = clamp(round(r / scale) + zero_point).
+
+    ``r / scale`` is a float32 division (both operands float32, as in TFLite) and the
+    rounding is half away from zero (TfLiteRound)."""
+    info = np.iinfo(dtype)
+    r = np.asarray(real, np.float32)
+    scaled = r / np.float32(scale)  # float32 / float32 -> float32
+    # Clip before the cast: huge or infinite values saturate (TFLite's int32 cast would be
+    # undefined there).
+    rounded = np.clip(round_half_away(scaled), -2.0**31, 2.0**31 - 1)
+    q = rounded.astype(np.int64) + int(zero_point)
+    return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def dequantize(q, scale: float, zero_point: int):
+    """reference_ops::Dequantize: r = float32(scale * (q - zero_point)), product in
+    double (scale is a double there)."""
+    diff = np.asarray(q, np.int64) - int(zero_point)
+    return (np.float64(scale) * diff).astype(np.float32)
+
+
+def quantize_in_range(value: float, scale: float, zero_point: int) -> int:
+    """zero_point + static_cast<int32>(TfLiteRound(value / scale)), float32 division
+    (the ``quantize`` lambda of CalculateActivationRangeQuantized)."""
+    return int(zero_point) + int(round_half_away(np.float32(value) / np.float32(scale)))
+
+
+def activation_range(activation: int, scale: float, zero_point: int, dtype) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized (kernel_util.cc) for a fused activation code.
+
+    NONE -> [qmin, qmax]; RELU -> [max(qmin, q(0)), qmax]; RELU6 -> [max(qmin, q(0)),
+    min(qmax, q(6))]; RELU_N1_TO_1 -> [max(qmin, q(-1)), min(qmax, q(1))], where
+    q(v) = zero_point + round(v / scale)."""
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    q = lambda v: quantize_in_range(v, scale, zero_point)  # noqa: E731
+    if activation == 1:  # RELU
+        return max(lo, q(0.0)), hi
+    if activation == 3:  # RELU6
+        return max(lo, q(0.0)), min(hi, q(6.0))
+    if activation == 2:  # RELU_N1_TO_1
+        return max(lo, q(-1.0)), min(hi, q(1.0))
+    return lo, hi

@@ -1,0 +1,77 @@
+"""ARG_MAX / ARG_MIN, comparisons, logical ops, SELECT / SELECT_V2 against LiteRT."""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import UnsupportedOpError
+
+from .oracle import rand
+from .op_models import check_op, const, run_op
+
+I32, I64, F32 = np.int32, np.int64, np.float32
+
+
+@pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("out_type", [I32, I64])
+def test_arg_minmax(rng, op, axis, out_type):
+    x = rand(rng, (3, 4, 5))
+    x[1, 2, :] = 0.5  # ties: the first index wins
+    x[:, 1, 2] = -0.5
+    find = np.argmax if op == "ARG_MAX" else np.argmin
+    expected = find(x, axis=axis).astype(out_type)
+    (out,) = check_op(op, [x, const([axis], I32)], [(expected.shape, out_type)],
+                      output_type=np.dtype(out_type).name.upper())
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", [I32, np.uint8, np.int8])
+def test_arg_max_integer(rng, dtype):
+    x = rand(rng, (4, 6), dtype, low=0, high=9)
+    check_op("ARG_MAX", [x, const(1, I64)], [((4,), I64)], output_type="INT64")
+
+
+def test_arg_max_runtime_axis_is_unsupported(rng):
+    with pytest.raises(UnsupportedOpError, match="axis .*must be a constant"):
+        run_op("ARG_MAX", [rand(rng, (2, 3)), np.array([1], I32)], [((2,), I64)],
+               output_type="INT64")
+
+
+@pytest.mark.parametrize("op", ["LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
+                                "NOT_EQUAL"])
+@pytest.mark.parametrize("dtype", [F32, I32, I64])
+def test_comparisons(rng, op, dtype):
+    a = rand(rng, (3, 4), dtype, low=-3, high=3).round().astype(dtype)
+    b = rand(rng, (4,), dtype, low=-3, high=3).round().astype(dtype)
+    check_op(op, [a, b], [((3, 4), np.bool_)])
+
+
+@pytest.mark.parametrize("op", ["LOGICAL_AND", "LOGICAL_OR"])
+def test_logical_binary(rng, op):
+    a, b = rand(rng, (3, 4)) > 0, rand(rng, (3, 1)) > 0
+    check_op(op, [a, b], [((3, 4), np.bool_)])
+
+
+def test_logical_not(rng):
+    check_op("LOGICAL_NOT", [rand(rng, (5, 2)) > 0], [((5, 2), np.bool_)])
+
+
+@pytest.mark.parametrize("c_shape,x_shape,y_shape", [((3, 4), (3, 4), (3, 4)),
+                                                     ((3, 1), (1, 4), (3, 4)),
+                                                     ((), (2, 3), (3,)), ((4,), (3, 4), ())])
+@pytest.mark.parametrize("dtype", [F32, I32])
+def test_select_v2(rng, c_shape, x_shape, y_shape, dtype):
+    cond = rand(rng, c_shape) > 0
+    x = rand(rng, x_shape, low=-9, high=9).astype(dtype)
+    y = rand(rng, y_shape, low=-9, high=9).astype(dtype)
+    out_shape = np.broadcast_shapes(c_shape, x_shape, y_shape)
+    (out,) = check_op("SELECT_V2", [cond, x, y], [(out_shape, dtype)])
+    np.testing.assert_array_equal(out, np.where(cond, x, y))
+
+
+@pytest.mark.parametrize("c_shape", [(3, 4), (3,)])
+def test_select(rng, c_shape):
+    cond = rand(rng, c_shape) > 0
+    x, y = rand(rng, (3, 4)), rand(rng, (3, 4))
+    (out,) = check_op("SELECT", [cond, x, y], [((3, 4), F32)])
+    np.testing.assert_array_equal(out, np.where(cond.reshape(3, -1), x, y))

@@ -1,0 +1,55 @@
+"""int8 / uint8 ADD, SUB, MUL, bit-exact with both LiteRT kernel sets."""
+
+import numpy as np
+import pytest
+
+from .quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+
+SHAPES = [((4, 8, 8, 16), (4, 8, 8, 16)), ((2, 5, 5, 3), (3,)), ((2, 1, 4), (1, 3, 1)),
+          ((3, 4), ())]
+
+
+def binary_model(rng, op, dtype, shape1, shape2, act="NONE", scales=None):
+    (s1, z1), (s2, z2), (so, zo) = scales or [random_qparams(rng, dtype, 0.01, 0.1)
+                                              for _ in range(3)]
+    if op == "MUL" and scales is None:
+        so = float(np.float32(s1 * s2 * rng.uniform(20, 80)))
+    m = QuantModel()
+    a = m.input("a", shape1, dtype, s1, z1)
+    b = m.input("b", shape2, dtype, s2, z2)
+    y = m.output("y", np.broadcast_shapes(shape1, shape2), dtype, so, zo)
+    m.op(op, [a, b], [y], version=2, fused_activation_function=act)
+    return m.build(), [full_range(rng, shape1, dtype), full_range(rng, shape2, dtype)]
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape1,shape2", SHAPES)
+def test_binary(rng, op, dtype, shape1, shape2):
+    model, feeds = binary_model(rng, op, dtype, shape1, shape2)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("act", ["RELU", "RELU6", "RELU_N1_TO_1"])
+def test_binary_activation(rng, op, dtype, act):
+    zo = 0 if dtype == np.int8 else 128
+    scales = [(0.05, 3), (0.03, -7 if dtype == np.int8 else 120), (0.02, zo)]
+    model, feeds = binary_model(rng, op, dtype, (6, 7), (7,), act=act, scales=scales)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_binary_exhaustive_pairs(rng, op, dtype):
+    # Every (a, b) pair once, with power-of-two scale ratios that put results on ties.
+    info = np.iinfo(dtype)
+    vals = np.arange(info.min, info.max + 1)
+    a, b = np.meshgrid(vals, vals)
+    a, b = a.astype(dtype).reshape(256, 256), b.astype(dtype).reshape(256, 256)
+    zo = 0 if dtype == np.int8 else 128
+    out_scale = 2.0 if op == "MUL" else 0.5
+    model, _ = binary_model(rng, op, dtype, (256, 256), (256, 256),
+                            scales=[(0.25, zo), (0.125, zo), (out_scale, zo)])
+    assert_bit_exact(model, [a, b])
