@@ -16,7 +16,8 @@ FUSABLE_ACTIVATIONS = {
     "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
 }
 # Ops whose TFLite kernels apply fused_activation_function.
-TAKES_ACTIVATION = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB",
+TAKES_ACTIVATION = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV",
+                              "ADD", "SUB",
                               "MUL", "CONCATENATION", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
 
 

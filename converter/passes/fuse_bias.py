@@ -1,12 +1,13 @@
 """Fuse ADD of a per-channel constant (BiasAdd) into the preceding conv / fully-connected bias.
 
-Pattern: {CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED} (no fused activation) -> ADD(c).
+Pattern: {CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED | TRANSPOSE_CONV} (no fused
+activation) -> ADD(c).
 """
 
 from __future__ import annotations
 
 from ..ir import Activation, Graph
-from .patterns import AFFINE, add_to_bias, channel_vector, const_operand, sole_producer
+from .patterns import BIAS_INDEX, add_to_bias, channel_vector, const_operand, sole_producer
 
 
 def run(graph: Graph) -> int:
@@ -15,7 +16,7 @@ def run(graph: Graph) -> int:
         if add.options.get("fused_activation_function", 0):
             continue
         args = const_operand(add)
-        affine = args and sole_producer(graph, args[0], AFFINE)
+        affine = args and sole_producer(graph, args[0], BIAS_INDEX)
         if not affine or affine.options.get("fused_activation_function") != Activation.NONE:
             continue
         bias = channel_vector(args[1], affine)

@@ -7,6 +7,8 @@ import numpy as np
 from ..ir import Graph, Op, Tensor
 
 AFFINE = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
+# Where each op with a bias keeps it (TRANSPOSE_CONV: output_shape, weights, input, bias).
+BIAS_INDEX = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "TRANSPOSE_CONV": 3}
 
 
 def sole_producer(graph: Graph, t: Tensor | None, types) -> Op | None:
@@ -31,7 +33,7 @@ def channel_vector(c: Tensor, op: Op) -> np.ndarray | None:
     """Constant `c` as a per-output-channel vector of affine `op`, if it broadcasts along the
     last axis only ([C], [1,..,1,C] or a scalar) without raising the output's rank."""
     d, channels = c.data, out_channels(op)
-    out_rank = 2 if op.type == "FULLY_CONNECTED" else 4
+    out_rank = 2 if op.type == "FULLY_CONNECTED" else 4  # CONV / DEPTHWISE / TRANSPOSE_CONV
     if d.dtype.kind != "f" or d.ndim > out_rank or any(s != 1 for s in d.shape[:-1]):
         return None
     if d.size == 1:
@@ -86,8 +88,9 @@ def scale_output_channels(op: Op, graph: Graph, s: np.ndarray) -> None:
 
 def add_to_bias(op: Op, graph: Graph, b: np.ndarray) -> None:
     """Add b[c] to affine `op`'s output channel c, creating the bias if the op has none."""
-    old = op.inputs[2] if len(op.inputs) > 2 else None  # None: bias omitted
+    k = BIAS_INDEX[op.type]
+    old = op.inputs[k] if len(op.inputs) > k else None  # None: bias omitted
     if old is None:
-        op.inputs[2:] = [graph.const(f"{op.outputs[0].name}/bias", b, np.float32)]
+        op.inputs[k:] = [graph.const(f"{op.outputs[0].name}/bias", b, np.float32)]
     else:
-        graph.set_const_input(op, 2, old.data.astype(np.float64) + b)
+        graph.set_const_input(op, k, old.data.astype(np.float64) + b)

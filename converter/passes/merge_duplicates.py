@@ -1,0 +1,28 @@
+"""Common-subexpression elimination: two ops of the same type, options and inputs compute the
+same thing; the later one's readers read the earlier one's outputs instead.
+"""
+
+from __future__ import annotations
+
+from ..ir import Graph
+
+
+def _key(op):
+    return (op.type, op.custom_code, tuple(id(t) for t in op.inputs),
+            repr(sorted(op.options.items())))
+
+
+def run(graph: Graph) -> int:
+    n = 0
+    seen = {}
+    for op in list(graph.ops):
+        if op.type == "CUSTOM":
+            continue  # a custom kernel may have side effects
+        first = seen.setdefault(_key(op), op)
+        if first is op or any(graph.is_output(t) for t in op.outputs):
+            continue
+        graph.ops.remove(op)
+        for old, new in zip(op.outputs, first.outputs):
+            graph.replace_uses(old, new)
+        n += 1
+    return n
