@@ -147,3 +147,18 @@ def _save(tmp_path, x):
     path = tmp_path / "x.npy"
     np.save(path, x)
     return path
+
+
+def test_check_ignores_untaken_cond_branch():
+    """RandomUniform (dropout) lives only in the is_training=True branch."""
+    from tests.conftest import MODELS
+    result = invoke("check", MODELS / "tf1_cond_is_training.pb")
+    assert result.exit_code == 0, result.output
+    assert "RandomUniform" not in result.output and "Switch" in result.output
+
+
+def test_passes_lists_the_pipeline():
+    result = invoke("passes")
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0].startswith("remove_identities")
+    assert "fold_batchnorm" in result.output and "(required)" in result.output
