@@ -139,9 +139,12 @@ class _Rewriter:
             p = self.params.get(id(op.outputs[0])) if op.type in SHARED_INPUTS else None
             p = p or asymmetric(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
-        new = self.g.const(c.name, data)
+        if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
+            c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)
+            new = c
+        else:
+            new = op.inputs[i] = self.g.const(c.name, data)
         new.quant = _quant(p)
-        op.inputs[i] = new
 
     # -- the rewrite --------------------------------------------------------------------------
     def run(self) -> None:
