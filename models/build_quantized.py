@@ -17,7 +17,7 @@ Outputs (see models/README.md, "Quantized references"):
   <m>.tf_int8_io.tflite         the same with int8 input/output
   <m>.tf_uint8.tflite           TF's legacy uint8 (inference_type=uint8, default_ranges_stats)
   quantized_reference.json      per file: size, LiteRT test accuracy (3 kernel sets), op counts,
-                                I/O and activation quantization parameters
+                                I/O (and float-io boundary) quantization parameters
   qat_cnn.pb                    quantization-aware TF1 graph with FakeQuant nodes (frozen)
   qat_cnn.golden.npz            input / output (frozen graph) / labels, first 32 test images
   qat_cnn.tf_int8.tflite        TF int8 of qat_cnn.pb WITHOUT a representative dataset
@@ -102,9 +102,9 @@ def _npy_bytes(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _f(x, nd=9) -> float:
-    """float32 -> JSON float that round-trips to the same float32."""
-    return float(np.float32(x)) if nd is None else float(f"{float(np.float32(x)):.{nd}g}")
+def _f(x) -> float:
+    """A float32 as the exact Python float (JSON round-trips it to the same float32)."""
+    return float(np.float32(x))
 
 
 # --------------------------------------------------------------------------- TF converters
@@ -207,7 +207,8 @@ def _quantize_input(x: np.ndarray, detail) -> np.ndarray:
         return x.astype(np.float32)
     scale, zp = detail["quantization"]
     info = np.iinfo(detail["dtype"])
-    q = np.round(x / np.float32(scale)) + zp  # round half to even, as LiteRT's QUANTIZE does
+    r = x.astype(np.float32) / np.float32(scale)
+    q = np.sign(r) * np.floor(np.abs(r) + np.float32(0.5)) + zp  # std::round, as TFLite's QUANTIZE
     return np.clip(q, info.min, info.max).astype(detail["dtype"])
 
 
@@ -229,7 +230,7 @@ def _qparams(t) -> dict:
     scales, zps = qp["scales"], qp["zero_points"]
     d = {"name": t["name"], "dtype": np.dtype(t["dtype"]).name, "shape": t["shape"].tolist()}
     if len(scales) == 1:
-        d["scale"] = _f(scales[0], None)
+        d["scale"] = _f(scales[0])
         d["zero_point"] = int(zps[0])
     elif len(scales) > 1:
         d["per_channel_axis"] = int(qp["quantized_dimension"])
@@ -272,7 +273,7 @@ def evaluate(model: bytes, x: np.ndarray, y: np.ndarray) -> dict:
         diff = np.abs(raw[a].astype(np.float64) - raw[b].astype(np.float64))
         n = int(np.sum(diff.reshape(len(x), -1).max(1) > 0))
         differ[f"{a}_vs_{b}"] = [float(f"{diff.max():.6g}"), n]
-    return {"accuracy": acc, "kernel_sets_differ": differ}
+    return {"accuracy": acc["ref"], "accuracy_by_kernels": acc, "kernel_sets_differ": differ}
 
 
 # --------------------------------------------------------------------------- QAT graph
@@ -457,7 +458,7 @@ def qat_ranges(graph_def, model: bytes) -> dict:
         entry = {"name": node.name, "op": node.op, "input": node.input[0]}
         if node.op == "FakeQuantWithMinMaxArgs":
             rmin, rmax = np.float32(node.attr["min"].f), np.float32(node.attr["max"].f)
-            entry.update(min_attr=_f(rmin, None), max_attr=_f(rmax, None))
+            entry.update(min_attr=_f(rmin), max_attr=_f(rmax))
         else:
             min_const, rmin = _const_value(graph_def, node.input[1])
             max_const, rmax = _const_value(graph_def, node.input[2])
@@ -470,11 +471,11 @@ def qat_ranges(graph_def, model: bytes) -> dict:
             nud = [tf_nudge(a, b, bits, narrow) for a, b in zip(rmin.ravel(), rmax.ravel())]
             entry.update(
                 channels=int(rmin.size),
-                min=[_f(v, None) for v in rmin.ravel()],
-                max=[_f(v, None) for v in rmax.ravel()],
-                nudged_min=[_f(n[0], None) for n in nud],
-                nudged_max=[_f(n[1], None) for n in nud],
-                nudged_scale=[_f(n[2], None) for n in nud],
+                min=[_f(v) for v in rmin.ravel()],
+                max=[_f(v) for v in rmax.ravel()],
+                nudged_min=[_f(n[0]) for n in nud],
+                nudged_max=[_f(n[1]) for n in nud],
+                nudged_scale=[_f(n[2]) for n in nud],
                 zero_point_uint=sorted({n[3] for n in nud}),
             )
         else:
@@ -484,11 +485,11 @@ def qat_ranges(graph_def, model: bytes) -> dict:
             tmin, tmax = _tf_fake_quant_extent(node, rmin, rmax)
             assert (tmin, tmax) == (nmin, nmax), (node.name, tmin, tmax, nmin, nmax)
             entry.update(
-                min=_f(rmin, None),
-                max=_f(rmax, None),
-                nudged_min=_f(nmin, None),
-                nudged_max=_f(nmax, None),
-                nudged_scale=_f(scale, None),
+                min=_f(rmin),
+                max=_f(rmax),
+                nudged_min=_f(nmin),
+                nudged_max=_f(nmax),
+                nudged_scale=_f(scale),
                 zero_point_uint=zp,  # on the unsigned [qmin, qmax] grid
                 zero_point_int8=zp - 128,
             )
@@ -501,11 +502,11 @@ def qat_ranges(graph_def, model: bytes) -> dict:
             qp = t["quantization_parameters"]
             tt = {"name": t["name"], "dtype": np.dtype(t["dtype"]).name, "matched_by": matched}
             if len(qp["scales"]) == 1:
-                tt.update(scale=_f(qp["scales"][0], None), zero_point=int(qp["zero_points"][0]))
+                tt.update(scale=_f(qp["scales"][0]), zero_point=int(qp["zero_points"][0]))
             else:
                 tt.update(
                     per_channel_axis=int(qp["quantized_dimension"]),
-                    scales=[_f(v, None) for v in qp["scales"]],
+                    scales=[_f(v) for v in qp["scales"]],
                     zero_points=sorted({int(v) for v in qp["zero_points"]}),
                 )
             entry["tflite_tensor"] = tt
@@ -538,6 +539,8 @@ def main() -> int:
         assert np.array_equal(z["x"], x_test) and np.array_equal(z["y"], y_test)
     print(f"calibration: first {N_CALIB} training images; test: {len(y_test)} images")
 
+    # Top level: metadata, then one object per model with one entry per TF .tflite, keyed
+    # by the file-name suffix ("tf_int8", "tf_int8_io", "tf_uint8").
     reference = {
         "tensorflow": tf.__version__,
         "calibration": {
@@ -550,33 +553,35 @@ def main() -> int:
             "default_ranges_stats": list(UINT8_DEFAULT_RANGES),
         },
         "n_test": int(len(y_test)),
-        "resolvers": RESOLVERS,
-        "models": {},
+        "accuracy": "test accuracy with BUILTIN_REF kernels; accuracy_by_kernels: all kernel sets",
+        "kernel_sets": {k: f"OpResolverType.{v}" for k, v in RESOLVERS.items()},
+        "kernel_sets_differ": "[max abs difference of the raw outputs (quantized units for "
+        "integer io), number of test images whose outputs differ]",
     }
     table = []
+
+    def add_file(entry: dict, name: str, suffix: str, data: bytes) -> None:
+        fname = f"{name}.{suffix}.tflite"
+        _atomic_write(HERE / fname, data)
+        desc = describe(data)
+        ev = evaluate(data, x_test, y_test)
+        acc = ev["accuracy_by_kernels"]
+        print(f"  {fname}: {len(data)} bytes, ops {desc['ops']}")
+        print(f"    acc default/builtin/ref: {acc['default']:.4f} / {acc['builtin']:.4f} / "
+              f"{acc['ref']:.4f}; kernel sets differ: {ev['kernel_sets_differ']}")
+        assert min(acc.values()) > MIN_ACC, (fname, ev)
+        entry[suffix] = {"file": fname, "size": len(data), **ev, **desc}
+        table.append((fname, len(data), acc))
+
     for name in MODELS:
         pb = HERE / f"{name}.pb"
         print(f"\n[{name}]")
         with (HERE / f"{name}.tf_ops.json").open() as f:
             float_acc = json.load(f)["tflite_float_test_accuracy"]
-        files = {
-            f"{name}.tf_int8.tflite": tf_int8(pb, calib, tf.float32),
-            f"{name}.tf_int8_io.tflite": tf_int8(pb, calib, tf.int8),
-            f"{name}.tf_uint8.tflite": tf_uint8(pb),
-        }
-        entry = {"float_tflite_test_accuracy": float_acc, "files": {}}
-        for fname, data in files.items():
-            _atomic_write(HERE / fname, data)
-            desc = describe(data)
-            ev = evaluate(data, x_test, y_test)
-            print(f"  {fname}: {len(data)} bytes, ops {desc['ops']}")
-            print(f"    acc default/builtin/ref: {ev['accuracy']['default']:.4f} / "
-                  f"{ev['accuracy']['builtin']:.4f} / {ev['accuracy']['ref']:.4f}; "
-                  f"builtin vs ref differ on {ev['kernel_sets_differ']['builtin_vs_ref'][1]} images")
-            assert min(ev["accuracy"].values()) > MIN_ACC, (fname, ev)
-            entry["files"][fname] = {"size_bytes": len(data), **ev, **desc}
-            table.append((fname, len(data), ev))
-        reference["models"][name] = entry
+        entry = reference[name] = {"float_tflite_test_accuracy": float_acc}
+        add_file(entry, name, "tf_int8", tf_int8(pb, calib, tf.float32))
+        add_file(entry, name, "tf_int8_io", tf_int8(pb, calib, tf.int8))
+        add_file(entry, name, "tf_uint8", tf_uint8(pb))
 
     print(f"\n[{QAT_NAME}] training (tf.compat.v1 graph mode, FakeQuant in the graph)")
     gd = build_qat_cnn(x_train, y_train)
@@ -596,21 +601,13 @@ def main() -> int:
         output=probs[:N_GOLDEN].astype(np.float32),
         labels=y_test[:N_GOLDEN].astype(np.int64),
     )
-    qat_tfl = tf_int8_qat(HERE / f"{QAT_NAME}.pb")
-    fname = f"{QAT_NAME}.tf_int8.tflite"
-    _atomic_write(HERE / fname, qat_tfl)
-    desc = describe(qat_tfl)
-    ev = evaluate(qat_tfl, x_test, y_test)
-    print(f"  {fname}: {len(qat_tfl)} bytes, ops {desc['ops']}")
-    print(f"    acc default/builtin/ref: {ev['accuracy']['default']:.4f} / "
-          f"{ev['accuracy']['builtin']:.4f} / {ev['accuracy']['ref']:.4f}")
-    assert min(ev["accuracy"].values()) > MIN_ACC, (fname, ev)
-    table.append((fname, len(qat_tfl), ev))
-    reference["models"][QAT_NAME] = {
+    entry = reference[QAT_NAME] = {
         "tf_frozen_graph_test_accuracy": round(qat_float_acc, 6),
         "graphdef_op_counts": ops,
-        "files": {fname: {"size_bytes": len(qat_tfl), **ev, **desc}},
     }
+    qat_tfl = tf_int8_qat(HERE / f"{QAT_NAME}.pb")
+    add_file(entry, QAT_NAME, "tf_int8", qat_tfl)
+    fname = entry["tf_int8"]["file"]
     ranges = qat_ranges(gd, qat_tfl)
     ranges = {
         "model": f"{QAT_NAME}.pb",
@@ -633,8 +630,7 @@ def main() -> int:
 
     print("\nsummary (LiteRT test accuracy on %d images)" % len(y_test))
     print(f"  {'file':32s} {'bytes':>6s}  default builtin  ref")
-    for fname, size, e in table:
-        a = e["accuracy"]
+    for fname, size, a in table:
         print(f"  {fname:32s} {size:6d}  {a['default']:.4f}  {a['builtin']:.4f}  {a['ref']:.4f}")
     print("\nwrote:")
     total = 0

@@ -100,8 +100,8 @@ def test_int8_accuracy_and_size_vs_float_and_tensorflow(name, test_set, referenc
         MODELS / f"{name}.pb").model), x).argmax(1) == y).mean()
     model = convert(name, "int8").model
     int8_acc = (predict(Interpreter(model_content=model), x).argmax(1) == y).mean()
-    tf = reference["models"][name]["files"][f"{name}.tf_int8.tflite"]
-    tf_acc, tf_size = tf["accuracy"]["ref"], tf["size_bytes"]
+    tf = reference[name]["tf_int8"]
+    tf_acc, tf_size = tf["accuracy"], tf["size"]
     with capsys.disabled():
         print(f"\n{name}: float {float_acc:.4f}  edgelite int8 {int8_acc:.4f}  "
               f"TF int8 {tf_acc:.4f}  size {len(model)} B vs TF {tf_size} B")
