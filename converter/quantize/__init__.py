@@ -85,9 +85,27 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
             if not t.is_const and t.dtype == np.float32:
                 ranges.setdefault(t.name, options.default_range)
     report.ranges = ranges
+    _check_ranges(graph, ranges, set(input_params))
     quantize_graph(graph, ranges, RewriteConfig(qtype, options.per_channel, options.io_type),
                    input_params)
     return report
+
+
+def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
+    """One error naming every tensor that needs a range and has none."""
+    from .rules import FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT
+    need = [t for t in graph.inputs if t.dtype == np.float32 and t.name not in given]
+    for op in graph.ops:
+        if op.type in INTEGER_OPS and op.type not in set(FIXED_OUTPUT) | SAME_AS_INPUT:
+            need += [t for t in op.outputs if t.dtype == np.float32]
+    missing = [t.name for t in need if t.range is None and t.name not in ranges]
+    if missing:
+        shown = ", ".join(repr(n) for n in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise EdgeliteError(
+            f"{len(missing)} tensor(s) have no range: {shown}{more}. Calibrate with --calib "
+            "DATA, or give ranges with --input-range / --mean-std (inputs) or "
+            "--default-range MIN,MAX")
 
 
 __all__ = ["QuantMode", "QuantizeOptions", "QuantizeReport", "IOType", "Preprocess",

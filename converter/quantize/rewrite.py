@@ -75,7 +75,7 @@ class _Rewriter:
             for t in op.inputs:
                 producer = self.g.producer(t)
                 free = (producer is not None and id(producer) in self.integer
-                        and producer.type not in FIXED_OUTPUT | SAME_AS_INPUT
+                        and producer.type not in set(FIXED_OUTPUT) | SAME_AS_INPUT
                         and self.g.use_count(t) == 1)
                 if free:
                     self.params[id(t)] = shared

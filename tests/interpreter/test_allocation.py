@@ -49,14 +49,25 @@ def test_shapes_propagate_from_resized_input():
     assert_close(interp.get_tensor(y), expected)
 
 
-def test_quantized_input_is_unsupported_for_float_kernel():
+def test_int8_input_goes_to_the_integer_kernel_int16_is_unsupported():
     b = ModelBuilder()
     x = b.tensor("x", (1, 4, 4, 1), np.int8, scale=0.1, zero_point=0)
-    w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[1]]]], scale=0.1)
+    w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[10]]]], scale=0.1)
     y = b.tensor("y", (1, 4, 4, 1), np.int8, scale=0.1)
     b.op("CONV_2D", [x, w], [y], stride_w=1, stride_h=1)
     interp = Interpreter(model_content=b.build([x], [y]))
-    with pytest.raises(UnsupportedOpError, match="operator 0 \\(CONV_2D.*'x' has type int8"):
+    interp.allocate_tensors()
+    interp.set_tensor(x, np.arange(16, dtype=np.int8).reshape(1, 4, 4, 1))
+    interp.invoke()  # 0.1 * q * (0.1 * 10) / 0.1 = q
+    np.testing.assert_array_equal(interp.get_tensor(y).reshape(-1), np.arange(16))
+
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 4, 1), np.int16, scale=0.1, zero_point=0)
+    w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[1]]]], scale=0.1)
+    y = b.tensor("y", (1, 4, 4, 1), np.int16, scale=0.1)
+    b.op("CONV_2D", [x, w], [y], stride_w=1, stride_h=1)
+    interp = Interpreter(model_content=b.build([x], [y]))
+    with pytest.raises(UnsupportedOpError, match="operator 0 \\(CONV_2D.*'x' has type int16"):
         interp.allocate_tensors()
 
 

@@ -1,0 +1,92 @@
+"""Calibration data loading, NaN handling, and user-given ranges."""
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import IOType, Preprocess, QuantizeOptions, QuantMode
+from edgelite.converter.quantize.calibrate import load_samples
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.errors import EdgeliteError
+from tests.conftest import MODELS
+
+X = np.load(MODELS / "digits_calib.npy")
+
+
+def quantized(**kw):
+    return convert_detailed(MODELS / "tf1_cnn.pb",
+                            ConvertOptions(quantize=QuantizeOptions(**kw)))
+
+
+def input_params(result):
+    t = next(t for t in result.graph.tensors() if t.name == "input_int8")
+    return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+
+
+def test_npy_npz_and_folder_give_the_same_ranges(tmp_path):
+    np.save(tmp_path / "x.npy", X[:20])
+    np.savez(tmp_path / "x.npz", input=X[:20])
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    for i in range(20):
+        np.save(folder / f"{i:03d}.npy", X[i])
+    ranges = [quantized(mode=QuantMode.INT8, calib=str(p)).quantization.calibration.ranges
+              for p in (tmp_path / "x.npy", tmp_path / "x.npz", folder)]
+    assert ranges[0] == ranges[1] == ranges[2]
+    assert ranges[0]["input"] == (float(X[:20].min()), float(X[:20].max()))
+
+
+def test_calib_samples_limit_and_nan_samples_are_skipped(tmp_path):
+    data = X[:10].copy()
+    data[3, 0, 0, 0] = np.nan
+    data[7, 1, 1, 0] = np.inf
+    np.save(tmp_path / "x.npy", data)
+    stats = quantized(mode=QuantMode.INT8, calib=str(tmp_path / "x.npy")).quantization.calibration
+    assert stats.used == 8 and stats.skipped == [3, 7]
+    stats = quantized(mode=QuantMode.INT8, calib=str(tmp_path / "x.npy"),
+                      calib_samples=2).quantization.calibration
+    assert stats.used == 2
+
+
+def test_all_nan_is_an_error(tmp_path):
+    np.save(tmp_path / "x.npy", np.full((3, 8, 8, 1), np.nan, np.float32))
+    with pytest.raises(EdgeliteError, match="no usable calibration samples .3 contained NaN"):
+        quantized(mode=QuantMode.INT8, calib=str(tmp_path / "x.npy"))
+
+
+def test_preprocess():
+    p = Preprocess.parse("mean=127.5,scale=0.5")
+    np.testing.assert_allclose(p(np.array([127.5, 255.0])), [0.0, 63.75])
+    with pytest.raises(EdgeliteError, match="mean=M,scale=S"):
+        Preprocess.parse("avg=3")
+    sample = next(load_samples(MODELS / "digits_calib.npy", ["input"], Preprocess(0.5, 2.0)))
+    np.testing.assert_allclose(sample["input"], (X[0] - 0.5) * 2.0)
+
+
+def test_missing_range_names_the_tensor():
+    with pytest.raises(EdgeliteError, match=r"4 tensor\(s\) have no range: 'input', 'conv1/Relu', 'conv2/Relu', 'fc/logits'.*--default-range"):
+        quantized(mode=QuantMode.INT8)
+
+
+def test_user_ranges_and_default_range():
+    r = quantized(mode=QuantMode.INT8, input_ranges={"input": (0.0, 1.0)},
+                  default_range=(-8.0, 8.0))
+    scale, zp = input_params(r)
+    assert scale == pytest.approx(1 / 255) and zp == -128
+    conv = next(t for t in r.graph.tensors() if t.name == "conv1/Relu")
+    assert conv.quant.scale[0] == pytest.approx(16 / 255)
+
+
+def test_mean_std_is_tocos_input_stats():
+    """real = (q - mean) / std: uint8 io with mean 0, std 255 means q / 255."""
+    r = quantized(mode=QuantMode.UINT8, io_type=IOType.UINT8, mean_std={"input": (0.0, 255.0)},
+                  default_range=(-8.0, 8.0))
+    interp = Interpreter(model_content=r.model)
+    d = interp.get_input_details()[0]
+    assert d["dtype"] == np.uint8
+    assert d["quantization"][0] == pytest.approx(1 / 255) and d["quantization"][1] == 0
+
+
+def test_unknown_input_name_in_ranges():
+    with pytest.raises(EdgeliteError, match="'inp' is not a model input"):
+        quantized(mode=QuantMode.INT8, input_ranges={"inp": (0.0, 1.0)})
