@@ -148,17 +148,19 @@ class _Rewriter:
 
     # -- the rewrite --------------------------------------------------------------------------
     def run(self) -> None:
+        # tensors that were float before the rewrite (outputs change dtype as we go)
+        real = {id(t) for t in self.g.tensors() if t.dtype == np.float32}
         for op in list(self.g.ops):
             if id(op) in self.integer:
                 self.assign_outputs(op)
         for op in list(self.g.ops):
             if id(op) not in self.integer:
                 op.inputs = [self.as_float(t, op) if t is not None and not t.is_const
-                             and t.dtype == np.float32 and self.stored_quantized(t) else t
+                             and id(t) in real and self.stored_quantized(t) else t
                              for t in op.inputs]
                 continue
             for i, t in enumerate(op.inputs):
-                if t is None or t.dtype != np.float32:
+                if t is None or id(t) not in real:
                     continue
                 if t.is_const:
                     self.quantize_const(op, i)
