@@ -18,6 +18,8 @@ from .errors import (
 )
 from .interpreter import Interpreter
 from .model import Model, load_model
+from .quant_config import KernelSet
+from .quant_math import Rounding
 from .signature import SignatureRunner
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "SignatureRunner",
     "Model",
     "load_model",
+    "KernelSet",
+    "Rounding",
     "EdgeliteError",
     "ModelFormatError",
     "UnsupportedOpError",

@@ -45,7 +45,7 @@ class Interpreter:
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
-        LiteRT's; "single", TFLite Micro's). See quant_config.py."""
+        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:

@@ -10,8 +10,8 @@ round alike (see the table in quant_math.py). edgelite reproduces two of them:
 * ``KernelSet.REFERENCE`` -- ``OpResolverType.BUILTIN_REF``: TFLite's reference kernels.
 
 ``Rounding`` picks how the fixed-point MultiplyByQuantizedMultiplier rounds where a kernel
-uses it (DOUBLE in the installed LiteRT 2.3.0 build; SINGLE is TFLite Micro's and
-``TFLITE_SINGLE_ROUNDING`` builds').
+uses it (DOUBLE in the installed LiteRT 2.3.0 build; SINGLE is that of builds with
+``TFLITE_SINGLE_ROUNDING=1``, such as some TFLite Micro ports).
 
     Interpreter(model_path=..., kernels="reference", rounding="single")
 """

@@ -18,7 +18,7 @@ and every invoke() computes ``round(x * M)`` from ``x``, ``m`` and ``shift`` alo
 
   rounding twice: the high-mul rounds half *up* (towards +inf), the divide rounds half
   *away from zero*.
-* ``Rounding.SINGLE`` (``TFLITE_SINGLE_ROUNDING=1``, the default of TFLite Micro)::
+* ``Rounding.SINGLE`` (builds with ``TFLITE_SINGLE_ROUNDING=1``, e.g. some TFLite Micro ports)::
 
       t = 31 - shift
       out = (x * m + 2^(t-1)) >> t                            # round half up, once
@@ -28,16 +28,54 @@ and friends), quantization_util.cc (QuantizeMultiplier, PreprocessSoftmaxScaling
 CalculateInputRadius) and gemmlowp's fixedpoint/fixedpoint.h.
 
 What the installed LiteRT (ai-edge-litert 2.3.0, x86-64) does, measured with one-op
-int8 and uint8 models whose inputs hit rounding ties (tests/interpreter/
-test_quantized_rounding.py keeps the evidence). ``REF`` is
-``OpResolverType.BUILTIN_REF`` (reference kernels); ``DEFAULT`` is ``AUTO`` / ``BUILTIN``
-(optimized kernels; the XNNPACK delegate is not applied to these quantized models).
+int8 / uint8 models whose results sit on rounding ties
+(tests/interpreter/test_quantized_rounding.py keeps the evidence). REF is
+``OpResolverType.BUILTIN_REF``; DEFAULT is ``AUTO`` == ``BUILTIN``: the XNNPACK delegate
+for the ops it takes, TFLite's optimized kernels (built with NEON_2_SSE) for the rest.
+"double" = this module's MultiplyByQuantizedMultiplier with Rounding.DOUBLE: LiteRT's
+wheel is a double-rounding build (rounding="single" mismatches on the tie models).
 
-    =================  =========  =========  ==========================================
-    op                 REF        DEFAULT    note
-    =================  =========  =========  ==========================================
-    (filled in by the rounding probe -- see ROUNDING_TABLE below)
-    =================  =========  =========  ==========================================
+=======================  ==============================  ===================================
+op                       REF (BUILTIN_REF)               DEFAULT (AUTO / BUILTIN)
+=======================  ==============================  ===================================
+CONV_2D                  double                          XNNPACK fp32: rint(f32(acc) * f32 M)
+DEPTHWISE_CONV_2D        double                          XNNPACK fp32; uint8 filter with
+                                                         quantized_dimension != 0 is not
+                                                         delegated: double (same as REF)
+FULLY_CONNECTED          float64: round_half_away(       XNNPACK fp32
+                         acc * double M), no MBQM
+ADD / SUB                double (left_shift 20,          XNNPACK vadd: 21-bit multipliers,
+                         T = 2 max(s1, s2))              one rounding, half up
+MUL                      double                          XNNPACK fp32
+AVERAGE_POOL_2D          integer, half away              same (not delegated)
+MAX_POOL_2D              exact (TFLite clamp)            exact (XNNPACK clamp, half even)
+MEAN                     double (reduce.h)               XNNPACK fp32, scale (s_in/s_out)/n
+SOFTMAX                  gemmlowp fixed point (exp,      float table, expf (not delegated)
+                         1/(1+x)); MBQM > 1 only
+LOGISTIC / TANH          float table (expf / tanhf),     XNNPACK float table; agrees with
+                         half away                       REF on every scale measured
+HARD_SWISH               int16 fixed point               same (not delegated)
+LEAKY_RELU               double                          XNNPACK: 8-bit multipliers, half up
+RELU / RELU6 / RELU_N1   double                          same (not delegated)
+QUANTIZE float -> q      round_half_away(x / s)          XNNPACK: rint(x * (1 / s))
+QUANTIZE q -> q (same    double                          XNNPACK: 8-bit multiplier, half up
+  type)
+QUANTIZE int8 <-> uint8  double                          optimized NEON: SRDHM then a
+                                                         half-up shift (16 at a time),
+                                                         double on the tail
+CONCATENATION (uint8)    float, half away                same (not delegated)
+RESIZE_BILINEAR          uint8: float, half away;        XNNPACK: 11-bit weights, half up
+                         int8: 10-bit fixed, half away
+DEQUANTIZE, RESHAPE,     exact                           exact
+SQUEEZE, PAD, RESIZE_NN
+=======================  ==============================  ===================================
+
+The kernel sets differ from each other on every op above except AVERAGE_POOL_2D,
+HARD_SWISH, the RELU family, LOGISTIC, TANH, CONCATENATION, the exact ops and
+non-delegated uint8 depthwise convolutions; fused-activation clamps differ where a bound falls on a tie
+(TFLite rounds it half away, XNNPACK half to even). edgelite matches both: the
+Interpreter's ``kernels`` option picks the set (default: DEFAULT, like LiteRT) and
+``rounding`` the MBQM rounding (default: DOUBLE, like LiteRT's build).
 """
 
 from __future__ import annotations
@@ -216,7 +254,36 @@ def multiply_by_quantized_multiplier(x, multiplier, shift,
     right = np.maximum(-shift, 0)
     if np.any(left):
         x = wrap_int32(np.left_shift(x, left))
+    if m.size and m.min() >= 0:
+        # Fast form of the same arithmetic (m >= 0 rules out the INT32_MIN^2 overflow):
+        #   SRDHM(x, m) = floor((x * m + 2^30) / 2^31)
+        #   RDBPOT(y, r) = floor((y + 2^(r-1) - (y < 0)) / 2^r)   for r >= 1
+        y = np.right_shift(x * m + (1 << 30), 31)
+        if not np.any(right):
+            return y
+        shifted = right > 0
+        half = np.left_shift(np.int64(1), np.maximum(right - 1, 0)) * shifted
+        return np.right_shift(y + half - ((y < 0) & shifted), right)
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, m), right)
+
+
+def multiply_by_quantized_multiplier_neon(x, multiplier, shift):
+    """MultiplyByQuantizedMultiplier4Rows (common.h, double-rounding build): TFLite's NEON
+    path, which LiteRT's x86 wheels also run (NEON_2_SSE):
+
+        vrshlq(vqrdmulhq(vshlq(x, max(shift, 0)), m), min(shift, 0))
+
+    vqrdmulh is SaturatingRoundingDoublingHighMul exactly, but the final rounding shift
+    rounds half *up* ((y + 2^(n-1)) >> n), not away from zero: -38.5 -> -38."""
+    x = np.asarray(x, np.int64)
+    shift = np.asarray(shift, np.int64)
+    left = np.maximum(shift, 0)
+    right = np.maximum(-shift, 0)
+    if np.any(left):
+        x = wrap_int32(np.left_shift(x, left))
+    y = saturating_rounding_doubling_high_mul(x, multiplier)
+    half = np.where(right > 0, np.left_shift(np.int64(1), np.maximum(right - 1, 0)), 0)
+    return np.right_shift(y + half, right)
 
 
 def multiply_by_quantized_multiplier_smaller_than_one_exp(

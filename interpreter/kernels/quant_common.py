@@ -29,7 +29,10 @@ _ACT_RANGE = {_NONE: (-math.inf, math.inf), _RELU: (0.0, math.inf),
 
 
 def is_quantized(t: TensorInfo | None) -> bool:
-    return t is not None and t.dtype.type in QUANTIZED
+    """An int8 / uint8 tensor with quantization parameters (plain int8 data without
+    them stays with the type-generic kernels)."""
+    return (t is not None and t.dtype.type in QUANTIZED and t.quantization is not None
+            and len(t.quantization.scale) > 0)
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ def xnn_quantize(value: float, scale: float, zero_point: int, dtype) -> int:
 
 
 def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
-    """Clamp int64 ``values`` to [lo, hi] and store into the (int8/uint8) ``out``."""
+    """Clamp integral ``values`` (int64 or float) to [lo, hi] and store them into the
+    int8 / uint8 ``out``."""
     np.clip(values, lo, hi, out=values)
     np.copyto(out, values.reshape(out.shape), casting="unsafe")
 
@@ -154,14 +158,17 @@ class Requant:
     rounding: qm.Rounding = qm.Rounding.DOUBLE
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
+        """``acc``: exact integer accumulators, as int64 or as integral float64 (the
+        BLAS result). Returns integral values (int64 or float64)."""
         if self.kind == "fixed":
-            return qm.multiply_by_quantized_multiplier(acc, self.multiplier, self.shift,
+            return qm.multiply_by_quantized_multiplier(acc.astype(np.int64, copy=False),
+                                                       self.multiplier, self.shift,
                                                        self.rounding)
         if self.kind == "float64":
             scaled = qm.round_half_away(acc * self.multiplier)
-        else:
+        else:  # float32(acc) rounds like XNNPACK's (float) int32 conversion
             scaled = np.rint(acc.astype(np.float32) * self.multiplier)
-        return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX).astype(np.int64)
+        return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX, out=scaled)
 
 
 def fixed_requant(reals, config: QuantConfig) -> Requant:
@@ -181,9 +188,10 @@ def fp32_requant(scales32) -> Requant:
 
 
 def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: int = 0) -> Kernel:
-    """One registry entry with two implementations: int8 / uint8 input ``input_index``
-    goes to ``quantized_kernel``, everything else to ``float_kernel`` unchanged. The
-    choice is made once in prepare(); the record carries the chosen eval."""
+    """One registry entry with two implementations: a quantized int8 / uint8 input
+    ``input_index`` goes to ``quantized_kernel``, everything else to ``float_kernel``
+    unchanged. The choice is made once in prepare(); the record carries the chosen
+    eval."""
 
     def prepare(ctx: OpContext):
         t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None

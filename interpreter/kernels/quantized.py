@@ -12,10 +12,15 @@ from __future__ import annotations
 from .base import Kernel
 from .quant_common import by_input_dtype
 from . import (
+    quantize,
+    quantized_activations,
     quantized_arithmetic,
+    quantized_concatenation,
     quantized_conv,
     quantized_fully_connected,
     quantized_pooling,
+    quantized_resize,
+    quantized_softmax,
 )
 
 INTEGER_KERNELS: dict[str, Kernel] = {
@@ -28,10 +33,23 @@ INTEGER_KERNELS: dict[str, Kernel] = {
     "AVERAGE_POOL_2D": quantized_pooling.AVERAGE_POOL_2D,
     "MAX_POOL_2D": quantized_pooling.MAX_POOL_2D,
     "MEAN": quantized_pooling.MEAN,
+    "RELU": quantized_activations.RELU,
+    "RELU6": quantized_activations.RELU6,
+    "RELU_N1_TO_1": quantized_activations.RELU_N1_TO_1,
+    "RELU_0_TO_1": quantized_activations.RELU_0_TO_1,
+    "LOGISTIC": quantized_activations.LOGISTIC,
+    "TANH": quantized_activations.TANH,
+    "HARD_SWISH": quantized_activations.HARD_SWISH,
+    "LEAKY_RELU": quantized_activations.LEAKY_RELU,
+    "SOFTMAX": quantized_softmax.SOFTMAX,
+    "CONCATENATION": quantized_concatenation.CONCATENATION,
+    "RESIZE_BILINEAR": quantized_resize.RESIZE_BILINEAR,
 }
 
 # Ops without a float kernel in the registry.
-INTEGER_ONLY: dict[str, Kernel] = {}
+INTEGER_ONLY: dict[str, Kernel] = {
+    "QUANTIZE": quantize.QUANTIZE,
+}
 
 
 def with_integer_paths(kernels: dict[str, Kernel]) -> dict[str, Kernel]:

@@ -32,7 +32,10 @@ DEFAULT (the XNNPACK delegate takes all three):
 * MUL -- xnn_init_qs8_mul_minmax_scalar_params + vmul fp32 micro-kernels:
       out = clamp(rint(float32((x1 - z1) * (x2 - z2)) * float32(s1 * s2 / s_out)) + z_out)
 
-  The fused activation clamp is XNNPACK's (quant_common.activation_bounds).
+  The fused activation clamp is XNNPACK's (quant_common.activation_bounds). Scale
+  ratios XNNPACK cannot represent (ADD / SUB: s_i / s_out outside [2^-10, 2^8); MUL:
+  outside [2^-16, 2^8)) stay with TFLite, whose optimized kernels compute what the
+  reference ones do (measured; results that overflow int32 may differ there).
 """
 
 from __future__ import annotations
@@ -71,9 +74,7 @@ def _xnn_add_params(s1: float, s2: float, s_out: float, subtract: bool):
     b = np.float32(s2) / np.float32(s_out)
     if subtract:
         b = -b
-    shift = 20 - _float32_bits_exponent(max(abs(a), abs(b)))
-    if not 12 <= shift <= 30:
-        raise ValueError("scale ratio outside XNNPACK's [2^-10, 2^8) range")
+    shift = 20 - _float32_bits_exponent(max(abs(a), abs(b)))  # in [12, 30]
     # |M| * 2^shift is exact in float32 (an exponent change); lrintf rounds half to even.
     ma = int(np.rint(np.float32(abs(a)) * np.float32(2.0**shift)))
     mb = int(np.rint(np.float32(abs(b)) * np.float32(2.0**shift)))
@@ -95,9 +96,16 @@ def _make_prepare(op: str):
             ) from None
         q1, q2 = qparams(ctx, x1, "first input"), qparams(ctx, x2, "second input")
         out = qparams(ctx, ctx.outputs[0], "output")
-        xnnpack = not ctx.quant.reference
-        lo, hi = activation_bounds(ctx, out, x1.dtype, xnnpack)
         rounding = ctx.quant.rounding
+        # The delegate refuses scale ratios XNNPACK cannot represent; TFLite runs those.
+        if op == "MUL":
+            ratio = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
+            xnn_ok = 2.0**-16 <= ratio < 2.0**8
+        else:
+            xnn_ok = all(2.0**-10 <= np.float32(s) / np.float32(out.scale) < 2.0**8
+                         for s in (q1.scale, q2.scale))
+        xnnpack = not ctx.quant.reference and xnn_ok
+        lo, hi = activation_bounds(ctx, out, x1.dtype, xnnpack)
         if op == "MUL":
             if xnnpack:
                 kind = "mul_xnn"
@@ -110,10 +118,7 @@ def _make_prepare(op: str):
                 params = qm.quantize_multiplier(real, rounding)
         elif xnnpack:
             kind = "add_xnn"
-            try:
-                params = _xnn_add_params(q1.scale, q2.scale, out.scale, op == "SUB")
-            except ValueError as exc:
-                raise ctx.unsupported(f"{exc} (input/output scales of a quantized {op})")
+            params = _xnn_add_params(q1.scale, q2.scale, out.scale, op == "SUB")
         else:
             kind = "add_fixed"
             twice_max = 2.0 * max(q1.scale, q2.scale)

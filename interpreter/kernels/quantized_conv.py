@@ -10,7 +10,8 @@ reference_ops::Conv / DepthwiseConv (uint8, reference/conv.h, depthwiseconv_uint
 
 with ``requant_c`` chosen by the kernel set (quant_common.Requant):
 
-* REFERENCE, and DEFAULT where XNNPACK does not take the op (uint8 depthwise):
+* REFERENCE, and DEFAULT where XNNPACK does not take the op (uint8 depthwise with a
+  filter quantized_dimension other than 0):
   MultiplyByQuantizedMultiplier with M_c from QuantizeMultiplier of
     int8:  double(s_x) * double(s_w[c]) / double(s_out)   (PopulateConvolutionQuantizationParams)
     uint8: double(float(s_x * s_w)) / double(s_out)       (GetQuantizedConvolutionMultipler)
@@ -53,7 +54,8 @@ FLOAT32_EXACT = 2**24  # integers below this add exactly in float32
 
 @dataclass(frozen=True)
 class _Biased:
-    """requant(acc + bias): the bias is added to the exact int64 accumulator."""
+    """requant(acc + bias): the bias is added to the exact accumulator (int64, or
+    float64, where integers below 2^53 add exactly)."""
 
     requant: Requant
     bias: np.ndarray | None
@@ -127,7 +129,6 @@ def _requant(ctx: OpContext, x: TensorInfo, xq: QParams, wscales: np.ndarray,
     return fixed_requant([xq.scale * float(s) / out.scale for s in wscales], ctx.quant)
 
 
-
 def _weight_params(ctx, x, f, channels, axis):
     scales, zps = channel_params(ctx, f, "filter", channels, axis)
     if x.dtype == np.int8 and np.any(zps != 0):
@@ -181,7 +182,7 @@ def prepare_conv(ctx: OpContext):
         cols = scratch(ctx, windows.shape, work)
     acc = scratch(ctx, (groups, rows, og), work)
     if bias_values is not None:
-        bias_values = bias_values.reshape(1, o)
+        bias_values = bias_values.reshape(1, o).astype(np.float64)
     record = QConvRecord(rows, o, groups, weights, interior, windows, cols, acc, xq.zero_point,
                          out.zero_point, _Biased(requant, bias_values), lo, hi)
     return (OutputSpec((n, wh.size_out, ww.size_out, o), x.dtype),), record
@@ -195,8 +196,8 @@ def eval_conv(rec: QConvRecord, inputs, outputs) -> None:
         np.copyto(rec.cols, rec.windows)
         np.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, out=rec.acc)
     # (groups, rows, O/groups) -> (rows, O); the float sums are exact integers.
-    acc = rec.acc.transpose(1, 0, 2).reshape(rec.rows, rec.out_channels).astype(np.int64)
-    values = rec.requant(acc)
+    acc = rec.acc.transpose(1, 0, 2).reshape(rec.rows, rec.out_channels)
+    values = rec.requant(acc.astype(np.float64, copy=False))
     values += rec.zp_out
     clamp_out(values, rec.lo, rec.hi, outputs[0])
 
@@ -214,9 +215,12 @@ def prepare_depthwise(ctx: OpContext):
     _check_bias(ctx, bias_values, o)
     xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
     scales, zps = _weight_params(ctx, x, f, o, 3)
-    # The XNNPACK delegate takes int8 depthwise convolutions; uint8 ones stay with
-    # TFLite's optimized kernel, whose arithmetic is the reference one.
-    xnnpack = not ctx.quant.reference and x.dtype == np.int8
+    # The XNNPACK delegate takes int8 depthwise convolutions, and uint8 ones whose
+    # (per-tensor) filter quantization names dimension 0 -- measured: with
+    # quantized_dimension 3 it leaves them to TFLite's optimized kernel, whose
+    # arithmetic is the reference one.
+    xnnpack = not ctx.quant.reference and (
+        x.dtype == np.int8 or f.quantization.quantized_dimension == 0)
     requant = _requant(ctx, x, xq, scales, out, xnnpack)
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 

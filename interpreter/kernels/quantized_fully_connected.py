@@ -52,7 +52,7 @@ class QFullyConnectedRecord:
     x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the work dtype
     weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the work dtype
     acc: np.ndarray  # (rows, O) scratch
-    bias: np.ndarray | None  # int64 (O,)
+    bias: np.ndarray | None  # (O,) as float64
     zp_x: int
     zp_out: int
     requant: Requant
@@ -92,7 +92,7 @@ def prepare(ctx: OpContext):
     bias_values = None
     if bias is not None:
         ctx.require_dtype(bias, (np.int32,), "bias")
-        bias_values = ctx.constant_input(2, "bias").astype(np.int64).reshape(-1)
+        bias_values = ctx.constant_input(2, "bias").astype(np.float64).reshape(-1)
         if bias_values.size != units:
             raise ctx.shape_error(f"bias holds {bias_values.size} values, expected {units}")
 
@@ -124,7 +124,7 @@ def eval(rec: QFullyConnectedRecord, inputs, outputs) -> None:
     np.subtract(inputs[0].reshape(rec.rows, rec.depth), rec.zp_x, out=rec.x_work,
                 dtype=rec.x_work.dtype)
     np.matmul(rec.x_work, rec.weights_t, out=rec.acc)
-    acc = rec.acc.astype(np.int64)  # exact integer sums
+    acc = rec.acc.astype(np.float64)  # exact integer sums (below 2^53 with the bias)
     if rec.bias is not None:
         acc += rec.bias
     values = rec.requant(acc)

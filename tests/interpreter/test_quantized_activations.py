@@ -22,7 +22,8 @@ def unary_model(op, dtype, q_in, q_out, **options):
     m = QuantModel()
     x = m.input("x", x_value.shape, dtype, *q_in)
     y = m.output("y", x_value.shape, dtype, *q_out)
-    m.op(op, [x], [y], version=1 if op == "HARD_SWISH" else 2, **options)
+    m.op(op, [x], [y], version=1 if op in ("HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1")
+         else 2, **options)
     return m.build(), [x_value]
 
 
@@ -52,4 +53,22 @@ def test_leaky_relu(rng, dtype, alpha):
     q_in = random_qparams(rng, dtype, 0.01, 0.1)
     q_out = random_qparams(rng, dtype, 0.01, 0.1)
     model, feeds = unary_model("LEAKY_RELU", dtype, q_in, q_out, alpha=alpha)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["RELU", "RELU6", "RELU_N1_TO_1"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("same_params", [True, False])
+def test_relu_family(rng, op, dtype, same_params):
+    q_in = random_qparams(rng, dtype, 0.01, 0.1)
+    q_out = q_in if same_params else random_qparams(rng, dtype, 0.01, 0.1)
+    model, feeds = unary_model(op, dtype, q_in, q_out)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_relu_n1_to_1_rescaling_ties(dtype):
+    # s_in / s_out = 1/4: a quarter of the values sit on ties, -0.5 among them.
+    z = 0 if dtype == np.int8 else 128
+    model, feeds = unary_model("RELU_N1_TO_1", dtype, (0.25, z), (1.0, z))
     assert_bit_exact(model, feeds)

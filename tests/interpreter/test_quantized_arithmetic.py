@@ -53,3 +53,20 @@ def test_binary_exhaustive_pairs(rng, op, dtype):
     model, _ = binary_model(rng, op, dtype, (256, 256), (256, 256),
                             scales=[(0.25, zo), (0.125, zo), (out_scale, zo)])
     assert_bit_exact(model, [a, b])
+
+
+@pytest.mark.parametrize("op,scales", [
+    ("ADD", [(0.0001, 0), (0.5, 3), (1.0, 0)]),  # s1 / s_out < 2^-10
+    ("SUB", [(0.3, 1), (0.9, -2), (0.0011, 5)]),  # s2 / s_out > 2^8
+    ("MUL", [(0.001, 0), (0.001, 3), (10.0, 0)]),  # s1 s2 / s_out < 2^-16
+])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_binary_scales_xnnpack_refuses(rng, op, scales, dtype):
+    from .quant_oracle import litert_delegates
+    z = 0 if dtype == np.int8 else 128
+    scales = [(s, zp + z) for s, zp in scales]
+    model, _ = binary_model(rng, op, dtype, (8, 64), (8, 64), scales=scales)
+    assert not litert_delegates(model)
+    # Inputs near the zero points keep the results in range.
+    feeds = [(rng.integers(-2, 3, size=(8, 64)) + q[1]).astype(dtype) for q in scales[:2]]
+    assert_bit_exact(model, feeds)

@@ -15,11 +15,12 @@ def out_size(size, k, stride, dilation, padding):
 
 def conv_model(rng, dtype, x_shape, w_shape, *, op="CONV_2D", per_channel=True,
                padding="SAME", stride=(1, 1), dilation=(1, 1), act="NONE", bias=True,
-               w_scale=(0.002, 0.02), out_scale=None):
+               w_scale=(0.002, 0.02), out_scale=None, axis=None):
     n, h, w, c = x_shape
     kh, kw = w_shape[1:3]
     o = w_shape[0] if op == "CONV_2D" else w_shape[3]
-    axis = 0 if op == "CONV_2D" else 3
+    if axis is None:
+        axis = 0 if op == "CONV_2D" else 3
     s_x, z_x = random_qparams(rng, dtype, 0.01, 0.05)
     if out_scale is None:
         s_out, z_out = random_qparams(rng, dtype, 0.05, 0.3)
@@ -122,4 +123,15 @@ def test_depthwise_activation_dilation(rng, dtype, act):
 def test_depthwise_int8_per_tensor(rng):
     model, feeds = conv_model(rng, np.int8, (1, 8, 8, 16), (1, 5, 5, 16),
                               op="DEPTHWISE_CONV_2D", per_channel=False)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("axis", [0, 3])
+def test_depthwise_uint8_filter_axis_decides_delegation(rng, axis):
+    # LiteRT's XNNPACK delegate takes a uint8 depthwise conv only when its per-tensor
+    # filter quantization names dimension 0; otherwise TFLite's kernel runs it.
+    from .quant_oracle import litert_delegates
+    model, feeds = conv_model(rng, np.uint8, (1, 8, 8, 16), (1, 3, 3, 16),
+                              op="DEPTHWISE_CONV_2D", axis=axis)
+    assert litert_delegates(model) == (axis == 0)
     assert_bit_exact(model, feeds)

@@ -134,3 +134,14 @@ def test_dequantize(rng, dtype):
     q = random_qparams(rng, dtype)
     x = full_range(rng, (300,), dtype)
     assert_bit_exact(quantize_model(dtype, np.float32, x.shape, q, ()), [x])
+
+
+def test_unquantized_int8_concat_stays_a_plain_copy(rng):
+    from .quant_oracle import run_ours
+    m = QuantModel()
+    a, b = m.input("a", (2, 3), np.int8), m.input("b", (2, 2), np.int8)
+    y = m.output("y", (2, 5), np.int8)
+    m.op("CONCATENATION", [a, b], [y], axis=1)
+    feeds = [full_range(rng, (2, 3), np.int8), full_range(rng, (2, 2), np.int8)]
+    out = run_ours(m.build(), feeds, "default")[0]
+    np.testing.assert_array_equal(out, np.concatenate(feeds, axis=1))

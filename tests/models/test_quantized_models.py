@@ -71,8 +71,10 @@ def test_quantized_model_runs_in_litert(name, mode, test_set):
 def test_bit_exact_with_litert(name, mode, io, test_set):
     model = convert(name, mode, io_type=IOType(io)).model
     x = test_set[0][:48]
-    ours = predict(Interpreter(model_content=model), x)
-    for resolver in (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.AUTO):
+    # edgelite's kernels="reference" / "default" reproduce BUILTIN_REF / AUTO.
+    for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
+                              ("default", litert.OpResolverType.AUTO)):
+        ours = predict(Interpreter(model_content=model, kernels=kernels), x)
         theirs = predict(litert.Interpreter(model_content=model,
                                             experimental_op_resolver_type=resolver), x)
         np.testing.assert_array_equal(ours, theirs, err_msg=f"{resolver}")
@@ -86,11 +88,12 @@ def test_tensorflow_int8_models_bit_exact(name, test_set):
             pytest.skip(f"{path.name} not built")
         model = path.read_bytes()
         x = test_set[0][:48]
-        ours = predict(Interpreter(model_content=model), x)
-        theirs = predict(litert.Interpreter(
-            model_content=model,
-            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF), x)
-        np.testing.assert_array_equal(ours, theirs)
+        for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
+                                  ("default", litert.OpResolverType.AUTO)):
+            ours = predict(Interpreter(model_content=model, kernels=kernels), x)
+            theirs = predict(litert.Interpreter(model_content=model,
+                                                experimental_op_resolver_type=resolver), x)
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"{path.name} {resolver}")
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])

@@ -1,0 +1,136 @@
+"""QUANTIZE: float32 -> int8 / uint8, and int8 / uint8 -> int8 / uint8 requantization.
+
+Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
+
+* float32 -> q
+  - REFERENCE: reference_ops::AffineQuantize (reference/quantize.h):
+        q = clamp(round_half_away(x / s) + z)            (float32 division)
+    where x / s beyond int32 (and NaN) converts to INT32_MIN as on x86.
+  - DEFAULT: the XNNPACK delegate's f32 -> qs8 / qu8 convert
+    (xnn_init_f32_qs8_cvt_scalar_params: scale = 1 / s in float32):
+        q = clamp(rint(x * (1 / s)) + z)                  (float32 product, half to even)
+* q -> q' (any mix of int8 / uint8)
+  - REFERENCE: reference_ops::Requantize with
+    (m, shift) = QuantizeMultiplier(double(s_in) / double(s_out)):
+        q' = clamp(MBQM(q - z_in, m, shift) + z_out)
+  - DEFAULT: TFLite's optimized Requantize (the delegate leaves it to TFLite); see
+    _optimized_requantize.
+
+Requantization maps 256 values to 256 values, so it runs as a lookup table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import quant_math as qm
+from .base import Kernel, OpContext, OutputSpec
+from .quant_common import QUANTIZED, qparams
+from .quantized_activations import LutRecord, make_lut
+
+
+@dataclass(frozen=True)
+class QuantizeRecord:
+    inverse: bool  # DEFAULT: multiply by float32(1 / s), round half to even
+    scale: np.float32
+    zero_point: int
+    lo: int
+    hi: int
+
+
+NEON_BLOCK = 16  # optimized_ops::Requantize handles 16 values per NEON iteration
+
+
+def _xnn_cvt_multiplier(s_in: float, s_out: float) -> int | None:
+    """xnn_init_qs8_cvt_scalar_params: rint(256 * s_in / s_out), or None where XNNPACK
+    refuses the ratio (outside [2^-8, 2^7]) and the op stays with TFLite."""
+    ratio = np.float32(s_in) / np.float32(s_out)
+    if not 2.0**-8 <= ratio <= 2.0**7:
+        return None
+    return int(np.rint(np.float32(256.0) * ratio))
+
+
+def prepare(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x, y = ctx.input(0), ctx.outputs[0]
+    ctx.require_dtype(x, (np.float32,) + QUANTIZED, "input")
+    if y.dtype.type not in QUANTIZED:
+        raise ctx.unsupported(f"output '{y.name}' is {y.dtype.name}; int8 and uint8 only")
+    if y.quantization is not None and len(y.quantization.scale) > 1:
+        raise ctx.unsupported(f"per-channel output quantization of '{y.name}'")
+    out = qparams(ctx, y, "output")
+    spec = (OutputSpec(x.shape, y.dtype),)
+    info = np.iinfo(y.dtype)
+    if x.dtype == np.float32:
+        inverse = not ctx.quant.reference
+        scale = np.float32(1.0) / np.float32(out.scale) if inverse else np.float32(out.scale)
+        return spec, QuantizeRecord(inverse, scale, out.zero_point, int(info.min),
+                                    int(info.max))
+    xq = qparams(ctx, x, "input")
+    m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
+    rounding = ctx.quant.rounding
+
+    def scalar(q):  # reference_ops::Requantize, and the optimized kernel's scalar tail
+        return qm.multiply_by_quantized_multiplier(q - xq.zero_point, m, shift,
+                                                   rounding) + out.zero_point
+
+    lut = make_lut(x.dtype, scalar, y.dtype)
+    if ctx.quant.reference:
+        return spec, LutRecord(lut)
+    xnn = _xnn_cvt_multiplier(xq.scale, out.scale) if x.dtype == y.dtype else None
+    if xnn is not None:
+        # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
+        return spec, LutRecord(make_lut(
+            x.dtype, lambda q: (((q - xq.zero_point) * xnn + 128) >> 8) + out.zero_point,
+            y.dtype))
+    # TFLite's optimized Requantize: NEON rounding on whole blocks of 16, scalar tail.
+    # (In a single-rounding build the NEON path rounds like the scalar one.)
+    if rounding is qm.Rounding.SINGLE:
+        return spec, LutRecord(lut)
+    vector = make_lut(x.dtype, lambda q: qm.multiply_by_quantized_multiplier_neon(
+        q - xq.zero_point, m, shift) + out.zero_point, y.dtype)
+    size = 1
+    for d in x.shape:
+        size *= d
+    return spec, BlockLutRecord(vector, lut, size - size % NEON_BLOCK)
+
+
+def eval_float(rec: QuantizeRecord, inputs, outputs) -> None:
+    x = inputs[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if rec.inverse:
+            # XNNPACK clamps in float before converting: NaN and overflow saturate.
+            scaled = np.nan_to_num(np.rint(x * rec.scale), nan=0.0)
+            q = np.clip(scaled, -2.0**31, 2.0**31 - 1).astype(np.int64) + rec.zero_point
+        else:
+            # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values
+            # convert to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.
+            scaled = qm.round_half_away(x / rec.scale)
+            bad = ~(np.abs(scaled) < 2.0**31)
+            q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
+            q = qm.wrap_int32(q + rec.zero_point)
+    np.clip(q, rec.lo, rec.hi, out=q)
+    np.copyto(outputs[0], q, casting="unsafe")
+
+
+@dataclass(frozen=True)
+class BlockLutRecord:
+    head: np.ndarray  # table for the first ``split`` values (the vectorized loop)
+    tail: np.ndarray  # table for the rest (the scalar loop)
+    split: int
+
+
+def eval(rec, inputs, outputs) -> None:
+    if isinstance(rec, LutRecord):
+        np.take(rec.lut, inputs[0].view(np.uint8), out=outputs[0])
+    elif isinstance(rec, BlockLutRecord):
+        x, out = inputs[0].reshape(-1).view(np.uint8), outputs[0].reshape(-1)
+        np.take(rec.head, x[:rec.split], out=out[:rec.split])
+        np.take(rec.tail, x[rec.split:], out=out[rec.split:])
+    else:
+        eval_float(rec, inputs, outputs)
+
+
+QUANTIZE = Kernel(prepare, eval)
