@@ -14,22 +14,12 @@ from enum import IntEnum
 import numpy as np
 
 from ..interpreter.errors import GraphError
+from ..schema import ops as schema_ops
 
 
-class Padding(IntEnum):
-    """tflite Padding enum values."""
-    SAME = 0
-    VALID = 1
-
-
-class Activation(IntEnum):
-    """tflite ActivationFunctionType values (fused_activation_function)."""
-    NONE = 0
-    RELU = 1
-    RELU_N1_TO_1 = 2
-    RELU6 = 3
-    TANH = 4
-    SIGN_BIT = 5
+# The tflite enums, as IntEnums built from the generated schema (no hand-copied values).
+Padding = IntEnum("Padding", schema_ops.PADDING)
+Activation = IntEnum("Activation", schema_ops.ACTIVATION)  # fused_activation_function
 
 
 # Ops that exist only inside the converter and must be rewritten away before export.
