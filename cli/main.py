@@ -1,4 +1,4 @@
-"""The `edgelite` command: convert, check, inspect, run."""
+"""The `edgelite` command: convert, check, inspect, run, compare, eval."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import click
 
 from .. import __version__
 from ..interpreter.errors import EdgeliteError
+from .bench_cmd import bench_command
+from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
 
 
@@ -145,6 +147,78 @@ def run(model, inputs, output):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
     run_model(model, inputs, output)
+
+
+main.add_command(bench_command)
+
+
+def _graphdef_options(fn):
+    """--inputs / --outputs / --input-shape, for commands that convert a GraphDef to float."""
+    for opt in reversed([
+        click.option("--inputs", help="For a .pb/.pbtxt model: comma-separated input nodes."),
+        click.option("--outputs", help="For a .pb/.pbtxt model: comma-separated output "
+                     "nodes."),
+        click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
+                     help="For a .pb/.pbtxt model: fix an input's shape (repeatable)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+@main.command()
+@click.argument("reference", type=click.Path(exists=True, dir_okay=False))
+@click.argument("quantized", type=click.Path(exists=True, dir_okay=False))
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Input samples: .npy (first axis = samples) or .npz (one array per input "
+              "name, or 'x').")
+@click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
+@click.option("--json", "fmt", flag_value="json", help="Print JSON instead of a table.")
+@click.option("--csv", "fmt", flag_value="csv", help="Print CSV (one row per tensor).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table / JSON / CSV to a file instead of stdout.")
+@click.option("--plot", type=click.Path(dir_okay=False), metavar="OUT.png",
+              help="Draw SQNR per layer in graph order (needs matplotlib).")
+@click.option("--top", type=click.IntRange(min=1), metavar="K", help="Only the K worst tensors.")
+@click.option("--sort", type=click.Choice(["op", "sqnr", "graph"]), default="op",
+              show_default=True, help="op: by the error each op adds by itself (finds the "
+              "culprit); sqnr: by SQNR against the float model; graph: graph order.")
+@_graphdef_options
+@friendly_errors
+def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
+            outputs, input_shape):
+    """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt) tensor by
+    tensor: SQNR, cosine, max error in LSB, bias, worst first; output SQNR, top-1 agreement."""
+    from .compare_cmd import run_compare
+    run_compare(reference, quantized, data, samples, fmt or "table", output, plot, top, sort,
+                _names(inputs), _names(outputs), _input_shapes(input_shape))
+
+
+@main.command("eval")
+@click.argument("models", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Input samples: .npy or .npz (one array per input name, or 'x').")
+@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Class labels: .npy, or .npz with 'y' / 'labels'; indices or one-hot.")
+@click.option("--top-k", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Also report top-K accuracy.")
+@click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
+@click.option("--min-accuracy", callback=fraction, metavar="A",
+              help="Exit 1 if any model's accuracy is below A (0.9 or 90%).")
+@click.option("--max-drop", callback=fraction, metavar="D",
+              help="Exit 1 if a model's accuracy is more than D below the FIRST model's "
+              "(absolute: 0.01 or 1% = one point).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table / JSON to a file instead of stdout.")
+@_graphdef_options
+@friendly_errors
+def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
+                inputs, outputs, input_shape):
+    """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /
+    .pbtxt converted to float, or float / int8 / uint8 .tflite); thresholds for CI."""
+    from .eval_cmd import run_eval
+    run_eval(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
+             _names(inputs), _names(outputs), _input_shapes(input_shape))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,15 @@ def _range(value: str | None) -> tuple[float, float] | None:
     return lo, hi
 
 
+def _calib_method(text: str):
+    from ..converter.quantize import CalibConfig
+    from ..interpreter.errors import EdgeliteError
+    try:
+        return CalibConfig.parse(text)
+    except EdgeliteError as e:
+        raise click.BadParameter(str(e), param_hint="--calib-method") from None
+
+
 def quantize_options(fn):
     """Decorator adding the quantization flags to a click command."""
     opts = [
@@ -54,6 +63,23 @@ def quantize_options(fn):
                      help="TOCO input stats: real = (q - MEAN) / STD (repeatable)."),
         click.option("--default-range", metavar="MIN,MAX",
                      help="Range for every tensor with no other range."),
+        click.option("--calib-method", default="minmax", show_default=True,
+                     metavar="minmax|moving-average[:D]|percentile[:P]|mse|entropy",
+                     help="How calibration turns each tensor's values into a range: global "
+                     "min/max (TFLite), EMA of per-sample min/max (decay D, default 0.99), "
+                     "the P-th percentile of each tail (default 99.99), the range with the "
+                     "least mean squared error, or TensorRT's KL-divergence threshold."),
+        click.option("--equalize", is_flag=True,
+                     help="Cross-layer equalization of conv/depthwise weight ranges before "
+                     "calibration (helps per-tensor weights)."),
+        click.option("--bias-correction", is_flag=True,
+                     help="Shift each quantized layer's bias by its mean output error "
+                     "measured on the calibration data."),
+        click.option("--keep-float", multiple=True, metavar="NAME_OR_OPTYPE",
+                     help="Keep ops float: an op type (CONV_2D) or a node name (repeatable)."),
+        click.option("--min-sqnr", type=float, metavar="DB",
+                     help="Keep the most sensitive ops float until the output SQNR on the "
+                     "calibration data is at least DB; reports the ops and the size cost."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -67,6 +93,7 @@ def quantize_config(q: dict):
     if not q["quantize"]:
         yield None
         return
+    method = _calib_method(q["calib_method"])
     with contextlib.ExitStack() as stack:
         progress = None
         if q["calib"]:
@@ -79,4 +106,7 @@ def quantize_config(q: dict):
             calib_preprocess=Preprocess.parse(q["calib_preprocess"] or ""),
             input_ranges=_pairs(q["input_range"], "--input-range"),
             mean_std=_pairs(q["mean_std"], "--mean-std"),
-            default_range=_range(q["default_range"]), progress=progress)
+            default_range=_range(q["default_range"]), progress=progress,
+            calib_method=method, equalize=q["equalize"],
+            bias_correction=q["bias_correction"], keep_float=tuple(q["keep_float"]),
+            min_sqnr=q["min_sqnr"], log=click.echo)

@@ -18,6 +18,7 @@ from .errors import (
 )
 from .interpreter import Interpreter
 from .model import Model, load_model
+from .profiler import Profile
 from .quant_config import KernelSet
 from .quant_math import Rounding
 from .signature import SignatureRunner
@@ -25,6 +26,7 @@ from .signature import SignatureRunner
 __all__ = [
     "Interpreter",
     "SignatureRunner",
+    "Profile",
     "Model",
     "load_model",
     "KernelSet",

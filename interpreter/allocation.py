@@ -25,7 +25,7 @@ import numpy as np
 from . import planner
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
-from .kernels.base import num_elements
+from .kernels.base import Chosen, num_elements
 from .model import MAX_TENSOR_BYTES, Operator, Subgraph
 from .quant_config import DEFAULT_CONFIG, QuantConfig
 
@@ -44,6 +44,7 @@ class Allocation:
     arrays: tuple[np.ndarray | None, ...]  # arena view or constant per tensor (None: unused)
     constants: frozenset[int]  # tensors read-only to the user (file constants + folded)
     steps: tuple[Step, ...]  # what invoke() runs, in order
+    step_ops: tuple[int, ...]  # the operator index of each step (for the profiler)
     arena: np.ndarray | None
     arena_size: int  # planned bytes (high-water mark)
     offsets: dict[int, int]  # tensor -> arena offset
@@ -198,11 +199,13 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     for t, value in values.items():
         arrays[t] = value
 
-    # 4. The flat invoke() list.
+    # 4. The flat invoke() list (a Chosen record names the implementation to call).
     steps = tuple(
-        (kernel.eval, record,
+        (*((record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval,
+                                                                             record)),
          tuple(arrays[t] if t >= 0 else None for t in op.inputs),
          tuple(arrays[t] for t in op.outputs))
         for op, kernel, record in prepared)
-    return Allocation(tuple(shapes), tuple(arrays), frozenset(values), steps, arena,
+    step_ops = tuple(op.index for op, _, _ in prepared)
+    return Allocation(tuple(shapes), tuple(arrays), frozenset(values), steps, step_ops, arena,
                       plan.size, dict(plan.offsets))

@@ -24,10 +24,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import details
+from . import blas, details
 from .allocation import Allocation, allocate
 from .errors import DTypeError, GraphError, InterpreterStateError, ShapeError, SignatureError
 from .model import Model, load_model
+from .profiler import Profile, run_profile
 from .quant_config import KernelSet, QuantConfig
 from .quant_math import Rounding
 from .signature import SignatureRunner
@@ -45,7 +46,11 @@ class Interpreter:
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
-        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py."""
+        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py.
+
+        ``num_threads``: the BLAS thread count used during invoke() (set and restored
+        around each call, through numpy's bundled OpenBLAS; see blas.py). Elementwise
+        numpy work is single-threaded either way."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -55,7 +60,9 @@ class Interpreter:
                 model_content = f.read()
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
-        self._num_threads = num_threads  # accepted for API compatibility; BLAS decides
+        # BLAS threads during invoke() (blas.py); None / -1: whatever numpy's BLAS uses.
+        self._num_threads = num_threads if num_threads is not None and num_threads > 0 \
+            else None
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._quant = QuantConfig.make(kernels, rounding)
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
@@ -211,6 +218,39 @@ class Interpreter:
         index = self._check_index(tensor_index)
         return self._array(index, "get_tensor").copy()
 
+    def get_dequantized_tensor(self, tensor_index: int) -> np.ndarray:
+        """A float32 copy of a tensor's real value: real = scale * (q - zero_point), per
+        channel along quantized_dimension when the tensor has several scales (computed in
+        double, then rounded to float32, as LiteRT's DEQUANTIZE does). Float tensors come
+        back as a float32 copy. With preserve_all_tensors=True this works for every
+        intermediate after invoke(); otherwise intermediates may have been overwritten."""
+        index = self._check_index(tensor_index)
+        value = self._array(index, "get_dequantized_tensor")
+        if value.dtype.kind == "f":
+            return value.astype(np.float32)
+        tensor = self._subgraph.tensors[index]
+        q = tensor.quantization
+        if value.dtype.kind not in "iu" or q is None or q.scale.size == 0:
+            raise DTypeError(
+                f"tensor {index} '{tensor.name}' is {value.dtype.name} without quantization "
+                "parameters, so it has no real value to dequantize; read it with get_tensor()"
+            )
+        scale = np.asarray(q.scale, np.float64)
+        zero = np.asarray(q.zero_point, np.float64) if q.zero_point.size else np.zeros(1)
+        if scale.size > 1:
+            axis = int(q.quantized_dimension)
+            if not 0 <= axis < value.ndim or value.shape[axis] != scale.size or \
+                    zero.size not in (1, scale.size):
+                raise GraphError(
+                    f"tensor {index} '{tensor.name}' has {scale.size} scales on quantized "
+                    f"dimension {axis}, but its shape is {list(value.shape)}"
+                )
+            shape = [1] * value.ndim
+            shape[axis] = -1
+            scale = scale.reshape(shape)
+            zero = zero.reshape(shape) if zero.size > 1 else zero
+        return (scale * (value.astype(np.float64) - zero)).astype(np.float32)
+
     def tensor(self, tensor_index: int) -> Callable[[], np.ndarray]:
         """A function returning a live view of the tensor (valid until the next
         allocate_tensors())."""
@@ -226,8 +266,27 @@ class Interpreter:
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
-        for eval_fn, record, inputs, outputs in self._steps:
-            eval_fn(record, inputs, outputs)
+        if self._num_threads is None:
+            for eval_fn, record, inputs, outputs in self._steps:
+                eval_fn(record, inputs, outputs)
+            return
+        with blas.threads(self._num_threads):
+            for eval_fn, record, inputs, outputs in self._steps:
+                eval_fn(record, inputs, outputs)
+
+    def profile(self, runs: int = 10, warmup: int = 1) -> Profile:
+        """Invoke ``warmup`` + ``runs`` times on the inputs currently set, timing every
+        op (profiler.py); invoke() itself is never instrumented. The last run's outputs
+        stay readable like after invoke()."""
+        alloc = self._require_allocated("profile()")
+        ops, tensors = self._subgraph.operators, self._subgraph.tensors
+        labels = []
+        for i in alloc.step_ops:
+            op = ops[i]
+            name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
+            labels.append((i, name, tensors[op.outputs[0]].name if op.outputs else ""))
+        with blas.threads(self._num_threads):
+            return run_profile(self._steps, labels, runs, warmup)
 
     # ------------------------------------------------------------------ signatures
 

@@ -2,10 +2,18 @@
 
 Modes (QuantMode): INT8 / UINT8 full-integer (ranges from FakeQuant nodes, the user, and/or
 calibration), DYNAMIC (int8 weights, float activations), FLOAT16 (float16 weights).
+
+Full-integer pipeline (each step switchable in QuantizeOptions):
+  equalize         cross-layer equalization of the float weights (equalize.py)
+  calibrate        per-tensor ranges by `calib_method` (observers/)
+  rewrite          to int8 / uint8, `keep_float` ops left float (rewrite.py, selective.py)
+  bias_correction  shift int32 biases by the measured mean error (bias_correction.py)
+  min_sqnr         keep the most sensitive ops float until the output SQNR target is met
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Iterable
@@ -16,9 +24,16 @@ from ...interpreter.errors import EdgeliteError
 from ..evaluate import infer_shapes
 from ..export import export_tflite
 from ..ir import Graph
-from .calibrate import CalibrationStats, Preprocess, collect_ranges, load_samples
+from .bias_correction import BiasCorrectionReport, bias_correct
+from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
+                        usable_samples)
+from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
+from .metrics import sqnr
+from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
+from .runner import run_all
+from .selective import SelectiveReport, candidates, keep_float_ops, search
 from .weights_only import dynamic_range, float16
 
 
@@ -41,6 +56,17 @@ class QuantizeOptions:
     mean_std: dict[str, tuple[float, float]] = field(default_factory=dict)
     default_range: tuple[float, float] | None = None
     progress: Callable[[int], None] | None = None
+    # accuracy tools (full-integer modes)
+    calib_method: CalibConfig | CalibMethod | str = CalibMethod.MINMAX  # "percentile:99.9"
+    equalize: bool = False              # cross-layer equalization before calibration
+    bias_correction: bool = False       # needs calibration data
+    keep_float: tuple[str, ...] = ()    # op types / node names left float
+    min_sqnr: float | None = None       # dB over the outputs on the calibration data
+    log: Callable[[str], None] | None = None   # one line per finished step
+
+    def __post_init__(self) -> None:
+        self.calib_method = CalibConfig.parse(self.calib_method)
+        self.keep_float = tuple(self.keep_float)
 
 
 @dataclass
@@ -48,6 +74,10 @@ class QuantizeReport:
     mode: QuantMode
     calibration: CalibrationStats | None = None
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    calib_method: CalibConfig = CalibConfig()
+    equalization: EqualizeReport | None = None
+    bias_correction: BiasCorrectionReport | None = None
+    selective: SelectiveReport | None = None
 
 
 def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
@@ -60,13 +90,35 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         float16(graph)
         return report
     qtype = QType(options.mode.value)
+    log = options.log or (lambda line: None)
+    needs_data = options.bias_correction or options.min_sqnr is not None
+    if needs_data and options.calib is None:
+        raise EdgeliteError("bias correction and --min-sqnr measure the model on calibration "
+                            "data: give --calib DATA")
+    if options.keep_float:
+        keep_float_ops(graph, options.keep_float)       # fail early on unknown names
+    infer_shapes(graph)
+
+    def samples():
+        return load_samples(options.calib, [t.name for t in graph.inputs],
+                            options.calib_preprocess)
+
+    if options.equalize:
+        observed = None
+        if options.calib is not None and relu6_layers(graph):
+            observed = channel_maxima(export_tflite(graph),
+                                      usable_samples(samples(), options.calib_samples),
+                                      relu6_layers(graph))
+        report.equalization = equalize(graph, observed)
+        log(f"equalized {len(report.equalization.pairs)} layer pair(s)")
     ranges: dict[str, tuple[float, float]] = {}
+    report.calib_method = options.calib_method
     if options.calib is not None:
-        infer_shapes(graph)
-        samples = load_samples(options.calib, [t.name for t in graph.inputs],
-                               options.calib_preprocess)
-        report.calibration = collect_ranges(export_tflite(graph), samples,
-                                            options.calib_samples, options.progress)
+        activations = {t.name for t in graph.tensors()
+                       if not t.is_const and t.dtype == np.float32}
+        report.calibration = collect_ranges(export_tflite(graph), samples(),
+                                            options.calib_samples, options.progress,
+                                            options.calib_method, activations)
         ranges.update(report.calibration.ranges)
     names = {t.name for t in graph.inputs}
     for name in [*options.input_ranges, *options.mean_std]:
@@ -86,8 +138,37 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
                 ranges.setdefault(t.name, options.default_range)
     report.ranges = ranges
     _check_ranges(graph, ranges, set(input_params))
-    quantize_graph(graph, ranges, RewriteConfig(qtype, options.per_channel, options.io_type),
-                   input_params)
+    cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
+                        frozenset(options.keep_float))
+    if not needs_data:
+        quantize_graph(graph, ranges, cfg, input_params)
+        return report
+    data = usable_samples(samples(), options.calib_samples)
+    float_graph = copy.deepcopy(graph)
+
+    def build(extra: frozenset[str] = frozenset()) -> Graph:
+        """A quantized copy of float_graph with `extra` ops also kept float."""
+        q = copy.deepcopy(float_graph)
+        pairs = list(zip(float_graph.ops, q.ops))
+        quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
+                                                cfg.keep_float | extra), input_params)
+        if options.bias_correction:
+            report.bias_correction = bias_correct(float_graph, q, pairs, data)
+        return q
+
+    final_keep: frozenset[str] = frozenset()
+    if options.min_sqnr is not None:
+        reference = run_all(export_tflite(float_graph), data)
+        report.selective = search(
+            lambda keep: sqnr(reference, run_all(export_tflite(build(keep)), data)),
+            candidates(float_graph, keep_float_ops(float_graph, options.keep_float)),
+            options.min_sqnr, float_graph)
+        final_keep = frozenset(report.selective.kept)
+        log(report.selective.summary())
+    final = build(final_keep)
+    if report.bias_correction is not None:
+        log(f"bias correction: {len(report.bias_correction.layers)} layer(s)")
+    graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
 
 
@@ -109,4 +190,4 @@ def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
 
 
 __all__ = ["QuantMode", "QuantizeOptions", "QuantizeReport", "IOType", "Preprocess",
-           "quantize"]
+           "CalibMethod", "CalibConfig", "quantize", "sqnr"]

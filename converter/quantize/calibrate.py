@@ -1,4 +1,5 @@
-"""Calibration: run the float model in edgelite's interpreter and record per-tensor ranges.
+"""Calibration: run the float model in edgelite's interpreter and record per-tensor ranges
+(global min/max, or another method: observers/).
 
 Samples come from .npy (first axis = samples), .npz (one array per input name, or a single
 array), or a folder of .npy files / images (images need Pillow). `Preprocess` maps raw pixel
@@ -15,6 +16,8 @@ import numpy as np
 
 from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
+from .observers import CalibConfig, CalibMethod, MinMaxObserver
+from .runner import feed
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
 
@@ -95,14 +98,21 @@ def _read_image(path: str) -> np.ndarray:
 
 
 def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,
-                   progress: Callable[[int], None] | None = None) -> CalibrationStats:
-    """Min/max of every float tensor over the samples (each fed with a batch dim of 1)."""
+                   progress: Callable[[int], None] | None = None,
+                   method: "CalibConfig | CalibMethod | str | None" = None,
+                   only: set[str] | None = None) -> CalibrationStats:
+    """The range of every float tensor over the samples (each fed with a batch dim of 1).
+
+    Each tensor has an observer (observers.py) fed one sample at a time: `method` (default
+    minmax, TFLite's global min/max) for the tensors named in `only` (default: all of them),
+    minmax for the rest (constants, whose ranges the rewrite does not use)."""
+    config = CalibConfig.parse(method)
     interp = Interpreter(model_content=model, preserve_all_tensors=True)
     interp.allocate_tensors()
     inputs = {d["name"]: d for d in interp.get_input_details()}
     tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
-    lo = {d["name"]: np.inf for d in tensors}
-    hi = {d["name"]: -np.inf for d in tensors}
+    observers = {d["name"]: config.observer() if only is None or d["name"] in only
+                 else MinMaxObserver() for d in tensors}
     used, skipped = 0, []
     for k, sample in enumerate(samples):
         if limit is not None and used >= limit:
@@ -110,23 +120,28 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
         if not all(np.isfinite(v).all() for v in sample.values()):
             skipped.append(k)
             continue
-        for name, value in sample.items():
-            d = inputs[name]
-            x = np.asarray(value, np.float32)
-            if x.shape != tuple(d["shape"]):
-                x = x.reshape(d["shape"]) if x.size == np.prod(d["shape"]) else x
-            interp.set_tensor(d["index"], x)
+        feed(interp, inputs, sample)
         interp.invoke()
         for d in tensors:
-            v = interp.get_tensor(d["index"])
-            if v.size:
-                lo[d["name"]] = min(lo[d["name"]], float(v.min()))
-                hi[d["name"]] = max(hi[d["name"]], float(v.max()))
+            observers[d["name"]].observe(interp.get_tensor(d["index"]))
         used += 1
         if progress:
             progress(1)
     if used == 0:
         raise EdgeliteError("no usable calibration samples" +
                             (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
-    ranges = {n: (lo[n], hi[n]) for n in lo if np.isfinite(lo[n])}
+    ranges = {n: r for n, o in observers.items() if (r := o.range()) is not None}
     return CalibrationStats(ranges, used, skipped)
+
+
+def usable_samples(samples: Iterable[dict[str, np.ndarray]],
+                   limit: int | None) -> list[dict[str, np.ndarray]]:
+    """The samples calibration uses: finite ones, at most `limit` (for the passes that need
+    the calibration data again: bias correction, --min-sqnr)."""
+    out = []
+    for sample in samples:
+        if limit is not None and len(out) >= limit:
+            break
+        if all(np.isfinite(v).all() for v in sample.values()):
+            out.append(sample)
+    return out

@@ -1,7 +1,8 @@
 """Rewrite a float Graph to full-integer int8 / uint8, given a real-value range per tensor.
 
-Every op in INTEGER_OPS runs on quantized tensors; any other op stays float with DEQUANTIZE /
-QUANTIZE inserted where storage changes. Quantized tensors keep the float tensor's name, so
+Every op in INTEGER_OPS runs on quantized tensors; any other op (and any op matched by
+RewriteConfig.keep_float) stays float with DEQUANTIZE / QUANTIZE inserted where storage
+changes. Quantized tensors keep the float tensor's name, so
 the float and quantized models can be compared tensor by tensor; a tensor added at a
 boundary is named "<name>_<dtype>" (e.g. the int8 copy of a float graph input: "input_int8").
 """
@@ -17,6 +18,7 @@ from ...interpreter.errors import EdgeliteError
 from ..ir import Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, asymmetric, quantize, symmetric_weights
 from .rules import (FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS, WEIGHT_AXIS)
+from .selective import keep_float_ops
 
 
 class IOType(Enum):
@@ -30,6 +32,9 @@ class RewriteConfig:
     qtype: QType = QType.INT8
     per_channel: bool = True
     io_type: IOType = IOType.FLOAT
+    # ops kept float even if they have integer kernels: op types, TF node names or output
+    # tensor names (selective.op_matches)
+    keep_float: frozenset[str] = frozenset()
 
 
 class _Rewriter:
@@ -39,8 +44,10 @@ class _Rewriter:
         self.input_params = input_params
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
+        kept = keep_float_ops(graph, cfg.keep_float)
         self.integer = {id(op) for op in graph.ops if op.type in INTEGER_OPS
-                        and all(t.dtype == np.float32 for t in op.outputs)}
+                        and all(t.dtype == np.float32 for t in op.outputs)
+                        and id(op) not in kept}
 
     # -- activation parameters --------------------------------------------------------------
     def range_of(self, t: Tensor) -> tuple[float, float]:

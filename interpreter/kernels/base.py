@@ -130,6 +130,15 @@ class Kernel(NamedTuple):
     eval: Callable[[Any, tuple, tuple], None]
 
 
+class Chosen(NamedTuple):
+    """A record that names the eval to run: registry entries that pick an implementation
+    in prepare() (e.g. float or integer kernels) return one, and allocate_tensors() puts
+    ``eval`` itself in the invoke() list, so the choice costs nothing per invoke."""
+
+    eval: Callable[[Any, tuple, tuple], None]
+    record: Any
+
+
 def normalize_axis(ctx: OpContext, axis: int, rank: int) -> int:
     """Negative axes count from the end, as in TFLite (e.g. concatenation.cc)."""
     a = int(axis)

@@ -8,11 +8,13 @@ Matches tensorflow/lite/kernels/depthwise_conv.cc (Prepare) and reference_ops::D
 
 Layouts: input NHWC, filter 1HWO with O = C * M (M = depth multiplier), bias [O].
 
-Strategy: the input is copied into a zero-padded scratch buffer with every input channel
-repeated M times, so that channel c*M + m of the scratch holds input channel c. For each
-of the KH*KW taps the pixels under that tap are then a fixed strided view
-(N, OH, OW, C*M) of the scratch, and the tap contributes view * filter[0, ky, kx, :]:
-KH*KW vectorized multiply-adds per invoke, each running along the contiguous channels.
+Strategy (``TapSum``, shared with the int8 / uint8 kernel): the input is copied into a
+zero-padded buffer, split into stride phases (padding.TapBuffer), with every input
+channel repeated M times so that channel c*M + m holds input channel c. The pixels under
+tap (ky, kx) are then a stride-1 view (N, OH, OW, C*M) of that buffer, and the tap
+contributes view * filter[0, ky, kx, :]: KH*KW vectorized multiply-adds per invoke. The
+filter row of each tap is stored tiled to (OW, C*M), so every operand of those multiply-
+adds walks OW*C*M contiguous values at a time rather than C*M.
 """
 
 from __future__ import annotations
@@ -21,17 +23,77 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, scratch
+from .base import OpContext, OutputSpec, num_elements, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
-from .padding import padded_scratch, padding_option, tap_view, window_1d
+from .padding import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
+                      tap_buffer, window_1d)
+
+
+# Outputs up to this many values take the small-tensor path (one multiply over all
+# windows, one reduction) instead of KH*KW multiply-adds: fewer numpy calls.
+SMALL_OUTPUT = 2**13
+
+
+@dataclass(frozen=True)
+class TapSum:
+    """out = sum over taps of tap_view * weight[tap], in the buffer's dtype.
+
+    Large outputs: per tap, one multiply into ``product`` and one add, on stride-1 views
+    with (OW, C*M) rows. Small outputs (``windows`` set): one multiply of the
+    (KH, KW, N, OH, OW, C*M) window view by the filter into ``product``, then one sum
+    over its first axis (taps in order, whole contiguous slabs at a time)."""
+
+    buffer: TapBuffer
+    weights: tuple[np.ndarray, ...]  # per tap (OW, C*M); small: one, shaped like windows
+    product: np.ndarray  # scratch: one tap's products, or all windows' (small)
+    windows: np.ndarray | None = None  # small path: (KH, KW, N, OH, OW, C*M) window view
+
+    def __call__(self, out: np.ndarray) -> None:
+        taps, weights, product = self.buffer.taps, self.weights, self.product
+        if self.windows is not None:
+            np.multiply(self.windows, weights[0], out=product)
+            taps_first = product.reshape(len(product) * product.shape[1], -1)
+            np.add.reduce(taps_first, axis=0, out=out.reshape(-1))
+            return
+        np.multiply(taps[0], weights[0], out=out)
+        for i in range(1, len(taps)):
+            np.multiply(taps[i], weights[i], out=product)
+            np.add(out, product, out=out)
+
+
+def tap_sum(ctx: OpContext, n: int, wh: Window1D, ww: Window1D, channels: int,
+            multiplier: int, filt: np.ndarray, dtype) -> TapSum:
+    """``filt``: the (KH, KW, C*M) filter values in ``dtype``."""
+    width = channels * multiplier
+    out_shape = (n, wh.size_out, ww.size_out, width)
+    if num_elements(out_shape) * wh.kernel * ww.kernel <= SMALL_OUTPUT * 9:
+        padded, interior = padded_scratch(ctx, n, wh, ww, width, dtype, 0)
+        if multiplier > 1:
+            interior = interior.reshape(interior.shape[:3] + (channels, multiplier))
+        buffer = TapBuffer(((interior, (slice(None),)),), (), multiplier)
+        windows = patches_view(padded, wh, ww).transpose(3, 4, 0, 1, 2, 5)
+        weights = np.ascontiguousarray(
+            np.broadcast_to(filt[:, :, None, None, None, :], windows.shape))
+        return TapSum(buffer, (weights,), scratch(ctx, windows.shape, dtype), windows)
+    buffer = tap_buffer(ctx, n, wh, ww, channels, dtype, 0, multiplier)
+    weights = tuple(np.ascontiguousarray(np.broadcast_to(filt[ky, kx], (ww.size_out, width)))
+                    for ky in range(wh.kernel) for kx in range(ww.kernel))
+    return TapSum(buffer, weights, scratch(ctx, out_shape, dtype))
+
+
+def geometry(ctx: OpContext, h: int, w: int, kh: int, kw: int) -> tuple[Window1D, Window1D]:
+    pad = padding_option(ctx)
+    wh = window_1d(ctx, "height", h, kh, int(ctx.option("stride_h", 1)),
+                   int(ctx.option("dilation_h_factor", 1)), pad)
+    ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
+                   int(ctx.option("dilation_w_factor", 1)), pad)
+    return wh, ww
 
 
 @dataclass(frozen=True)
 class DepthwiseRecord:
-    interior: np.ndarray  # (N, H, W, C, M) view of the padded scratch: input goes here
-    taps: tuple[np.ndarray, ...]  # per tap (ky, kx): (N, OH, OW, C*M) view of the scratch
-    weights: tuple[np.ndarray, ...]  # per tap: (C*M,) filter values
-    product: np.ndarray  # (N, OH, OW, C*M) scratch for one tap's products
+    taps: TapSum
+    bias: np.ndarray | None  # constant bias tiled to (OW, O); None: read the input (if any)
     clamp: Clamp
 
 
@@ -62,33 +124,26 @@ def prepare(ctx: OpContext):
             raise ctx.shape_error(f"bias shape {list(bias.shape)} must be [{o}]")
     filt = ctx.constant_input(1, "filter").astype(np.float32)
 
-    pad = padding_option(ctx)
-    wh = window_1d(ctx, "height", h, kh, int(ctx.option("stride_h", 1)),
-                   int(ctx.option("dilation_h_factor", 1)), pad)
-    ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
-                   int(ctx.option("dilation_w_factor", 1)), pad)
+    wh, ww = geometry(ctx, h, w, kh, kw)
     clamp = activation_clamp(ctx, np.float32)
-
-    padded, interior = padded_scratch(ctx, n, wh, ww, o, np.float32, 0.0)
-    taps, weights = [], []
-    for ky in range(kh):
-        for kx in range(kw):
-            taps.append(tap_view(padded, wh, ww, ky, kx))
-            weights.append(np.ascontiguousarray(filt[0, ky, kx]))
+    taps = tap_sum(ctx, n, wh, ww, c, multiplier, filt[0], np.float32)
+    tiled_bias = None
+    if bias is not None and bias.is_constant:
+        out_shape = (n, wh.size_out, ww.size_out, o)
+        shape = out_shape if num_elements(out_shape) <= SMALL_OUTPUT else (ww.size_out, o)
+        tiled_bias = np.ascontiguousarray(
+            np.broadcast_to(bias.data.astype(np.float32), shape))
     out_shape = (n, wh.size_out, ww.size_out, o)
-    record = DepthwiseRecord(interior.reshape(n, h, w, c, multiplier), tuple(taps),
-                             tuple(weights), scratch(ctx, out_shape, np.float32), clamp)
-    return (OutputSpec(out_shape, np.dtype(np.float32)),), record
+    return (OutputSpec(out_shape, np.dtype(np.float32)),), DepthwiseRecord(taps, tiled_bias,
+                                                                             clamp)
 
 
 def eval(rec: DepthwiseRecord, inputs, outputs) -> None:
-    np.copyto(rec.interior, inputs[0][..., np.newaxis])  # repeat each channel M times
     out = outputs[0]
-    np.multiply(rec.taps[0], rec.weights[0], out=out)
-    for tap, weight in zip(rec.taps[1:], rec.weights[1:], strict=True):
-        np.multiply(tap, weight, out=rec.product)
-        np.add(out, rec.product, out=out)
-    bias = inputs[2] if len(inputs) > 2 else None
-    if bias is not None:
-        np.add(out, bias, out=out)
+    rec.taps.buffer.load(inputs[0])
+    rec.taps(out)
+    if rec.bias is not None:
+        np.add(out, rec.bias, out=out)
+    elif len(inputs) > 2 and inputs[2] is not None:
+        np.add(out, inputs[2], out=out)
     apply_clamp(rec.clamp, out)

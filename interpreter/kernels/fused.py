@@ -61,7 +61,6 @@ def apply_clamp(clamp: Clamp, out: np.ndarray) -> None:
     if clamp is None:
         return
     low, high = clamp
-    if high is None:
-        np.maximum(out, low, out=out)
-    else:
-        np.clip(out, low, high, out=out)
+    np.maximum(out, low, out=out)  # two ufunc calls cost less than np.clip's wrapper
+    if high is not None:
+        np.minimum(out, high, out=out)

@@ -107,3 +107,87 @@ def patches_view(padded: np.ndarray, wh: Window1D, ww: Window1D) -> np.ndarray:
         strides=(sn, sh * wh.stride, sw * ww.stride, sh * wh.dilation, sw * ww.dilation, sc),
         writeable=False,
     )
+
+
+# --------------------------------------------------------------------------- stride phases
+#
+# A strided window (stride s) reads every s-th padded pixel, so its tap views have a gap
+# between neighbouring outputs and numpy walks them C elements at a time. Splitting the
+# padded input into its s_h * s_w stride phases -- phase (a, b) holds padded pixels
+# (i*s_h + a, j*s_w + b) -- turns every tap into a stride-1 view of one phase, whose rows
+# of OW * C values are contiguous:
+#
+#     padded[n, y*s_h + r, x*s_w + q]  ==  phase[r % s_h, q % s_w][n, y + r // s_h, x + q // s_w]
+#
+# with r = ky * dilation_h, q = kx * dilation_w. With stride 1 there is one phase: the
+# padded buffer itself.
+
+
+def _axis_phases(win: Window1D) -> dict[int, tuple[int, int, int, int]]:
+    """phase a -> (buffer length, first buffer index holding input, count of input
+    pixels, first input index), over the phases some tap reads."""
+    s, d = win.stride, win.dilation
+    phases: dict[int, int] = {}
+    for k in range(win.kernel):
+        r1, a = divmod(k * d, s)
+        phases[a] = max(phases.get(a, 0), r1)
+    out = {}
+    for a, r1_max in sorted(phases.items()):
+        length = win.size_out + r1_max
+        # buffer index i holds padded pixel i*s + a, i.e. input pixel i*s + a - pad_before
+        first = max(0, -(-(win.pad_before - a) // s))
+        last = min(length - 1, (win.size_in - 1 + win.pad_before - a) // s)
+        count = max(0, last - first + 1)
+        out[a] = (length, first, count, first * s + a - win.pad_before)
+    return out
+
+
+@dataclass(frozen=True)
+class TapBuffer:
+    """The padded input of a windowed op, split into stride phases (see above).
+
+    ``load(x)`` copies the (N, H, W, C) input in -- optionally minus a zero point, and
+    with every channel repeated ``multiplier`` times (depthwise multipliers) -- and
+    ``taps[ky * KW + kx]`` is the (N, OH, OW, C * multiplier) view of the pixels under
+    tap (ky, kx). The padding keeps the fill value written in prepare()."""
+
+    fills: tuple[tuple[np.ndarray, tuple[slice, ...]], ...]  # (destination, input index)
+    taps: tuple[np.ndarray, ...]
+    multiplier: int
+
+    def load(self, x: np.ndarray, zero_point: int | None = None) -> None:
+        for dst, index in self.fills:
+            src = x[index]
+            if self.multiplier > 1:
+                src = src[..., np.newaxis]
+            if zero_point is None:
+                np.copyto(dst, src, casting="unsafe")
+            else:
+                np.subtract(src, zero_point, out=dst, dtype=dst.dtype)
+
+
+def tap_buffer(ctx: OpContext, batch: int, wh: Window1D, ww: Window1D, channels: int,
+               dtype, fill: float, multiplier: int = 1) -> TapBuffer:
+    """``channels``: input channels; the buffer holds channels * multiplier."""
+    rows, cols = _axis_phases(wh), _axis_phases(ww)
+    width = channels * multiplier
+    buffers, fills = {}, []
+    for a, (h_len, h_first, h_count, y0) in rows.items():
+        for b, (w_len, w_first, w_count, x0) in cols.items():
+            buf = scratch(ctx, (batch, h_len, w_len, width), dtype, fill)
+            buffers[a, b] = buf
+            if h_count == 0 or w_count == 0:
+                continue
+            dst = buf[:, h_first:h_first + h_count, w_first:w_first + w_count]
+            if multiplier > 1:
+                dst = dst.reshape(dst.shape[:3] + (channels, multiplier))
+            index = (slice(None), slice(y0, y0 + (h_count - 1) * wh.stride + 1, wh.stride),
+                     slice(x0, x0 + (w_count - 1) * ww.stride + 1, ww.stride))
+            fills.append((dst, index))
+    taps = []
+    for ky in range(wh.kernel):
+        r1, a = divmod(ky * wh.dilation, wh.stride)
+        for kx in range(ww.kernel):
+            q1, b = divmod(kx * ww.dilation, ww.stride)
+            taps.append(buffers[a, b][:, r1:r1 + wh.size_out, q1:q1 + ww.size_out, :])
+    return TapBuffer(tuple(fills), tuple(taps), multiplier)

@@ -27,16 +27,15 @@ import numpy as np
 
 from .base import OpContext, OutputSpec
 from .fused import Clamp, activation_clamp, apply_clamp
-from .padding import Window1D, padded_scratch, padding_option, tap_view, window_1d
+from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
 
 
 @dataclass(frozen=True)
 class PoolRecord:
-    interior: np.ndarray  # where the input is copied inside the padded scratch
-    taps: tuple[np.ndarray, ...]  # per window position: (N, OH, OW, C) view of the scratch
-    divisor: np.ndarray | None  # AVERAGE: (1, OH, OW, 1) count of valid pixels per window
+    buffer: TapBuffer  # padded input in stride phases; taps: (N, OH, OW, C) views of it
+    divisor: np.ndarray | None  # AVERAGE: count of valid pixels per output value
     clamp: Clamp
 
 
@@ -61,15 +60,14 @@ def _prepare(ctx: OpContext, is_average: bool):
     ww = window_1d(ctx, "width", w, int(ctx.option("filter_width", 1)),
                    int(ctx.option("stride_w", 1)), 1, pad)
     fill = 0.0 if is_average else LOWEST_FLOAT32
-    padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float32, fill)
-    taps = tuple(tap_view(padded, wh, ww, ky, kx)
-                 for ky in range(wh.kernel) for kx in range(ww.kernel))
+    buffer = tap_buffer(ctx, n, wh, ww, c, np.float32, fill)
+    out_shape = (n, wh.size_out, ww.size_out, c)
     divisor = None
     if is_average:
         counts = np.outer(_valid_counts(wh), _valid_counts(ww))
-        divisor = counts.astype(np.float32).reshape(1, wh.size_out, ww.size_out, 1)
-    record = PoolRecord(interior, taps, divisor, activation_clamp(ctx, np.float32))
-    out_shape = (n, wh.size_out, ww.size_out, c)
+        counts = counts.astype(np.float32).reshape(1, wh.size_out, ww.size_out, 1)
+        divisor = np.ascontiguousarray(np.broadcast_to(counts, out_shape))
+    record = PoolRecord(buffer, divisor, activation_clamp(ctx, np.float32))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
@@ -82,19 +80,19 @@ def prepare_max(ctx: OpContext):
 
 
 def eval_average(rec: PoolRecord, inputs, outputs) -> None:
-    out = outputs[0]
-    np.copyto(rec.interior, inputs[0])
-    np.copyto(out, rec.taps[0])
-    for tap in rec.taps[1:]:
-        np.add(out, tap, out=out)
+    out, taps = outputs[0], rec.buffer.taps
+    rec.buffer.load(inputs[0])
+    np.copyto(out, taps[0])
+    for i in range(1, len(taps)):
+        np.add(out, taps[i], out=out)
     np.divide(out, rec.divisor, out=out)
     apply_clamp(rec.clamp, out)
 
 
 def eval_max(rec: PoolRecord, inputs, outputs) -> None:
-    out = outputs[0]
-    np.copyto(rec.interior, inputs[0])
+    out, taps = outputs[0], rec.buffer.taps
+    rec.buffer.load(inputs[0])
     out.fill(LOWEST_FLOAT32)
-    for tap in rec.taps:
-        np.fmax(out, tap, out=out)
+    for i in range(len(taps)):
+        np.fmax(out, taps[i], out=out)
     apply_clamp(rec.clamp, out)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from ..quant_config import QuantConfig
-from .base import Kernel, OpContext, TensorInfo
+from .base import Chosen, Kernel, OpContext, TensorInfo, scratch
 
 QUANTIZED = (np.int8, np.uint8)
 
@@ -134,7 +134,8 @@ def xnn_quantize(value: float, scale: float, zero_point: int, dtype) -> int:
 def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
     """Clamp integral ``values`` (int64 or float) to [lo, hi] and store them into the
     int8 / uint8 ``out``."""
-    np.clip(values, lo, hi, out=values)
+    np.maximum(values, lo, out=values)
+    np.minimum(values, hi, out=values)
     np.copyto(out, values.reshape(out.shape), casting="unsafe")
 
 
@@ -171,6 +172,119 @@ class Requant:
         return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX, out=scaled)
 
 
+FLOAT32_EXACT = 2**24  # integers of magnitude up to this are exact in float32
+# Per-channel parameters of accumulators up to this many values are stored tiled over the
+# whole accumulator: a same-shape ufunc call costs less than a broadcasting one.
+SMALL_TENSOR = 2**14
+
+
+def exact_float_dtype(weights: np.ndarray, x_dtype, zp_x: int, axis: int = 0):
+    """float32 when every partial sum of ``sum_k w[k, o] * (x[k] - zp_x)`` stays an
+    integer of magnitude <= 2^24 for any int8 / uint8 ``x`` -- then float32 BLAS, in any
+    summation order, returns the exact integer accumulator -- else float64 (exact below
+    2^53, always the case here). ``weights``: integer (w - zp_w), reduced over ``axis``."""
+    info = np.iinfo(x_dtype)
+    x_max = max(abs(int(info.min) - zp_x), abs(int(info.max) - zp_x))
+    l1 = np.abs(np.asarray(weights, np.int64)).sum(axis=axis)
+    bound = x_max * int(l1.max()) if l1.size else 0
+    return np.dtype(np.float32) if bound <= FLOAT32_EXACT else np.dtype(np.float64)
+
+
+@dataclass(frozen=True)
+class OutputStage:
+    """The end of every accumulating int8 / uint8 kernel:
+    ``out = clamp(requant(acc + bias) + zp_out, lo, hi)``, written into the output.
+
+    ``acc`` holds exact integer sums as float32 or float64 (from BLAS), channels last.
+    With XNNPACK's fp32 requantization (the DEFAULT kernel set) all of it runs in place
+    in float32:
+
+        v = float32(acc + bias)      rounds like XNNPACK's int32 -> float conversion
+        v = v * M                    float32 product, per channel
+        v = clip(v, lo - zp, hi - zp); v = rint(v)
+        out = v + zp                 (cast to int8 / uint8 on the way out)
+
+    (clipping before rint equals XNNPACK's rint-then-clamp since the bounds are
+    integers). ``acc + bias`` is exact in float64, and in float32 when the bias is
+    representable there, so the float32 sum is the correctly rounded exact value; where
+    the bias is not exact in float32 the kernel accumulates in float64. The per-channel
+    bias and M are stored tiled ``repeat`` times (acc viewed as rows of repeat * channels
+    values, e.g. OW * C), so numpy walks long contiguous rows. The other
+    requantizations (TFLite's fixed point, the reference FULLY_CONNECTED's double) go
+    through int64 / float64 as ``Requant`` does."""
+
+    requant: Requant
+    bias: np.ndarray | None  # fp32: tiled, in acc's dtype; else (channels,) float64
+    multiplier: np.ndarray | None  # fp32: tiled float32 M
+    width: int  # values per row of acc as the stage sees it
+    zp_out: int
+    lo: int
+    hi: int
+    f32: np.ndarray | None = None  # float32 scratch (float64 acc, fp32 requantization)
+    bounds: tuple = ()  # fp32: float32 (lo - zp_out, hi - zp_out)
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        acc = acc.reshape(-1, self.width)
+        if self.requant.kind != "fp32":
+            acc = acc.astype(np.float64)  # exact, with the bias too (below 2^53)
+            if self.bias is not None:
+                acc += self.bias
+            values = self.requant(acc)
+            values += self.zp_out
+            clamp_out(values, self.lo, self.hi, out)
+            return
+        if self.bias is not None:
+            np.add(acc, self.bias, out=acc)
+        v = acc
+        if self.f32 is not None:
+            v = self.f32
+            np.copyto(v, acc, casting="same_kind")
+        np.multiply(v, self.multiplier, out=v)
+        np.maximum(v, self.bounds[0], out=v)
+        np.minimum(v, self.bounds[1], out=v)
+        np.rint(v, out=v)
+        np.add(v, self.zp_out, out=out.reshape(v.shape), casting="unsafe")
+
+
+def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_out: int,
+                 lo: int, hi: int, acc_size: int, channels: int, acc_dtype,
+                 repeat: int = 1) -> OutputStage:
+    """The OutputStage for a (acc_size // channels, channels) accumulator of
+    ``acc_dtype``; ``bias``: the integer bias or None; ``repeat`` must divide the number
+    of rows. With fp32 requantization and a float32 accumulator the bias must be exact
+    in float32 (``bias_fits_float32``; else accumulate in float64)."""
+    acc_dtype = np.dtype(acc_dtype)
+    if bias is not None:
+        bias = np.asarray(bias, np.int64).reshape(-1)
+    if requant.kind != "fp32":
+        bias = None if bias is None else bias.astype(np.float64)
+        return OutputStage(requant, bias, None, channels, zp_out, lo, hi)
+    if acc_dtype == np.float32 and not bias_fits_float32(bias):
+        raise ValueError("the bias is not exact in float32: accumulate in float64")
+    if acc_size <= SMALL_TENSOR:  # tile over the whole accumulator: no broadcasting
+        repeat = acc_size // channels
+    rows = acc_size // (channels * repeat)
+
+    def tiled(values, dtype):
+        per_channel = np.broadcast_to(np.asarray(values, dtype).reshape(-1), (channels,))
+        return np.ascontiguousarray(np.tile(per_channel, repeat))
+
+    f32 = scratch(ctx, (rows, channels * repeat), np.float32) \
+        if acc_dtype != np.float32 else None
+    bounds = (np.float32(lo - zp_out), np.float32(hi - zp_out))
+    return OutputStage(requant, None if bias is None else tiled(bias, acc_dtype),
+                       tiled(requant.multiplier, np.float32), channels * repeat, zp_out,
+                       lo, hi, f32, bounds)
+
+
+def bias_fits_float32(bias: np.ndarray | None) -> bool:
+    """Whether every bias value is exactly representable in float32."""
+    if bias is None:
+        return True
+    b = np.asarray(bias, np.int64)
+    return bool(np.all(b.astype(np.float32).astype(np.int64) == b))
+
+
 def fixed_requant(reals, config: QuantConfig) -> Requant:
     m, s = qm.quantize_multipliers(reals, config.rounding)
     return Requant("fixed", m, s, config.rounding)
@@ -197,9 +311,9 @@ def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: 
         t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
         kernel = quantized_kernel if is_quantized(t) else float_kernel
         specs, record = kernel.prepare(ctx)
-        return specs, (kernel.eval, record)
+        return specs, Chosen(kernel.eval, record)
 
-    def eval(rec, inputs, outputs) -> None:
-        rec[0](rec[1], inputs, outputs)
+    def eval(rec: Chosen, inputs, outputs) -> None:
+        rec.eval(rec.record, inputs, outputs)
 
     return Kernel(prepare, eval)

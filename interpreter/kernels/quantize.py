@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec
+from .base import Kernel, OpContext, OutputSpec, scratch
 from .quant_common import QUANTIZED, qparams
 from .quantized_activations import LutRecord, make_lut
 
@@ -38,6 +38,7 @@ class QuantizeRecord:
     zero_point: int
     lo: int
     hi: int
+    work: np.ndarray | None = None  # DEFAULT: float32 scratch shaped like the input
 
 
 NEON_BLOCK = 16  # optimized_ops::Requantize handles 16 values per NEON iteration
@@ -66,8 +67,9 @@ def prepare(ctx: OpContext):
     if x.dtype == np.float32:
         inverse = not ctx.quant.reference
         scale = np.float32(1.0) / np.float32(out.scale) if inverse else np.float32(out.scale)
+        work = scratch(ctx, x.shape, np.float32) if inverse else None
         return spec, QuantizeRecord(inverse, scale, out.zero_point, int(info.min),
-                                    int(info.max))
+                                    int(info.max), work)
     xq = qparams(ctx, x, "input")
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     rounding = ctx.quant.rounding
@@ -101,9 +103,17 @@ def eval_float(rec: QuantizeRecord, inputs, outputs) -> None:
     x = inputs[0]
     with np.errstate(over="ignore", invalid="ignore"):
         if rec.inverse:
-            # XNNPACK clamps in float before converting: NaN and overflow saturate.
-            scaled = np.nan_to_num(np.rint(x * rec.scale), nan=0.0)
-            q = np.clip(scaled, -2.0**31, 2.0**31 - 1).astype(np.int64) + rec.zero_point
+            # XNNPACK clamps in float before converting: overflow saturates, NaN reads
+            # as 0. Clipping to [lo - z, hi - z] before adding z equals clipping after
+            # (integral bounds), so it all stays in place in float32.
+            f = rec.work
+            np.multiply(x, rec.scale, out=f)
+            np.rint(f, out=f)
+            if np.isnan(np.sum(f)):  # one cheap reduction; NaN only in odd inputs
+                np.nan_to_num(f, copy=False, nan=0.0)
+            np.clip(f, rec.lo - rec.zero_point, rec.hi - rec.zero_point, out=f)
+            np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
+            return
         else:
             # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values
             # convert to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.

@@ -3,7 +3,7 @@
 ``INTEGER_KERNELS`` maps an op to its quantized kernel. ``with_integer_paths(KERNELS)``
 returns the registry entries that replace the float ones: each dispatches on the dtype
 of its first input in prepare() (quant_common.by_input_dtype), so the float kernels stay
-untouched and an int8 / uint8 input costs one extra call per invoke. Ops that exist only
+untouched; the invoke() list calls the chosen eval directly. Ops that exist only
 for quantized tensors (QUANTIZE) are added as they are.
 """
 

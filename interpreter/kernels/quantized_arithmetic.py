@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec
+from .base import Kernel, OpContext, OutputSpec, scratch
 from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 
 LEFT_SHIFT = 20  # add.cc: data->left_shift for int8 / uint8
@@ -61,6 +61,9 @@ class QBinaryRecord:
     rounding: qm.Rounding
     lo: int
     hi: int
+    # XNNPACK paths: output-shaped work buffers (int32 for ADD / SUB, float32 for MUL)
+    work: np.ndarray | None = None
+    work2: np.ndarray | None = None
 
 
 def _float32_bits_exponent(value: np.float32) -> int:
@@ -127,14 +130,27 @@ def _make_prepare(op: str):
             mo = qm.quantize_multiplier_smaller_than_one_exp(
                 twice_max / ((1 << LEFT_SHIFT) * out.scale), rounding)
             params = (m1, m2, mo, -1 if op == "SUB" else 1)
+        work = work2 = None
+        if kind == "add_xnn":
+            # |x - z| <= 255 and |m| < 2^21: the sum fits int32.
+            work, work2 = (scratch(ctx, tuple(shape), np.int32) for _ in range(2))
+        elif kind == "mul_xnn":
+            # |x1 - z1| * |x2 - z2| <= 255^2: exact in float32, like XNNPACK's int32 product.
+            work, work2 = (scratch(ctx, tuple(shape), np.float32) for _ in range(2))
         record = QBinaryRecord(kind, q1.zero_point, q2.zero_point, out.zero_point, params,
-                               rounding, lo, hi)
+                               rounding, lo, hi, work, work2)
         return (OutputSpec(tuple(shape), x1.dtype),), record
 
     return prepare
 
 
 def eval(rec: QBinaryRecord, inputs, outputs) -> None:
+    if rec.kind == "add_xnn":
+        _eval_add_xnn(rec, inputs[0], inputs[1], outputs[0])
+        return
+    if rec.kind == "mul_xnn":
+        _eval_mul_xnn(rec, inputs[0], inputs[1], outputs[0])
+        return
     a = inputs[0].astype(np.int64) - rec.z1
     b = inputs[1].astype(np.int64) - rec.z2
     if rec.kind == "add_fixed":
@@ -143,16 +159,38 @@ def eval(rec: QBinaryRecord, inputs, outputs) -> None:
         a = mbqm(a << LEFT_SHIFT, m1, s1, rec.rounding)
         b = mbqm(b << LEFT_SHIFT, m2, s2, rec.rounding)
         values = mbqm(a + sign * b, mo, so, rec.rounding)
-    elif rec.kind == "add_xnn":
-        ma, mb, shift = rec.params
-        values = (a * ma + b * mb + (1 << (shift - 1))) >> shift
-    elif rec.kind == "mul_fixed":
+    else:  # mul_fixed
         m, s = rec.params
         values = qm.multiply_by_quantized_multiplier(a * b, m, s, rec.rounding)
-    else:  # mul_xnn
-        values = np.rint((a * b).astype(np.float32) * rec.params[0]).astype(np.int64)
     values = np.broadcast_to(values, outputs[0].shape) + rec.z_out
     clamp_out(values, rec.lo, rec.hi, outputs[0])
+
+
+def _eval_add_xnn(rec: QBinaryRecord, x1, x2, out) -> None:
+    """((x1 - z1) * ma + (x2 - z2) * mb + 2^(shift-1)) >> shift, in int32."""
+    ma, mb, shift = rec.params
+    acc, tmp = rec.work, rec.work2
+    np.subtract(x1, rec.z1, out=acc, dtype=np.int32)
+    np.multiply(acc, ma, out=acc)
+    np.subtract(x2, rec.z2, out=tmp, dtype=np.int32)
+    np.multiply(tmp, mb, out=tmp)
+    np.add(acc, tmp, out=acc)
+    np.add(acc, 1 << (shift - 1), out=acc)
+    np.right_shift(acc, shift, out=acc)
+    np.clip(acc, rec.lo - rec.z_out, rec.hi - rec.z_out, out=acc)
+    np.add(acc, rec.z_out, out=out, casting="unsafe")
+
+
+def _eval_mul_xnn(rec: QBinaryRecord, x1, x2, out) -> None:
+    """rint(float32((x1 - z1) * (x2 - z2)) * M), in float32 (the product is exact)."""
+    acc, tmp = rec.work, rec.work2
+    np.subtract(x1, rec.z1, out=acc, dtype=np.float32)
+    np.subtract(x2, rec.z2, out=tmp, dtype=np.float32)
+    np.multiply(acc, tmp, out=acc)
+    np.multiply(acc, rec.params[0], out=acc)
+    np.clip(acc, rec.lo - rec.z_out, rec.hi - rec.z_out, out=acc)
+    np.rint(acc, out=acc)
+    np.add(acc, rec.z_out, out=out, casting="unsafe")
 
 
 ADD = Kernel(_make_prepare("ADD"), eval)

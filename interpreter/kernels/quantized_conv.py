@@ -24,8 +24,11 @@ axis 0 for CONV_2D OHWI, axis 3 for DEPTHWISE_CONV_2D 1HWO, or per tensor); uint
 weights are per tensor with any zero point.
 
 Speed: the sums are exact in floating point while they stay below 2^53 (2^24 for
-float32), so CONV_2D runs im2col + one BLAS matmul in float64 -- or float32 when
-K * 255 * 255 < 2^24 -- and DEPTHWISE_CONV_2D sums its taps in int32.
+float32), so CONV_2D runs im2col + one BLAS matmul in float32 when the filter's
+largest per-channel sum of |w| times the largest |x - zp_x| is at most 2^24
+(quant_common.exact_float_dtype; true for most real layers), else in float64; the
+requantization then runs in place on the float accumulator (quant_common.OutputStage).
+DEPTHWISE_CONV_2D sums its taps in int32.
 """
 
 from __future__ import annotations
@@ -35,35 +38,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, scratch
-from .padding import padded_scratch, padding_option, patches_view, tap_view, window_1d
+from .depthwise_conv import TapSum, tap_sum
+from .depthwise_conv import geometry as depthwise_geometry
+from .padding import padded_scratch, padding_option, patches_view, window_1d
 from .quant_common import (
     QUANTIZED,
     QParams,
     Requant,
+    OutputStage,
     activation_bounds,
+    bias_fits_float32,
     channel_params,
-    clamp_out,
+    exact_float_dtype,
     fixed_requant,
     fp32_requant,
+    output_stage,
     qparams,
     require_same_type,
 )
-
-FLOAT32_EXACT = 2**24  # integers below this add exactly in float32
-
-
-@dataclass(frozen=True)
-class _Biased:
-    """requant(acc + bias): the bias is added to the exact accumulator (int64, or
-    float64, where integers below 2^53 add exactly)."""
-
-    requant: Requant
-    bias: np.ndarray | None
-
-    def __call__(self, acc: np.ndarray) -> np.ndarray:
-        if self.bias is not None:
-            acc = acc + self.bias
-        return self.requant(acc)
 
 
 @dataclass(frozen=True)
@@ -76,25 +68,17 @@ class QConvRecord:
     windows: np.ndarray | None  # (groups, N, OH, OW, KH, KW, Cg) view; None: pointwise
     cols: np.ndarray  # im2col matrix scratch (or the padded scratch itself, pointwise)
     acc: np.ndarray  # (groups, rows, O/groups) scratch, work dtype
+    acc2d: np.ndarray  # (rows, O): acc itself (groups == 1) or a scratch for the transpose
     zp_x: int
-    zp_out: int
-    requant: _Biased
-    lo: int
-    hi: int
+    output: OutputStage
 
 
 @dataclass(frozen=True)
 class QDepthwiseRecord:
-    interior: np.ndarray  # (N, H, W, C, M) int32 view: x - zp_x repeated M times
-    taps: tuple[np.ndarray, ...]  # per tap: (N, OH, OW, C*M) view of the padded scratch
-    weights: tuple[np.ndarray, ...]  # per tap: (C*M,) int32 w - zp_w
-    acc: np.ndarray  # (N, OH, OW, C*M) int32
-    product: np.ndarray  # same, one tap's products
+    taps: TapSum  # the float tap sum over x - zp_x and w - zp_w (exact integers)
+    acc: np.ndarray  # (N, OH, OW, C*M) scratch, work dtype
     zp_x: int
-    zp_out: int
-    requant: _Biased
-    lo: int
-    hi: int
+    output: OutputStage
 
 
 def _common(ctx: OpContext, what: str):
@@ -166,11 +150,13 @@ def prepare_conv(ctx: OpContext):
     ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
                    int(ctx.option("dilation_w_factor", 1)), pad)
     rows, og, k = n * wh.size_out * ww.size_out, o // groups, kh * kw * cg
-    wrange = 255 if x.dtype == np.uint8 else 128
-    work = np.float32 if k * 255 * wrange < FLOAT32_EXACT else np.float64
+    centered = filt - zps.reshape(o, 1, 1, 1)  # w - zp_w, OHWI
+    work = exact_float_dtype(centered.reshape(o, -1), x.dtype, xq.zero_point, axis=1)
+    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
+        work = np.dtype(np.float64)
     # Filter OHWI -> (groups, K = KH*KW*Cg, O/groups), the im2col column order.
-    wf = (filt - zps.reshape(o, 1, 1, 1)).astype(work)
-    weights = np.ascontiguousarray(wf.reshape(groups, og, k).transpose(0, 2, 1))
+    weights = np.ascontiguousarray(
+        centered.astype(work).reshape(groups, og, k).transpose(0, 2, 1))
     padded, interior = padded_scratch(ctx, n, wh, ww, c, work, 0.0)
     unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
     pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded
@@ -181,25 +167,22 @@ def prepare_conv(ctx: OpContext):
         windows = view.reshape(view.shape[:5] + (groups, cg)).transpose(5, 0, 1, 2, 3, 4, 6)
         cols = scratch(ctx, windows.shape, work)
     acc = scratch(ctx, (groups, rows, og), work)
-    if bias_values is not None:
-        bias_values = bias_values.reshape(1, o).astype(np.float64)
-    record = QConvRecord(rows, o, groups, weights, interior, windows, cols, acc, xq.zero_point,
-                         out.zero_point, _Biased(requant, bias_values), lo, hi)
+    acc2d = acc.reshape(rows, o) if groups == 1 else scratch(ctx, (rows, o), work)
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * o, o, work,
+                         repeat=ww.size_out)
+    record = QConvRecord(rows, o, groups, weights, interior, windows, cols, acc, acc2d,
+                         xq.zero_point, stage)
     return (OutputSpec((n, wh.size_out, ww.size_out, o), x.dtype),), record
 
 
 def eval_conv(rec: QConvRecord, inputs, outputs) -> None:
     np.subtract(inputs[0], rec.zp_x, out=rec.interior, dtype=rec.interior.dtype)
-    if rec.windows is None:
-        np.matmul(rec.cols.reshape(1, rec.rows, -1), rec.weights, out=rec.acc)
-    else:
-        np.copyto(rec.cols, rec.windows)
-        np.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, out=rec.acc)
-    # (groups, rows, O/groups) -> (rows, O); the float sums are exact integers.
-    acc = rec.acc.transpose(1, 0, 2).reshape(rec.rows, rec.out_channels)
-    values = rec.requant(acc.astype(np.float64, copy=False))
-    values += rec.zp_out
-    clamp_out(values, rec.lo, rec.hi, outputs[0])
+    if rec.windows is not None:
+        np.copyto(rec.cols, rec.windows)  # im2col
+    np.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, out=rec.acc)
+    if rec.groups > 1:  # (groups, rows, O/groups) -> (rows, O)
+        np.copyto(rec.acc2d.reshape(rec.rows, rec.groups, -1), rec.acc.transpose(1, 0, 2))
+    rec.output(rec.acc2d, outputs[0])  # exact integer sums -> requantized output
 
 
 def prepare_depthwise(ctx: OpContext):
@@ -224,37 +207,24 @@ def prepare_depthwise(ctx: OpContext):
     requant = _requant(ctx, x, xq, scales, out, xnnpack)
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
-    pad = padding_option(ctx)
-    wh = window_1d(ctx, "height", h, kh, int(ctx.option("stride_h", 1)),
-                   int(ctx.option("dilation_h_factor", 1)), pad)
-    ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
-                   int(ctx.option("dilation_w_factor", 1)), pad)
-    padded, interior = padded_scratch(ctx, n, wh, ww, o, np.int32, 0)
-    wf = (filt - zps.reshape(1, 1, 1, o)).astype(np.int32)
-    taps, weights = [], []
-    for ky in range(kh):
-        for kx in range(kw):
-            taps.append(tap_view(padded, wh, ww, ky, kx))
-            weights.append(np.ascontiguousarray(wf[0, ky, kx]))
+    wh, ww = depthwise_geometry(ctx, h, w, kh, kw)
+    centered = (filt - zps.reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
+    work = exact_float_dtype(centered.reshape(-1, o), x.dtype, xq.zero_point, axis=0)
+    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
+        work = np.dtype(np.float64)
+    taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
     out_shape = (n, wh.size_out, ww.size_out, o)
-    record = QDepthwiseRecord(
-        interior.reshape(n, h, w, c, multiplier), tuple(taps), tuple(weights),
-        scratch(ctx, out_shape, np.int32), scratch(ctx, out_shape, np.int32), xq.zero_point,
-        out.zero_point, _Biased(requant, bias_values), lo, hi)
+    acc = scratch(ctx, out_shape, work)
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, work,
+                         repeat=ww.size_out)
+    record = QDepthwiseRecord(taps, acc, xq.zero_point, stage)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_depthwise(rec: QDepthwiseRecord, inputs, outputs) -> None:
-    # x - zp_x, each input channel repeated M times (channel c*M + m reads channel c).
-    np.subtract(inputs[0][..., np.newaxis], rec.zp_x, out=rec.interior, dtype=np.int32)
-    acc = rec.acc
-    np.multiply(rec.taps[0], rec.weights[0], out=acc)
-    for tap, weight in zip(rec.taps[1:], rec.weights[1:], strict=True):
-        np.multiply(tap, weight, out=rec.product)
-        np.add(acc, rec.product, out=acc)
-    values = rec.requant(acc.astype(np.int64))
-    values += rec.zp_out
-    clamp_out(values, rec.lo, rec.hi, outputs[0])
+    rec.taps.buffer.load(inputs[0], rec.zp_x)  # x - zp_x, channels repeated M times
+    rec.taps(rec.acc)
+    rec.output(rec.acc, outputs[0])
 
 
 CONV_2D = Kernel(prepare_conv, eval_conv)

@@ -19,8 +19,9 @@ The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
 Weights are [units O, depth K], constant; int8 weights are per tensor (any zero point,
 applied like TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8
 weights are per tensor. The input is flattened to [batch, K]; keep_num_dims keeps its
-leading dimensions. The sums are exact in float64 (float32 when K * 255 * 255 < 2^24),
-so the product runs on BLAS.
+leading dimensions. The sums are exact in float32 when the largest per-unit sum of |w|
+times the largest |x - zp_x| is at most 2^24 (quant_common.exact_float_dtype), else in
+float64, so the product runs on BLAS; quant_common.OutputStage requantizes.
 """
 
 from __future__ import annotations
@@ -32,16 +33,17 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
 from .quant_common import (
     QUANTIZED,
-    Requant,
+    OutputStage,
     activation_bounds,
+    bias_fits_float32,
     channel_params,
-    clamp_out,
+    exact_float_dtype,
     float64_requant,
     fp32_requant,
+    output_stage,
     qparams,
     require_same_type,
 )
-from .quantized_conv import FLOAT32_EXACT
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,8 @@ class QFullyConnectedRecord:
     x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the work dtype
     weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the work dtype
     acc: np.ndarray  # (rows, O) scratch
-    bias: np.ndarray | None  # (O,) as float64
     zp_x: int
-    zp_out: int
-    requant: Requant
-    lo: int
-    hi: int
+    output: OutputStage
 
 
 def prepare(ctx: OpContext):
@@ -92,7 +90,7 @@ def prepare(ctx: OpContext):
     bias_values = None
     if bias is not None:
         ctx.require_dtype(bias, (np.int32,), "bias")
-        bias_values = ctx.constant_input(2, "bias").astype(np.float64).reshape(-1)
+        bias_values = ctx.constant_input(2, "bias").astype(np.int64).reshape(-1)
         if bias_values.size != units:
             raise ctx.shape_error(f"bias holds {bias_values.size} values, expected {units}")
 
@@ -110,13 +108,16 @@ def prepare(ctx: OpContext):
         requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
-    wrange = 255 if x.dtype == np.uint8 else 128
-    work = np.float32 if depth * 255 * wrange < FLOAT32_EXACT else np.float64
-    weights_t = np.ascontiguousarray((weights - zps.reshape(units, 1)).T.astype(work))
+    centered = weights - zps.reshape(units, 1)  # (O, K): w - zp_w
+    work = exact_float_dtype(centered, x.dtype, xq.zero_point, axis=1)
+    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
+        work = np.dtype(np.float64)
+    weights_t = np.ascontiguousarray(centered.T.astype(work))
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * units,
+                         units, work)
     record = QFullyConnectedRecord(
         rows, depth, units, scratch(ctx, (rows, depth), work), weights_t,
-        scratch(ctx, (rows, units), work), bias_values, xq.zero_point, out.zero_point,
-        requant, lo, hi)
+        scratch(ctx, (rows, units), work), xq.zero_point, stage)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
@@ -124,12 +125,7 @@ def eval(rec: QFullyConnectedRecord, inputs, outputs) -> None:
     np.subtract(inputs[0].reshape(rec.rows, rec.depth), rec.zp_x, out=rec.x_work,
                 dtype=rec.x_work.dtype)
     np.matmul(rec.x_work, rec.weights_t, out=rec.acc)
-    acc = rec.acc.astype(np.float64)  # exact integer sums (below 2^53 with the bias)
-    if rec.bias is not None:
-        acc += rec.bias
-    values = rec.requant(acc)
-    values += rec.zp_out
-    clamp_out(values, rec.lo, rec.hi, outputs[0])
+    rec.output(rec.acc, outputs[0])
 
 
 FULLY_CONNECTED = Kernel(prepare, eval)

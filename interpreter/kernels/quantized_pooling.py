@@ -32,17 +32,17 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, scratch
-from .padding import Window1D, padded_scratch, padding_option, tap_view, window_1d
+from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
 from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .reduce import resolve_axes
 
 
 @dataclass(frozen=True)
 class QPoolRecord:
-    interior: np.ndarray  # int32 view inside the padded scratch
-    taps: tuple[np.ndarray, ...]  # per window position: (N, OH, OW, C) view
-    counts: np.ndarray | None  # AVERAGE: (1, OH, OW, 1) int32 valid-pixel counts
-    acc: np.ndarray  # (N, OH, OW, C) int32
+    buffer: TapBuffer  # the padded input split into stride phases; taps are its views
+    half: np.ndarray | None  # AVERAGE: c // 2 per output value (work dtype)
+    counts: np.ndarray | None  # AVERAGE: c, the valid-pixel count per output value
+    acc: np.ndarray | None  # AVERAGE: (N, OH, OW, C) scratch (work dtype)
     lo: int
     hi: int
 
@@ -71,41 +71,51 @@ def _prepare_pool(ctx: OpContext, is_average: bool):
                    int(ctx.option("stride_h", 1)), 1, pad)
     ww = window_1d(ctx, "width", w, int(ctx.option("filter_width", 1)),
                    int(ctx.option("stride_w", 1)), 1, pad)
-    fill = 0 if is_average else int(np.iinfo(x.dtype).min)  # padding never wins a max
-    padded, interior = padded_scratch(ctx, n, wh, ww, c, np.int32, fill)
-    taps = tuple(tap_view(padded, wh, ww, ky, kx)
-                 for ky in range(wh.kernel) for kx in range(ww.kernel))
-    counts = None
-    if is_average:
-        counts = np.outer(_valid_counts(wh), _valid_counts(ww)).astype(np.int32)
-        counts = counts.reshape(1, wh.size_out, ww.size_out, 1)
     # XNNPACK takes quantized max pools (its clamp), not average pools.
     xnnpack = not ctx.quant.reference and not is_average
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
     out_shape = (n, wh.size_out, ww.size_out, c)
-    record = QPoolRecord(interior, taps, counts, scratch(ctx, out_shape, np.int32), lo, hi)
+    if not is_average:  # the max of raw q values, in the input type; padding never wins
+        buffer = tap_buffer(ctx, n, wh, ww, c, x.dtype, int(np.iinfo(x.dtype).min))
+        return (OutputSpec(out_shape, x.dtype),), QPoolRecord(buffer, None, None, None, lo, hi)
+    # Sums of at most KH*KW values of magnitude <= 255 are exact in float32; so is the
+    # rounding below while c < 2^14 (the quotient is then far from the next integer
+    # relative to float32's spacing), else float64.
+    window = wh.kernel * ww.kernel
+    work = np.float32 if window < 2**14 else np.float64
+    buffer = tap_buffer(ctx, n, wh, ww, c, work, 0)
+    counts = np.outer(_valid_counts(wh), _valid_counts(ww)).reshape(1, wh.size_out,
+                                                                    ww.size_out, 1)
+    counts = np.ascontiguousarray(np.broadcast_to(counts, out_shape)).astype(work)
+    half = np.floor(counts / 2).astype(work)
+    record = QPoolRecord(buffer, half, counts, scratch(ctx, out_shape, work), lo, hi)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_average(rec: QPoolRecord, inputs, outputs) -> None:
-    np.copyto(rec.interior, inputs[0])
-    acc = rec.acc
-    np.copyto(acc, rec.taps[0])
-    for tap in rec.taps[1:]:
-        np.add(acc, tap, out=acc)
-    half = rec.counts // 2
-    # C division truncates towards zero: round half away from zero on both signs.
-    values = np.where(acc > 0, (acc + half) // rec.counts, -((half - acc) // rec.counts))
-    clamp_out(values.astype(np.int64), rec.lo, rec.hi, outputs[0])
+    rec.buffer.load(inputs[0])
+    acc, taps = rec.acc, rec.buffer.taps
+    np.copyto(acc, taps[0])
+    for i in range(1, len(taps)):
+        np.add(acc, taps[i], out=acc)
+    # (acc > 0 ? acc + c/2 : acc - c/2) / c with C's truncating division (acc == 0 gives
+    # 0 either way); the float quotient lands on the same side of every integer.
+    np.add(acc, np.copysign(rec.half, acc), out=acc)
+    np.divide(acc, rec.counts, out=acc)
+    np.trunc(acc, out=acc)
+    np.maximum(acc, rec.lo, out=acc)
+    np.minimum(acc, rec.hi, out=acc)
+    np.copyto(outputs[0], acc, casting="unsafe")
 
 
 def eval_max(rec: QPoolRecord, inputs, outputs) -> None:
-    np.copyto(rec.interior, inputs[0])
-    acc = rec.acc
-    np.copyto(acc, rec.taps[0])
-    for tap in rec.taps[1:]:
-        np.maximum(acc, tap, out=acc)
-    clamp_out(acc.astype(np.int64), rec.lo, rec.hi, outputs[0])
+    rec.buffer.load(inputs[0])
+    out, taps = outputs[0], rec.buffer.taps
+    np.copyto(out, taps[0])
+    for i in range(1, len(taps)):
+        np.maximum(out, taps[i], out=out)
+    np.maximum(out, out.dtype.type(rec.lo), out=out)
+    np.minimum(out, out.dtype.type(rec.hi), out=out)
 
 
 AVERAGE_POOL_2D = Kernel(lambda ctx: _prepare_pool(ctx, True), eval_average)

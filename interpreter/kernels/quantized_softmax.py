@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import libm
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, num_elements
+from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
 from .quant_common import QUANTIZED, qparams, require_same_type
 
 SCALED_DIFF_INTEGER_BITS = 5
@@ -126,6 +126,10 @@ class QSoftmaxRecord:
     # optimized path
     table: np.ndarray | None = None  # (256,) float32: table[255 - v] = expf(-s*beta*v)
     out_scale: np.float32 = np.float32(1 / 256)
+    row_max: np.ndarray | None = None  # (rows, 1) int32 scratch
+    index: np.ndarray | None = None  # (rows, depth) int32 scratch: table index per value
+    exps: np.ndarray | None = None  # (rows, depth) float32 scratch
+    sums: np.ndarray | None = None  # (rows, depth) float32 scratch: running sums
 
 
 def prepare(ctx: OpContext):
@@ -162,8 +166,13 @@ def prepare(ctx: OpContext):
     v = np.arange(256, dtype=np.float32)
     table = np.empty(256, np.float32)
     table[255 - np.arange(256)] = libm.expf(scale * v)
+    work = (rows, depth)
     return spec, QSoftmaxRecord(rows, depth, False, qmin, table=table,
-                                out_scale=np.float32(out.scale))
+                                out_scale=np.float32(out.scale),
+                                row_max=scratch(ctx, (rows, 1), np.int32),
+                                index=scratch(ctx, work, np.int32),
+                                exps=scratch(ctx, work, np.float32),
+                                sums=scratch(ctx, work, np.float32))
 
 
 def _eval_reference(rec: QSoftmaxRecord, x: np.ndarray) -> np.ndarray:
@@ -180,22 +189,32 @@ def _eval_reference(rec: QSoftmaxRecord, x: np.ndarray) -> np.ndarray:
     return values
 
 
-def _eval_optimized(rec: QSoftmaxRecord, x: np.ndarray) -> np.ndarray:
-    index = 255 - x.max(axis=1, keepdims=True) + x  # table_offset[input]
-    exps = rec.table[index]  # (rows, depth) float32
-    total = np.zeros((rec.rows,), np.float32)
-    for j in range(rec.depth):  # float32 sum in the kernel's order
-        total += exps[:, j]
-    inverse = np.float32(1.0) / (total * rec.out_scale)
-    probs = (exps * inverse[:, None]).astype(np.float32)
-    if rec.qmin == 0:  # QuantizeSoftmaxOutput<uint8_t>: static_cast<int>(p + 0.5f)
-        return (probs + np.float32(0.5)).astype(np.int64)
-    return qm.round_half_away(probs).astype(np.int64) + rec.qmin
+def _eval_optimized(rec: QSoftmaxRecord, x: np.ndarray, out: np.ndarray) -> None:
+    index, exps = rec.index, rec.exps
+    np.max(x, axis=1, keepdims=True, out=rec.row_max)
+    np.subtract(x, rec.row_max, out=index)  # table_offset[input]: 255 - max + q
+    np.add(index, 255, out=index)
+    np.take(rec.table, index, out=exps)
+    # float32 sum in the kernel's order: add.accumulate (cumsum) adds strictly left to
+    # right, unlike np.sum's pairwise summation.
+    np.cumsum(exps, axis=1, out=rec.sums)
+    inverse = np.float32(1.0) / (rec.sums[:, -1:] * rec.out_scale)
+    np.multiply(exps, inverse, out=exps)
+    # QuantizeSoftmaxOutput: uint8 static_cast<int>(p + 0.5f); int8 TfLiteRound(p) - 128,
+    # both floor(p + 0.5f) in float32 for p >= 0. p <= 256: clamp to the type's range.
+    np.add(exps, np.float32(0.5), out=exps)
+    np.floor(exps, out=exps)
+    np.minimum(exps, np.float32(255), out=exps)
+    np.add(exps, rec.qmin, out=out, casting="unsafe")
 
 
 def eval(rec: QSoftmaxRecord, inputs, outputs) -> None:
+    if not rec.reference:
+        _eval_optimized(rec, inputs[0].reshape(rec.rows, rec.depth),
+                        outputs[0].reshape(rec.rows, rec.depth))
+        return
     x = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64)
-    values = _eval_reference(rec, x) if rec.reference else _eval_optimized(rec, x)
+    values = _eval_reference(rec, x)
     info = np.iinfo(outputs[0].dtype)
     np.clip(values, info.min, info.max, out=values)
     np.copyto(outputs[0], values.reshape(outputs[0].shape), casting="unsafe")

@@ -15,7 +15,7 @@ def out_size(size, k, stride, dilation, padding):
 
 def conv_model(rng, dtype, x_shape, w_shape, *, op="CONV_2D", per_channel=True,
                padding="SAME", stride=(1, 1), dilation=(1, 1), act="NONE", bias=True,
-               w_scale=(0.002, 0.02), out_scale=None, axis=None):
+               w_scale=(0.002, 0.02), out_scale=None, axis=None, bias_range=(-5000, 5000)):
     n, h, w, c = x_shape
     kh, kw = w_shape[1:3]
     o = w_shape[0] if op == "CONV_2D" else w_shape[3]
@@ -41,7 +41,8 @@ def conv_model(rng, dtype, x_shape, w_shape, *, op="CONV_2D", per_channel=True,
     inputs = [x, wt]
     if bias:
         b_scales = np.float32(s_x) * w_scales
-        inputs.append(m.const("b", rng.integers(-5000, 5000, size=o), np.int32, b_scales,
+        b = rng.integers(*bias_range, size=o) * rng.choice([-1, 1], size=o)
+        inputs.append(m.const("b", b, np.int32, b_scales,
                               np.zeros(len(b_scales), np.int64)))
     oh = out_size(h, kh, stride[0], dilation[0], padding)
     ow = out_size(w, kw, stride[1], dilation[1], padding)
@@ -135,3 +136,51 @@ def test_depthwise_uint8_filter_axis_decides_delegation(rng, axis):
                               op="DEPTHWISE_CONV_2D", axis=axis)
     assert litert_delegates(model) == (axis == 0)
     assert_bit_exact(model, feeds)
+
+
+def _accumulator_dtype(model: bytes) -> np.dtype:
+    from edgelite.interpreter import Interpreter
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    (_, record, _, _), = interp._steps
+    return record.acc.dtype
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_accumulator_is_float32_when_exact(rng, op):
+    # 3x3x16 int8 taps: 144 * 127 * 255 < 2^24, so float32 BLAS sums are exact.
+    w_shape = (8, 3, 3, 16) if op == "CONV_2D" else (1, 3, 3, 16)
+    model, feeds = conv_model(rng, np.int8, (1, 7, 7, 16), w_shape, op=op)
+    assert _accumulator_dtype(model) == np.float32
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_bias_beyond_float32_accumulates_in_float64(rng, op):
+    # Biases of about +-2^24 are not all exact in float32, so the accumulator is float64.
+    w_shape = (8, 3, 3, 4) if op == "CONV_2D" else (1, 3, 3, 4)
+    model, feeds = conv_model(rng, np.int8, (1, 6, 6, 4), w_shape, op=op,
+                              w_scale=(0.01, 0.01), out_scale=(60.0, 0),
+                              bias_range=(2**24, 2**24 + 2**22))
+    assert _accumulator_dtype(model) == np.float64
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_acc_plus_bias_is_rounded_to_float32_once(op):
+    # acc = 1, bias = 2^24 + 65537: XNNPACK converts the exact int32 sum 2^24 + 65538
+    # (exact in float32) and scales it by M = 2^-5 * 2^-6 / 2^6 = 2^-17: 128.5 + 2^-16,
+    # which rounds to 129. Adding a float32 bias (2^24 + 65536 after rounding) to the
+    # float32 acc would round twice and land on the tie 128.5 -> 128.
+    m = QuantModel()
+    x = m.input("x", (1, 1, 1, 1), np.int8, 2.0**-5, 0)
+    w = m.const("w", np.ones((1, 1, 1, 1)), np.int8, np.float32([2.0**-6]), np.zeros(1, np.int64),
+                axis=0 if op == "CONV_2D" else 3)
+    b = m.const("b", [2**24 + 65537], np.int32, np.float32([2.0**-11]), np.zeros(1, np.int64))
+    y = m.output("y", (1, 1, 1, 1), np.int8, 64.0, -100)
+    m.op(op, [x, w, b], [y], version=3, padding="VALID", stride_h=1, stride_w=1,
+         dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE",
+         **({"depth_multiplier": 1} if op == "DEPTHWISE_CONV_2D" else {}))
+    model = m.build()
+    results = assert_bit_exact(model, [np.ones((1, 1, 1, 1), np.int8)], kernels=["default"])
+    assert results["default"][0].item() == 129 - 100

@@ -1,0 +1,158 @@
+"""`edgelite bench`: latency, throughput, memory and a per-op profile of one model.
+
+Timed invokes are plain ``invoke()`` calls (no per-op timers); the per-op profile comes
+from separate runs of ``Interpreter.profile()`` afterwards. Inputs are seeded random data
+of each input's dtype (floats uniform in [-1, 1), integers over their whole range).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+import click
+import numpy as np
+
+from ..interpreter import Interpreter, blas
+from ..interpreter.errors import EdgeliteError
+
+
+def random_inputs(interp: Interpreter, seed: int = 0) -> dict[int, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for d in interp.get_input_details():
+        shape, dtype = tuple(d["shape"]), np.dtype(d["dtype"])
+        if dtype.kind == "f":
+            feeds[d["index"]] = rng.uniform(-1, 1, shape).astype(dtype)
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            feeds[d["index"]] = rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
+        elif dtype.kind == "b":
+            feeds[d["index"]] = rng.integers(0, 2, shape).astype(bool)
+        else:
+            raise click.ClickException(f"cannot make random data for input {d['name']!r} "
+                                       f"of type {dtype}")
+    return feeds
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+def percentile(values, q: float) -> float:
+    return float(np.percentile(np.asarray(values, np.float64), q))
+
+
+def bench_model(model: str, threads: int | None = None, batch: int | None = None,
+                runs: int = 20, warmup: int = 3, profile_runs: int | None = None,
+                kernels: str = "default") -> tuple[dict, object]:
+    """Load, allocate, warm up, time ``runs`` invokes, then profile. Returns (results
+    dict, Profile)."""
+    if threads is not None and threads > 0:
+        blas.set_threads(threads)  # process-wide, also for the profile runs
+    t0 = time.perf_counter()
+    interp = Interpreter(model_path=model, num_threads=threads, kernels=kernels)
+    t_load = time.perf_counter() - t0
+    if batch is not None:
+        for d in interp.get_input_details():
+            if len(d["shape"]) >= 1 and d["shape"][0] != batch:
+                interp.resize_tensor_input(d["index"], [batch] + list(d["shape"][1:]))
+    t0 = time.perf_counter()
+    interp.allocate_tensors()
+    t_alloc = time.perf_counter() - t0
+    for index, x in random_inputs(interp).items():
+        interp.set_tensor(index, x)
+    first = interp.get_input_details()[0]["shape"]
+    samples = int(first[0]) if len(first) >= 1 else 1
+    for _ in range(warmup):
+        interp.invoke()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        interp.invoke()
+        times.append(time.perf_counter() - t0)
+    prof = interp.profile(runs=profile_runs or runs, warmup=0)
+    median = percentile(times, 50)
+    result = {
+        "model": model,
+        "batch": samples,
+        "threads": {"requested": threads, "blas": blas.get_threads(),
+                    "blas_settable": blas.available()},
+        "kernels": kernels,
+        "runs": runs,
+        "warmup": warmup,
+        "load_s": t_load,
+        "allocate_s": t_alloc,
+        "latency_s": {"median": median, "p90": percentile(times, 90), "min": min(times),
+                      "mean": float(np.mean(times))},
+        "throughput_per_s": samples / median if median > 0 else float("inf"),
+        "arena_bytes": interp.arena_size,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "num_ops": len(prof.ops),
+        "median_s_per_op": median / max(1, len(prof.ops)),
+    }
+    return result, prof
+
+
+def report(result: dict, prof, top: int) -> str:
+    lat, th = result["latency_s"], result["threads"]
+    if th["blas_settable"]:
+        threads = f"BLAS threads {th['blas']} (numpy's OpenBLAS)"
+    else:
+        threads = ("BLAS threads: cannot be set (numpy's BLAS is not a bundled OpenBLAS); "
+                   "--threads had no effect")
+    lines = [
+        f"model      {result['model']} (batch {result['batch']}, {result['num_ops']} ops, "
+        f"{result['kernels']} kernels)",
+        f"threads    {threads}; elementwise work is single-threaded",
+        f"load       {result['load_s'] * 1e3:.1f} ms, allocate {result['allocate_s'] * 1e3:.1f} ms",
+        f"latency    median {lat['median'] * 1e3:.3f} ms, p90 {lat['p90'] * 1e3:.3f} ms, "
+        f"min {lat['min'] * 1e3:.3f} ms ({result['runs']} runs after {result['warmup']} "
+        "warm-up)",
+        f"throughput {result['throughput_per_s']:.1f} samples/s",
+        f"arena      {result['arena_bytes']:,} bytes",
+        f"peak RSS   {result['peak_rss_bytes'] / 2**20:.1f} MiB",
+        f"per op     {result['median_s_per_op'] * 1e6:.2f} us (median latency / ops run)",
+        "",
+        prof.table(top),
+    ]
+    return "\n".join(lines)
+
+
+@click.command("bench")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--threads", type=int, default=None,
+              help="BLAS threads for the matmuls (numpy's bundled OpenBLAS, set at run time "
+              "through ctypes; reported as not settable with another BLAS). Elementwise work "
+              "is single-threaded. Default: the BLAS's own count (one per core).")
+@click.option("--batch", type=int, default=None,
+              help="Resize the inputs' batch (first) dimension to B.")
+@click.option("--runs", type=int, default=20, show_default=True, help="Timed invokes.")
+@click.option("--warmup", type=int, default=3, show_default=True,
+              help="Untimed invokes first.")
+@click.option("--top", type=int, default=10, show_default=True,
+              help="Rows of the per-op-type and per-op profile tables.")
+@click.option("--kernels", type=click.Choice(["default", "reference"]), default="default",
+              show_default=True, help="Which LiteRT integer arithmetic int8 kernels follow.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
+def bench_command(model, threads, batch, runs, warmup, top, as_json, kernels) -> None:
+    """Time a .tflite model: warm-up, median / p90 latency, throughput, arena size, peak
+    RSS and a per-op profile (per op type and per op, top N)."""
+    if runs < 1 or warmup < 0 or top < 1 or (batch is not None and batch < 1) or (
+            threads is not None and threads < 1):
+        raise click.BadParameter("--runs, --top, --batch and --threads must be >= 1, "
+                                 "--warmup >= 0")
+    try:
+        result, prof = bench_model(model, threads, batch, runs, warmup, kernels=kernels)
+    except EdgeliteError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    if as_json:
+        result["profile"] = prof.to_dict(top)
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(report(result, prof, top))

@@ -1,0 +1,38 @@
+"""`edgelite compare`: where a quantized model loses precision against its float reference."""
+
+from __future__ import annotations
+
+import click
+
+from ..converter.export import write_atomic
+
+
+def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
+                output: str | None, plot: str | None, top: int | None, sort: str,
+                inputs, outputs, input_shapes) -> None:
+    from ..converter.accuracy import compare
+    from ..converter.accuracy.report import compare_csv, compare_json
+
+    if plot:
+        from ..converter.accuracy.plot import _pyplot
+        _pyplot()  # fail before the (long) run when matplotlib is missing
+    report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes)
+    if fmt == "json":
+        text = compare_json(report, top, sort)
+    elif fmt == "csv":
+        text = compare_csv(report, top, sort)
+    else:
+        text = report.table(top, sort)
+    if output:
+        write_atomic(output, (text.rstrip("\n") + "\n").encode())
+        culprit = report.culprit()
+        click.echo(f"wrote {output}: {len(report.tensors)} tensors on {report.samples} "
+                   f"sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
+                   (f"; worst op: {culprit.op} ({culprit.op_index}) writing {culprit.name!r}"
+                    if culprit else ""), err=fmt != "table")
+    else:
+        click.echo(text.rstrip("\n"))
+    if plot:
+        from ..converter.accuracy.plot import plot_sqnr
+        plot_sqnr(report, plot)
+        click.echo(f"wrote {plot}", err=True)

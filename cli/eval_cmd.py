@@ -1,0 +1,48 @@
+"""`edgelite eval`: accuracy of one or several models side by side, with CI thresholds."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+def fraction(ctx, param, value: str | None) -> float | None:
+    """click callback: '0.9' or '90%' -> 0.9."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        x = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected a fraction (0.9) or a percentage "
+                                 "(90%)") from None
+    if not 0.0 <= x <= 1.0:
+        raise click.BadParameter(f"{value!r} is not in [0, 1]: write 0.9 or 90%")
+    return x
+
+
+def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
+             min_accuracy: float | None, max_drop: float | None, as_json: bool,
+             output: str | None, inputs, outputs, input_shapes) -> None:
+    from ..converter.accuracy import evaluate
+    from ..converter.accuracy.report import dumps
+    from ..converter.export import write_atomic
+
+    report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
+                      inputs=inputs, outputs=outputs, input_shapes=input_shapes)
+    text = dumps(report.to_dict()) if as_json else report.table()
+    if output:
+        write_atomic(output, (text + "\n").encode())
+        click.echo(f"wrote {output}: {len(report.models)} model(s) on {report.samples} "
+                   "sample(s)", err=as_json)
+    else:
+        click.echo(text)
+    for check in report.checks:
+        if check.ok and not as_json:
+            click.echo(f"ok: {check.message}")
+    failures = report.failures
+    for check in failures:
+        click.echo(f"FAIL: {check.message}", err=True)
+    if failures:
+        sys.exit(1)

@@ -1,0 +1,276 @@
+"""Compare a quantized model with its float reference, tensor by tensor.
+
+Both models run on the same samples (batch 1 each) with every tensor kept. Tensors are matched
+by name: quantized tensors keep the float tensor's GraphDef node name; tensors added at a
+quantization boundary are "<name>_int8" / "_uint8" / "_int16" / "_float", and TFLite's
+converter joins fused names with ";" -- both are reduced to the base name when matching.
+When several quantized tensors share a base name, an integer (quantized) one is preferred
+(e.g. "probs_int8" over the dequantized output "probs": same values, and it has a scale).
+Constants are ignored. For each matched tensor the report gives SQNR, cosine similarity, max
+error in quantization steps and mean error (bias), all against the float model, the quantized
+model's op that wrote it, and the op SQNR: the error that op adds by itself (local.py).
+
+`worst()` ranks tensors by op SQNR, lowest first, because the cumulative SQNR of everything
+downstream of a bad layer is as low or lower than the bad layer's own (later layers amplify
+the noise), while the op SQNR drops only where precision is lost. `worst(by="sqnr")` ranks by
+the cumulative SQNR, `by="graph"` keeps graph order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ...interpreter.errors import EdgeliteError
+from .evaluate import precision
+from .local import OneOp, one_op_models
+from .metrics import TensorStats, top_k_hits
+from .sources import DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_model
+
+_BOUNDARY = re.compile(r"_(int8|uint8|int16|float)$")
+
+
+def base_name(name: str) -> str:
+    """The GraphDef node name a tensor stands for (see module doc)."""
+    return _BOUNDARY.sub("", name.split(";")[0])
+
+
+@dataclass
+class TensorReport:
+    name: str                   # the reference tensor's name
+    quant_name: str             # the matched tensor of the quantized model
+    op: str                     # op type that writes it in the quantized model ("" = input)
+    op_index: int               # that op's index (-1 for a graph input)
+    dtype: str                  # the quantized model's dtype for it
+    scale: float | None         # its per-tensor scale (None: float or per-channel)
+    sqnr_db: float
+    cosine: float
+    max_abs_error: float        # in real units
+    max_error_lsb: float | None  # in quantization steps (None for a float tensor)
+    mean_error: float           # mean of (quantized - reference): the bias
+    op_sqnr_db: float | None = None  # error the op adds alone (None: not measured)
+    order: int = 0              # position in graph order
+
+
+@dataclass
+class OutputReport:
+    name: str
+    sqnr_db: float
+    cosine: float
+    top1_agreement: float | None  # None unless the output is a score vector (last dim > 1)
+
+
+@dataclass
+class CompareReport:
+    reference: str
+    quantized: str
+    samples: int
+    tensors: list[TensorReport]            # graph order
+    outputs: list[OutputReport]
+    output_sqnr_db: float                  # over all outputs together
+    unmatched: list[str] = field(default_factory=list)  # reference tensors not found
+
+    @property
+    def top1_agreement(self) -> float | None:
+        return next((o.top1_agreement for o in self.outputs
+                     if o.top1_agreement is not None), None)
+
+    def worst(self, top: int | None = None, by: str = "op") -> list[TensorReport]:
+        """Tensors worst first (see module doc): by "op" SQNR (the cumulative SQNR where the
+        op SQNR was not measured), by cumulative "sqnr", or in "graph" order; ties in graph
+        order."""
+        if by not in SORT_KEYS:
+            raise EdgeliteError(f"sort by one of {SORT_KEYS}, not {by!r}")
+        if by == "graph":
+            ranked = sorted(self.tensors, key=lambda t: t.order)
+        else:
+            ranked = sorted(self.tensors, key=lambda t: (_db_key(
+                t.op_sqnr_db if by == "op" and t.op_sqnr_db is not None else t.sqnr_db),
+                t.order))
+        return ranked if top is None else ranked[:top]
+
+    def culprit(self) -> TensorReport | None:
+        """The tensor whose op loses the most precision (worst()[0])."""
+        return next(iter(self.worst(1)), None)
+
+    def to_dict(self, top: int | None = None, by: str = "op") -> dict:
+        from .report import compare_to_dict
+        return compare_to_dict(self, top, by)
+
+    def table(self, top: int | None = None, by: str = "op") -> str:
+        from .report import compare_table
+        return compare_table(self, top, by)
+
+
+SORT_KEYS = ("op", "sqnr", "graph")
+
+
+def _db_key(db: float) -> float:
+    return -math.inf if math.isnan(db) else db
+
+
+@dataclass
+class _Pair:
+    ref_index: int
+    quant_index: int
+    stats: TensorStats
+    report: TensorReport
+    local: TensorStats | None = None
+
+
+def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
+            samples: int | None = None, inputs=None, outputs=None, input_shapes=None,
+            progress: Callable[[int], None] | None = None) -> CompareReport:
+    """Run `reference` (a float .tflite, or a .pb/.pbtxt converted to float with `inputs` /
+    `outputs` / `input_shapes`) and `quantized` on the first `samples` samples of `data` and
+    measure every matched tensor (see module doc)."""
+    ref_model = reference if isinstance(reference, LoadedModel) else load_model(
+        reference, None, inputs, outputs, input_shapes)
+    quant_model = quantized if isinstance(quantized, LoadedModel) else load_model(quantized)
+    ref, quant = Runner(ref_model, keep_all=True), Runner(quant_model, keep_all=True)
+    kind = precision(ref)
+    if kind in ("int8", "uint8", "int16"):
+        article = "a" if kind == "uint8" else "an"
+        raise EdgeliteError(f"the reference {ref_model.label} is {article} {kind} model; give "
+                            "the float model (.tflite or the original .pb/.pbtxt) as REF")
+    if sorted(map(base_name, ref.input_names)) != sorted(map(base_name, quant.input_names)):
+        raise EdgeliteError(f"the models have different inputs: {ref_model.label} has "
+                            f"{ref.input_names}, {quant_model.label} has {quant.input_names}")
+    arrays = load_inputs(data, ref.input_names)
+    quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
+                    if base_name(q) == base_name(r)}
+    if samples is not None and samples < 1:
+        raise EdgeliteError(f"samples must be >= 1, got {samples}")
+    n = len(next(iter(arrays.values())))
+    n = n if samples is None else min(n, samples)
+    pairs, unmatched = _match(ref, quant)
+    replay, local_pairs = _replay(ref, pairs)
+    float_match = {p.ref_index: p.quant_index for p in pairs}
+    if len(ref.outputs) != len(quant.outputs):
+        raise EdgeliteError(f"{ref_model.label} has {len(ref.outputs)} output(s), "
+                            f"{quant_model.label} has {len(quant.outputs)}")
+    out_stats = [TensorStats() for _ in ref.outputs]
+    scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
+    agree, rows = [0] * len(ref.outputs), [0] * len(ref.outputs)
+    for i in range(n):
+        ref_outs = ref.run(arrays, i)
+        quant_outs = quant.run(quant_arrays, i)
+        deq = {q: quant.interp.get_dequantized_tensor(q) for q in float_match.values()}
+        for p in pairs:
+            p.stats.update(ref.interp.get_tensor(p.ref_index), deq[p.quant_index])
+        for k, one in replay.items():
+            one.run({t: deq[float_match[t]] if t in float_match else ref.interp.get_tensor(t)
+                     for t in one.inputs})
+            for p in local_pairs[k]:
+                p.local.update(one.output(p.ref_index), deq[p.quant_index])
+        for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
+            if r.size != q.size:
+                raise EdgeliteError(f"output {k} has {r.size} values in {ref_model.label} but "
+                                    f"{q.size} in {quant_model.label}")
+            out_stats[k].update(r, q)
+            if scored[k]:
+                r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])
+                agree[k] += int(top_k_hits(q2, r2.argmax(axis=1), 1).sum())
+                rows[k] += len(r2)
+        if progress:
+            progress(1)
+    tensors = []
+    for p in pairs:
+        s, t = p.stats, p.report
+        t.sqnr_db, t.cosine, t.mean_error = s.sqnr_db, s.cosine, s.mean_error
+        t.max_abs_error, t.max_error_lsb = s.max_abs, s.max_error_lsb
+        if p.local is not None:
+            t.op_sqnr_db = p.local.sqnr_db
+        elif p.ref_index in ref.input_indices:
+            t.op_sqnr_db = s.sqnr_db   # the input's own quantization is all its error
+        tensors.append(t)
+    total = TensorStats()
+    for s in out_stats:
+        total.ref_sq += s.ref_sq
+        total.err_sq += s.err_sq
+    out_reports = [OutputReport(d["name"], s.sqnr_db, s.cosine,
+                                agree[k] / rows[k] if scored[k] and rows[k] else None)
+                   for k, (d, s) in enumerate(zip(ref.outputs, out_stats))]
+    return CompareReport(ref_model.label, quant_model.label, n, tensors, out_reports,
+                         total.sqnr_db, unmatched)
+
+
+def _candidates(runner: Runner, quantized: bool) -> dict[str, list[dict]]:
+    """Non-constant tensors by base name: float ones, plus (for the quantized model)
+    integer tensors that have quantization parameters."""
+    sg = runner.interp.model.subgraphs[0]
+    out: dict[str, list[dict]] = {}
+    for d in runner.interp.get_tensor_details():
+        t = sg.tensors[d["index"]]
+        if t.is_constant or t.dtype is None:
+            continue
+        is_float = t.dtype.kind == "f"
+        is_quant = (quantized and t.dtype.kind in "iu" and t.quantization is not None
+                    and t.quantization.scale.size > 0)
+        if is_float or is_quant:
+            out.setdefault(base_name(d["name"]), []).append(d)
+    return out
+
+
+def _match(ref: Runner, quant: Runner) -> tuple[list[_Pair], list[str]]:
+    producers = {}
+    for op in quant.interp._get_ops_details():
+        for t in op["outputs"]:
+            producers[int(t)] = (op["op_name"], op["index"])
+    sg = quant.interp.model.subgraphs[0]
+    candidates = _candidates(quant, quantized=True)
+    pairs, unmatched = [], []
+    for key, ref_list in _candidates(ref, quantized=False).items():
+        for rd in ref_list:
+            options = [qd for qd in candidates.get(key, [])
+                       if int(np.prod(qd["shape"])) == int(np.prod(rd["shape"]))]
+            if not options:
+                unmatched.append(rd["name"])
+                continue
+            qd = min(options, key=lambda d: (np.dtype(d["dtype"]).kind == "f",
+                                             d["name"] != rd["name"], d["index"]))
+            q = sg.tensors[qd["index"]].quantization
+            scale = None
+            if np.dtype(qd["dtype"]).kind in "iu" and (
+                    q.scale.size == 1 or list(qd["shape"]) == list(rd["shape"])):
+                scale = _scale_array(q, tuple(int(s) for s in qd["shape"]))
+            op, op_index = producers.get(qd["index"], ("", -1))
+            per_tensor = float(q.scale[0]) if scale is not None and q.scale.size == 1 else None
+            report = TensorReport(rd["name"], qd["name"], op, op_index,
+                                  np.dtype(qd["dtype"]).name, per_tensor, math.nan, math.nan,
+                                  math.nan, None, math.nan)
+            pairs.append(_Pair(rd["index"], qd["index"], TensorStats(scale), report))
+    pairs.sort(key=lambda p: (p.report.op_index, p.quant_index))
+    for k, p in enumerate(pairs):
+        p.report.order = k
+    return pairs, unmatched
+
+
+def _replay(ref: Runner, pairs: list[_Pair]) -> tuple[dict[int, OneOp], dict[int, list]]:
+    """One-op models of the reference ops that write matched tensors, and the pairs each
+    one measures (their `local` stats are set up here)."""
+    producer = {int(t): op["index"] for op in ref.interp._get_ops_details()
+                for t in op["outputs"]}
+    wanted = {producer[p.ref_index] for p in pairs if p.ref_index in producer}
+    shapes = {d["index"]: tuple(int(x) for x in d["shape"])
+              for d in ref.interp.get_tensor_details()}
+    replay = one_op_models(ref.model.content, wanted, shapes)
+    local_pairs: dict[int, list[_Pair]] = {k: [] for k in replay}
+    for p in pairs:
+        k = producer.get(p.ref_index)
+        if k in replay:
+            p.local = TensorStats(p.stats.scale)
+            local_pairs[k].append(p)
+    return replay, local_pairs
+
+
+def _scale_array(q, shape: tuple[int, ...]) -> np.ndarray | float:
+    if q.scale.size == 1:
+        return float(q.scale[0])
+    broadcast = [1] * len(shape)
+    broadcast[q.quantized_dimension] = -1
+    return np.asarray(q.scale, np.float64).reshape(broadcast)

@@ -1,0 +1,172 @@
+"""Classification accuracy of one or several models side by side, with CI thresholds.
+
+Each model (a .pb/.pbtxt converted to float, or a float / int8 / uint8 .tflite) runs on the
+same samples (batch 1 each; integer inputs are quantized with the input's own parameters);
+its first output (or `output`) gives the class scores. Accuracies are fractions in [0, 1];
+`max_drop` is an absolute drop in accuracy relative to the FIRST model (0.01 = one point).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...interpreter.errors import EdgeliteError, ShapeError
+from .metrics import top_k_hits
+from .sources import (DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_labels,
+                      load_model, read_data)
+
+
+@dataclass
+class ModelAccuracy:
+    label: str
+    precision: str               # float / int8 / uint8 / int16 / dynamic / float16
+    accuracy: float
+    top_k_accuracy: float
+    per_class: list[float]       # accuracy (recall) per class, in EvalReport.classes order
+
+
+@dataclass
+class Check:
+    model: str
+    kind: str                    # "min_accuracy" or "max_drop"
+    value: float                 # the model's accuracy, or its drop from the first model
+    threshold: float
+    ok: bool
+    message: str
+
+
+@dataclass
+class EvalReport:
+    samples: int
+    top_k: int
+    classes: list[int]
+    class_counts: list[int]
+    models: list[ModelAccuracy]
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+    def table(self) -> str:
+        from .report import eval_table
+        return eval_table(self)
+
+    def to_dict(self) -> dict:
+        from .report import eval_to_dict
+        return eval_to_dict(self)
+
+
+def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labels: DataSource,
+             top_k: int = 1, samples: int | None = None, min_accuracy: float | None = None,
+             max_drop: float | None = None, output: str | int = 0, inputs=None, outputs=None,
+             input_shapes=None, progress: Callable[[int], None] | None = None) -> EvalReport:
+    """Accuracy, top-k accuracy and per-class accuracy of every model on (data, labels), and
+    the threshold checks (see module doc)."""
+    if not models:
+        raise EdgeliteError("evaluate: give at least one model")
+    if top_k < 1:
+        raise EdgeliteError(f"top_k must be >= 1, got {top_k}")
+    if samples is not None and samples < 1:
+        raise EdgeliteError(f"samples must be >= 1, got {samples}")
+    for name, v in (("min_accuracy", min_accuracy), ("max_drop", max_drop)):
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise EdgeliteError(f"{name} is a fraction in [0, 1] (0.9 = 90%), got {v}")
+    y = load_labels(labels)
+    loaded = [m if isinstance(m, LoadedModel) else load_model(m, None, inputs, outputs,
+                                                              input_shapes) for m in models]
+    raw, what = read_data(data)
+    results, n = [], None
+    classes = np.unique(y if samples is None else y[:samples])
+    for model in loaded:
+        runner = Runner(model)
+        arrays = load_inputs(raw, runner.input_names, what)
+        count = len(next(iter(arrays.values())))
+        if count != len(y):
+            raise ShapeError(f"{what} holds {count} samples but the labels {len(y)}")
+        n = count if samples is None else min(count, samples)
+        k_out = _output_index(runner, output)
+        scores = []
+        for i in range(n):
+            scores.append(runner.run(arrays, i)[k_out].reshape(-1))
+            if progress:
+                progress(1)
+        s = np.stack(scores)
+        if s.shape[1] < 2 or int(y[:n].max()) >= s.shape[1] or int(y[:n].min()) < 0:
+            raise EdgeliteError(
+                f"{model.label}: output {runner.outputs[k_out]['name']!r} has {s.shape[1]} "
+                f"score(s) per sample; labels range over {int(y[:n].min())}.."
+                f"{int(y[:n].max())}: need one score per class")
+        hits1, hitsk = top_k_hits(s, y[:n], 1), top_k_hits(s, y[:n], top_k)
+        per_class = [float(hits1[y[:n] == c].mean()) for c in classes]
+        results.append(ModelAccuracy(model.label, precision(runner), float(hits1.mean()),
+                                     float(hitsk.mean()), per_class))
+    counts = [int((y[:n] == c).sum()) for c in classes]
+    report = EvalReport(n, top_k, [int(c) for c in classes], counts, results)
+    report.checks = threshold_checks(results, min_accuracy, max_drop)
+    return report
+
+
+def _output_index(runner: Runner, output: str | int) -> int:
+    names = [d["name"] for d in runner.outputs]
+    if isinstance(output, int):
+        if not 0 <= output < len(names):
+            raise EdgeliteError(f"{runner.model.label} has {len(names)} output(s) {names}; "
+                                f"no output {output}")
+        return output
+    from .compare import base_name
+    for k, name in enumerate(names):
+        if output in (name, base_name(name)):
+            return k
+    raise EdgeliteError(f"{runner.model.label} has no output {output!r}; outputs are {names}")
+
+
+def precision(runner: Runner) -> str:
+    """What the model computes in: the integer type of its quantized activations, else
+    "dynamic" (int8 weights, float activations), "float16" (float16 weights) or "float"."""
+    sg = runner.interp.model.subgraphs[0]
+    acts, consts = set(), set()
+    for t in sg.tensors:
+        if t.dtype is None:
+            continue
+        quantized = t.quantization is not None and t.quantization.scale.size > 0
+        if t.is_constant:
+            consts.add(t.dtype.name)
+        elif quantized and t.dtype.kind in "iu":
+            acts.add(t.dtype.name)
+    for name in ("int8", "uint8", "int16"):
+        if name in acts:
+            return name
+    return "dynamic" if "int8" in consts else "float16" if "float16" in consts else "float"
+
+
+def threshold_checks(results: list[ModelAccuracy], min_accuracy: float | None,
+                     max_drop: float | None) -> list[Check]:
+    """min_accuracy for every model; max_drop for every model after the first, against
+    the first."""
+    checks = []
+    if min_accuracy is not None:
+        for m in results:
+            ok = m.accuracy >= min_accuracy
+            checks.append(Check(m.label, "min_accuracy", m.accuracy, min_accuracy, ok,
+                                f"{m.label}: accuracy {100 * m.accuracy:.2f}% is "
+                                f"{'at least' if ok else 'below'} the minimum "
+                                f"{100 * min_accuracy:.2f}%"))
+    if max_drop is not None:
+        first = results[0]
+        for m in results[1:]:
+            drop = first.accuracy - m.accuracy
+            ok = drop <= max_drop + 1e-12
+            checks.append(Check(m.label, "max_drop", drop, max_drop, ok,
+                                f"{m.label}: accuracy {100 * m.accuracy:.2f}% is "
+                                f"{100 * drop:.2f} point(s) below {first.label} "
+                                f"({100 * first.accuracy:.2f}%); allowed drop "
+                                f"{100 * max_drop:.2f}"))
+    return checks

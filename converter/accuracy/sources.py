@@ -1,0 +1,193 @@
+"""Models and data for compare / eval: load a model (a .tflite, or a GraphDef converted to a
+float model), read input samples and labels, and run a model one sample at a time.
+
+Data files: .npy (one input; first axis = samples) or .npz (arrays named after the model
+inputs, or an array "x", or a single array). Labels: .npy, or .npz with "y" / "labels" (or a
+single array); class indices (N,) or one-hot (N, C). Arrays may be passed directly too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+import numpy as np
+
+from ...interpreter import Interpreter
+from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
+
+GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
+ModelSource = Union[str, os.PathLike, bytes]
+DataSource = Union[str, os.PathLike, np.ndarray, Mapping[str, np.ndarray]]
+
+
+@dataclass
+class LoadedModel:
+    label: str       # the path (or "<bytes>") for tables
+    content: bytes   # .tflite bytes
+    converted: bool  # True: converted from a GraphDef to a float model here
+
+
+def load_model(source: ModelSource, label: str | None = None, inputs=None, outputs=None,
+               input_shapes=None) -> LoadedModel:
+    """A .tflite path or bytes as is; a .pb/.pbtxt path (or GraphDef bytes) converted to a
+    float .tflite with `inputs` / `outputs` / `input_shapes` as in `edgelite convert`."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        content = bytes(source)
+        if _is_tflite(content):
+            return LoadedModel(label or "<bytes>", content, False)
+        return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
+    path = os.fspath(source)
+    if not os.path.isfile(path):
+        raise EdgeliteError(f"model file {path!r} does not exist")
+    if path.lower().endswith(GRAPHDEF_EXTENSIONS):
+        return _convert(path, label or path, inputs, outputs, input_shapes)
+    with open(path, "rb") as f:
+        content = f.read()
+    if not path.lower().endswith(".tflite") and not _is_tflite(content):
+        raise EdgeliteError(f"{path!r} is neither a .tflite model (no 'TFL3' identifier) nor "
+                            "a GraphDef (.pb / .pbtxt)")
+    return LoadedModel(label or path, content, False)
+
+
+def _is_tflite(content: bytes) -> bool:
+    return len(content) >= 8 and content[4:8] == b"TFL3"
+
+
+def _convert(source, label: str, inputs, outputs, input_shapes) -> LoadedModel:
+    from .. import ConvertOptions, convert_detailed
+    options = ConvertOptions(inputs=inputs, outputs=outputs, input_shapes=input_shapes or {})
+    return LoadedModel(label, convert_detailed(source, options).model, True)
+
+
+def read_data(data: DataSource) -> tuple[np.ndarray | dict[str, np.ndarray], str]:
+    """(array or {name: array}, a description for messages); reads a path once."""
+    if isinstance(data, (str, os.PathLike)):
+        return _read(os.fspath(data), "input data"), repr(os.fspath(data))
+    return data, "the data"
+
+
+def load_inputs(data: DataSource, input_names: list[str],
+                what: str | None = None) -> dict[str, np.ndarray]:
+    """{input name: array whose first axis is the sample axis}, all with the same length."""
+    if what is None:
+        data, what = read_data(data)
+    if isinstance(data, np.ndarray) or not hasattr(data, "keys"):
+        if len(input_names) != 1:
+            raise EdgeliteError(f"the model has {len(input_names)} inputs {input_names}: give "
+                                "the data as an .npz (or dict) with one array per input name")
+        arrays = {input_names[0]: np.asarray(data)}
+    else:
+        keys = list(data.keys())
+        if set(input_names) <= set(keys):
+            arrays = {n: np.asarray(data[n]) for n in input_names}
+        elif len(input_names) == 1 and ("x" in keys or len(keys) == 1):
+            arrays = {input_names[0]: np.asarray(data["x" if "x" in keys else keys[0]])}
+        else:
+            raise EdgeliteError(f"{what} holds arrays {keys}; name them after the model "
+                                f"inputs {input_names}")
+    counts = {n: len(a) if a.ndim else 0 for n, a in arrays.items()}
+    if len(set(counts.values())) != 1:
+        raise ShapeError(f"{what}: the inputs have different sample counts {counts}")
+    if not next(iter(counts.values())):
+        raise EdgeliteError(f"{what} holds no samples")
+    for name, a in arrays.items():
+        if a.dtype.kind == "f":
+            bad = np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(axis=1))
+            if bad.size:
+                raise EdgeliteError(f"{what}: {bad.size} sample(s) for input {name!r} hold NaN "
+                                    f"or inf (indices {bad[:10].tolist()}); remove them")
+    return arrays
+
+
+def load_labels(labels: DataSource) -> np.ndarray:
+    """Class indices (N,) int64 from indices or one-hot rows."""
+    what = "the labels"
+    if isinstance(labels, (str, os.PathLike)):
+        what = repr(os.fspath(labels))
+        labels = _read(os.fspath(labels), "labels")
+    if not isinstance(labels, np.ndarray) and hasattr(labels, "keys"):
+        keys = list(labels.keys())
+        key = next((k for k in ("y", "labels", "label") if k in keys),
+                   keys[0] if len(keys) == 1 else None)
+        if key is None:
+            raise EdgeliteError(f"{what} holds arrays {keys}; expected one named 'y' or "
+                                "'labels'")
+        labels = labels[key]
+    y = np.asarray(labels)
+    if y.ndim == 2 and y.shape[1] > 1:
+        y = y.argmax(axis=1)  # one-hot
+    y = y.reshape(-1) if y.ndim == 2 else y
+    if y.ndim != 1 or y.dtype.kind not in "iub" and not (
+            y.dtype.kind == "f" and np.all(np.mod(y, 1) == 0)):
+        raise DTypeError(f"{what}: expected class indices (N,) or one-hot (N, C), got "
+                         f"{y.dtype.name} {list(y.shape)}")
+    return y.astype(np.int64)
+
+
+def _read(path: str, what: str):
+    if not os.path.exists(path):
+        raise EdgeliteError(f"{what} file {path!r} does not exist")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise EdgeliteError(f"cannot read {what} {path!r} as .npy / .npz: {e}") from None
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded:
+        return {k: loaded[k] for k in loaded.files}
+
+
+class Runner:
+    """One interpreter over a model, fed one sample (batch 1) at a time; integer inputs are
+    quantized with the input's own parameters, outputs are read back dequantized."""
+
+    def __init__(self, model: LoadedModel, keep_all: bool = False) -> None:
+        self.model = model
+        self.interp = Interpreter(model_content=model.content, preserve_all_tensors=keep_all)
+        self.interp.allocate_tensors()
+        self.inputs = self.interp.get_input_details()
+        self.outputs = self.interp.get_output_details()
+        self.input_names = [d["name"] for d in self.inputs]
+        self.input_indices = {int(d["index"]) for d in self.inputs}
+
+    def run(self, arrays: dict[str, np.ndarray], i: int) -> list[np.ndarray]:
+        for d in self.inputs:
+            x = np.asarray(arrays[d["name"]][i])
+            shape = tuple(int(s) for s in d["shape"])
+            if x.shape != shape:
+                if x.size != int(np.prod(shape)):
+                    raise ShapeError(
+                        f"{self.model.label}: input {d['name']!r} expects one sample of shape "
+                        f"{list(shape)}, the data holds samples of shape {list(x.shape)}")
+                x = x.reshape(shape)
+            self.interp.set_tensor(d["index"], _as_input(x, d))
+        self.interp.invoke()
+        return [self.value(d) for d in self.outputs]
+
+    def value(self, d: dict) -> np.ndarray:
+        """A tensor's real value: float, or dequantized; other integers (indices) as they
+        are."""
+        if np.dtype(d["dtype"]).kind == "f" or len(d["quantization_parameters"]["scales"]):
+            return self.interp.get_dequantized_tensor(d["index"])
+        return self.interp.get_tensor(d["index"])
+
+
+def _as_input(x: np.ndarray, d: dict) -> np.ndarray:
+    """Real values -> the input's dtype (q = round(x / s) + zp, half away from zero)."""
+    dtype = np.dtype(d["dtype"])
+    if dtype.kind == "f":
+        return x.astype(dtype)
+    if x.dtype == dtype:
+        return x  # already quantized
+    scale, zero = d["quantization"]
+    if scale == 0.0:
+        if x.dtype.kind in "iub":
+            return x.astype(dtype)
+        raise DTypeError(f"input {d['name']!r} is {dtype.name} without quantization "
+                         f"parameters; give {dtype.name} data")
+    v = np.asarray(x, np.float64) / scale
+    q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zero
+    info = np.iinfo(dtype)
+    return np.clip(q, info.min, info.max).astype(dtype)

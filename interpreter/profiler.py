@@ -1,0 +1,128 @@
+"""Per-op timing of an allocated interpreter: ``Interpreter.profile()`` returns a Profile.
+
+    prof = interp.profile(runs=20, warmup=2)
+    print(prof.table(top=10))
+    prof.by_type[0].op_type, prof.by_type[0].share
+
+invoke() stays a bare loop over the prepared calls; profiling runs its own copy of that
+loop with ``time.perf_counter()`` around every call, so the timings include each kernel's
+Python overhead (argument unpacking, numpy call setup) but not the loop itself. Times are
+means over the profiled runs, in seconds. ``share`` is a fraction of the summed op time
+(op times, not the wall time, so the shares of all ops, and of all op types, sum to 1).
+Ops folded at allocate_tensors() (all-constant inputs) do not run and are not listed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class OpTiming:
+    """One executed operator."""
+
+    index: int  # operator index in subgraph 0
+    op_type: str  # "CONV_2D", ...
+    output: str  # name of its first output tensor
+    seconds: float  # mean time per invoke
+    share: float  # of the summed op time
+
+
+@dataclass(frozen=True)
+class TypeTiming:
+    """All executed operators of one type."""
+
+    op_type: str
+    count: int
+    seconds: float  # mean summed time per invoke
+    share: float
+
+
+@dataclass(frozen=True)
+class Profile:
+    runs: int
+    warmup: int
+    wall_seconds: float  # mean wall time of one profiled invoke (timer calls included)
+    ops: tuple[OpTiming, ...]  # in execution order
+    by_type: tuple[TypeTiming, ...]  # slowest type first
+
+    @property
+    def op_seconds(self) -> float:
+        """Summed op time of one invoke."""
+        return sum(op.seconds for op in self.ops)
+
+    def top_ops(self, n: int | None = None) -> tuple[OpTiming, ...]:
+        """The ``n`` slowest ops (all when None), slowest first."""
+        ranked = sorted(self.ops, key=lambda op: (-op.seconds, op.index))
+        return tuple(ranked if n is None else ranked[:n])
+
+    def top_types(self, n: int | None = None) -> tuple[TypeTiming, ...]:
+        return self.by_type if n is None else self.by_type[:n]
+
+    def to_dict(self, top: int | None = None) -> dict:
+        return {
+            "runs": self.runs, "warmup": self.warmup, "wall_seconds": self.wall_seconds,
+            "op_seconds": self.op_seconds, "num_ops": len(self.ops),
+            "by_type": [asdict(t) for t in self.top_types(top)],
+            "ops": [asdict(op) for op in self.top_ops(top)],
+        }
+
+    def table(self, top: int | None = 10) -> str:
+        """Two text tables: per op type, then per op (``top`` rows each; None: all)."""
+        lines = [f"per op type ({len(self.by_type)} types, {len(self.ops)} ops, "
+                 f"{self.op_seconds * 1e3:.3f} ms of op time per invoke):",
+                 f"  {'type':<26}{'count':>6}{'ms':>10}{'share':>8}"]
+        for t in self.top_types(top):
+            lines.append(f"  {t.op_type:<26}{t.count:>6}{t.seconds * 1e3:>10.3f}"
+                         f"{t.share:>8.1%}")
+        lines += ["per op:", f"  {'#':>4}  {'type':<22}{'ms':>10}{'share':>8}  output"]
+        for op in self.top_ops(top):
+            lines.append(f"  {op.index:>4}  {op.op_type:<22}{op.seconds * 1e3:>10.3f}"
+                         f"{op.share:>8.1%}  {op.output}")
+        return "\n".join(lines)
+
+
+def run_profile(steps: Sequence[tuple], labels: Sequence[tuple[int, str, str]], runs: int,
+                warmup: int) -> Profile:
+    """Time ``steps`` (the interpreter's (eval, record, inputs, outputs) list) over ``runs``
+    invokes after ``warmup`` untimed ones. ``labels``: (op index, op type, output name) per
+    step."""
+    if runs < 1 or warmup < 0:
+        raise ValueError(f"runs must be >= 1 and warmup >= 0, got runs={runs}, "
+                         f"warmup={warmup}")
+    if len(labels) != len(steps):
+        raise ValueError(f"{len(labels)} labels for {len(steps)} steps")
+    for _ in range(warmup):
+        for eval_fn, record, inputs, outputs in steps:
+            eval_fn(record, inputs, outputs)
+    totals = [0.0] * len(steps)
+    clock = time.perf_counter
+    start = clock()
+    for _ in range(runs):
+        for i, (eval_fn, record, inputs, outputs) in enumerate(steps):
+            t0 = clock()
+            eval_fn(record, inputs, outputs)
+            totals[i] += clock() - t0
+    wall = (clock() - start) / runs
+    return _summarize(totals, labels, runs, warmup, wall)
+
+
+def _summarize(totals, labels, runs, warmup, wall) -> Profile:
+    seconds = [t / runs for t in totals]
+    total = sum(seconds)
+
+    def share(s: float) -> float:
+        return s / total if total > 0 else 1.0 / len(seconds)
+
+    ops = tuple(OpTiming(index, op_type, output, s, share(s))
+                for (index, op_type, output), s in zip(labels, seconds, strict=True))
+    per_type: dict[str, list[float]] = {}
+    for op in ops:
+        per_type.setdefault(op.op_type, []).append(op.seconds)
+    by_type = tuple(sorted(
+        (TypeTiming(name, len(ts), sum(ts), sum(share(s) for s in ts))
+         for name, ts in per_type.items()),
+        key=lambda t: (-t.seconds, t.op_type)))
+    return Profile(runs, warmup, wall, ops, by_type)

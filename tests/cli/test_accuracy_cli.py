@@ -1,0 +1,123 @@
+"""`edgelite compare` and `edgelite eval` end to end: machine output, plots, exit codes."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from edgelite.cli.main import main
+from tests.conftest import MODELS
+from tests.converter.accuracy_models import PB, int8_model
+
+TEST = MODELS / "digits_test.npz"
+UINT8 = MODELS / "keras_cnn.tf_uint8.tflite"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def quant(tmp_path_factory):
+    path = tmp_path_factory.mktemp("acc") / "keras_cnn_int8.tflite"
+    path.write_bytes(int8_model("keras_cnn/dw2_relu/Relu", 30.0))
+    return path
+
+
+def test_compare_table_names_the_culprit(quant):
+    result = invoke("compare", PB, quant, "--data", TEST, "--samples", 50, "--top", 3)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("output SQNR") and "top-1 agreement" in line for line in lines)
+    first = lines[lines.index(next(l for l in lines if l.startswith("tensors,"))) + 2]
+    assert "keras_cnn/dw2_relu/Relu" in first and "DEPTHWISE_CONV_2D (2)" in first
+    assert "(worst 3 of 8)" in result.output
+
+
+def test_compare_json(quant):
+    result = invoke("compare", PB, quant, "--data", TEST, "--samples", 50, "--json",
+                    "--outputs", "probs")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["samples"] == 50 and len(data["tensors"]) == 8
+    assert data["tensors"][0]["name"] == "keras_cnn/dw2_relu/Relu"
+    assert data["tensors"][0]["op"] == "DEPTHWISE_CONV_2D"
+    assert set(data["tensors"][0]) >= {"sqnr_db", "op_sqnr_db", "cosine", "max_error_lsb",
+                                       "mean_error", "op_index", "scale"}
+    assert data["outputs"][0]["name"] == "probs" and 0 <= data["top1_agreement"] <= 1
+
+
+def test_compare_csv_to_file(quant, tmp_path):
+    out = tmp_path / "report.csv"
+    result = invoke("compare", PB, quant, "--data", TEST, "--samples", 20, "--csv", "-o", out,
+                    "--sort", "graph")
+    assert result.exit_code == 0, result.output
+    rows = out.read_text().splitlines()
+    assert len(rows) == 9 and rows[1].split(",")[2] == "input"
+    assert "worst op: DEPTHWISE_CONV_2D (2)" in result.output
+
+
+def test_compare_plot(quant, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "sqnr.png"
+    result = invoke("compare", PB, quant, "--data", TEST, "--samples", 20, "--plot", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_plot_without_matplotlib(quant, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # import matplotlib -> ImportError
+    result = invoke("compare", PB, quant, "--data", TEST, "--plot", tmp_path / "p.png")
+    assert result.exit_code == 1
+    assert "pip install matplotlib (or edgelite[plot])" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_compare_bad_data_is_one_line(quant, tmp_path):
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.zeros((2, 3, 3), np.float32))
+    result = invoke("compare", PB, quant, "--data", bad)
+    assert result.exit_code == 1 and result.output.startswith("error:")
+    assert "input 'input'" in result.output and "Traceback" not in result.output
+
+
+def test_eval_json(quant):
+    result = invoke("eval", PB, UINT8, "--data", TEST, "--labels", TEST, "--top-k", 3,
+                    "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [m["precision"] for m in data["models"]] == ["float", "uint8"]
+    assert data["samples"] == 397 and data["passed"] is True
+    assert set(data["models"][0]["per_class"]) == {str(c) for c in range(10)}
+    assert data["models"][0]["top3_accuracy"] >= data["models"][0]["accuracy"]
+
+
+def test_eval_min_accuracy_exit_codes():
+    ok = invoke("eval", PB, "--data", TEST, "--labels", TEST, "--min-accuracy", "90%")
+    assert ok.exit_code == 0, ok.output
+    assert "ok: " in ok.output and "at least the minimum 90.00%" in ok.output
+    bad = invoke("eval", PB, "--data", TEST, "--labels", TEST, "--min-accuracy", "0.99")
+    assert bad.exit_code == 1
+    assert "FAIL: " in bad.output and "below the minimum 99.00%" in bad.output
+
+
+def test_eval_max_drop_exit_codes():
+    bad = invoke("eval", PB, UINT8, "--data", TEST, "--labels", TEST, "--max-drop", 0)
+    assert bad.exit_code == 1 and "FAIL: " in bad.output and str(UINT8) in bad.output
+    ok = invoke("eval", PB, UINT8, "--data", TEST, "--labels", TEST, "--max-drop", "1%")
+    assert ok.exit_code == 0, ok.output
+    as_json = invoke("eval", PB, UINT8, "--data", TEST, "--labels", TEST, "--max-drop", 0,
+                     "--json")
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["passed"] is False
+
+
+def test_eval_bad_threshold_and_labels(tmp_path):
+    result = invoke("eval", PB, "--data", TEST, "--labels", TEST, "--min-accuracy", "95")
+    assert result.exit_code == 2 and "write 0.9 or 90%" in result.output
+    labels = tmp_path / "y.npy"
+    np.save(labels, np.zeros(5, np.int64))
+    result = invoke("eval", PB, "--data", TEST, "--labels", labels)
+    assert result.exit_code == 1 and "holds 397 samples but the labels 5" in result.output

@@ -1,0 +1,153 @@
+"""Calibration observers on synthetic data with known answers, and --calib-method wiring."""
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import CalibConfig, CalibMethod, QuantizeOptions
+from edgelite.converter.quantize.observers import (EntropyObserver, Histogram,
+                                                   MinMaxObserver, MovingAverageObserver,
+                                                   MseObserver, PercentileObserver)
+from edgelite.interpreter.errors import EdgeliteError
+from tests.conftest import MODELS
+
+RNG = np.random.default_rng(7)
+
+
+def feed(observer, data):
+    for x in data:
+        observer.observe(x)
+    return observer.range()
+
+
+def int8_mse(data, lo, hi):
+    """Mean squared error of int8 asymmetric quantization over [lo, hi] (0 included)."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    s = (hi - lo) / 255
+    zp = np.round(-128 - lo / s)
+    q = np.clip(np.round(data / s) + zp, -128, 127)
+    return float(np.mean((s * (q - zp) - data) ** 2))
+
+
+def test_minmax_is_the_global_range():
+    data = RNG.normal(0, 1, (20, 100))
+    assert feed(MinMaxObserver(), data) == (data.min(), data.max())
+
+
+def test_moving_average_is_a_debiased_ema_of_per_sample_extremes():
+    data = [np.array([-1.0, 2.0]), np.array([-3.0, 4.0]), np.array([-2.0, 1.0])]
+    d = 0.9
+    lo, hi = feed(MovingAverageObserver(d), data)
+    w = np.array([d ** 2, d, 1.0]) * (1 - d)          # weights of samples 1, 2, 3
+    assert lo == pytest.approx(np.dot(w, [-1, -3, -2]) / w.sum())
+    assert hi == pytest.approx(np.dot(w, [2, 4, 1]) / w.sum())
+    assert feed(MovingAverageObserver(0.0), data) == (-2.0, 1.0)   # decay 0: the last one
+
+
+@pytest.mark.parametrize("p,expected", [(99.0, 0.98), (99.9, 0.998), (95.0, 0.90)])
+def test_percentile_of_a_uniform_distribution(p, expected):
+    data = RNG.uniform(-1, 1, (50, 4000))
+    lo, hi = feed(PercentileObserver(p), data)
+    assert hi == pytest.approx(expected, abs=2e-3) and lo == pytest.approx(-expected, abs=2e-3)
+
+
+def test_percentile_of_a_normal_cuts_each_tail():
+    data = RNG.normal(0, 1, (100, 2000))
+    lo, hi = feed(PercentileObserver(99.9), data)
+    assert lo == pytest.approx(-3.09, abs=0.05) and hi == pytest.approx(3.09, abs=0.05)
+    relu = np.maximum(data, 0)
+    lo, hi = feed(PercentileObserver(99.9), relu)
+    assert lo == 0.0 and hi == pytest.approx(np.quantile(relu, 0.999), abs=0.02)
+
+
+@pytest.mark.parametrize("tails", ["laplace", "student-t3"])
+def test_mse_clips_heavy_tails_and_beats_minmax(tails):
+    data = (RNG.laplace(0, 1, (100, 1000)) if tails == "laplace"
+            else RNG.standard_t(3, (100, 1000)))
+    lo, hi = feed(MseObserver(), data)
+    assert 0.9 * data.min() < lo < 0 < hi < 0.9 * data.max()
+    assert int8_mse(data, lo, hi) < 0.9 * int8_mse(data, data.min(), data.max())
+    for other in (PercentileObserver(99.99), EntropyObserver(), MovingAverageObserver()):
+        assert int8_mse(data, lo, hi) <= int8_mse(data, *feed(other, data)) * 1.01
+
+
+def test_mse_keeps_the_full_range_of_uniform_data():
+    data = RNG.uniform(-1, 3, (50, 1000))
+    lo, hi = feed(MseObserver(), data)
+    assert lo == pytest.approx(-1, abs=0.02) and hi == pytest.approx(3, abs=0.02)
+
+
+def test_entropy_on_laplace_data_is_inside_min_max():
+    data = RNG.laplace(0, 1, (100, 1000))
+    lo, hi = feed(EntropyObserver(), data)
+    assert data.min() < lo < -3 and 3 < hi < data.max()
+    assert lo == pytest.approx(-hi)                            # symmetric: 128 levels a side
+    assert int8_mse(data, lo, hi) < int8_mse(data, data.min(), data.max())
+
+
+def test_entropy_on_non_negative_data_starts_at_zero():
+    data = np.maximum(RNG.laplace(0, 1, (50, 1000)), 0)        # ReLU output: many zeros
+    lo, hi = feed(EntropyObserver(), data)
+    assert lo == 0.0 and 2 < hi < data.max()
+
+
+def test_histogram_rebinning_keeps_counts_and_bounded_memory():
+    h = Histogram(256)
+    parts = [RNG.normal(0, s, 500) for s in (0.1, 1.0, 5.0, 0.5, 40.0)]
+    for p in parts:
+        h.add(p)
+    data = np.concatenate(parts)
+    assert h.counts.size == 256 and h.total == data.size
+    assert h.lo <= data.min() and h.hi >= data.max()
+    width = h.width
+    for q in (0.1, 0.5, 0.9):
+        assert h.quantile(q) == pytest.approx(np.quantile(data, q), abs=2 * width)
+    # the data spans at least half of the bins (each growth at most doubles the span)
+    assert (data.max() - min(data.min(), 0)) / width >= 128
+
+
+def test_histogram_all_zeros_then_data():
+    h = Histogram(64)
+    h.add(np.zeros(10))
+    assert h.total == 10 and h.counts is None
+    h.add(np.array([1.0, 2.0]))
+    assert h.total == 12 and h.counts.sum() == 12
+    assert h.quantile(0.5) == pytest.approx(0.0, abs=h.width)   # inside the bin of 0
+
+
+@pytest.mark.parametrize("text,method,arg", [
+    ("minmax", CalibMethod.MINMAX, None), ("percentile", CalibMethod.PERCENTILE, 99.99),
+    ("percentile:99.9", CalibMethod.PERCENTILE, 99.9), ("MSE", CalibMethod.MSE, None),
+    ("moving-average:0.9", CalibMethod.MOVING_AVERAGE, 0.9),
+    ("entropy", CalibMethod.ENTROPY, None)])
+def test_parse(text, method, arg):
+    c = CalibConfig.parse(text)
+    assert c.method is method
+    if method is CalibMethod.PERCENTILE:
+        assert c.percentile == arg
+    if method is CalibMethod.MOVING_AVERAGE:
+        assert c.decay == arg
+
+
+@pytest.mark.parametrize("bad", ["kl", "percentile:abc", "percentile:20", "mse:3",
+                                 "moving-average:1.5"])
+def test_parse_errors(bad):
+    with pytest.raises(EdgeliteError, match="calibration method"):
+        CalibConfig.parse(bad)
+
+
+def ranges(method):
+    q = QuantizeOptions(calib=str(MODELS / "digits_calib.npy"), calib_method=method)
+    return convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=q)).quantization
+
+
+def test_calib_method_reaches_every_activation():
+    base = ranges("minmax").ranges
+    for method in ("percentile:99", "mse", "entropy", "moving-average"):
+        report = ranges(method)
+        assert str(report.calib_method) == method or report.calib_method.method.value == method
+        r = report.ranges
+        assert r["input"][0] >= base["input"][0]
+        for name in ("conv1/Relu", "conv2/Relu"):
+            assert r[name][0] == 0.0 and 0 < r[name][1] <= base[name][1]
+        assert r["conv2/Relu"] != base["conv2/Relu"]           # the method did something
