@@ -30,9 +30,9 @@ def dequantize(value: np.ndarray, detail: dict) -> np.ndarray:
 
 def quantize_input(x: np.ndarray, detail: dict) -> np.ndarray:
     """A real-valued input for an integer-io model: q = clamp(round(x / s) + zp)."""
-    if detail["dtype"] == np.float32:
-        return x
     s, z = detail["quantization"]
+    if detail["dtype"] == np.float32 or s == 0.0:  # float, or plain integers (token ids)
+        return np.asarray(x).astype(detail["dtype"])
     info = np.iinfo(detail["dtype"])
     q = np.sign(x / s) * np.floor(np.abs(x / s) + 0.5) + z   # round half away from zero
     return np.clip(q, info.min, info.max).astype(detail["dtype"])

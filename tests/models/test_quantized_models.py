@@ -111,3 +111,18 @@ def test_int8_accuracy_and_size_vs_float_and_tensorflow(name, test_set, referenc
     assert int8_acc >= float_acc - 0.01
     assert int8_acc >= tf_acc - 0.5 / len(y)  # the json keeps 6 decimals
     assert len(model) <= 1.05 * tf_size
+
+
+def test_int8_text_classifier_with_integer_token_inputs(tmp_path):
+    """Token ids are plain int32 inputs: calibration feeds them as they are."""
+    golden = np.load(MODELS / "text_classifier.golden.npz")
+    np.save(tmp_path / "tokens.npy", golden["input"])
+    q = QuantizeOptions(mode=QuantMode.INT8, calib=str(tmp_path / "tokens.npy"))
+    model = convert_detailed(MODELS / "text_classifier.pb", ConvertOptions(quantize=q)).model
+    for x, ref in zip(golden["input"], golden["output"]):
+        ours = Interpreter(model_content=model, kernels="reference")
+        ours.allocate_tensors()
+        ours.set_tensor(ours.get_input_details()[0]["index"], x[None])
+        ours.invoke()
+        y = ours.get_tensor(ours.get_output_details()[0]["index"])[0]
+        assert y.argmax() == ref.argmax() and np.abs(y - ref).max() < 0.02
