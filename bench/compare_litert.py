@@ -9,8 +9,9 @@ Sections (--only):
   models    latency of edgelite / LiteRT default (XNNPACK) / LiteRT BUILTIN_REF on the digits
             CNN (models/keras_cnn.pb), MobileNetV2 224 and EfficientNet-B0 224
             (models/cache/*.pb, skipped when absent), each float and full int8, all converted
-            by edgelite; the three runtimes are timed round-robin so that machine noise hits
-            them alike. Also checks the outputs agree (int8: bit-exact vs LiteRT default).
+            by edgelite; the three runtimes take turns so that machine noise hits them alike
+            (in blocks, see time_blocks). Also checks the outputs agree (int8:
+            bit-exact vs LiteRT default).
   batch     time per sample at batch 32 vs batch 1 (edgelite and LiteRT default)
   dispatch  per-op overhead: a chain of 200 tiny ADD ops, and the digits CNN
             ((invoke time - summed kernel time) / ops, from Interpreter.profile())
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -108,6 +110,8 @@ class Runner:
         self.kind = kind
         if kind == "edgelite":
             self.interp = Interpreter(model_path=str(path), num_threads=threads)
+        elif kind == "edgelite1":
+            self.interp = Interpreter(model_path=str(path), num_threads=1)
         elif kind == "litert":
             self.interp = LiteRT(model_path=str(path), num_threads=threads)
         else:
@@ -130,31 +134,39 @@ class Runner:
         return self.interp.get_tensor(self.out_index)
 
 
-def time_round_robin(runners: list[Runner], runs: int, warmup: int = 2,
-                     budget_s: float = 60.0) -> list[float]:
-    """Median invoke time of each runner; one invoke of each per round."""
-    for r in runners:
-        for _ in range(warmup):
-            r.invoke()
+def time_blocks(runners: list[Runner], runs: int, warmup: int = 2, rounds: int = 2,
+                budget_s: float = 60.0) -> list[float]:
+    """Median invoke time of each runner. Each runner runs in blocks (warm-up, then
+    runs // rounds timed invokes), the runners taking turns, ``rounds`` times over, with a
+    pause between blocks: both runtimes keep idle worker threads spinning for a while
+    after a call (OpenBLAS, XNNPACK's pthreadpool), which would steal the second core from
+    the other if their calls were interleaved one by one."""
     times = [[] for _ in runners]
-    start = time.perf_counter()
-    for i in range(runs):
+    per_block = max(1, runs // rounds)
+    for _ in range(rounds):
         for r, ts in zip(runners, times):
-            ts.append(r.invoke())
-        if i >= 2 and time.perf_counter() - start > budget_s:
-            break
+            time.sleep(0.3)
+            for _ in range(warmup):
+                r.invoke()
+            start = time.perf_counter()
+            for i in range(per_block):
+                ts.append(r.invoke())
+                if i >= 2 and time.perf_counter() - start > budget_s / (rounds * len(runners)):
+                    break
     return [statistics.median(ts) for ts in times]
 
 
 def section_models(models, threads: int, runs: int) -> list[dict]:
-    log(f"\n## Latency, batch 1, {threads} threads (median of interleaved runs)\n")
-    log("| model | edgelite ms | LiteRT XNNPACK ms | LiteRT REF ms | edgelite / XNNPACK "
-        "| REF / edgelite | outputs |")
-    log("|---|---:|---:|---:|---:|---:|---|")
+    log(f"\n## Latency, batch 1, {threads} threads (medians)\n")
+    log("| model | edgelite ms | (1 thread) | LiteRT XNNPACK ms | LiteRT REF ms "
+        "| edgelite / XNNPACK | REF / edgelite | outputs |")
+    log("|---|---:|---:|---:|---:|---:|---:|---|")
     rows = []
     for label, path, x in models:
-        runners = [Runner(k, path, x, threads) for k in ("edgelite", "litert", "ref")]
-        e, lt, ref = time_round_robin(runners, runs)
+        runners = [Runner(k, path, x, threads) for k in ("edgelite", "edgelite1", "litert",
+                                                          "ref")]
+        e, e1, lt, ref = time_blocks(runners, runs)
+        runners.pop(1)
         ours, theirs = runners[0].output(), runners[1].output()
         if ours.dtype.kind == "f":
             agree = f"max abs diff {float(np.max(np.abs(ours - theirs))):.1e}"
@@ -162,8 +174,8 @@ def section_models(models, threads: int, runs: int) -> list[dict]:
             agree = "bit-exact" if np.array_equal(ours, theirs) else (
                 f"{int(np.sum(ours != theirs))} of {ours.size} differ")
         rows.append(dict(model=label, edgelite=e, litert=lt, ref=ref))
-        log(f"| {label} | {e * 1e3:.2f} | {lt * 1e3:.3f} | {ref * 1e3:.2f} | {e / lt:.1f}x "
-            f"| {ref / e:.2f}x | {agree} |")
+        log(f"| {label} | {e * 1e3:.2f} | {e1 * 1e3:.2f} | {lt * 1e3:.3f} | {ref * 1e3:.2f} "
+            f"| {e / lt:.1f}x | {ref / e:.2f}x | {agree} |")
     return rows
 
 
@@ -181,7 +193,7 @@ def section_batch(models, threads: int, runs: int) -> None:
         for kind in ("edgelite", "litert"):
             one = Runner(kind, path, x, threads)
             many = Runner(kind, path, x32, threads)
-            t1, t32 = time_round_robin([one, many], max(3, runs // 4) if big else runs)
+            t1, t32 = time_blocks([one, many], max(3, runs // 4) if big else runs)
             res[kind] = (t1, t32 / 32)
         (e1, e32), (l1, l32) = res["edgelite"], res["litert"]
         log(f"| {label} | {e1 * 1e3:.3f} | {e32 * 1e3:.3f} | {e32 / e1:.2f} | {l1 * 1e3:.4f} "
@@ -204,17 +216,12 @@ def _add_chain(n: int) -> bytes:
 
 
 def section_dispatch(models, threads: int, runs: int, cache: Path) -> None:
+    """Measured before any LiteRT interpreter of this section exists: LiteRT's idle
+    worker threads spin for a while after each call and would share the machine."""
     from edgelite.interpreter import Interpreter
 
-    log("\n## Per-op dispatch overhead\n")
-    n = 200
-    chain = cache / f"add_chain_{n}.tflite"
-    chain.write_bytes(_add_chain(n))
-    x = np.zeros((1, 4), np.float32)
-    runners = [Runner(k, chain, x, threads) for k in ("edgelite", "litert", "ref")]
-    e, lt, ref = time_round_robin(runners, max(runs, 50))
-    log(f"- chain of {n} ADD ops on [1, 4] floats: edgelite {e / n * 1e6:.2f} us/op, "
-        f"LiteRT XNNPACK {lt / n * 1e6:.3f} us/op, LiteRT REF {ref / n * 1e6:.3f} us/op")
+    log("\n## Per-op dispatch overhead (small ops: nothing is split over threads)\n")
+    time.sleep(1.0)
     for label, path, x in models:
         if not label.startswith("digits"):
             continue
@@ -222,19 +229,31 @@ def section_dispatch(models, threads: int, runs: int, cache: Path) -> None:
         interp.allocate_tensors()
         d = interp.get_input_details()[0]
         interp.set_tensor(d["index"], x.astype(d["dtype"]))
+        start = time.perf_counter()
+        while time.perf_counter() - start < 1.0:  # warm up (caches, clock speed)
+            interp.invoke()
         invokes = []
-        for _ in range(max(runs, 200)):
+        for _ in range(max(runs, 500)):
             t0 = time.perf_counter()
             interp.invoke()
             invokes.append(time.perf_counter() - t0)
-        prof = interp.profile(runs=max(runs, 200), warmup=5)
+        prof = interp.profile(runs=max(runs, 500), warmup=5)
         ops = len(prof.ops)
         med = statistics.median(invokes)
-        log(f"- {label}: {ops} ops, invoke {med * 1e6:.1f} us = {med / ops * 1e6:.2f} us/op "
-            f"all-in; summed kernel time {prof.op_seconds * 1e6:.1f} us, so the loop itself "
-            f"costs {(med - prof.op_seconds) / ops * 1e6:.2f} us/op")
+        loop = (prof.wall_seconds - prof.op_seconds) / ops
+        log(f"- {label}: {ops} ops, invoke median {med * 1e6:.1f} us (min {min(invokes) * 1e6:.1f})"
+            f" = {med / ops * 1e6:.2f} us/op all-in (min {min(invokes) / ops * 1e6:.2f}); "
+            f"outside the kernels (loop + call, from the profiled runs) {loop * 1e6:.2f} us/op")
         top = ", ".join(f"{t.op_type} {t.seconds * 1e6:.1f}" for t in prof.by_type)
-        log(f"  (per type, us: {top})")
+        log(f"  (profiled mean per type, us: {top})")
+    n = 200
+    chain = cache / f"add_chain_{n}.tflite"
+    chain.write_bytes(_add_chain(n))
+    x = np.zeros((1, 4), np.float32)
+    runners = [Runner(k, chain, x, threads) for k in ("edgelite", "litert", "ref")]
+    e, lt, ref = time_blocks(runners, max(runs, 50))
+    log(f"- chain of {n} ADD ops on [1, 4] floats: edgelite {e / n * 1e6:.2f} us/op, "
+        f"LiteRT XNNPACK {lt / n * 1e6:.3f} us/op, LiteRT REF {ref / n * 1e6:.3f} us/op")
 
 
 STARTUP = """
@@ -250,21 +269,37 @@ print(t1 - t0, t2 - t1, t3 - t2, t3 - t0)
 """
 
 
-def section_startup(models) -> None:
+def _startup_runs(path: Path, env: dict, runs: int) -> list[float]:
+    """Medians of (import, load, allocate, in-process total, whole process) seconds."""
+    rows = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", STARTUP, str(path)], check=True,
+                             capture_output=True, text=True, env=env).stdout.split()
+        rows.append([float(v) for v in out] + [time.perf_counter() - t0])
+    return [statistics.median(c) for c in zip(*rows)]
+
+
+def section_startup(models, cache: Path) -> None:
     log("\n## import edgelite.interpreter + load + allocate (fresh process)\n")
+    # Bytecode as a pip install leaves it: allow .pyc files (one untimed run writes them).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for label, path, _ in models:
         if not label.startswith("MobileNetV2"):
             continue
-        rows = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", STARTUP, str(path)], check=True,
-                                 capture_output=True, text=True).stdout.split()
-            rows.append([float(v) for v in out] + [time.perf_counter() - t0])
-        med = [statistics.median(c) for c in zip(*rows)]
+        _startup_runs(path, env, 1)
+        med = _startup_runs(path, env, 5)
         log(f"- {label}: import {med[0] * 1e3:.0f} ms + load {med[1] * 1e3:.0f} ms + allocate "
             f"{med[2] * 1e3:.0f} ms = {med[3] * 1e3:.0f} ms in-process; whole process "
             f"(python start-up included) {med[4] * 1e3:.0f} ms (median of 5)")
+    # Without any .pyc (PYTHONDONTWRITEBYTECODE and an empty cache): every import
+    # compiles the sources, the 690 KB generated schema bindings above all.
+    empty = cache / "no-pycache"
+    env_cold = dict(env, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=str(empty))
+    label, path, _ = next(m for m in models if m[0].startswith("MobileNetV2"))
+    med = _startup_runs(path, env_cold, 3)
+    log(f"- without .pyc files ({label}): {med[3] * 1e3:.0f} ms in-process, of which import "
+        f"{med[0] * 1e3:.0f} ms")
 
 
 TF_CONVERT = """
@@ -354,6 +389,31 @@ def machine() -> str:
             f"{getattr(ai_edge_litert, '__version__', '?')}; {time.strftime('%Y-%m-%d')}")
 
 
+def _cpu_sample():
+    """(machine busy seconds, machine total seconds, this process's CPU seconds) so far;
+    None where /proc/stat is missing."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except OSError:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]
+    own = sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+              for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return (sum(fields) - idle) / tick, sum(fields) / tick, own
+
+
+def other_load(before, after) -> str:
+    """How busy the machine was with other processes between two samples."""
+    if before is None or after is None:
+        return "unknown"
+    busy = after[0] - before[0]
+    total = after[1] - before[1]
+    own = after[2] - before[2]
+    return f"{max(0.0, busy - own) / total:.0%} of the CPUs" if total > 0 else "unknown"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -362,6 +422,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench"))
     args = ap.parse_args()
     only = set(args.only.split(","))
+    sample = _cpu_sample()
     log(f"# edgelite vs LiteRT\n\n{machine()}\n")
     log(f"command: python bench/compare_litert.py --threads {args.threads} --runs {args.runs} "
         f"--only {args.only}")
@@ -373,9 +434,10 @@ def main() -> None:
     if "dispatch" in only:
         section_dispatch(models, args.threads, args.runs, args.cache)
     if "startup" in only:
-        section_startup(models)
+        section_startup(models, args.cache)
     if "convert" in only:
         section_convert(args.cache, args.threads)
+    log(f"\nother processes kept {other_load(sample, _cpu_sample())} busy during the run")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,6 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
                 kernels: str = "default") -> tuple[dict, object]:
     """Load, allocate, warm up, time ``runs`` invokes, then profile. Returns (results
     dict, Profile)."""
-    if threads is not None and threads > 0:
-        blas.set_threads(threads)  # process-wide, also for the profile runs
     t0 = time.perf_counter()
     interp = Interpreter(model_path=model, num_threads=threads, kernels=kernels)
     t_load = time.perf_counter() - t0
@@ -80,7 +78,9 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
     result = {
         "model": model,
         "batch": samples,
-        "threads": {"requested": threads, "blas": blas.get_threads(),
+        "threads": {"requested": threads, "split_ops": sum(
+                        1 for _, record, _, _ in interp._steps if getattr(record, "slices", ())),
+                    "blas_during_invoke": 1 if threads else blas.get_threads(),
                     "blas_settable": blas.available()},
         "kernels": kernels,
         "runs": runs,
@@ -100,15 +100,19 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
 
 def report(result: dict, prof, top: int) -> str:
     lat, th = result["latency_s"], result["threads"]
-    if th["blas_settable"]:
-        threads = f"BLAS threads {th['blas']} (numpy's OpenBLAS)"
+    if th["requested"]:
+        threads = (f"{th['requested']} ({th['split_ops']} big ops split their rows over "
+                   "them; BLAS single-threaded inside")
+        if not th["blas_settable"]:
+            threads += ", but numpy's BLAS is not a bundled OpenBLAS: its count was left alone"
+        threads += ")"
     else:
-        threads = ("BLAS threads: cannot be set (numpy's BLAS is not a bundled OpenBLAS); "
-                   "--threads had no effect")
+        threads = (f"default (no op splitting; numpy's BLAS uses {th['blas_during_invoke']} "
+                   "threads)")
     lines = [
         f"model      {result['model']} (batch {result['batch']}, {result['num_ops']} ops, "
         f"{result['kernels']} kernels)",
-        f"threads    {threads}; elementwise work is single-threaded",
+        f"threads    {threads}",
         f"load       {result['load_s'] * 1e3:.1f} ms, allocate {result['allocate_s'] * 1e3:.1f} ms",
         f"latency    median {lat['median'] * 1e3:.3f} ms, p90 {lat['p90'] * 1e3:.3f} ms, "
         f"min {lat['min'] * 1e3:.3f} ms ({result['runs']} runs after {result['warmup']} "
@@ -126,9 +130,10 @@ def report(result: dict, prof, top: int) -> str:
 @click.command("bench")
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
 @click.option("--threads", type=int, default=None,
-              help="BLAS threads for the matmuls (numpy's bundled OpenBLAS, set at run time "
-              "through ctypes; reported as not settable with another BLAS). Elementwise work "
-              "is single-threaded. Default: the BLAS's own count (one per core).")
+              help="The Interpreter's num_threads: big convolutions split their output rows "
+              "over N threads, with numpy's BLAS single-threaded inside (numpy's bundled "
+              "OpenBLAS, set at run time through ctypes; with another BLAS its own count "
+              "stays). Default: no splitting, BLAS as numpy set it up.")
 @click.option("--batch", type=int, default=None,
               help="Resize the inputs' batch (first) dimension to B.")
 @click.option("--runs", type=int, default=20, show_default=True, help="Timed invokes.")

@@ -6,7 +6,8 @@ Steps, in order (the interpreter's public class only wraps this):
    hold -- otherwise one UnsupportedOpError lists *all* offending ops.
 2. Shape propagation: ops are prepared in execution order; each prepare() sees the
    current shapes of its inputs (after resize_tensor_input) and returns its output
-   shapes. An op whose inputs are all constants is evaluated right away and its outputs
+   shapes. Kernels' temporaries (im2col matrices, accumulators) come from one Workspace
+   shared by all ops (kernels/base.py), persistent buffers from scratch(). An op whose inputs are all constants is evaluated right away and its outputs
    become constants (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of
    constants); it then costs nothing per invoke().
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
@@ -25,7 +26,7 @@ import numpy as np
 from . import planner
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
-from .kernels.base import Chosen, num_elements
+from .kernels.base import Chosen, Workspace, num_elements
 from .model import MAX_TENSOR_BYTES, Operator, Subgraph
 from .quant_config import DEFAULT_CONFIG, QuantConfig
 
@@ -95,7 +96,8 @@ def check_supported(subgraph: Subgraph) -> None:
 
 
 def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
-                quant: QuantConfig = DEFAULT_CONFIG):
+                quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
+                workspace: Workspace | None = None):
     def info(t: int) -> TensorInfo | None:
         if t < 0:
             return None
@@ -104,7 +106,9 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
                           tensor.quantization)
 
     ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
-                    tuple(info(t) for t in op.outputs), quant)
+                    tuple(info(t) for t in op.outputs), quant, threads, workspace)
+    if workspace is not None:
+        workspace.begin_op()
     kernel = KERNELS[op.name]
     try:
         specs, record = kernel.prepare(ctx)
@@ -131,9 +135,10 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
 
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
-             quant: QuantConfig = DEFAULT_CONFIG) -> Allocation:
+             quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1) -> Allocation:
     """``keep_alive``: more tensors (signature outputs) that must survive invoke()
-    like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow."""
+    like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow;
+    ``threads``: how many threads big kernels may split their work over."""
     check_supported(subgraph)
     tensors = subgraph.tensors
     shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
@@ -154,8 +159,10 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
     prepared = []  # (op, kernel, record) of the ops invoke() runs
+    workspace = Workspace()  # the ops' temporaries share memory
     for op in subgraph.operators:
-        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, quant)
+        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, quant, threads,
+                                            workspace)
         for t, spec in zip(op.outputs, specs, strict=True):
             shapes[t] = tuple(spec.shape)
         live_inputs = [t for t in op.inputs if t >= 0]

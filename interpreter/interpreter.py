@@ -48,9 +48,11 @@ class Interpreter:
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
         LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py.
 
-        ``num_threads``: the BLAS thread count used during invoke() (set and restored
-        around each call, through numpy's bundled OpenBLAS; see blas.py). Elementwise
-        numpy work is single-threaded either way."""
+        ``num_threads``: how many threads an invoke() may use. The big kernels
+        (convolutions) split their output rows over that many threads themselves
+        (parallel.py), and numpy's BLAS runs single-threaded inside them (set and
+        restored around each invoke(), through numpy's bundled OpenBLAS; blas.py).
+        None or -1: no splitting, and BLAS keeps its own thread count."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -60,9 +62,10 @@ class Interpreter:
                 model_content = f.read()
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
-        # BLAS threads during invoke() (blas.py); None / -1: whatever numpy's BLAS uses.
+        # None / -1: one thread for edgelite's kernels, BLAS as numpy set it up.
         self._num_threads = num_threads if num_threads is not None and num_threads > 0 \
             else None
+        self._blas_threads = None if self._num_threads is None else 1
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._quant = QuantConfig.make(kernels, rounding)
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
@@ -132,7 +135,7 @@ class Interpreter:
         keep_alive = {t for s in self._model.signature_defs if s.subgraph_index == 0
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
-                               keep_alive, self._quant)
+                               keep_alive, self._quant, self._num_threads or 1)
         self._steps = self._alloc.steps
         self._allocated = True
 
@@ -266,11 +269,11 @@ class Interpreter:
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
-        if self._num_threads is None:
+        if self._blas_threads is None:
             for eval_fn, record, inputs, outputs in self._steps:
                 eval_fn(record, inputs, outputs)
             return
-        with blas.threads(self._num_threads):
+        with blas.threads(self._blas_threads):
             for eval_fn, record, inputs, outputs in self._steps:
                 eval_fn(record, inputs, outputs)
 
@@ -285,7 +288,7 @@ class Interpreter:
             op = ops[i]
             name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
             labels.append((i, name, tensors[op.outputs[0]].name if op.outputs else ""))
-        with blas.threads(self._num_threads):
+        with blas.threads(self._blas_threads):
             return run_profile(self._steps, labels, runs, warmup)
 
     # ------------------------------------------------------------------ signatures

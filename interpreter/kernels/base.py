@@ -5,7 +5,9 @@ Kernels follow TFLite Micro's split:
 * ``prepare(ctx: OpContext) -> (tuple[OutputSpec, ...], record)`` runs once per
   allocate_tensors(). It validates shapes and dtypes, infers every output shape, and
   computes everything eval() needs (padding, transposed weights, clamp ranges, scratch
-  buffers, strided views) into a small frozen dataclass ``record``.
+  buffers, strided views) into a small frozen dataclass ``record``. Buffers whose
+  contents must persist between invokes (a zero border) come from ``scratch()``; pure
+  temporaries from ``temporary()``, which shares memory between ops.
 * ``eval(record, inputs, outputs)`` runs on every invoke(). ``inputs`` holds one numpy
   array per op input (None for an omitted optional input, -1 in the file), ``outputs``
   one preallocated array per op output (views into the arena). eval() writes the result
@@ -61,6 +63,8 @@ class OpContext:
     inputs: tuple[TensorInfo | None, ...]  # None for an omitted optional input
     outputs: tuple[TensorInfo, ...]  # as declared in the file (shape may be stale)
     quant: QuantConfig = DEFAULT_CONFIG  # which LiteRT integer arithmetic to reproduce
+    threads: int = 1  # threads big kernels may split their work over (parallel.py)
+    workspace: "Workspace | None" = None  # shared memory for temporaries (temporary())
 
     def describe(self) -> str:
         out = f", output '{self.outputs[0].name}'" if self.outputs else ""
@@ -162,7 +166,53 @@ def scratch(ctx: OpContext, shape: tuple[int, ...], dtype, fill=None) -> np.ndar
         )
     if fill is None:
         return np.empty(shape, dtype)
+    if fill == 0:
+        return np.zeros(shape, dtype)  # calloc: the pages are zeroed as they are touched
     return np.full(shape, fill, dtype)
+
+
+class Workspace:
+    """Memory for kernels' temporaries -- buffers whose contents never outlive one
+    eval() (im2col matrices, accumulators, products) -- shared by every op of an
+    allocation, since ops run one at a time: each op's temporaries are laid out from
+    the start of the current block. When an op needs more than the block holds, a
+    larger block is started for it and the ops after it (earlier ops keep theirs alive
+    through their views). Compared with one buffer per op this keeps the working set
+    of a network small enough to stay in cache."""
+
+    ALIGNMENT = 64
+
+    def __init__(self) -> None:
+        self._block = np.empty(0, np.uint8)
+        self._offset = 0
+
+    def begin_op(self) -> None:
+        self._offset = 0
+
+    def take(self, shape: tuple[int, ...], dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = num_elements(tuple(shape)) * dtype.itemsize
+        if self._offset + nbytes > self._block.size:
+            size = max(2 * self._block.size, nbytes + self.ALIGNMENT)
+            self._block = np.empty(size, np.uint8)
+            self._offset = 0
+        start = self._offset + (-(self._block.ctypes.data + self._offset) % self.ALIGNMENT)
+        if start + nbytes > self._block.size:  # alignment pushed it past the end
+            self._block = np.empty(self._block.size + nbytes + self.ALIGNMENT, np.uint8)
+            start = -self._block.ctypes.data % self.ALIGNMENT
+        self._offset = start + nbytes
+        return self._block[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def temporary(ctx: OpContext, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised work buffer whose contents eval() does not need to keep between
+    invokes: from the allocation's shared Workspace (size-checked like scratch())."""
+    if ctx.workspace is None:
+        return scratch(ctx, shape, dtype)
+    nbytes = num_elements(tuple(shape)) * np.dtype(dtype).itemsize
+    if nbytes > MAX_SCRATCH_BYTES:
+        scratch(ctx, shape, dtype)  # raises the size error
+    return ctx.workspace.take(tuple(shape), dtype)
 
 
 def num_elements(shape: tuple[int, ...]) -> int:

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, scratch
+from .base import OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
+from ..parallel import output_slices, run_slices, worth_splitting
 from .padding import padded_scratch, padding_option, patches_view, tap_view, window_1d
 
 IM2COL_MAX_BYTES = 2**28  # 256 MiB
@@ -51,6 +52,10 @@ class ConvRecord:
     cols: np.ndarray | None  # im2col: (groups, N, OH, OW, KH, KW, Cg); taps: (N, OH, OW, C)
     work: np.ndarray | None  # im2col, groups > 1: (groups, rows, O/groups); taps: (rows, O)
     clamp: Clamp
+    bias: np.ndarray | None = None  # a constant bias tiled to (OW * O,)
+    width: int = 0  # OW * O: the output as (N * OH, OW * O) rows for the bias add
+    threads: int = 1
+    slices: tuple = ()  # several threads: index tuples of (N, OH, ...) output row slices
 
 
 def prepare(ctx: OpContext):
@@ -89,10 +94,19 @@ def prepare(ctx: OpContext):
     og = o // groups
 
     unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
+    # A constant bias is added as rows of OW * O values (numpy walks long rows, not O at
+    # a time); a bias computed at run time is broadcast as it comes.
+    tiled = None
+    if bias is not None and bias.is_constant:
+        tiled = np.tile(bias.data.astype(np.float32), ww.size_out)
+    extra = dict(bias=tiled, width=ww.size_out * o)
+    parts = worth_splitting(ctx.threads, rows * o)
+    if parts > 1:
+        extra.update(threads=ctx.threads, slices=tuple(output_slices(n, wh.size_out, parts)))
     if kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded:
         weights = np.ascontiguousarray(filt.reshape(1, o, c).transpose(0, 2, 1))
         return out_spec, ConvRecord("pointwise", rows, c, o, 1, weights, None, (), None, None,
-                                    clamp)
+                                    clamp, **extra)
 
     padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float32, 0.0)
     im2col_bytes = rows * kh * kw * c * 4
@@ -100,23 +114,32 @@ def prepare(ctx: OpContext):
         # Filter OHWI -> (KH*KW, C, O): one [C, O] matrix per tap.
         weights = np.ascontiguousarray(filt.reshape(o, kh * kw, c).transpose(1, 2, 0))
         taps = tuple(tap_view(padded, wh, ww, ky, kx) for ky in range(kh) for kx in range(kw))
-        cols = scratch(ctx, (n, wh.size_out, ww.size_out, c), np.float32)
-        work = scratch(ctx, (rows, o), np.float32)
+        cols = temporary(ctx, (n, wh.size_out, ww.size_out, c), np.float32)
+        work = temporary(ctx, (rows, o), np.float32)
+        extra.update(threads=1, slices=())
         return out_spec, ConvRecord("taps", rows, c, o, 1, weights, interior, taps, cols, work,
-                                    clamp)
+                                    clamp, **extra)
 
     # Filter OHWI -> (groups, K = KH*KW*Cg, O/groups), matching the im2col column order.
     weights = np.ascontiguousarray(filt.reshape(groups, og, kh * kw * cg).transpose(0, 2, 1))
     windows = patches_view(padded, wh, ww)  # (N, OH, OW, KH, KW, C)
     # Split the channel axis into (groups, Cg) and move groups first.
     patches = windows.reshape(windows.shape[:5] + (groups, cg)).transpose(5, 0, 1, 2, 3, 4, 6)
-    cols = scratch(ctx, patches.shape, np.float32)
-    work = scratch(ctx, (groups, rows, og), np.float32) if groups > 1 else None
+    cols = temporary(ctx, patches.shape, np.float32)
+    work = temporary(ctx, (groups, rows, og), np.float32) if groups > 1 else None
+    if groups > 1:
+        extra.update(threads=1, slices=())
     return out_spec, ConvRecord("im2col", rows, c, o, groups, weights, interior, (patches,),
-                                cols, work, clamp)
+                                cols, work, clamp, **extra)
 
 
 def eval(rec: ConvRecord, inputs, outputs) -> None:
+    if rec.slices:  # pointwise or one-group im2col, split by output rows over threads
+        if rec.strategy == "im2col":
+            np.copyto(rec.interior, inputs[0])
+        run_slices(rec.threads, _eval_slice, [(rec, inputs, outputs[0], index)
+                                              for index in rec.slices])
+        return
     out2d = outputs[0].reshape(rec.rows, rec.out_channels)
     if rec.strategy == "pointwise":
         # The NHWC input already is the im2col matrix.
@@ -139,7 +162,28 @@ def eval(rec: ConvRecord, inputs, outputs) -> None:
             np.copyto(rec.cols, tap)
             np.matmul(cols2d, weight, out=rec.work)
             np.add(out2d, rec.work, out=out2d)
-    bias = inputs[2] if len(inputs) > 2 else None
-    if bias is not None:
-        np.add(out2d, bias, out=out2d)
+    _finish(rec, inputs, out2d)
+
+
+def _eval_slice(rec: ConvRecord, inputs, out: np.ndarray, index: tuple) -> None:
+    """Output rows ``index`` (a slice of the (N, OH) axes) of a pointwise or one-group
+    im2col convolution: the same computation on the matching rows."""
+    out2d = out[index].reshape(-1, rec.out_channels)
+    if rec.strategy == "pointwise":
+        x2d = inputs[0][index].reshape(-1, rec.in_channels)
+        np.matmul(x2d, rec.weights[0], out=out2d)
+    else:
+        cols = rec.cols[0][index]  # (N', OH', OW, KH, KW, C) of the one group
+        np.copyto(cols, rec.windows[0][0][index])
+        np.matmul(cols.reshape(len(out2d), -1), rec.weights[0], out=out2d)
+    _finish(rec, inputs, out2d)
+
+
+def _finish(rec: ConvRecord, inputs, out2d: np.ndarray) -> None:
+    """Bias and fused activation on (rows, O) output rows."""
+    if rec.bias is not None:
+        rows = out2d.reshape(-1, rec.width)
+        np.add(rows, rec.bias, out=rows)
+    elif len(inputs) > 2 and inputs[2] is not None:
+        np.add(out2d, inputs[2], out=out2d)
     apply_clamp(rec.clamp, out2d)

@@ -19,19 +19,22 @@ adds walks OW*C*M contiguous values at a time rather than C*M.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, num_elements, scratch
+from ..parallel import output_slices, run_slices, worth_splitting
+from .base import OpContext, OutputSpec, num_elements, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
 from .padding import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
                       tap_buffer, window_1d)
 
 
-# Outputs up to this many values take the small-tensor path (one multiply over all
-# windows, one reduction) instead of KH*KW multiply-adds: fewer numpy calls.
-SMALL_OUTPUT = 2**13
+# Ops with up to this many products (output values x kernel taps) take the small-tensor
+# path (one multiply over all windows, one reduction) instead of KH*KW multiply-adds:
+# fewer numpy calls where each call costs more than its arithmetic.
+SMALL_PRODUCTS = 9 * 2**13
+SMALL_OUTPUT = 2**13  # outputs up to this size get a constant bias tiled over all of them
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,12 @@ class TapSum:
     weights: tuple[np.ndarray, ...]  # per tap (OW, C*M); small: one, shaped like windows
     product: np.ndarray  # scratch: one tap's products, or all windows' (small)
     windows: np.ndarray | None = None  # small path: (KH, KW, N, OH, OW, C*M) window view
+
+    def rows(self, index: tuple) -> "TapSum":
+        """The same sum restricted to output rows ``index`` (an (N, OH) slice); the
+        buffer is shared, so load() once before running the slices."""
+        return replace(self, buffer=replace(self.buffer, taps=tuple(
+            t[index] for t in self.buffer.taps)), product=self.product[index])
 
     def __call__(self, out: np.ndarray) -> None:
         taps, weights, product = self.buffer.taps, self.weights, self.product
@@ -66,7 +75,7 @@ def tap_sum(ctx: OpContext, n: int, wh: Window1D, ww: Window1D, channels: int,
     """``filt``: the (KH, KW, C*M) filter values in ``dtype``."""
     width = channels * multiplier
     out_shape = (n, wh.size_out, ww.size_out, width)
-    if num_elements(out_shape) * wh.kernel * ww.kernel <= SMALL_OUTPUT * 9:
+    if num_elements(out_shape) * wh.kernel * ww.kernel <= SMALL_PRODUCTS:
         padded, interior = padded_scratch(ctx, n, wh, ww, width, dtype, 0)
         if multiplier > 1:
             interior = interior.reshape(interior.shape[:3] + (channels, multiplier))
@@ -74,11 +83,11 @@ def tap_sum(ctx: OpContext, n: int, wh: Window1D, ww: Window1D, channels: int,
         windows = patches_view(padded, wh, ww).transpose(3, 4, 0, 1, 2, 5)
         weights = np.ascontiguousarray(
             np.broadcast_to(filt[:, :, None, None, None, :], windows.shape))
-        return TapSum(buffer, (weights,), scratch(ctx, windows.shape, dtype), windows)
+        return TapSum(buffer, (weights,), temporary(ctx, windows.shape, dtype), windows)
     buffer = tap_buffer(ctx, n, wh, ww, channels, dtype, 0, multiplier)
     weights = tuple(np.ascontiguousarray(np.broadcast_to(filt[ky, kx], (ww.size_out, width)))
                     for ky in range(wh.kernel) for kx in range(ww.kernel))
-    return TapSum(buffer, weights, scratch(ctx, out_shape, dtype))
+    return TapSum(buffer, weights, temporary(ctx, out_shape, dtype))
 
 
 def geometry(ctx: OpContext, h: int, w: int, kh: int, kw: int) -> tuple[Window1D, Window1D]:
@@ -95,6 +104,8 @@ class DepthwiseRecord:
     taps: TapSum
     bias: np.ndarray | None  # constant bias tiled to (OW, O); None: read the input (if any)
     clamp: Clamp
+    threads: int = 1
+    slices: tuple = ()  # several threads: (output row index, TapSum of those rows) pairs
 
 
 def prepare(ctx: OpContext):
@@ -134,14 +145,32 @@ def prepare(ctx: OpContext):
         tiled_bias = np.ascontiguousarray(
             np.broadcast_to(bias.data.astype(np.float32), shape))
     out_shape = (n, wh.size_out, ww.size_out, o)
-    return (OutputSpec(out_shape, np.dtype(np.float32)),), DepthwiseRecord(taps, tiled_bias,
-                                                                             clamp)
+    record = DepthwiseRecord(taps, tiled_bias, clamp, ctx.threads,
+                             split_rows(taps, ctx.threads, out_shape))
+    return (OutputSpec(out_shape, np.dtype(np.float32)),), record
+
+
+def split_rows(taps: TapSum, threads: int, out_shape: tuple) -> tuple:
+    """(index, TapSum of those rows) per slice when the op is worth splitting, else ()."""
+    parts = worth_splitting(threads, num_elements(out_shape))
+    if parts == 1 or taps.windows is not None:
+        return ()
+    return tuple((index, taps.rows(index))
+                 for index in output_slices(out_shape[0], out_shape[1], parts))
 
 
 def eval(rec: DepthwiseRecord, inputs, outputs) -> None:
     out = outputs[0]
     rec.taps.buffer.load(inputs[0])
-    rec.taps(out)
+    if rec.slices:
+        run_slices(rec.threads, _eval_rows, [(rec, taps, inputs, out[index])
+                                             for index, taps in rec.slices])
+    else:
+        _eval_rows(rec, rec.taps, inputs, out)
+
+
+def _eval_rows(rec: DepthwiseRecord, taps: TapSum, inputs, out: np.ndarray) -> None:
+    taps(out)
     if rec.bias is not None:
         np.add(out, rec.bias, out=out)
     elif len(inputs) > 2 and inputs[2] is not None:

@@ -61,6 +61,20 @@ def apply_clamp(clamp: Clamp, out: np.ndarray) -> None:
     if clamp is None:
         return
     low, high = clamp
-    np.maximum(out, low, out=out)  # two ufunc calls cost less than np.clip's wrapper
-    if high is not None:
+    if high is None:  # RELU: no upper bound
+        high = np.inf if out.dtype.kind == "f" else np.iinfo(out.dtype).max
+    clamp_inplace(out, low, high)
+
+
+SMALL_CLAMP = 2048  # elements
+
+
+def clamp_inplace(out: np.ndarray, low, high) -> None:
+    """out = min(max(out, low), high) in place (NaN stays NaN). np.clip's loop is several
+    times faster than np.maximum + np.minimum on large arrays, but its Python wrapper
+    costs more than two ufunc calls on small ones."""
+    if out.size > SMALL_CLAMP:
+        np.clip(out, low, high, out=out)
+    else:
+        np.maximum(out, low, out=out)
         np.minimum(out, high, out=out)

@@ -10,13 +10,14 @@ holding that float32 value exactly, so ``float(s1) * float(s2)`` is TFLite's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import quant_math as qm
 from ..quant_config import QuantConfig
-from .base import Chosen, Kernel, OpContext, TensorInfo, scratch
+from .base import Chosen, Kernel, OpContext, TensorInfo, temporary
+from .fused import clamp_inplace
 
 QUANTIZED = (np.int8, np.uint8)
 
@@ -134,8 +135,7 @@ def xnn_quantize(value: float, scale: float, zero_point: int, dtype) -> int:
 def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
     """Clamp integral ``values`` (int64 or float) to [lo, hi] and store them into the
     int8 / uint8 ``out``."""
-    np.maximum(values, lo, out=values)
-    np.minimum(values, hi, out=values)
+    clamp_inplace(values, lo, hi)
     np.copyto(out, values.reshape(out.shape), casting="unsafe")
 
 
@@ -185,7 +185,7 @@ def exact_float_dtype(weights: np.ndarray, x_dtype, zp_x: int, axis: int = 0):
     2^53, always the case here). ``weights``: integer (w - zp_w), reduced over ``axis``."""
     info = np.iinfo(x_dtype)
     x_max = max(abs(int(info.min) - zp_x), abs(int(info.max) - zp_x))
-    l1 = np.abs(np.asarray(weights, np.int64)).sum(axis=axis)
+    l1 = np.abs(weights).sum(axis=axis, dtype=np.int64)
     bound = x_max * int(l1.max()) if l1.size else 0
     return np.dtype(np.float32) if bound <= FLOAT32_EXACT else np.dtype(np.float64)
 
@@ -223,6 +223,15 @@ class OutputStage:
     f32: np.ndarray | None = None  # float32 scratch (float64 acc, fp32 requantization)
     bounds: tuple = ()  # fp32: float32 (lo - zp_out, hi - zp_out)
 
+    def rows(self, index: tuple, batch: int, height: int) -> "OutputStage":
+        """The stage for output rows ``index`` (an (N, OH) slice of an accumulator whose
+        rows are OW * C values): its own part of the float32 scratch, so that slices
+        can run at once."""
+        if self.f32 is None:
+            return self
+        part = self.f32.reshape(batch, height, -1)[index].reshape(-1, self.width)
+        return replace(self, f32=part)
+
     def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
         acc = acc.reshape(-1, self.width)
         if self.requant.kind != "fp32":
@@ -240,8 +249,7 @@ class OutputStage:
             v = self.f32
             np.copyto(v, acc, casting="same_kind")
         np.multiply(v, self.multiplier, out=v)
-        np.maximum(v, self.bounds[0], out=v)
-        np.minimum(v, self.bounds[1], out=v)
+        clamp_inplace(v, self.bounds[0], self.bounds[1])
         np.rint(v, out=v)
         np.add(v, self.zp_out, out=out.reshape(v.shape), casting="unsafe")
 
@@ -269,7 +277,7 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
         per_channel = np.broadcast_to(np.asarray(values, dtype).reshape(-1), (channels,))
         return np.ascontiguousarray(np.tile(per_channel, repeat))
 
-    f32 = scratch(ctx, (rows, channels * repeat), np.float32) \
+    f32 = temporary(ctx, (rows, channels * repeat), np.float32) \
         if acc_dtype != np.float32 else None
     bounds = (np.float32(lo - zp_out), np.float32(hi - zp_out))
     return OutputStage(requant, None if bias is None else tiled(bias, acc_dtype),

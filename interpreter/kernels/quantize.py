@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, scratch
+from .base import Kernel, OpContext, OutputSpec, temporary
+from .fused import clamp_inplace
 from .quant_common import QUANTIZED, qparams
 from .quantized_activations import LutRecord, make_lut
 
@@ -67,7 +68,7 @@ def prepare(ctx: OpContext):
     if x.dtype == np.float32:
         inverse = not ctx.quant.reference
         scale = np.float32(1.0) / np.float32(out.scale) if inverse else np.float32(out.scale)
-        work = scratch(ctx, x.shape, np.float32) if inverse else None
+        work = temporary(ctx, x.shape, np.float32) if inverse else None
         return spec, QuantizeRecord(inverse, scale, out.zero_point, int(info.min),
                                     int(info.max), work)
     xq = qparams(ctx, x, "input")
@@ -109,9 +110,10 @@ def eval_float(rec: QuantizeRecord, inputs, outputs) -> None:
             f = rec.work
             np.multiply(x, rec.scale, out=f)
             np.rint(f, out=f)
-            if np.isnan(np.sum(f)):  # one cheap reduction; NaN only in odd inputs
+            if np.isnan(np.add.reduce(f, axis=None)):  # one cheap pass; NaN is rare
                 np.nan_to_num(f, copy=False, nan=0.0)
-            np.clip(f, rec.lo - rec.zero_point, rec.hi - rec.zero_point, out=f)
+            clamp_inplace(f, np.float32(rec.lo - rec.zero_point),
+                          np.float32(rec.hi - rec.zero_point))
             np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
             return
         else:
@@ -134,7 +136,7 @@ class BlockLutRecord:
 
 def eval(rec, inputs, outputs) -> None:
     if isinstance(rec, LutRecord):
-        np.take(rec.lut, inputs[0].view(np.uint8), out=outputs[0])
+        rec.lut.take(inputs[0].view(np.uint8), out=outputs[0])
     elif isinstance(rec, BlockLutRecord):
         x, out = inputs[0].reshape(-1).view(np.uint8), outputs[0].reshape(-1)
         np.take(rec.head, x[:rec.split], out=out[:rec.split])

@@ -58,7 +58,7 @@ class LutRecord:
 
 
 def apply_lut(rec: LutRecord, inputs, outputs) -> None:
-    np.take(rec.lut, inputs[0].view(np.uint8), out=outputs[0].view(rec.lut.dtype))
+    rec.lut.take(inputs[0].view(np.uint8), out=outputs[0].view(rec.lut.dtype))
 
 
 def make_lut(dtype, values_for, out_dtype=None) -> np.ndarray:

@@ -36,6 +36,10 @@ DEFAULT (the XNNPACK delegate takes all three):
   ratios XNNPACK cannot represent (ADD / SUB: s_i / s_out outside [2^-10, 2^8); MUL:
   outside [2^-16, 2^8)) stay with TFLite, whose optimized kernels compute what the
   reference ones do (measured; results that overflow int32 may differ there).
+
+Speed: the output depends on the two input values only, so prepare() evaluates the
+arithmetic above once for all 256 x 256 pairs, and invoke() is a table lookup indexed
+by (x1 << 8) | x2 (as bytes): three passes over the output whatever the kernel set.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, scratch
+from .base import Kernel, OpContext, OutputSpec, temporary
 from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 
 LEFT_SHIFT = 20  # add.cc: data->left_shift for int8 / uint8
@@ -61,9 +65,12 @@ class QBinaryRecord:
     rounding: qm.Rounding
     lo: int
     hi: int
-    # XNNPACK paths: output-shaped work buffers (int32 for ADD / SUB, float32 for MUL)
-    work: np.ndarray | None = None
-    work2: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class QBinaryTable:
+    table: np.ndarray  # (65536,) output for input bytes (x1 << 8) | x2
+    index: np.ndarray  # uint16 scratch with the output's shape
 
 
 def _float32_bits_exponent(value: np.float32) -> int:
@@ -130,67 +137,45 @@ def _make_prepare(op: str):
             mo = qm.quantize_multiplier_smaller_than_one_exp(
                 twice_max / ((1 << LEFT_SHIFT) * out.scale), rounding)
             params = (m1, m2, mo, -1 if op == "SUB" else 1)
-        work = work2 = None
-        if kind == "add_xnn":
-            # |x - z| <= 255 and |m| < 2^21: the sum fits int32.
-            work, work2 = (scratch(ctx, tuple(shape), np.int32) for _ in range(2))
-        elif kind == "mul_xnn":
-            # |x1 - z1| * |x2 - z2| <= 255^2: exact in float32, like XNNPACK's int32 product.
-            work, work2 = (scratch(ctx, tuple(shape), np.float32) for _ in range(2))
         record = QBinaryRecord(kind, q1.zero_point, q2.zero_point, out.zero_point, params,
-                               rounding, lo, hi, work, work2)
-        return (OutputSpec(tuple(shape), x1.dtype),), record
+                               rounding, lo, hi)
+        # Every (x1, x2) pair, as bytes: row u1, column u2.
+        values = np.arange(256, dtype=np.uint8).view(x1.dtype)
+        table = np.empty((256, 256), x1.dtype)
+        compute(record, values[:, None], values[None, :], table)
+        index = temporary(ctx, tuple(shape), np.uint16)
+        return (OutputSpec(tuple(shape), x1.dtype),), QBinaryTable(table.reshape(-1), index)
 
     return prepare
 
 
-def eval(rec: QBinaryRecord, inputs, outputs) -> None:
-    if rec.kind == "add_xnn":
-        _eval_add_xnn(rec, inputs[0], inputs[1], outputs[0])
-        return
-    if rec.kind == "mul_xnn":
-        _eval_mul_xnn(rec, inputs[0], inputs[1], outputs[0])
-        return
-    a = inputs[0].astype(np.int64) - rec.z1
-    b = inputs[1].astype(np.int64) - rec.z2
+def compute(rec: QBinaryRecord, x1: np.ndarray, x2: np.ndarray, out: np.ndarray) -> None:
+    """The kernel set's arithmetic on arrays of values (int64), stored into ``out``."""
+    a = x1.astype(np.int64) - rec.z1
+    b = x2.astype(np.int64) - rec.z2
     if rec.kind == "add_fixed":
         (m1, s1), (m2, s2), (mo, so), sign = rec.params
         mbqm = qm.multiply_by_quantized_multiplier_smaller_than_one_exp
         a = mbqm(a << LEFT_SHIFT, m1, s1, rec.rounding)
         b = mbqm(b << LEFT_SHIFT, m2, s2, rec.rounding)
         values = mbqm(a + sign * b, mo, so, rec.rounding)
-    else:  # mul_fixed
+    elif rec.kind == "add_xnn":
+        ma, mb, shift = rec.params
+        values = (a * ma + b * mb + (1 << (shift - 1))) >> shift
+    elif rec.kind == "mul_fixed":
         m, s = rec.params
         values = qm.multiply_by_quantized_multiplier(a * b, m, s, rec.rounding)
-    values = np.broadcast_to(values, outputs[0].shape) + rec.z_out
-    clamp_out(values, rec.lo, rec.hi, outputs[0])
+    else:  # mul_xnn
+        values = np.rint((a * b).astype(np.float32) * rec.params[0]).astype(np.int64)
+    values = np.broadcast_to(values, out.shape) + rec.z_out
+    clamp_out(values, rec.lo, rec.hi, out)
 
 
-def _eval_add_xnn(rec: QBinaryRecord, x1, x2, out) -> None:
-    """((x1 - z1) * ma + (x2 - z2) * mb + 2^(shift-1)) >> shift, in int32."""
-    ma, mb, shift = rec.params
-    acc, tmp = rec.work, rec.work2
-    np.subtract(x1, rec.z1, out=acc, dtype=np.int32)
-    np.multiply(acc, ma, out=acc)
-    np.subtract(x2, rec.z2, out=tmp, dtype=np.int32)
-    np.multiply(tmp, mb, out=tmp)
-    np.add(acc, tmp, out=acc)
-    np.add(acc, 1 << (shift - 1), out=acc)
-    np.right_shift(acc, shift, out=acc)
-    np.clip(acc, rec.lo - rec.z_out, rec.hi - rec.z_out, out=acc)
-    np.add(acc, rec.z_out, out=out, casting="unsafe")
-
-
-def _eval_mul_xnn(rec: QBinaryRecord, x1, x2, out) -> None:
-    """rint(float32((x1 - z1) * (x2 - z2)) * M), in float32 (the product is exact)."""
-    acc, tmp = rec.work, rec.work2
-    np.subtract(x1, rec.z1, out=acc, dtype=np.float32)
-    np.subtract(x2, rec.z2, out=tmp, dtype=np.float32)
-    np.multiply(acc, tmp, out=acc)
-    np.multiply(acc, rec.params[0], out=acc)
-    np.clip(acc, rec.lo - rec.z_out, rec.hi - rec.z_out, out=acc)
-    np.rint(acc, out=acc)
-    np.add(acc, rec.z_out, out=out, casting="unsafe")
+def eval(rec: QBinaryTable, inputs, outputs) -> None:
+    index = rec.index
+    np.left_shift(inputs[0].view(np.uint8), 8, out=index, dtype=np.uint16)
+    np.bitwise_or(index, inputs[1].view(np.uint8), out=index)
+    rec.table.take(index, out=outputs[0])
 
 
 ADD = Kernel(_make_prepare("ADD"), eval)

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec, TensorInfo, scratch
-from .depthwise_conv import TapSum, tap_sum
+from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
+from ..parallel import output_slices, run_slices, worth_splitting
+from .depthwise_conv import TapSum, split_rows, tap_sum
 from .depthwise_conv import geometry as depthwise_geometry
 from .padding import padded_scratch, padding_option, patches_view, window_1d
 from .quant_common import (
@@ -71,6 +72,9 @@ class QConvRecord:
     acc2d: np.ndarray  # (rows, O): acc itself (groups == 1) or a scratch for the transpose
     zp_x: int
     output: OutputStage
+    threads: int = 1
+    slices: tuple = ()  # several threads (one group): (index, OutputStage) per row slice
+    acc4d: np.ndarray | None = None  # one group: acc as (N, OH, OW, O), for the slices
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class QDepthwiseRecord:
     acc: np.ndarray  # (N, OH, OW, C*M) scratch, work dtype
     zp_x: int
     output: OutputStage
+    threads: int = 1
+    slices: tuple = ()  # several threads: (index, TapSum, OutputStage) per row slice
 
 
 def _common(ctx: OpContext, what: str):
@@ -94,7 +100,7 @@ def _common(ctx: OpContext, what: str):
         )
     if bias is not None:
         ctx.require_dtype(bias, (np.int32,), "bias")
-    filt = ctx.constant_input(1, "filter").astype(np.int64)
+    filt = ctx.constant_input(1, "filter").astype(np.int16)  # w - zp_w fits int16
     bias_values = None
     if bias is not None:
         bias_values = ctx.constant_input(2, "bias").astype(np.int64).reshape(-1)
@@ -150,39 +156,62 @@ def prepare_conv(ctx: OpContext):
     ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
                    int(ctx.option("dilation_w_factor", 1)), pad)
     rows, og, k = n * wh.size_out * ww.size_out, o // groups, kh * kw * cg
-    centered = filt - zps.reshape(o, 1, 1, 1)  # w - zp_w, OHWI
+    centered = filt - zps.astype(np.int16).reshape(o, 1, 1, 1)  # w - zp_w, OHWI
     work = exact_float_dtype(centered.reshape(o, -1), x.dtype, xq.zero_point, axis=1)
     if requant.kind == "fp32" and not bias_fits_float32(bias_values):
         work = np.dtype(np.float64)
     # Filter OHWI -> (groups, K = KH*KW*Cg, O/groups), the im2col column order.
     weights = np.ascontiguousarray(
         centered.astype(work).reshape(groups, og, k).transpose(0, 2, 1))
-    padded, interior = padded_scratch(ctx, n, wh, ww, c, work, 0.0)
     unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
     pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded
-    if pointwise:
-        windows, cols = None, padded
-    else:
+    if pointwise:  # x - zp_x itself is the im2col matrix
+        windows = None
+        cols = interior = temporary(ctx, (n, h, w, c), work)
+    else:  # a zero border that must persist: private memory
+        padded, interior = padded_scratch(ctx, n, wh, ww, c, work, 0.0)
         view = patches_view(padded, wh, ww)  # (N, OH, OW, KH, KW, C)
         windows = view.reshape(view.shape[:5] + (groups, cg)).transpose(5, 0, 1, 2, 3, 4, 6)
-        cols = scratch(ctx, windows.shape, work)
-    acc = scratch(ctx, (groups, rows, og), work)
-    acc2d = acc.reshape(rows, o) if groups == 1 else scratch(ctx, (rows, o), work)
+        cols = temporary(ctx, windows.shape, work)
+    acc = temporary(ctx, (groups, rows, og), work)
+    acc2d = acc.reshape(rows, o) if groups == 1 else temporary(ctx, (rows, o), work)
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * o, o, work,
                          repeat=ww.size_out)
+    out_shape = (n, wh.size_out, ww.size_out, o)
+    parts = worth_splitting(ctx.threads, rows * o) if groups == 1 else 1
+    slices = () if parts == 1 else tuple(
+        (index, stage.rows(index, n, wh.size_out))
+        for index in output_slices(n, wh.size_out, parts))
     record = QConvRecord(rows, o, groups, weights, interior, windows, cols, acc, acc2d,
-                         xq.zero_point, stage)
-    return (OutputSpec((n, wh.size_out, ww.size_out, o), x.dtype),), record
+                         xq.zero_point, stage, ctx.threads, slices,
+                         acc.reshape(out_shape) if groups == 1 else None)
+    return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_conv(rec: QConvRecord, inputs, outputs) -> None:
     np.subtract(inputs[0], rec.zp_x, out=rec.interior, dtype=rec.interior.dtype)
+    if rec.slices:  # one group, output rows split over threads
+        run_slices(rec.threads, _conv_rows, [(rec, index, stage, outputs[0])
+                                             for index, stage in rec.slices])
+        return
     if rec.windows is not None:
         np.copyto(rec.cols, rec.windows)  # im2col
     np.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, out=rec.acc)
     if rec.groups > 1:  # (groups, rows, O/groups) -> (rows, O)
         np.copyto(rec.acc2d.reshape(rec.rows, rec.groups, -1), rec.acc.transpose(1, 0, 2))
     rec.output(rec.acc2d, outputs[0])  # exact integer sums -> requantized output
+
+
+def _conv_rows(rec: QConvRecord, index: tuple, stage: OutputStage, out: np.ndarray) -> None:
+    """Output rows ``index`` (an (N, OH) slice) of a one-group convolution."""
+    if rec.windows is None:  # pointwise: x - zp_x is the im2col matrix
+        cols = rec.cols[index]
+    else:
+        cols = rec.cols[0][index]
+        np.copyto(cols, rec.windows[0][index])
+    acc = rec.acc4d[index].reshape(-1, rec.out_channels)
+    np.matmul(cols.reshape(len(acc), -1), rec.weights[0], out=acc)
+    stage(acc, out[index])
 
 
 def prepare_depthwise(ctx: OpContext):
@@ -208,23 +237,36 @@ def prepare_depthwise(ctx: OpContext):
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
     wh, ww = depthwise_geometry(ctx, h, w, kh, kw)
-    centered = (filt - zps.reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
+    centered = (filt - zps.astype(np.int16).reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
     work = exact_float_dtype(centered.reshape(-1, o), x.dtype, xq.zero_point, axis=0)
     if requant.kind == "fp32" and not bias_fits_float32(bias_values):
         work = np.dtype(np.float64)
     taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
     out_shape = (n, wh.size_out, ww.size_out, o)
-    acc = scratch(ctx, out_shape, work)
+    acc = temporary(ctx, out_shape, work)
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, work,
                          repeat=ww.size_out)
-    record = QDepthwiseRecord(taps, acc, xq.zero_point, stage)
+    slices = tuple((index, part, stage.rows(index, n, wh.size_out))
+                   for index, part in split_rows(taps, ctx.threads, out_shape))
+    record = QDepthwiseRecord(taps, acc, xq.zero_point, stage, ctx.threads, slices)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_depthwise(rec: QDepthwiseRecord, inputs, outputs) -> None:
     rec.taps.buffer.load(inputs[0], rec.zp_x)  # x - zp_x, channels repeated M times
+    if rec.slices:
+        run_slices(rec.threads, _depthwise_rows, [
+            (taps, stage, rec.acc[index], outputs[0][index])
+            for index, taps, stage in rec.slices])
+        return
     rec.taps(rec.acc)
     rec.output(rec.acc, outputs[0])
+
+
+def _depthwise_rows(taps: TapSum, stage: OutputStage, acc: np.ndarray,
+                    out: np.ndarray) -> None:
+    taps(acc)
+    stage(acc, out)
 
 
 CONV_2D = Kernel(prepare_conv, eval_conv)

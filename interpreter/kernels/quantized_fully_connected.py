@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
+from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .quant_common import (
     QUANTIZED,
     OutputStage,
@@ -86,7 +86,7 @@ def prepare(ctx: OpContext):
     else:
         out_shape = (rows, units)
 
-    weights = ctx.constant_input(1, "weights").astype(np.int64)
+    weights = ctx.constant_input(1, "weights").astype(np.int16)  # w - zp_w fits int16
     bias_values = None
     if bias is not None:
         ctx.require_dtype(bias, (np.int32,), "bias")
@@ -108,7 +108,7 @@ def prepare(ctx: OpContext):
         requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
-    centered = weights - zps.reshape(units, 1)  # (O, K): w - zp_w
+    centered = weights - zps.astype(np.int16).reshape(units, 1)  # (O, K): w - zp_w
     work = exact_float_dtype(centered, x.dtype, xq.zero_point, axis=1)
     if requant.kind == "fp32" and not bias_fits_float32(bias_values):
         work = np.dtype(np.float64)
@@ -116,8 +116,8 @@ def prepare(ctx: OpContext):
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * units,
                          units, work)
     record = QFullyConnectedRecord(
-        rows, depth, units, scratch(ctx, (rows, depth), work), weights_t,
-        scratch(ctx, (rows, units), work), xq.zero_point, stage)
+        rows, depth, units, temporary(ctx, (rows, depth), work), weights_t,
+        temporary(ctx, (rows, units), work), xq.zero_point, stage)
     return (OutputSpec(out_shape, x.dtype),), record
 
 

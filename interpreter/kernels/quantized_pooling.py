@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, scratch
+from .base import Kernel, OpContext, OutputSpec, temporary
+from .fused import clamp_inplace
 from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
 from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .reduce import resolve_axes
@@ -88,7 +89,7 @@ def _prepare_pool(ctx: OpContext, is_average: bool):
                                                                     ww.size_out, 1)
     counts = np.ascontiguousarray(np.broadcast_to(counts, out_shape)).astype(work)
     half = np.floor(counts / 2).astype(work)
-    record = QPoolRecord(buffer, half, counts, scratch(ctx, out_shape, work), lo, hi)
+    record = QPoolRecord(buffer, half, counts, temporary(ctx, out_shape, work), lo, hi)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
@@ -103,8 +104,7 @@ def eval_average(rec: QPoolRecord, inputs, outputs) -> None:
     np.add(acc, np.copysign(rec.half, acc), out=acc)
     np.divide(acc, rec.counts, out=acc)
     np.trunc(acc, out=acc)
-    np.maximum(acc, rec.lo, out=acc)
-    np.minimum(acc, rec.hi, out=acc)
+    clamp_inplace(acc, rec.lo, rec.hi)
     np.copyto(outputs[0], acc, casting="unsafe")
 
 
@@ -114,8 +114,7 @@ def eval_max(rec: QPoolRecord, inputs, outputs) -> None:
     np.copyto(out, taps[0])
     for i in range(1, len(taps)):
         np.maximum(out, taps[i], out=out)
-    np.maximum(out, out.dtype.type(rec.lo), out=out)
-    np.minimum(out, out.dtype.type(rec.hi), out=out)
+    clamp_inplace(out, out.dtype.type(rec.lo), out.dtype.type(rec.hi))
 
 
 AVERAGE_POOL_2D = Kernel(lambda ctx: _prepare_pool(ctx, True), eval_average)
@@ -170,7 +169,7 @@ def prepare_mean(ctx: OpContext):
 
 
 def eval_mean(rec: QMeanRecord, inputs, outputs) -> None:
-    total = np.sum(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+    total = np.add.reduce(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
     total -= rec.offset
     if rec.xnnpack:
         values = np.rint(total.astype(np.float32) * rec.multiplier).astype(np.int64)

@@ -191,13 +191,13 @@ def _eval_reference(rec: QSoftmaxRecord, x: np.ndarray) -> np.ndarray:
 
 def _eval_optimized(rec: QSoftmaxRecord, x: np.ndarray, out: np.ndarray) -> None:
     index, exps = rec.index, rec.exps
-    np.max(x, axis=1, keepdims=True, out=rec.row_max)
+    np.maximum.reduce(x, axis=1, keepdims=True, out=rec.row_max)
     np.subtract(x, rec.row_max, out=index)  # table_offset[input]: 255 - max + q
     np.add(index, 255, out=index)
-    np.take(rec.table, index, out=exps)
-    # float32 sum in the kernel's order: add.accumulate (cumsum) adds strictly left to
-    # right, unlike np.sum's pairwise summation.
-    np.cumsum(exps, axis=1, out=rec.sums)
+    rec.table.take(index, out=exps)
+    # float32 sum in the kernel's order: add.accumulate adds strictly left to right,
+    # unlike np.sum's pairwise summation.
+    np.add.accumulate(exps, axis=1, out=rec.sums)
     inverse = np.float32(1.0) / (rec.sums[:, -1:] * rec.out_scale)
     np.multiply(exps, inverse, out=exps)
     # QuantizeSoftmaxOutput: uint8 static_cast<int>(p + 0.5f); int8 TfLiteRound(p) - 128,

@@ -45,8 +45,15 @@ def _reducer(kind: str, dtype: np.dtype) -> Callable:
     if kind in ("any", "all"):
         return np.any if kind == "any" else np.all
     if kind == "mean":
-        return np.mean if dtype.kind == "f" else _integer_mean
-    return np.sum
+        return _float_mean if dtype.kind == "f" else _integer_mean
+    return np.add.reduce
+
+
+def _float_mean(x, axis, keepdims, out) -> None:
+    """np.mean's own arithmetic (add.reduce, then a true divide by the count) without
+    its Python wrapper."""
+    np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)
+    np.true_divide(out, x.size // max(out.size, 1), out=out, casting="unsafe")
 
 
 def _integer_mean(x, axis, keepdims, out) -> None:

@@ -1,0 +1,50 @@
+"""`edgelite bench`: the report's structure (the timings themselves are not checked)."""
+
+import json
+
+from click.testing import CliRunner
+
+from edgelite.cli.main import main
+
+
+def _model(tmp_path):
+    from tests.conftest import MODELS
+    out = tmp_path / "tf1.tflite"
+    result = CliRunner().invoke(main, ["convert", str(MODELS / "tf1_cnn.pb"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_bench_json_has_latency_memory_and_profile(tmp_path):
+    path = _model(tmp_path)
+    result = CliRunner().invoke(main, ["bench", str(path), "--runs", "3", "--warmup", "1",
+                                       "--batch", "4", "--threads", "2", "--top", "2",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["batch"] == 4 and report["runs"] == 3 and report["threads"]["requested"] == 2
+    lat = report["latency_s"]
+    assert 0 < lat["min"] <= lat["median"] <= lat["p90"]
+    assert report["throughput_per_s"] > 0 and report["arena_bytes"] > 0
+    assert report["peak_rss_bytes"] > 2**20
+    prof = report["profile"]
+    # tf1_cnn: CONV_2D x2, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX.
+    assert prof["num_ops"] == report["num_ops"] == 6
+    assert len(prof["by_type"]) == 2 and len(prof["ops"]) == 2
+    shares = [t["share"] for t in prof["by_type"]]  # the top 2 types of 5
+    assert shares == sorted(shares, reverse=True) and 0 < sum(shares) < 1
+
+
+def test_bench_text_report(tmp_path):
+    path = _model(tmp_path)
+    result = CliRunner().invoke(main, ["bench", str(path), "--runs", "2", "--top", "3"])
+    assert result.exit_code == 0, result.output
+    for text in ("latency", "median", "p90", "throughput", "arena", "peak RSS",
+                 "per op type", "CONV_2D", "per op:"):
+        assert text in result.output
+
+
+def test_bench_rejects_bad_counts(tmp_path):
+    path = _model(tmp_path)
+    result = CliRunner().invoke(main, ["bench", str(path), "--runs", "0"])
+    assert result.exit_code != 0 and "--runs" in result.output
