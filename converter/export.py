@@ -15,7 +15,7 @@ import numpy as np
 
 from ..interpreter.errors import EdgeliteError, UnsupportedOpError
 from ..schema import ops as schema_ops
-from ..schema import tflite_generated as tfl
+from ..schema import generated_tflite as tfl
 from ..schema.model_io import SCHEMA_VERSION, pack_model
 from .ir import PSEUDO_OPS, Graph, Tensor
 

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..schema import ops as schema_ops
-from ..schema import tflite_generated as tfl
+from ..schema import generated_tflite as tfl
 from .errors import ModelFormatError
 from .model_objects import (
     Model,

@@ -1,8 +1,8 @@
 """edgelite.schema: the file formats edgelite reads and writes.
 
-* ``tflite.fbs`` / ``tflite_generated``: the TensorFlow Lite flatbuffer schema
+* ``tflite.fbs`` / ``generated_tflite``: the TensorFlow Lite flatbuffer schema
   (TFLite-compatible field ids and enum values) and its flatc Python bindings
-  (object API included), e.g. ``from edgelite.schema import tflite_generated as tfl``.
+  (object API included), e.g. ``from edgelite.schema import generated_tflite as tfl``.
 * ``graph.proto`` / ``graph_pb2``: a subset of TensorFlow's GraphDef protobuf
   (same field numbers as TensorFlow), e.g. ``from edgelite.schema import graph_pb2``.
 * ``ops``: the shared operator table (builtin codes, option tables, dict
@@ -12,4 +12,4 @@
 Submodules are imported on demand; importing this package is cheap.
 """
 
-__all__ = ["tflite_generated", "graph_pb2", "ops", "regenerate"]
+__all__ = ["generated_tflite", "graph_pb2", "ops", "regenerate"]

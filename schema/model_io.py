@@ -15,7 +15,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
-from . import tflite_generated as tfl
+from . import generated_tflite as tfl
 
 FILE_IDENTIFIER = b"TFL3"
 SCHEMA_VERSION = 3
@@ -49,7 +49,7 @@ def _as_uint8(data: Any) -> np.ndarray:
 
 def pack_model(model: Any, *, file_identifier: bytes = FILE_IDENTIFIER,
                buffer_alignment: int = 16) -> bytes:
-    """Pack a ``tflite_generated.ModelT`` into .tflite bytes.
+    """Pack a ``generated_tflite.ModelT`` into .tflite bytes.
 
     ``Buffer.data`` may be bytes, a list of ints or any numpy array (its raw
     little-endian bytes are used); it is converted in place to a uint8 array.

@@ -2,7 +2,7 @@
 
 Used by both the converter's exporter and the interpreter's reader, so the two
 agree on every code and option field. Everything here is derived from the
-generated bindings (``tflite_generated``) except the op -> options-table
+generated bindings (``generated_tflite``) except the op -> options-table
 mapping, which TFLite's schema does not state mechanically and is written out
 by hand below (``_OPTIONS_TABLE_OF``).
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from . import tflite_generated as tfl
+from . import generated_tflite as tfl
 
 # Re-exported enum classes (plain classes with int attributes).
 TensorType = tfl.TensorType

@@ -9,7 +9,7 @@ Usage (from the repository root)::
 
 It produces two files next to their sources:
 
-* ``tflite_generated.py`` from ``tflite.fbs`` with
+* ``generated_tflite.py`` from ``tflite.fbs`` with
   ``flatc --python --gen-object-api --gen-onefile`` (flatc 25.12.19).
 * ``graph_pb2.py`` from ``graph.proto`` with ``python -m grpc_tools.protoc``
   (grpcio-tools 1.85.1, which bundles protoc for protobuf 7.x gencode).  The
@@ -37,7 +37,8 @@ from pathlib import Path
 SCHEMA_DIR = Path(__file__).resolve().parent
 FBS = SCHEMA_DIR / "tflite.fbs"
 PROTO = SCHEMA_DIR / "graph.proto"
-FLATC_OUTPUT = "tflite_generated.py"
+FLATC_PRODUCES = "tflite_generated.py"   # flatc names its output after tflite.fbs
+FLATC_OUTPUT = "generated_tflite.py"     # committed under this name
 PROTO_OUTPUT = "graph_pb2.py"
 PROTO_VIRTUAL_DIR = ("edgelite", "schema")   # pool name edgelite/schema/graph.proto
 OUTPUTS = (FLATC_OUTPUT, PROTO_OUTPUT)
@@ -90,7 +91,7 @@ def _run(cmd: list[str], cwd: Path) -> None:
 
 
 def generate_flatbuffers(out_dir: Path, flatc: str | None = None) -> Path:
-    """Run flatc on tflite.fbs; write out_dir/tflite_generated.py."""
+    """Run flatc on tflite.fbs; write out_dir/generated_tflite.py."""
     flatc = flatc or find_flatc()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -99,10 +100,10 @@ def generate_flatbuffers(out_dir: Path, flatc: str | None = None) -> Path:
         gen.mkdir()
         _run([flatc, "--python", "--gen-object-api", "--gen-onefile",
               "-o", "gen", FBS.name], cwd=tmp_path)
-        produced = gen / FLATC_OUTPUT
+        produced = gen / FLATC_PRODUCES
         if not produced.is_file():
             raise RegenerateError(
-                f"flatc did not write {FLATC_OUTPUT}; got {sorted(p.name for p in gen.iterdir())}")
+                f"flatc did not write {FLATC_PRODUCES}; got {sorted(p.name for p in gen.iterdir())}")
         target = out_dir / FLATC_OUTPUT
         shutil.copyfile(produced, target)
     return target
@@ -142,7 +143,7 @@ def regenerate(out_dir: str | os.PathLike | None = None) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m edgelite.schema.regenerate",
-        description="Regenerate tflite_generated.py and graph_pb2.py from tflite.fbs and graph.proto.")
+        description="Regenerate generated_tflite.py and graph_pb2.py from tflite.fbs and graph.proto.")
     parser.add_argument("--out", metavar="DIR", help="write into DIR instead of the schema folder")
     parser.add_argument("--check", action="store_true",
                         help="regenerate into a temp dir and fail if the committed files differ")

@@ -21,7 +21,7 @@ import numpy as np
 from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
 from ...schema import model_io
-from ...schema import tflite_generated as tfl
+from ...schema import generated_tflite as tfl
 
 
 class OneOp:

@@ -20,7 +20,7 @@ import numpy as np
 
 from edgelite.schema import model_io
 from edgelite.schema import ops as schema_ops
-from edgelite.schema import tflite_generated as tfl
+from edgelite.schema import generated_tflite as tfl
 
 
 class ModelBuilder:

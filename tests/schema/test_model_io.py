@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from edgelite.schema import model_io, ops
-from edgelite.schema import tflite_generated as tfl
+from edgelite.schema import generated_tflite as tfl
 
 
 def _tensor(name, shape, ttype=tfl.TensorType.FLOAT32, buffer=0):

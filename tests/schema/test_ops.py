@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.schema import ops
-from edgelite.schema import tflite_generated as tfl
+from edgelite.schema import generated_tflite as tfl
 
 FBS = Path(ops.__file__).with_name("tflite.fbs")
 

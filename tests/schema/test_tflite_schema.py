@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.schema import ops
-from edgelite.schema import tflite_generated as tfl
+from edgelite.schema import generated_tflite as tfl
 
 DATA = Path(__file__).parent / "data"
 
