@@ -117,22 +117,29 @@ def _prelu(rec, x, alpha, out):
 # --------------------------------------------------------------------------- prepare / eval
 
 
+def same_type_pair(ctx: OpContext, dtypes: tuple):
+    """The two inputs of a binary op, checked to share one of `dtypes`, and their broadcast
+    output shape (numpy broadcasting, as TFLite's Broadcast*Slow helpers)."""
+    ctx.check_arity(2, 2)
+    a, b = ctx.input(0), ctx.input(1)
+    ctx.require_dtype(a, dtypes, "first input")
+    if b.dtype != a.dtype:
+        raise ctx.dtype_error(
+            f"inputs have different types ({a.dtype.name} '{a.name}', "
+            f"{b.dtype.name} '{b.name}')"
+        )
+    try:
+        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise ctx.shape_error(
+            f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
+        ) from None
+    return a, b, shape
+
+
 def _make(compute: Callable, dtypes: tuple, *, fused: bool = False, mask: bool = False):
     def prepare(ctx: OpContext):
-        ctx.check_arity(2, 2)
-        a, b = ctx.input(0), ctx.input(1)
-        ctx.require_dtype(a, dtypes, "first input")
-        if b.dtype != a.dtype:
-            raise ctx.dtype_error(
-                f"inputs have different types ({a.dtype.name} '{a.name}', "
-                f"{b.dtype.name} '{b.name}')"
-            )
-        try:
-            shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-        except ValueError:
-            raise ctx.shape_error(
-                f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
-            ) from None
+        a, b, shape = same_type_pair(ctx, dtypes)
         clamp = activation_clamp(ctx, a.dtype) if fused else None
         record = BinaryRecord(compute, clamp, scratch(ctx, shape, np.bool_) if mask else None,
                               a.dtype.kind in "iu", ctx.describe())

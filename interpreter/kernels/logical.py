@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .binary import same_type_pair
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 
@@ -38,15 +39,8 @@ def _broadcast(ctx: OpContext, *tensors) -> tuple[int, ...]:
 
 def _binary(ufunc: Callable, dtypes: tuple) -> Kernel:
     def prepare(ctx: OpContext):
-        ctx.check_arity(2, 2)
-        a, b = ctx.input(0), ctx.input(1)
-        ctx.require_dtype(a, dtypes, "first input")
-        if b.dtype != a.dtype:
-            raise ctx.dtype_error(
-                f"inputs have different types ({a.dtype.name} '{a.name}', "
-                f"{b.dtype.name} '{b.name}')"
-            )
-        return (OutputSpec(_broadcast(ctx, a, b), np.dtype(np.bool_)),), ElementwiseRecord(ufunc)
+        _, _, shape = same_type_pair(ctx, dtypes)
+        return (OutputSpec(shape, np.dtype(np.bool_)),), ElementwiseRecord(ufunc)
 
     return Kernel(prepare, eval_binary)
 

@@ -65,19 +65,23 @@ def test_quantized_model_runs_in_litert(name, mode, test_set):
     assert acc > 0.85
 
 
+def assert_bit_exact(model: bytes, x: np.ndarray, what: str) -> None:
+    """edgelite's kernels="reference" / "default" reproduce LiteRT's BUILTIN_REF / AUTO."""
+    for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
+                              ("default", litert.OpResolverType.AUTO)):
+        ours = predict(Interpreter(model_content=model, kernels=kernels), x)
+        theirs = predict(litert.Interpreter(model_content=model,
+                                            experimental_op_resolver_type=resolver), x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{what} model, {resolver}")
+
+
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
 @pytest.mark.parametrize("mode,io", [("int8", "float"), ("uint8", "float"), ("int8", "int8"),
                                      ("uint8", "uint8"), ("int8", "uint8")])
 def test_bit_exact_with_litert(name, mode, io, test_set):
     model = convert(name, mode, io_type=IOType(io)).model
     x = test_set[0][:48]
-    # edgelite's kernels="reference" / "default" reproduce BUILTIN_REF / AUTO.
-    for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
-                              ("default", litert.OpResolverType.AUTO)):
-        ours = predict(Interpreter(model_content=model, kernels=kernels), x)
-        theirs = predict(litert.Interpreter(model_content=model,
-                                            experimental_op_resolver_type=resolver), x)
-        np.testing.assert_array_equal(ours, theirs, err_msg=f"{resolver}")
+    assert_bit_exact(model, x, "edgelite's")
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
@@ -87,13 +91,7 @@ def test_tensorflow_int8_models_bit_exact(name, test_set):
         if not path.exists():
             pytest.skip(f"{path.name} not built")
         model = path.read_bytes()
-        x = test_set[0][:48]
-        for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
-                                  ("default", litert.OpResolverType.AUTO)):
-            ours = predict(Interpreter(model_content=model, kernels=kernels), x)
-            theirs = predict(litert.Interpreter(model_content=model,
-                                                experimental_op_resolver_type=resolver), x)
-            np.testing.assert_array_equal(ours, theirs, err_msg=f"{path.name} {resolver}")
+        assert_bit_exact(model, test_set[0][:48], path.name)
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
