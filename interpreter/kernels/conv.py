@@ -58,7 +58,8 @@ class ConvRecord:
     slices: tuple = ()  # several threads: index tuples of (N, OH, ...) output row slices
 
 
-def prepare(ctx: OpContext):
+def float_operands(ctx: OpContext, filter_layout: str):
+    """(input, filter, optional bias) of a float convolution, checked: float32, both 4-D."""
     ctx.check_arity(2, 3)
     x, f = ctx.input(0), ctx.input(1)
     bias = ctx.optional_input(2)
@@ -66,8 +67,14 @@ def prepare(ctx: OpContext):
     ctx.require_dtype(f, (np.float32,), "filter")
     if x.rank != 4 or f.rank != 4:
         raise ctx.shape_error(
-            f"input {list(x.shape)} and filter {list(f.shape)} must both be 4-D (NHWC / OHWI)"
+            f"input {list(x.shape)} and filter {list(f.shape)} must both be 4-D "
+            f"(NHWC / {filter_layout})"
         )
+    return x, f, bias
+
+
+def prepare(ctx: OpContext):
+    x, f, bias = float_operands(ctx, "OHWI")
     n, h, w, c = x.shape
     o, kh, kw, cg = f.shape
     if cg < 1 or c % cg != 0:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..parallel import output_slices, run_slices, worth_splitting
 from .base import OpContext, OutputSpec, num_elements, temporary
+from .conv import float_operands
 from .fused import Clamp, activation_clamp, apply_clamp
 from .padding import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
                       tap_buffer, window_1d)
@@ -109,15 +110,7 @@ class DepthwiseRecord:
 
 
 def prepare(ctx: OpContext):
-    ctx.check_arity(2, 3)
-    x, f = ctx.input(0), ctx.input(1)
-    bias = ctx.optional_input(2)
-    ctx.require_dtype(x, (np.float32,), "input")
-    ctx.require_dtype(f, (np.float32,), "filter")
-    if x.rank != 4 or f.rank != 4:
-        raise ctx.shape_error(
-            f"input {list(x.shape)} and filter {list(f.shape)} must both be 4-D (NHWC / 1HWO)"
-        )
+    x, f, bias = float_operands(ctx, "1HWO")
     n, h, w, c = x.shape
     one, kh, kw, o = f.shape
     if one != 1:
