@@ -2,12 +2,14 @@
 """Quantization accuracy: TFLite-style min/max vs edgelite's calibration methods and transforms.
 
     python bench/quant_methods.py              # markdown table on stdout (~2-4 min)
-    python bench/quant_methods.py --digits     # only the two digit CNNs (seconds)
+    python bench/quant_methods.py --digits     # only the trained digit models (~1 min)
 
 Models and data:
   tf1_cnn, keras_cnn   calibrated on models/digits_calib.npy (100 samples), evaluated on the
                        397 held-out digits of models/digits_test.npz; int8 with per-channel
                        (default) and per-tensor weights.
+  MobileNetV2 digits   models/mobilenet_v2_digits.pb: tf-keras' MobileNetV2 (alpha 0.35,
+                       64x64), trained on the digits; same data, per-tensor and per-channel.
   small MobileNet     models/tf1_mobilenet_unfolded_bn.pb (conv, 2 x depthwise + pointwise,
                        RELU6, random weights), per-tensor int8 weights.
   MobileNetV2          (when models/cache/mobilenet_v2.pb exists) per-tensor int8 weights.
@@ -83,11 +85,19 @@ class Cell:
         return f"{self.sqnr:.2f} dB / {100 * self.accuracy:.1f} %"
 
 
-def digits_cases() -> list[Case]:
+DIGIT_MODELS = {"tf1_cnn": "tf1_cnn", "keras_cnn": "keras_cnn",
+                "mobilenet_v2_digits": "MobileNetV2 digits"}
+
+
+def digits_case(name: str, per_channel: bool) -> Case:
     test = np.load(MODELS / "digits_test.npz")
-    return [Case(f"{name} ({'per-channel' if pc else 'per-tensor'})", MODELS / f"{name}.pb",
-                 MODELS / "digits_calib.npy", test["x"], test["y"], pc)
-            for pc in (True, False) for name in ("tf1_cnn", "keras_cnn")]
+    label = f"{DIGIT_MODELS[name]} ({'per-channel' if per_channel else 'per-tensor'})"
+    return Case(label, MODELS / f"{name}.pb", MODELS / "digits_calib.npy", test["x"],
+                test["y"], per_channel)
+
+
+def digits_cases() -> list[Case]:
+    return [digits_case(name, pc) for pc in (True, False) for name in DIGIT_MODELS]
 
 
 def image_case(name: str, label: str, logits: str, tmp: Path) -> Case | None:
@@ -150,15 +160,16 @@ def table(cases: list[Case], results, configs=CONFIGS) -> str:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--digits", action="store_true", help="only the digit CNNs")
+    ap.add_argument("--digits", action="store_true", help="only the models trained on the digits")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         cases = digits_cases()
         if not args.digits:
             cases += [c for c in (
-                image_case("tf1_mobilenet_unfolded_bn", "small MobileNet (per-tensor)",
+                image_case("tf1_mobilenet_unfolded_bn", "small MobileNet, random (per-tensor)",
                            "fc/logits", Path(tmp)),
-                image_case("mobilenet_v2", "MobileNetV2 (per-tensor)", MNV2_LOGITS, Path(tmp)),
+                image_case("mobilenet_v2", "MobileNetV2 224, random (per-tensor)", MNV2_LOGITS,
+                           Path(tmp)),
             ) if c is not None]
         results = run(cases, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(table(cases, results))

@@ -80,6 +80,12 @@ def quantize_options(fn):
         click.option("--min-sqnr", type=float, metavar="DB",
                      help="Keep the most sensitive ops float until the output SQNR on the "
                      "calibration data is at least DB; reports the ops and the size cost."),
+        click.option("--max-accuracy-drop", type=float, metavar="D",
+                     help="Like --min-sqnr, until the top-1 accuracy on the calibration data "
+                     "is at most D below the float model's (0.01 = one point); needs --labels."),
+        click.option("--labels", type=click.Path(exists=True, dir_okay=False),
+                     help="Class of each calibration sample (.npy, or .npz with 'y'), for "
+                     "--max-accuracy-drop."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -109,4 +115,5 @@ def quantize_config(q: dict):
             default_range=_range(q["default_range"]), progress=progress,
             calib_method=method, equalize=q["equalize"],
             bias_correction=q["bias_correction"], keep_float=tuple(q["keep_float"]),
-            min_sqnr=q["min_sqnr"], log=click.echo)
+            min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
+            labels=q["labels"], log=click.echo)

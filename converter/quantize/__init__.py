@@ -9,6 +9,8 @@ Full-integer pipeline (each step switchable in QuantizeOptions):
   rewrite          to int8 / uint8, `keep_float` ops left float (rewrite.py, selective.py)
   bias_correction  shift int32 biases by the measured mean error (bias_correction.py)
   min_sqnr         keep the most sensitive ops float until the output SQNR target is met
+  max_accuracy_drop  the same, until top-1 accuracy against `labels` (one label per
+                   calibration sample) is within the drop of the float model's
 """
 
 from __future__ import annotations
@@ -26,14 +28,15 @@ from ..export import export_tflite
 from ..ir import Graph
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
-                        usable_samples)
+                        usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
 from .runner import run_all
-from .selective import SelectiveReport, candidates, keep_float_ops, search
+from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
+                        keep_float_ops, search)
 from .weights_only import dynamic_range, float16
 
 
@@ -62,6 +65,8 @@ class QuantizeOptions:
     bias_correction: bool = False       # needs calibration data
     keep_float: tuple[str, ...] = ()    # op types / node names left float
     min_sqnr: float | None = None       # dB over the outputs on the calibration data
+    max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
+    labels: str | None = None           # class per calibration sample (.npy / .npz)
     log: Callable[[str], None] | None = None   # one line per finished step
 
     def __post_init__(self) -> None:
@@ -91,10 +96,11 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         return report
     qtype = QType(options.mode.value)
     log = options.log or (lambda line: None)
-    needs_data = options.bias_correction or options.min_sqnr is not None
+    goal_kind = _goal_kind(options)
+    needs_data = options.bias_correction or goal_kind is not None
     if needs_data and options.calib is None:
-        raise EdgeliteError("bias correction and --min-sqnr measure the model on calibration "
-                            "data: give --calib DATA")
+        raise EdgeliteError("bias correction, --min-sqnr and --max-accuracy-drop measure the "
+                            "model on calibration data: give --calib DATA")
     if options.keep_float:
         keep_float_ops(graph, options.keep_float)       # fail early on unknown names
     infer_shapes(graph)
@@ -143,7 +149,8 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
     if not needs_data:
         quantize_graph(graph, ranges, cfg, input_params)
         return report
-    data = usable_samples(samples(), options.calib_samples)
+    indexed = usable_indexed(samples(), options.calib_samples)
+    data = [sample for _, sample in indexed]
     float_graph = copy.deepcopy(graph)
 
     def build(extra: frozenset[str] = frozenset()) -> Graph:
@@ -157,12 +164,23 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         return q
 
     final_keep: frozenset[str] = frozenset()
-    if options.min_sqnr is not None:
+    if goal_kind is not None:
         reference = run_all(export_tflite(float_graph), data)
+        labels = None
+        if goal_kind is GoalKind.MAX_ACCURACY_DROP:
+            labels = _calibration_labels(options.labels, [i for i, _ in indexed])
+            goal = Goal(goal_kind, options.max_accuracy_drop, _top1(reference, labels))
+        else:
+            goal = Goal(goal_kind, options.min_sqnr)
+
+        def evaluate(keep: frozenset[str]) -> Measurement:
+            outputs = run_all(export_tflite(build(keep)), data)
+            acc = None if labels is None else _top1(outputs, labels)
+            return Measurement(sqnr(reference, outputs), acc)
+
         report.selective = search(
-            lambda keep: sqnr(reference, run_all(export_tflite(build(keep)), data)),
-            candidates(float_graph, keep_float_ops(float_graph, options.keep_float)),
-            options.min_sqnr, float_graph)
+            evaluate, candidates(float_graph, keep_float_ops(float_graph, options.keep_float)),
+            goal, float_graph)
         final_keep = frozenset(report.selective.kept)
         log(report.selective.summary())
     final = build(final_keep)
@@ -170,6 +188,42 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         log(f"bias correction: {len(report.bias_correction.layers)} layer(s)")
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
+
+
+def _goal_kind(options: QuantizeOptions) -> GoalKind | None:
+    if options.min_sqnr is not None and options.max_accuracy_drop is not None:
+        raise EdgeliteError("give --min-sqnr or --max-accuracy-drop, not both")
+    if options.max_accuracy_drop is not None:
+        if not 0.0 <= options.max_accuracy_drop <= 1.0:
+            raise EdgeliteError("--max-accuracy-drop is a fraction in [0, 1] (0.01 = one "
+                                f"point), got {options.max_accuracy_drop}")
+        if options.labels is None:
+            raise EdgeliteError("--max-accuracy-drop needs --labels LABELS: the class of each "
+                                "calibration sample (.npy, or .npz with 'y')")
+        return GoalKind.MAX_ACCURACY_DROP
+    if options.labels is not None:
+        raise EdgeliteError("--labels is only used by --max-accuracy-drop")
+    return None if options.min_sqnr is None else GoalKind.MIN_SQNR
+
+
+def _calibration_labels(path: str, positions: list[int]) -> np.ndarray:
+    """The labels of the calibration samples used (their positions in the data file)."""
+    from ..accuracy.sources import load_labels
+    y = load_labels(path)
+    if positions and len(y) <= positions[-1]:
+        raise EdgeliteError(f"--labels {path!r} holds {len(y)} labels for at least "
+                            f"{positions[-1] + 1} calibration samples: give one label per "
+                            "sample, in the same order")
+    return y[positions]
+
+
+def _top1(outputs: list[list[np.ndarray]], labels: np.ndarray) -> float:
+    """Top-1 accuracy of the first output's scores (as `edgelite eval`)."""
+    scores = np.stack([o[0].reshape(-1) for o in outputs])
+    if scores.shape[1] <= int(labels.max()):
+        raise EdgeliteError(f"the model's first output has {scores.shape[1]} score(s) per "
+                            f"sample; the labels go up to {int(labels.max())}")
+    return float(np.mean(scores.argmax(axis=1) == labels))
 
 
 def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:

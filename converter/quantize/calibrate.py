@@ -78,6 +78,8 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
             arrays = {n: data[n] for n in input_names}
         elif len(keys) == 1 and len(input_names) == 1:
             arrays = {input_names[0]: data[keys[0]]}
+        elif "x" in keys and len(input_names) == 1:     # an (x, y) data set: x are the inputs
+            arrays = {input_names[0]: data["x"]}
         else:
             raise EdgeliteError(f"{path!r} holds arrays {keys}; name them after the model "
                                 f"inputs {input_names}")
@@ -138,10 +140,16 @@ def usable_samples(samples: Iterable[dict[str, np.ndarray]],
                    limit: int | None) -> list[dict[str, np.ndarray]]:
     """The samples calibration uses: finite ones, at most `limit` (for the passes that need
     the calibration data again: bias correction, --min-sqnr)."""
+    return [sample for _, sample in usable_indexed(samples, limit)]
+
+
+def usable_indexed(samples: Iterable[dict[str, np.ndarray]],
+                   limit: int | None) -> list[tuple[int, dict[str, np.ndarray]]]:
+    """usable_samples with each sample's position in the file (to pick its label)."""
     out = []
-    for sample in samples:
+    for i, sample in enumerate(samples):
         if limit is not None and len(out) >= limit:
             break
         if all(np.isfinite(v).all() for v in sample.values()):
-            out.append(sample)
+            out.append((i, sample))
     return out

@@ -1,19 +1,22 @@
 """Selective quantization: keep chosen ops in float (--keep-float), or search for the fewest
-ops to keep in float so the model meets an output SQNR target (--min-sqnr).
+ops to keep in float so the model meets a target on the calibration data: an output SQNR
+(--min-sqnr DB) or an accuracy drop against labels (--max-accuracy-drop D --labels Y).
 
 --keep-float PATTERN matches an op by its type ("CONV_2D", case-insensitive), by the TF node
 it came from (op.name) or by the name of one of its output tensors (the GraphDef node name
 the tensor keeps, e.g. "conv1/Relu" for a conv + bias + relu chain). The rewrite leaves the
 matched ops float, with DEQUANTIZE before and QUANTIZE after where storage changes.
 
---min-sqnr DB, on the calibration samples, with
+The search, on the calibration samples, with
     SQNR = 10 log10( sum(ref^2) / sum((ref - q)^2) )   over all model outputs (metrics.sqnr)
-1. quantize everything; done if SQNR >= DB;
+    drop = top-1 accuracy of the float model - top-1 accuracy of the quantized one
+1. quantize everything; done if the goal is met;
 2. sensitivity: for every candidate op (an integer op that is not exact in integer
-   arithmetic), the SQNR of the model with only that op kept float;
+   arithmetic), the SQNR of the model with only that op kept float (SQNR ranks the ops for
+   both goals: accuracy on a few hundred samples moves in steps and ties);
 3. greedy: keep candidates in float in decreasing sensitivity, re-measuring after each,
-   until SQNR >= DB;
-4. prune: try dropping each kept op again (least sensitive first); drop it if the target
+   until the goal is met;
+4. prune: try dropping each kept op again (least sensitive first); drop it if the goal
    still holds -- so no kept op is redundant.
 The size cost is what the kept ops' constants take as float32 instead of int8 / int32.
 """
@@ -21,6 +24,7 @@ The size cost is what the kept ops' constants take as float32 instead of int8 / 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -77,64 +81,108 @@ def float_cost(graph: Graph, names: Iterable[str]) -> tuple[int, int]:
     return as_float, as_int
 
 
+class GoalKind(Enum):
+    MIN_SQNR = "min-sqnr"                       # value in dB
+    MAX_ACCURACY_DROP = "max-accuracy-drop"     # value a fraction: 0.01 = one point
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The quantized model on the calibration samples."""
+    sqnr: float                                 # dB against the float model's outputs
+    accuracy: float | None = None               # top-1 against the labels (accuracy goal)
+
+    def __str__(self) -> str:
+        acc = "" if self.accuracy is None else f", accuracy {100 * self.accuracy:.2f}%"
+        return f"{self.sqnr:.2f} dB{acc}"
+
+
+@dataclass(frozen=True)
+class Goal:
+    kind: GoalKind
+    value: float
+    float_accuracy: float | None = None         # the reference for MAX_ACCURACY_DROP
+
+    def met(self, m: Measurement) -> bool:
+        if self.kind is GoalKind.MIN_SQNR:
+            return m.sqnr >= self.value
+        # one sample is 1/N: compare in samples' worth, not in float noise
+        return round(self.float_accuracy - m.accuracy, 9) <= self.value
+
+    def __str__(self) -> str:
+        if self.kind is GoalKind.MIN_SQNR:
+            return f"min-sqnr {self.value:g} dB"
+        return (f"max-accuracy-drop {100 * self.value:g} points (float accuracy "
+                f"{100 * self.float_accuracy:.2f}%)")
+
+
 @dataclass
 class SelectiveReport:
-    target_db: float
-    initial_db: float = float("nan")      # everything quantized
-    final_db: float = float("nan")
+    goal: Goal
+    initial: Measurement | None = None    # everything quantized
+    final: Measurement | None = None
     met: bool = False
     kept: list[str] = field(default_factory=list)          # ops kept float by the search
-    sensitivity: list[tuple[str, float]] = field(default_factory=list)  # best first
+    sensitivity: list[tuple[str, float]] = field(default_factory=list)  # (op, dB) best first
     float_weight_bytes: int = 0           # the kept ops' constants as float32 ...
     int_weight_bytes: int = 0             # ... and as int8 / int32
     evaluations: int = 0
+
+    @property
+    def initial_db(self) -> float:
+        return self.initial.sqnr
+
+    @property
+    def final_db(self) -> float:
+        return self.final.sqnr
 
     @property
     def size_cost(self) -> int:
         return self.float_weight_bytes - self.int_weight_bytes
 
     def summary(self) -> str:
-        if not self.kept:
-            return (f"min-sqnr {self.target_db:g} dB: met with every op quantized "
-                    f"({self.initial_db:.2f} dB)")
+        if not self.kept and self.met:
+            return f"{self.goal}: met with every op quantized ({self.initial})"
         verdict = "met" if self.met else "NOT met"
-        return (f"min-sqnr {self.target_db:g} dB {verdict}: {self.initial_db:.2f} -> "
-                f"{self.final_db:.2f} dB keeping {len(self.kept)} op(s) in float "
-                f"({', '.join(self.kept)}); weights {self.int_weight_bytes} B as int -> "
-                f"{self.float_weight_bytes} B as float (+{self.size_cost} B)")
+        return (f"{self.goal} {verdict}: {self.initial} -> {self.final} keeping "
+                f"{len(self.kept)} op(s) in float ({', '.join(self.kept)}); weights "
+                f"{self.int_weight_bytes} B as int -> {self.float_weight_bytes} B as float "
+                f"(+{self.size_cost} B)")
 
 
-def search(evaluate: Callable[[frozenset[str]], float], names: Sequence[str],
-           target: float, float_graph: Graph) -> SelectiveReport:
-    """Find few ops (from `names`) to keep float so that evaluate(kept) >= target."""
-    report = SelectiveReport(target)
-    cache: dict[frozenset[str], float] = {}
+def search(evaluate: Callable[[frozenset[str]], Measurement], names: Sequence[str],
+           goal: Goal, float_graph: Graph) -> SelectiveReport:
+    """Find few ops (from `names`) to keep float so that goal.met(evaluate(kept))."""
+    report = SelectiveReport(goal)
+    cache: dict[frozenset[str], Measurement] = {}
 
-    def score(keep: Iterable[str]) -> float:
+    def measure(keep: Iterable[str]) -> Measurement:
         key = frozenset(keep)
         if key not in cache:
             cache[key] = evaluate(key)
             report.evaluations += 1
         return cache[key]
 
-    report.initial_db = report.final_db = score(())
-    if report.initial_db >= target:
+    def met(keep: Iterable[str]) -> bool:
+        return goal.met(measure(keep))
+
+    report.initial = report.final = measure(())
+    if met(()):
         report.met = True
         return report
-    report.sensitivity = sorted(((n, score([n])) for n in names), key=lambda p: -p[1])
+    report.sensitivity = sorted(((n, measure([n]).sqnr) for n in names), key=lambda p: -p[1])
     kept: list[str] = []
     for name, _ in report.sensitivity:
         kept.append(name)
-        if score(kept) >= target:
+        if met(kept):
             break
-    if score(kept) >= target:
+    if met(kept):
         for name in list(reversed(kept)):       # least sensitive first
             trial = [n for n in kept if n != name]
-            if score(trial) >= target:
+            if met(trial):
                 kept = trial
     report.kept = kept
-    report.final_db = score(kept)
-    report.met = report.final_db >= target
+    report.final = measure(kept)
+    report.met = met(kept)
     report.float_weight_bytes, report.int_weight_bytes = float_cost(float_graph, kept)
     return report
-

@@ -175,7 +175,9 @@ def digits_litert(model_bytes: bytes, x: np.ndarray):
 # --------------------------------------------------------------------------- main
 
 
-def finish_model(name, graph_def, x_test, y_test, extra_files=()):
+def finish_model(name, graph_def, x_test, y_test, extra_files=(), keep_tflite=True):
+    """Write the .pb, goldens and TF's op list; TF's .tflite too unless keep_tflite is False
+    (checked against the goldens either way)."""
     print(f"\n[{name}] frozen GraphDef: {len(graph_def.node)} nodes")
     ops = op_types(graph_def)
     print(f"  op types: {ops}")
@@ -202,7 +204,8 @@ def finish_model(name, graph_def, x_test, y_test, extra_files=()):
 
     # TensorFlow's own converter.
     tfl = digits_tflite(pb_path)
-    atomic_write(MODELS_DIR / f"{name}.tf.tflite", tfl)
+    if keep_tflite:
+        atomic_write(MODELS_DIR / f"{name}.tf.tflite", tfl)
     lite_out, lite_ops, io = digits_litert(tfl, x_test[:N_GOLDEN])
     err = float(np.max(np.abs(lite_out - golden_out)))
     print(f"  LiteRT(TF .tflite) vs golden: max abs diff {err:.3g}")

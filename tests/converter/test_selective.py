@@ -160,3 +160,58 @@ def test_cli_flags(tmp_path):
                                  "--quantize", "int8", "--calib", str(CALIB),
                                  "--calib-method", "kl"])
     assert r.exit_code == 2 and "calibration method 'kl'" in r.output
+
+
+def test_max_accuracy_drop_keeps_the_one_culprit(tmp_path):
+    """Labels = the float model's own top-1: plain int8 (fc1's input range ruined by one
+    huge channel) loses accuracy; keeping fc1 float brings the drop within 5 points."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (64, 16)).astype(np.float32)
+    x[:, 0] *= 1000
+    np.save(tmp_path / "x.npy", x)
+    ref = run_all(convert_detailed_graph(skewed_graph()), [{"x": xi} for xi in x])
+    np.save(tmp_path / "y.npy", np.array([r[0].argmax() for r in ref]))
+    opts = dict(calib=str(tmp_path / "x.npy"), labels=str(tmp_path / "y.npy"))
+    plain = quantize(skewed_graph(), QuantizeOptions(max_accuracy_drop=1.0, **opts)).selective
+    assert plain.met and plain.kept == [] and plain.initial.accuracy < 0.9
+    g = skewed_graph()
+    report = quantize(g, QuantizeOptions(max_accuracy_drop=0.05, **opts)).selective
+    print(f"\n{report.summary()}")
+    assert report.goal.float_accuracy == 1.0
+    assert report.met and report.kept == ["fc1"] and report.final.accuracy >= 0.95
+    assert "max-accuracy-drop 5 points" in report.summary()
+    assert [op.type for op in float_ops(g)] == ["FULLY_CONNECTED"]
+
+
+def convert_detailed_graph(g):
+    from edgelite.converter.export import export_tflite
+    return export_tflite(g)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(max_accuracy_drop=0.01), "needs --labels"),
+    (dict(max_accuracy_drop=1.5, labels="y.npy"), "fraction in [0, 1]"),
+    (dict(min_sqnr=30.0, max_accuracy_drop=0.01, labels="y.npy"), "not both"),
+    (dict(labels="y.npy"), "only used by --max-accuracy-drop"),
+])
+def test_accuracy_goal_errors(kw, message):
+    with pytest.raises(EdgeliteError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        quantize(skewed_graph(), QuantizeOptions(calib=str(CALIB), **kw))
+
+
+def test_cli_max_accuracy_drop(tmp_path):
+    """On keras_cnn with the held-out digits as labelled calibration data: the drop stays
+    within half a point (one sample is 0.25 points)."""
+    out = tmp_path / "m.tflite"
+    test = MODELS / "digits_test.npz"
+    r = CliRunner().invoke(cli, [
+        "convert", str(MODELS / "keras_cnn.pb"), "-o", str(out), "--quantize", "int8",
+        "--per-tensor", "--calib", str(test), "--labels", str(test),
+        "--max-accuracy-drop", "0.005"])
+    assert r.exit_code == 0, r.output
+    assert "max-accuracy-drop 0.5 points (float accuracy 96.22%)" in r.output
+    assert " met" in r.output and out.exists()
+    r = CliRunner().invoke(cli, [
+        "convert", str(MODELS / "keras_cnn.pb"), "-o", str(out), "--quantize", "int8",
+        "--calib", str(CALIB), "--max-accuracy-drop", "0.01"])
+    assert r.exit_code == 1 and "needs --labels" in r.output

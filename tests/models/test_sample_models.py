@@ -13,13 +13,17 @@ from edgelite.converter import ConvertOptions, convert_detailed
 
 litert = pytest.importorskip("ai_edge_litert.interpreter")
 
-MODELS = ["tf1_cnn", "keras_cnn"]
+MODELS = ["tf1_cnn", "keras_cnn", "mobilenet_v2_digits"]
 # After folding and fusion; exact, so a missed fusion fails.
 EXPECTED_OPS = {
     "tf1_cnn": {"CONV_2D": 2, "FULLY_CONNECTED": 1, "MAX_POOL_2D": 1, "RESHAPE": 1,
                 "SOFTMAX": 1},
     "keras_cnn": {"AVERAGE_POOL_2D": 1, "CONV_2D": 2, "DEPTHWISE_CONV_2D": 1,
                   "FULLY_CONNECTED": 1, "MEAN": 1, "SOFTMAX": 1},
+    # tf-keras MobileNetV2: 52 BN and 35 ReLU6 folded; the 10 ADDs are the residuals
+    "mobilenet_v2_digits": {"ADD": 10, "CONV_2D": 35, "DEPTHWISE_CONV_2D": 17,
+                            "FULLY_CONNECTED": 1, "MEAN": 1, "RESIZE_BILINEAR": 1,
+                            "SOFTMAX": 1},
 }
 
 
@@ -74,6 +78,8 @@ def test_converted_model_runs_identically_in_litert(sample):
 
 def test_tensorflow_tflite_runs_in_edgelite(sample):
     name, models, golden, _ = sample
+    if not (models / f"{name}.tf.tflite").exists():
+        pytest.skip(f"{name}: TF's .tflite is not committed (size); its op list is")
     tf_model = (models / f"{name}.tf.tflite").read_bytes()
     xs = golden["input"]
     ours = np.concatenate([run_edgelite(tf_model, xs[i:i + 1]) for i in range(len(xs))])
@@ -86,7 +92,7 @@ def test_fusion_op_counts(sample):
     name, models, _, result = sample
     counts = result.graph.op_counts()
     assert counts == EXPECTED_OPS[name]
-    assert not {"ADD", "MUL", "RELU", "RELU6"} & set(counts)  # BN, bias, ReLU all fused
+    assert not {"MUL", "RELU", "RELU6"} & set(counts)  # BN, bias, ReLU all fused
     tf_counts = json.loads((models / f"{name}.tf_ops.json").read_text())["op_counts"]
     assert counts == tf_counts  # the same ops TensorFlow's converter writes
 
