@@ -26,7 +26,10 @@ import numpy as np
 
 from . import blas, details
 from .allocation import Allocation, allocate
-from .errors import DTypeError, GraphError, InterpreterStateError, ShapeError, SignatureError
+from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
+from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
+                     SignatureError)
+from .parallel import run_slices
 from .model import Model, load_model
 from .profiler import Profile, run_profile
 from .quant_config import KernelSet, QuantConfig
@@ -42,7 +45,7 @@ class Interpreter:
     def __init__(self, model_path: str | os.PathLike | None = None,
                  model_content: bytes | None = None, num_threads: int | None = None,
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
-                 rounding: str | Rounding = "double"):
+                 rounding: str | Rounding = "double", split_batch: bool = True):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
@@ -52,7 +55,11 @@ class Interpreter:
         (convolutions) split their output rows over that many threads themselves
         (parallel.py), and numpy's BLAS runs single-threaded inside them (set and
         restored around each invoke(), through numpy's bundled OpenBLAS; blas.py).
-        None or -1: no splitting, and BLAS keeps its own thread count."""
+        None or -1: no splitting, and BLAS keeps its own thread count.
+
+        ``split_batch``: with several threads and a batch of N > 1 samples, run the
+        samples in chunks through the whole network, one worker per thread, when the
+        graph keeps samples apart (batch_split.py); False: always run batched."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -67,6 +74,8 @@ class Interpreter:
             else None
         self._blas_threads = None if self._num_threads is None else 1
         self._preserve_all_tensors = bool(preserve_all_tensors)
+        self._split_batch = bool(split_batch)
+        self._split: BatchSplit | None = None
         self._quant = QuantConfig.make(kernels, rounding)
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
@@ -134,10 +143,41 @@ class Interpreter:
         # Signature outputs must stay readable after invoke(), like graph outputs.
         keep_alive = {t for s in self._model.signature_defs if s.subgraph_index == 0
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
+        self._split = None
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
                                keep_alive, self._quant, self._num_threads or 1)
         self._steps = self._alloc.steps
+        if self._split_batch and (self._num_threads or 1) > 1 and \
+                not self._preserve_all_tensors:
+            self._split = self._plan_split(keep_alive)
         self._allocated = True
+
+    def _plan_split(self, keep_alive: set[int]) -> BatchSplit | None:
+        """The by-sample plan for this allocation, or None (batch_split.py)."""
+        alloc, sg = self._alloc, self._subgraph
+        leading = {s[0] if s else 0 for s in self._input_shapes.values()}
+        batch = leading.pop() if len(leading) == 1 else 0
+        if batch < 2 or unsplittable(sg, alloc.shapes, alloc.arrays, alloc.constants, batch):
+            return None
+
+        def make(n: int) -> tuple:
+            shapes = {t: (n,) + tuple(s[1:]) for t, s in self._input_shapes.items()}
+            part = allocate(sg, shapes, False, keep_alive, self._quant, 1)
+            if not same_shapes(alloc.shapes, part.shapes, alloc.constants, batch, n):
+                raise ShapeError("a tensor does not scale with the batch")
+            return part.steps, part.arrays
+
+        try:
+            one = allocate(sg, {t: (1,) + tuple(s[1:]) for t, s in self._input_shapes.items()},
+                           False, keep_alive, self._quant, 1)
+            chunk = chunk_size(batch, self._num_threads, one.arena_size)
+            if not chunk:
+                return None
+            outputs = sorted(set(sg.outputs) | (keep_alive - set(sg.inputs)))
+            return BatchSplit(make, list(sg.inputs), outputs, alloc.arrays, batch,
+                              self._num_threads, chunk)
+        except EdgeliteError:
+            return None  # e.g. a constant that only broadcasts against the whole batch
 
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
         """Give an input a new shape; call allocate_tensors() before the next invoke()."""
@@ -269,6 +309,10 @@ class Interpreter:
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
+        if self._split is not None:
+            with blas.threads(self._blas_threads):
+                run_slices(self._num_threads, self._split.run_range, self._split.tasks())
+            return
         if self._blas_threads is None:
             for eval_fn, record, inputs, outputs in self._steps:
                 eval_fn(record, inputs, outputs)
