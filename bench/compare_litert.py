@@ -186,8 +186,6 @@ def section_batch(models, threads: int, runs: int) -> None:
     log("|---|---:|---:|---:|---:|---:|---:|")
     for label, path, x in models:
         big = label.startswith(("MobileNet", "Efficient"))
-        if big and "float" not in label:
-            continue
         x32 = np.concatenate([x] * 32)
         res = {}
         for kind in ("edgelite", "litert"):

@@ -80,6 +80,7 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
         "batch": samples,
         "threads": {"requested": threads, "split_ops": sum(
                         1 for _, record, _, _ in interp._steps if getattr(record, "slices", ())),
+                    "batch_split": interp.batch_split,
                     "blas_during_invoke": 1 if threads else blas.get_threads(),
                     "blas_settable": blas.available()},
         "kernels": kernels,
@@ -101,8 +102,14 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
 def report(result: dict, prof, top: int) -> str:
     lat, th = result["latency_s"], result["threads"]
     if th["requested"]:
-        threads = (f"{th['requested']} ({th['split_ops']} big ops split their rows over "
-                   "them; BLAS single-threaded inside")
+        if th.get("batch_split"):
+            workers, chunk = th["batch_split"]
+            threads = (f"{th['requested']} (the batch split by sample: {workers} workers, "
+                       f"{chunk} sample(s) per invoke each; the profile below times the "
+                       "batched ops; BLAS single-threaded inside")
+        else:
+            threads = (f"{th['requested']} ({th['split_ops']} big ops split their rows "
+                       "over them; BLAS single-threaded inside")
         if not th["blas_settable"]:
             threads += ", but numpy's BLAS is not a bundled OpenBLAS: its count was left alone"
         threads += ")"

@@ -85,6 +85,14 @@ class Interpreter:
     # ------------------------------------------------------------------ model info
 
     @property
+    def batch_split(self) -> tuple[int, int] | None:
+        """(workers, samples per private invoke) when invoke() splits the batch by sample
+        (batch_split.py), else None. profile() always times the batched ops."""
+        if not self._allocated or self._split is None:
+            return None
+        return len(self._split.ranges), self._split.chunk
+
+    @property
     def model(self) -> Model:
         """The parsed model (plain frozen objects)."""
         return self._model

@@ -48,3 +48,21 @@ def test_bench_rejects_bad_counts(tmp_path):
     path = _model(tmp_path)
     result = CliRunner().invoke(main, ["bench", str(path), "--runs", "0"])
     assert result.exit_code != 0 and "--runs" in result.output
+
+
+def test_bench_reports_a_split_batch(tmp_path):
+    """MobileNetV2 digits (246 KB of arena per sample) at batch 6 on 2 threads: split by
+    sample, 2 workers of 3 samples each, in one private invoke."""
+    from tests.conftest import MODELS
+    out = tmp_path / "mnv2.tflite"
+    r = CliRunner().invoke(main, ["convert", str(MODELS / "mobilenet_v2_digits.pb"), "-o",
+                                  str(out)])
+    assert r.exit_code == 0, r.output
+    args = ["bench", str(out), "--runs", "1", "--warmup", "0", "--batch", "6", "--top", "1"]
+    r = CliRunner().invoke(main, args + ["--threads", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["threads"]["batch_split"] == [2, 3]
+    r = CliRunner().invoke(main, args + ["--threads", "2"])
+    assert "the batch split by sample: 2 workers, 3 sample(s) per invoke" in r.output
+    r = CliRunner().invoke(main, args + ["--threads", "1", "--json"])
+    assert json.loads(r.output)["threads"]["batch_split"] is None
