@@ -88,8 +88,8 @@ class BatchSplit:
 
     def __init__(self, make: Callable[[int], tuple], inputs: list[int], outputs: list[int],
                  arrays, batch: int, threads: int, chunk: int) -> None:
-        """``make(n)``: a private allocation at batch n, as (steps, arrays); raises
-        ValueError when it cannot be split after all."""
+        """``make(n)``: a new private allocation at batch n, as (steps, arrays); it raises
+        an EdgeliteError when the graph cannot be split after all."""
         self.inputs, self.outputs = inputs, outputs
         self.arrays = arrays                    # the batched interpreter's I/O arrays
         bounds = [batch * i // threads for i in range(threads + 1)]

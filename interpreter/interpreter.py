@@ -168,17 +168,21 @@ class Interpreter:
         if batch < 2 or unsplittable(sg, alloc.shapes, alloc.arrays, alloc.constants, batch):
             return None
 
+        def shapes_at(n: int) -> dict:
+            return {t: (n,) + tuple(s[1:]) for t, s in self._input_shapes.items()}
+
+        spare: list[Allocation] = []    # the size probe below, handed to the first worker
+
         def make(n: int) -> tuple:
-            shapes = {t: (n,) + tuple(s[1:]) for t, s in self._input_shapes.items()}
-            part = allocate(sg, shapes, False, keep_alive, self._quant, 1)
+            part = spare.pop() if n == 1 and spare else \
+                allocate(sg, shapes_at(n), False, keep_alive, self._quant, 1)
             if not same_shapes(alloc.shapes, part.shapes, alloc.constants, batch, n):
                 raise ShapeError("a tensor does not scale with the batch")
             return part.steps, part.arrays
 
         try:
-            one = allocate(sg, {t: (1,) + tuple(s[1:]) for t, s in self._input_shapes.items()},
-                           False, keep_alive, self._quant, 1)
-            chunk = chunk_size(batch, self._num_threads, one.arena_size)
+            spare.append(allocate(sg, shapes_at(1), False, keep_alive, self._quant, 1))
+            chunk = chunk_size(batch, self._num_threads, spare[0].arena_size)
             if not chunk:
                 return None
             outputs = sorted(set(sg.outputs) | (keep_alive - set(sg.inputs)))
