@@ -16,6 +16,7 @@ import numpy as np
 
 from ...interpreter import Interpreter
 from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from ..quantize.calibrate import read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
 ModelSource = Union[str, os.PathLike, bytes]
@@ -64,7 +65,7 @@ def _convert(source, label: str, inputs, outputs, input_shapes) -> LoadedModel:
 def read_data(data: DataSource) -> tuple[np.ndarray | dict[str, np.ndarray], str]:
     """(array or {name: array}, a description for messages); reads a path once."""
     if isinstance(data, (str, os.PathLike)):
-        return _read(os.fspath(data), "input data"), repr(os.fspath(data))
+        return read_arrays(os.fspath(data), "input data"), repr(os.fspath(data))
     return data, "the data"
 
 
@@ -106,7 +107,7 @@ def load_labels(labels: DataSource) -> np.ndarray:
     what = "the labels"
     if isinstance(labels, (str, os.PathLike)):
         what = repr(os.fspath(labels))
-        labels = _read(os.fspath(labels), "labels")
+        labels = read_arrays(os.fspath(labels), "labels")
     if not isinstance(labels, np.ndarray) and hasattr(labels, "keys"):
         keys = list(labels.keys())
         key = next((k for k in ("y", "labels", "label") if k in keys),
@@ -124,19 +125,6 @@ def load_labels(labels: DataSource) -> np.ndarray:
         raise DTypeError(f"{what}: expected class indices (N,) or one-hot (N, C), got "
                          f"{y.dtype.name} {list(y.shape)}")
     return y.astype(np.int64)
-
-
-def _read(path: str, what: str):
-    if not os.path.exists(path):
-        raise EdgeliteError(f"{what} file {path!r} does not exist")
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise EdgeliteError(f"cannot read {what} {path!r} as .npy / .npz: {e}") from None
-    if isinstance(loaded, np.ndarray):
-        return loaded
-    with loaded:
-        return {k: loaded[k] for k in loaded.files}
 
 
 class Runner:

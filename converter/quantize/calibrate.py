@@ -50,6 +50,20 @@ class CalibrationStats:
     skipped: list[int]
 
 
+def read_arrays(path: str, what: str):
+    """The array (.npy) or {name: array} (.npz) in ``path``; errors name ``what``."""
+    if not os.path.exists(path):
+        raise EdgeliteError(f"{what} file {path!r} does not exist")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise EdgeliteError(f"cannot read {what} {path!r} as .npy / .npz: {e}") from None
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded:
+        return {k: loaded[k] for k in loaded.files}
+
+
 def load_samples(path: str | os.PathLike, input_names: list[str],
                  preprocess: Preprocess = Preprocess()) -> Iterator[dict[str, np.ndarray]]:
     """Yield one {input name: array (no batch dim)} per sample."""
@@ -64,12 +78,7 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
             x = np.load(full) if f.endswith(".npy") else _read_image(full)
             yield {input_names[0]: preprocess(x)}
         return
-    if not os.path.exists(path):
-        raise EdgeliteError(f"calibration data {path!r} does not exist")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise EdgeliteError(f"cannot read calibration data {path!r}: {e}") from None
+    data = read_arrays(path, "calibration data")
     if isinstance(data, np.ndarray):
         arrays = {input_names[0]: data}
     else:
