@@ -48,8 +48,9 @@ def test_float_split_equals_one_thread(rng, op, x_shape, w_shape, stride):
     one, (expected,) = _run(model, [x], 1)
     two, (actual,) = _run(model, [x], 2)
     assert _slices(one) == 0 and _slices(two) == 2
-    # The same arithmetic on each output row, so the same bits.
-    np.testing.assert_array_equal(actual, expected)
+    # The same arithmetic on each output row; OpenBLAS may pick another micro-kernel for a
+    # GEMM with fewer rows (seen on AVX-512), which reorders float32 sums: a few ulp of the partial sums.
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("op,x_shape,w_shape,stride", FLOAT_CASES)
