@@ -1,0 +1,35 @@
+"""Names from files are escaped and cut before they are printed (interpreter/names.py)."""
+
+from edgelite.interpreter.names import MAX_NAME_CHARS, quoted, shown
+
+
+def test_plain_names_are_unchanged():
+    assert shown("conv1/Relu:1") == "conv1/Relu:1"
+    assert quoted("model/dense/BiasAdd") == "'model/dense/BiasAdd'"
+    assert shown("caf\u00e9 \u6a21\u578b") == "caf\u00e9 \u6a21\u578b"  # printable unicode stays
+
+
+def test_control_characters_are_escaped():
+    assert shown("a\x1b[2Jb") == "a\\x1b[2Jb"  # clear screen
+    assert shown("x\nerror: forged") == "x\\nerror: forged"
+    assert shown("x\r\t\x00") == "x\\r\\t\\x00"
+    assert shown("evil\u202etxt.exe") == "evil\\u202etxt.exe"  # bidi override
+    assert shown("line\u2028sep") == "line\\u2028sep"
+    for text in (shown("\x1b\x07\x08\x7f\n"), quoted("\x9b31m")):
+        assert text.isprintable()
+
+
+def test_bytes_and_non_strings():
+    assert shown(b"ok\xff\x1b") == "ok\\xff\\x1b"
+    assert shown(7) == "7"
+
+
+def test_long_names_are_cut_keeping_head_and_tail():
+    name = "block_" * 100 + "/Relu:1"
+    text = shown(name)
+    assert len(text) == MAX_NAME_CHARS
+    assert text.startswith("block_block_") and text.endswith("/Relu:1") and "..." in text
+    flood = "\x00" * 1_000_000
+    text = shown(flood)
+    assert len(text) <= MAX_NAME_CHARS and text.isprintable()
+    assert len(quoted("q" * 500)) == MAX_NAME_CHARS + 2
