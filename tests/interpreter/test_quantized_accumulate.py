@@ -153,6 +153,17 @@ def test_extreme_bias_per_channel_int8_conv_and_fc(rng):
         assert_bit_exact(model, [x.reshape(-1, x_shape[-1]) if op == "FULLY_CONNECTED" else x])
 
 
+def test_extreme_bias_int8_fc_with_weight_zero_point(rng):
+    # Per-tensor int8 FC weights may have a zero point (TFLite's weights_offset): the
+    # terms are (w - zp_w)(x - zp_x), up to 255 * 255, and the sum still wraps.
+    weights = random_weights(rng, np.int8, (16, 72))
+    model = layer_model("FULLY_CONNECTED", np.int8, (8, 72), weights,
+                        near_limits(rng, 16, 2**16), s_x=2.0**-6, zp_x=100,
+                        w_scales=[2.0**-7], w_zp=-90, s_out=2.0**11)
+    assert record_of(model)[0].plan.wraps
+    assert_bit_exact(model, [full_range(rng, (8, 72), np.int8)])
+
+
 @pytest.mark.parametrize("axis", [0, 3])
 def test_extreme_bias_uint8_depthwise_both_litert_kernels(rng, axis):
     # uint8 depthwise: XNNPACK takes it with a dimension-0 filter quantization, TFLite's
