@@ -5,13 +5,16 @@ TFLite's integer kernels compute, per output value,
 
     acc = bias + sum_k (w[k] - zp_w) * (x[k] - zp_x)          in int32
 
-and an int32 overflow wraps (two's complement): the C++ loops of
-reference_integer_ops::ConvPerChannel / FullyConnected, the gemmlowp / ruy / optimized
-kernels and XNNPACK's microkernels (which fold the bias and the zero-point terms into
-an int32 initial value and add products to it) all give ``wrap_int32(exact sum)``, since
-two's-complement addition wraps the same whatever the order. Measured with LiteRT's
-BUILTIN_REF and default (XNNPACK) kernels: a bias of 2^31 - 1 plus a positive sum comes
-out as a large negative accumulator in both (tests/interpreter/test_quantized_accumulate.py).
+and an int32 overflow wraps (two's complement): the int32 loops of
+reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel / FullyConnected (signed
+overflow is undefined in C++, but wraps as compiled), TFLite's optimized kernels and
+XNNPACK's microkernels (which fold the bias and the zero-point terms into an int32
+initial value and add the products to it) all give ``wrap_int32(exact value)``, since
+two's-complement addition wraps alike in any order. Measured (test_quantized_accumulate.py)
+with LiteRT's BUILTIN_REF kernels and its default set, both where XNNPACK takes the op and
+where TFLite's optimized kernel does (uint8 depthwise with a filter quantized on axis 3):
+a bias of 2^31 - 1 plus a positive sum comes out as a large negative accumulator, and
+XNNPACK's fp32 requantization converts that wrapped int32 to float.
 
 Here the sum runs on float BLAS, where it is exact while every partial sum is an integer
 that the float type holds exactly: 2^24 for float32, 2^53 for float64. At prepare() the
@@ -21,7 +24,8 @@ the final int32 value (``TermBounds``) and choose (``plan_accumulator``):
 * ``FLOAT32``: one float32 product -- every partial sum is within 2^24;
 * ``CHUNKED``: the reduction (K) split into consecutive ranges each of which is float32-
   exact; each range is one float32 product and the partial results are summed in
-  float64 (exact: |sum| < 2^53), instead of one float64 product at half the speed;
+  float64 (exact: |sum| <= K * 255 * 255 + 2^31 stays far below 2^53 for any tensor
+  a model can hold), instead of one float64 product at half the speed;
 * ``FLOAT64``: one float64 product (the depthwise tap sums, which are not split);
 
 and, independently, whether ``bias + sum`` can leave int32: then (``wraps``) the output
@@ -39,7 +43,6 @@ import numpy as np
 from .. import quant_math as qm
 
 FLOAT32_EXACT = 2**24  # integers of magnitude up to this are exact in float32
-FLOAT64_EXACT = 2**53
 
 
 class GemmPath(enum.Enum):
