@@ -18,6 +18,7 @@ from .. import quant_math as qm
 from ..quant_config import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, temporary
 from .fused import clamp_inplace
+from .quant_accumulate import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 
 QUANTIZED = (np.int8, np.uint8)
 
@@ -172,22 +173,9 @@ class Requant:
         return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX, out=scaled)
 
 
-FLOAT32_EXACT = 2**24  # integers of magnitude up to this are exact in float32
 # Per-channel parameters of accumulators up to this many values are stored tiled over the
 # whole accumulator: a same-shape ufunc call costs less than a broadcasting one.
 SMALL_TENSOR = 2**14
-
-
-def exact_float_dtype(weights: np.ndarray, x_dtype, zp_x: int, axis: int = 0):
-    """float32 when every partial sum of ``sum_k w[k, o] * (x[k] - zp_x)`` stays an
-    integer of magnitude <= 2^24 for any int8 / uint8 ``x`` -- then float32 BLAS, in any
-    summation order, returns the exact integer accumulator -- else float64 (exact below
-    2^53, always the case here). ``weights``: integer (w - zp_w), reduced over ``axis``."""
-    info = np.iinfo(x_dtype)
-    x_max = max(abs(int(info.min) - zp_x), abs(int(info.max) - zp_x))
-    l1 = np.abs(weights).sum(axis=axis, dtype=np.int64)
-    bound = x_max * int(l1.max()) if l1.size else 0
-    return np.dtype(np.float32) if bound <= FLOAT32_EXACT else np.dtype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -196,6 +184,9 @@ class OutputStage:
     ``out = clamp(requant(acc + bias) + zp_out, lo, hi)``, written into the output.
 
     ``acc`` holds exact integer sums as float32 or float64 (from BLAS), channels last.
+    With ``wrap`` (the kernel's bound could not rule out an int32 overflow; acc is then
+    float64) ``acc + bias`` is wrapped to int32 first, as TFLite's int32 accumulator
+    wraps (quant_accumulate).
     With XNNPACK's fp32 requantization (the DEFAULT kernel set) all of it runs in place
     in float32:
 
@@ -222,6 +213,7 @@ class OutputStage:
     hi: int
     f32: np.ndarray | None = None  # float32 scratch (float64 acc, fp32 requantization)
     bounds: tuple = ()  # fp32: float32 (lo - zp_out, hi - zp_out)
+    wrap: bool = False  # wrap acc + bias to int32 (acc is float64)
 
     def rows(self, index: tuple, batch: int, height: int) -> "OutputStage":
         """The stage for output rows ``index`` (an (N, OH) slice of an accumulator whose
@@ -238,12 +230,16 @@ class OutputStage:
             acc = acc.astype(np.float64)  # exact, with the bias too (below 2^53)
             if self.bias is not None:
                 acc += self.bias
+            if self.wrap:
+                wrap_int32_float(acc)
             values = self.requant(acc)
             values += self.zp_out
             clamp_out(values, self.lo, self.hi, out)
             return
         if self.bias is not None:
             np.add(acc, self.bias, out=acc)
+        if self.wrap:
+            wrap_int32_float(acc)
         v = acc
         if self.f32 is not None:
             v = self.f32
@@ -255,18 +251,21 @@ class OutputStage:
 
 
 def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_out: int,
-                 lo: int, hi: int, acc_size: int, channels: int, acc_dtype,
+                 lo: int, hi: int, acc_size: int, channels: int, plan: AccumulatorPlan,
                  repeat: int = 1) -> OutputStage:
     """The OutputStage for a (acc_size // channels, channels) accumulator of
-    ``acc_dtype``; ``bias``: the integer bias or None; ``repeat`` must divide the number
-    of rows. With fp32 requantization and a float32 accumulator the bias must be exact
-    in float32 (``bias_fits_float32``; else accumulate in float64)."""
-    acc_dtype = np.dtype(acc_dtype)
+    ``plan.acc_dtype``, wrapping to int32 if ``plan.wraps``; ``bias``: the integer bias
+    or None; ``repeat`` must divide the number of rows. With fp32 requantization and a
+    float32 accumulator the bias must be exact in float32 (plan_accumulator sees to
+    that)."""
+    acc_dtype = plan.acc_dtype
+    if plan.wraps and acc_dtype != np.float64:
+        raise ValueError("wrapping to int32 needs a float64 accumulator")
     if bias is not None:
         bias = np.asarray(bias, np.int64).reshape(-1)
     if requant.kind != "fp32":
         bias = None if bias is None else bias.astype(np.float64)
-        return OutputStage(requant, bias, None, channels, zp_out, lo, hi)
+        return OutputStage(requant, bias, None, channels, zp_out, lo, hi, wrap=plan.wraps)
     if acc_dtype == np.float32 and not bias_fits_float32(bias):
         raise ValueError("the bias is not exact in float32: accumulate in float64")
     if acc_size <= SMALL_TENSOR:  # tile over the whole accumulator: no broadcasting
@@ -282,15 +281,7 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
     bounds = (np.float32(lo - zp_out), np.float32(hi - zp_out))
     return OutputStage(requant, None if bias is None else tiled(bias, acc_dtype),
                        tiled(requant.multiplier, np.float32), channels * repeat, zp_out,
-                       lo, hi, f32, bounds)
-
-
-def bias_fits_float32(bias: np.ndarray | None) -> bool:
-    """Whether every bias value is exactly representable in float32."""
-    if bias is None:
-        return True
-    b = np.asarray(bias, np.int64)
-    return bool(np.all(b.astype(np.float32).astype(np.int64) == b))
+                       lo, hi, f32, bounds, plan.wraps)
 
 
 def fixed_requant(reals, config: QuantConfig) -> Requant:

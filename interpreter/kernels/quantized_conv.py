@@ -23,12 +23,14 @@ int8 weights are symmetric (zero point 0, TFLite's quantization spec; per channe
 axis 0 for CONV_2D OHWI, axis 3 for DEPTHWISE_CONV_2D 1HWO, or per tensor); uint8
 weights are per tensor with any zero point.
 
-Speed: the sums are exact in floating point while they stay below 2^53 (2^24 for
-float32), so CONV_2D runs im2col + one BLAS matmul in float32 when the filter's
-largest per-channel sum of |w| times the largest |x - zp_x| is at most 2^24
-(quant_common.exact_float_dtype; true for most real layers), else in float64; the
-requantization then runs in place on the float accumulator (quant_common.OutputStage).
-DEPTHWISE_CONV_2D sums its taps in int32.
+Speed: the sums are exact in floating point while every partial sum stays within 2^24
+for float32 (2^53 for float64), which the filter and the input zero point bound at
+prepare() (quant_accumulate). CONV_2D runs im2col + BLAS in float32: one product where
+the bound allows, else the reduction split into float32-exact ranges whose results are
+summed in float64. DEPTHWISE_CONV_2D sums its taps in float32, or in float64 where
+float32 is not exact. Where bias + sum may overflow int32, the exact sum is wrapped to
+int32 like TFLite's accumulator; the requantization then runs on the float accumulator
+(quant_common.OutputStage).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
 from ..parallel import output_slices, run_slices, worth_splitting
 from .depthwise_conv import TapSum, split_rows, tap_sum
+from .quant_accumulate import AccumulatorPlan, plan_accumulator
 from .depthwise_conv import geometry as depthwise_geometry
 from .padding import padded_scratch, padding_option, patches_view, window_1d
 from .quant_common import (
@@ -48,9 +51,7 @@ from .quant_common import (
     Requant,
     OutputStage,
     activation_bounds,
-    bias_fits_float32,
     channel_params,
-    exact_float_dtype,
     fixed_requant,
     fp32_requant,
     output_stage,
@@ -64,21 +65,23 @@ class QConvRecord:
     rows: int  # N * OH * OW
     out_channels: int
     groups: int
-    weights: np.ndarray  # (groups, K, O/groups) of w - zp_w, in the work dtype
+    plan: AccumulatorPlan  # float32 / float32 chunks, and whether acc + bias wraps
+    weights: np.ndarray  # (groups, K, O/groups) of w - zp_w, in the GEMM dtype
     interior: np.ndarray  # where x - zp_x goes inside the zero-padded scratch
     windows: np.ndarray | None  # (groups, N, OH, OW, KH, KW, Cg) view; None: pointwise
     cols: np.ndarray  # im2col matrix scratch (or the padded scratch itself, pointwise)
-    acc: np.ndarray  # (groups, rows, O/groups) scratch, work dtype
+    acc: np.ndarray  # (groups, rows, O/groups) scratch, plan.acc_dtype
+    part: np.ndarray | None  # like acc in the GEMM dtype, if plan.needs_part
     acc2d: np.ndarray  # (rows, O): acc itself (groups == 1) or a scratch for the transpose
     zp_x: int
     output: OutputStage
     threads: int = 1
     slices: tuple = ()  # several threads (one group): (index, OutputStage) per row slice
-    acc4d: np.ndarray | None = None  # one group: acc as (N, OH, OW, O), for the slices
 
 
 @dataclass(frozen=True)
 class QDepthwiseRecord:
+    plan: AccumulatorPlan  # float32 or float64 taps, and whether acc + bias wraps
     taps: TapSum  # the float tap sum over x - zp_x and w - zp_w (exact integers)
     acc: np.ndarray  # (N, OH, OW, C*M) scratch, work dtype
     zp_x: int
@@ -157,9 +160,9 @@ def prepare_conv(ctx: OpContext):
                    int(ctx.option("dilation_w_factor", 1)), pad)
     rows, og, k = n * wh.size_out * ww.size_out, o // groups, kh * kw * cg
     centered = filt - zps.astype(np.int16).reshape(o, 1, 1, 1)  # w - zp_w, OHWI
-    work = exact_float_dtype(centered.reshape(o, -1), x.dtype, xq.zero_point, axis=1)
-    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
-        work = np.dtype(np.float64)
+    plan = plan_accumulator(centered.reshape(o, k).T, x.dtype, xq.zero_point, bias_values,
+                            float32_bias=requant.kind == "fp32")
+    work = plan.gemm_dtype
     # Filter OHWI -> (groups, K = KH*KW*Cg, O/groups), the im2col column order.
     weights = np.ascontiguousarray(
         centered.astype(work).reshape(groups, og, k).transpose(0, 2, 1))
@@ -173,18 +176,18 @@ def prepare_conv(ctx: OpContext):
         view = patches_view(padded, wh, ww)  # (N, OH, OW, KH, KW, C)
         windows = view.reshape(view.shape[:5] + (groups, cg)).transpose(5, 0, 1, 2, 3, 4, 6)
         cols = temporary(ctx, windows.shape, work)
-    acc = temporary(ctx, (groups, rows, og), work)
-    acc2d = acc.reshape(rows, o) if groups == 1 else temporary(ctx, (rows, o), work)
-    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * o, o, work,
+    acc = temporary(ctx, (groups, rows, og), plan.acc_dtype)
+    part = temporary(ctx, (groups, rows, og), work) if plan.needs_part else None
+    acc2d = acc.reshape(rows, o) if groups == 1 else temporary(ctx, (rows, o), plan.acc_dtype)
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * o, o, plan,
                          repeat=ww.size_out)
     out_shape = (n, wh.size_out, ww.size_out, o)
     parts = worth_splitting(ctx.threads, rows * o) if groups == 1 else 1
     slices = () if parts == 1 else tuple(
         (index, stage.rows(index, n, wh.size_out))
         for index in output_slices(n, wh.size_out, parts))
-    record = QConvRecord(rows, o, groups, weights, interior, windows, cols, acc, acc2d,
-                         xq.zero_point, stage, ctx.threads, slices,
-                         acc.reshape(out_shape) if groups == 1 else None)
+    record = QConvRecord(rows, o, groups, plan, weights, interior, windows, cols, acc, part,
+                         acc2d, xq.zero_point, stage, ctx.threads, slices)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
@@ -196,7 +199,7 @@ def eval_conv(rec: QConvRecord, inputs, outputs) -> None:
         return
     if rec.windows is not None:
         np.copyto(rec.cols, rec.windows)  # im2col
-    np.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, out=rec.acc)
+    rec.plan.matmul(rec.cols.reshape(rec.groups, rec.rows, -1), rec.weights, rec.acc, rec.part)
     if rec.groups > 1:  # (groups, rows, O/groups) -> (rows, O)
         np.copyto(rec.acc2d.reshape(rec.rows, rec.groups, -1), rec.acc.transpose(1, 0, 2))
     rec.output(rec.acc2d, outputs[0])  # exact integer sums -> requantized output
@@ -209,8 +212,10 @@ def _conv_rows(rec: QConvRecord, index: tuple, stage: OutputStage, out: np.ndarr
     else:
         cols = rec.cols[0][index]
         np.copyto(cols, rec.windows[0][index])
-    acc = rec.acc4d[index].reshape(-1, rec.out_channels)
-    np.matmul(cols.reshape(len(acc), -1), rec.weights[0], out=acc)
+    acc = rec.acc.reshape(out.shape)[index].reshape(-1, rec.out_channels)
+    part = None if rec.part is None else \
+        rec.part.reshape(out.shape)[index].reshape(-1, rec.out_channels)
+    rec.plan.matmul(cols.reshape(len(acc), -1), rec.weights[0], acc, part)
     stage(acc, out[index])
 
 
@@ -238,17 +243,19 @@ def prepare_depthwise(ctx: OpContext):
 
     wh, ww = depthwise_geometry(ctx, h, w, kh, kw)
     centered = (filt - zps.astype(np.int16).reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
-    work = exact_float_dtype(centered.reshape(-1, o), x.dtype, xq.zero_point, axis=0)
-    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
-        work = np.dtype(np.float64)
+    # The taps are not split: float64 where float32 is not exact (a kernel over 500 taps
+    # at the worst weights), and where the stage needs a float64 accumulator anyway.
+    plan = plan_accumulator(centered.reshape(-1, o), x.dtype, xq.zero_point, bias_values,
+                            float32_bias=requant.kind == "fp32", split=False)
+    work = plan.acc_dtype  # float32 only when the taps are exact in float32 and it suffices
     taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
     out_shape = (n, wh.size_out, ww.size_out, o)
     acc = temporary(ctx, out_shape, work)
-    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, work,
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, plan,
                          repeat=ww.size_out)
     slices = tuple((index, part, stage.rows(index, n, wh.size_out))
                    for index, part in split_rows(taps, ctx.threads, out_shape))
-    record = QDepthwiseRecord(taps, acc, xq.zero_point, stage, ctx.threads, slices)
+    record = QDepthwiseRecord(plan, taps, acc, xq.zero_point, stage, ctx.threads, slices)
     return (OutputSpec(out_shape, x.dtype),), record
 
 

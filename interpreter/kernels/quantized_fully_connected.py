@@ -19,9 +19,11 @@ The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
 Weights are [units O, depth K], constant; int8 weights are per tensor (any zero point,
 applied like TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8
 weights are per tensor. The input is flattened to [batch, K]; keep_num_dims keeps its
-leading dimensions. The sums are exact in float32 when the largest per-unit sum of |w|
-times the largest |x - zp_x| is at most 2^24 (quant_common.exact_float_dtype), else in
-float64, so the product runs on BLAS; quant_common.OutputStage requantizes.
+leading dimensions. The product runs on float32 BLAS, exact (quant_accumulate): in one
+product where every partial sum is bounded by 2^24, else with the depth split into
+float32-exact ranges whose results are summed in float64; where bias + sum may overflow
+int32 the exact value is wrapped to int32 as TFLite's int32 accumulator wraps.
+quant_common.OutputStage requantizes.
 """
 
 from __future__ import annotations
@@ -31,13 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
+from .quant_accumulate import AccumulatorPlan, plan_accumulator
 from .quant_common import (
     QUANTIZED,
     OutputStage,
     activation_bounds,
-    bias_fits_float32,
     channel_params,
-    exact_float_dtype,
     float64_requant,
     fp32_requant,
     output_stage,
@@ -51,9 +52,11 @@ class QFullyConnectedRecord:
     rows: int
     depth: int
     units: int
-    x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the work dtype
-    weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the work dtype
-    acc: np.ndarray  # (rows, O) scratch
+    plan: AccumulatorPlan  # float32 / float32 chunks, and whether acc + bias wraps
+    x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the GEMM dtype
+    weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the GEMM dtype
+    acc: np.ndarray  # (rows, O) scratch, plan.acc_dtype
+    part: np.ndarray | None  # like acc in the GEMM dtype, if plan.needs_part
     zp_x: int
     output: OutputStage
 
@@ -109,22 +112,23 @@ def prepare(ctx: OpContext):
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
     centered = weights - zps.astype(np.int16).reshape(units, 1)  # (O, K): w - zp_w
-    work = exact_float_dtype(centered, x.dtype, xq.zero_point, axis=1)
-    if requant.kind == "fp32" and not bias_fits_float32(bias_values):
-        work = np.dtype(np.float64)
+    plan = plan_accumulator(centered.T, x.dtype, xq.zero_point, bias_values,
+                            float32_bias=requant.kind == "fp32")
+    work = plan.gemm_dtype
     weights_t = np.ascontiguousarray(centered.T.astype(work))
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * units,
-                         units, work)
+                         units, plan)
+    part = temporary(ctx, (rows, units), work) if plan.needs_part else None
     record = QFullyConnectedRecord(
-        rows, depth, units, temporary(ctx, (rows, depth), work), weights_t,
-        temporary(ctx, (rows, units), work), xq.zero_point, stage)
+        rows, depth, units, plan, temporary(ctx, (rows, depth), work), weights_t,
+        temporary(ctx, (rows, units), plan.acc_dtype), part, xq.zero_point, stage)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval(rec: QFullyConnectedRecord, inputs, outputs) -> None:
     np.subtract(inputs[0].reshape(rec.rows, rec.depth), rec.zp_x, out=rec.x_work,
                 dtype=rec.x_work.dtype)
-    np.matmul(rec.x_work, rec.weights_t, out=rec.acc)
+    rec.plan.matmul(rec.x_work, rec.weights_t, rec.acc, rec.part)
     rec.output(rec.acc, outputs[0])
 
 

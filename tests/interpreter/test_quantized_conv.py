@@ -89,8 +89,9 @@ def test_conv_pointwise_dilated_rectangular(rng, dtype):
         assert_bit_exact(model, feeds)
 
 
-def test_conv_large_k_float64_accumulator(rng):
-    # K = 3*3*64 = 576: the im2col GEMM runs in float64 (still exact).
+def test_conv_large_k(rng):
+    # K = 3*3*64 = 576: a longer reduction, still one float32 product (partial sums
+    # within 576 * 127 * 192 < 2^24; longer ones: test_quantized_accumulate.py).
     model, feeds = conv_model(rng, np.int8, (1, 6, 6, 64), (8, 3, 3, 64),
                               w_scale=(0.0005, 0.002))
     assert_bit_exact(model, feeds)
@@ -157,7 +158,8 @@ def test_accumulator_is_float32_when_exact(rng, op):
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 def test_bias_beyond_float32_accumulates_in_float64(rng, op):
-    # Biases of about +-2^24 are not all exact in float32, so the accumulator is float64.
+    # Biases of about +-2^24 are not all exact in float32, so the accumulator the output
+    # stage reads is float64 (CONV_2D's GEMM itself stays float32).
     w_shape = (8, 3, 3, 4) if op == "CONV_2D" else (1, 3, 3, 4)
     model, feeds = conv_model(rng, np.int8, (1, 6, 6, 4), w_shape, op=op,
                               w_scale=(0.01, 0.01), out_scale=(60.0, 0),

@@ -60,6 +60,6 @@ def test_fully_connected_no_bias_keep_dims(rng):
 
 
 def test_fully_connected_large_depth(rng):
-    # K = 1024: float64 BLAS accumulation.
+    # K = 1024: one float32 product (partial sums within 1024 * 127 * ~128).
     model, feeds = fc_model(rng, np.int8, (4, 1024), 16)
     assert_bit_exact(model, feeds)
