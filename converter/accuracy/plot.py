@@ -8,7 +8,7 @@ import math
 import os
 
 from ...interpreter.errors import EdgeliteError
-from ..export import write_atomic
+from ..files import write_atomic
 from .compare import CompareReport
 
 
