@@ -12,6 +12,7 @@ from .bench_cmd import bench_command
 from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
+from .text import terminal_lines
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -105,7 +106,7 @@ def check(graphdef, inputs, outputs, input_shape):
     """Report which TF ops of a GraphDef edgelite supports (exit 1 if any is not)."""
     from ..converter import check as check_graph
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape))
-    click.echo(report.table())
+    click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     bad = report.unsupported
     if bad:
         n = sum(len(s.nodes) for s in bad)

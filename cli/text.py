@@ -25,6 +25,11 @@ def terminal_text(text: str, keep_lines: bool = False) -> str:
     return "\n  ".join(lines)
 
 
+def terminal_lines(text: str) -> str:
+    """A multi-line text (a table) with each line escaped and cut like an error line."""
+    return "\n".join(shown(line, MAX_LINE_CHARS) for line in text.split("\n"))
+
+
 def fit(name, width: int) -> str:
     """A name escaped and cut to at most ``width`` characters, for a table column (head and
     tail kept: suffixes such as ``/Relu`` or ``:1`` tell names apart)."""

@@ -24,11 +24,17 @@ import threading
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
 
+MAX_PATH_CHARS = 1024  # paths are the user's own: escaped, but cut only when absurd
 _TEMP_PREFIX = ".edgelite-"
 _TEMP_SUFFIX = ".tmp"
 # Signals whose default action ends the process without running Python cleanup code. SIGINT
 # is not here: Python's default SIGINT handler raises KeyboardInterrupt, which unwinds.
 _CLEANUP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def quoted_path(path: str | os.PathLike) -> str:
+    """A path for a message: quoted and escaped like a name, with room for deep folders."""
+    return quoted(os.fspath(path), MAX_PATH_CHARS)
 
 
 def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview) -> None:
@@ -71,8 +77,8 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
     path = os.fspath(path)
     folder = _folder_of(path)
     if os.path.isdir(path):
-        raise EdgeliteError(f"cannot write {what} {quoted(path)}: it is a folder; give a file "
-                            "name")
+        raise EdgeliteError(f"cannot write {what} {quoted_path(path)}: it is a folder; give a "
+                            "file name")
     try:
         fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX, dir=folder)
     except OSError as e:
@@ -88,15 +94,15 @@ def _folder_of(path: str) -> str:
 def _message(path: str, e: OSError, what: str = "") -> str:
     """'cannot write output 'x/y.tflite': <reason>; <what to do>'."""
     folder = _folder_of(path)
-    target = f"{what} {quoted(path)}" if what else quoted(path)
+    target = f"{what} {quoted_path(path)}" if what else quoted_path(path)
     if os.path.isdir(path):
         why = "it is a folder; give a file name"
     elif not os.path.exists(folder):
-        why = f"the folder {quoted(folder)} does not exist; create it first"
+        why = f"the folder {quoted_path(folder)} does not exist; create it first"
     elif not os.path.isdir(folder):
-        why = f"{quoted(folder)} is not a folder"
+        why = f"{quoted_path(folder)} is not a folder"
     elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        why = f"the folder {quoted(folder)} is not writable; choose another place"
+        why = f"the folder {quoted_path(folder)} is not writable; choose another place"
     elif e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         why = "no space left on the device; free some space (nothing was written)"
     else:

@@ -35,6 +35,7 @@ from numpy.lib import format as npy_format
 
 from ..interpreter.errors import DTypeError, EdgeliteError, ShapeError
 from ..interpreter.names import quoted, shown
+from .files import quoted_path
 
 MAX_DATA_BYTES = 2**32  # 4 GiB: the arrays of one data file together (a safety limit)
 MAX_HEADER_BYTES = 10_000  # numpy's own limit on .npy header text (format._MAX_HEADER_SIZE)
@@ -74,7 +75,7 @@ def read_arrays(path: str | os.PathLike, what: str = "data",
     """The array of a .npy file, or {name: array} of an .npz file, checked before allocating
     (see module doc); errors say "<what> '<path>': ..."."""
     path = os.fspath(path)
-    label = f"{what} {quoted(path)}"
+    label = f"{what} {quoted_path(path)}"
     try:
         f = open(path, "rb")
     except FileNotFoundError:
@@ -103,7 +104,7 @@ def read_array(path: str | os.PathLike, what: str = "data",
     if isinstance(data, np.ndarray):
         return data
     if len(data) != 1:
-        raise EdgeliteError(f"{what} {quoted(os.fspath(path))} holds {len(data)} arrays "
+        raise EdgeliteError(f"{what} {quoted_path(os.fspath(path))} holds {len(data)} arrays "
                             f"{names_list(data)}; give a .npy file (one array)")
     return next(iter(data.values()))
 

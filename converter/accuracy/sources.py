@@ -17,6 +17,7 @@ import numpy as np
 from ...interpreter import Interpreter
 from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
 from ...interpreter.names import quoted
+from ..files import quoted_path
 from ..sample_data import names_list, pick_inputs, read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
@@ -42,14 +43,14 @@ def load_model(source: ModelSource, label: str | None = None, inputs=None, outpu
         return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
     path = os.fspath(source)
     if not os.path.isfile(path):
-        raise EdgeliteError(f"model file {quoted(path)} does not exist")
+        raise EdgeliteError(f"model file {quoted_path(path)} does not exist")
     if path.lower().endswith(GRAPHDEF_EXTENSIONS):
         return _convert(path, label or path, inputs, outputs, input_shapes)
     with open(path, "rb") as f:
         content = f.read()
     if not path.lower().endswith(".tflite") and not _is_tflite(content):
-        raise EdgeliteError(f"{quoted(path)} is neither a .tflite model (no 'TFL3' identifier) nor "
-                            "a GraphDef (.pb / .pbtxt)")
+        raise EdgeliteError(f"{quoted_path(path)} is neither a .tflite model (no 'TFL3' "
+                            "identifier) nor a GraphDef (.pb / .pbtxt)")
     return LoadedModel(label or path, content, False)
 
 
@@ -68,7 +69,7 @@ def read_data(data: DataSource) -> tuple[np.ndarray | dict[str, np.ndarray], str
     one data reader (sample_data.read_arrays: checked before anything is allocated)."""
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
-        return read_arrays(path, "input data"), f"input data {quoted(path)}"
+        return read_arrays(path, "input data"), f"input data {quoted_path(path)}"
     return data, "the data"
 
 
@@ -93,7 +94,7 @@ def load_labels(labels: DataSource) -> np.ndarray:
     """Class indices (N,) int64 from indices or one-hot rows."""
     what = "the labels"
     if isinstance(labels, (str, os.PathLike)):
-        what = f"labels {quoted(os.fspath(labels))}"
+        what = f"labels {quoted_path(os.fspath(labels))}"
         labels = read_arrays(os.fspath(labels), "labels")
     if not isinstance(labels, np.ndarray) and hasattr(labels, "keys"):
         keys = list(labels.keys())
@@ -134,8 +135,9 @@ class Runner:
             if x.shape != shape:
                 if x.size != int(np.prod(shape)):
                     raise ShapeError(
-                        f"{self.model.label}: input {quoted(d['name'])} expects one sample of shape "
-                        f"{list(shape)}, the data holds samples of shape {list(x.shape)}")
+                        f"{self.model.label}: input {quoted(d['name'])} expects one sample of "
+                        f"shape {list(shape)}, the data holds samples of shape "
+                        f"{list(x.shape)}")
                 x = x.reshape(shape)
             self.interp.set_tensor(d["index"], _as_input(x, d))
         self.interp.invoke()

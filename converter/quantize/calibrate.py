@@ -17,6 +17,7 @@ import numpy as np
 from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted, shown
+from ..files import quoted_path
 from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from .runner import feed
@@ -66,7 +67,7 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
     if os.path.isdir(path):
         yield from _folder_samples(path, input_names[0], preprocess)
         return
-    what = f"calibration data {quoted(path)}"
+    what = f"calibration data {quoted_path(path)}"
     arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what)
     for i in range(len(next(iter(arrays.values())))):
         yield {n: preprocess(a[i]) for n, a in arrays.items()}
@@ -78,10 +79,11 @@ def _folder_samples(folder: str, input_name: str,
         files = sorted(f for f in os.listdir(folder)
                        if f.endswith(".npy") or f.lower().endswith(IMAGE_EXTENSIONS))
     except OSError as e:
-        raise EdgeliteError(f"cannot list calibration folder {quoted(folder)}: "
+        raise EdgeliteError(f"cannot list calibration folder {quoted_path(folder)}: "
                             f"{shown(e.strerror or e)}") from None
     if not files:
-        raise EdgeliteError(f"calibration folder {quoted(folder)} has no .npy or image files")
+        raise EdgeliteError(f"calibration folder {quoted_path(folder)} has no .npy or image "
+                            "files")
     for f in files:
         full = os.path.join(folder, f)
         x = read_array(full, "calibration sample") if f.endswith(".npy") else _read_image(full)
@@ -98,7 +100,7 @@ def _read_image(path: str) -> np.ndarray:
         with Image.open(path) as image:
             return np.asarray(image, np.float32)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
-        raise EdgeliteError(f"cannot read calibration image {quoted(path)}: {shown(e)}; "
+        raise EdgeliteError(f"cannot read calibration image {quoted_path(path)}: {shown(e)}; "
                             "remove it or save the samples as .npy") from None
 
 
