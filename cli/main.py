@@ -15,6 +15,11 @@ from .quant_options import quantize_config, quantize_options
 from .text import terminal_lines
 
 
+# Output paths are checked by converter.files.check_writable (a folder, a missing or read-only
+# folder: one `error:` line, status 1, before any long work), not by click.
+OUTPUT_PATH = click.Path()
+
+
 def _names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
@@ -41,7 +46,7 @@ def main():
 
 @main.command()
 @click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
               help="Where to write the .tflite file.")
 @click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
 @click.option("--outputs", help="Comma-separated output node names (default: nodes nothing "
@@ -127,7 +132,7 @@ def inspect(model):
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
 @click.option("--input", "inputs", multiple=True, required=True, metavar="[NAME=]FILE.npy",
               help="Input data (.npy); NAME= picks the input tensor (repeatable).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Save the outputs to an .npz file instead of printing them in full.")
 def run(model, inputs, output):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
@@ -160,9 +165,9 @@ def _graphdef_options(fn):
 @click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
 @click.option("--json", "fmt", flag_value="json", help="Print JSON instead of a table.")
 @click.option("--csv", "fmt", flag_value="csv", help="Print CSV (one row per tensor).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON / CSV to a file instead of stdout.")
-@click.option("--plot", type=click.Path(dir_okay=False), metavar="OUT.png",
+@click.option("--plot", type=OUTPUT_PATH, metavar="OUT.png",
               help="Draw SQNR per layer in graph order (needs matplotlib).")
 @click.option("--top", type=click.IntRange(min=1), metavar="K", help="Only the K worst tensors.")
 @click.option("--sort", type=click.Choice(["op", "sqnr", "graph"]), default="op",
@@ -193,7 +198,7 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
               help="Exit 1 if a model's accuracy is more than D below the FIRST model's "
               "(absolute: 0.01 or 1% = one point).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON to a file instead of stdout.")
 @_graphdef_options
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,

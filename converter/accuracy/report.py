@@ -55,9 +55,9 @@ def pct(x: float | None) -> str:
 def short(name: str, width: int = NAME_WIDTH) -> str:
     """A tensor name for tables: escaped (names come from files), TFLite's fused "a;b;c"
     names shown as "a;...", long names cut from the left."""
-    name = shown(name, 4 * width)
     if ";" in name:
         name = name.split(";")[0] + ";..."
+    name = shown(name, 4 * width)
     return name if len(name) <= width else "..." + name[-(width - 3):]
 
 

@@ -15,8 +15,8 @@ import pytest
 from edgelite.converter import files
 from edgelite.converter.files import check_writable, current_umask, write_atomic
 from edgelite.interpreter.errors import EdgeliteError
+from tests.cli.clitools import IS_ROOT, read_only_folder
 
-IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def leftovers(folder):
@@ -74,19 +74,6 @@ def test_unwritable_paths_are_one_line(tmp_path, make, match):
             fn()
         assert "\n" not in str(info.value)
     assert leftovers(tmp_path) == []
-
-
-def read_only_folder(tmp_path):
-    """A folder this process cannot write: chmod 0555, or for root (who ignores modes)
-    a sysfs folder, which refuses everyone."""
-    if not IS_ROOT:
-        folder = tmp_path / "ro"
-        folder.mkdir()
-        folder.chmod(0o555)
-        return folder
-    if os.path.isdir("/sys/kernel"):
-        return type(tmp_path)("/sys/kernel")
-    pytest.skip("running as root without sysfs: no read-only folder to test with")
 
 
 def test_read_only_folder_is_one_line(tmp_path):

@@ -2,7 +2,6 @@
 one line naming the file (and array) before anything big is allocated; good files read
 exactly as numpy.load reads them."""
 
-import io
 import os
 import pickle
 import struct
@@ -16,22 +15,9 @@ from edgelite.converter.sample_data import (MAX_DATA_BYTES, names_list, pick_inp
                                             read_array, read_arrays)
 from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
 
+from .datafiles import npy_bytes, npy_header
+
 SMALL_PEAK = 2**20  # bytes: a refused file may cost its header (parsed), never its claim
-
-
-def npy_header(descr="<f4", shape=(10**12,), fortran=False, version=1) -> bytes:
-    """A .npy header (magic, length, dict text padded to 64 bytes) declaring anything."""
-    text = f"{{'descr': {descr!r}, 'fortran_order': {fortran}, 'shape': {shape}, }}".encode()
-    width = 2 if version == 1 else 4
-    pad = -(6 + 2 + width + len(text) + 1) % 64
-    text += b" " * pad + b"\n"
-    return (b"\x93NUMPY" + bytes([version, 0]) + len(text).to_bytes(width, "little") + text)
-
-
-def npy_bytes(x) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, x)
-    return buf.getvalue()
 
 
 def write(tmp_path, name, data: bytes):
@@ -175,9 +161,8 @@ def test_non_numeric_arrays_are_named(tmp_path, x, what):
 
 
 def test_object_arrays_are_not_numeric_not_pickles(tmp_path):
-    buf = io.BytesIO()
-    np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    message = refused(write(tmp_path, "obj.npy", buf.getvalue()),
+    message = refused(write(tmp_path, "obj.npy", npy_bytes(np.array([{"a": 1}], object),
+                                                          allow_pickle=True)),
                       "holds Python objects .\\|O., not a numeric array", kind=DTypeError)
     assert "pickle" not in message
 
