@@ -45,27 +45,13 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview) 
     path = os.fspath(path)
     folder = _folder_of(path)
     mode = _final_mode(path)
-    with _cleanup_on_signal() as tmp_holder:
-        with _signals_blocked():  # the temp file is recorded before a signal can strike
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX,
-                                           dir=folder)
-            except OSError as e:
-                raise EdgeliteError(_message(path, e)) from None
-            tmp_holder.append(tmp)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                _set_mode(f.fileno(), tmp, mode)
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException as e:
-            _remove(tmp)
-            if isinstance(e, OSError):
-                raise EdgeliteError(_message(path, e)) from None
-            raise
-        tmp_holder.clear()
+    with _temp_file(folder, path) as (fd, tmp):
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            _set_mode(f.fileno(), tmp, mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
     _fsync_folder(folder)
 
 
@@ -75,16 +61,35 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
     removing) a temp file, which is the only test that also holds for root and for
     read-only mounts."""
     path = os.fspath(path)
-    folder = _folder_of(path)
     if os.path.isdir(path):
         raise EdgeliteError(f"cannot write {what} {quoted_path(path)}: it is a folder; give a "
                             "file name")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX, dir=folder)
-    except OSError as e:
-        raise EdgeliteError(_message(path, e, what)) from None
-    os.close(fd)
-    _remove(tmp)
+    with _temp_file(_folder_of(path), path, what) as (fd, tmp):
+        os.close(fd)
+        _remove(tmp)
+
+
+@contextlib.contextmanager
+def _temp_file(folder: str, path: str, what: str = ""):
+    """(fd, name) of a new temp file in ``folder``, removed if the body fails or the process
+    gets SIGTERM / SIGHUP / Ctrl-C meanwhile; OSErrors become one EdgeliteError line about
+    ``path``. The body renames or removes the file itself."""
+    with _cleanup_on_signal() as tmp_holder:
+        with _signals_blocked():  # the temp file is recorded before a signal can strike
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX,
+                                           dir=folder)
+            except OSError as e:
+                raise EdgeliteError(_message(path, e, what)) from None
+            tmp_holder.append(tmp)
+        try:
+            yield fd, tmp
+        except BaseException as e:
+            _remove(tmp)
+            if isinstance(e, OSError):
+                raise EdgeliteError(_message(path, e, what)) from None
+            raise
+        tmp_holder.clear()
 
 
 def _folder_of(path: str) -> str:
