@@ -129,3 +129,16 @@ def test_compare_tables_escape_names(model, tmp_path):
     assert result.exit_code == 0, result.output
     assert_inert(result.output, max_line=25_000)  # CSV keeps whole names, escaped
     assert ",\\x1b]0;pwned\\x07probs,\\x1b]0;pwned\\x07probs," in result.output
+
+
+def test_check_table_escapes_node_names(tmp_path):
+    from tests.converter.tfgraph import GraphBuilder
+    g = GraphBuilder()
+    g.placeholder("x", [1, 4])
+    g.node("\x1b[2Jerf", "Erf", ["x"])
+    path = tmp_path / "erf.pb"
+    path.write_bytes(g.bytes())
+    result = invoke("check", path)
+    assert result.exit_code == 1
+    lines = assert_inert(result.output)
+    assert any(line.endswith("UNSUPPORTED: \\x1b[2Jerf") for line in lines)
