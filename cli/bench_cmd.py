@@ -7,6 +7,7 @@ of each input's dtype (floats uniform in [-1, 1), integers over their whole rang
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import resource
 import sys
@@ -17,6 +18,11 @@ import numpy as np
 
 from ..interpreter import Interpreter, blas
 from ..interpreter.errors import EdgeliteError
+from ..interpreter.names import quoted, shown
+from ..interpreter.profiler import Profile
+from .text import fit
+
+OP_TYPE_WIDTH = 22  # the narrower of the profile table's two op type columns
 
 
 def random_inputs(interp: Interpreter, seed: int = 0) -> dict[int, np.ndarray]:
@@ -32,8 +38,8 @@ def random_inputs(interp: Interpreter, seed: int = 0) -> dict[int, np.ndarray]:
         elif dtype.kind == "b":
             feeds[d["index"]] = rng.integers(0, 2, shape).astype(bool)
         else:
-            raise click.ClickException(f"cannot make random data for input {d['name']!r} "
-                                       f"of type {dtype}")
+            raise EdgeliteError(f"cannot make random data for input {quoted(d['name'])} of "
+                                f"type {dtype}")
     return feeds
 
 
@@ -158,13 +164,20 @@ def bench_command(model, threads, batch, runs, warmup, top, as_json, kernels) ->
             threads is not None and threads < 1):
         raise click.BadParameter("--runs, --top, --batch and --threads must be >= 1, "
                                  "--warmup >= 0")
-    try:
-        result, prof = bench_model(model, threads, batch, runs, warmup, kernels=kernels)
-    except EdgeliteError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
+    result, prof = bench_model(model, threads, batch, runs, warmup, kernels=kernels)
     if as_json:
         result["profile"] = prof.to_dict(top)
         click.echo(json.dumps(result, indent=2))
     else:
-        click.echo(report(result, prof, top))
+        click.echo(report(result, displayable(prof), top))
+
+
+def displayable(prof: Profile) -> Profile:
+    """The profile with its op names (custom codes) and output tensor names escaped and
+    cut to the table's columns: names come from the model file."""
+    return dataclasses.replace(
+        prof,
+        ops=tuple(dataclasses.replace(op, op_type=fit(op.op_type, OP_TYPE_WIDTH),
+                                      output=shown(op.output)) for op in prof.ops),
+        by_type=tuple(dataclasses.replace(t, op_type=fit(t.op_type, OP_TYPE_WIDTH))
+                      for t in prof.by_type))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..converter.export import write_atomic
+from ..converter.files import check_writable, write_atomic
+from ..interpreter.names import quoted
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
@@ -13,6 +14,9 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     from ..converter.accuracy import compare
     from ..converter.accuracy.report import compare_csv, compare_json
 
+    for path, what in ((output, "output"), (plot, "plot")):
+        if path:
+            check_writable(path, what)  # before the (long) run
     if plot:
         from ..converter.accuracy.plot import _pyplot
         _pyplot()  # fail before the (long) run when matplotlib is missing
@@ -28,8 +32,8 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
         culprit = report.culprit()
         click.echo(f"wrote {output}: {len(report.tensors)} tensors on {report.samples} "
                    f"sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
-                   (f"; worst op: {culprit.op} ({culprit.op_index}) writing {culprit.name!r}"
-                    if culprit else ""), err=fmt != "table")
+                   (f"; worst op: {culprit.op} ({culprit.op_index}) writing "
+                    f"{quoted(culprit.name)}" if culprit else ""), err=fmt != "table")
     else:
         click.echo(text.rstrip("\n"))
     if plot:

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from ..interpreter.names import quoted
+
 
 def fraction(ctx, param, value: str | None) -> float | None:
     """click callback: '0.9' or '90%' -> 0.9."""
@@ -15,10 +17,10 @@ def fraction(ctx, param, value: str | None) -> float | None:
     try:
         x = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
     except ValueError:
-        raise click.BadParameter(f"{value!r}: expected a fraction (0.9) or a percentage "
-                                 "(90%)") from None
+        raise click.BadParameter(f"{quoted(value)}: expected a fraction (0.9) or a "
+                                 "percentage (90%)") from None
     if not 0.0 <= x <= 1.0:
-        raise click.BadParameter(f"{value!r} is not in [0, 1]: write 0.9 or 90%")
+        raise click.BadParameter(f"{quoted(value)} is not in [0, 1]: write 0.9 or 90%")
     return x
 
 
@@ -27,8 +29,10 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
              output: str | None, inputs, outputs, input_shapes) -> None:
     from ..converter.accuracy import evaluate
     from ..converter.accuracy.report import dumps
-    from ..converter.export import write_atomic
+    from ..converter.files import check_writable, write_atomic
 
+    if output:
+        check_writable(output)  # before the (long) run
     report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
                       inputs=inputs, outputs=outputs, input_shapes=input_shapes)
     text = dumps(report.to_dict()) if as_json else report.table()

@@ -1,20 +1,33 @@
-"""`edgelite inspect`: a readable summary of a .tflite file."""
+"""`edgelite inspect`: a readable summary of a .tflite file.
+
+Every name comes from the file, so every name is escaped and cut (``shown`` / ``fit``):
+tensor, subgraph and op names, custom codes, the description, signature keys and their
+input / output names, metadata names, string options. A model edgelite cannot run (custom
+or unknown ops) is still described; only its arena size is then unknown.
+"""
 
 from __future__ import annotations
 
-from ..interpreter import Interpreter
+from ..interpreter import Interpreter, load_model
+from ..interpreter.errors import EdgeliteError
+from ..interpreter.names import quoted, shown
 from ..schema.ops import ACTIVATION_NAME, PADDING_NAME
+from .text import fit
 
 _ENUM_NAMES = {"padding": PADDING_NAME, "fused_activation_function": ACTIVATION_NAME}
+OP_WIDTH = 22
+NAME_WIDTH = 40
+LIST_ITEMS = 8  # signature inputs / outputs, metadata entries shown before "and N more"
 
 
 def _options(options) -> str:
-    shown = []
+    parts = []
     for k, v in options.items():
         if v is None:
             continue
-        shown.append(f"{k}={_ENUM_NAMES[k].get(v, v) if k in _ENUM_NAMES else v}")
-    return ", ".join(shown)
+        value = _ENUM_NAMES[k].get(v, v) if k in _ENUM_NAMES else v
+        parts.append(f"{k}={shown(value) if isinstance(value, (str, bytes)) else value}")
+    return ", ".join(parts)
 
 
 def _shape(shape, signature) -> str:
@@ -31,36 +44,72 @@ def _quant(q) -> str:
             f"{q.scale.min():.3g}..{q.scale.max():.3g})")
 
 
+def _op_name(op) -> str:
+    return f"CUSTOM {shown(op.custom_code)}" if op.name == "CUSTOM" else op.name
+
+
+def _listed(items: list[str]) -> str:
+    more = len(items) - LIST_ITEMS
+    return ", ".join(items[:LIST_ITEMS]) + (f" and {more} more" if more > 0 else "")
+
+
+def _signatures(model) -> list[str]:
+    lines = []
+    for s in model.signature_defs:
+        ins = _listed([f"{shown(n)} -> {i}" for n, i in s.inputs.items()])
+        outs = _listed([f"{shown(n)} -> {i}" for n, i in s.outputs.items()])
+        lines.append(f"  {shown(s.key)} (subgraph {s.subgraph_index}): inputs {ins}; "
+                     f"outputs {outs}")
+    return ["signatures:", *lines] if lines else []
+
+
+def _arena(path: str) -> str:
+    try:
+        interp = Interpreter(model_path=path)
+        interp.allocate_tensors()
+    except EdgeliteError as e:
+        reason = str(e).splitlines()[0].rstrip(":") if str(e) else type(e).__name__
+        return f"arena: not planned: {shown(reason)}"
+    return (f"arena: {interp.arena_size} bytes (activations, planned with reuse, 64-byte "
+            "aligned)")
+
+
 def describe(path: str) -> str:
-    interp = Interpreter(model_path=path)
-    model = interp.model
+    with open(path, "rb") as f:
+        model = load_model(f.read())
     sg = model.subgraphs[0]
-    interp.allocate_tensors()
     lines = [f"{path}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
-             f"description {model.description!r}"]
-    if model.signature_defs:
-        lines.append("signatures: " + ", ".join(s.key for s in model.signature_defs))
+             f"description {quoted(model.description)}"]
+    if len(model.subgraphs) > 1:
+        lines.append("subgraphs: " + _listed([f"{g.index} {shown(g.name)} "
+                                              f"({len(g.operators)} ops)"
+                                              for g in model.subgraphs]))
+    lines += _signatures(model)
+    if model.metadata:
+        lines.append("metadata: " + _listed([f"{shown(k)} ({len(v)} bytes)"
+                                             for k, v in model.metadata.items()]))
     counts: dict[str, int] = {}
     for op in sg.operators:
-        counts[op.name] = counts.get(op.name, 0) + 1
+        counts[_op_name(op)] = counts.get(_op_name(op), 0) + 1
     lines.append(f"\nops ({len(sg.operators)}): " +
                  ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
     for op in sg.operators:
         ins = ", ".join(str(i) for i in op.inputs)
         outs = ", ".join(str(o) for o in op.outputs)
-        opts = _options(op.options)
-        lines.append(f"  {op.index:>3} {op.name:<22} in [{ins}] -> out [{outs}]  {opts}")
+        lines.append(f"  {op.index:>3} {fit(_op_name(op), OP_WIDTH):<{OP_WIDTH}} in [{ins}] "
+                     f"-> out [{outs}]  {_options(op.options)}")
     lines.append(f"\ntensors ({len(sg.tensors)}):")
-    lines.append(f"  {'idx':>3} {'name':<40} {'dtype':<8} {'shape':<18} {'bytes':>9}  quantization")
+    lines.append(f"  {'idx':>3} {'name':<{NAME_WIDTH}} {'dtype':<8} {'shape':<18} "
+                 f"{'bytes':>9}  quantization")
     const_bytes = 0
     for t in sg.tensors:
         nbytes = t.data.nbytes if t.data is not None else 0
         const_bytes += nbytes
         role = " (input)" if t.index in sg.inputs else " (output)" if t.index in sg.outputs \
             else ""
-        lines.append(f"  {t.index:>3} {(t.name + role)[:40]:<40} {t.type_name.lower():<8} "
+        name = fit(t.name, NAME_WIDTH - len(role)) + role
+        lines.append(f"  {t.index:>3} {name:<{NAME_WIDTH}} {t.type_name.lower():<8} "
                      f"{_shape(t.shape, t.shape_signature):<18} "
                      f"{nbytes if t.data is not None else '-':>9}  {_quant(t.quantization)}")
-    lines.append(f"\nconstant data: {const_bytes} bytes; arena: {interp.arena_size} bytes "
-                 f"(activations, planned with reuse, 64-byte aligned)")
+    lines.append(f"\nconstant data: {const_bytes} bytes; {_arena(path)}")
     return "\n".join(lines)

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 
 import click
 
 from .. import __version__
-from ..interpreter.errors import EdgeliteError
+from ..interpreter.names import quoted
 from .bench_cmd import bench_command
+from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
+from .text import terminal_lines
 
 
-def friendly_errors(fn):
-    """EdgeliteError -> one 'error: ...' line and exit status 1, no traceback."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except EdgeliteError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(1)
-    return wrapper
+# Output paths are checked by converter.files.check_writable (a folder, a missing or read-only
+# folder: one `error:` line, status 1, before any long work), not by click.
+OUTPUT_PATH = click.Path()
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -39,12 +33,12 @@ def _input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
                 raise ValueError
             shapes[name] = tuple(int(d) for d in dims.split(","))
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected NAME:D0,D1,... e.g. input:1,32,32,3",
-                                     param_hint="--input-shape") from None
+            raise click.BadParameter(f"{quoted(v)}: expected NAME:D0,D1,... e.g. "
+                                     "input:1,32,32,3", param_hint="--input-shape") from None
     return shapes
 
 
-@click.group()
+@click.group(cls=EdgeliteGroup, name="edgelite")
 @click.version_option(__version__, prog_name="edgelite")
 def main():
     """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
@@ -52,7 +46,7 @@ def main():
 
 @main.command()
 @click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
               help="Where to write the .tflite file.")
 @click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
 @click.option("--outputs", help="Comma-separated output node names (default: nodes nothing "
@@ -67,13 +61,13 @@ def main():
               help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
 @quantize_options
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
-@friendly_errors
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
             allow_custom_ops, verbose, **quant):
     """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
     from ..converter import ConvertOptions, convert_detailed
-    from ..converter.export import write_atomic
+    from ..converter.files import check_writable, write_atomic
 
+    check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts)
@@ -113,12 +107,11 @@ def passes():
 @click.option("--outputs", help="Comma-separated output node names.")
 @click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
               help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
-@friendly_errors
 def check(graphdef, inputs, outputs, input_shape):
     """Report which TF ops of a GraphDef edgelite supports (exit 1 if any is not)."""
     from ..converter import check as check_graph
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape))
-    click.echo(report.table())
+    click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     bad = report.unsupported
     if bad:
         n = sum(len(s.nodes) for s in bad)
@@ -129,7 +122,6 @@ def check(graphdef, inputs, outputs, input_shape):
 
 @main.command()
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-@friendly_errors
 def inspect(model):
     """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
     from .inspect_cmd import describe
@@ -140,9 +132,8 @@ def inspect(model):
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
 @click.option("--input", "inputs", multiple=True, required=True, metavar="[NAME=]FILE.npy",
               help="Input data (.npy); NAME= picks the input tensor (repeatable).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Save the outputs to an .npz file instead of printing them in full.")
-@friendly_errors
 def run(model, inputs, output):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
@@ -174,16 +165,15 @@ def _graphdef_options(fn):
 @click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
 @click.option("--json", "fmt", flag_value="json", help="Print JSON instead of a table.")
 @click.option("--csv", "fmt", flag_value="csv", help="Print CSV (one row per tensor).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON / CSV to a file instead of stdout.")
-@click.option("--plot", type=click.Path(dir_okay=False), metavar="OUT.png",
+@click.option("--plot", type=OUTPUT_PATH, metavar="OUT.png",
               help="Draw SQNR per layer in graph order (needs matplotlib).")
 @click.option("--top", type=click.IntRange(min=1), metavar="K", help="Only the K worst tensors.")
 @click.option("--sort", type=click.Choice(["op", "sqnr", "graph"]), default="op",
               show_default=True, help="op: by the error each op adds by itself (finds the "
               "culprit); sqnr: by SQNR against the float model; graph: graph order.")
 @_graphdef_options
-@friendly_errors
 def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
             outputs, input_shape):
     """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt) tensor by
@@ -208,10 +198,9 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
               help="Exit 1 if a model's accuracy is more than D below the FIRST model's "
               "(absolute: 0.01 or 1% = one point).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON to a file instead of stdout.")
 @_graphdef_options
-@friendly_errors
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
                 inputs, outputs, input_shape):
     """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /

@@ -6,6 +6,8 @@ import contextlib
 
 import click
 
+from ..interpreter.names import quoted
+
 
 def _pairs(values, flag: str) -> dict[str, tuple[float, float]]:
     out = {}
@@ -16,7 +18,7 @@ def _pairs(values, flag: str) -> dict[str, tuple[float, float]]:
             if not sep or not name:
                 raise ValueError
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected NAME:A,B", param_hint=flag) from None
+            raise click.BadParameter(f"{quoted(v)}: expected NAME:A,B", param_hint=flag) from None
         out[name] = (a, b)
     return out
 
@@ -27,7 +29,7 @@ def _range(value: str | None) -> tuple[float, float] | None:
     try:
         lo, hi = (float(x) for x in value.split(","))
     except ValueError:
-        raise click.BadParameter(f"{value!r}: expected MIN,MAX",
+        raise click.BadParameter(f"{quoted(value)}: expected MIN,MAX",
                                  param_hint="--default-range") from None
     return lo, hi
 

@@ -4,69 +4,93 @@ from __future__ import annotations
 
 import io
 import os
+import zipfile
 
 import click
 import numpy as np
 
-from ..converter.export import write_atomic
+from ..converter.files import check_writable, write_atomic
+from ..converter.sample_data import names_list, read_array
 from ..interpreter import Interpreter
 from ..interpreter.errors import EdgeliteError, ShapeError
+from ..interpreter.names import quoted, shown
+
+
+def _split_spec(spec: str, by_name: dict) -> tuple[str | None, str]:
+    """'NAME=FILE' -> (NAME, FILE); 'FILE' (or a file whose own name holds '=') -> (None,
+    FILE)."""
+    name, sep, path = spec.partition("=")
+    if not sep or (name not in by_name and os.path.exists(spec)):
+        return None, spec
+    return name, path
 
 
 def _load_inputs(specs, details) -> dict[int, np.ndarray]:
     by_name = {d["name"]: d for d in details}
     feeds: dict[int, np.ndarray] = {}
     for k, spec in enumerate(specs):
-        name, sep, path = spec.partition("=")
-        if not sep:
-            name, path = None, spec
+        name, path = _split_spec(spec, by_name)
         if name is None:
             if k >= len(details):
                 raise EdgeliteError(f"{len(specs)} --input files for a model with "
                                     f"{len(details)} input(s)")
             detail = details[k]
         elif name not in by_name:
-            raise EdgeliteError(f"the model has no input named {name!r}; inputs are "
-                                f"{sorted(by_name)}")
+            raise EdgeliteError(f"the model has no input named {quoted(name)}; inputs are "
+                                f"{names_list(by_name)}")
         else:
             detail = by_name[name]
-        if not os.path.exists(path):
-            raise EdgeliteError(f"input file {path!r} does not exist")
-        try:
-            feeds[detail["index"]] = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as e:
-            raise EdgeliteError(f"cannot read {path!r} as .npy: {e}") from None
+        what = f"input {quoted(detail['name'])}: file"
+        feeds[detail["index"]] = read_array(path, what)
     missing = [d["name"] for d in details if d["index"] not in feeds]
     if missing:
-        raise EdgeliteError(f"no data for input(s) {missing}; pass --input NAME=FILE.npy")
+        raise EdgeliteError(f"no data for input(s) {names_list(missing)}; pass --input "
+                            "NAME=FILE.npy")
     return feeds
 
 
 def run_model(model: str, specs, output: str | None) -> None:
+    if output:
+        check_writable(output)
     interp = Interpreter(model_path=model)
     details = interp.get_input_details()
     feeds = _load_inputs(specs, details)
     for d in details:
         x = feeds[d["index"]]
-        if tuple(x.shape) != tuple(d["shape"]):
-            if x.ndim != len(d["shape"]):
-                raise ShapeError(f"input {d['name']!r} expects shape {list(d['shape'])}, "
-                                 f"the file holds {list(x.shape)}")
+        expected = [int(s) for s in d["shape"]]
+        if list(x.shape) != expected:
+            if x.ndim != len(expected):
+                raise ShapeError(f"input {quoted(d['name'])} expects shape {expected}, the "
+                                 f"file holds {list(x.shape)}")
             interp.resize_tensor_input(d["index"], list(x.shape))
     interp.allocate_tensors()
     for index, x in feeds.items():
         interp.set_tensor(index, x)
     interp.invoke()
-    outs = {d["name"]: interp.get_tensor(d["index"]) for d in interp.get_output_details()}
+    outs = [(d["name"], interp.get_tensor(d["index"])) for d in interp.get_output_details()]
     if output:
-        buf = io.BytesIO()
-        np.savez(buf, **outs)
-        write_atomic(output, buf.getvalue())
-        click.echo(f"wrote {output}: " + ", ".join(f"{n} {list(v.shape)}" for n, v in outs.items()))
+        write_atomic(output, _npz_bytes(outs))
+        click.echo(f"wrote {output}: " + ", ".join(f"{shown(n)} {list(v.shape)}"
+                                                  for n, v in outs))
         return
     with np.printoptions(precision=5, suppress=True, threshold=200):
-        for name, v in outs.items():
-            click.echo(f"{name}: {v.dtype} {list(v.shape)}")
+        for name, v in outs:
+            click.echo(f"{shown(name)}: {v.dtype} {list(v.shape)}")
             click.echo(str(v))
             if v.ndim == 2 and v.shape[1] > 1:
                 click.echo(f"argmax per row: {v.argmax(axis=1).tolist()}")
+
+
+def _npz_bytes(outs: list[tuple[str, np.ndarray]]) -> bytes:
+    """An .npz (what numpy.savez writes) with one array per output, named after it; a name
+    met twice gets its position appended. Written member by member, so any name works
+    (numpy.savez takes names as keyword arguments: 'file' or 'allow_pickle' would clash)."""
+    buf = io.BytesIO()
+    used: set[str] = set()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for k, (name, value) in enumerate(outs):
+            key = name if name not in used else f"{name}:{k}"
+            used.add(key)
+            with archive.open(key + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+    return buf.getvalue()

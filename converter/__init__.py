@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from .evaluate import infer_shapes
-from .export import export_tflite, write_atomic
+from .export import export_tflite
+from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report

@@ -8,9 +8,6 @@ gets a "serving_default" signature so `get_signature_runner()` works in LiteRT a
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
 from ..interpreter.errors import EdgeliteError, UnsupportedOpError
@@ -124,17 +121,3 @@ def _tensor_map(name: str, i: int):
     m.name, m.tensorIndex = name, i
     return m
 
-
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write via a temp file in the same folder + rename: never a half-written model."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".edgelite-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -14,6 +14,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError, ShapeError
+from ...interpreter.names import quoted
+from ..sample_data import names_list
 from .metrics import top_k_hits
 from .sources import (DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_labels,
                       load_model, read_data)
@@ -101,7 +103,7 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
         s = np.stack(scores)
         if s.shape[1] < 2 or int(y[:n].max()) >= s.shape[1] or int(y[:n].min()) < 0:
             raise EdgeliteError(
-                f"{model.label}: output {runner.outputs[k_out]['name']!r} has {s.shape[1]} "
+                f"{model.label}: output {quoted(runner.outputs[k_out]['name'])} has {s.shape[1]} "
                 f"score(s) per sample; labels range over {int(y[:n].min())}.."
                 f"{int(y[:n].max())}: need one score per class")
         hits1, hitsk = top_k_hits(s, y[:n], 1), top_k_hits(s, y[:n], top_k)
@@ -118,14 +120,15 @@ def _output_index(runner: Runner, output: str | int) -> int:
     names = [d["name"] for d in runner.outputs]
     if isinstance(output, int):
         if not 0 <= output < len(names):
-            raise EdgeliteError(f"{runner.model.label} has {len(names)} output(s) {names}; "
-                                f"no output {output}")
+            raise EdgeliteError(f"{runner.model.label} has {len(names)} output(s) "
+                                f"{names_list(names)}; no output {output}")
         return output
     from .compare import base_name
     for k, name in enumerate(names):
         if output in (name, base_name(name)):
             return k
-    raise EdgeliteError(f"{runner.model.label} has no output {output!r}; outputs are {names}")
+    raise EdgeliteError(f"{runner.model.label} has no output {quoted(output)}; outputs are "
+                         f"{names_list(names)}")
 
 
 def precision(runner: Runner) -> str:

@@ -8,7 +8,8 @@ import math
 import os
 
 from ...interpreter.errors import EdgeliteError
-from ..export import write_atomic
+from ...interpreter.names import quoted, shown
+from ..files import write_atomic
 from .compare import CompareReport
 
 
@@ -68,7 +69,8 @@ def plot_sqnr(report: CompareReport, path: str | os.PathLike) -> None:
     try:
         fig.savefig(buf, format=fmt, dpi=120)
     except ValueError as e:
-        raise EdgeliteError(f"cannot write plot {os.fspath(path)!r}: {e}") from None
+        raise EdgeliteError(f"cannot write plot {quoted(os.fspath(path))}: {shown(e)}") \
+            from None
     finally:
         plt.close(fig)
     write_atomic(path, buf.getvalue())

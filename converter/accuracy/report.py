@@ -13,11 +13,14 @@ import math
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from ...interpreter.names import shown
+
 if TYPE_CHECKING:
     from .compare import CompareReport
     from .evaluate import EvalReport
 
 NAME_WIDTH = 48
+CSV_NAME_CHARS = 100_000  # CSV keeps whole names (escaped); only absurd ones are cut
 CSV_FIELDS = ["rank", "order", "name", "quant_name", "op", "op_index", "dtype", "scale",
               "op_sqnr_db", "sqnr_db", "cosine", "max_abs_error", "max_error_lsb",
               "mean_error"]
@@ -50,10 +53,11 @@ def pct(x: float | None) -> str:
 
 
 def short(name: str, width: int = NAME_WIDTH) -> str:
-    """A tensor name for tables: TFLite's fused "a;b;c" names shown as "a;...", long names
-    cut from the left."""
+    """A tensor name for tables: escaped (names come from files), TFLite's fused "a;b;c"
+    names shown as "a;...", long names cut from the left."""
     if ";" in name:
         name = name.split(";")[0] + ";..."
+    name = shown(name, 4 * width)
     return name if len(name) <= width else "..." + name[-(width - 3):]
 
 
@@ -95,6 +99,8 @@ def compare_csv(report: "CompareReport", top: int | None = None, by: str = "op")
     for k, t in enumerate(report.worst(top, by)):
         row = {f: getattr(t, f) for f in CSV_FIELDS[1:]}
         row["rank"] = k + 1
+        for f in ("name", "quant_name"):  # escaped (not cut): CSV goes to terminals too
+            row[f] = row[f] if row[f] is None else shown(row[f], CSV_NAME_CHARS)
         writer.writerow({f: "" if v is None else json_number(v) for f, v in row.items()})
     return buf.getvalue()
 
@@ -107,7 +113,7 @@ def compare_table(report: "CompareReport", top: int | None = None, by: str = "op
                  (f", top-1 agreement {pct(agree)}" if agree is not None else ""))
     if len(report.outputs) > 1:
         for o in report.outputs:
-            lines.append(f"  {o.name}: SQNR {db(o.sqnr_db)} dB, cosine {o.cosine:.5f}" +
+            lines.append(f"  {shown(o.name)}: SQNR {db(o.sqnr_db)} dB, cosine {o.cosine:.5f}" +
                          (f", top-1 agreement {pct(o.top1_agreement)}"
                           if o.top1_agreement is not None else ""))
     worst = report.worst(top, by)
@@ -126,7 +132,7 @@ def compare_table(report: "CompareReport", top: int | None = None, by: str = "op
              f"{t.mean_error:+.3g}"] for k, t in enumerate(worst)]
     lines += ["  " + line for line in _rows(header, rows, {0, 4, 5, 6, 7, 8})]
     if report.unmatched:
-        names = ", ".join(report.unmatched[:8]) + (
+        names = ", ".join(shown(n) for n in report.unmatched[:8]) + (
             f" and {len(report.unmatched) - 8} more" if len(report.unmatched) > 8 else "")
         lines += ["", f"{len(report.unmatched)} reference tensor(s) with no counterpart in "
                   f"the quantized model: {names}"]

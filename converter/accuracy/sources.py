@@ -16,7 +16,9 @@ import numpy as np
 
 from ...interpreter import Interpreter
 from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
-from ..quantize.calibrate import read_arrays
+from ...interpreter.names import quoted
+from ..files import quoted_path
+from ..sample_data import names_list, pick_inputs, read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
 ModelSource = Union[str, os.PathLike, bytes]
@@ -41,14 +43,14 @@ def load_model(source: ModelSource, label: str | None = None, inputs=None, outpu
         return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
     path = os.fspath(source)
     if not os.path.isfile(path):
-        raise EdgeliteError(f"model file {path!r} does not exist")
+        raise EdgeliteError(f"model file {quoted_path(path)} does not exist")
     if path.lower().endswith(GRAPHDEF_EXTENSIONS):
         return _convert(path, label or path, inputs, outputs, input_shapes)
     with open(path, "rb") as f:
         content = f.read()
     if not path.lower().endswith(".tflite") and not _is_tflite(content):
-        raise EdgeliteError(f"{path!r} is neither a .tflite model (no 'TFL3' identifier) nor "
-                            "a GraphDef (.pb / .pbtxt)")
+        raise EdgeliteError(f"{quoted_path(path)} is neither a .tflite model (no 'TFL3' "
+                            "identifier) nor a GraphDef (.pb / .pbtxt)")
     return LoadedModel(label or path, content, False)
 
 
@@ -63,42 +65,28 @@ def _convert(source, label: str, inputs, outputs, input_shapes) -> LoadedModel:
 
 
 def read_data(data: DataSource) -> tuple[np.ndarray | dict[str, np.ndarray], str]:
-    """(array or {name: array}, a description for messages); reads a path once."""
+    """(array or {name: array}, a description for messages); reads a path once, through the
+    one data reader (sample_data.read_arrays: checked before anything is allocated)."""
     if isinstance(data, (str, os.PathLike)):
-        return read_arrays(os.fspath(data), "input data"), repr(os.fspath(data))
+        path = os.fspath(data)
+        return read_arrays(path, "input data"), f"input data {quoted_path(path)}"
     return data, "the data"
 
 
 def load_inputs(data: DataSource, input_names: list[str],
                 what: str | None = None) -> dict[str, np.ndarray]:
-    """{input name: array whose first axis is the sample axis}, all with the same length."""
+    """{input name: array whose first axis is the sample axis}, all with the same length and
+    free of NaN / inf."""
     if what is None:
         data, what = read_data(data)
-    if isinstance(data, np.ndarray) or not hasattr(data, "keys"):
-        if len(input_names) != 1:
-            raise EdgeliteError(f"the model has {len(input_names)} inputs {input_names}: give "
-                                "the data as an .npz (or dict) with one array per input name")
-        arrays = {input_names[0]: np.asarray(data)}
-    else:
-        keys = list(data.keys())
-        if set(input_names) <= set(keys):
-            arrays = {n: np.asarray(data[n]) for n in input_names}
-        elif len(input_names) == 1 and ("x" in keys or len(keys) == 1):
-            arrays = {input_names[0]: np.asarray(data["x" if "x" in keys else keys[0]])}
-        else:
-            raise EdgeliteError(f"{what} holds arrays {keys}; name them after the model "
-                                f"inputs {input_names}")
-    counts = {n: len(a) if a.ndim else 0 for n, a in arrays.items()}
-    if len(set(counts.values())) != 1:
-        raise ShapeError(f"{what}: the inputs have different sample counts {counts}")
-    if not next(iter(counts.values())):
-        raise EdgeliteError(f"{what} holds no samples")
+    arrays = pick_inputs(data, input_names, what)
     for name, a in arrays.items():
         if a.dtype.kind == "f":
             bad = np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(axis=1))
             if bad.size:
-                raise EdgeliteError(f"{what}: {bad.size} sample(s) for input {name!r} hold NaN "
-                                    f"or inf (indices {bad[:10].tolist()}); remove them")
+                raise EdgeliteError(f"{what}: {bad.size} sample(s) for input {quoted(name)} "
+                                    f"hold NaN or inf (indices {bad[:10].tolist()}); remove "
+                                    "them")
     return arrays
 
 
@@ -106,15 +94,15 @@ def load_labels(labels: DataSource) -> np.ndarray:
     """Class indices (N,) int64 from indices or one-hot rows."""
     what = "the labels"
     if isinstance(labels, (str, os.PathLike)):
-        what = repr(os.fspath(labels))
+        what = f"labels {quoted_path(os.fspath(labels))}"
         labels = read_arrays(os.fspath(labels), "labels")
     if not isinstance(labels, np.ndarray) and hasattr(labels, "keys"):
         keys = list(labels.keys())
         key = next((k for k in ("y", "labels", "label") if k in keys),
                    keys[0] if len(keys) == 1 else None)
         if key is None:
-            raise EdgeliteError(f"{what} holds arrays {keys}; expected one named 'y' or "
-                                "'labels'")
+            raise EdgeliteError(f"{what} holds arrays {names_list(keys)}; expected one named "
+                                "'y' or 'labels'")
         labels = labels[key]
     y = np.asarray(labels)
     if y.ndim == 2 and y.shape[1] > 1:
@@ -147,8 +135,9 @@ class Runner:
             if x.shape != shape:
                 if x.size != int(np.prod(shape)):
                     raise ShapeError(
-                        f"{self.model.label}: input {d['name']!r} expects one sample of shape "
-                        f"{list(shape)}, the data holds samples of shape {list(x.shape)}")
+                        f"{self.model.label}: input {quoted(d['name'])} expects one sample of "
+                        f"shape {list(shape)}, the data holds samples of shape "
+                        f"{list(x.shape)}")
                 x = x.reshape(shape)
             self.interp.set_tensor(d["index"], _as_input(x, d))
         self.interp.invoke()
@@ -173,7 +162,7 @@ def _as_input(x: np.ndarray, d: dict) -> np.ndarray:
     if scale == 0.0:
         if x.dtype.kind in "iub":
             return x.astype(dtype)
-        raise DTypeError(f"input {d['name']!r} is {dtype.name} without quantization "
+        raise DTypeError(f"input {quoted(d['name'])} is {dtype.name} without quantization "
                          f"parameters; give {dtype.name} data")
     v = np.asarray(x, np.float64) / scale
     q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zero

@@ -16,6 +16,9 @@ import numpy as np
 
 from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.names import quoted, shown
+from ..files import quoted_path
+from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from .runner import feed
 
@@ -33,9 +36,13 @@ class Preprocess:
         fields = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             key, sep, value = part.partition("=")
-            if not sep or key not in ("mean", "scale"):
-                raise EdgeliteError(f"--calib-preprocess {text!r}: expected mean=M,scale=S")
-            fields[key] = float(value)
+            try:
+                if not sep or key not in ("mean", "scale"):
+                    raise ValueError
+                fields[key] = float(value)
+            except ValueError:
+                raise EdgeliteError(f"--calib-preprocess {quoted(text)}: expected "
+                                    "mean=M,scale=S with numbers M and S") from None
         return cls(**fields)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -50,53 +57,37 @@ class CalibrationStats:
     skipped: list[int]
 
 
-def read_arrays(path: str, what: str):
-    """The array (.npy) or {name: array} (.npz) in ``path``; errors name ``what``."""
-    if not os.path.exists(path):
-        raise EdgeliteError(f"{what} file {path!r} does not exist")
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise EdgeliteError(f"cannot read {what} {path!r} as .npy / .npz: {e}") from None
-    if isinstance(loaded, np.ndarray):
-        return loaded
-    with loaded:
-        return {k: loaded[k] for k in loaded.files}
-
-
 def load_samples(path: str | os.PathLike, input_names: list[str],
                  preprocess: Preprocess = Preprocess()) -> Iterator[dict[str, np.ndarray]]:
-    """Yield one {input name: array (no batch dim)} per sample."""
+    """Yield one {input name: array (no batch dim)} per sample.
+
+    Files go through the one data reader (sample_data.read_arrays: checked before anything
+    is allocated); a folder holds one sample per .npy file or image."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        files = sorted(f for f in os.listdir(path)
-                       if f.endswith(".npy") or f.lower().endswith(IMAGE_EXTENSIONS))
-        if not files:
-            raise EdgeliteError(f"calibration folder {path!r} has no .npy or image files")
-        for f in files:
-            full = os.path.join(path, f)
-            x = np.load(full) if f.endswith(".npy") else _read_image(full)
-            yield {input_names[0]: preprocess(x)}
+        yield from _folder_samples(path, input_names[0], preprocess)
         return
-    data = read_arrays(path, "calibration data")
-    if isinstance(data, np.ndarray):
-        arrays = {input_names[0]: data}
-    else:
-        keys = list(data.keys())
-        if set(input_names) <= set(keys):
-            arrays = {n: data[n] for n in input_names}
-        elif len(keys) == 1 and len(input_names) == 1:
-            arrays = {input_names[0]: data[keys[0]]}
-        elif "x" in keys and len(input_names) == 1:     # an (x, y) data set: x are the inputs
-            arrays = {input_names[0]: data["x"]}
-        else:
-            raise EdgeliteError(f"{path!r} holds arrays {keys}; name them after the model "
-                                f"inputs {input_names}")
-    counts = {len(a) for a in arrays.values()}
-    if len(counts) != 1:
-        raise EdgeliteError(f"{path!r}: inputs have different sample counts {sorted(counts)}")
-    for i in range(counts.pop()):
+    what = f"calibration data {quoted_path(path)}"
+    arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what)
+    for i in range(len(next(iter(arrays.values())))):
         yield {n: preprocess(a[i]) for n, a in arrays.items()}
+
+
+def _folder_samples(folder: str, input_name: str,
+                    preprocess: Preprocess) -> Iterator[dict[str, np.ndarray]]:
+    try:
+        files = sorted(f for f in os.listdir(folder)
+                       if f.endswith(".npy") or f.lower().endswith(IMAGE_EXTENSIONS))
+    except OSError as e:
+        raise EdgeliteError(f"cannot list calibration folder {quoted_path(folder)}: "
+                            f"{shown(e.strerror or e)}") from None
+    if not files:
+        raise EdgeliteError(f"calibration folder {quoted_path(folder)} has no .npy or image "
+                            "files")
+    for f in files:
+        full = os.path.join(folder, f)
+        x = read_array(full, "calibration sample") if f.endswith(".npy") else _read_image(full)
+        yield {input_name: preprocess(x)}
 
 
 def _read_image(path: str) -> np.ndarray:
@@ -105,7 +96,12 @@ def _read_image(path: str) -> np.ndarray:
     except ImportError:
         raise EdgeliteError("reading images for calibration needs Pillow (pip install "
                             "pillow), or save the samples as .npy") from None
-    return np.asarray(Image.open(path), np.float32)
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image, np.float32)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+        raise EdgeliteError(f"cannot read calibration image {quoted_path(path)}: {shown(e)}; "
+                            "remove it or save the samples as .npy") from None
 
 
 def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,

@@ -49,3 +49,18 @@ def test_assert_sqnr():
     culprit = text.splitlines().index(next(l for l in text.splitlines()
                                            if l.startswith("tensors,")))
     assert "keras_cnn/conv1_relu6/Relu6" in text.splitlines()[culprit + 2]
+
+
+def test_hostile_data_paths_are_refused_before_allocating(tmp_path):
+    """The API reads data paths with the same checked reader as the command line."""
+    from edgelite import EdgeliteError
+    from tests.converter.datafiles import npy_header
+    bomb = tmp_path / "x.npy"
+    bomb.write_bytes(npy_header(shape=(10**6, 8, 8, 1)) + b"\0" * 64)
+    x, y = digits()
+    with pytest.raises(EdgeliteError, match="input data '.*x.npy' declares float32 "
+                       "\\[1000000, 8, 8, 1\\], 256000000 bytes .244.1 MiB., but holds only "
+                       "64 bytes"):
+        et.assert_accuracy(PB, bomb, y, min_accuracy=0.5)
+    with pytest.raises(EdgeliteError, match="labels '.*x.npy' declares"):
+        et.assert_accuracy(PB, x, bomb, min_accuracy=0.5)
