@@ -33,8 +33,4 @@ def terminal_lines(text: str) -> str:
 def fit(name, width: int) -> str:
     """A name escaped and cut to at most ``width`` characters, for a table column: its head
     and a short tail are kept (suffixes such as ``/Relu`` or ``:1`` tell names apart)."""
-    text = shown(name, max(4 * width, 200))  # escaped; absurd lengths already cut
-    if len(text) <= width:
-        return text
-    tail = min(width // 3, 20)
-    return f"{text[:width - tail - 3]}...{text[-tail:]}"
+    return shown(name, width)

@@ -44,8 +44,11 @@ def shown(name, limit: int = MAX_NAME_CHARS) -> str:
     text = _escape(name)
     if len(text) <= limit and not cut:
         return text
-    head = max(limit - _TAIL_CHARS - 3, 1)
-    return f"{text[:head]}...{text[-_TAIL_CHARS:]}"
+    if limit < 8:
+        return text[:limit]
+    tail = min(_TAIL_CHARS, limit // 3)
+    head = limit - tail - 3
+    return f"{text[:head]}...{text[-tail:]}"
 
 
 def quoted(name, limit: int = MAX_NAME_CHARS) -> str:

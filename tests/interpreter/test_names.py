@@ -33,3 +33,8 @@ def test_long_names_are_cut_keeping_head_and_tail():
     text = shown(flood)
     assert len(text) <= MAX_NAME_CHARS and text.isprintable()
     assert len(quoted("q" * 500)) == MAX_NAME_CHARS + 2
+
+
+def test_short_limits_are_respected():
+    for limit in (1, 5, 8, 12, 20, 33, 40):
+        assert len(shown("n" * 100 + "\x1b", limit)) == limit
