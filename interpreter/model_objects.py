@@ -7,12 +7,22 @@ bytes: nothing here refers to flatbuffers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from ..schema import ops as schema_ops
 from .errors import ModelFormatError
+
+
+def num_elements(shape: Iterable[int]) -> int:
+    """The product of ``shape`` in Python ints. numpy's int64 product wraps around
+    (dims [2**62 + 1, 4] give 4 elements and pass a size check), so every element
+    count in the interpreter comes from here."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import DTypeError, ShapeError, UnsupportedOpError
+from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
 from ..quant_config import DEFAULT_CONFIG, QuantConfig
 
 
@@ -214,9 +215,3 @@ def temporary(ctx: OpContext, shape: tuple[int, ...], dtype) -> np.ndarray:
         scratch(ctx, shape, dtype)  # raises the size error
     return ctx.workspace.take(tuple(shape), dtype)
 
-
-def num_elements(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
