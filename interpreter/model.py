@@ -24,6 +24,8 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 
 from __future__ import annotations
 
+import os
+import stat
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -51,7 +53,7 @@ MAX_TENSOR_BYTES = 2**31  # no single tensor may need more (a safety limit, like
 # numpy arrays have at most 64 dimensions (NPY_MAXDIMS; 32 before numpy 2.0)
 MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
-__all__ = ["load_model", "Model", "Subgraph", "Tensor", "Operator", "Quantization",
+__all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Operator", "Quantization",
            "SignatureDef", "MAX_TENSOR_BYTES", "MAX_RANK"]
 
 
@@ -415,12 +417,56 @@ def _parse(r: _Reader) -> Model:
     return Model(version, description, subgraphs, signatures, metadata, has_id)
 
 
+def _as_bytes(data) -> bytes:
+    """The bytes of a bytes-like ``data`` (bytes, bytearray, memoryview, numpy uint8...)."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        raise ModelFormatError(
+            "model content is a str, not bytes: pass the .tflite file's bytes, or its path "
+            "as model_path"
+        )
+    try:
+        return memoryview(data).cast("B").tobytes()
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(
+            f"model content must be bytes-like (the .tflite file's bytes), got "
+            f"{type(data).__name__} ({exc})"
+        ) from None
+
+
+def read_model_file(path) -> bytes:
+    """The bytes of the .tflite file at ``path``; ModelFormatError naming the path when it
+    is not a readable regular file (a directory, a device or pipe that might never end,
+    a missing or unreadable file)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise ModelFormatError(f"model_path must be a path (str or os.PathLike), got "
+                               f"{type(path).__name__}")
+    shown = quoted(os.fsdecode(path))
+
+    def check_regular(mode: int) -> None:
+        if not stat.S_ISREG(mode):  # opening a pipe would wait for a writer
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise ModelFormatError(f"cannot read model {shown}: it is {kind}")
+
+    try:
+        check_regular(os.stat(path).st_mode)
+        with open(path, "rb") as f:
+            check_regular(os.fstat(f.fileno()).st_mode)  # still, if it was swapped meanwhile
+            return f.read()
+    except FileNotFoundError:
+        raise ModelFormatError(f"cannot read model {shown}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(f"cannot read model {shown}: it is a directory") from None
+    except PermissionError:
+        raise ModelFormatError(f"cannot read model {shown}: permission denied") from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read model {shown}: {exc.strerror or exc}") from None
+
+
 def load_model(data: bytes) -> Model:
     """Parse and validate .tflite bytes (raises ModelFormatError on any defect)."""
-    if isinstance(data, (bytearray, memoryview)):
-        data = bytes(data)
-    if not isinstance(data, bytes):
-        raise TypeError(f"load_model expects bytes, got {type(data).__name__}")
+    data = _as_bytes(data)
     if len(data) < MIN_FILE_SIZE:
         raise ModelFormatError(
             f"not a TFLite model: the file has {len(data)} bytes, a .tflite has at least "

@@ -16,7 +16,8 @@ handle integer data; their outputs are constants whenever their inputs are.
   (TFLite's GetSize refuses it). Length: integers (|limit - start| + |delta| - 1) /
   |delta|; floats ceil(|(limit - start) / delta|) in float32. The reference fills by
   repeated addition (value += delta), so float outputs carry its rounding -- np.cumsum
-  in float32 adds in the same order.
+  in float32 adds in the same order. The values are computed by eval(), so a huge range
+  is not materialized by prepare() (allocate_tensors() folds small ones).
 * ZEROS_LIKE (tensorflow/lite/kernels/zeros_like.cc): zeros of the input's shape and type.
 """
 
@@ -122,13 +123,25 @@ def prepare_range(ctx: OpContext):
         size = int(np.ceil(np.abs((limit - start) / delta)))  # float32 arithmetic
     if size * dtype.itemsize > MAX_TENSOR_BYTES:
         raise ctx.shape_error(f"RANGE({start}, {limit}, {delta}) would have {size} elements")
-    if dtype.kind == "i":
-        value = np.arange(size, dtype=np.int64) * delta + start
+    # The values are made by eval(): allocate_tensors() folds a small RANGE into a
+    # constant, and a huge one runs per invoke() in the arena, under the memory limit.
+    return (OutputSpec((size,), dtype),), RangeRecord(start, delta)
+
+
+@dataclass(frozen=True)
+class RangeRecord:
+    start: int | np.floating
+    delta: int | np.floating
+
+
+def eval_range(rec: RangeRecord, inputs, outputs) -> None:
+    out = outputs[0]
+    if out.dtype.kind == "i":
+        out[...] = np.arange(out.size, dtype=np.int64) * rec.delta + rec.start
     else:
-        steps = np.full(size, delta, np.float32)
-        steps[:1] = start
-        value = np.cumsum(steps, dtype=np.float32)
-    return (OutputSpec((size,), dtype),), ConstantRecord(value.astype(dtype))
+        out.fill(rec.delta)
+        out[:1] = rec.start
+        np.cumsum(out, dtype=np.float32, out=out)
 
 
 # --------------------------------------------------------------------------- ZEROS_LIKE
@@ -149,5 +162,5 @@ def eval_zeros_like(rec, inputs, outputs) -> None:
 SHAPE = Kernel(prepare_shape, eval_constant)
 RANK = Kernel(prepare_rank, eval_constant)
 FILL = Kernel(prepare_fill, eval_fill)
-RANGE = Kernel(prepare_range, eval_constant)
+RANGE = Kernel(prepare_range, eval_range)
 ZEROS_LIKE = Kernel(prepare_zeros_like, eval_zeros_like)
