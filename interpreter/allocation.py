@@ -27,7 +27,7 @@ from . import planner
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
 from .kernels.base import Chosen, Workspace
-from .memory import MemoryBudget, check_limit, default_memory_limit
+from .memory import MemoryBudget, check_limit, default_memory_limit, gc_paused
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
@@ -221,11 +221,14 @@ def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryB
     return prepared
 
 
+@gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
              quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
              memory_limit: int | None = None) -> Allocation:
-    """``keep_alive``: more tensors (signature outputs) that must survive invoke()
+    """(With the garbage collector paused: memory.gc_paused.)
+
+    ``keep_alive``: more tensors (signature outputs) that must survive invoke()
     like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow;
     ``threads``: how many threads big kernels may split their work over;
     ``memory_limit``: bytes the arena, folded constants and kernels' work buffers may

@@ -34,6 +34,7 @@ import numpy as np
 from ..schema import ops as schema_ops
 from . import flatbuf
 from .errors import ModelFormatError
+from .memory import gc_paused
 from .names import quoted
 from .model_objects import (
     Model,
@@ -476,7 +477,8 @@ def load_model(data: bytes) -> Model:
     has_id = data[4:8] == FILE_IDENTIFIER
     hint = "" if has_id else f" (no 'TFL3' file identifier; bytes 4..8 are {data[4:8]!r})"
     try:
-        return _parse(r)
+        with gc_paused():
+            return _parse(r)
     except ModelFormatError as exc:
         if has_id:
             raise
