@@ -85,24 +85,20 @@ class MemoryBudget:
         return (f"over the {self.limit}-byte memory limit; check the input shapes, or pass "
                 "Interpreter(memory_limit=...) to allow more")
 
-    def take_constant(self, where: str, nbytes: int) -> None:
-        """Charge a folded op's outputs (``where`` names the op) before computing them."""
+    def _take(self, where: str, nbytes: int, what: str) -> None:
         taken = self.constants + self.work
         if taken + nbytes > self.limit:
-            raise ShapeError(
-                f"{where}: folding its {nbytes}-byte output into a constant would take "
-                f"{taken + nbytes} bytes with what is allocated so far, {self._advice()}"
-            )
+            raise ShapeError(f"{where}: {what} would take {taken + nbytes} bytes with what is "
+                             f"allocated so far, {self._advice()}")
+
+    def take_constant(self, where: str, nbytes: int) -> None:
+        """Charge a folded op's outputs (``where`` names the op) before computing them."""
+        self._take(where, nbytes, f"folding its {nbytes}-byte output into a constant")
         self.constants += nbytes
 
     def take_work(self, where: str, nbytes: int) -> None:
         """Charge a kernel's work buffer before making it."""
-        taken = self.constants + self.work
-        if taken + nbytes > self.limit:
-            raise ShapeError(
-                f"{where}: a {nbytes}-byte work buffer would take {taken + nbytes} bytes "
-                f"with what is allocated so far, {self._advice()}"
-            )
+        self._take(where, nbytes, f"a {nbytes}-byte work buffer")
         self.work += nbytes
 
     def check_arena(self, arena: int, names: Mapping[int, str], sizes: Mapping[int, int],

@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from edgelite.interpreter import Interpreter, planner
+from edgelite.interpreter import GraphError, Interpreter, planner
 from edgelite.interpreter.planner import (NEVER_FREED, allocation_order, compute_lifetimes,
                                           plan_arena)
 
@@ -195,3 +195,21 @@ def test_preserve_all_tensors_is_linear():
     assert plan.visits <= 2 * n
     order = allocation_order(lifetimes, sizes)
     assert plan.size == sum(_align(sizes[t], 64) for t in order[:-1]) + sizes[order[-1]]
+
+
+def test_entangled_lifetimes_are_refused_within_the_work_budget():
+    # Big tensors never freed, one born at each op, placed first; then a chain of small
+    # short-lived ones. Each chain tensor meets every never-freed tensor born before it
+    # and none of those settles: n^2 / 2 pairs, refused once over the budget.
+    n = 400
+    lifetimes = {("out", i): (i, NEVER_FREED) for i in range(n)}
+    lifetimes.update({("chain", i): (i, i + 1) for i in range(n)})
+    sizes = {t: 4096 if t[0] == "out" else 64 for t in lifetimes}
+    assert plan_arena(lifetimes, sizes).visits > n * n // 2
+    with pytest.raises(GraphError) as info:
+        plan_arena(lifetimes, sizes, max_visits=10 * n)
+    assert str(info.value) == (
+        f"cannot plan the arena of {2 * n} tensors within {10 * n} steps: too many tensors "
+        "are alive at once (tensors never freed -- graph outputs made early, outputs "
+        "nobody reads -- are alive with every tensor after them)")
+    assert planner.work_budget(100_000) == 2**22 + 3_200_000
