@@ -7,11 +7,15 @@ Steps, in order (the interpreter's public class only wraps this):
 2. Shape propagation: ops are prepared in execution order; each prepare() sees the
    current shapes of its inputs (after resize_tensor_input) and returns its output
    shapes. Kernels' temporaries (im2col matrices, accumulators) come from one Workspace
-   shared by all ops (kernels/base.py), persistent buffers from scratch(). An op whose inputs are all constants is evaluated right away and its outputs
-   become constants (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of
-   constants); it then costs nothing per invoke().
+   shared by all ops (kernels/base.py), persistent buffers from scratch(). An op whose
+   inputs are all constants is evaluated right away and its outputs become constants
+   (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of constants) -- when
+   its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
+   per invoke().
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
-   non-constant tensor is a numpy view into it.
+   non-constant tensor is a numpy view into it. Folded constants, work buffers and the
+   arena together stay under the memory limit (memory.py), each checked before it is
+   allocated.
 4. The flat list of ``(eval, record, input arrays, output arrays)`` tuples that
    invoke() runs without any lookup.
 """
@@ -64,8 +68,8 @@ class Allocation:
 
 def _describe(op: Operator, subgraph: Subgraph) -> str:
     outs = [subgraph.tensors[t].name for t in op.outputs if t >= 0]
-    target = f" (output '{outs[0]}')" if outs else ""
-    name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
+    target = f" (output {quoted(outs[0])})" if outs else ""
+    name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
     return f"operator {op.index} {name}{target}"
 
 
@@ -87,9 +91,9 @@ def check_supported(subgraph: Subgraph) -> None:
                 if tensor is None:
                     continue
                 if tensor.dtype is None or tensor.dtype.kind == "O":
-                    reason = f"tensor '{tensor.name}' has type {tensor.type_name}"
+                    reason = f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
                 elif tensor.is_sparse:
-                    reason = f"tensor '{tensor.name}' is sparse"
+                    reason = f"tensor {quoted(tensor.name)} is sparse"
                 if reason:
                     break
         if reason:
@@ -97,7 +101,7 @@ def check_supported(subgraph: Subgraph) -> None:
     for t in subgraph.inputs + subgraph.outputs:
         tensor = subgraph.tensors[t]
         if tensor.dtype is None or tensor.dtype.kind == "O":
-            problems.append(f"  model input/output tensor {t} '{tensor.name}' has type "
+            problems.append(f"  model input/output tensor {t} {quoted(tensor.name)} has type "
                             f"{tensor.type_name}")
     if problems:
         raise UnsupportedOpError(

@@ -54,8 +54,8 @@ MAX_TENSOR_BYTES = 2**31  # no single tensor may need more (a safety limit, like
 # numpy arrays have at most 64 dimensions (NPY_MAXDIMS; 32 before numpy 2.0)
 MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
-__all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Operator", "Quantization",
-           "SignatureDef", "MAX_TENSOR_BYTES", "MAX_RANK"]
+__all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Operator",
+           "Quantization", "SignatureDef", "MAX_TENSOR_BYTES", "MAX_RANK"]
 
 
 

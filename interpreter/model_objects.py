@@ -13,6 +13,7 @@ import numpy as np
 
 from ..schema import ops as schema_ops
 from .errors import ModelFormatError
+from .names import quoted
 
 
 def num_elements(shape: Iterable[int]) -> int:
@@ -110,8 +111,9 @@ def check_execution_order(sg: Subgraph) -> None:
                 tensor = sg.tensors[t]
                 raise ModelFormatError(
                     f"subgraph {sg.index}: operator {op.index} ({op.name}) reads tensor "
-                    f"{t} '{tensor.name}' before any operator produces it and it is neither a "
-                    "constant nor a subgraph input (operators out of order, or a cycle)"
+                    f"{t} {quoted(tensor.name)} before any operator produces it and it is "
+                    "neither a constant nor a subgraph input (operators out of order, or a "
+                    "cycle)"
                 )
         for t in op.outputs:
             if t < 0:
@@ -119,7 +121,7 @@ def check_execution_order(sg: Subgraph) -> None:
             if t in produced or t in sg.inputs or sg.tensors[t].is_constant:
                 first = f"operator {produced[t]}" if t in produced else "the file"
                 raise ModelFormatError(
-                    f"subgraph {sg.index}: tensor {t} '{sg.tensors[t].name}' is written by "
+                    f"subgraph {sg.index}: tensor {t} {quoted(sg.tensors[t].name)} is written by "
                     f"operator {op.index} ({op.name}) but already defined by {first}"
                 )
             produced[t] = op.index
@@ -127,6 +129,6 @@ def check_execution_order(sg: Subgraph) -> None:
     for t in sg.outputs:
         if t not in available:
             raise ModelFormatError(
-                f"subgraph {sg.index}: output tensor {t} '{sg.tensors[t].name}' is never "
+                f"subgraph {sg.index}: output tensor {t} {quoted(sg.tensors[t].name)} is never "
                 "produced"
             )

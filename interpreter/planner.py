@@ -140,8 +140,8 @@ def plan_arena(
     budget = work_budget(len(queue)) if max_visits is None else max_visits
     settle = _settle_steps(spans)
     live, visits = _live_pairs(spans, settle, budget)
-    placed = _place(nbytes, settle, live, alignment, budget - visits)
-    visits += placed.visits
+    placed = _place(nbytes, settle, live, alignment, budget, visits)
+    visits = placed.visits
     offsets: dict[int, int] = {}
     high_water = 0
     positions = iter(placed.offsets)
@@ -178,7 +178,7 @@ def plan_arena(
 
 class _Placement(NamedTuple):
     offsets: list[int]  # per tensor of the allocation order (empty ones left out)
-    visits: int  # byte ranges the searches looked at
+    visits: int  # the work so far plus the byte ranges the searches looked at
 
 
 def _settle_steps(spans: Sequence[tuple[int, int]]) -> list[int]:
@@ -255,9 +255,9 @@ def _live_pairs(spans: Sequence[tuple[int, int]], settle: Sequence[int], budget:
 
 
 def _place(nbytes: Sequence[int], settle: Sequence[int], live: Sequence[list[int]],
-           alignment: int, budget: int) -> _Placement:
+           alignment: int, budget: int, visits: int) -> _Placement:
     """SimpleMemoryArena::Allocate for each tensor in turn, over the byte ranges of the
-    settled tensors (merged) and of the live pairs."""
+    settled tensors (merged) and of the live pairs. ``visits``: the work done so far."""
     n = len(nbytes)
     settling: list[list[int]] = [[] for _ in range(n)]
     for p, step in enumerate(settle):
@@ -266,7 +266,6 @@ def _place(nbytes: Sequence[int], settle: Sequence[int], live: Sequence[list[int
     starts: list[int] = []  # settled byte ranges, merged, sorted by start
     ends: list[int] = []
     offsets = [0] * n
-    visits = 0
     for q in range(n):
         for p in settling[q]:
             _merge_range(starts, ends, offsets[p], offsets[p] + nbytes[p], alignment)
@@ -325,4 +324,5 @@ def _best_fit(starts: Sequence[int], ends: Sequence[int], ranges: Sequence[tuple
             best_fit = start - current
         if end > current:
             current = end
+        # (TFLite also stops at a fit of 0, which never happens: a fit is >= size > 0.)
     return _align(current, alignment) if best_offset is None else best_offset

@@ -109,7 +109,7 @@ class OpContext:
         t = self.input(i)
         if t.data is None:
             raise self.unsupported(
-                f"the {what} (input {i}, tensor '{t.name}') must be a constant tensor; "
+                f"the {what} (input {i}, tensor {quoted(t.name)}) must be a constant tensor; "
                 "computed values (dynamic shapes) are not supported"
             )
         return t.data
@@ -122,7 +122,8 @@ class OpContext:
         if t.dtype.type not in allowed:
             names = ", ".join(np.dtype(a).name for a in allowed)
             raise self.unsupported(
-                f"{role} tensor '{t.name}' has type {t.dtype.name}; this kernel supports {names}"
+                f"{role} tensor {quoted(t.name)} has type {t.dtype.name}; this kernel "
+                f"supports {names}"
             )
 
     def output_dtype(self, i: int = 0) -> np.dtype:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import MAX_TENSOR_BYTES
+from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 
 INT_TYPES = (np.int32, np.int64)
@@ -74,16 +75,18 @@ def prepare_fill(ctx: OpContext):
     dims_t, value_t = ctx.input(0), ctx.input(1)
     ctx.require_dtype(dims_t, INT_TYPES, "dims")
     if dims_t.rank != 1:
-        raise ctx.shape_error(f"dims '{dims_t.name}' must be 1-D, has shape {list(dims_t.shape)}")
+        raise ctx.shape_error(
+            f"dims {quoted(dims_t.name)} must be 1-D, has shape {list(dims_t.shape)}"
+        )
     dims = tuple(int(d) for d in ctx.constant_input(0, "dims"))
     if any(d < 0 for d in dims):
         raise ctx.shape_error(f"dims {list(dims)} has a negative entry")
     if num_elements(value_t.shape) != 1 or value_t.rank > 1:
         raise ctx.shape_error(
-            f"value '{value_t.name}' must be a scalar, has shape {list(value_t.shape)}"
+            f"value {quoted(value_t.name)} must be a scalar, has shape {list(value_t.shape)}"
         )
     if value_t.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"value '{value_t.name}' has type {value_t.dtype.name}")
+        raise ctx.unsupported(f"value {quoted(value_t.name)} has type {value_t.dtype.name}")
     value = None if value_t.data is None else value_t.data.reshape(())[()]
     return (OutputSpec(dims, value_t.dtype),), FillRecord(value)
 
@@ -104,10 +107,12 @@ def prepare_range(ctx: OpContext):
         t = ctx.input(i)
         if t.dtype != start_t.dtype:
             raise ctx.dtype_error(
-                f"{what} '{t.name}' is {t.dtype.name}, start is {start_t.dtype.name}"
+                f"{what} {quoted(t.name)} is {t.dtype.name}, start is {start_t.dtype.name}"
             )
         if t.rank != 0:
-            raise ctx.shape_error(f"{what} '{t.name}' must be a scalar, has shape {list(t.shape)}")
+            raise ctx.shape_error(
+                f"{what} {quoted(t.name)} must be a scalar, has shape {list(t.shape)}"
+            )
         scalars.append(ctx.constant_input(i, what).reshape(())[()])
     start, limit, delta = scalars
     if delta == 0 or (start > limit and delta > 0) or (start < limit and delta < 0):
@@ -151,7 +156,7 @@ def prepare_zeros_like(ctx: OpContext):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
     if x.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"input '{x.name}' has type {x.dtype.name}")
+        raise ctx.unsupported(f"input {quoted(x.name)} has type {x.dtype.name}")
     return (OutputSpec(x.shape, x.dtype),), None
 
 
