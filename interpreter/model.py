@@ -1,8 +1,10 @@
 """Read and validate a .tflite file into plain frozen objects.
 
-``load_model(data)`` walks the flatbuffer once with the generated accessors and returns
-a ``Model`` made of frozen dataclasses, tuples and read-only numpy views of the file's
-bytes -- no flatbuffer object leaks out. Everything is checked before use, because a
+``load_model(data)`` walks the flatbuffer once with flatbuf.py's bounds-checked reader
+(the generated accessors read only the per-op options tables) and returns a ``Model``
+made of frozen dataclasses, tuples and read-only numpy views of the file's bytes -- no
+flatbuffer object leaks out. ``read_model_file(path)`` reads a file for it, refusing
+directories, pipes and unreadable paths in one line. Everything is checked before use, because a
 .tflite file is untrusted input:
 
 * size, file identifier ("TFL3"; a file without it is accepted only if it parses, as
@@ -12,7 +14,8 @@ bytes -- no flatbuffer object leaks out. Everything is checked before use, becau
   neither hang the reader nor make it allocate much;
 * every index (opcode, tensor, buffer, subgraph) is in range, every buffer (inline or at
   an external offset) lies inside the file, constant data holds exactly
-  elements * itemsize bytes, dimensions are >= -1 and no tensor exceeds
+  elements * itemsize bytes (counted in Python ints, which do not wrap), dimensions
+  are >= -1, no tensor has more than MAX_RANK (numpy's limit) and none exceeds
   MAX_TENSOR_BYTES;
 * each subgraph reads only constants, its inputs, or tensors produced by an earlier op,
   and each tensor is produced at most once (which also rules out cycles).
@@ -56,7 +59,6 @@ MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
 __all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Operator",
            "Quantization", "SignatureDef", "MAX_TENSOR_BYTES", "MAX_RANK"]
-
 
 
 # --------------------------------------------------------------------------- helpers
