@@ -102,7 +102,8 @@ class Model:
 
 def check_execution_order(sg: Subgraph) -> None:
     """Every input is available when its op runs; every tensor is produced once."""
-    available = set(sg.inputs)
+    inputs = set(sg.inputs)  # (a set: a file may list thousands of inputs)
+    available = set(inputs)
     available.update(t.index for t in sg.tensors if t.is_constant or t.is_variable)
     produced: dict[int, int] = {}
     for op in sg.operators:
@@ -118,17 +119,17 @@ def check_execution_order(sg: Subgraph) -> None:
         for t in op.outputs:
             if t < 0:
                 continue
-            if t in produced or t in sg.inputs or sg.tensors[t].is_constant:
+            if t in produced or t in inputs or sg.tensors[t].is_constant:
                 first = f"operator {produced[t]}" if t in produced else "the file"
                 raise ModelFormatError(
-                    f"subgraph {sg.index}: tensor {t} {quoted(sg.tensors[t].name)} is written by "
-                    f"operator {op.index} ({op.name}) but already defined by {first}"
+                    f"subgraph {sg.index}: tensor {t} {quoted(sg.tensors[t].name)} is written "
+                    f"by operator {op.index} ({op.name}) but already defined by {first}"
                 )
             produced[t] = op.index
             available.add(t)
     for t in sg.outputs:
         if t not in available:
             raise ModelFormatError(
-                f"subgraph {sg.index}: output tensor {t} {quoted(sg.tensors[t].name)} is never "
-                "produced"
+                f"subgraph {sg.index}: output tensor {t} {quoted(sg.tensors[t].name)} is "
+                "never produced"
             )
