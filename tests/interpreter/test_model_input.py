@@ -151,3 +151,30 @@ def test_a_truncated_file_names_the_part_being_read():
     with pytest.raises(ModelFormatError) as info:
         load_model(data[:len(data) // 2])
     assert _one_line(info).startswith("malformed or truncated .tflite file: ")
+
+
+def _chain(n_ops: int) -> bytes:
+    b = ModelBuilder()
+    ts = [b.tensor(f"t{i}", (1, 4)) for i in range(n_ops + 1)]
+    for i in range(n_ops):
+        b.op("RELU" if i % 2 else "TANH", [ts[i]], [ts[i + 1]])
+    return b.build([ts[0]], [ts[-1]])
+
+
+def test_loading_reads_a_constant_number_of_tables_per_op(monkeypatch):
+    reads = []
+    real = flatbuf.Reader.table
+
+    def counting(self, pos):
+        reads.append(pos)
+        return real(self, pos)
+
+    monkeypatch.setattr(flatbuf.Reader, "table", counting)
+    counts = {}
+    for n in (500, 2000):
+        reads.clear()
+        assert len(load_model(_chain(n)).subgraphs[0].operators) == n
+        counts[n] = len(reads)
+    # model, subgraph, buffer 0, 2 opcodes; per op: one tensor table and one operator
+    # table (options tables: TANH and RELU have none)
+    assert counts == {500: 5 + 2 * 500 + 1, 2000: 5 + 2 * 2000 + 1}
