@@ -7,11 +7,15 @@ Steps, in order (the interpreter's public class only wraps this):
 2. Shape propagation: ops are prepared in execution order; each prepare() sees the
    current shapes of its inputs (after resize_tensor_input) and returns its output
    shapes. Kernels' temporaries (im2col matrices, accumulators) come from one Workspace
-   shared by all ops (kernels/base.py), persistent buffers from scratch(). An op whose inputs are all constants is evaluated right away and its outputs
-   become constants (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of
-   constants); it then costs nothing per invoke().
+   shared by all ops (kernels/base.py), persistent buffers from scratch(). An op whose
+   inputs are all constants is evaluated right away and its outputs become constants
+   (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of constants) -- when
+   its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
+   per invoke().
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
-   non-constant tensor is a numpy view into it.
+   non-constant tensor is a numpy view into it. Folded constants, work buffers and the
+   arena together stay under the memory limit (memory.py), each checked before it is
+   allocated.
 4. The flat list of ``(eval, record, input arrays, output arrays)`` tuples that
    invoke() runs without any lookup.
 """
@@ -26,11 +30,22 @@ import numpy as np
 from . import planner
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
-from .kernels.base import Chosen, Workspace, num_elements
-from .model import MAX_TENSOR_BYTES, Operator, Subgraph
+from .kernels.base import Chosen, Workspace
+from .memory import MemoryBudget, check_limit, default_memory_limit, gc_paused
+from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
+from .model_objects import num_elements
+from .names import quoted
 from .quant_config import DEFAULT_CONFIG, QuantConfig
 
-MAX_ARENA_BYTES = 2**33  # 8 GiB: refuse plans beyond this instead of trying to allocate
+# Folding an all-constant op at allocate time turns its outputs into constants (kernels
+# that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on
+# it). A tiny file can declare huge outputs (FILL of a 2**29-element shape from 12
+# bytes), so an op is folded only when its outputs take at most FOLD_ALWAYS_BYTES, or at
+# most FOLD_GROWTH times the bytes of the file constants they are computed from (int8
+# -> float32 DEQUANTIZE is 4x, float16 -> float32 2x). Other all-constant ops run on
+# every invoke() like any op: their outputs live in the arena, under the memory limit.
+FOLD_ALWAYS_BYTES = 2**20
+FOLD_GROWTH = 8
 
 # Ops that call other subgraphs; edgelite executes subgraph 0 only.
 CONTROL_FLOW_OPS = {"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_WHILE", "STABLEHLO_CASE",
@@ -53,8 +68,8 @@ class Allocation:
 
 def _describe(op: Operator, subgraph: Subgraph) -> str:
     outs = [subgraph.tensors[t].name for t in op.outputs if t >= 0]
-    target = f" (output '{outs[0]}')" if outs else ""
-    name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
+    target = f" (output {quoted(outs[0])})" if outs else ""
+    name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
     return f"operator {op.index} {name}{target}"
 
 
@@ -76,9 +91,9 @@ def check_supported(subgraph: Subgraph) -> None:
                 if tensor is None:
                     continue
                 if tensor.dtype is None or tensor.dtype.kind == "O":
-                    reason = f"tensor '{tensor.name}' has type {tensor.type_name}"
+                    reason = f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
                 elif tensor.is_sparse:
-                    reason = f"tensor '{tensor.name}' is sparse"
+                    reason = f"tensor {quoted(tensor.name)} is sparse"
                 if reason:
                     break
         if reason:
@@ -86,7 +101,7 @@ def check_supported(subgraph: Subgraph) -> None:
     for t in subgraph.inputs + subgraph.outputs:
         tensor = subgraph.tensors[t]
         if tensor.dtype is None or tensor.dtype.kind == "O":
-            problems.append(f"  model input/output tensor {t} '{tensor.name}' has type "
+            problems.append(f"  model input/output tensor {t} {quoted(tensor.name)} has type "
                             f"{tensor.type_name}")
     if problems:
         raise UnsupportedOpError(
@@ -95,15 +110,20 @@ def check_supported(subgraph: Subgraph) -> None:
         )
 
 
-def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
+def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
                 quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
                 workspace: Workspace | None = None):
+    """``infos``: the TensorInfo of each tensor, made on first use (None: not yet, or
+    stale since its shape or value changed)."""
     def info(t: int) -> TensorInfo | None:
         if t < 0:
             return None
-        tensor = subgraph.tensors[t]
-        return TensorInfo(t, tensor.name, shapes[t], tensor.dtype, values.get(t),
-                          tensor.quantization)
+        cached = infos[t]
+        if cached is None:
+            tensor = subgraph.tensors[t]
+            cached = infos[t] = TensorInfo(t, tensor.name, shapes[t], tensor.dtype,
+                                           values.get(t), tensor.quantization)
+        return cached
 
     ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
                     tuple(info(t) for t in op.outputs), quant, threads, workspace)
@@ -118,79 +138,134 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values,
         raise ShapeError(f"{ctx.describe()}: prepare failed: {type(exc).__name__}: {exc}") \
             from exc
     for t, spec in zip(op.outputs, specs, strict=True):
-        declared = subgraph.tensors[t].dtype
-        if spec.dtype != declared:
+        tensor = subgraph.tensors[t]
+        if spec.dtype != tensor.dtype:
             raise DTypeError(
                 f"{ctx.describe()}: computes {spec.dtype.name} but the file declares tensor "
-                f"'{subgraph.tensors[t].name}' as {declared.name}"
+                f"{quoted(tensor.name)} as {tensor.dtype.name}"
+            )
+        if len(spec.shape) > MAX_RANK:
+            raise ShapeError(
+                f"{ctx.describe()}: output {quoted(tensor.name)} would have "
+                f"{len(spec.shape)} dimensions, more than the {MAX_RANK} numpy supports"
             )
         nbytes = num_elements(spec.shape) * spec.dtype.itemsize
         if nbytes > MAX_TENSOR_BYTES:
             raise ShapeError(
-                f"{ctx.describe()}: output shape {list(spec.shape)} needs {nbytes} bytes, "
+                f"{ctx.describe()}: output shape {_dims(spec.shape)} needs {nbytes} bytes, "
                 f"over the {MAX_TENSOR_BYTES}-byte limit per tensor"
             )
     return kernel, specs, record
 
 
+def _dims(shape) -> str:
+    """A shape for a message, cut short when a file declares thousands of dimensions."""
+    dims = [int(d) for d in shape]
+    return str(dims) if len(dims) <= 8 else f"[{', '.join(map(str, dims[:8]))}, ...] " \
+        f"({len(dims)} dimensions)"
+
+
+def _check_inputs(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]]) -> None:
+    tensors = subgraph.tensors
+    for index, shape in input_shapes.items():
+        name = quoted(tensors[index].name)
+        if any(d < 0 for d in shape):
+            raise ShapeError(
+                f"input tensor {name} (index {index}) has unknown dimensions "
+                f"{_dims(shape)}; call resize_tensor_input({index}, shape) first"
+            )
+        if len(shape) > MAX_RANK:
+            raise ShapeError(
+                f"input tensor {name} (index {index}) has {len(shape)} dimensions, more than "
+                f"the {MAX_RANK} numpy supports"
+            )
+        nbytes = num_elements(shape) * tensors[index].dtype.itemsize
+        if nbytes > MAX_TENSOR_BYTES:
+            raise ShapeError(
+                f"input tensor {name} (index {index}) of shape {_dims(shape)} needs {nbytes} "
+                f"bytes, over the {MAX_TENSOR_BYTES}-byte limit per tensor"
+            )
+
+
+@dataclass
+class _Prepared:
+    ops: list  # (op, kernel, record) of the ops invoke() runs
+    folded: dict[int, int]  # folded constant -> bytes of file constants it comes from
+
+
+def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryBudget,
+                 quant: QuantConfig, threads: int) -> _Prepared:
+    """Prepare every op in order (shape propagation) and fold the all-constant ops whose
+    outputs are small, or not much bigger than the file constants they come from."""
+    prepared = _Prepared([], {})
+    infos: list[TensorInfo | None] = [None] * len(subgraph.tensors)
+    workspace = Workspace(budget)  # the ops' temporaries share memory
+    for op in subgraph.operators:
+        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, infos, quant,
+                                            threads, workspace)
+        for t, spec in zip(op.outputs, specs, strict=True):
+            if shapes[t] != tuple(spec.shape):
+                shapes[t] = tuple(spec.shape)
+                infos[t] = None
+        live_inputs = {t for t in op.inputs if t >= 0}
+        if live_inputs and all(t in values for t in live_inputs):
+            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs)
+            nbytes = sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
+            if nbytes <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source):
+                budget.take_constant(_describe(op, subgraph), nbytes)
+                outs = tuple(np.zeros(spec.shape, spec.dtype) for spec in specs)
+                kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
+                for t, arr in zip(op.outputs, outs, strict=True):
+                    arr.setflags(write=False)
+                    values[t] = arr
+                    infos[t] = None
+                    prepared.folded[t] = source
+                continue
+        prepared.ops.append((op, kernel, record))
+    return prepared
+
+
+@gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
-             quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1) -> Allocation:
-    """``keep_alive``: more tensors (signature outputs) that must survive invoke()
+             quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
+             memory_limit: int | None = None) -> Allocation:
+    """(With the garbage collector paused: memory.gc_paused.)
+
+    ``keep_alive``: more tensors (signature outputs) that must survive invoke()
     like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow;
-    ``threads``: how many threads big kernels may split their work over."""
+    ``threads``: how many threads big kernels may split their work over;
+    ``memory_limit``: bytes the arena, folded constants and kernels' work buffers may
+    take together (None: default_memory_limit()); a plan over it is refused before
+    anything is allocated."""
     check_supported(subgraph)
+    _check_inputs(subgraph, input_shapes)
     tensors = subgraph.tensors
     shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
     values: dict[int, np.ndarray] = {t.index: t.data for t in tensors if t.data is not None}
     for index, shape in input_shapes.items():
-        if any(d < 0 for d in shape):
-            raise ShapeError(
-                f"input tensor '{tensors[index].name}' (index {index}) has unknown dimensions "
-                f"{list(shape)}; call resize_tensor_input({index}, shape) first"
-            )
-        nbytes = num_elements(tuple(shape)) * tensors[index].dtype.itemsize
-        if nbytes > MAX_TENSOR_BYTES:
-            raise ShapeError(
-                f"input tensor '{tensors[index].name}' (index {index}) of shape {list(shape)} "
-                f"needs {nbytes} bytes, over the {MAX_TENSOR_BYTES}-byte limit per tensor"
-            )
         shapes[index] = tuple(shape)
+    memory_limit = check_limit(memory_limit)
+    budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
-    prepared = []  # (op, kernel, record) of the ops invoke() runs
-    workspace = Workspace()  # the ops' temporaries share memory
-    for op in subgraph.operators:
-        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, quant, threads,
-                                            workspace)
-        for t, spec in zip(op.outputs, specs, strict=True):
-            shapes[t] = tuple(spec.shape)
-        live_inputs = [t for t in op.inputs if t >= 0]
-        if live_inputs and all(t in values for t in live_inputs):
-            outs = tuple(np.zeros(spec.shape, spec.dtype) for spec in specs)
-            kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
-            for t, arr in zip(op.outputs, outs, strict=True):
-                arr.setflags(write=False)
-                values[t] = arr
-        else:
-            prepared.append((op, kernel, record))
+    prepared = _prepare_all(subgraph, shapes, values, budget, quant, threads)
+    ops = prepared.ops
 
     # 2. Plan the arena over the ops that remain.
-    planned = {t for op, _, _ in prepared for t in op.inputs + op.outputs if t >= 0}
+    planned = {t for op, _, _ in ops for t in op.inputs + op.outputs if t >= 0}
     planned.update(subgraph.inputs)
-    planned -= set(values)
+    planned.difference_update(values)
     sizes = {t: num_elements(shapes[t]) * tensors[t].dtype.itemsize for t in planned}
     # Inputs and (non-constant) variables are allocated first and never freed.
     persistent = list(subgraph.inputs) + [t.index for t in tensors if t.is_variable]
     lifetimes = planner.compute_lifetimes(
-        [op.inputs for op, _, _ in prepared], [op.outputs for op, _, _ in prepared],
+        [op.inputs for op, _, _ in ops], [op.outputs for op, _, _ in ops],
         persistent, list(subgraph.outputs) + list(keep_alive), planned, preserve_all_tensors)
     plan = planner.plan_arena(lifetimes, sizes)
-    if plan.size > MAX_ARENA_BYTES:
-        raise ShapeError(
-            f"the tensors need a {plan.size}-byte arena, over the {MAX_ARENA_BYTES}-byte "
-            "limit (are the input shapes right?)"
-        )
+    names = {t: tensors[t].name for t in list(sizes) + list(prepared.folded)}
+    budget.check_arena(plan.size, names, sizes,
+                       {t: values[t].nbytes for t in prepared.folded})
 
     # 3. One aligned buffer; every planned tensor is a view into it.
     arena = np.zeros(plan.size + planner.ALIGNMENT, dtype=np.uint8)
@@ -201,8 +276,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
         if sizes[t] == 0:
             arrays[t] = np.zeros(shapes[t], dtype)
             continue
-        start = base + offset
-        arrays[t] = arena[start:start + sizes[t]].view(dtype).reshape(shapes[t])
+        arrays[t] = np.ndarray(shapes[t], dtype, buffer=arena, offset=base + offset)
     for t, value in values.items():
         arrays[t] = value
 
@@ -212,7 +286,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
                                                                              record)),
          tuple(arrays[t] if t >= 0 else None for t in op.inputs),
          tuple(arrays[t] for t in op.outputs))
-        for op, kernel, record in prepared)
-    step_ops = tuple(op.index for op, _, _ in prepared)
+        for op, kernel, record in ops)
+    step_ops = tuple(op.index for op, _, _ in ops)
     return Allocation(tuple(shapes), tuple(arrays), frozenset(values), steps, step_ops, arena,
                       plan.size, dict(plan.offsets))

@@ -30,7 +30,8 @@ from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
                      SignatureError)
 from .parallel import run_slices
-from .model import Model, load_model
+from .memory import check_limit
+from .model import Model, load_model, read_model_file
 from .profiler import Profile, run_profile
 from .quant_config import KernelSet, QuantConfig
 from .quant_math import Rounding
@@ -45,7 +46,8 @@ class Interpreter:
     def __init__(self, model_path: str | os.PathLike | None = None,
                  model_content: bytes | None = None, num_threads: int | None = None,
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
-                 rounding: str | Rounding = "double", split_batch: bool = True):
+                 rounding: str | Rounding = "double", split_batch: bool = True,
+                 memory_limit: int | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
@@ -59,14 +61,19 @@ class Interpreter:
 
         ``split_batch``: with several threads and a batch of N > 1 samples, run the
         samples in chunks through the whole network, one worker per thread, when the
-        graph keeps samples apart (batch_split.py); False: always run batched."""
+        graph keeps samples apart (batch_split.py); False: always run batched.
+
+        ``memory_limit``: bytes allocate_tensors() may take for the arena, folded
+        constants and kernels' work buffers (memory.py); None: 4 GiB, or half the
+        physical memory when that is less. Over it allocate_tensors() refuses, naming
+        the biggest tensors, before allocating."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
             raise ValueError(f"num_threads should be >= 1 (or -1), got {num_threads}")
+        memory_limit = check_limit(memory_limit)
         if model_path is not None:
-            with open(model_path, "rb") as f:
-                model_content = f.read()
+            model_content = read_model_file(model_path)
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
         # None / -1: one thread for edgelite's kernels, BLAS as numpy set it up.
@@ -77,6 +84,7 @@ class Interpreter:
         self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
         self._quant = QuantConfig.make(kernels, rounding)
+        self._memory_limit = memory_limit
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
         self._allocated = False
@@ -153,7 +161,8 @@ class Interpreter:
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
         self._split = None
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
-                               keep_alive, self._quant, self._num_threads or 1)
+                               keep_alive, self._quant, self._num_threads or 1,
+                               memory_limit=self._memory_limit)
         self._steps = self._alloc.steps
         if self._split_batch and (self._num_threads or 1) > 1 and \
                 not self._preserve_all_tensors:
@@ -175,13 +184,15 @@ class Interpreter:
 
         def make(n: int) -> tuple:
             part = spare.pop() if n == 1 and spare else \
-                allocate(sg, shapes_at(n), False, keep_alive, self._quant, 1)
+                allocate(sg, shapes_at(n), False, keep_alive, self._quant, 1,
+                         memory_limit=self._memory_limit)
             if not same_shapes(alloc.shapes, part.shapes, alloc.constants, batch, n):
                 raise ShapeError("a tensor does not scale with the batch")
             return part.steps, part.arrays
 
         try:
-            spare.append(allocate(sg, shapes_at(1), False, keep_alive, self._quant, 1))
+            spare.append(allocate(sg, shapes_at(1), False, keep_alive, self._quant, 1,
+                                  memory_limit=self._memory_limit))
             chunk = chunk_size(batch, self._num_threads, spare[0].arena_size)
             if not chunk:
                 return None

@@ -1,8 +1,10 @@
 """Read and validate a .tflite file into plain frozen objects.
 
-``load_model(data)`` walks the flatbuffer once with the generated accessors and returns
-a ``Model`` made of frozen dataclasses, tuples and read-only numpy views of the file's
-bytes -- no flatbuffer object leaks out. Everything is checked before use, because a
+``load_model(data)`` walks the flatbuffer once with flatbuf.py's bounds-checked reader
+(the generated accessors read only the per-op options tables) and returns a ``Model``
+made of frozen dataclasses, tuples and read-only numpy views of the file's bytes -- no
+flatbuffer object leaks out. ``read_model_file(path)`` reads a file for it, refusing
+directories, pipes and unreadable paths in one line. Everything is checked before use, because a
 .tflite file is untrusted input:
 
 * size, file identifier ("TFL3"; a file without it is accepted only if it parses, as
@@ -12,7 +14,8 @@ bytes -- no flatbuffer object leaks out. Everything is checked before use, becau
   neither hang the reader nor make it allocate much;
 * every index (opcode, tensor, buffer, subgraph) is in range, every buffer (inline or at
   an external offset) lies inside the file, constant data holds exactly
-  elements * itemsize bytes, dimensions are >= -1 and no tensor exceeds
+  elements * itemsize bytes (counted in Python ints, which do not wrap), dimensions
+  are >= -1, no tensor has more than MAX_RANK (numpy's limit) and none exceeds
   MAX_TENSOR_BYTES;
 * each subgraph reads only constants, its inputs, or tensors produced by an earlier op,
   and each tensor is produced at most once (which also rules out cycles).
@@ -24,14 +27,18 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 
 from __future__ import annotations
 
+import os
+import stat
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from ..schema import ops as schema_ops
-from ..schema import generated_tflite as tfl
+from . import flatbuf
 from .errors import ModelFormatError
+from .memory import gc_paused
+from .names import quoted
 from .model_objects import (
     Model,
     Operator,
@@ -40,30 +47,50 @@ from .model_objects import (
     Subgraph,
     Tensor,
     check_execution_order,
+    num_elements,
 )
 
 FILE_IDENTIFIER = b"TFL3"
 SCHEMA_VERSION = 3  # TFLITE_SCHEMA_VERSION; TFLite refuses other versions
 MIN_FILE_SIZE = 8  # root offset + file identifier
 MAX_TENSOR_BYTES = 2**31  # no single tensor may need more (a safety limit, like 2 GiB)
+# numpy arrays have at most 64 dimensions (NPY_MAXDIMS; 32 before numpy 2.0)
+MAX_RANK = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
 
-__all__ = ["load_model", "Model", "Subgraph", "Tensor", "Operator", "Quantization",
-           "SignatureDef", "MAX_TENSOR_BYTES"]
+__all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Operator",
+           "Quantization", "SignatureDef", "MAX_TENSOR_BYTES", "MAX_RANK"]
 
 
 # --------------------------------------------------------------------------- helpers
 
+# Field slots (schema field order, a union takes two; see flatbuf.py), per table.
+MODEL_VERSION, MODEL_OPCODES, MODEL_SUBGRAPHS, MODEL_DESCRIPTION, MODEL_BUFFERS = 0, 1, 2, 3, 4
+MODEL_METADATA, MODEL_SIGNATURES = 6, 7
+SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS, SUBGRAPH_NAME = range(5)
+TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION = range(5)
+TENSOR_IS_VARIABLE, TENSOR_SPARSITY, TENSOR_SHAPE_SIGNATURE, TENSOR_EXTERNAL_BUFFER = 5, 6, 7, 10
+OPERATOR_OPCODE, OPERATOR_INPUTS, OPERATOR_OUTPUTS = 0, 1, 2
+OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS, OPERATOR_CUSTOM_OPTIONS = 3, 4, 5
+OPERATOR_INTERMEDIATES, OPERATOR_OPTIONS2_TYPE, OPERATOR_OPTIONS2 = 8, 11, 12
+BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = 0, 1, 2
+OPCODE_DEPRECATED_CODE, OPCODE_CUSTOM_CODE, OPCODE_VERSION, OPCODE_CODE = 0, 1, 2, 3
+QUANT_MIN, QUANT_MAX, QUANT_SCALE, QUANT_ZERO_POINT, QUANT_DETAILS_TYPE = range(5)
+QUANT_DIMENSION = 6
+SIGNATURE_INPUTS, SIGNATURE_OUTPUTS, SIGNATURE_KEY, SIGNATURE_SUBGRAPH = 0, 1, 2, 4
+TENSOR_MAP_NAME, TENSOR_MAP_INDEX = 0, 1
+METADATA_NAME, METADATA_BUFFER = 0, 1
 
-class _Reader:
+
+class _Reader(flatbuf.Reader):
     """Bounds every count against the file and charges the walk against a budget."""
 
     def __init__(self, data: bytes):
-        self.data = data
-        self.size = len(data)
+        super().__init__(data)
         # Each table slot / vector element read costs at least its bytes in a well-formed
         # file; 4x the file size plus slack leaves room for shared strings and vtables.
         self.budget = 4 * self.size + 65536
         self.where = "the file header"
+        self.options: dict[tuple[type, int], Mapping[str, Any]] = {}  # by table position
 
     def charge(self, nbytes: int) -> None:
         self.budget -= max(int(nbytes), 1)
@@ -73,48 +100,45 @@ class _Reader:
                 f"{self.size}-byte file can hold (shared or overlapping tables?)"
             )
 
-    def count(self, n: int, elem_size: int, what: str) -> int:
-        n = int(n)
-        if n < 0 or n * elem_size > self.size:
-            raise ModelFormatError(
-                f"malformed .tflite file: {self.where} claims {n} {what}, more than the "
-                f"{self.size}-byte file can hold"
-            )
-        self.charge(n * elem_size)
-        return n
+    def counted(self, table, slot: int, elem_size: int) -> tuple[int, int]:
+        """A vector's (start, count), charged (flatbuf.Reader checked it is in the file)."""
+        start, n = self.vector(table, slot, elem_size)
+        self.budget -= n * elem_size or 1
+        if self.budget < 0:
+            self.charge(0)  # raises
+        return start, n
 
-    def ints(self, length: int, as_numpy, what: str) -> tuple[int, ...]:
-        n = self.count(length, 4, what)
-        if n == 0:
-            return ()
-        return tuple(int(v) for v in as_numpy())
+    def int_vector(self, table, slot: int) -> tuple[int, ...]:
+        start, n = self.vector(table, slot, 4)  # (counted(), inlined: the hot path)
+        self.budget -= 4 * n or 1
+        if self.budget < 0:
+            self.charge(0)  # raises
+        return self.ints(start, n) if n else ()
 
-    def floats(self, length: int, as_numpy, elem: int, what: str) -> np.ndarray | None:
-        n = self.count(length, elem, what)
-        return None if n == 0 else np.array(as_numpy())
+    def floats(self, table, slot: int, dtype) -> np.ndarray | None:
+        dtype = np.dtype(dtype)
+        start, n = self.counted(table, slot, dtype.itemsize)
+        return None if n == 0 else self.array(start, n, dtype).copy()
 
+    def table_vector(self, table, slot: int) -> list[int]:
+        return self.tables(*self.counted(table, slot, 4))
 
-def _text(raw: bytes | None) -> str:
-    return "" if raw is None else bytes(raw).decode("utf-8", errors="replace")
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
+    def text(self, table, slot: int) -> str:
+        start, n = self.counted(table, slot, 1)
+        return self.data[start:start + n].decode("utf-8", errors="replace") if n else ""
 
 
 # --------------------------------------------------------------------------- readers
 
 
-def _read_buffers(r: _Reader, fb_model) -> list[np.ndarray | None]:
-    n = r.count(fb_model.BuffersLength(), 4, "buffers")
+def _read_buffers(r: _Reader, root) -> list[np.ndarray | None]:
     buffers: list[np.ndarray | None] = []
-    for i in range(n):
+    for i, pos in enumerate(r.table_vector(root, MODEL_BUFFERS)):
         r.where = f"buffer {i}"
-        b = fb_model.Buffers(i)
+        b = r.table(pos)
         r.charge(8)
-        offset, size = int(b.Offset()), int(b.Size())
+        offset = r.scalar(b, BUFFER_OFFSET, "u64")
+        size = r.scalar(b, BUFFER_SIZE, "u64")
         if offset > 1:
             # Data stored after the flatbuffer (files over 2 GB use this layout).
             if offset + size > r.size:
@@ -123,11 +147,10 @@ def _read_buffers(r: _Reader, fb_model) -> list[np.ndarray | None]:
                     f" of a {r.size}-byte file"
                 )
             buffers.append(np.frombuffer(r.data, np.uint8, count=size, offset=offset))
-        elif not b.DataIsNone() and b.DataLength() > 0:
-            r.count(b.DataLength(), 1, "data bytes")
-            buffers.append(b.DataAsNumpy())  # np.frombuffer view: bounds-checked, no copy
-        else:
-            buffers.append(None)
+            continue
+        start, n = r.counted(b, BUFFER_DATA, 1)
+        # a read-only view of the file's bytes, no copy
+        buffers.append(r.array(start, n, np.uint8) if n else None)
     return buffers
 
 
@@ -135,11 +158,11 @@ def _read_quantization(r: _Reader, q) -> Quantization | None:
     if q is None:
         return None
     r.charge(8)
-    scale = r.floats(q.ScaleLength(), q.ScaleAsNumpy, 4, "scales")
-    zero_point = r.floats(q.ZeroPointLength(), q.ZeroPointAsNumpy, 8, "zero points")
-    qmin = r.floats(q.MinLength(), q.MinAsNumpy, 4, "min values")
-    qmax = r.floats(q.MaxLength(), q.MaxAsNumpy, 4, "max values")
-    if q.DetailsType() != 0:
+    scale = r.floats(q, QUANT_SCALE, np.float32)
+    zero_point = r.floats(q, QUANT_ZERO_POINT, np.int64)
+    qmin = r.floats(q, QUANT_MIN, np.float32)
+    qmax = r.floats(q, QUANT_MAX, np.float32)
+    if r.scalar(q, QUANT_DETAILS_TYPE, "u8") != 0:
         raise ModelFormatError(f"{r.where}: custom quantization details are not supported")
     if scale is None and zero_point is None and qmin is None and qmax is None:
         return None
@@ -152,129 +175,170 @@ def _read_quantization(r: _Reader, q) -> Quantization | None:
     for arr in (scale, zero_point, qmin, qmax):
         if arr is not None:
             arr.setflags(write=False)
-    return Quantization(scale, zero_point, int(q.QuantizedDimension()), qmin, qmax)
+    return Quantization(scale, zero_point, r.scalar(q, QUANT_DIMENSION, "i32"), qmin, qmax)
 
 
-def _read_tensor(r: _Reader, fb_t, index: int, buffers, sg_index: int) -> Tensor:
+class _TensorLabel(NamedTuple):
+    """"tensor 3 'name'" in a message, formatted only when a message is made."""
+
+    index: int
+    name: str
+
+    def __str__(self) -> str:
+        return f"tensor {self.index} {quoted(self.name)}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
     r.charge(16)
-    name = _text(fb_t.Name())
-    r.charge(len(name))
-    shape = r.ints(fb_t.ShapeLength(), fb_t.ShapeAsNumpy, "dimensions")
-    signature = r.ints(fb_t.ShapeSignatureLength(), fb_t.ShapeSignatureAsNumpy, "dimensions")
-    signature = signature or shape
-    type_code = int(fb_t.Type())
+    name = r.text(t, TENSOR_NAME)
+    shape = r.int_vector(t, TENSOR_SHAPE)
+    signature = r.int_vector(t, TENSOR_SHAPE_SIGNATURE) or shape
+    type_code = r.scalar(t, TENSOR_TYPE, "i8")
     dtype = schema_ops.TENSOR_TYPE_TO_NUMPY.get(type_code)
-    label = f"tensor {index} '{name}'"
     where = f"subgraph {sg_index}"
+    label = _TensorLabel(index, name)
     if type_code not in schema_ops.TENSOR_TYPE_NAME:
         raise ModelFormatError(f"{where}: {label} has unknown type code {type_code}")
-    if any(d < -1 for d in shape + signature):
-        raise ModelFormatError(f"{where}: {label} has a negative dimension {list(shape)}")
-    if fb_t.ExternalBuffer() != 0:
-        raise ModelFormatError(f"{where}: {label} uses an external buffer (not supported)")
-    elements = 1
-    for d in shape:
-        elements *= max(d, 1)
-    itemsize = dtype.itemsize if dtype is not None and dtype.kind != "O" else 1
-    if elements * itemsize > MAX_TENSOR_BYTES:
+    if len(shape) > MAX_RANK or len(signature) > MAX_RANK:
         raise ModelFormatError(
-            f"{where}: {label} has shape {list(shape)} ({elements * itemsize} bytes), over "
-            f"the {MAX_TENSOR_BYTES}-byte limit per tensor"
+            f"{where}: {label} has {max(len(shape), len(signature))} dimensions, more than "
+            f"the {MAX_RANK} numpy supports"
         )
-    buffer = int(fb_t.Buffer())
+    if min(shape + signature, default=0) < -1:
+        raise ModelFormatError(f"{where}: {label} has a negative dimension {list(shape)}")
+    if r.scalar(t, TENSOR_EXTERNAL_BUFFER, "u32") != 0:
+        raise ModelFormatError(f"{where}: {label} uses an external buffer (not supported)")
+    itemsize = dtype.itemsize if dtype is not None and dtype.kind != "O" else 1
+    nbytes = num_elements(1 if d == -1 else d for d in shape) * itemsize
+    if nbytes > MAX_TENSOR_BYTES:
+        raise ModelFormatError(
+            f"{where}: {label} has shape {list(shape)} ({nbytes} bytes), over the "
+            f"{MAX_TENSOR_BYTES}-byte limit per tensor"
+        )
+    buffer = r.scalar(t, TENSOR_BUFFER, "u32")
     if not 0 <= buffer < len(buffers):
         raise ModelFormatError(
             f"{where}: {label} refers to buffer {buffer}, the file has {len(buffers)}"
         )
-    is_sparse = fb_t.Sparsity() is not None
+    is_sparse = r.has(t, TENSOR_SPARSITY)
     raw = buffers[buffer]
     data = None
     if raw is not None and not is_sparse and dtype is not None and dtype.kind != "O":
         if -1 in shape:
             raise ModelFormatError(f"{where}: constant {label} has an unknown dimension")
-        if raw.nbytes != elements * itemsize:
+        if raw.nbytes != nbytes:
             raise ModelFormatError(
                 f"{where}: constant {label} of shape {list(shape)} {dtype.name} needs "
-                f"{elements * itemsize} bytes, its buffer {buffer} holds {raw.nbytes}"
+                f"{nbytes} bytes, its buffer {buffer} holds {raw.nbytes}"
             )
         data = raw.view(dtype.newbyteorder("<")).reshape(shape)
     elif raw is None and 0 in shape and dtype is not None and dtype.kind != "O":
         data = np.zeros(shape, dtype)  # an empty constant needs no bytes
     if data is not None:
         data.setflags(write=False)
-    quantization = _read_quantization(r, fb_t.Quantization())
+    quantization = _read_quantization(r, r.subtable(t, TENSOR_QUANTIZATION))
     return Tensor(index, name, type_code, dtype, shape, signature, buffer, data,
-                  quantization, bool(fb_t.IsVariable()), is_sparse)
+                  quantization, bool(r.scalar(t, TENSOR_IS_VARIABLE, "u8")), is_sparse)
 
 
-def _read_opcodes(r: _Reader, fb_model) -> list[tuple[str, int, str | None, int]]:
-    n = r.count(fb_model.OperatorCodesLength(), 4, "operator codes")
+def _read_opcodes(r: _Reader, root) -> list[tuple[str, int, str | None, int]]:
     codes = []
-    for i in range(n):
+    for i, pos in enumerate(r.table_vector(root, MODEL_OPCODES)):
         r.where = f"operator code {i}"
-        oc = fb_model.OperatorCodes(i)
+        oc = r.table(pos)
         r.charge(8)
-        code = schema_ops.builtin_code_of(oc)
+        # the larger of the two fields: old files only set the deprecated one
+        code = max(r.scalar(oc, OPCODE_CODE, "i32"),
+                   r.scalar(oc, OPCODE_DEPRECATED_CODE, "i8"))
         name = schema_ops.BUILTIN_NAME.get(code, f"UNKNOWN_BUILTIN_{code}")
-        custom = _text(oc.CustomCode()) if name == "CUSTOM" else None
-        codes.append((name, code, custom, int(oc.Version())))
+        custom = r.text(oc, OPCODE_CUSTOM_CODE) if name == "CUSTOM" else None
+        codes.append((name, code, custom, r.scalar(oc, OPCODE_VERSION, "i32", 1)))
     return codes
 
 
-def _read_options(r: _Reader, fb_op) -> Mapping[str, Any]:
-    for kind, creator in ((fb_op.BuiltinOptionsType(), tfl.BuiltinOptionsCreator),
-                          (fb_op.BuiltinOptions2Type(), tfl.BuiltinOptions2Creator)):
-        if kind:
-            table = fb_op.BuiltinOptions() if creator is tfl.BuiltinOptionsCreator \
-                else fb_op.BuiltinOptions2()
-            obj = creator(kind, table) if table is not None else None
-            if obj is not None:
-                r.charge(32)
-                return MappingProxyType({k: _freeze(v)
-                                         for k, v in schema_ops.options_to_dict(obj).items()})
-    return MappingProxyType({})
+_EMPTY_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+_SNAKE_KEYS: dict[type, dict[str, str]] = {}  # options class -> attribute -> option key
 
 
-def _read_operator(r: _Reader, fb_op, index: int, opcodes, num_tensors: int) -> Operator:
+def _option_value(value: Any) -> Any:
+    """numpy scalars / arrays and lists as Python scalars and tuples (frozen)."""
+    if isinstance(value, np.ndarray):
+        return _option_value(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return tuple(_option_value(v) for v in value)
+    return value
+
+
+def _read_options(r: _Reader, op) -> Mapping[str, Any]:
+    for type_slot, slot, classes in ((OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS,
+                                      schema_ops.OPTIONS_CLASS),
+                                     (OPERATOR_OPTIONS2_TYPE, OPERATOR_OPTIONS2,
+                                      schema_ops.OPTIONS2_CLASS)):
+        kind = r.scalar(op, type_slot, "u8")
+        cls = classes.get(kind)
+        if cls is None or not r.has(op, slot):
+            continue
+        table = r.subtable(op, slot)
+        r.charge(32)
+        if (cls, table[0]) in r.options:  # a table several operators share
+            return r.options[cls, table[0]]
+        keys = _SNAKE_KEYS.get(cls)
+        if keys is None:  # the option names, as schema_ops.options_to_dict spells them
+            keys = _SNAKE_KEYS[cls] = dict(zip(vars(cls()),
+                                               schema_ops.options_to_dict(cls())))
+        # The generated reader of this one options table (its fields differ per op).
+        obj = cls.InitFromBuf(r.data, table[0])
+        options = r.options[cls, table[0]] = MappingProxyType(
+            {keys[k]: _option_value(v) for k, v in vars(obj).items()})
+        return options
+    return _EMPTY_OPTIONS
+
+
+def _read_operator(r: _Reader, op, index: int, opcodes, num_tensors: int) -> Operator:
     r.charge(16)
-    opcode_index = int(fb_op.OpcodeIndex())
+    opcode_index = r.scalar(op, OPERATOR_OPCODE, "u32")
     if not 0 <= opcode_index < len(opcodes):
         raise ModelFormatError(
             f"{r.where}: opcode index {opcode_index} is out of range ({len(opcodes)} codes)"
         )
     name, code, custom, version = opcodes[opcode_index]
-    inputs = r.ints(fb_op.InputsLength(), fb_op.InputsAsNumpy, "inputs")
-    outputs = r.ints(fb_op.OutputsLength(), fb_op.OutputsAsNumpy, "outputs")
-    intermediates = r.ints(fb_op.IntermediatesLength(), fb_op.IntermediatesAsNumpy,
-                           "intermediates")
+    inputs = r.int_vector(op, OPERATOR_INPUTS)
+    outputs = r.int_vector(op, OPERATOR_OUTPUTS)
+    intermediates = r.int_vector(op, OPERATOR_INTERMEDIATES)
     for role, indices in (("input", inputs), ("output", outputs),
                           ("intermediate", intermediates)):
-        for t in indices:
-            if not -1 <= t < num_tensors:
-                raise ModelFormatError(
-                    f"{r.where} ({name}): {role} tensor index {t} is out of range "
-                    f"({num_tensors} tensors)"
-                )
+        if indices and not (-1 <= min(indices) and max(indices) < num_tensors):
+            t = next(t for t in indices if not -1 <= t < num_tensors)
+            raise ModelFormatError(
+                f"{r.where} ({name}): {role} tensor index {t} is out of range "
+                f"({num_tensors} tensors)"
+            )
     custom_options = None
-    if fb_op.CustomOptionsLength() > 0:
-        r.count(fb_op.CustomOptionsLength(), 1, "custom option bytes")
-        custom_options = fb_op.CustomOptionsAsNumpy().tobytes()
+    start, n = r.counted(op, OPERATOR_CUSTOM_OPTIONS, 1)
+    if n > 0:
+        custom_options = r.data[start:start + n]
     return Operator(index, name, code, custom, version, inputs, outputs, intermediates,
-                    _read_options(r, fb_op), custom_options)
+                    _read_options(r, op), custom_options)
 
 
-def _read_subgraph(r: _Reader, fb_sg, index: int, opcodes, buffers) -> Subgraph:
+def _read_subgraph(r: _Reader, pos: int, index: int, opcodes, buffers) -> Subgraph:
     r.where = f"subgraph {index}"
+    sg = r.table(pos)
     r.charge(16)
-    name = _text(fb_sg.Name())
-    n_tensors = r.count(fb_sg.TensorsLength(), 4, "tensors")
+    name = r.text(sg, SUBGRAPH_NAME)
     tensors = []
-    for i in range(n_tensors):
+    for i, t_pos in enumerate(r.table_vector(sg, SUBGRAPH_TENSORS)):
         r.where = f"subgraph {index} tensor {i}"
-        tensors.append(_read_tensor(r, fb_sg.Tensors(i), i, buffers, index))
+        tensors.append(_read_tensor(r, r.table(t_pos), i, buffers, index))
+    n_tensors = len(tensors)
     r.where = f"subgraph {index}"
-    inputs = r.ints(fb_sg.InputsLength(), fb_sg.InputsAsNumpy, "inputs")
-    outputs = r.ints(fb_sg.OutputsLength(), fb_sg.OutputsAsNumpy, "outputs")
+    inputs = r.int_vector(sg, SUBGRAPH_INPUTS)
+    outputs = r.int_vector(sg, SUBGRAPH_OUTPUTS)
     for role, indices in (("input", inputs), ("output", outputs)):
         for t in indices:
             if not 0 <= t < n_tensors:
@@ -282,88 +346,130 @@ def _read_subgraph(r: _Reader, fb_sg, index: int, opcodes, buffers) -> Subgraph:
                     f"subgraph {index}: {role} tensor index {t} is out of range "
                     f"({n_tensors} tensors)"
                 )
-    n_ops = r.count(fb_sg.OperatorsLength(), 4, "operators")
     operators = []
-    for i in range(n_ops):
+    for i, op_pos in enumerate(r.table_vector(sg, SUBGRAPH_OPERATORS)):
         r.where = f"subgraph {index} operator {i}"
-        operators.append(_read_operator(r, fb_sg.Operators(i), i, opcodes, n_tensors))
-    sg = Subgraph(index, name, tuple(tensors), tuple(operators), inputs, outputs)
-    check_execution_order(sg)
-    return sg
+        operators.append(_read_operator(r, r.table(op_pos), i, opcodes, n_tensors))
+    subgraph = Subgraph(index, name, tuple(tensors), tuple(operators), inputs, outputs)
+    check_execution_order(subgraph)
+    return subgraph
 
 
-def _read_signatures(r: _Reader, fb_model, subgraphs) -> tuple[SignatureDef, ...]:
-    n = r.count(fb_model.SignatureDefsLength(), 4, "signature defs")
+def _read_signatures(r: _Reader, root, subgraphs) -> tuple[SignatureDef, ...]:
     signatures = []
-    for i in range(n):
+    for i, pos in enumerate(r.table_vector(root, MODEL_SIGNATURES)):
         r.where = f"signature def {i}"
-        s = fb_model.SignatureDefs(i)
+        s = r.table(pos)
         r.charge(16)
-        key = _text(s.SignatureKey())
-        sg_index = int(s.SubgraphIndex())
+        key = r.text(s, SIGNATURE_KEY)
+        sg_index = r.scalar(s, SIGNATURE_SUBGRAPH, "u32")
         if not 0 <= sg_index < len(subgraphs):
             raise ModelFormatError(
-                f"signature '{key}' refers to subgraph {sg_index}; the file has "
+                f"signature {quoted(key)} refers to subgraph {sg_index}; the file has "
                 f"{len(subgraphs)}"
             )
         maps = []
-        for length, get in ((s.InputsLength(), s.Inputs), (s.OutputsLength(), s.Outputs)):
+        for slot in (SIGNATURE_INPUTS, SIGNATURE_OUTPUTS):
             entries = {}
-            for j in range(r.count(length, 4, "signature tensors")):
-                m = get(j)
+            for m_pos in r.table_vector(s, slot):
+                m = r.table(m_pos)
                 r.charge(8)
-                t = int(m.TensorIndex())
+                t = r.scalar(m, TENSOR_MAP_INDEX, "u32")
                 if not 0 <= t < len(subgraphs[sg_index].tensors):
                     raise ModelFormatError(
-                        f"signature '{key}' names tensor index {t}, out of range for "
+                        f"signature {quoted(key)} names tensor index {t}, out of range for "
                         f"subgraph {sg_index}"
                     )
-                entries[_text(m.Name())] = t
+                entries[r.text(m, TENSOR_MAP_NAME)] = t
             maps.append(MappingProxyType(entries))
         signatures.append(SignatureDef(key, sg_index, maps[0], maps[1]))
     return tuple(signatures)
 
 
-def _read_metadata(r: _Reader, fb_model, buffers) -> Mapping[str, bytes]:
+def _read_metadata(r: _Reader, root, buffers) -> Mapping[str, bytes]:
     entries = {}
-    for i in range(r.count(fb_model.MetadataLength(), 4, "metadata entries")):
+    for i, pos in enumerate(r.table_vector(root, MODEL_METADATA)):
         r.where = f"metadata {i}"
-        m = fb_model.Metadata(i)
+        m = r.table(pos)
         r.charge(8)
-        b = int(m.Buffer())
+        b = r.scalar(m, METADATA_BUFFER, "u32")
         if not 0 <= b < len(buffers):
             raise ModelFormatError(f"metadata {i} refers to buffer {b}, out of range")
-        entries[_text(m.Name())] = b"" if buffers[b] is None else buffers[b].tobytes()
+        entries[r.text(m, METADATA_NAME)] = b"" if buffers[b] is None else buffers[b].tobytes()
     return MappingProxyType(entries)
 
 
 def _parse(r: _Reader) -> Model:
-    fb_model = tfl.Model.GetRootAs(r.data, 0)
-    version = int(fb_model.Version())
+    root = r.root()
+    version = r.scalar(root, MODEL_VERSION, "u32")
     if version != SCHEMA_VERSION:
         raise ModelFormatError(
             f"not a TFLite model: schema version {version}, expected {SCHEMA_VERSION}"
         )
-    description = _text(fb_model.Description())
-    buffers = _read_buffers(r, fb_model)
-    opcodes = _read_opcodes(r, fb_model)
-    n_subgraphs = r.count(fb_model.SubgraphsLength(), 4, "subgraphs")
-    if n_subgraphs == 0:
+    description = r.text(root, MODEL_DESCRIPTION)
+    buffers = _read_buffers(r, root)
+    opcodes = _read_opcodes(r, root)
+    subgraph_positions = r.table_vector(root, MODEL_SUBGRAPHS)
+    if not subgraph_positions:
         raise ModelFormatError("the model has no subgraphs")
-    subgraphs = tuple(_read_subgraph(r, fb_model.Subgraphs(i), i, opcodes, buffers)
-                      for i in range(n_subgraphs))
-    signatures = _read_signatures(r, fb_model, subgraphs)
-    metadata = _read_metadata(r, fb_model, buffers)
+    subgraphs = tuple(_read_subgraph(r, pos, i, opcodes, buffers)
+                      for i, pos in enumerate(subgraph_positions))
+    signatures = _read_signatures(r, root, subgraphs)
+    metadata = _read_metadata(r, root, buffers)
     has_id = r.data[4:8] == FILE_IDENTIFIER
     return Model(version, description, subgraphs, signatures, metadata, has_id)
 
 
+def _as_bytes(data) -> bytes:
+    """The bytes of a bytes-like ``data`` (bytes, bytearray, memoryview, numpy uint8...)."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        raise ModelFormatError(
+            "model content is a str, not bytes: pass the .tflite file's bytes, or its path "
+            "as model_path"
+        )
+    try:
+        return memoryview(data).cast("B").tobytes()
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(
+            f"model content must be bytes-like (the .tflite file's bytes), got "
+            f"{type(data).__name__} ({exc})"
+        ) from None
+
+
+def read_model_file(path) -> bytes:
+    """The bytes of the .tflite file at ``path``; ModelFormatError naming the path when it
+    is not a readable regular file (a directory, a device or pipe that might never end,
+    a missing or unreadable file)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise ModelFormatError(f"model_path must be a path (str or os.PathLike), got "
+                               f"{type(path).__name__}")
+    shown = quoted(os.fsdecode(path))
+
+    def check_regular(mode: int) -> None:
+        if not stat.S_ISREG(mode):  # opening a pipe would wait for a writer
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise ModelFormatError(f"cannot read model {shown}: it is {kind}")
+
+    try:
+        check_regular(os.stat(path).st_mode)
+        with open(path, "rb") as f:
+            check_regular(os.fstat(f.fileno()).st_mode)  # still, if it was swapped meanwhile
+            return f.read()
+    except FileNotFoundError:
+        raise ModelFormatError(f"cannot read model {shown}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(f"cannot read model {shown}: it is a directory") from None
+    except PermissionError:
+        raise ModelFormatError(f"cannot read model {shown}: permission denied") from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read model {shown}: {exc.strerror or exc}") from None
+
+
 def load_model(data: bytes) -> Model:
     """Parse and validate .tflite bytes (raises ModelFormatError on any defect)."""
-    if isinstance(data, (bytearray, memoryview)):
-        data = bytes(data)
-    if not isinstance(data, bytes):
-        raise TypeError(f"load_model expects bytes, got {type(data).__name__}")
+    data = _as_bytes(data)
     if len(data) < MIN_FILE_SIZE:
         raise ModelFormatError(
             f"not a TFLite model: the file has {len(data)} bytes, a .tflite has at least "
@@ -371,8 +477,10 @@ def load_model(data: bytes) -> Model:
         )
     r = _Reader(data)
     has_id = data[4:8] == FILE_IDENTIFIER
+    hint = "" if has_id else f" (no 'TFL3' file identifier; bytes 4..8 are {data[4:8]!r})"
     try:
-        return _parse(r)
+        with gc_paused():
+            return _parse(r)
     except ModelFormatError as exc:
         if has_id:
             raise
@@ -380,8 +488,11 @@ def load_model(data: bytes) -> Model:
             f"not a TFLite model: no 'TFL3' file identifier (bytes 4..8 are "
             f"{data[4:8]!r}) and it does not parse as one ({exc})"
         ) from None
-    except Exception as exc:  # any flatbuffers read past the end / garbage offset
-        hint = "" if has_id else f" (no 'TFL3' file identifier; bytes 4..8 are {data[4:8]!r})"
+    except flatbuf.FlatbufferError as exc:  # an offset or a length points outside the file
+        raise ModelFormatError(
+            f"malformed or truncated .tflite file{hint}: {r.where}: {exc}"
+        ) from None
+    except Exception as exc:  # anything else a garbage file makes the reader trip on
         kind = type(exc).__name__
         if type(exc).__module__ not in ("builtins", "__main__"):
             kind = f"{type(exc).__module__}.{kind}"

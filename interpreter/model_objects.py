@@ -7,12 +7,23 @@ bytes: nothing here refers to flatbuffers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from ..schema import ops as schema_ops
 from .errors import ModelFormatError
+from .names import quoted
+
+
+def num_elements(shape: Iterable[int]) -> int:
+    """The product of ``shape`` in Python ints. numpy's int64 product wraps around
+    (dims [2**62 + 1, 4] give 4 elements and pass a size check), so every element
+    count in the interpreter comes from here."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,8 @@ class Model:
 
 def check_execution_order(sg: Subgraph) -> None:
     """Every input is available when its op runs; every tensor is produced once."""
-    available = set(sg.inputs)
+    inputs = set(sg.inputs)  # (a set: a file may list thousands of inputs)
+    available = set(inputs)
     available.update(t.index for t in sg.tensors if t.is_constant or t.is_variable)
     produced: dict[int, int] = {}
     for op in sg.operators:
@@ -100,23 +112,24 @@ def check_execution_order(sg: Subgraph) -> None:
                 tensor = sg.tensors[t]
                 raise ModelFormatError(
                     f"subgraph {sg.index}: operator {op.index} ({op.name}) reads tensor "
-                    f"{t} '{tensor.name}' before any operator produces it and it is neither a "
-                    "constant nor a subgraph input (operators out of order, or a cycle)"
+                    f"{t} {quoted(tensor.name)} before any operator produces it and it is "
+                    "neither a constant nor a subgraph input (operators out of order, or a "
+                    "cycle)"
                 )
         for t in op.outputs:
             if t < 0:
                 continue
-            if t in produced or t in sg.inputs or sg.tensors[t].is_constant:
+            if t in produced or t in inputs or sg.tensors[t].is_constant:
                 first = f"operator {produced[t]}" if t in produced else "the file"
                 raise ModelFormatError(
-                    f"subgraph {sg.index}: tensor {t} '{sg.tensors[t].name}' is written by "
-                    f"operator {op.index} ({op.name}) but already defined by {first}"
+                    f"subgraph {sg.index}: tensor {t} {quoted(sg.tensors[t].name)} is written "
+                    f"by operator {op.index} ({op.name}) but already defined by {first}"
                 )
             produced[t] = op.index
             available.add(t)
     for t in sg.outputs:
         if t not in available:
             raise ModelFormatError(
-                f"subgraph {sg.index}: output tensor {t} '{sg.tensors[t].name}' is never "
-                "produced"
+                f"subgraph {sg.index}: output tensor {t} {quoted(sg.tensors[t].name)} is "
+                "never produced"
             )

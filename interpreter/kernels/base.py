@@ -22,6 +22,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import DTypeError, ShapeError, UnsupportedOpError
+from ..names import quoted
+from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
 from ..quant_config import DEFAULT_CONFIG, QuantConfig
 
 
@@ -67,7 +69,7 @@ class OpContext:
     workspace: "Workspace | None" = None  # shared memory for temporaries (temporary())
 
     def describe(self) -> str:
-        out = f", output '{self.outputs[0].name}'" if self.outputs else ""
+        out = f", output {quoted(self.outputs[0].name)}" if self.outputs else ""
         return f"operator {self.index} ({self.op_name}{out})"
 
     # ---------------------------------------------------------------- errors
@@ -107,7 +109,7 @@ class OpContext:
         t = self.input(i)
         if t.data is None:
             raise self.unsupported(
-                f"the {what} (input {i}, tensor '{t.name}') must be a constant tensor; "
+                f"the {what} (input {i}, tensor {quoted(t.name)}) must be a constant tensor; "
                 "computed values (dynamic shapes) are not supported"
             )
         return t.data
@@ -120,7 +122,8 @@ class OpContext:
         if t.dtype.type not in allowed:
             names = ", ".join(np.dtype(a).name for a in allowed)
             raise self.unsupported(
-                f"{role} tensor '{t.name}' has type {t.dtype.name}; this kernel supports {names}"
+                f"{role} tensor {quoted(t.name)} has type {t.dtype.name}; this kernel "
+                f"supports {names}"
             )
 
     def output_dtype(self, i: int = 0) -> np.dtype:
@@ -156,14 +159,23 @@ def normalize_axis(ctx: OpContext, axis: int, rank: int) -> int:
 MAX_SCRATCH_BYTES = 2**31  # per scratch buffer; larger requests are refused, not tried
 
 
-def scratch(ctx: OpContext, shape: tuple[int, ...], dtype, fill=None) -> np.ndarray:
-    """A kernel's private work buffer, allocated once in prepare() (size-checked)."""
-    nbytes = num_elements(tuple(shape)) * np.dtype(dtype).itemsize
+def _work_bytes(ctx: OpContext, shape: tuple[int, ...], dtype) -> int:
+    """Bytes of a work buffer, refused over MAX_SCRATCH_BYTES."""
+    nbytes = num_elements(shape) * np.dtype(dtype).itemsize
     if nbytes > MAX_SCRATCH_BYTES:
         raise ctx.shape_error(
             f"needs a {nbytes}-byte work buffer of shape {list(shape)}, over the "
             f"{MAX_SCRATCH_BYTES}-byte limit (are the input shapes right?)"
         )
+    return nbytes
+
+
+def scratch(ctx: OpContext, shape: tuple[int, ...], dtype, fill=None) -> np.ndarray:
+    """A kernel's private work buffer, allocated once in prepare() (size-checked, and
+    charged to the allocation's memory budget)."""
+    nbytes = _work_bytes(ctx, shape, dtype)
+    if ctx.workspace is not None:
+        ctx.workspace.charge(ctx, nbytes)
     if fill is None:
         return np.empty(shape, dtype)
     if fill == 0:
@@ -178,26 +190,36 @@ class Workspace:
     the start of the current block. When an op needs more than the block holds, a
     larger block is started for it and the ops after it (earlier ops keep theirs alive
     through their views). Compared with one buffer per op this keeps the working set
-    of a network small enough to stay in cache."""
+    of a network small enough to stay in cache.
+
+    ``budget`` (memory.MemoryBudget): charged for every block and every scratch()
+    buffer before it is made, so an allocation's work buffers stay under its limit."""
 
     ALIGNMENT = 64
 
-    def __init__(self) -> None:
+    def __init__(self, budget=None) -> None:
         self._block = np.empty(0, np.uint8)
         self._offset = 0
+        self._budget = budget
+
+    def charge(self, ctx: OpContext, nbytes: int) -> None:
+        if self._budget is not None:
+            self._budget.take_work(ctx.describe(), nbytes)
 
     def begin_op(self) -> None:
         self._offset = 0
 
-    def take(self, shape: tuple[int, ...], dtype) -> np.ndarray:
+    def take(self, ctx: OpContext, shape: tuple[int, ...], dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
-        nbytes = num_elements(tuple(shape)) * dtype.itemsize
+        nbytes = num_elements(shape) * dtype.itemsize
         if self._offset + nbytes > self._block.size:
             size = max(2 * self._block.size, nbytes + self.ALIGNMENT)
+            self.charge(ctx, size)
             self._block = np.empty(size, np.uint8)
             self._offset = 0
         start = self._offset + (-(self._block.ctypes.data + self._offset) % self.ALIGNMENT)
         if start + nbytes > self._block.size:  # alignment pushed it past the end
+            self.charge(ctx, self._block.size + nbytes + self.ALIGNMENT)
             self._block = np.empty(self._block.size + nbytes + self.ALIGNMENT, np.uint8)
             start = -self._block.ctypes.data % self.ALIGNMENT
         self._offset = start + nbytes
@@ -209,14 +231,5 @@ def temporary(ctx: OpContext, shape: tuple[int, ...], dtype) -> np.ndarray:
     invokes: from the allocation's shared Workspace (size-checked like scratch())."""
     if ctx.workspace is None:
         return scratch(ctx, shape, dtype)
-    nbytes = num_elements(tuple(shape)) * np.dtype(dtype).itemsize
-    if nbytes > MAX_SCRATCH_BYTES:
-        scratch(ctx, shape, dtype)  # raises the size error
-    return ctx.workspace.take(tuple(shape), dtype)
-
-
-def num_elements(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+    _work_bytes(ctx, shape, dtype)
+    return ctx.workspace.take(ctx, tuple(shape), dtype)

@@ -33,6 +33,7 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
 from .quant_common import QUANTIZED, qparams, require_same_type
+from .softmax import softmax_beta
 
 SCALED_DIFF_INTEGER_BITS = 5
 ACCUMULATION_INTEGER_BITS = 12
@@ -146,7 +147,7 @@ def prepare(ctx: OpContext):
             f"quantized SOFTMAX needs output scale 1/256 and zero point {qmin}, got "
             f"{out.scale} / {out.zero_point}"
         )
-    beta = float(np.float32(ctx.option("beta", 0.0)))
+    beta = float(softmax_beta(ctx))
     depth, rows = x.shape[-1], num_elements(x.shape[:-1])
     spec = (OutputSpec(x.shape, x.dtype),)
     if ctx.quant.reference:

@@ -16,7 +16,8 @@ handle integer data; their outputs are constants whenever their inputs are.
   (TFLite's GetSize refuses it). Length: integers (|limit - start| + |delta| - 1) /
   |delta|; floats ceil(|(limit - start) / delta|) in float32. The reference fills by
   repeated addition (value += delta), so float outputs carry its rounding -- np.cumsum
-  in float32 adds in the same order.
+  in float32 adds in the same order. The values are computed by eval(), so a huge range
+  is not materialized by prepare() (allocate_tensors() folds small ones).
 * ZEROS_LIKE (tensorflow/lite/kernels/zeros_like.cc): zeros of the input's shape and type.
 """
 
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import MAX_TENSOR_BYTES
+from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 
 INT_TYPES = (np.int32, np.int64)
@@ -73,16 +75,18 @@ def prepare_fill(ctx: OpContext):
     dims_t, value_t = ctx.input(0), ctx.input(1)
     ctx.require_dtype(dims_t, INT_TYPES, "dims")
     if dims_t.rank != 1:
-        raise ctx.shape_error(f"dims '{dims_t.name}' must be 1-D, has shape {list(dims_t.shape)}")
+        raise ctx.shape_error(
+            f"dims {quoted(dims_t.name)} must be 1-D, has shape {list(dims_t.shape)}"
+        )
     dims = tuple(int(d) for d in ctx.constant_input(0, "dims"))
     if any(d < 0 for d in dims):
         raise ctx.shape_error(f"dims {list(dims)} has a negative entry")
     if num_elements(value_t.shape) != 1 or value_t.rank > 1:
         raise ctx.shape_error(
-            f"value '{value_t.name}' must be a scalar, has shape {list(value_t.shape)}"
+            f"value {quoted(value_t.name)} must be a scalar, has shape {list(value_t.shape)}"
         )
     if value_t.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"value '{value_t.name}' has type {value_t.dtype.name}")
+        raise ctx.unsupported(f"value {quoted(value_t.name)} has type {value_t.dtype.name}")
     value = None if value_t.data is None else value_t.data.reshape(())[()]
     return (OutputSpec(dims, value_t.dtype),), FillRecord(value)
 
@@ -103,10 +107,12 @@ def prepare_range(ctx: OpContext):
         t = ctx.input(i)
         if t.dtype != start_t.dtype:
             raise ctx.dtype_error(
-                f"{what} '{t.name}' is {t.dtype.name}, start is {start_t.dtype.name}"
+                f"{what} {quoted(t.name)} is {t.dtype.name}, start is {start_t.dtype.name}"
             )
         if t.rank != 0:
-            raise ctx.shape_error(f"{what} '{t.name}' must be a scalar, has shape {list(t.shape)}")
+            raise ctx.shape_error(
+                f"{what} {quoted(t.name)} must be a scalar, has shape {list(t.shape)}"
+            )
         scalars.append(ctx.constant_input(i, what).reshape(())[()])
     start, limit, delta = scalars
     if delta == 0 or (start > limit and delta > 0) or (start < limit and delta < 0):
@@ -122,13 +128,25 @@ def prepare_range(ctx: OpContext):
         size = int(np.ceil(np.abs((limit - start) / delta)))  # float32 arithmetic
     if size * dtype.itemsize > MAX_TENSOR_BYTES:
         raise ctx.shape_error(f"RANGE({start}, {limit}, {delta}) would have {size} elements")
-    if dtype.kind == "i":
-        value = np.arange(size, dtype=np.int64) * delta + start
+    # The values are made by eval(): allocate_tensors() folds a small RANGE into a
+    # constant, and a huge one runs per invoke() in the arena, under the memory limit.
+    return (OutputSpec((size,), dtype),), RangeRecord(start, delta)
+
+
+@dataclass(frozen=True)
+class RangeRecord:
+    start: int | np.floating
+    delta: int | np.floating
+
+
+def eval_range(rec: RangeRecord, inputs, outputs) -> None:
+    out = outputs[0]
+    if out.dtype.kind == "i":
+        out[...] = np.arange(out.size, dtype=np.int64) * rec.delta + rec.start
     else:
-        steps = np.full(size, delta, np.float32)
-        steps[:1] = start
-        value = np.cumsum(steps, dtype=np.float32)
-    return (OutputSpec((size,), dtype),), ConstantRecord(value.astype(dtype))
+        out.fill(rec.delta)
+        out[:1] = rec.start
+        np.cumsum(out, dtype=np.float32, out=out)
 
 
 # --------------------------------------------------------------------------- ZEROS_LIKE
@@ -138,7 +156,7 @@ def prepare_zeros_like(ctx: OpContext):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
     if x.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"input '{x.name}' has type {x.dtype.name}")
+        raise ctx.unsupported(f"input {quoted(x.name)} has type {x.dtype.name}")
     return (OutputSpec(x.shape, x.dtype),), None
 
 
@@ -149,5 +167,5 @@ def eval_zeros_like(rec, inputs, outputs) -> None:
 SHAPE = Kernel(prepare_shape, eval_constant)
 RANK = Kernel(prepare_rank, eval_constant)
 FILL = Kernel(prepare_fill, eval_fill)
-RANGE = Kernel(prepare_range, eval_constant)
+RANGE = Kernel(prepare_range, eval_range)
 ZEROS_LIKE = Kernel(prepare_zeros_like, eval_zeros_like)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ModelFormatError
 from .base import OpContext, OutputSpec, num_elements, scratch
 
 
@@ -29,6 +30,16 @@ class SoftmaxRecord:
     row_sum: np.ndarray  # (rows, 1) scratch
 
 
+def softmax_beta(ctx: OpContext) -> np.float32:
+    """SoftmaxOptions.beta, refused unless finite: NaN would make every output NaN, and
+    an infinite beta gives inf - inf = NaN for the row maximum (TFLite does not check)."""
+    beta = np.float32(ctx.option("beta", 0.0))
+    if not np.isfinite(beta):
+        raise ModelFormatError(f"{ctx.describe()}: beta is {float(beta)}; SOFTMAX needs a "
+                               "finite beta")
+    return beta
+
+
 def prepare(ctx: OpContext):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
@@ -39,7 +50,7 @@ def prepare(ctx: OpContext):
     if depth == 0:
         raise ctx.shape_error(f"cannot take a softmax over an empty last dimension {list(x.shape)}")
     rows = num_elements(x.shape[:-1])
-    record = SoftmaxRecord(rows, depth, np.float32(ctx.option("beta", 0.0)),
+    record = SoftmaxRecord(rows, depth, softmax_beta(ctx),
                            scratch(ctx, (rows, 1), np.float32), scratch(ctx, (rows, 1), np.float32))
     return (OutputSpec(x.shape, x.dtype),), record
 

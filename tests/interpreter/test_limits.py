@@ -1,0 +1,177 @@
+"""Hostile sizes: tiny files that declare huge tensors are refused, in one line, before
+anything big is allocated (memory.py, allocation.py); element counts never wrap."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError, load_model
+from edgelite.interpreter.allocation import FOLD_ALWAYS_BYTES
+from edgelite.interpreter.memory import DEFAULT_MEMORY_LIMIT, default_memory_limit
+from edgelite.interpreter.model import MAX_RANK
+
+from .tflite_builder import ModelBuilder
+
+MIB = 2**20
+
+
+def _fill_model(count: int, dims, dims_dtype=np.int32, declared=None) -> bytes:
+    """``count`` FILL ops of shape ``dims`` (a constant), each a graph output."""
+    b = ModelBuilder()
+    x = b.tensor("x", (1,))
+    shape = b.const("dims", np.array(dims, dims_dtype))
+    value = b.const("value", np.array(1.5, np.float32))
+    outs = []
+    for i in range(count):
+        outs.append(b.tensor(f"big{i}", declared if declared is not None else dims))
+        b.op("FILL", [shape, value], [outs[-1]])
+    y = b.tensor("y", (1,))
+    b.op("RELU", [x], [y])
+    return b.build([x], [y] + outs)
+
+
+def _peak_while(fn) -> int:
+    """Peak bytes traced (numpy's buffers included) while ``fn`` runs."""
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def _one_line(exc_info) -> str:
+    text = str(exc_info.value)
+    assert "\n" not in text
+    return text
+
+
+def test_four_fills_of_2gib_are_refused_before_allocating():
+    data = _fill_model(4, [2**29])
+    assert len(data) < 1500  # a tiny file declaring 4 x 2 GiB
+    interp = Interpreter(model_content=data)
+
+    def allocate():
+        with pytest.raises(ShapeError) as info:
+            interp.allocate_tensors()
+        text = _one_line(info)
+        # Not folded (2 GiB from 12 bytes of constants): the four outputs are arena
+        # tensors, and the plan is refused with the biggest three named.
+        # x (4 bytes, offset 0), big0..3 from 64 on, y after them: 4 * 2**31 + 68 bytes.
+        assert f"needs {4 * 2**31 + 68} bytes (a {4 * 2**31 + 68}-byte arena, 0 bytes " \
+            "of folded constants, 0 bytes of work buffers)" in text
+        assert f"over the {default_memory_limit()}-byte memory limit" in text
+        assert "the biggest tensors (bytes): 'big0' 2147483648, 'big1' 2147483648, " \
+            "'big2' 2147483648" in text
+        assert "Interpreter(memory_limit=...)" in text
+
+    assert _peak_while(allocate) < 4 * MIB
+
+
+def test_small_fills_are_still_folded():
+    interp = Interpreter(model_content=_fill_model(2, [3, 4]))
+    interp.allocate_tensors()
+    assert len(interp._steps) == 1  # only the RELU; both FILLs became constants
+    np.testing.assert_array_equal(interp.get_tensor(2), np.full((3, 4), 1.5, np.float32))
+
+
+def test_folded_constants_count_against_the_limit():
+    # Eight 1 MiB FILLs fold (each at most FOLD_ALWAYS_BYTES); a 3.5 MiB limit lets the
+    # first three through and refuses the fourth before computing it.
+    assert FOLD_ALWAYS_BYTES == MIB
+    data = _fill_model(8, [MIB // 4])
+    interp = Interpreter(model_content=data, memory_limit=7 * MIB // 2)
+    with pytest.raises(ShapeError) as info:
+        interp.allocate_tensors()
+    assert _one_line(info) == (
+        "operator 3 FILL (output 'big3'): folding its 1048576-byte output into a constant "
+        f"would take {4 * MIB} bytes with what is allocated so far, over the {7 * MIB // 2}"
+        "-byte memory limit; check the input shapes, or pass Interpreter(memory_limit=...) "
+        "to allow more")
+    Interpreter(model_content=data, memory_limit=9 * MIB).allocate_tensors()
+
+
+def test_work_buffers_count_against_the_limit():
+    # LOGISTIC keeps an output-sized mask (scratch); 1 MiB elements -> 1 MiB of mask.
+    b = ModelBuilder()
+    x = b.tensor("x", (MIB,))
+    y = b.tensor("y", (MIB,))
+    b.op("LOGISTIC", [x], [y])
+    data = b.build([x], [y])
+    with pytest.raises(ShapeError) as info:
+        Interpreter(model_content=data, memory_limit=MIB // 2).allocate_tensors()
+    assert _one_line(info).startswith(
+        "operator 0 (LOGISTIC, output 'y'): a 1048576-byte work buffer would take 1048576 "
+        f"bytes with what is allocated so far, over the {MIB // 2}-byte memory limit")
+    # 1 MiB of mask + 8 MiB of arena (x and y, float32) fit in 10 MiB, not in 8 MiB.
+    Interpreter(model_content=data, memory_limit=10 * MIB).allocate_tensors()
+    with pytest.raises(ShapeError, match=r"needs 9437184 bytes \(a 8388608-byte arena, 0 "
+                       r"bytes of folded constants, 1048576 bytes of work buffers\)"):
+        Interpreter(model_content=data, memory_limit=8 * MIB).allocate_tensors()
+
+
+def test_memory_limit_argument():
+    data = _fill_model(1, [2])
+    for bad in (0, -5, 1.5, "1GB", True):
+        with pytest.raises(ValueError, match="memory_limit should be a positive number"):
+            Interpreter(model_content=data, memory_limit=bad)
+    assert default_memory_limit() <= DEFAULT_MEMORY_LIMIT == 4 * 2**30
+
+
+def test_huge_range_is_not_materialized_at_prepare():
+    # RANGE(0, 2**28, 1) int32 is 1 GiB from 12 bytes: computed per invoke, in the arena.
+    b = ModelBuilder()
+    x = b.tensor("x", (1,))
+    start, limit, delta = (b.const(n, np.array(v, np.int32))
+                           for n, v in (("start", 0), ("limit", 2**28), ("delta", 1)))
+    r = b.tensor("r", (2**28,), np.int32)
+    b.op("RANGE", [start, limit, delta], [r])
+    y = b.tensor("y", (1,))
+    b.op("RELU", [x], [y])
+    interp = Interpreter(model_content=b.build([x], [y, r]), memory_limit=64 * MIB)
+
+    def allocate():
+        with pytest.raises(ShapeError, match=r"'r' 1073741824"):
+            interp.allocate_tensors()
+
+    assert _peak_while(allocate) < 4 * MIB
+
+    b.tensors[r].shape = [1000]  # a small RANGE is folded into a constant
+    b.buffers[b.tensors[limit].buffer].data = np.array([1000], np.int32).view(np.uint8)
+    interp = Interpreter(model_content=b.build([x], [y, r]))
+    interp.allocate_tensors()
+    assert len(interp._steps) == 1
+    np.testing.assert_array_equal(interp.get_tensor(r), np.arange(1000))
+
+
+def test_int64_dims_do_not_wrap():
+    # numpy's int64 product of [2**62 + 1, 4] wraps to 4 elements; Python ints do not.
+    data = _fill_model(1, [2**62 + 1, 4], np.int64, declared=[1, 4])
+    with pytest.raises(ShapeError) as info:
+        Interpreter(model_content=data).allocate_tensors()
+    assert _one_line(info) == (
+        f"operator 0 (FILL, output 'big0'): output shape [{2**62 + 1}, 4] needs "
+        f"{(2**62 + 1) * 4 * 4} bytes, over the 2147483648-byte limit per tensor")
+
+
+def test_more_dimensions_than_numpy_holds():
+    data = _fill_model(1, [1] * (MAX_RANK + 1), declared=[1])
+    with pytest.raises(ShapeError) as info:
+        Interpreter(model_content=data).allocate_tensors()
+    assert _one_line(info) == (f"operator 0 (FILL, output 'big0'): output 'big0' would have "
+                               f"{MAX_RANK + 1} dimensions, more than the {MAX_RANK} numpy "
+                               "supports")
+    # Declared in the file: refused at load, naming the tensor.
+    data = _fill_model(1, [2], declared=[1] * (MAX_RANK + 1))
+    with pytest.raises(ModelFormatError) as info:
+        load_model(data)
+    assert _one_line(info) == (f"subgraph 0: tensor 3 'big0' has {MAX_RANK + 1} dimensions, "
+                               f"more than the {MAX_RANK} numpy supports")
+    # A resized input.
+    interp = Interpreter(model_content=_fill_model(1, [2]))
+    interp.resize_tensor_input(0, [1] * (MAX_RANK + 1))
+    with pytest.raises(ShapeError, match=f"input tensor 'x' \\(index 0\\) has {MAX_RANK + 1} "
+                       f"dimensions, more than the {MAX_RANK} numpy supports"):
+        interp.allocate_tensors()
