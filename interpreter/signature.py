@@ -53,6 +53,14 @@ class SignatureRunner:
                 f"missing {missing}, unknown {unknown}"
             )
         interp = self._interpreter
+        interp._guard.enter("a SignatureRunner call")  # resize..get as one call (guard.py)
+        try:
+            return self._run(interp, inputs)
+        finally:
+            interp._guard.leave()
+
+    def _run(self, interp: "Interpreter", inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        expected = self._signature.inputs
         values = {name: np.asarray(value) for name, value in inputs.items()}
         for name, value in values.items():
             index = expected[name]
