@@ -45,12 +45,13 @@ class CallGuard:
         self._what = ""  # the outermost write call it is running
         self._generation = 0  # write calls begun so far
 
-    def _refusal(self, what: str) -> InterpreterStateError:
-        running = self._what or "a call"
+    def _refusal(self, what: str, during: str | None = None) -> InterpreterStateError:
+        if during is None:
+            during = f"this Interpreter is already running {self._what or 'a call'} in " \
+                     "another thread"
         return InterpreterStateError(
-            f"{what} refused: this Interpreter is already running {running} in another "
-            "thread; use one Interpreter per thread (or serialize the calls with your own "
-            "lock)"
+            f"{what} refused: {during}; use one Interpreter per thread (or serialize the "
+            "calls with your own lock)"
         )
 
     def enter(self, what: str) -> None:
@@ -84,4 +85,5 @@ class CallGuard:
         writer = self._writer
         if self._generation != token or (writer is not None and
                                           writer != threading.get_ident()):
-            raise self._refusal(what)
+            raise self._refusal(what, "another thread called this Interpreter while it "
+                                      "copied the tensor")
