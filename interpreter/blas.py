@@ -32,21 +32,18 @@ sees the limit too. With an OpenBLAS built on OpenMP the count is per thread
 from __future__ import annotations
 
 import threading
-from collections import Counter
-from contextlib import contextmanager
 from typing import Any
 
 _lock = threading.Lock()
 _UNSET = object()
 _libs: Any = _UNSET  # the BLAS library controllers, or None when there is no control
 _reason = ""  # why there is no control
-_active: Counter = Counter()  # limits of the sections currently entered -> how many
-_saved: list[int] = []  # the libraries' counts before the first section entered
-_local = threading.local()  # per-thread saved counts (OpenMP-threaded BLAS)
-
-
-def _per_thread(lib) -> bool:
-    return getattr(lib, "threading_layer", None) == "openmp"
+_shared: list = []  # the controllers whose count is process-wide
+_per_thread: list = []  # those whose count is per thread (OpenMP-threaded OpenBLAS)
+_active: dict[int, int] = {}  # limits of the sections entered now -> how many
+_saved: list = []  # the shared libraries' counts before the first section entered
+_applied = 0  # the count the shared libraries have while sections are entered
+_local = threading.local()  # per thread: saved counts of the per-thread libraries
 
 
 def _find() -> list | None:
@@ -67,6 +64,9 @@ def _find() -> list | None:
         libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
         if not libs:
             _reason = "threadpoolctl found no BLAS library loaded by numpy"
+        per_thread = [getattr(lib, "threading_layer", None) == "openmp" for lib in libs]
+        _shared[:] = [lib for lib, p in zip(libs, per_thread) if not p]
+        _per_thread[:] = [lib for lib, p in zip(libs, per_thread) if p]
         _libs = libs or None
     return _libs
 
@@ -78,7 +78,6 @@ def reset() -> None:
     with _lock:
         _libs, _reason = _UNSET, ""
         _active.clear()
-        _saved.clear()
 
 
 def available() -> bool:
@@ -108,60 +107,93 @@ def _set(lib, n: int) -> None:
     """Set one library's count. threadpoolctl lets only one Python thread at a time set
     a process-wide OpenBLAS count (the "controlling thread") and ignores the others;
     edgelite's sections are serialized by ``_lock``, so it gives the control back at once
-    so that the next invoke, in whatever thread, can set it."""
+    so that the next invoke, in whatever thread, can set it. (While a thread of the
+    application holds that control inside its own ``threadpool_limits`` block,
+    threadpoolctl ignores edgelite's limit, as it ignores every other thread's.)"""
     lib.set_num_threads(n)
     clear = getattr(type(lib), "clear_controlling_thread", None)
     if clear is not None:
         clear()
 
 
-def _apply(libs: list, counts: list[int | None]) -> None:
-    for lib, n in zip(libs, counts):
-        if n is not None and not _per_thread(lib) and lib.get_num_threads() != n:
-            _set(lib, n)
-
-
-def _enter(libs: list, n: int) -> None:
+def _enter(n: int) -> None:
+    global _applied
     with _lock:
-        if not _active:
-            _saved[:] = [lib.get_num_threads() for lib in libs]
-        _active[n] += 1
-        _apply(libs, [min(_active)] * len(libs))
-    per_thread = [lib for lib in libs if _per_thread(lib)]
-    if per_thread:
+        if not _active:  # the first section: remember the application's counts
+            _saved[:] = [lib.get_num_threads() for lib in _shared]
+            for lib, before in zip(_shared, _saved):
+                if before is not None and before != n:
+                    _set(lib, n)
+            _applied = n
+        elif n < _applied:
+            for lib, before in zip(_shared, _saved):
+                if before is not None:
+                    _set(lib, n)
+            _applied = n
+        _active[n] = _active.get(n, 0) + 1
+    if _per_thread:
         stack = getattr(_local, "stack", None)
         if stack is None:
             stack = _local.stack = []
-        stack.append([lib.get_num_threads() for lib in per_thread])
-        for lib in per_thread:
+        stack.append([lib.get_num_threads() for lib in _per_thread])
+        for lib in _per_thread:
             lib.set_num_threads(n)
 
 
-def _leave(libs: list, n: int) -> None:
-    per_thread = [lib for lib in libs if _per_thread(lib)]
-    if per_thread:
-        for lib, before in zip(per_thread, _local.stack.pop()):
+def _leave(n: int) -> None:
+    global _applied
+    if _per_thread:
+        for lib, before in zip(_per_thread, _local.stack.pop()):
             if before is not None:
                 lib.set_num_threads(before)
     with _lock:
-        _active[n] -= 1
-        if not _active[n]:
+        if _active[n] > 1:
+            _active[n] -= 1
+        else:
             del _active[n]
-        _apply(libs, [min(_active)] * len(libs) if _active else _saved)
+        if not _active:  # the last section: give the application its counts back
+            for lib, before in zip(_shared, _saved):
+                if before is not None and before != _applied:
+                    _set(lib, before)
+        elif min(_active) != _applied:
+            _applied = min(_active)
+            for lib, before in zip(_shared, _saved):
+                if before is not None:
+                    _set(lib, _applied)
 
 
-@contextmanager
-def threads(n: int | None):
-    """Run a block with numpy's BLAS limited to ``n`` threads (None: leave it alone).
+class _Limit:
+    """The context manager ``threads(n)`` returns (a class: cheaper than a generator)."""
 
-    Re-entrant and safe from several threads at once (see the module docstring)."""
-    libs = _find() if n is not None else None
-    if libs is None:
-        yield
-        return
-    n = max(1, int(n))
-    _enter(libs, n)
-    try:
-        yield
-    finally:
-        _leave(libs, n)
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self) -> None:
+        _enter(self.n)
+
+    def __exit__(self, *exc) -> None:
+        _leave(self.n)
+
+
+class _NoLimit:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_NO_LIMIT = _NoLimit()
+
+
+def threads(n: int | None) -> _Limit | _NoLimit:
+    """A context manager running its block with numpy's BLAS limited to ``n`` threads
+    (None, or no control: leave it alone). Re-entrant and safe from several threads at
+    once: the smallest limit of the blocks entered applies (module docstring)."""
+    if n is None or _find() is None:
+        return _NO_LIMIT
+    return _Limit(max(1, int(n)))
