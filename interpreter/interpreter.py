@@ -15,6 +15,12 @@ Differences from tf.lite, on purpose: errors are EdgeliteError subclasses with m
 naming the tensor (ShapeError, DTypeError, InterpreterStateError, ...) instead of bare
 ValueError / RuntimeError, and constants (file constants and values folded at
 allocate time) are read-only.
+
+Threads: one Interpreter serves one thread at a time -- a call made while another thread
+is inside invoke() (or another call that writes its state) is refused at once with an
+InterpreterStateError (guard.py); separate interpreters are independent. Inside a call,
+numpy's BLAS is limited (blas.py) and the big ops split over edgelite's own pool
+(parallel.py).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ class Interpreter:
 
         ``num_threads``: how many threads an invoke() may use: the big kernels
         (convolutions) split their output rows over that many threads themselves, on a
-        pool that blocks when idle and never waits for a worker that has no core
+        pool that blocks when idle and never waits for a slice no worker has started
         (parallel.py). None or -1: ``parallel.default_threads()``, the setting that stays
         fast on a CPU shared with other processes (bench/load.py).
 
