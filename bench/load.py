@@ -51,6 +51,7 @@ from typing import Callable
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compare_litert  # noqa: E402
 from compare_litert import CACHE_MODELS, MODELS, _convert, imagenet_inputs, log  # noqa: E402
 
 LOADS = (0, 1, 2)
@@ -127,8 +128,8 @@ CONFIGS = (
 )
 
 
-class Runner:
-    """One configuration's interpreter with its input set."""
+class Runner(compare_litert.Runner):
+    """One configuration's interpreter with its input set (``invoke()`` -> seconds)."""
 
     def __init__(self, config: Config, path: Path, x: np.ndarray) -> None:
         self.config = config
@@ -136,15 +137,7 @@ class Runner:
         self.interp.allocate_tensors()
         d = self.interp.get_input_details()[0]
         self.interp.set_tensor(d["index"], x.astype(d["dtype"]))
-        self.out = self.interp.get_output_details()[0]["index"]
-
-    def invoke(self) -> float:
-        t0 = time.perf_counter()
-        self.interp.invoke()
-        return time.perf_counter() - t0
-
-    def output(self) -> np.ndarray:
-        return self.interp.get_tensor(self.out)
+        self.out_index = self.interp.get_output_details()[0]["index"]
 
 
 # --------------------------------------------------------------------------- load

@@ -32,7 +32,9 @@ under a microsecond), a few attribute reads per read.
 
 from __future__ import annotations
 
+import functools
 import threading
+from typing import Callable
 
 from .errors import InterpreterStateError
 
@@ -87,3 +89,19 @@ class CallGuard:
                                           writer != threading.get_ident()):
             raise self._refusal(what, "another thread called this Interpreter while it "
                                       "copied the tensor")
+
+
+def guarded(what: str) -> Callable:
+    """Decorate a method of an object with a ``_guard`` (CallGuard) as a write call named
+    ``what``."""
+    def wrap(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            guard = self._guard
+            guard.enter(what)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.leave()
+        return call
+    return wrap

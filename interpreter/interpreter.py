@@ -35,7 +35,7 @@ from .allocation import Allocation, allocate
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
                      SignatureError)
-from .guard import CallGuard
+from .guard import CallGuard, guarded
 from .parallel import default_threads, run_slices
 from .model import Model, load_model
 from .profiler import Profile, run_profile
@@ -173,14 +173,11 @@ class Interpreter:
 
     # ------------------------------------------------------------------ allocation
 
+    @guarded("allocate_tensors()")
     def allocate_tensors(self) -> None:
         """Prepare every op, plan the arena and build the invoke() list."""
-        self._guard.enter("allocate_tensors()")
-        try:
-            with blas.threads(self._blas_threads):  # constant folding runs kernels
-                self._allocate()
-        finally:
-            self._guard.leave()
+        with blas.threads(self._blas_threads):  # constant folding runs kernels
+            self._allocate()
 
     def _allocate(self) -> None:
         self._allocated = False
@@ -228,15 +225,9 @@ class Interpreter:
         except EdgeliteError:
             return None  # e.g. a constant that only broadcasts against the whole batch
 
+    @guarded("resize_tensor_input()")
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
         """Give an input a new shape; call allocate_tensors() before the next invoke()."""
-        self._guard.enter("resize_tensor_input()")
-        try:
-            self._resize(input_index, tensor_size, strict)
-        finally:
-            self._guard.leave()
-
-    def _resize(self, input_index: int, tensor_size, strict: bool) -> None:
         index = self._check_index(input_index)
         if index not in self._input_shapes:
             raise GraphError(
@@ -286,15 +277,9 @@ class Interpreter:
             )
         return arr
 
+    @guarded("set_tensor()")
     def set_tensor(self, tensor_index: int, value) -> None:
         """Copy ``value`` into a tensor; dtype and shape must match exactly."""
-        self._guard.enter("set_tensor()")
-        try:
-            self._set(tensor_index, value)
-        finally:
-            self._guard.leave()
-
-    def _set(self, tensor_index: int, value) -> None:
         index = self._check_index(tensor_index)
         target = self._array(index, "set_tensor")
         tensor = self._subgraph.tensors[index]
@@ -377,36 +362,29 @@ class Interpreter:
 
     # ------------------------------------------------------------------ execution
 
+    @guarded("invoke()")
     def invoke(self) -> None:
         """Run every prepared op in order. Refused at once (InterpreterStateError) while
         another thread is inside a call of this interpreter (guard.py)."""
-        self._guard.enter("invoke()")
-        try:
-            if not self._allocated:
-                raise InterpreterStateError(
-                    "invoke() before allocate_tensors(): call allocate_tensors() first "
-                    "(again after resize_tensor_input)"
-                )
-            with blas.threads(self._blas_threads):
-                if self._split is not None:
-                    run_slices(self._num_threads, self._split.run_range,
-                               self._split.tasks())
-                else:
-                    for eval_fn, record, inputs, outputs in self._steps:
-                        eval_fn(record, inputs, outputs)
-        finally:
-            self._guard.leave()
+        if not self._allocated:
+            raise InterpreterStateError(
+                "invoke() before allocate_tensors(): call allocate_tensors() first "
+                "(again after resize_tensor_input)"
+            )
+        with blas.threads(self._blas_threads):
+            if self._split is not None:
+                run_slices(self._num_threads, self._split.run_range, self._split.tasks())
+            else:
+                for eval_fn, record, inputs, outputs in self._steps:
+                    eval_fn(record, inputs, outputs)
 
+    @guarded("profile()")
     def profile(self, runs: int = 10, warmup: int = 1) -> Profile:
         """Invoke ``warmup`` + ``runs`` times on the inputs currently set, timing every
         op (profiler.py); invoke() itself is never instrumented. The last run's outputs
         stay readable like after invoke()."""
-        self._guard.enter("profile()")
-        try:
-            with blas.threads(self._blas_threads):
-                return self._profile(runs, warmup)
-        finally:
-            self._guard.leave()
+        with blas.threads(self._blas_threads):
+            return self._profile(runs, warmup)
 
     def _profile(self, runs: int, warmup: int) -> Profile:
         alloc = self._require_allocated("profile()")
