@@ -17,15 +17,20 @@ each) running beside this one:
   LiteRT 2 / LiteRT 1     ai_edge_litert's Interpreter, default kernels (XNNPACK),
                           num_threads=2 / 1, on the same .tflite file and input
 
-The configurations take turns in blocks of ``--block`` back-to-back invokes (a device app
-invokes frame after frame), and the loads take turns too: each of ``--rounds`` rounds
-starts the busy processes of every load in turn and times every configuration under it,
-so that the noise of a shared machine hits every configuration and load alike; a short pause separates blocks so that threads one runtime left
-spinning (OpenBLAS, XNNPACK's pthreadpool) do not bill the next. Reported per
-configuration: the median and p90 latency at each load, and the slowdown (median under
-load / median idle). The script also reports how many cores processes other than its own
-kept busy during each phase (/proc/stat): on a shared machine that noise is part of the
-result.
+The configurations take turns in blocks, and the loads take turns too: each of
+``--rounds`` rounds starts the busy processes of every load in turn and times every
+configuration under it, so that the noise of a shared machine hits every configuration
+and load alike. A block is a pause (``--pause``: threads the previous runtime left
+spinning, OpenBLAS's or XNNPACK's, go to sleep), then ``--warmup`` seconds of untimed
+back-to-back invokes, then ``--block`` timed ones: a device app invokes frame after
+frame. The untimed warm-up matters for fairness: a thread that has just slept gets a few
+milliseconds of CPU ahead of the busy processes (the scheduler's credit for sleepers), so
+without it a 2 ms LiteRT block would run entirely on that credit and look unaffected by
+the load while a 25 ms edgelite block could not. Reported per configuration: the median
+and p90 latency at each load, and the slowdown under load of the median and of the mean
+(``table`` says why both). The script also reports how many cores processes other than
+its own kept busy during each phase (/proc/stat): on a shared machine that noise is part
+of the result.
 
 Models: the digits CNN (models/keras_cnn.pb) and the trained MobileNetV2 of the digits
 (models/mobilenet_v2_digits.pb, 64x64), float and int8 (calibrated on
@@ -119,7 +124,7 @@ def _litert(threads: int) -> Callable[[str], object]:
 
 
 CONFIGS = (
-    Config("edgelite default", _edgelite()),
+    Config("edgelite default", _edgelite()),  # 2 + BLAS 1 (also timed below: noise shows)
     Config("edgelite 1 + BLAS 1", _edgelite(num_threads=1, blas_threads=1)),
     Config("edgelite 2 + BLAS 1", _edgelite(num_threads=2, blas_threads=1)),
     Config("edgelite 1 + BLAS N", _edgelite(num_threads=1, blas_threads=None)),
@@ -206,7 +211,9 @@ def time_loads(runners: list[Runner], args) -> dict:
             with Phase(busy) as phase:
                 for runner, ts in zip(runners, times[busy]):
                     time.sleep(args.pause)
-                    for _ in range(args.warmup):
+                    warm = time.perf_counter() + args.warmup
+                    runner.invoke()
+                    while time.perf_counter() < warm:
                         runner.invoke()
                     ts.extend(runner.invoke() for _ in range(args.block))
             others[busy].append((phase.others_cores, phase.seconds))
@@ -233,23 +240,28 @@ def run_model(key: str, path: Path, x: np.ndarray, args) -> dict:
         result["loads"][busy] = {
             "others_cores": others,
             "ms": {r.config.name: (1e3 * statistics.median(ts),
-                                   1e3 * float(np.percentile(ts, 90)))
+                                   1e3 * float(np.percentile(ts, 90)),
+                                   1e3 * statistics.fmean(ts))
                    for r, ts in zip(runners, times)}}
     return result
 
 
 def table(result: dict, loads) -> str:
-    idle = result["loads"].get(0, {}).get("ms", {})
+    """Median (p90) per load, then the slowdown of the median and of the mean per busy
+    load: a job shorter than the scheduler's time slice (LiteRT's 2 ms int8 MobileNetV2)
+    mostly finishes before a busy process preempts it, so its median barely moves while
+    its p90 and mean grow; a 25 ms job is preempted every time. The mean is the fair
+    measure of the CPU share a runtime keeps."""
+    ms = {b: result["loads"][b]["ms"] for b in loads}
+    slow = [b for b in loads if b and 0 in loads]
     head = "| configuration | " + " | ".join(
         f"{b} busy ms (p90)" if b else "idle ms (p90)" for b in loads)
-    slow = [b for b in loads if b and 0 in loads]
-    head += "".join(f" | slowdown {b} busy" for b in slow) + " |"
+    head += "".join(f" | slowdown {b} busy median / mean" for b in slow) + " |"
     lines = [head, "|---" + "|---:" * (len(loads) + len(slow)) + "|"]
     for c in CONFIGS:
-        cells = [f"{result['loads'][b]['ms'][c.name][0]:.2f} "
-                 f"({result['loads'][b]['ms'][c.name][1]:.2f})" for b in loads]
-        cells += [f"{result['loads'][b]['ms'][c.name][0] / idle[c.name][0]:.2f}x"
-                  for b in slow]
+        cells = [f"{ms[b][c.name][0]:.2f} ({ms[b][c.name][1]:.2f})" for b in loads]
+        cells += [f"{ms[b][c.name][0] / ms[0][c.name][0]:.2f}x / "
+                  f"{ms[b][c.name][2] / ms[0][c.name][2]:.2f}x" for b in slow]
         lines.append(f"| {c.name} | " + " | ".join(cells) + " |")
     others = ", ".join(f"{b} busy: {result['loads'][b]['others_cores']:.2f}" for b in loads)
     lines.append(f"\n(cores kept busy by other processes meanwhile -- {others}; "
@@ -265,7 +277,8 @@ def main() -> None:
     ap.add_argument("--loads", default="0,1,2", help="numbers of busy processes")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--block", type=int, default=5, help="timed invokes per block")
-    ap.add_argument("--warmup", type=int, default=1, help="untimed invokes per block")
+    ap.add_argument("--warmup", type=float, default=0.2,
+                    help="seconds of untimed invokes per block (at least one invoke)")
     ap.add_argument("--pause", type=float, default=0.3, help="seconds between blocks")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench"))
     args = ap.parse_args()
