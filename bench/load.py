@@ -269,6 +269,40 @@ def table(result: dict, loads) -> str:
     return "\n".join(lines)
 
 
+def overhead(files: dict) -> None:
+    """What the thread controls cost per invoke: entering and leaving the BLAS limit
+    (two library calls when numpy's count differs, none when it already matches), the
+    one-thread guard, and their sum on the smallest real model (digits CNN int8, one
+    thread: the best of 20 blocks of 50 invokes, BLAS limited vs left alone)."""
+    import timeit
+
+    from edgelite.interpreter import Interpreter, blas
+    from edgelite.interpreter.guard import CallGuard
+
+    def limit() -> None:
+        with blas.threads(1):
+            pass
+    n = 20000
+    us = {"BLAS limit, numpy's count differs": timeit.timeit(limit, number=n) / n * 1e6}
+    with blas.threads(1):
+        us["BLAS limit, count already 1"] = timeit.timeit(limit, number=n) / n * 1e6
+    guard = CallGuard()
+    us["guard enter + leave"] = timeit.timeit(
+        lambda: (guard.enter("invoke()"), guard.leave()), number=n) / n * 1e6
+    path, x = files["keras_cnn_i8"]
+    best = {}
+    for blas_threads in (1, None):
+        interp = Interpreter(model_path=str(path), num_threads=1, blas_threads=blas_threads)
+        interp.allocate_tensors()
+        d = interp.get_input_details()[0]
+        interp.set_tensor(d["index"], x.astype(d["dtype"]))
+        best[blas_threads] = min(timeit.repeat(interp.invoke, number=50, repeat=20)) / 50
+    log("per-invoke cost of the thread controls: " +
+        ", ".join(f"{k} {v:.1f} us" for k, v in us.items()) +
+        f"; digits CNN int8 invoke {best[1] * 1e6:.1f} us limited, "
+        f"{best[None] * 1e6:.1f} us left alone")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="",
@@ -296,6 +330,7 @@ def main() -> None:
     log(f"edgelite default: num_threads={parallel.default_threads()}, "
         f"blas_threads={blas_default}")
     files = model_files(args.cache)
+    overhead(files)
     keys = [k for k in args.models.split(",") if k] or list(files)
     for key in keys:
         path, x = files[key]

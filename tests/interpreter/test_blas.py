@@ -160,3 +160,47 @@ def test_without_threadpoolctl_blas_is_left_alone(rng, monkeypatch):
         monkeypatch.undo()
         blas.reset()
     assert blas.available()
+
+
+class FakeLib:
+    """A BLAS library controller as threadpoolctl gives them: a process-wide count, or one
+    per thread (OpenBLAS built on OpenMP)."""
+
+    def __init__(self, threading_layer: str, count: int) -> None:
+        self.threading_layer = threading_layer
+        self.counts = threading.local() if threading_layer == "openmp" else None
+        self.default = count
+        self.calls = 0
+
+    def get_num_threads(self) -> int:
+        return getattr(self.counts, "n", self.default) if self.counts else self.default
+
+    def set_num_threads(self, n: int) -> None:
+        self.calls += 1
+        if self.counts:
+            self.counts.n = n
+        else:
+            self.default = n
+
+
+def test_process_wide_and_per_thread_libraries(monkeypatch):
+    shared, per_thread = FakeLib("pthreads", 4), FakeLib("openmp", 4)
+    monkeypatch.setattr(blas, "_libs", [shared, per_thread])
+    monkeypatch.setattr(blas, "_shared", [shared])
+    monkeypatch.setattr(blas, "_per_thread", [per_thread])
+    seen = {}
+
+    def other_thread():
+        with blas.threads(2):
+            seen["other"] = (shared.get_num_threads(), per_thread.get_num_threads())
+
+    with blas.threads(1):
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join(10)
+        seen["here"] = (shared.get_num_threads(), per_thread.get_num_threads())
+    # The shared count is the smallest limit entered (1, this thread's); the per-thread
+    # count is each thread's own limit.
+    assert seen == {"other": (1, 2), "here": (1, 1)}
+    assert shared.get_num_threads() == 4 and per_thread.get_num_threads() == 4
+    assert shared.calls == 2  # set 1 on entering, 4 on leaving: the nested block set none
