@@ -5,7 +5,8 @@ Why it matters: numpy's bundled OpenBLAS starts one thread per core, and after a
 threads busy-wait for the next one (OpenBLAS's THREAD_TIMEOUT, about 2^28 cycles). On a
 CPU shared with other processes those spinning threads fight the other processes and
 each other: MobileNetV2 int8 went from 18.5 ms idle to 126 ms next to two busy processes
-with two BLAS threads, 41 ms with one (bench/load.py, bench/RESULTS.md). So the
+with two BLAS threads, 41 ms with one (issue 10; bench/load.py measures it, bench/RESULTS.md
+"Latency under load"). So the
 Interpreter runs its BLAS calls with a small limit (1 by default: edgelite's own pool,
 parallel.py, does the splitting and blocks when idle) and restores the count afterwards,
 so the caller's own numpy code outside ``invoke()`` keeps numpy's setting.
@@ -13,9 +14,9 @@ so the caller's own numpy code outside ``invoke()`` keeps numpy's setting.
 threadpoolctl finds the BLAS libraries the process has loaded (OpenBLAS, MKL, BLIS, ...)
 and sets their counts; its ``ThreadpoolController`` scans the loaded libraries, so one is
 made per process, on first use (numpy is imported by then), and its library controllers
-are called directly: entering and leaving a limit costs a few microseconds (two ctypes
-calls per library and one lock) against 1-20 ms for an invoke of a real model, and
-nothing at all when the count already matches. Without threadpoolctl installed (a
+are called directly: entering and leaving a limit costs about 5 us (one get and two sets
+per library, and a lock) against 1-20 ms for an invoke of a real model, and about 1 us
+(no library call) when the count already matches. Without threadpoolctl installed (a
 numpy-only environment) everything still works: ``available()`` is False, ``status()``
 says why, and BLAS keeps numpy's own count.
 
@@ -24,8 +25,8 @@ whole process). Several interpreters invoking at once in several threads share i
 first to enter saves the process's counts, the last to leave restores them, and in
 between the smallest limit any of them asked for applies. Integer results do not depend
 on it (their BLAS sums are exact); float results may move in the last bits, as with any
-change of BLAS thread count. Numpy code in other threads that runs while an invoke is in progress
-sees the limit too. With an OpenBLAS built on OpenMP the count is per thread
+change of BLAS thread count. Numpy code in other threads that runs while an invoke is in
+progress sees the limit too. With an OpenBLAS built on OpenMP the count is per thread
 (threadpoolctl's semantics): the limit then applies to the invoking thread only.
 """
 
