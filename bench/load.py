@@ -59,8 +59,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare_litert  # noqa: E402
 from compare_litert import CACHE_MODELS, MODELS, _convert, imagenet_inputs, log  # noqa: E402
 
-LOADS = (0, 1, 2)
-
 
 # --------------------------------------------------------------------------- models
 
