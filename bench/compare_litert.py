@@ -138,9 +138,10 @@ def time_blocks(runners: list[Runner], runs: int, warmup: int = 2, rounds: int =
                 budget_s: float = 60.0) -> list[float]:
     """Median invoke time of each runner. Each runner runs in blocks (warm-up, then
     runs // rounds timed invokes), the runners taking turns, ``rounds`` times over, with a
-    pause between blocks: both runtimes keep idle worker threads spinning for a while
-    after a call (OpenBLAS, XNNPACK's pthreadpool), which would steal the second core from
-    the other if their calls were interleaved one by one."""
+    pause between blocks: LiteRT keeps idle worker threads spinning for a while after a
+    call (XNNPACK's pthreadpool; so does OpenBLAS, which edgelite limits to one thread
+    inside invoke()), which would steal the second core from the other runtime if calls
+    were interleaved one by one."""
     times = [[] for _ in runners]
     per_block = max(1, runs // rounds)
     for _ in range(rounds):

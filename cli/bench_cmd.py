@@ -84,10 +84,10 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
     result = {
         "model": model,
         "batch": samples,
-        "threads": {"requested": threads, "split_ops": sum(
+        "threads": {"requested": threads, "used": interp.num_threads, "split_ops": sum(
                         1 for _, record, _, _ in interp._steps if getattr(record, "slices", ())),
                     "batch_split": interp.batch_split,
-                    "blas_during_invoke": 1 if threads else blas.get_threads(),
+                    "blas_during_invoke": interp.blas_limit or blas.get_threads(),
                     "blas_settable": blas.available()},
         "kernels": kernels,
         "runs": runs,
@@ -107,21 +107,15 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
 
 def report(result: dict, prof, top: int) -> str:
     lat, th = result["latency_s"], result["threads"]
-    if th["requested"]:
-        if th.get("batch_split"):
-            workers, chunk = th["batch_split"]
-            threads = (f"{th['requested']} (the batch split by sample: {workers} workers, "
-                       f"{chunk} sample(s) per invoke each; the profile below times the "
-                       "batched ops; BLAS single-threaded inside")
-        else:
-            threads = (f"{th['requested']} ({th['split_ops']} big ops split their rows "
-                       "over them; BLAS single-threaded inside")
-        if not th["blas_settable"]:
-            threads += ", but numpy's BLAS is not a bundled OpenBLAS: its count was left alone"
-        threads += ")"
+    used = f"{th['used']}" + ("" if th["requested"] else ", the default,")
+    blas_text = f"numpy's BLAS {th['blas_during_invoke']} thread(s) inside" + (
+        "" if th["blas_settable"] else " (not controlled: threadpoolctl missing or no BLAS)")
+    if th.get("batch_split"):
+        workers, chunk = th["batch_split"]
+        threads = (f"{used} (the batch split by sample: {workers} workers, {chunk} sample(s) "
+                   f"per invoke each; the profile below times the batched ops; {blas_text})")
     else:
-        threads = (f"default (no op splitting; numpy's BLAS uses {th['blas_during_invoke']} "
-                   "threads)")
+        threads = f"{used} ({th['split_ops']} big ops split their rows over them; {blas_text})"
     lines = [
         f"model      {result['model']} (batch {result['batch']}, {result['num_ops']} ops, "
         f"{result['kernels']} kernels)",
@@ -144,9 +138,8 @@ def report(result: dict, prof, top: int) -> str:
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
 @click.option("--threads", type=int, default=None,
               help="The Interpreter's num_threads: big convolutions split their output rows "
-              "over N threads, with numpy's BLAS single-threaded inside (numpy's bundled "
-              "OpenBLAS, set at run time through ctypes; with another BLAS its own count "
-              "stays). Default: no splitting, BLAS as numpy set it up.")
+              "over N threads, with numpy's BLAS single-threaded inside (threadpoolctl). "
+              "Default: the Interpreter's (2, or 1 on one core).")
 @click.option("--batch", type=int, default=None,
               help="Resize the inputs' batch (first) dimension to B.")
 @click.option("--runs", type=int, default=20, show_default=True, help="Timed invokes.")

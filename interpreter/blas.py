@@ -1,102 +1,200 @@
-"""The thread count of numpy's BLAS (the matmuls under CONV_2D / FULLY_CONNECTED).
+"""The thread count of numpy's BLAS (the matmuls under CONV_2D / FULLY_CONNECTED) inside
+``invoke()``, through threadpoolctl.
 
-numpy wheels bundle OpenBLAS (``scipy_openblas``), whose thread count can be changed at
-run time through ``openblas_set_num_threads``; environment variables such as
-OPENBLAS_NUM_THREADS only act before numpy is imported. This module finds that library
-among the ones the process has loaded (or in numpy's bundled-library folder) and calls
-its setter through ctypes -- no dependency, nothing native of edgelite's own. Where
-numpy uses another BLAS (MKL, Accelerate) or none is found, ``available()`` is False
-and the thread count stays whatever the BLAS chose (usually one per core).
+Why it matters: numpy's bundled OpenBLAS starts one thread per core, and after a call its
+threads busy-wait for the next one (OpenBLAS's THREAD_TIMEOUT, about 2^28 cycles). On a
+CPU shared with other processes those spinning threads fight the other processes and
+each other: MobileNetV2 int8 went from 18.5 ms idle to 126 ms next to two busy processes
+with two BLAS threads, 41 ms with one (issue 10; bench/load.py measures it, bench/RESULTS.md
+"Latency under load"). So the
+Interpreter runs its BLAS calls with a small limit (1 by default: edgelite's own pool,
+parallel.py, does the splitting and blocks when idle) and restores the count afterwards,
+so the caller's own numpy code outside ``invoke()`` keeps numpy's setting.
 
-Elementwise numpy work (depthwise convolutions, requantization, activations) runs on
-one thread whatever this says.
+threadpoolctl finds the BLAS libraries the process has loaded (OpenBLAS, MKL, BLIS, ...)
+and sets their counts; its ``ThreadpoolController`` scans the loaded libraries, so one is
+made per process, on first use (numpy is imported by then), and its library controllers
+are called directly: entering and leaving a limit costs about 5 us (one get and two sets
+per library, and a lock) against 1-20 ms for an invoke of a real model, and about 1 us
+(no library call) when the count already matches. Without threadpoolctl installed (a
+numpy-only environment) everything still works: ``available()`` is False, ``status()``
+says why, and BLAS keeps numpy's own count.
+
+The limit is process-wide (OpenBLAS's pthreads build, MKL and BLIS keep one count for the
+whole process). Several interpreters invoking at once in several threads share it: the
+first to enter saves the process's counts, the last to leave restores them, and in
+between the smallest limit any of them asked for applies. Integer results do not depend
+on it (their BLAS sums are exact); float results may move in the last bits, as with any
+change of BLAS thread count. Numpy code in other threads that runs while an invoke is in
+progress sees the limit too. With an OpenBLAS built on OpenMP the count is per thread
+(threadpoolctl's semantics): the limit then applies to the invoking thread only.
 """
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-from contextlib import contextmanager
+import threading
+from typing import Any
 
-_PREFIXES = ("scipy_openblas", "openblas")
-_SUFFIXES = ("64_", "_64_", "")
+_lock = threading.Lock()
 _UNSET = object()
-_api = _UNSET  # (get, set) ctypes functions, or None when no OpenBLAS was found
+_libs: Any = _UNSET  # the BLAS library controllers, or None when there is no control
+_reason = ""  # why there is no control
+_shared: list = []  # the controllers whose count is process-wide
+_per_thread: list = []  # those whose count is per thread (OpenMP-threaded OpenBLAS)
+_active: dict[int, int] = {}  # limits of the sections entered now -> how many
+_saved: list = []  # the shared libraries' counts before the first section entered
+_applied = 0  # the count the shared libraries have while sections are entered
+_local = threading.local()  # per thread: saved counts of the per-thread libraries
 
 
-def _candidate_paths() -> list[str]:
-    paths = []
-    try:
-        with open("/proc/self/maps") as maps:  # Linux: the libraries already loaded
-            for line in maps:
-                path = line.split(maxsplit=5)[-1].strip()
-                if "openblas" in os.path.basename(path).lower() and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
-    import numpy
-
-    root = os.path.dirname(numpy.__file__)
-    for folder in (root + ".libs", os.path.join(root, ".dylibs"), os.path.join(root, "..",
-                                                                             "numpy.libs")):
-        paths += sorted(glob.glob(os.path.join(folder, "*openblas*")))
-    return paths
-
-
-def _find_api():
-    global _api
-    if _api is not _UNSET:
-        return _api
-    _api = None
-    for path in _candidate_paths():
+def _find() -> list | None:
+    """The loaded BLAS libraries' threadpoolctl controllers (scanned once per process)."""
+    global _libs, _reason
+    if _libs is not _UNSET:
+        return _libs
+    with _lock:
+        if _libs is not _UNSET:
+            return _libs
         try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in _PREFIXES:
-            for suffix in _SUFFIXES:
-                getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if getter is not None and setter is not None:
-                    getter.restype, getter.argtypes = ctypes.c_int, []
-                    setter.restype, setter.argtypes = None, [ctypes.c_int]
-                    _api = (getter, setter)
-                    return _api
-    return _api
+            import numpy  # noqa: F401  (loads numpy's BLAS before the scan)
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _reason = "threadpoolctl is not installed (pip install threadpoolctl)"
+            _libs = None
+            return None
+        libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        if not libs:
+            _reason = "threadpoolctl found no BLAS library loaded by numpy"
+        per_thread = [getattr(lib, "threading_layer", None) == "openmp" for lib in libs]
+        _shared[:] = [lib for lib, p in zip(libs, per_thread) if not p]
+        _per_thread[:] = [lib for lib, p in zip(libs, per_thread) if p]
+        _libs = libs or None
+    return _libs
+
+
+def reset() -> None:
+    """Forget the scan (tests; or after loading another BLAS library): the next use scans
+    again. Not to be called while an invoke is running."""
+    global _libs, _reason
+    with _lock:
+        _libs, _reason = _UNSET, ""
+        _active.clear()
 
 
 def available() -> bool:
-    """True when numpy's BLAS thread count can be read and changed."""
-    return _find_api() is not None
+    """True when numpy's BLAS thread count can be limited inside invoke()."""
+    return _find() is not None
+
+
+def status() -> str:
+    """One line: what controls BLAS threads inside invoke(), or why nothing does."""
+    libs = _find()
+    if libs is None:
+        return f"no BLAS thread control: {_reason}; BLAS keeps numpy's own thread count"
+    names = ", ".join(f"{lib.internal_api} {lib.version or ''}".strip() for lib in libs)
+    return f"threadpoolctl controls {names}"
 
 
 def get_threads() -> int | None:
-    api = _find_api()
-    return None if api is None else int(api[0]())
+    """numpy's BLAS thread count now (the smallest over its libraries), or None."""
+    libs = _find()
+    if libs is None:
+        return None
+    counts = [n for n in (lib.get_num_threads() for lib in libs) if n is not None]
+    return min(counts) if counts else None
 
 
-def set_threads(n: int) -> bool:
-    """Set numpy's BLAS thread count (process-wide); False when that is not possible."""
-    api = _find_api()
-    if api is None:
-        return False
-    api[1](max(1, int(n)))
-    return True
+def _set(lib, n: int) -> None:
+    """Set one library's count. threadpoolctl lets only one Python thread at a time set
+    a process-wide OpenBLAS count (the "controlling thread") and ignores the others;
+    edgelite's sections are serialized by ``_lock``, so it gives the control back at once
+    so that the next invoke, in whatever thread, can set it. (While a thread of the
+    application holds that control inside its own ``threadpool_limits`` block,
+    threadpoolctl ignores edgelite's limit, as it ignores every other thread's.)"""
+    lib.set_num_threads(n)
+    clear = getattr(type(lib), "clear_controlling_thread", None)
+    if clear is not None:
+        clear()
 
 
-@contextmanager
-def threads(n: int | None):
-    """Run a block with ``n`` BLAS threads (None or -1: leave the count alone)."""
-    api = _find_api() if n is not None and n > 0 else None
-    if api is None:
-        yield
-        return
-    before = int(api[0]())
-    if before != n:
-        api[1](int(n))
-    try:
-        yield
-    finally:
-        if before != n:
-            api[1](before)
+def _enter(n: int) -> None:
+    global _applied
+    with _lock:
+        if not _active:  # the first section: remember the application's counts
+            _saved[:] = [lib.get_num_threads() for lib in _shared]
+            for lib, before in zip(_shared, _saved):
+                if before is not None and before != n:
+                    _set(lib, n)
+            _applied = n
+        elif n < _applied:
+            for lib, before in zip(_shared, _saved):
+                if before is not None:
+                    _set(lib, n)
+            _applied = n
+        _active[n] = _active.get(n, 0) + 1
+    if _per_thread:
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append([lib.get_num_threads() for lib in _per_thread])
+        for lib in _per_thread:
+            lib.set_num_threads(n)
+
+
+def _leave(n: int) -> None:
+    global _applied
+    if _per_thread:
+        for lib, before in zip(_per_thread, _local.stack.pop()):
+            if before is not None:
+                lib.set_num_threads(before)
+    with _lock:
+        if _active[n] > 1:
+            _active[n] -= 1
+        else:
+            del _active[n]
+        if not _active:  # the last section: give the application its counts back
+            for lib, before in zip(_shared, _saved):
+                if before is not None and before != _applied:
+                    _set(lib, before)
+        elif min(_active) != _applied:
+            _applied = min(_active)
+            for lib, before in zip(_shared, _saved):
+                if before is not None:
+                    _set(lib, _applied)
+
+
+class _Limit:
+    """The context manager ``threads(n)`` returns (a class: cheaper than a generator)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self) -> None:
+        _enter(self.n)
+
+    def __exit__(self, *exc) -> None:
+        _leave(self.n)
+
+
+class _NoLimit:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_NO_LIMIT = _NoLimit()
+
+
+def threads(n: int | None) -> _Limit | _NoLimit:
+    """A context manager running its block with numpy's BLAS limited to ``n`` threads
+    (None, or no control: leave it alone). Re-entrant and safe from several threads at
+    once: the smallest limit of the blocks entered applies (module docstring)."""
+    if n is None or _find() is None:
+        return _NO_LIMIT
+    return _Limit(max(1, int(n)))

@@ -15,6 +15,12 @@ Differences from tf.lite, on purpose: errors are EdgeliteError subclasses with m
 naming the tensor (ShapeError, DTypeError, InterpreterStateError, ...) instead of bare
 ValueError / RuntimeError, and constants (file constants and values folded at
 allocate time) are read-only.
+
+Threads: one Interpreter serves one thread at a time -- a call made while another thread
+is inside invoke() (or another call that writes its state) is refused at once with an
+InterpreterStateError (guard.py); separate interpreters are independent. Inside a call,
+numpy's BLAS is limited (blas.py) and the big ops split over edgelite's own pool
+(parallel.py).
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ from .allocation import Allocation, allocate
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
                      SignatureError)
-from .parallel import run_slices
+from .guard import CallGuard, guarded
 from .memory import check_limit
 from .model import Model, load_model, read_model_file
+from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .quant_config import KernelSet, QuantConfig
 from .quant_math import Rounding
@@ -47,17 +54,25 @@ class Interpreter:
                  model_content: bytes | None = None, num_threads: int | None = None,
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
                  rounding: str | Rounding = "double", split_batch: bool = True,
-                 memory_limit: int | None = None):
+                 blas_threads: int | None = 1, memory_limit: int | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
         LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py.
 
-        ``num_threads``: how many threads an invoke() may use. The big kernels
-        (convolutions) split their output rows over that many threads themselves
-        (parallel.py), and numpy's BLAS runs single-threaded inside them (set and
-        restored around each invoke(), through numpy's bundled OpenBLAS; blas.py).
-        None or -1: no splitting, and BLAS keeps its own thread count.
+        ``num_threads``: how many threads an invoke() may use: the big kernels
+        (convolutions) split their output rows over that many threads themselves, on a
+        pool that blocks when idle and never waits for a slice no worker has started
+        (parallel.py). None or -1: ``parallel.default_threads()``, the setting that stays
+        fast on a CPU shared with other processes (bench/load.py).
+
+        ``blas_threads``: numpy's BLAS thread count inside invoke(), allocate_tensors()
+        and profile(), set through threadpoolctl and restored afterwards, so numpy code
+        outside them keeps numpy's own setting (blas.py). 1, the default, lets
+        edgelite's pool do all the splitting: OpenBLAS's own threads busy-wait between
+        calls and collapse when other processes need the cores. None: leave BLAS alone.
+        Without threadpoolctl installed BLAS is left alone whatever this says
+        (``blas_limit`` is then None).
 
         ``split_batch``: with several threads and a batch of N > 1 samples, run the
         samples in chunks through the whole network, one worker per thread, when the
@@ -71,15 +86,17 @@ class Interpreter:
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
             raise ValueError(f"num_threads should be >= 1 (or -1), got {num_threads}")
+        if blas_threads is not None and blas_threads < 1:
+            raise ValueError(f"blas_threads should be >= 1 (or None), got {blas_threads}")
         memory_limit = check_limit(memory_limit)
         if model_path is not None:
             model_content = read_model_file(model_path)
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
-        # None / -1: one thread for edgelite's kernels, BLAS as numpy set it up.
         self._num_threads = num_threads if num_threads is not None and num_threads > 0 \
-            else None
-        self._blas_threads = None if self._num_threads is None else 1
+            else default_threads()
+        self._blas_threads = blas_threads
+        self._guard = CallGuard()
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
@@ -99,6 +116,17 @@ class Interpreter:
         if not self._allocated or self._split is None:
             return None
         return len(self._split.ranges), self._split.chunk
+
+    @property
+    def num_threads(self) -> int:
+        """Threads an invoke() may use (``num_threads``, or the default it resolved to)."""
+        return self._num_threads
+
+    @property
+    def blas_limit(self) -> int | None:
+        """numpy's BLAS thread count inside invoke(), or None when BLAS is left alone
+        (``blas_threads=None``, or no control: threadpoolctl missing, ``blas.status()``)."""
+        return self._blas_threads if blas.available() else None
 
     @property
     def model(self) -> Model:
@@ -152,8 +180,13 @@ class Interpreter:
 
     # ------------------------------------------------------------------ allocation
 
+    @guarded("allocate_tensors()")
     def allocate_tensors(self) -> None:
         """Prepare every op, plan the arena and build the invoke() list."""
+        with blas.threads(self._blas_threads):  # constant folding runs kernels
+            self._allocate()
+
+    def _allocate(self) -> None:
         self._allocated = False
         self._steps = ()
         # Signature outputs must stay readable after invoke(), like graph outputs.
@@ -161,10 +194,10 @@ class Interpreter:
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
         self._split = None
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
-                               keep_alive, self._quant, self._num_threads or 1,
+                               keep_alive, self._quant, self._num_threads,
                                memory_limit=self._memory_limit)
         self._steps = self._alloc.steps
-        if self._split_batch and (self._num_threads or 1) > 1 and \
+        if self._split_batch and self._num_threads > 1 and \
                 not self._preserve_all_tensors:
             self._split = self._plan_split(keep_alive)
         self._allocated = True
@@ -202,6 +235,7 @@ class Interpreter:
         except EdgeliteError:
             return None  # e.g. a constant that only broadcasts against the whole batch
 
+    @guarded("resize_tensor_input()")
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
         """Give an input a new shape; call allocate_tensors() before the next invoke()."""
         index = self._check_index(input_index)
@@ -253,6 +287,7 @@ class Interpreter:
             )
         return arr
 
+    @guarded("set_tensor()")
     def set_tensor(self, tensor_index: int, value) -> None:
         """Copy ``value`` into a tensor; dtype and shape must match exactly."""
         index = self._check_index(tensor_index)
@@ -277,12 +312,19 @@ class Interpreter:
             raise DTypeError(message + f"; convert it with .astype(np.{target.dtype.name})")
         np.copyto(target, value)
 
+    def _read(self, index: int, what: str) -> np.ndarray:
+        """A copy of a tensor, refused when another thread's write call overlaps the
+        copy (guard.py)."""
+        token = self._guard.read_begins(what)
+        value = self._array(index, what).copy()
+        self._guard.read_ends(what, token)
+        return value
+
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's current value."""
         if subgraph_index != 0:
             raise GraphError("edgelite executes only subgraph 0")
-        index = self._check_index(tensor_index)
-        return self._array(index, "get_tensor").copy()
+        return self._read(self._check_index(tensor_index), "get_tensor()")
 
     def get_dequantized_tensor(self, tensor_index: int) -> np.ndarray:
         """A float32 copy of a tensor's real value: real = scale * (q - zero_point), per
@@ -291,7 +333,7 @@ class Interpreter:
         back as a float32 copy. With preserve_all_tensors=True this works for every
         intermediate after invoke(); otherwise intermediates may have been overwritten."""
         index = self._check_index(tensor_index)
-        value = self._array(index, "get_dequantized_tensor")
+        value = self._read(index, "get_dequantized_tensor()")
         if value.dtype.kind == "f":
             return value.astype(np.float32)
         tensor = self._subgraph.tensors[index]
@@ -319,35 +361,42 @@ class Interpreter:
 
     def tensor(self, tensor_index: int) -> Callable[[], np.ndarray]:
         """A function returning a live view of the tensor (valid until the next
-        allocate_tensors())."""
+        allocate_tensors()). The function refuses to run while another thread is inside
+        invoke() (guard.py); what is done with the view afterwards is up to the caller."""
         index = self._check_index(tensor_index)
-        return lambda: self._array(index, "tensor()")
+
+        def view() -> np.ndarray:
+            self._guard.read_begins("tensor()")
+            return self._array(index, "tensor()")
+        return view
 
     # ------------------------------------------------------------------ execution
 
+    @guarded("invoke()")
     def invoke(self) -> None:
-        """Run every prepared op in order."""
+        """Run every prepared op in order. Refused at once (InterpreterStateError) while
+        another thread is inside a call of this interpreter (guard.py)."""
         if not self._allocated:
             raise InterpreterStateError(
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
-        if self._split is not None:
-            with blas.threads(self._blas_threads):
-                run_slices(self._num_threads, self._split.run_range, self._split.tasks())
-            return
-        if self._blas_threads is None:
-            for eval_fn, record, inputs, outputs in self._steps:
-                eval_fn(record, inputs, outputs)
-            return
         with blas.threads(self._blas_threads):
-            for eval_fn, record, inputs, outputs in self._steps:
-                eval_fn(record, inputs, outputs)
+            if self._split is not None:
+                run_slices(self._num_threads, self._split.run_range, self._split.tasks())
+            else:
+                for eval_fn, record, inputs, outputs in self._steps:
+                    eval_fn(record, inputs, outputs)
 
+    @guarded("profile()")
     def profile(self, runs: int = 10, warmup: int = 1) -> Profile:
         """Invoke ``warmup`` + ``runs`` times on the inputs currently set, timing every
         op (profiler.py); invoke() itself is never instrumented. The last run's outputs
         stay readable like after invoke()."""
+        with blas.threads(self._blas_threads):
+            return self._profile(runs, warmup)
+
+    def _profile(self, runs: int, warmup: int) -> Profile:
         alloc = self._require_allocated("profile()")
         ops, tensors = self._subgraph.operators, self._subgraph.tensors
         labels = []
@@ -355,8 +404,7 @@ class Interpreter:
             op = ops[i]
             name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
             labels.append((i, name, tensors[op.outputs[0]].name if op.outputs else ""))
-        with blas.threads(self._blas_threads):
-            return run_profile(self._steps, labels, runs, warmup)
+        return run_profile(self._steps, labels, runs, warmup)
 
     # ------------------------------------------------------------------ signatures
 

@@ -2,24 +2,46 @@
 
 numpy releases the GIL inside its loops and in BLAS calls, so the big kernels (CONV_2D,
 DEPTHWISE_CONV_2D, float or quantized) split their output rows into ``num_threads``
-slices and run the slices at once: the calling thread takes the first, worker threads
-the others. BLAS then runs single-threaded inside each slice (the Interpreter sets
-that), so one mechanism covers the matmuls and the elementwise work alike.
+slices and run the slices at once. BLAS then runs single-threaded inside each slice (the
+Interpreter sets that, blas.py), so one mechanism covers the matmuls and the elementwise
+work alike.
 
 Workers are daemon threads shared by every interpreter of the process (one pool per
-thread count); a pool that is busy -- another thread is invoking through it -- runs
-the slices one after the other on the caller instead of waiting. Each hand-off costs a
-thread wake-up (tens of microseconds), so kernels only split ops with large outputs
+thread count). They never spin: an idle worker is blocked in ``SimpleQueue.get()`` (a
+futex wait: no CPU), and a caller waiting for a worker's slice is blocked on an Event.
+Spinning is what makes OpenBLAS's own threads collapse on a shared CPU (blas.py).
+
+The slices of one run sit in a shared list; the calling thread and the woken workers
+take slices from it until it is empty, and the caller then waits only for slices a
+worker already started. So when the CPU is busy with other processes and a woken worker
+does not get a core soon, the caller simply runs that slice itself: a run is never much
+slower than running its slices one after the other, whatever the load (the point of
+bench/load.py). A pool that is busy -- another thread is invoking through it -- is not
+waited for either: the caller runs all its slices itself. Each hand-off costs a thread
+wake-up (tens of microseconds), so kernels only split ops with large outputs
 (``worth_splitting``).
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from typing import Callable, Sequence
 
 MIN_SPLIT_ELEMENTS = 2**18  # output values below which an op runs on one thread
+# The Interpreter's num_threads when none is given (measured choice: bench/load.py,
+# bench/RESULTS.md "Latency under load").
+DEFAULT_THREADS = 2
+
+
+def default_threads() -> int:
+    """``DEFAULT_THREADS``, but no more than the cores this process may run on."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(DEFAULT_THREADS, cores))
 
 
 def worth_splitting(threads: int, elements: int) -> int:
@@ -44,21 +66,57 @@ def output_slices(batch: int, height: int, parts: int) -> list[tuple[slice, ...]
     return [(slice(a, b),) for a, b in row_ranges(batch, parts)]
 
 
+class _Run:
+    """One ``Pool.run``: the slices not started yet, and who is still running one."""
+
+    def __init__(self, fn: Callable, args: Sequence[tuple]) -> None:
+        self.fn = fn
+        self.todo = list(reversed(args))  # taken from the end, under ``lock``
+        self.lock = threading.Lock()
+        self.running = 0  # slices taken by workers and not finished
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self, by_worker: bool) -> None:
+        """Take and run slices until none is left."""
+        while True:
+            with self.lock:
+                if not self.todo:
+                    return
+                a = self.todo.pop()
+                if by_worker:
+                    self.running += 1
+            try:
+                self.fn(*a)
+            except BaseException as exc:  # handed back to the caller
+                with self.lock:
+                    self.error = self.error or exc
+            finally:
+                if by_worker:
+                    with self.lock:
+                        self.running -= 1
+                        if not self.running and not self.todo:
+                            self.finished.set()
+
+    def wait(self) -> None:
+        """Block (no spinning) until the slices workers took are done."""
+        with self.lock:
+            if not self.running:
+                return
+        self.finished.wait()
+
+
 class _Worker:
     def __init__(self) -> None:
-        self.tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self.done: queue.SimpleQueue = queue.SimpleQueue()
-        thread = threading.Thread(target=self._loop, name="edgelite-worker", daemon=True)
-        thread.start()
+        self.runs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="edgelite-worker",
+                                       daemon=True)
+        self.thread.start()
 
     def _loop(self) -> None:
         while True:
-            fn, args = self.tasks.get()
-            try:
-                fn(*args)
-                self.done.put(None)
-            except BaseException as exc:  # handed back to the caller
-                self.done.put(exc)
+            run = self.runs.get()  # blocks in the kernel while idle
+            run.work(by_worker=True)
 
 
 class Pool:
@@ -66,7 +124,7 @@ class Pool:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._workers = [_Worker() for _ in range(size - 1)]
+        self.workers = [_Worker() for _ in range(size - 1)]
         self._lock = threading.Lock()
 
     def run(self, fn: Callable, args: Sequence[tuple]) -> None:
@@ -77,22 +135,13 @@ class Pool:
                 fn(*a)
             return
         try:
-            extra = args[1:len(self._workers) + 1]
-            for worker, a in zip(self._workers, extra):
-                worker.tasks.put((fn, a))
-            error = None
-            try:
-                fn(*args[0])
-                for a in args[len(extra) + 1:]:  # more slices than threads
-                    fn(*a)
-            except BaseException as exc:
-                error = exc
-            for worker, _ in zip(self._workers, extra):
-                result = worker.done.get()
-                if error is None and result is not None:
-                    error = result
-            if error is not None:
-                raise error
+            run = _Run(fn, args)
+            for worker in self.workers[:len(args) - 1]:
+                worker.runs.put(run)
+            run.work(by_worker=False)
+            run.wait()
+            if run.error is not None:
+                raise run.error
         finally:
             self._lock.release()
 

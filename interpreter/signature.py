@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import SignatureError, UnsupportedOpError
+from .guard import guarded
 from .model import SignatureDef
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,6 +33,12 @@ class SignatureRunner:
         self._signature = signature
 
     @property
+    def _guard(self):
+        """The interpreter's guard: a call holds it over its resize / allocate / set /
+        invoke / get, so that sequence is one call for other threads (guard.py)."""
+        return self._interpreter._guard
+
+    @property
     def signature_key(self) -> str:
         return self._signature.key
 
@@ -43,6 +50,7 @@ class SignatureRunner:
         return {name: self._interpreter._details(index)
                 for name, index in sorted(self._signature.outputs.items())}
 
+    @guarded("a SignatureRunner call")
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
         expected = self._signature.inputs
         unknown = sorted(set(inputs) - set(expected))

@@ -1,7 +1,10 @@
 """num_threads: big convolutions split their output rows over threads (parallel.py) and
-compute exactly what one thread computes; the thread pool itself."""
+compute exactly what one thread computes; the thread pool itself, which never spins and
+never waits for a worker that has not started; the default."""
 
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -119,3 +122,66 @@ def test_interpreters_share_the_pool_from_several_threads(rng):
     assert not errors and len(results) == 10
     for r in results:
         np.testing.assert_array_equal(r, expected)
+
+
+def _thread_state(thread: threading.Thread) -> str:
+    """The kernel's scheduling state of a thread: "S" sleeping (blocked), "R" running."""
+    with open(f"/proc/self/task/{thread.native_id}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.skipif(not hasattr(time, "pthread_getcpuclockid") or
+                    not os.path.exists("/proc/self/task"), reason="Linux thread clocks")
+def test_idle_workers_block_instead_of_spinning(rng):
+    """Between invokes edgelite's workers are blocked in the kernel and use no CPU (OpenBLAS's
+    own threads busy-wait after a call: what collapses latency on a shared CPU)."""
+    model, feeds = quant_conv_model(rng, np.int8, (1, 128, 128, 8), (16, 1, 1, 8))
+    interp, _ = _run(model, feeds, 3)
+    interp.invoke()
+    workers = [w.thread for w in parallel.pool(3).workers]
+    clocks = [time.pthread_getcpuclockid(t.ident) for t in workers]
+    before = [time.clock_gettime(c) for c in clocks]
+    time.sleep(0.2)
+    used = [time.clock_gettime(c) - b for c, b in zip(clocks, before)]
+    assert [_thread_state(t) for t in workers] == ["S", "S"]
+    # A spinning worker would use ~0.2 s each; a blocked one nothing but its wake-ups.
+    assert max(used) < 0.005, used
+
+
+def test_the_caller_runs_slices_no_worker_has_started():
+    """A worker that has no core yet (here: busy elsewhere) is not waited for: the caller
+    takes the slices nobody started, so a loaded CPU never makes a split op wait."""
+    pool = parallel.Pool(2)
+    hold, held = threading.Event(), threading.Event()
+
+    class Occupied:  # what a worker busy with another run looks like
+        def work(self, by_worker):
+            held.set()
+            hold.wait(10)
+
+    pool.workers[0].runs.put(Occupied())
+    assert held.wait(10)
+    ran_on = []
+    pool.run(lambda i: ran_on.append((i, threading.get_ident())), [(0,), (1,), (2,)])
+    assert sorted(ran_on) == [(i, threading.get_ident()) for i in range(3)]
+    hold.set()
+    # Once free, the worker takes its share again (its stale wake-up found nothing to do).
+    seen = set()
+    for _ in range(50):
+        pool.run(lambda i: (seen.add(threading.get_ident()), time.sleep(0.002)), [(0,), (1,)])
+    assert pool.workers[0].thread.ident in seen
+
+
+def test_default_threads_and_validation(monkeypatch):
+    model, _ = quant_conv_model(np.random.default_rng(0), np.int8, (1, 8, 8, 4), (8, 3, 3, 4))
+    assert Interpreter(model_content=model).num_threads == parallel.default_threads()
+    assert Interpreter(model_content=model, num_threads=-1).num_threads == \
+        parallel.default_threads()
+    assert Interpreter(model_content=model, num_threads=3).num_threads == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert parallel.default_threads() == 1  # never more threads than cores
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert parallel.default_threads() == parallel.DEFAULT_THREADS
+    for bad in ({"num_threads": 0}, {"blas_threads": 0}):
+        with pytest.raises(ValueError, match="should be >= 1"):
+            Interpreter(model_content=model, **bad)
