@@ -229,7 +229,8 @@ def _check_input(node, i: int, t, want: In) -> None:
 def _check_group(node, attr: str, members) -> None:
     """Inputs typed by one attribute share its dtype (and the attribute's, if present)."""
     declared = None
-    if attr in node.attr and node.attr[attr].WhichOneof("value") == "type":
+    if attr in node.attr:
+        _check_attr(node, Attr(attr, "type"))
         declared = attr_dtype(node, attr)
     first_i, first = members[0]
     want = declared if declared is not None else first.dtype
