@@ -69,9 +69,9 @@ class SupportReport:
         lines = [f"{'TF op':<28} {'nodes':>5}  status"]
         for s in sorted(self.ops.values(), key=lambda s: (s.supported, s.op_type)):
             status = "supported" if s.supported else "UNSUPPORTED: " + ", ".join(
-                s.nodes[:max_names]) + (f", ... (+{len(s.nodes) - max_names})"
-                                        if len(s.nodes) > max_names else "")
-            lines.append(f"{s.op_type:<28} {len(s.nodes):>5}  {status}")
+                map(shown, s.nodes[:max_names])) + (f", ... (+{len(s.nodes) - max_names})"
+                                                    if len(s.nodes) > max_names else "")
+            lines.append(f"{shown(s.op_type):<28} {len(s.nodes):>5}  {status}")
         return "\n".join(lines)
 
     def error(self) -> UnsupportedOpError:
@@ -218,8 +218,8 @@ def _custom_op(ctx: LowerCtx, node) -> None:
     op.custom_code = node.op
 
 
-def _valid_dims(shape) -> bool:
-    return shape is not None and all(0 <= d <= INT32_MAX for d in shape)
+def _valid_dims(shape, smallest: int = 0) -> bool:
+    return shape is not None and all(smallest <= d <= INT32_MAX for d in shape)
 
 
 def _input_tensor(ctx: LowerCtx, node, shape, batch_size: int):
@@ -242,9 +242,10 @@ def _input_tensor(ctx: LowerCtx, node, shape, batch_size: int):
             raise ShapeError(f"input {quoted(node.name)} has unknown dims {list(declared)}; give "
                              f"its shape with --input-shape {shown(node.name)}:" +
                              ",".join(str(d if d >= 0 else 1) for d in shape))
-    if not _valid_dims(shape):
+    if not _valid_dims(shape, 1):  # an empty input makes no model; TFLite dims are int32
         raise ShapeError(f"input {quoted(node.name)} has shape {list(shape)[:8]}; every "
-                         f"dimension must be between 0 and {INT32_MAX}")
+                         f"dimension must be between 1 and {INT32_MAX} (set it with "
+                         f"--input-shape {shown(node.name)}:...)")
     t = ctx.output(node, dtype, shape=tuple(int(d) for d in shape))
     t.shape_signature = signature
     return t

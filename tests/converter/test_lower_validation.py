@@ -282,3 +282,20 @@ def test_cli_check_with_every_op_supported_but_one_malformed(tmp_path):
     assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("error: node 'y' (Relu): input 0 reads 'x:1'")
 
+
+
+def test_support_table_escapes_names_from_the_file():
+    g = graph()
+    g.node("e\x1b[2J", "Erf\nerror: forged", ["x"])
+    table = edgelite.converter.check(g.bytes()).table()
+    assert table.splitlines()[1].split() == ["Erf\\nerror:", "forged", "1",
+                                             "UNSUPPORTED:", "e\\x1b[2J"]
+
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ([0, 4], {}), ([1, 2**31], {}), ([-1, 4], {"batch_size": 0})])
+def test_input_dimensions_must_be_positive_int32(shape, kwargs):
+    g = graph(*shape)
+    g.node("y", "Relu", ["x"], T=F32)
+    refused(g, ShapeError, "input 'x' has shape", "every dimension must be between 1 and "
+            "2147483647", **kwargs)
