@@ -5,6 +5,9 @@ list from the issue (each used to escape as a raw IndexError / KeyError / TypeEr
 silently accepted); then the error boundary itself; then the command line.
 """
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -37,14 +40,33 @@ def string_const(g: GraphBuilder, name: str, value: bytes = b"4") -> str:
 
 
 def refused(g: GraphBuilder, error: type, *fragments: str, **kwargs) -> str:
-    """Convert g; it must raise `error` with one line containing every fragment."""
+    """Convert g; it must raise `error` with one line containing every fragment. Then the
+    same through `edgelite convert`: exit status 1, that line on stderr, nothing written."""
     with pytest.raises(error) as info:
         edgelite.convert(g.bytes(), **kwargs)
     message = str(info.value)
     assert "\n" not in message, message
     for fragment in fragments:
         assert fragment in message, message
+    assert cli_error(g, **kwargs) == message
     return message
+
+
+def cli_error(g: GraphBuilder, outputs=(), batch_size=None) -> str:
+    """`edgelite convert` on g must fail cleanly; returns its one error line (sans prefix)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pb, out = Path(tmp, "g.pb"), Path(tmp, "out.tflite")
+        pb.write_bytes(g.bytes())
+        args = ["convert", str(pb), "-o", str(out)]
+        args += ["--outputs", ",".join(outputs)] if outputs else []
+        args += ["--batch-size", str(batch_size)] if batch_size is not None else []
+        result = CliRunner().invoke(main, args)
+        written = out.exists()
+    assert isinstance(result.exception, SystemExit) and result.exit_code == 1, result
+    assert "Traceback" not in result.output and not written
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0][len("error: "):]
 
 
 # -- the cases listed in the issue -------------------------------------------------------------

@@ -7,7 +7,7 @@ EdgeliteError: no other exception, no MemoryError, no signal death, no hang.
 bench/fuzz.py runs thousands of the same cases and prints one-line reproducers.
 """
 
-from tests.fuzz.mutate import KINDS, Case
+from tests.fuzz.mutate import KINDS, MODELS, Case, build
 from tests.fuzz.runner import Limits, make_cases, run_cases, summary
 
 SEED = 0
@@ -39,3 +39,10 @@ def test_harness_catches_every_kind_of_failure():
     assert outcomes[1].signature.startswith("ValueError at tests/fuzz/worker.py:")
     assert outcomes[2].detail["signal"] == "SIGSEGV"
     assert outcomes[5].detail["exc"] == "MemoryError"
+
+
+def test_cases_are_deterministic_mutants():
+    for case in make_cases(7, 6):
+        data, notes = build(case)
+        assert build(case) == (data, notes)  # a seed is a reproducer
+        assert data != (MODELS / notes[0]).read_bytes() and len(notes) >= 2
