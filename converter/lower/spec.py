@@ -72,10 +72,9 @@ class Attr:
 @dataclass(frozen=True)
 class NodeSpec:
     """A well-formed node: `variadic` inputs (count from attribute `n_attr`, at least
-    `n_min`) come first, then `inputs`, of which the last `optional` may be missing."""
+    `n_min`) come first, then exactly `inputs`."""
 
     inputs: tuple[In, ...] = ()
-    optional: int = 0
     variadic: In | None = None
     n_attr: str | None = None
     n_min: int = 1
@@ -138,12 +137,10 @@ def _slots(node, s: NodeSpec, n: int) -> list[In]:
     """The spec of each of the node's n data inputs; arity errors are raised here."""
     fixed = len(s.inputs)
     if s.variadic is None:
-        lo = fixed - s.optional
-        if not lo <= n <= fixed:
-            want = f"{fixed}" if lo == fixed else f"{lo} to {fixed}"
-            raise fail(GraphError, node, f"takes {want} data input{_s(fixed)}, found {n}; "
+        if n != fixed:
+            raise fail(GraphError, node, f"takes {fixed} data input{_s(fixed)}, found {n}; "
                        f"{STRUCTURE}")
-        return list(s.inputs[:n])
+        return list(s.inputs)
     count = n - fixed
     if count < s.n_min:
         also = f" and {', '.join(i.what for i in s.inputs)}" if fixed else ""

@@ -90,12 +90,16 @@ def test_binary_op_with_one_input(op):
     refused(g, GraphError, f"node 'y' ({op}): takes 2 data inputs, found 1")
 
 
-def test_string_const_into_add():
+@pytest.mark.parametrize("op, what, allowed", [
+    ("AddV2", "operand y", "a float or integer type"),   # a string Const fed to AddV2
+    ("Reshape", "the shape", "int32/int64"),              # a Reshape with a string shape
+])
+def test_string_const_as_operand(op, what, allowed):
     g = graph()
     string_const(g, "s")
-    g.node("y", "AddV2", ["x", "s"], T=F32)
-    refused(g, DTypeError, "node 'y' (AddV2): input 1 ('s', operand y) is string; AddV2 takes "
-            "a float or integer type there")
+    g.node("y", op, ["x", "s"], T=F32)
+    refused(g, DTypeError, f"node 'y' ({op}): input 1 ('s', {what}) is string; {op} takes "
+            f"{allowed} there")
 
 
 def test_conv_stride_beyond_bound():
@@ -104,14 +108,6 @@ def test_conv_stride_beyond_bound():
     g.node("y", "Conv2D", ["x", "w"], T=F32, strides=[1, 2**62, 2**62, 1], padding="SAME")
     refused(g, GraphError, "node 'y' (Conv2D): attribute strides=[1, 4611686018427387904, "
             "4611686018427387904, 1]: 4611686018427387904 is outside [1, 65536]")
-
-
-def test_reshape_with_string_shape():
-    g = graph()
-    string_const(g, "shape")
-    g.node("y", "Reshape", ["x", "shape"], T=F32)
-    refused(g, DTypeError, "node 'y' (Reshape): input 1 ('shape', the shape) is string; "
-            "Reshape takes int32/int64 there")
 
 
 def test_concat_axis_of_shape_2():

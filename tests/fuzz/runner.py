@@ -147,6 +147,16 @@ def summary(outcomes: list[Outcome], seconds: float | None = None) -> str:
         if not o.good:
             findings.setdefault(o.signature, []).append(o)
     lines.append(f"{len(findings)} distinct finding(s)")
+    netted: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        if "net" in o.detail:
+            netted.setdefault(o.detail["net"], []).append(o)
+    if netted:
+        lines.append(f"(not findings: {sum(map(len, netted.values()))} error(s) came from a "
+                     "catch-all turning another exception into an EdgeliteError:")
+        for site, cases in sorted(netted.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"   {len(cases)} x {site}: {', '.join(o.case.label for o in cases[:6])}")
+        lines.append(")")
     for sig, cases in sorted(findings.items(), key=lambda kv: -len(kv[1])):
         first = cases[0]
         lines.append(f"- {sig}: {len(cases)} case(s): "

@@ -91,7 +91,13 @@ def run_case(kind: str, seed: int) -> dict:
                 (run_tflite if kind == "tflite" else run_graphdef)(data)
         return {"status": "ok"}
     except EdgeliteError as e:
-        return {"status": "error", "type": type(e).__name__}
+        result = {"status": "error", "type": type(e).__name__}
+        cause = e.__cause__
+        if cause is not None and not isinstance(cause, EdgeliteError):
+            # Turned into a clean error by a catch-all (the lowering's error boundary, the
+            # .tflite reader's): fine for the user, but a check is missing before it.
+            result["net"] = f"{type(cause).__name__} at {where(cause)}"
+        return result
     except Exception as e:  # noqa: BLE001 -- every other exception is what we look for
         return {"status": "fail", "exc": type(e).__name__, "msg": str(e)[:300],
                 "where": where(e)}
