@@ -61,9 +61,11 @@ def main() -> int:
     args = p.parse_args()
     kinds = KINDS if args.kind == "both" else (args.kind,)
     cases = make_cases(args.seed, args.cases, kinds)
-    if args.show:
-        return max((show(c) for c in cases), default=0)
     limits = Limits(args.timeout, int(args.mem_gib * (1 << 30)), args.jobs, args.batch)
+    if args.show:
+        from tests.fuzz.worker import limit_memory
+        limit_memory(limits.mem_bytes)  # as in the workers: a huge allocation fails here too
+        return max((show(c) for c in cases), default=0)
     start = time.perf_counter()
     outcomes = run_cases(cases, limits)
     print(summary(outcomes, time.perf_counter() - start))
