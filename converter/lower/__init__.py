@@ -184,7 +184,11 @@ def _guarded(node, prefix_errors: bool, fn, *args):
     except EdgeliteError as e:
         if not prefix_errors or str(e).startswith(prefix):
             raise
-        raise type(e)(f"{prefix}: {e}") from e
+        try:
+            named = type(e)(f"{prefix}: {e}")
+        except Exception:  # noqa: BLE001 -- a subclass with another constructor
+            named = GraphError(f"{prefix}: {e}")
+        raise named from e
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 -- the safety net this function exists for

@@ -17,7 +17,7 @@ from edgelite.cli.main import main
 from edgelite.converter import lower
 from edgelite.converter.lower.activations import UNARY
 from edgelite.converter.lower.spec import Lowering, NodeSpec
-from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError
+from edgelite.interpreter.errors import DTypeError, EdgeliteError, GraphError, ShapeError
 
 from .tfgraph import GraphBuilder
 
@@ -241,6 +241,19 @@ def test_edgelite_errors_get_the_node_prefixed_once(monkeypatch, raised, expecte
     g = graph()
     g.node("y", "Relu", ["x"], T=F32)
     assert refused(g, ShapeError) == expected
+
+
+def test_error_subclass_with_another_constructor_is_named_too(monkeypatch):
+    class Limit(EdgeliteError):
+        def __init__(self, what: str, value: int):
+            super().__init__(f"{what} {value} is too large")
+
+    def rule(ctx, node):
+        raise Limit("size", 9)
+    with_rule(monkeypatch, "Relu", rule)
+    g = graph()
+    g.node("y", "Relu", ["x"], T=F32)
+    assert refused(g, GraphError) == "node 'y' (Relu): size 9 is too large"
 
 
 def test_folding_errors_name_the_node():
