@@ -144,9 +144,9 @@ _BYTE_MUTATIONS = (_flip,) * 6 + (_overwrite,) * 4 + (_extreme_int,) * 8 + (_cop
 def _mutate_graphdef(rng: random.Random, data: bytes, notes: list[str]) -> bytes:
     gd = graph_pb2.GraphDef()
     gd.ParseFromString(data)
-    ops = [n for n in gd.node if n.op not in _PLUMBING]
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):  # few at a time: each should get deep
         op = rng.choice(_GRAPH_MUTATIONS)
+        ops = [n for n in gd.node if n.op not in _PLUMBING]  # anew: a node may be removed
         node = rng.choice(ops if ops and rng.random() < 0.8 else gd.node)
         notes.append(f"node {node.name!r} ({node.op}): {op(rng, gd, node)}")
     return gd.SerializeToString()

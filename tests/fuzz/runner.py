@@ -167,6 +167,10 @@ def summary(outcomes: list[Outcome], seconds: float | None = None) -> str:
         elif first.detail.get("stderr"):
             lines.append(f"    stderr: {first.detail['stderr'][-200:]!r}")
         if first.case.kind in KINDS:
-            lines.append(f"    mutations: {'; '.join(build(first.case)[1])}"[:400])
+            try:
+                notes = "; ".join(build(first.case)[1])
+            except Exception as e:  # noqa: BLE001 -- a harness bug is a finding too
+                notes = f"(building the mutant failed: {type(e).__name__}: {e})"
+            lines.append(f"    mutations: {notes}"[:400])
         lines.append(f"    reproduce: {first.reproducer()}")
     return "\n".join(lines)
