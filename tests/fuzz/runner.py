@@ -136,41 +136,51 @@ def _collect(proc, cases: list[Case], limits: Limits, err) -> list[Outcome]:
 
 
 def summary(outcomes: list[Outcome], seconds: float | None = None) -> str:
-    """Counts per status, then each distinct finding with its cases and a reproducer."""
+    """Counts per status, each distinct finding with its cases and a reproducer, then the
+    errors a catch-all made out of other exceptions (fine for users; a check is missing)."""
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
     head = f"{len(outcomes)} cases" + (f" in {seconds:.1f} s" if seconds is not None else "")
     lines = [head + ": " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
-    findings: dict[str, list[Outcome]] = {}
-    for o in outcomes:
-        if not o.good:
-            findings.setdefault(o.signature, []).append(o)
+    findings = _grouped([o for o in outcomes if not o.good], lambda o: o.signature)
     lines.append(f"{len(findings)} distinct finding(s)")
-    netted: dict[str, list[Outcome]] = {}
-    for o in outcomes:
-        if "net" in o.detail:
-            netted.setdefault(o.detail["net"], []).append(o)
+    for sig, cases in findings:
+        lines.append(f"- {sig}: {len(cases)} case(s): {_labels(cases, 12)}")
+        lines += ["    " + line for line in _explain(cases[0])]
+    netted = _grouped([o for o in outcomes if "net" in o.detail], lambda o: o.detail["net"])
     if netted:
-        lines.append(f"(not findings: {sum(map(len, netted.values()))} error(s) came from a "
+        lines.append(f"not findings: {sum(len(c) for _, c in netted)} error(s) came from a "
                      "catch-all turning another exception into an EdgeliteError:")
-        for site, cases in sorted(netted.items(), key=lambda kv: -len(kv[1])):
-            lines.append(f"   {len(cases)} x {site}: {', '.join(o.case.label for o in cases[:6])}")
-        lines.append(")")
-    for sig, cases in sorted(findings.items(), key=lambda kv: -len(kv[1])):
-        first = cases[0]
-        lines.append(f"- {sig}: {len(cases)} case(s): "
-                     + ", ".join(o.case.label for o in cases[:12])
-                     + (" ..." if len(cases) > 12 else ""))
-        if first.status == "fail":
-            lines.append(f"    {first.detail['exc']}: {first.detail['msg'][:200]!r}")
-        elif first.detail.get("stderr"):
-            lines.append(f"    stderr: {first.detail['stderr'][-200:]!r}")
-        if first.case.kind in KINDS:
-            try:
-                notes = "; ".join(build(first.case)[1])
-            except Exception as e:  # noqa: BLE001 -- a harness bug is a finding too
-                notes = f"(building the mutant failed: {type(e).__name__}: {e})"
-            lines.append(f"    mutations: {notes}"[:400])
-        lines.append(f"    reproduce: {first.reproducer()}")
+        lines += [f"   {len(cases)} x {site}: {_labels(cases, 6)}" for site, cases in netted]
     return "\n".join(lines)
+
+
+def _grouped(outcomes: list[Outcome], key) -> list[tuple[str, list[Outcome]]]:
+    """Outcomes grouped by key, biggest group first."""
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault(key(o), []).append(o)
+    return sorted(groups.items(), key=lambda kv: -len(kv[1]))
+
+
+def _labels(outcomes: list[Outcome], most: int) -> str:
+    more = " ..." if len(outcomes) > most else ""
+    return ", ".join(o.case.label for o in outcomes[:most]) + more
+
+
+def _explain(o: Outcome) -> list[str]:
+    """The exception (or stderr), the mutations and a reproducer of one finding."""
+    lines = []
+    if o.status == "fail":
+        lines.append(f"{o.detail['exc']}: {o.detail['msg'][:200]!r}")
+    elif o.detail.get("stderr"):
+        lines.append(f"stderr: {o.detail['stderr'][-200:]!r}")
+    if o.case.kind in KINDS:
+        try:
+            notes = "; ".join(build(o.case)[1])
+        except Exception as e:  # noqa: BLE001 -- a harness bug is a finding too
+            notes = f"(building the mutant failed: {type(e).__name__}: {e})"
+        lines.append(f"mutations: {notes}"[:400])
+    lines.append(f"reproduce: {o.reproducer()}")
+    return lines
