@@ -12,10 +12,10 @@ from tests.fuzz.runner import Limits, make_cases, run_cases, summary
 
 SEED = 0
 CASES = 300
-# Findings outside converter/lower, reported to the helpers who own that code. Each entry
-# is removed once its fix is merged (the case then passes, which is fine here).
-KNOWN = {
-}
+# Findings outside converter/lower that these seeds hit, as {"kind:seed": "reason"}, each
+# removed once its fix is merged (the case then passes, which is fine here). Seeds 0-149 of
+# both kinds hit none today; bench/fuzz.py's longer runs do (see its summary).
+KNOWN: dict[str, str] = {}
 
 
 def test_mutants_are_accepted_or_refused_with_one_clear_error():
