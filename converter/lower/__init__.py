@@ -3,6 +3,11 @@
 A rule is `rule(ctx, node)`: it reads the node's inputs as IR tensors from `ctx`, adds ops to
 `ctx.graph` and registers the node's outputs. Rules translate literally (BiasAdd -> ADD,
 FusedBatchNorm -> MUL + ADD, MatMul -> MATMUL); making the result lean is the passes' job.
+
+Each registry entry pairs the rule with the NodeSpec of the nodes it accepts (spec.py); the
+spec is checked before the rule runs. Everything a node's lowering does -- validation, the
+rule, folding its ops -- runs inside one error boundary (`_lower_node`): whatever goes wrong
+comes out as one EdgeliteError line starting "node 'name' (OpType): ".
 """
 
 from __future__ import annotations
@@ -11,15 +16,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from ...interpreter.errors import (EdgeliteError, GraphError, ShapeError,
+                                   UnsupportedOpError)
+from ...interpreter.names import quoted, shown
 from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
 from . import activations, array_ops, basic, control, conv, fake_quant, image, math_ops, nn
-from .context import LowerCtx, attr_dtype, attr_shape
+from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
+from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
-REGISTRY = {
+REGISTRY: dict[str, Lowering] = {
     **basic.RULES,
     **control.RULES,
     **conv.RULES,
@@ -61,9 +69,9 @@ class SupportReport:
         lines = [f"{'TF op':<28} {'nodes':>5}  status"]
         for s in sorted(self.ops.values(), key=lambda s: (s.supported, s.op_type)):
             status = "supported" if s.supported else "UNSUPPORTED: " + ", ".join(
-                s.nodes[:max_names]) + (f", ... (+{len(s.nodes) - max_names})"
-                                        if len(s.nodes) > max_names else "")
-            lines.append(f"{s.op_type:<28} {len(s.nodes):>5}  {status}")
+                map(shown, s.nodes[:max_names])) + (f", ... (+{len(s.nodes) - max_names})"
+                                                    if len(s.nodes) > max_names else "")
+            lines.append(f"{shown(s.op_type):<28} {len(s.nodes):>5}  {status}")
         return "\n".join(lines)
 
     def error(self) -> UnsupportedOpError:
@@ -92,52 +100,102 @@ def lower_graph(tf: TFGraph, inputs: list[TensorRef], outputs: list[TensorRef],
 
 def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_size: int = 1,
                       allow_custom_ops: bool = False) -> tuple[Graph | None, SupportReport]:
-    """Lower what can be lowered and report every op type met on the live path."""
+    """Lower what can be lowered and report every op type met on the live path.
+
+    A node that cannot be lowered (malformed, or an op used in a way edgelite does not
+    support) stops the lowering; the remaining nodes are still counted in the report, so an
+    unsupported-op report (which is returned, as without the failure) stays complete. With
+    every op supported, the first node's error is raised.
+    """
     input_shapes = input_shapes or {}
     input_names = {r.node for r in inputs}
     for name in input_shapes:
         if name not in input_names:
-            raise GraphError(f"--input-shape names {name!r}, which is not an input; inputs are "
-                             f"{[r.node for r in inputs]}")
+            raise GraphError(f"--input-shape names {quoted(name)}, which is not an input; "
+                             f"inputs are {', '.join(quoted(r.node) for r in inputs)}")
     graph = Graph()
     ctx = LowerCtx(graph)
     report = SupportReport({})
     blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
+    failure: EdgeliteError | None = None
     for node in tf.prune(inputs, outputs):
         if node.name in input_names:
             report.add(node, True)
-            graph.inputs.append(_input_tensor(ctx, node, input_shapes.get(node.name), batch_size))
+            if failure is None:
+                graph.inputs.append(_guarded(node, False, _input_tensor, ctx, node,
+                                             input_shapes.get(node.name), batch_size))
             continue
-        if ctx.is_dead(node):  # an untaken tf.cond branch: neither lowered nor reported
-            ctx.dead_nodes.add(node.name)
+        if failure is None and ctx.is_dead(node):  # an untaken tf.cond branch: neither
+            ctx.dead_nodes.add(node.name)             # lowered nor reported
             continue
         supported = node.op in REGISTRY
         report.add(node, supported or allow_custom_ops)
-        if any(r.node in blocked for r in data_inputs(node)):
+        if failure is not None or any(r.node in blocked for r in data_inputs(node)):
             blocked.add(node.name)
-        elif supported:
-            start = len(graph.ops)
-            REGISTRY[node.op](ctx, node)
-            # Fold as we go, so later rules see constants (weights behind Identity reads,
-            # shapes computed from constants) through ctx.const_input.
-            for op in graph.ops[start:]:
-                op.origin = node.op
-                try_fold(graph, op)
-        elif allow_custom_ops:
-            _custom_op(ctx, node)
+        elif supported or allow_custom_ops:
+            try:
+                _guarded(node, True, _lower_node, ctx, node)
+            except EdgeliteError as e:
+                failure = e
         else:
             blocked.add(node.name)
     if not report.ok:
         return None, report
+    if failure is not None:
+        raise failure
     for ref in outputs:
         if ctx.is_dead_ref(ref):
-            raise GraphError(f"output {ref.name!r} is in a branch of a tf.cond that is never "
-                             "taken")
+            raise GraphError(f"output {quoted(ref.name)} is in a branch of a tf.cond that is "
+                             "never taken")
         if ref.name not in ctx.tensors:
-            raise GraphError(f"output {ref.name!r} does not exist (node {ref.node!r} has no "
-                             f"output {ref.index})")
+            raise GraphError(f"output {quoted(ref.name)} does not exist (node "
+                             f"{quoted(ref.node)} has no output {ref.index})")
         graph.outputs.append(ctx.tensors[ref.name])
     return graph, report
+
+
+def _lower_node(ctx: LowerCtx, node) -> None:
+    """Validate the node against its spec, run its rule and fold the ops it added."""
+    entry = REGISTRY.get(node.op)
+    if entry is None:
+        _custom_op(ctx, node)
+        return
+    validate(ctx, node, entry.spec)
+    start = len(ctx.graph.ops)
+    entry.rule(ctx, node)
+    # Fold as we go, so later rules see constants (weights behind Identity reads,
+    # shapes computed from constants) through ctx.const_input.
+    for op in ctx.graph.ops[start:]:
+        op.origin = node.op
+        try_fold(ctx.graph, op)
+
+
+def _guarded(node, prefix_errors: bool, fn, *args):
+    """fn(*args) inside the error boundary of one node.
+
+    An EdgeliteError whose message does not start with "node 'name' (OpType)" gets that
+    prefix (when prefix_errors); any other exception -- a bug or an unforeseen hostile input
+    that slipped past the node's spec -- becomes one GraphError line naming the node.
+    MemoryError is not caught: an allocation that large is a missing bound, not a message.
+    """
+    prefix = node_prefix(node)
+    try:
+        return fn(*args)
+    except EdgeliteError as e:
+        if not prefix_errors or str(e).startswith(prefix):
+            raise
+        try:
+            named = type(e)(f"{prefix}: {e}")
+        except Exception:  # noqa: BLE001 -- a subclass with another constructor
+            named = GraphError(f"{prefix}: {e}")
+        raise named from e
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- the safety net this function exists for
+        detail = shown(str(e).strip().split("\n")[0] or "no detail", 200)
+        raise GraphError(f"{prefix}: cannot be converted ({type(e).__name__}: {detail}); the "
+                         "node is malformed or uses the op in a way edgelite does not "
+                         "support") from e
 
 
 def _custom_op(ctx: LowerCtx, node) -> None:
@@ -150,16 +208,22 @@ def _custom_op(ctx: LowerCtx, node) -> None:
     shapes = []
     if "_output_shapes" in node.attr:
         shapes = [shape_from_proto(p) for p in node.attr["_output_shapes"].list.shape]
+        if len(shapes) > MAX_OUTPUTS:
+            raise GraphError(f"{node_prefix(node)}: _output_shapes lists {len(shapes)} outputs "
+                             f"(more than {MAX_OUTPUTS}); the GraphDef is malformed")
     dtype = attr_dtype(node, "T", None)
     if dtype is None:
         dtype = attr_dtype(node, "dtype", ins[0].dtype if ins else np.dtype(np.float32))
     outs = []
     for k in range(max(1, len(shapes))):
-        shape = shapes[k] if k < len(shapes) and shapes[k] is not None \
-            and all(d >= 0 for d in shapes[k]) else None
+        shape = shapes[k] if k < len(shapes) and _valid_dims(shapes[k]) else None
         outs.append(ctx.output(node, dtype, k, shape))
     op = ctx.graph.add_op("CUSTOM", ins, outs, name=node.name)
     op.custom_code = node.op
+
+
+def _valid_dims(shape, smallest: int = 0) -> bool:
+    return shape is not None and all(smallest <= d <= INT32_MAX for d in shape)
 
 
 def _input_tensor(ctx: LowerCtx, node, shape, batch_size: int):
@@ -169,19 +233,23 @@ def _input_tensor(ctx: LowerCtx, node, shape, batch_size: int):
     declared = attr_shape(node, "shape", None)
     if shape is not None:
         if declared is not None and len(declared) != len(shape):
-            raise ShapeError(f"input {node.name!r} has rank {len(declared)} (shape "
+            raise ShapeError(f"input {quoted(node.name)} has rank {len(declared)} (shape "
                              f"{list(declared)}) but --input-shape gives {list(shape)}")
         signature = tuple(shape)
     elif declared is None:
-        raise ShapeError(f"input {node.name!r} has unknown rank; give its shape with "
-                         f"--input-shape {node.name}:1,H,W,C")
+        raise ShapeError(f"input {quoted(node.name)} has unknown rank; give its shape with "
+                         f"--input-shape {shown(node.name)}:1,H,W,C")
     else:
         signature = tuple(declared)
         shape = tuple(batch_size if (i == 0 and d < 0) else d for i, d in enumerate(declared))
         if any(d < 0 for d in shape):
-            raise ShapeError(f"input {node.name!r} has unknown dims {list(declared)}; give its "
-                             f"shape with --input-shape {node.name}:" +
+            raise ShapeError(f"input {quoted(node.name)} has unknown dims {list(declared)}; give "
+                             f"its shape with --input-shape {shown(node.name)}:" +
                              ",".join(str(d if d >= 0 else 1) for d in shape))
+    if not _valid_dims(shape, 1):  # an empty input makes no model; TFLite dims are int32
+        raise ShapeError(f"input {quoted(node.name)} has shape {list(shape)[:8]}; every "
+                         f"dimension must be between 1 and {INT32_MAX} (set it with "
+                         f"--input-shape {shown(node.name)}:...)")
     t = ctx.output(node, dtype, shape=tuple(int(d) for d in shape))
     t.shape_signature = signature
     return t

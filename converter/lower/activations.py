@@ -5,12 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from .context import LowerCtx, attr_float
+from .spec import ANY, BOOL, FLOAT, REAL, Attr, In, Lowering, spec
 
+# TF op -> (TFLite op, the input dtypes TF's op definition allows; no complex types).
 UNARY = {
-    "Relu": "RELU", "Relu6": "RELU6", "Elu": "ELU", "Sigmoid": "LOGISTIC", "Tanh": "TANH",
-    "Exp": "EXP", "Log": "LOG", "Sqrt": "SQRT", "Rsqrt": "RSQRT", "Square": "SQUARE",
-    "Abs": "ABS", "Neg": "NEG", "Floor": "FLOOR", "Ceil": "CEIL", "Sin": "SIN", "Cos": "COS",
-    "Round": "ROUND", "Sign": "SIGN", "LogicalNot": "LOGICAL_NOT", "ZerosLike": "ZEROS_LIKE",
+    "Relu": ("RELU", REAL), "Relu6": ("RELU6", REAL), "Elu": ("ELU", FLOAT),
+    "Sigmoid": ("LOGISTIC", FLOAT), "Tanh": ("TANH", FLOAT), "Exp": ("EXP", FLOAT),
+    "Log": ("LOG", FLOAT), "Sqrt": ("SQRT", FLOAT), "Rsqrt": ("RSQRT", FLOAT),
+    "Square": ("SQUARE", REAL), "Abs": ("ABS", REAL), "Neg": ("NEG", REAL),
+    "Floor": ("FLOOR", FLOAT), "Ceil": ("CEIL", FLOAT), "Sin": ("SIN", FLOAT),
+    "Cos": ("COS", FLOAT), "Round": ("ROUND", REAL), "Sign": ("SIGN", REAL),
+    "LogicalNot": ("LOGICAL_NOT", BOOL), "ZerosLike": ("ZEROS_LIKE", ANY),
 }
 
 
@@ -45,10 +50,13 @@ def softplus(ctx: LowerCtx, node) -> None:
     ctx.emit("LOG", node, [e1])
 
 
+_FLOAT_IN = spec(In("the input", FLOAT))
 RULES = {
-    **{tf_op: _unary(tfl) for tf_op, tfl in UNARY.items()},
-    "LeakyRelu": leaky_relu,
-    "Softmax": softmax,
-    "LogSoftmax": log_softmax,
-    "Softplus": softplus,
+    **{tf_op: Lowering(_unary(tfl), spec(In("the input", dtypes)))
+       for tf_op, (tfl, dtypes) in UNARY.items()},
+    "LeakyRelu": Lowering(leaky_relu, spec(In("the input", FLOAT),
+                                           attrs=(Attr("alpha", "f", lo=-1e30, hi=1e30),))),
+    "Softmax": Lowering(softmax, _FLOAT_IN),
+    "LogSoftmax": Lowering(log_softmax, _FLOAT_IN),
+    "Softplus": Lowering(softplus, _FLOAT_IN),
 }

@@ -2,16 +2,22 @@
 Slice/StridedSlice, Tile, Pad/PadV2/MirrorPad, ConcatV2, Gather, Shape/Fill/Range.
 
 Index-like constant operands (shapes, axes, begin/end/strides, paddings) are stored as int32,
-the type TFLite's kernels read them as.
+the type TFLite's kernels read them as (spec.validate has checked they fit).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import UnsupportedOpError
+from ...interpreter.errors import ShapeError
 from ..ir import Activation
-from .context import LowerCtx, attr_dtype, attr_int, attr_ints, attr_str
+from .context import LowerCtx, attr_dtype, attr_int, attr_ints, attr_str, axis_in_rank, fail
+from .spec import (ANY, BOOL, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input, spec,
+                   vector_input)
+
+
+def _rank(t) -> int | None:
+    return None if t.shape is None else len(t.shape)
 
 
 def _index_input(ctx: LowerCtx, node, i: int, what: str):
@@ -22,18 +28,30 @@ def _index_input(ctx: LowerCtx, node, i: int, what: str):
     return t
 
 
+def _scalar(ctx: LowerCtx, node, i: int, what: str) -> int:
+    """A constant scalar operand (spec: one element) as a Python int."""
+    return int(np.asarray(ctx.const_input(node, i, what)).reshape(-1)[0])
+
+
 def reshape(ctx: LowerCtx, node) -> None:
     x, shape = ctx.input(node, 0), ctx.input(node, 1)
     options = {}
     if shape.is_const:  # TFLite's converter stores the target shape in the options too
-        shape = ctx.const(node, "shape", shape.data.astype(np.int32).reshape(-1))
-        options["new_shape"] = [int(d) for d in shape.data]
+        dims = shape.data.astype(np.int32).reshape(-1)
+        if np.any(dims < -1) or np.count_nonzero(dims == -1) > 1:
+            raise fail(ShapeError, node, f"target shape {dims.tolist()[:8]} is invalid: "
+                       "dimensions must be >= 0, with at most one -1")
+        shape = ctx.const(node, "shape", dims)
+        options["new_shape"] = [int(d) for d in dims]
     ctx.emit("RESHAPE", node, [x, shape], options, dtype=x.dtype)
 
 
 def squeeze(ctx: LowerCtx, node) -> None:
-    ctx.emit("SQUEEZE", node, [ctx.input(node, 0)],
-             dict(squeeze_dims=attr_ints(node, "squeeze_dims", [])))
+    x = ctx.input(node, 0)
+    dims = attr_ints(node, "squeeze_dims", [])
+    for d in dims:
+        axis_in_rank(node, d, _rank(x), "squeeze dimension")
+    ctx.emit("SQUEEZE", node, [x], dict(squeeze_dims=dims))
 
 
 def expand_dims(ctx: LowerCtx, node) -> None:
@@ -48,14 +66,19 @@ def transpose(ctx: LowerCtx, node) -> None:
 
 def pack(ctx: LowerCtx, node) -> None:
     inputs = ctx.inputs(node)
-    ctx.emit("PACK", node, inputs, dict(values_count=len(inputs), axis=attr_int(node, "axis", 0)),
+    axis = axis_in_rank(node, attr_int(node, "axis", 0), _rank(inputs[0]), extra=1)
+    ctx.emit("PACK", node, inputs, dict(values_count=len(inputs), axis=axis),
              dtype=inputs[0].dtype)
 
 
 def unpack(ctx: LowerCtx, node) -> None:
+    x = ctx.input(node, 0)
     num = attr_int(node, "num")
-    ctx.emit("UNPACK", node, [ctx.input(node, 0)], dict(num=num, axis=attr_int(node, "axis", 0)),
-             n_outputs=num)
+    axis = axis_in_rank(node, attr_int(node, "axis", 0), _rank(x))
+    if x.shape is not None and x.shape[axis] != num:
+        raise fail(ShapeError, node, f"num={num} but the input's dimension {axis} is "
+                   f"{x.shape[axis]} (input shape {list(x.shape)})")
+    ctx.emit("UNPACK", node, [x], dict(num=num, axis=axis), n_outputs=num)
 
 
 def split(ctx: LowerCtx, node) -> None:
@@ -67,7 +90,10 @@ def split(ctx: LowerCtx, node) -> None:
 
 def split_v(ctx: LowerCtx, node) -> None:
     n = attr_int(node, "num_split")
-    x = ctx.input(node, 0)
+    x, sizes = ctx.input(node, 0), ctx.input(node, 1)
+    if sizes.shape is not None and sizes.shape != (n,):
+        raise fail(ShapeError, node, f"size_splits has shape {list(sizes.shape)} but "
+                   f"num_split={n}")
     ctx.emit("SPLIT_V", node, [x, _index_input(ctx, node, 1, "size_splits"),
                                _index_input(ctx, node, 2, "axis")],
              dict(num_splits=n), dtype=x.dtype, n_outputs=n)
@@ -80,25 +106,41 @@ def slice_(ctx: LowerCtx, node) -> None:
 
 
 def strided_slice(ctx: LowerCtx, node) -> None:
-    x = ctx.input(node, 0)
+    x, strides = ctx.input(node, 0), ctx.input(node, 3)
+    if strides.is_const and np.any(strides.data == 0):
+        raise fail(ShapeError, node, f"strides {strides.data.tolist()[:8]} contain 0; every "
+                   "stride must be non-zero")
     ctx.emit("STRIDED_SLICE", node, [x] + [_index_input(ctx, node, i, what) for i, what in
                                            ((1, "begin"), (2, "end"), (3, "strides"))],
-             dict(begin_mask=attr_int(node, "begin_mask", 0),
-                  end_mask=attr_int(node, "end_mask", 0),
-                  ellipsis_mask=attr_int(node, "ellipsis_mask", 0),
-                  new_axis_mask=attr_int(node, "new_axis_mask", 0),
-                  shrink_axis_mask=attr_int(node, "shrink_axis_mask", 0)), dtype=x.dtype)
+             {mask: attr_int(node, mask, 0) for mask in _MASKS}, dtype=x.dtype)
+
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
 
 def tile(ctx: LowerCtx, node) -> None:
-    x = ctx.input(node, 0)
+    x, multiples = ctx.input(node, 0), ctx.input(node, 1)
+    if multiples.is_const and np.any(multiples.data < 0):
+        raise fail(ShapeError, node, f"multiples {multiples.data.tolist()[:8]} contain a "
+                   "negative value")
     ctx.emit("TILE", node, [x, _index_input(ctx, node, 1, "multiples")], dtype=x.dtype)
+
+
+def _paddings(ctx: LowerCtx, node, x):
+    """The constant [rank, 2] paddings, non-negative, as int32."""
+    p = np.asarray(ctx.const_input(node, 1, "the paddings"))
+    rank = _rank(x)
+    if p.ndim != 2 or p.shape[1] != 2 or (rank is not None and p.shape[0] != rank):
+        raise fail(ShapeError, node, f"paddings have shape {list(p.shape)}; expected "
+                   f"[{rank if rank is not None else 'rank'}, 2]")
+    if np.any(p < 0):
+        raise fail(ShapeError, node, f"paddings {p.tolist()[:8]} contain a negative value")
+    return ctx.const(node, "paddings", p.astype(np.int32))
 
 
 def pad(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
-    paddings = ctx.const(node, "paddings",
-                         ctx.const_input(node, 1, "the paddings").astype(np.int32))
+    paddings = _paddings(ctx, node, x)
     if node.op == "PadV2":
         value = ctx.input(node, 2)
         if not (value.is_const and float(np.asarray(value.data).reshape(-1)[0]) == 0.0):
@@ -110,17 +152,15 @@ def pad(ctx: LowerCtx, node) -> None:
 def mirror_pad(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
     mode = attr_str(node, "mode")
-    if mode not in ("REFLECT", "SYMMETRIC"):
-        raise UnsupportedOpError(f"node {node.name!r} (MirrorPad): mode {mode!r}")
-    paddings = ctx.const(node, "paddings",
-                         ctx.const_input(node, 1, "the paddings").astype(np.int32))
+    paddings = _paddings(ctx, node, x)
     ctx.emit("MIRROR_PAD", node, [x, paddings], dict(mode=0 if mode == "REFLECT" else 1),
              dtype=x.dtype)
 
 
 def concat_v2(ctx: LowerCtx, node) -> None:
     inputs = ctx.inputs(node)
-    axis = int(ctx.const_input(node, len(inputs) - 1, "the axis"))
+    axis = _scalar(ctx, node, len(inputs) - 1, "the axis")
+    axis_in_rank(node, axis, _rank(inputs[0]))
     ctx.emit("CONCATENATION", node, inputs[:-1],
              dict(axis=axis, fused_activation_function=Activation.NONE), dtype=inputs[0].dtype)
 
@@ -128,7 +168,8 @@ def concat_v2(ctx: LowerCtx, node) -> None:
 def gather(ctx: LowerCtx, node) -> None:
     """GatherV2(params, indices, axis); Gather and ResourceGather gather along axis 0."""
     params, indices = ctx.input(node, 0), ctx.input(node, 1)
-    axis = int(ctx.const_input(node, 2, "the axis")) if node.op == "GatherV2" else 0
+    axis = _scalar(ctx, node, 2, "the axis") if node.op == "GatherV2" else 0
+    axis_in_rank(node, axis, _rank(params))
     if indices.is_const:
         indices = ctx.const(node, "indices", indices.data.astype(np.int32))
     ctx.emit("GATHER", node, [params, indices],
@@ -148,7 +189,7 @@ def fill(ctx: LowerCtx, node) -> None:
 
 def range_(ctx: LowerCtx, node) -> None:
     ins = ctx.inputs(node)
-    ctx.emit("RANGE", node, ins[:3], dtype=ins[0].dtype)
+    ctx.emit("RANGE", node, ins, dtype=ins[0].dtype)
 
 
 def broadcast_to(ctx: LowerCtx, node) -> None:
@@ -158,32 +199,59 @@ def broadcast_to(ctx: LowerCtx, node) -> None:
 
 def select_v2(ctx: LowerCtx, node) -> None:
     ins = ctx.inputs(node)
-    ctx.emit("SELECT_V2", node, ins[:3], dtype=ins[1].dtype)
+    ctx.emit("SELECT_V2", node, ins, dtype=ins[1].dtype)
 
+
+# -- specs (TF op definitions: array_ops.cc, math_ops.cc) -------------------------------------
+_X = In("the input", ANY)
+_AXIS_ATTR = Attr("axis", "i")
+_NUM_SPLIT = Attr("num_split", "i", True, lo=1, hi=MAX_OUTPUTS)
+_PADDINGS = In("the paddings", INDEX, "Tpaddings", const=True, ranks=(2,))
+_GATHER_ATTRS = (Attr("batch_dims", "i"),)
 
 RULES = {
-    "Reshape": reshape,
-    "Squeeze": squeeze,
-    "ExpandDims": expand_dims,
-    "Transpose": transpose,
-    "Pack": pack,
-    "Unpack": unpack,
-    "Split": split,
-    "SplitV": split_v,
-    "Slice": slice_,
-    "StridedSlice": strided_slice,
-    "Tile": tile,
-    "Pad": pad,
-    "PadV2": pad,
-    "MirrorPad": mirror_pad,
-    "ConcatV2": concat_v2,
-    "GatherV2": gather,
-    "Gather": gather,
-    "ResourceGather": gather,
-    "Shape": shape,
-    "Fill": fill,
-    "Range": range_,
-    "BroadcastTo": broadcast_to,
-    "SelectV2": select_v2,
-    "Select": select_v2,
+    "Reshape": Lowering(reshape, spec(_X, vector_input("the shape", "Tshape"))),
+    "Squeeze": Lowering(squeeze, spec(_X, attrs=(Attr("squeeze_dims", "list"),))),
+    "ExpandDims": Lowering(expand_dims, spec(_X, scalar_input("the axis", typed="Tdim",
+                                                              const=False))),
+    "Transpose": Lowering(transpose, spec(_X, vector_input("the permutation", "Tperm"))),
+    "Pack": Lowering(pack, spec(variadic=In("value", ANY), n_attr="N",
+                                attrs=(_AXIS_ATTR,))),
+    "Unpack": Lowering(unpack, spec(_X, attrs=(Attr("num", "i", True, lo=1, hi=MAX_OUTPUTS),
+                                               _AXIS_ATTR))),
+    "Split": Lowering(split, spec(scalar_input("the axis", INDEX, const=False), _X,
+                                  attrs=(_NUM_SPLIT,))),
+    "SplitV": Lowering(split_v, spec(_X, vector_input("the split sizes", "Tlen"),
+                                     scalar_input("the axis", const=False),
+                                     attrs=(_NUM_SPLIT,))),
+    "Slice": Lowering(slice_, spec(_X, vector_input("the begin", "Index"),
+                                   vector_input("the size", "Index"))),
+    "StridedSlice": Lowering(strided_slice, spec(
+        _X, *(vector_input(what, "Index") for what in ("the begin", "the end", "the strides")),
+        attrs=tuple(Attr(mask, "i") for mask in _MASKS))),
+    "Tile": Lowering(tile, spec(_X, vector_input("the multiples", "Tmultiples"))),
+    "Pad": Lowering(pad, spec(_X, _PADDINGS)),
+    "PadV2": Lowering(pad, spec(_X, _PADDINGS, In("the pad value", ANY, scalar=True))),
+    "MirrorPad": Lowering(mirror_pad, spec(_X, _PADDINGS, attrs=(
+        Attr("mode", "s", True, choices=("REFLECT", "SYMMETRIC")),))),
+    "ConcatV2": Lowering(concat_v2, spec(scalar_input("the axis", typed="Tidx"),
+                                         variadic=In("value", ANY), n_attr="N", n_min=2)),
+    "GatherV2": Lowering(gather, spec(In("the params", ANY, "Tparams"),
+                                      In("the indices", INDEX, "Tindices"),
+                                      scalar_input("the axis", typed="Taxis"),
+                                      attrs=_GATHER_ATTRS)),
+    "Gather": Lowering(gather, spec(In("the params", ANY, "Tparams"),
+                                    In("the indices", INDEX, "Tindices"))),
+    "ResourceGather": Lowering(gather, spec(In("the params", ANY, None),
+                                            In("the indices", INDEX, "Tindices"),
+                                            attrs=_GATHER_ATTRS)),
+    "Shape": Lowering(shape, spec(In("the input", ANY, None), attrs=(
+        Attr("out_type", "type", dtypes=INDEX),))),
+    "Fill": Lowering(fill, spec(vector_input("the dims", "index_type"),
+                                In("the value", ANY, scalar=True))),
+    "Range": Lowering(range_, spec(*(In(what, REAL, "Tidx", scalar=True)
+                                     for what in ("the start", "the limit", "the delta")))),
+    "BroadcastTo": Lowering(broadcast_to, spec(_X, vector_input("the shape", "Tidx"))),
+    "SelectV2": Lowering(select_v2, spec(In("the condition", BOOL, None), _X, _X)),
+    "Select": Lowering(select_v2, spec(In("the condition", BOOL, None), _X, _X)),
 }

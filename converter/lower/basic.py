@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from .context import LowerCtx, attr_dtype, attr_tensor
+from ...interpreter.errors import DTypeError
+from .context import LowerCtx, attr_dtype, attr_tensor, fail
+from .spec import ANY, FLOAT, Attr, In, Lowering, dtype_name, spec
 
 
 def const(ctx: LowerCtx, node) -> None:
     data = attr_tensor(node, "value")
+    declared = attr_dtype(node, "dtype")
+    if declared != data.dtype:
+        raise fail(DTypeError, node, f"attribute dtype is {dtype_name(declared)} but its value "
+                   f"holds {dtype_name(data.dtype)}; the GraphDef is malformed")
     t = ctx.graph.tensor(node.name, data.dtype, data=data)
     ctx.tensors[node.name] = t
 
@@ -25,13 +31,16 @@ def placeholder_with_default(ctx: LowerCtx, node) -> None:
     ctx.graph.add_op("IDENTITY", [src], [out], name=node.name)
 
 
+_ONE = spec(In("the input", ANY))
 RULES = {
-    "Const": const,
-    "Identity": identity,
-    "IdentityN": identity,
-    "StopGradient": identity,
-    "Snapshot": identity,
-    "CheckNumerics": identity,
-    "EnsureShape": identity,
-    "PlaceholderWithDefault": placeholder_with_default,
+    "Const": Lowering(const, spec(attrs=(Attr("value", "tensor", True),
+                                         Attr("dtype", "type", True)))),
+    "Identity": Lowering(identity, _ONE),
+    "IdentityN": Lowering(identity, spec(variadic=In("the input", ANY, typed=None))),
+    "StopGradient": Lowering(identity, _ONE),
+    "Snapshot": Lowering(identity, _ONE),
+    "CheckNumerics": Lowering(identity, spec(In("the input", FLOAT))),
+    "EnsureShape": Lowering(identity, _ONE),
+    "PlaceholderWithDefault": Lowering(placeholder_with_default, spec(
+        In("the default value", ANY, typed="dtype"), attrs=(Attr("dtype", "type", True),))),
 }

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from ...interpreter.errors import EdgeliteError, GraphError, ShapeError, UnsupportedOpError
+from ...interpreter.names import quoted, shown
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Graph, Tensor
 from ..tf_tensor import numpy_dtype, shape_from_proto, tensor_to_numpy
+
+
+def node_prefix(node) -> str:
+    """How every lowering message starts: node 'name' (OpType)."""
+    return f"node {quoted(node.name)} ({shown(node.op)})"
+
+
+def fail(cls: type[EdgeliteError], node, what: str) -> EdgeliteError:
+    """An error of class `cls` reading "node 'name' (OpType): what"."""
+    return cls(f"{node_prefix(node)}: {what}")
 
 
 class LowerCtx:
@@ -27,22 +38,33 @@ class LowerCtx:
         return node.op != "Merge" and any(self.is_dead_ref(r) for r in data_inputs(node))
 
     # -- inputs -------------------------------------------------------------------------------
+    def tensor_of(self, node, i: int, ref: TensorRef) -> Tensor:
+        """The IR tensor input i of node reads; an output its producer lacks is an error."""
+        t = self.tensors.get(ref.name)
+        if t is None:
+            n = 0
+            while TensorRef(ref.node, n).name in self.tensors:
+                n += 1
+            raise fail(GraphError, node, f"input {i} reads {quoted(ref.name)}, but node "
+                       f"{quoted(ref.node)} has {n} output(s) edgelite can convert; the "
+                       "GraphDef is malformed")
+        return t
+
     def inputs(self, node) -> list[Tensor]:
-        return [self.tensors[r.name] for r in data_inputs(node)]
+        return [self.tensor_of(node, i, r) for i, r in enumerate(data_inputs(node))]
 
     def input(self, node, i: int) -> Tensor:
         refs = data_inputs(node)
         if i >= len(refs):
-            raise GraphError(f"node {node.name!r} ({node.op}) has {len(refs)} inputs; "
-                             f"input {i} is missing")
-        return self.tensors[refs[i].name]
+            raise fail(GraphError, node, f"has {len(refs)} inputs; input {i} is missing")
+        return self.tensor_of(node, i, refs[i])
 
     def const_input(self, node, i: int, what: str) -> np.ndarray:
         """Input i as a numpy array; it must be constant once folding has run."""
         t = self.input(node, i)
         if not t.is_const:
-            raise UnsupportedOpError(f"node {node.name!r} ({node.op}): {what} (input {i}, "
-                                     f"{t.name!r}) must be a constant")
+            raise fail(UnsupportedOpError, node, f"{what} (input {i}, {quoted(t.name)}) must "
+                       "be a constant")
         return t.data
 
     # -- outputs ------------------------------------------------------------------------------
@@ -72,12 +94,12 @@ class LowerCtx:
 def _attr(node, key: str, kind: str, default):
     if key not in node.attr:
         if default is _REQUIRED:
-            raise GraphError(f"node {node.name!r} ({node.op}) lacks attribute {key!r}")
+            raise fail(GraphError, node, f"lacks attribute {key}")
         return default
     value = node.attr[key]
     if value.WhichOneof("value") != kind:
-        raise GraphError(f"node {node.name!r} ({node.op}): attribute {key!r} should be a "
-                         f"{kind}, found {value.WhichOneof('value')}")
+        raise fail(GraphError, node, f"attribute {key} should be of kind {kind!r}, found "
+                   f"{value.WhichOneof('value')!r}")
     return getattr(value, kind)
 
 
@@ -98,7 +120,7 @@ def attr_bool(node, key, default=_REQUIRED) -> bool:
 
 def attr_str(node, key, default=_REQUIRED) -> str:
     v = _attr(node, key, "s", default)
-    return v.decode() if isinstance(v, bytes) else v
+    return v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else v
 
 
 def attr_ints(node, key, default=_REQUIRED) -> list[int]:
@@ -110,7 +132,7 @@ def attr_dtype(node, key="T", default=_REQUIRED) -> np.dtype:
     if key not in node.attr and default is not _REQUIRED:
         return default
     v = _attr(node, key, "type", default)
-    return numpy_dtype(v, f"node {node.name!r} attr {key}")
+    return numpy_dtype(v, f"{node_prefix(node)}: attribute {key}")
 
 
 def attr_shape(node, key="shape", default=_REQUIRED):
@@ -119,21 +141,30 @@ def attr_shape(node, key="shape", default=_REQUIRED):
 
 
 def attr_tensor(node, key="value") -> np.ndarray:
-    return tensor_to_numpy(_attr(node, key, "tensor", _REQUIRED), f"node {node.name!r}")
+    return tensor_to_numpy(_attr(node, key, "tensor", _REQUIRED), node_prefix(node))
 
 
 def nhwc_pair(node, key: str, default=(1, 1, 1, 1)) -> tuple[int, int]:
     """A 4-element NHWC attribute (strides, ksize, dilations) -> (h, w)."""
     v = attr_ints(node, key, list(default))
     if len(v) != 4 or v[0] != 1 or v[3] != 1:
-        raise ShapeError(f"node {node.name!r} ({node.op}): {key}={v} is not supported; "
-                         "only [1, h, w, 1] (NHWC, no batch/channel striding) is")
+        raise fail(ShapeError, node, f"{key}={v[:8]} is not supported; only [1, h, w, 1] "
+                   "(NHWC, no batch/channel striding) is")
     return v[1], v[2]
 
 
 def require_nhwc(node) -> None:
     fmt = attr_str(node, "data_format", "NHWC")
     if fmt != "NHWC":
-        raise UnsupportedOpError(f"node {node.name!r} ({node.op}) uses data_format {fmt}; "
-                                 "TFLite kernels are NHWC. Re-export the model with NHWC "
-                                 "layout (channels_last).")
+        raise fail(UnsupportedOpError, node, f"uses data_format {quoted(fmt)}; TFLite kernels "
+                   "are NHWC. Re-export the model with NHWC layout (channels_last).")
+
+
+def axis_in_rank(node, axis: int, rank: int | None, what: str = "axis",
+                 extra: int = 0) -> int:
+    """`axis` checked against a known rank (+extra for ops that add a dimension), as TF does:
+    -(rank + extra) <= axis < rank + extra. Returns it unchanged."""
+    if rank is not None and not -(rank + extra) <= axis < rank + extra:
+        raise fail(ShapeError, node, f"{what} {axis} is out of range for rank {rank + extra} "
+                   f"(valid: {-(rank + extra)} to {rank + extra - 1})")
+    return axis

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError
-from .context import LowerCtx, attr_bool, attr_float, attr_int
+from ...interpreter.errors import GraphError, ShapeError
+from .context import LowerCtx, attr_bool, attr_float, attr_int, fail
+from .spec import FLOAT, Attr, In, Lowering, spec
 
 
 def nudge(rmin, rmax, num_bits: int = 8, narrow_range: bool = False):
@@ -45,7 +46,16 @@ def fake_quantize(x: np.ndarray, rmin, rmax, num_bits: int, narrow: bool, axis: 
 def _range_inputs(ctx: LowerCtx, node):
     if node.op == "FakeQuantWithMinMaxArgs":
         return attr_float(node, "min", -6.0), attr_float(node, "max", 6.0)
-    return (ctx.const_input(node, 1, "the min"), ctx.const_input(node, 2, "the max"))
+    rmin, rmax = (ctx.const_input(node, i, what) for i, what in ((1, "the min"), (2, "the max")))
+    if node.op == "FakeQuantWithMinMaxVarsPerChannel":
+        x = ctx.input(node, 0)
+        channels = (x.shape[-1],) if x.shape else rmin.shape
+        if rmin.shape != channels or rmax.shape != channels:
+            raise fail(ShapeError, node, f"min (shape {list(rmin.shape)}) and max (shape "
+                       f"{list(rmax.shape)}) must both hold one value per channel "
+                       f"({channels[0] if channels else '?'})")
+        return rmin, rmax
+    return rmin.reshape(()), rmax.reshape(())  # spec: one element each
 
 
 def fake_quant(ctx: LowerCtx, node) -> None:
@@ -53,8 +63,10 @@ def fake_quant(ctx: LowerCtx, node) -> None:
     rmin, rmax = _range_inputs(ctx, node)
     bits = attr_int(node, "num_bits", 8)
     narrow = attr_bool(node, "narrow_range", False)
+    if not (np.all(np.isfinite(rmin)) and np.all(np.isfinite(rmax))):
+        raise fail(GraphError, node, "min or max is NaN or infinite")
     if np.any(np.asarray(rmin) > np.asarray(rmax)):
-        raise GraphError(f"node {node.name!r} ({node.op}): min > max")
+        raise fail(GraphError, node, "min > max")
     if x.is_const:
         out = ctx.output(node, x.dtype)
         out.data = fake_quantize(x.data, rmin, rmax, bits, narrow)
@@ -68,8 +80,20 @@ def fake_quant(ctx: LowerCtx, node) -> None:
         x.range = x.range or out.range
 
 
+# -- specs (TF op definitions: array_ops.cc; num_bits in [2, 16]) ------------------------------
+_BITS = (Attr("num_bits", "i", lo=2, hi=16), Attr("narrow_range", "b"))
+_X = In("the input", FLOAT, None)
+
+
+def _vars(per_channel: bool):
+    shape = dict(ranks=(1,)) if per_channel else dict(scalar=True)
+    bounds = (In(what, FLOAT, None, const=True, **shape) for what in ("the min", "the max"))
+    return spec(_X, *bounds, attrs=_BITS)
+
+
 RULES = {
-    "FakeQuantWithMinMaxVars": fake_quant,
-    "FakeQuantWithMinMaxArgs": fake_quant,
-    "FakeQuantWithMinMaxVarsPerChannel": fake_quant,
+    "FakeQuantWithMinMaxVars": Lowering(fake_quant, _vars(False)),
+    "FakeQuantWithMinMaxArgs": Lowering(fake_quant, spec(_X, attrs=(
+        *_BITS, Attr("min", "f", lo=-1e30, hi=1e30), Attr("max", "f", lo=-1e30, hi=1e30)))),
+    "FakeQuantWithMinMaxVarsPerChannel": Lowering(fake_quant, _vars(True)),
 }

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .context import LowerCtx, attr_bool, attr_int, require_nhwc
+from ...interpreter.errors import ShapeError
+from .context import LowerCtx, attr_bool, attr_int, fail, require_nhwc
+from .spec import (ANY, DATA_FORMAT, INDEX, MAX_WINDOW, REAL, Attr, In, Lowering, spec)
 
 
 def _resize(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
         x = ctx.input(node, 0)
-        size = ctx.const(node, "size", ctx.const_input(node, 1, "the size").astype(np.int32))
-        ctx.emit(tfl_type, node, [x, size], dict(
+        size = ctx.const_input(node, 1, "the size")
+        if size.shape != (2,) or np.any(size < 1):
+            raise fail(ShapeError, node, f"the size {size.tolist()[:8]} must be two positive "
+                       "values [height, width]")
+        ctx.emit(tfl_type, node, [x, ctx.const(node, "size", size.astype(np.int32))], dict(
             align_corners=attr_bool(node, "align_corners", False),
             half_pixel_centers=attr_bool(node, "half_pixel_centers", False)), dtype=x.dtype)
     rule.__name__ = tfl_type.lower()
@@ -27,9 +32,17 @@ def _space(tfl_type: str):
     return rule
 
 
+# -- specs (TF op definitions: image_ops.cc, array_ops.cc) -------------------------------------
+_RESIZE = spec(In("the images", REAL, ranks=(4,)),
+               In("the size", INDEX, None, const=True, ranks=(1,)),
+               attrs=(Attr("align_corners", "b"), Attr("half_pixel_centers", "b")))
+# TF requires block_size >= 2 (DepthToSpaceOp / SpaceToDepthOp).
+_SPACE = spec(In("the input", ANY, ranks=(4,)), attrs=(
+    DATA_FORMAT, Attr("block_size", "i", True, lo=2, hi=MAX_WINDOW)))
+
 RULES = {
-    "ResizeBilinear": _resize("RESIZE_BILINEAR"),
-    "ResizeNearestNeighbor": _resize("RESIZE_NEAREST_NEIGHBOR"),
-    "DepthToSpace": _space("DEPTH_TO_SPACE"),
-    "SpaceToDepth": _space("SPACE_TO_DEPTH"),
+    "ResizeBilinear": Lowering(_resize("RESIZE_BILINEAR"), _RESIZE),
+    "ResizeNearestNeighbor": Lowering(_resize("RESIZE_NEAREST_NEIGHBOR"), _RESIZE),
+    "DepthToSpace": Lowering(_space("DEPTH_TO_SPACE"), _SPACE),
+    "SpaceToDepth": Lowering(_space("SPACE_TO_DEPTH"), _SPACE),
 }

@@ -6,11 +6,12 @@ import numpy as np
 
 from ..ir import Activation
 from .context import LowerCtx, attr_bool, attr_dtype
+from .spec import ANY, BOOL, INDEX, REAL, Attr, In, Lowering, NodeSpec, scalar_input, spec
 
 
 def _binary(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, ctx.inputs(node)[:2],
+        ctx.emit(tfl_type, node, ctx.inputs(node),
                  dict(fused_activation_function=Activation.NONE))
     rule.__name__ = tfl_type.lower()
     return rule
@@ -18,7 +19,7 @@ def _binary(tfl_type: str):
 
 def matmul(ctx: LowerCtx, node) -> None:
     """MATMUL is converter-only; matmul_to_fully_connected turns it into FULLY_CONNECTED."""
-    ctx.emit("MATMUL", node, ctx.inputs(node)[:2], dict(
+    ctx.emit("MATMUL", node, ctx.inputs(node), dict(
         transpose_a=attr_bool(node, "transpose_a", False),
         transpose_b=attr_bool(node, "transpose_b", False)))
 
@@ -26,7 +27,7 @@ def matmul(ctx: LowerCtx, node) -> None:
 def _plain_binary(tfl_type: str):
     """Binary ops whose TFLite options carry no fused activation."""
     def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, ctx.inputs(node)[:2])
+        ctx.emit(tfl_type, node, ctx.inputs(node))
     rule.__name__ = tfl_type.lower()
     return rule
 
@@ -34,13 +35,13 @@ def _plain_binary(tfl_type: str):
 def _comparison(tfl_type: str):
     """Comparisons and logical binary ops: bool outputs, no options."""
     def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, ctx.inputs(node)[:2], dtype=np.bool_)
+        ctx.emit(tfl_type, node, ctx.inputs(node), dtype=np.bool_)
     rule.__name__ = tfl_type.lower()
     return rule
 
 
 def batch_matmul(ctx: LowerCtx, node) -> None:
-    ctx.emit("BATCH_MATMUL", node, ctx.inputs(node)[:2], dict(
+    ctx.emit("BATCH_MATMUL", node, ctx.inputs(node), dict(
         adj_x=attr_bool(node, "adj_x", False), adj_y=attr_bool(node, "adj_y", False)))
 
 
@@ -57,7 +58,7 @@ def _reduce(tfl_type: str):
 def _arg(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
         out_type = attr_dtype(node, "output_type", np.dtype(np.int64))
-        axis = ctx.const_input(node, 1, "the axis").astype(np.int32).reshape(1)
+        axis = ctx.const_input(node, 1, "the axis").astype(np.int32).reshape(1)  # spec: scalar
         ctx.emit(tfl_type, node, [ctx.input(node, 0), ctx.const(node, "axis", axis)],
                  dict(output_type=_TFL_TYPE[out_type]), dtype=out_type)
     rule.__name__ = tfl_type.lower()
@@ -76,32 +77,45 @@ def cast(ctx: LowerCtx, node) -> None:
     ctx.emit("CAST", node, [x], dtype=dst)
 
 
+# -- specs (TF op definitions: math_ops.cc) ----------------------------------------------------
+def _pair(dtypes=REAL, attrs=()):
+    return spec(In("operand x", dtypes), In("operand y", dtypes), attrs=attrs)
+
+
+_BINARY = _pair()
+_TRANSPOSES = tuple(Attr(a, "b") for a in ("transpose_a", "transpose_b"))
+_ADJOINTS = tuple(Attr(a, "b") for a in ("adj_x", "adj_y"))
+_REDUCE = spec(In("the input", REAL), In("the reduction axes", INDEX, "Tidx", const=True,
+                                          ranks=(0, 1)), attrs=(Attr("keep_dims", "b"),))
+_ARG = spec(In("the input", REAL), scalar_input("the axis", typed="Tidx"),
+            attrs=(Attr("output_type", "type", dtypes=INDEX),))
+_CAST = spec(In("the input", ANY, "SrcT"), attrs=(Attr("DstT", "type", True, dtypes=ANY),))
+
+
+def _family(make, node_spec: NodeSpec, pairs) -> dict:
+    """{TF op: Lowering(make(TFLite op), node_spec)} for (TF op, TFLite op) pairs."""
+    return {tf_op: Lowering(make(tfl), node_spec) for tf_op, tfl in pairs}
+
+
 RULES = {
-    "Add": _binary("ADD"),
-    "AddV2": _binary("ADD"),
-    "Sub": _binary("SUB"),
-    "Mul": _binary("MUL"),
-    "RealDiv": _binary("DIV"),
-    "Div": _binary("DIV"),
-    "FloorDiv": _plain_binary("FLOOR_DIV"),
-    "Maximum": _plain_binary("MAXIMUM"),
-    "Minimum": _plain_binary("MINIMUM"),
-    "SquaredDifference": _plain_binary("SQUARED_DIFFERENCE"),
-    "Pow": _plain_binary("POW"),
-    "MatMul": matmul,
-    "BatchMatMul": batch_matmul,
-    "BatchMatMulV2": batch_matmul,
-    "BatchMatMulV3": batch_matmul,
-    "Mean": _reduce("MEAN"),
-    "Sum": _reduce("SUM"),
-    "Max": _reduce("REDUCE_MAX"),
-    "Min": _reduce("REDUCE_MIN"),
-    "Prod": _reduce("REDUCE_PROD"),
-    "ArgMax": _arg("ARG_MAX"),
-    "ArgMin": _arg("ARG_MIN"),
-    "Cast": cast,
-    **{tf_op: _comparison(tfl) for tf_op, tfl in (
-        ("Greater", "GREATER"), ("GreaterEqual", "GREATER_EQUAL"), ("Less", "LESS"),
-        ("LessEqual", "LESS_EQUAL"), ("Equal", "EQUAL"), ("NotEqual", "NOT_EQUAL"),
-        ("LogicalAnd", "LOGICAL_AND"), ("LogicalOr", "LOGICAL_OR"))},
+    **_family(_binary, _BINARY, (("Add", "ADD"), ("AddV2", "ADD"), ("Sub", "SUB"),
+                                 ("Mul", "MUL"), ("RealDiv", "DIV"), ("Div", "DIV"))),
+    **_family(_plain_binary, _BINARY, (
+        ("FloorDiv", "FLOOR_DIV"), ("Maximum", "MAXIMUM"), ("Minimum", "MINIMUM"),
+        ("SquaredDifference", "SQUARED_DIFFERENCE"), ("Pow", "POW"))),
+    "MatMul": Lowering(matmul, _pair(attrs=_TRANSPOSES)),
+    "BatchMatMul": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),
+    "BatchMatMulV2": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),
+    # V3 types its operands separately (Ta, Tb) and the product as Tout.
+    "BatchMatMulV3": Lowering(batch_matmul, spec(In("operand x", REAL, "Ta"),
+                                                 In("operand y", REAL, "Tb"), attrs=_ADJOINTS)),
+    **_family(_reduce, _REDUCE, (("Mean", "MEAN"), ("Sum", "SUM"), ("Max", "REDUCE_MAX"),
+                                 ("Min", "REDUCE_MIN"), ("Prod", "REDUCE_PROD"))),
+    **_family(_arg, _ARG, (("ArgMax", "ARG_MAX"), ("ArgMin", "ARG_MIN"))),
+    "Cast": Lowering(cast, _CAST),
+    **_family(_comparison, _BINARY, (("Greater", "GREATER"), ("GreaterEqual", "GREATER_EQUAL"),
+                                     ("Less", "LESS"), ("LessEqual", "LESS_EQUAL"))),
+    **_family(_comparison, _pair(ANY), (("Equal", "EQUAL"), ("NotEqual", "NOT_EQUAL"))),
+    **_family(_comparison, _pair(BOOL), (("LogicalAnd", "LOGICAL_AND"),
+                                         ("LogicalOr", "LOGICAL_OR"))),
 }

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import UnsupportedOpError
+from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
-from .context import (LowerCtx, attr_bool, attr_float, attr_str, nhwc_pair,
+from .context import (LowerCtx, attr_bool, attr_float, attr_str, fail, nhwc_pair,
                       require_nhwc)
+from .spec import DATA_FORMAT, FLOAT, REAL, Attr, In, Lowering, padding, spec, window
 
 
 def bias_add(ctx: LowerCtx, node) -> None:
     """BiasAdd is an ADD broadcast over the last (channel) axis; fuse_bias folds it."""
     require_nhwc(node)
-    ctx.emit("ADD", node, ctx.inputs(node)[:2],
-             dict(fused_activation_function=Activation.NONE))
+    x, bias = ctx.inputs(node)
+    if x.shape is not None and bias.shape is not None and (
+            not x.shape or x.shape[-1] != bias.shape[0]):
+        raise fail(ShapeError, node, f"the bias has {bias.shape[0]} values but the input "
+                   f"(shape {list(x.shape)}) has {x.shape[-1] if x.shape else 'no'} channels")
+    ctx.emit("ADD", node, [x, bias], dict(fused_activation_function=Activation.NONE))
+
+
+_BN_PARAMS = ("scale", "offset", "mean", "variance")
 
 
 def fused_batch_norm(ctx: LowerCtx, node) -> None:
@@ -25,13 +33,24 @@ def fused_batch_norm(ctx: LowerCtx, node) -> None:
     """
     require_nhwc(node)
     if attr_bool(node, "is_training", False):
-        raise UnsupportedOpError(
-            f"node {node.name!r} ({node.op}) is in training mode (is_training=true); export "
-            "the graph for inference (Keras: call the model with training=False).")
+        raise fail(UnsupportedOpError, node, "is in training mode (is_training=true); export "
+                   "the graph for inference (Keras: call the model with training=False).")
     x = ctx.input(node, 0)
-    gamma, beta, mean, var = (ctx.const_input(node, i, what).astype(np.float64) for i, what in
-                              enumerate(("scale", "offset", "mean", "variance"), start=1))
+    gamma, beta, mean, var = params = [ctx.const_input(node, i, what).astype(np.float64)
+                                       for i, what in enumerate(_BN_PARAMS, start=1)]
+    channels = x.shape[-1] if x.shape else None
+    for what, p in zip(_BN_PARAMS, params):
+        if p.shape != gamma.shape or (channels is not None and p.shape != (channels,)):
+            raise fail(ShapeError, node, f"the {what} has shape {list(p.shape)} but the input "
+                       f"(shape {list(x.shape) if x.shape is not None else '?'}) has "
+                       f"{channels if channels is not None else gamma.size} channels")
+        if not np.all(np.isfinite(p)):
+            raise fail(GraphError, node, f"the {what} holds NaN or infinity; the model's "
+                       "weights are corrupt")
     eps = attr_float(node, "epsilon", 1e-4)
+    if np.any(var + eps <= 0):
+        raise fail(GraphError, node, f"variance + epsilon ({eps}) is not positive, so "
+                   "1/sqrt(variance + epsilon) is undefined; the model's weights are corrupt")
     s = gamma / np.sqrt(var + eps)
     b = beta - mean * s
     scaled = ctx.graph.tensor(f"{node.name}/mul", x.dtype)
@@ -47,8 +66,6 @@ def _pool(tfl_type: str):
         kh, kw = nhwc_pair(node, "ksize")
         sh, sw = nhwc_pair(node, "strides")
         pad = attr_str(node, "padding")
-        if pad not in ("SAME", "VALID"):
-            raise UnsupportedOpError(f"node {node.name!r} ({node.op}): padding {pad!r}")
         ctx.emit(tfl_type, node, [ctx.input(node, 0)], dict(
             padding=Padding[pad], stride_h=sh, stride_w=sw, filter_height=kh, filter_width=kw,
             fused_activation_function=Activation.NONE))
@@ -56,11 +73,26 @@ def _pool(tfl_type: str):
     return rule
 
 
+# -- specs (TF op definitions: nn_ops.cc) ------------------------------------------------------
+_BIAS_ADD = spec(In("the input", REAL), In("the bias", REAL, ranks=(1,)), attrs=(DATA_FORMAT,))
+# FusedBatchNorm types everything T; V2/V3 type the four parameters U (float32 for half x).
+_BN_ATTRS = (DATA_FORMAT, Attr("is_training", "b"), Attr("epsilon", "f", lo=0.0, hi=1e30))
+
+
+def _batch_norm(param_type: str):
+    params = (In(f"the {what}", FLOAT, param_type, const=True, ranks=(1,))
+              for what in _BN_PARAMS)
+    return spec(In("the input", FLOAT, ranks=(4,)), *params, attrs=_BN_ATTRS)
+
+
+_POOL = spec(In("the input", REAL, ranks=(4,)),
+             attrs=(DATA_FORMAT, window("ksize"), window("strides"), padding()))
+
 RULES = {
-    "BiasAdd": bias_add,
-    "FusedBatchNorm": fused_batch_norm,
-    "FusedBatchNormV2": fused_batch_norm,
-    "FusedBatchNormV3": fused_batch_norm,
-    "MaxPool": _pool("MAX_POOL_2D"),
-    "AvgPool": _pool("AVERAGE_POOL_2D"),
+    "BiasAdd": Lowering(bias_add, _BIAS_ADD),
+    "FusedBatchNorm": Lowering(fused_batch_norm, _batch_norm("T")),
+    "FusedBatchNormV2": Lowering(fused_batch_norm, _batch_norm("U")),
+    "FusedBatchNormV3": Lowering(fused_batch_norm, _batch_norm("U")),
+    "MaxPool": Lowering(_pool("MAX_POOL_2D"), _POOL),
+    "AvgPool": Lowering(_pool("AVERAGE_POOL_2D"), _POOL),
 }
