@@ -38,7 +38,7 @@ def run(graph: Graph) -> int:
                     and _last_axis(total, x):
                 replace_with(graph, mul, "L2_NORMALIZATION", [x],
                              dict(fused_activation_function=0))
-                graph.remove_dead_ops()
+                graph.remove_dead_ops(mul.inputs)
                 n += 1
                 break
     return n

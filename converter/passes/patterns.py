@@ -61,11 +61,10 @@ def other_input(op: Op, t: Tensor) -> Tensor | None:
 
 def replace_with(graph: Graph, last: Op, type_: str, inputs, options=None) -> Op:
     """Put one new op where `last` was, producing `last`'s output; callers then drop the
-    matched intermediates with graph.remove_dead_ops()."""
+    matched intermediates with graph.remove_dead_ops(last.inputs)."""
     new = Op(type_, list(inputs), list(last.outputs), dict(options or {}), last.name,
              origin=last.origin)
-    graph.ops[graph.ops.index(last)] = new
-    return new
+    return graph.replace_op(last, new)
 
 
 def out_channels(op: Op) -> int:
