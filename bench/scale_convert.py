@@ -30,7 +30,12 @@ import time
 import numpy as np
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.export import export_tflite
+from edgelite.converter.graphdef import TFGraph, load_graphdef
+from edgelite.converter.lower import lower_graph
+from edgelite.converter.passes import run_passes
+from edgelite.converter.quantize import QuantizeOptions, QuantMode, quantize
 from edgelite.schema import graph_pb2
 
 WIDTH = 8           # channels of every activation
@@ -129,6 +134,30 @@ def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, int]:
     return time.perf_counter() - t0, len(result.graph.ops)
 
 
+def stages(data: bytes, quant: QuantizeOptions | None) -> dict[str, float]:
+    """Seconds per step of convert_detailed (the same calls, timed one by one)."""
+    times, t0 = {}, time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal t0
+        now = time.perf_counter()
+        times[name], t0 = now - t0, now
+
+    tf = TFGraph(load_graphdef(data))
+    graph = lower_graph(tf, tf.default_inputs(), tf.default_outputs())
+    lap("lower")
+    run_passes(graph)
+    lap("passes")
+    infer_shapes(graph)
+    lap("shapes")
+    if quant is not None:
+        quantize(graph, quant)
+        lap("quantize")
+    export_tflite(graph)
+    lap("export")
+    return times
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="GraphDef node counts")
@@ -137,6 +166,8 @@ def main(argv=None) -> int:
     ap.add_argument("--calib-samples", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", type=int, metavar="NODES", help="cProfile one conversion")
+    ap.add_argument("--stages", action="store_true",
+                    help="also time each step (lower, passes, shapes, quantize, export)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         calib = os.path.join(tmp, "calib.npy")
@@ -165,6 +196,9 @@ def main(argv=None) -> int:
                     f"{math.log(secs / prev[1]) / math.log(n / prev[0]):.2f}"
                 print(f"| | {n} | {ops} | {label} | {secs:.2f} | {growth} |", flush=True)
                 prev = (n, secs)
+                if args.stages:
+                    steps = ", ".join(f"{k} {v:.2f}" for k, v in stages(data, quant).items())
+                    print(f"|   | | | steps | {steps} | |", flush=True)
     return 0
 
 
