@@ -272,19 +272,20 @@ class Graph:
         """Drop ops none of whose outputs is used, and then the ops only they read. Returns
         how many were removed. `roots`: look only at the producers of these tensors (the
         inputs of an op just removed or replaced); default: every op."""
+        ix = self._ix
+        producers = ix.producer.get
         if roots is None:
-            stack = list(self.ops)
+            stack = list(ix.snapshot())
         else:
-            stack = [p for p in map(self.producer, filter(None, roots)) if p is not None]
+            stack = [p for p in map(producers, filter(None, roots)) if p is not None]
         removed = 0
         while stack:  # last op first: a dead op's producers are looked at right after it
             op = stack.pop()
-            if op not in self.ops or any(self.use_count(t) for t in op.outputs):
+            if op._ix is not ix or any(self.use_count(t) for t in op.outputs):
                 continue
-            self.remove_op(op)
+            ix.detach(op)
             removed += 1
-            stack.extend(p for p in map(self.producer, filter(None, op.inputs))
-                         if p is not None)
+            stack.extend(p for p in map(producers, filter(None, op.inputs)) if p is not None)
         return removed
 
     # -- consistency ----------------------------------------------------------------------------
