@@ -10,10 +10,12 @@ The GraphDefs are built here with edgelite's own graph.proto (no TensorFlow):
   branches  the same, and every 16 nodes a fork: Relu(h) and Mul(h, c) joined by AddV2, or
             ConcatV2 along channels followed by MatMul with a [16, 8] constant
 Each constant is its own Const node, so "nodes" counts them. Reported: GraphDef nodes, ops in
-the .tflite, seconds per conversion (best of --repeat), and the growth ratio of time over
-the ratio of sizes from one row to the next (1.0 = linear; 2.0 = quadratic). int8 adds
-calibration on --calib-samples random samples, which runs the float model in edgelite's
-interpreter (export + allocate + invoke per sample).
+the .tflite, CPU seconds of this process per conversion (time.process_time: other processes
+on a shared machine inflate it far less than wall time, which is shown too; best of
+--repeat), the time ratio to the previous row and the growth exponent log(time ratio) /
+log(size ratio) (1.0 = linear, 2.0 = quadratic). int8 adds calibration on --calib-samples
+random samples, which runs the float model in edgelite's interpreter (export + allocate +
+invoke). --stages times convert_detailed's steps one by one (CPU seconds).
 """
 
 from __future__ import annotations
@@ -128,19 +130,20 @@ def build(nodes: int, branches: bool) -> bytes:
     return b.gd.SerializeToString()
 
 
-def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, int]:
-    t0 = time.perf_counter()
+def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, float, int]:
+    """(CPU seconds, wall seconds, ops) of one conversion."""
+    cpu, wall = time.process_time(), time.perf_counter()
     result = convert_detailed(data, ConvertOptions(quantize=quant))
-    return time.perf_counter() - t0, len(result.graph.ops)
+    return time.process_time() - cpu, time.perf_counter() - wall, len(result.graph.ops)
 
 
 def stages(data: bytes, quant: QuantizeOptions | None) -> dict[str, float]:
     """Seconds per step of convert_detailed (the same calls, timed one by one)."""
-    times, t0 = {}, time.perf_counter()
+    times, t0 = {}, time.process_time()
 
     def lap(name: str) -> None:
         nonlocal t0
-        now = time.perf_counter()
+        now = time.process_time()
         times[name], t0 = now - t0, now
 
     tf = TFGraph(load_graphdef(data))
@@ -185,20 +188,23 @@ def main(argv=None) -> int:
             return 0
         sizes = [int(s) for s in args.sizes.split(",")]
         shape = "chain + forks" if args.branches else "chain"
-        print(f"| {shape} | nodes | ops | mode | seconds | growth exponent |")
-        print("|---|---:|---:|---|---:|---:|")
+        print(f"| {shape} | nodes | ops | mode | CPU s | wall s | ratio | growth exponent |")
+        print("|---|---:|---:|---|---:|---:|---:|---:|")
         for label, quant in modes:
             prev = None
             for n in sizes:
                 data = build(n, args.branches)
-                secs, ops = min(convert(data, quant) for _ in range(args.repeat))
-                growth = "" if prev is None else \
-                    f"{math.log(secs / prev[1]) / math.log(n / prev[0]):.2f}"
-                print(f"| | {n} | {ops} | {label} | {secs:.2f} | {growth} |", flush=True)
-                prev = (n, secs)
+                cpu, wall, ops = min(convert(data, quant) for _ in range(args.repeat))
+                ratio = growth = ""
+                if prev is not None:
+                    ratio = f"{cpu / prev[1]:.1f}x"
+                    growth = f"{math.log(cpu / prev[1]) / math.log(n / prev[0]):.2f}"
+                print(f"| | {n} | {ops} | {label} | {cpu:.2f} | {wall:.2f} | {ratio} | "
+                      f"{growth} |", flush=True)
+                prev = (n, cpu)
                 if args.stages:
                     steps = ", ".join(f"{k} {v:.2f}" for k, v in stages(data, quant).items())
-                    print(f"|   | | | steps | {steps} | |", flush=True)
+                    print(f"| | | | steps: {steps} | | | | |", flush=True)
     return 0
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..interpreter.errors import GraphError
 from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
-from .ir_index import GraphIndex, OpSequence, TensorList
+from .ir_index import GraphIndex, OpSequence, TensorList, tensor_list_property
 
 
 # The tflite enums, as IntEnums built from the generated schema (no hand-copied values).
@@ -77,21 +77,8 @@ class Op:
         self._inputs = TensorList(inputs, self._inputs_changed)
         self._outputs = TensorList(outputs, self._outputs_changed)
 
-    @property
-    def inputs(self) -> TensorList:
-        return self._inputs
-
-    @inputs.setter
-    def inputs(self, tensors) -> None:
-        self._inputs[:] = tensors
-
-    @property
-    def outputs(self) -> TensorList:
-        return self._outputs
-
-    @outputs.setter
-    def outputs(self, tensors) -> None:
-        self._outputs[:] = tensors
+    inputs = tensor_list_property("_inputs")
+    outputs = tensor_list_property("_outputs")
 
     def _inputs_changed(self, removed, added) -> None:
         if self._ix is not None:
@@ -138,21 +125,8 @@ class Graph:
         for op in ops:
             self._ix.attach(op)
 
-    @property
-    def inputs(self) -> TensorList:
-        return self._inputs
-
-    @inputs.setter
-    def inputs(self, tensors) -> None:
-        self._inputs[:] = tensors
-
-    @property
-    def outputs(self) -> TensorList:
-        return self._outputs
-
-    @outputs.setter
-    def outputs(self, tensors) -> None:
-        self._outputs[:] = tensors
+    inputs = tensor_list_property("_inputs")
+    outputs = tensor_list_property("_outputs")
 
     # -- construction -------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:

@@ -46,7 +46,11 @@ class TensorList(list):
     def __setitem__(self, i, value) -> None:
         if isinstance(i, slice):
             value = list(value)
-            self._notify(self[i], value)
+            old = self[i]
+            if i.step not in (None, 1) and len(value) != len(old):  # list would refuse it
+                raise ValueError(f"attempt to assign sequence of size {len(value)} to "
+                                 f"extended slice of size {len(old)}")
+            self._notify(old, value)
         else:
             self._notify((self[i],), (value,))
         super().__setitem__(i, value)
@@ -94,6 +98,18 @@ class TensorList(list):
 
     def __reduce_ex__(self, protocol):
         return list, (list(self),)   # copies are plain lists, detached from any owner
+
+
+def tensor_list_property(attr: str) -> property:
+    """An attribute holding a TensorList: reading gives the list, assigning replaces its
+    contents (so the change is reported like any other write)."""
+    def get(owner) -> TensorList:
+        return getattr(owner, attr)
+
+    def put(owner, tensors) -> None:
+        getattr(owner, attr)[:] = tensors
+
+    return property(get, put)
 
 
 class OpSequence(Sequence):
