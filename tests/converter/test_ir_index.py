@@ -102,6 +102,8 @@ def test_inconsistent_changes_are_refused_and_tampering_is_detected():
     with pytest.raises(GraphError, match="two producers"):
         neg.outputs.append(a)
     assert list(neg.outputs) == [b]          # a refused write changes nothing
+    with pytest.raises(ValueError, match="extended slice"):
+        neg.inputs[::2] = [x, x]             # list's own refusal, before the index hears
     other = Graph()
     with pytest.raises(GraphError, match="already in a graph"):
         other.insert_op(abs_)
