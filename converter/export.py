@@ -154,7 +154,8 @@ def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
     bad = next((d for d in dims if not lowest <= int(d) <= INT32_MAX), None)
     if bad is not None:
         raise ShapeError(f"tensor {quoted(t.name)} has shape {list(dims)[:8]}: dimension {bad} "
-                         f"does not fit TFLite's int32 shapes ({lowest}..{INT32_MAX})")
+                         f"does not fit TFLite's int32 shapes ({lowest}..{INT32_MAX}); give "
+                         "the graph a smaller shape")
     return np.asarray(dims, np.int32)
 
 
