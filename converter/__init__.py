@@ -19,6 +19,7 @@ from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .passes import PASS_NAMES, PassRecord, run_passes
 from .quantize import QuantizeOptions, QuantizeReport, quantize
+from .tf_tensor import const_budget
 
 
 @dataclass
@@ -48,8 +49,9 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     tf = TFGraph(load_graphdef(source))
     inputs = tf.resolve(options.inputs, tf.default_inputs, "input")
     outputs = tf.resolve(options.outputs, tf.default_outputs, "output")
-    graph = lower_graph(tf, inputs, outputs, options.input_shapes, options.batch_size,
-                        options.allow_custom_ops)
+    with const_budget():  # every constant decoded is charged before it is allocated
+        graph = lower_graph(tf, inputs, outputs, options.input_shapes, options.batch_size,
+                            options.allow_custom_ops)
     lowered = graph.op_counts()
     records = run_passes(graph, options.disabled_passes)
     infer_shapes(graph)
@@ -80,7 +82,8 @@ def check(source, inputs=None, outputs=None, input_shapes=None) -> SupportReport
     tf = TFGraph(load_graphdef(source))
     ins = tf.resolve(inputs, tf.default_inputs, "input")
     outs = tf.resolve(outputs, tf.default_outputs, "output")
-    return lower_with_report(tf, ins, outs, input_shapes)[1]
+    with const_budget():
+        return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
 __all__ = ["QuantizeOptions", "ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",

@@ -53,7 +53,7 @@ def infer_op_shapes(op: Op) -> None:
     saved = [t.shape for t in op.outputs]
     for t in op.outputs:
         t.shape = ()
-    g.ops = [op]
+    g.insert_op(op.copy())
     g.outputs = list(op.outputs)
     try:
         interp = Interpreter(model_content=export_tflite(g))

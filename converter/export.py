@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..interpreter.errors import EdgeliteError, UnsupportedOpError
+from flatbuffers.builder import Builder, BuilderSizeError
+
+from ..interpreter.errors import EdgeliteError, ModelFormatError, ShapeError, UnsupportedOpError
+from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
 from ..schema.model_io import SCHEMA_VERSION, pack_model
 from .ir import PSEUDO_OPS, Graph, Tensor
+from .tf_tensor import INT32_MAX, num_elements
 
 SIGNATURE_KEY = "serving_default"
+# flatbuffers' Builder cannot grow past 2 GiB (32-bit offsets), so neither can a .tflite.
+MAX_MODEL_BYTES = Builder.MAX_BUFFER_SIZE
+BUFFER_ALIGNMENT = 16   # pack_model aligns every constant buffer to 16 bytes
+TABLE_BYTES = 16        # at least a vtable offset and a few fields per tensor / operator
 
 
 def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
@@ -25,6 +33,7 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     if leftover:
         raise EdgeliteError(f"internal: converter-only ops {leftover} survived the passes")
     tensors = graph.tensors()
+    check_model_size(tensors, len(graph.ops))
     index = {id(t): i for i, t in enumerate(tensors)}
     model = tfl.ModelT()
     model.version = SCHEMA_VERSION
@@ -54,7 +63,37 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     model.subgraphs = [sub]
     model.signatureDefs = [_signature(graph, index)]
 
-    return pack_model(model)
+    try:
+        return pack_model(model)
+    except BuilderSizeError:  # the estimate below is a lower bound; this is the backstop
+        raise ModelFormatError(_too_large(tensors, "the model")) from None
+
+
+def check_model_size(tensors: list[Tensor], n_ops: int) -> None:
+    """Refuse, before building anything, a model whose flatbuffer would pass 2 GiB.
+
+    The estimate is a lower bound of the file size: every constant's bytes plus its buffer
+    alignment, every name, and a few bytes per tensor / operator table.
+    """
+    size = TABLE_BYTES * (len(tensors) + n_ops)
+    for t in tensors:
+        size += len(t.name.encode("utf-8", "replace")) + 4 * len(t.shape or ())
+        if t.is_const:
+            size += _nbytes(t) + BUFFER_ALIGNMENT
+    if size > MAX_MODEL_BYTES:
+        raise ModelFormatError(_too_large(tensors, f"the model needs at least {size} bytes, "
+                                                   "which"))
+
+
+def _too_large(tensors: list[Tensor], what: str) -> str:
+    consts = sorted((t for t in tensors if t.is_const), key=_nbytes, reverse=True)
+    largest = ", ".join(f"{quoted(t.name)} ({_nbytes(t)} bytes)" for t in consts[:3])
+    return (f"{what} exceeds the 2 GiB a .tflite file can hold (flatbuffers' limit); largest "
+            f"constants: {largest or 'none'}")
+
+
+def _nbytes(t: Tensor) -> int:
+    return num_elements(t.data.shape) * np.dtype(t.dtype).itemsize
 
 
 def _plain(v):
@@ -78,17 +117,17 @@ def _opcode(name: str, custom_code: str | None):
 
 def _tensor(t: Tensor, buffers: list) -> object:
     if t.shape is None:
-        raise EdgeliteError(f"internal: tensor {t.name!r} has no shape at export")
+        raise EdgeliteError(f"internal: tensor {quoted(t.name)} has no shape at export")
     tt = tfl.TensorT()
     tt.name = t.name
-    tt.shape = np.asarray(t.shape, np.int32)
+    tt.shape = _int32_dims(t, t.shape, 0)
     if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
-        tt.shapeSignature = np.asarray(t.shape_signature, np.int32)
+        tt.shapeSignature = _int32_dims(t, t.shape_signature, -1)
     try:
         tt.type = schema_ops.NUMPY_TO_TENSOR_TYPE[np.dtype(t.dtype)]
     except KeyError:
-        raise UnsupportedOpError(f"tensor {t.name!r} has dtype {np.dtype(t.dtype).name}, "
-                                 "which TFLite cannot store") from None
+        raise UnsupportedOpError(f"tensor {quoted(t.name)} has dtype "
+                                 f"{np.dtype(t.dtype).name}, which TFLite cannot store") from None
     tt.buffer = 0
     if t.is_const:
         b = tfl.BufferT()
@@ -105,6 +144,16 @@ def _tensor(t: Tensor, buffers: list) -> object:
             q.max = np.asarray(t.quant.max, np.float32).reshape(-1)
         tt.quantization = q
     return tt
+
+
+def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
+    """A shape as TFLite's int32 vector; ShapeError naming the tensor if a dim does not fit."""
+    bad = next((d for d in dims if not lowest <= int(d) <= INT32_MAX), None)
+    if bad is not None:
+        raise ShapeError(f"tensor {quoted(t.name)} has shape {list(dims)[:8]}: dimension {bad} "
+                         f"does not fit TFLite's int32 shapes ({lowest}..{INT32_MAX}); give "
+                         "the graph a smaller shape")
+    return np.asarray(dims, np.int32)
 
 
 def _signature(graph: Graph, index: dict) -> object:

@@ -15,7 +15,9 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
 from ..interpreter.errors import GraphError, ModelFormatError
+from ..interpreter.names import quoted, shown
 from ..schema import graph_pb2
+from .tf_tensor import shape_from_proto
 
 # Limits that keep a hostile file from exhausting memory.
 MAX_GRAPHDEF_BYTES = 2 << 30
@@ -150,6 +152,8 @@ class TFGraph:
         """The nodes the outputs need, in topological order, stopping at the inputs.
 
         Iterative DFS (no recursion limit on deep graphs); a cycle is reported by name.
+        Every shape a kept node declares is checked (tf_tensor.shape_from_proto) with the
+        node's name in the message.
         """
         stop = {r.node for r in inputs}
         order, state = [], {}  # state: 1 = on the stack, 2 = done
@@ -173,6 +177,8 @@ class TFGraph:
                 if s is None:
                     state[nxt] = 1
                     stack.append((nxt, iter(self._deps(nxt, stop))))
+        for node in order:
+            _check_shapes(node)
         return order
 
     def _deps(self, name: str, stop: set[str]) -> list[str]:
@@ -186,6 +192,18 @@ class TFGraph:
                                  "not in the graph; the GraphDef is incomplete")
             deps.append(ref.node)
         return deps
+
+
+def _check_shapes(node) -> None:
+    """The node's shape attributes (Placeholder's shape, _output_shapes, ...) are sane."""
+    where = f"node {quoted(node.name)} ({shown(node.op)})"
+    for value in node.attr.values():
+        kind = value.WhichOneof("value")
+        if kind == "shape":
+            shape_from_proto(value.shape, where)
+        elif kind == "list":
+            for shape in value.list.shape:
+                shape_from_proto(shape, where)
 
 
 def _close_names(name: str, names) -> str:

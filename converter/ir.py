@@ -8,13 +8,17 @@ serialises it. Every tensor keeps the GraphDef name it came from ("node" for out
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+import os
+from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from ..interpreter.errors import GraphError
+from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
+from .ir_index import GraphIndex, OpSequence, TensorList, tensor_list_property
 
 
 # The tflite enums, as IntEnums built from the generated schema (no hand-copied values).
@@ -57,15 +61,37 @@ class Tensor:
         return f"Tensor({kind}{self.name!r}, {np.dtype(self.dtype).name}, {self.shape})"
 
 
-@dataclass(eq=False)
 class Op:
-    type: str                      # TFLite builtin op name, e.g. "CONV_2D"
-    inputs: list[Tensor | None]    # None marks an omitted optional input
-    outputs: list[Tensor]
-    options: dict = field(default_factory=dict)
-    name: str = ""                 # the TF node it came from
-    custom_code: str | None = None  # for type == "CUSTOM"
-    origin: str = ""               # the TF op type it came from ("FusedBatchNormV3", ...)
+    """One TFLite-level op. `inputs` / `outputs` are TensorLists: writing them (`op.inputs[i]
+    = t`, `op.inputs = [...]`) keeps the owning graph's index up to date."""
+
+    def __init__(self, type: str, inputs, outputs, options: dict | None = None,
+                 name: str = "", custom_code: str | None = None, origin: str = "") -> None:
+        self.type = type                  # TFLite builtin op name, e.g. "CONV_2D"
+        self.options = options if options is not None else {}
+        self.name = name                  # the TF node it came from
+        self.custom_code = custom_code    # for type == "CUSTOM"
+        self.origin = origin              # the TF op type it came from ("FusedBatchNormV3")
+        self._ix: GraphIndex | None = None  # set while the op is in a graph
+        # None in inputs marks an omitted optional input
+        self._inputs = TensorList(inputs, self._inputs_changed)
+        self._outputs = TensorList(outputs, self._outputs_changed)
+
+    inputs = tensor_list_property("_inputs")
+    outputs = tensor_list_property("_outputs")
+
+    def _inputs_changed(self, removed, added) -> None:
+        if self._ix is not None:
+            self._ix.reads(self, removed, added)
+
+    def _outputs_changed(self, removed, added) -> None:
+        if self._ix is not None:
+            self._ix.writes(self, removed, added)
+
+    def copy(self) -> "Op":
+        """The same op over the same tensors (options copied), in no graph."""
+        return Op(self.type, self.inputs, self.outputs, dict(self.options), self.name,
+                  self.custom_code, self.origin)
 
     def __repr__(self) -> str:
         ins = ", ".join(t.name if t is not None else "-" for t in self.inputs)
@@ -74,19 +100,45 @@ class Op:
 
 
 class Graph:
-    """A single subgraph: ops in topological order, graph inputs and outputs."""
+    """A single subgraph: ops in topological order, graph inputs and outputs.
+
+    Producer, readers and use counts are indexed (ir_index.py): each query is O(1) or
+    O(readers), each op insertion / removal O(1). `graph.ops` is a read-only view; change
+    the op list with add_op / insert_op / remove_op / replace_op / bypass.
+    """
 
     def __init__(self) -> None:
-        self.ops: list[Op] = []
-        self.inputs: list[Tensor] = []
-        self.outputs: list[Tensor] = []
+        self._ix = GraphIndex()
+        self._inputs = TensorList((), self._ix.graph_io(self._ix.graph_inputs))
+        self._outputs = TensorList((), self._ix.graph_io(self._ix.graph_outputs))
         self._names: set[str] = set()
+        self._next_suffix: dict[str, int] = {}
+
+    @property
+    def ops(self) -> OpSequence:
+        return OpSequence(self._ix)
+
+    @ops.setter
+    def ops(self, ops) -> None:
+        for op in self.ops:
+            self._ix.detach(op)
+        for op in ops:
+            self._ix.attach(op)
+
+    inputs = tensor_list_property("_inputs")
+    outputs = tensor_list_property("_outputs")
 
     # -- construction -------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:
-        name, k = base, 1
-        while name in self._names:
-            name, k = f"{base}_{k}", k + 1
+        """`base`, or `base_k` with the smallest free k (names are never released, so the
+        search resumes where the last one for `base` stopped)."""
+        name = base
+        if name in self._names:
+            k = self._next_suffix.get(base, 1)
+            while f"{base}_{k}" in self._names:
+                k += 1
+            self._next_suffix[base] = k + 1
+            name = f"{base}_{k}"
         self._names.add(name)
         return name
 
@@ -103,26 +155,41 @@ class Graph:
 
     def add_op(self, type_: str, inputs, outputs, options=None, name="") -> Op:
         op = Op(type_, list(inputs), list(outputs), dict(options or {}), name)
-        self.ops.append(op)
+        self._ix.attach(op)
         return op
 
-    # -- queries (computed on demand; graphs are small) ---------------------------------------
+    def insert_op(self, op: Op, before: Op | None = None) -> Op:
+        """Put `op` (in no graph yet) in front of `before`, or last."""
+        self._ix.attach(op, before)
+        return op
+
+    def remove_op(self, op: Op) -> None:
+        self._ix.detach(op)
+
+    def replace_op(self, old: Op, new: Op) -> Op:
+        """`new` takes `old`'s place in the order (it may produce `old`'s outputs)."""
+        before = self._ix.next[old]
+        self._ix.detach(old)
+        self._ix.attach(new, before)
+        return new
+
+    # -- queries ------------------------------------------------------------------------------
     def producer(self, t: Tensor) -> Op | None:
-        for op in self.ops:
-            if any(o is t for o in op.outputs):
-                return op
-        return None
+        return self._ix.producer.get(t)
 
     def consumers(self, t: Tensor) -> list[Op]:
-        return [op for op in self.ops if any(i is t for i in op.inputs)]
+        """The ops reading `t` (each once)."""
+        return list(self._ix.readers.get(t, ()))
 
     def use_count(self, t: Tensor) -> int:
         """How many op inputs plus graph outputs read `t`."""
-        uses = sum(1 for op in self.ops for i in op.inputs if i is t)
-        return uses + sum(1 for o in self.outputs if o is t)
+        return self._ix.uses.get(t, 0) + self._ix.graph_outputs.get(t, 0)
 
     def is_output(self, t: Tensor) -> bool:
-        return any(o is t for o in self.outputs)
+        return t in self._ix.graph_outputs
+
+    def is_input(self, t: Tensor) -> bool:
+        return t in self._ix.graph_inputs
 
     def tensors(self) -> list[Tensor]:
         """Every tensor reachable from ops and graph inputs/outputs, in first-seen order."""
@@ -155,9 +222,10 @@ class Graph:
 
     def replace_uses(self, old: Tensor, new: Tensor) -> None:
         """Make every reader of `old` (ops and graph outputs) read `new` instead."""
-        for op in self.ops:
+        for op in self.consumers(old):
             op.inputs = [new if i is old else i for i in op.inputs]
-        self.outputs = [new if o is old else o for o in self.outputs]
+        if self.is_output(old):
+            self.outputs = [new if o is old else o for o in self.outputs]
 
     def bypass(self, op: Op, keep: Tensor) -> None:
         """Remove single-output `op`, rewiring its readers to `keep`.
@@ -167,35 +235,86 @@ class Graph:
         constant, whose names must not change.
         """
         out = op.outputs[0]
-        self.ops.remove(op)
-        if not (self.is_output(keep) or keep in self.inputs or keep.is_const):
+        self.remove_op(op)
+        if not (self.is_output(keep) or self.is_input(keep) or keep.is_const):
             keep.name = out.name  # a fused chain is named after its last node, as in TFLite
         if out.range is not None:
             keep.range = out.range  # a FakeQuant range describes the chain's final value
         self.replace_uses(out, keep)
 
-    def remove_dead_ops(self) -> int:
-        """Drop ops none of whose outputs is used. Returns how many were removed."""
+    def remove_dead_ops(self, roots=None) -> int:
+        """Drop ops none of whose outputs is used, and then the ops only they read. Returns
+        how many were removed. `roots`: look only at the producers of these tensors (the
+        inputs of an op just removed or replaced); default: every op."""
+        ix = self._ix
+        producers = ix.producer.get
+        if roots is None:
+            stack = list(ix.snapshot())
+        else:
+            stack = [p for p in map(producers, filter(None, roots)) if p is not None]
         removed = 0
-        changed = True
-        while changed:
-            changed = False
-            for op in reversed(self.ops):
-                if all(self.use_count(o) == 0 for o in op.outputs):
-                    self.ops.remove(op)
-                    removed += 1
-                    changed = True
+        while stack:  # last op first: a dead op's producers are looked at right after it
+            op = stack.pop()
+            if op._ix is not ix or any(self.use_count(t) for t in op.outputs):
+                continue
+            ix.detach(op)
+            removed += 1
+            stack.extend(p for p in map(producers, filter(None, op.inputs)) if p is not None)
         return removed
 
+    # -- consistency ----------------------------------------------------------------------------
     def check(self) -> None:
         """Every op input is a graph input, a constant, or produced by an earlier op."""
+        if index_checks_enabled():
+            self.validate_index()
         ready = {id(t) for t in self.inputs}
         for op in self.ops:
             for t in op.inputs:
                 if t is not None and not t.is_const and id(t) not in ready:
-                    raise GraphError(f"op {op.type} ({op.name}) reads {t.name!r} before it "
-                                     "is produced")
+                    raise GraphError(f"op {op.type} ({quoted(op.name)}) reads "
+                                     f"{quoted(t.name)} before it is produced")
             ready.update(id(o) for o in op.outputs)
         for t in self.outputs:
             if not t.is_const and id(t) not in ready:
-                raise GraphError(f"graph output {t.name!r} is never produced")
+                raise GraphError(f"graph output {quoted(t.name)} is never produced")
+
+    def validate_index(self) -> None:
+        """Recompute the index from the ops and graph inputs/outputs; GraphError if it
+        differs (a debugging check: O(graph))."""
+        fresh = GraphIndex()
+        for op in self._ix.snapshot():
+            if op._ix is not self._ix:
+                raise GraphError(f"internal: op {op.type} ({quoted(op.name)}) is listed in "
+                                 "the graph but points at another")
+            fresh.reads(op, (), op.inputs)
+            fresh.writes(op, (), op.outputs)
+        fresh.graph_io(fresh.graph_inputs)((), self.inputs)
+        fresh.graph_io(fresh.graph_outputs)((), self.outputs)
+        ix = self._ix
+        walked = list(ix.walk(0, len(self.ops), len(self.ops)))
+        for what in ("producer", "readers", "uses", "graph_outputs", "graph_inputs"):
+            if getattr(fresh, what) != getattr(ix, what):
+                raise GraphError(f"internal: the graph index is stale ({what})")
+        if walked != list(ix.snapshot()) or len(walked) != len(ix.next) - 1 or \
+                len(ix.prev) != len(ix.next) or \
+                any(ix.prev[ix.next[op]] is not op for op in ix.next):
+            raise GraphError("internal: the graph's op order is inconsistent")
+
+    def __deepcopy__(self, memo) -> "Graph":
+        """A copy with copied tensors and ops (built op by op, so its index is fresh)."""
+        g = Graph()
+        memo[id(self)] = g
+        g._names, g._next_suffix = set(self._names), dict(self._next_suffix)
+        for op in self.ops:
+            g.insert_op(Op(op.type, copy.deepcopy(list(op.inputs), memo),
+                           copy.deepcopy(list(op.outputs), memo),
+                           copy.deepcopy(op.options, memo), op.name, op.custom_code, op.origin))
+        g.inputs = copy.deepcopy(list(self.inputs), memo)
+        g.outputs = copy.deepcopy(list(self.outputs), memo)
+        return g
+
+
+def index_checks_enabled() -> bool:
+    """EDGELITE_CHECK_IR=1: Graph.check() and run_passes (after every pass) validate the
+    index; the test suite turns it on."""
+    return os.environ.get("EDGELITE_CHECK_IR", "") == "1"

@@ -8,12 +8,66 @@ shorter than the shape is padded by repeating its last value -- TensorFlow's own
 
 from __future__ import annotations
 
+import math
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..interpreter.errors import ModelFormatError, UnsupportedOpError
 
-# A GraphDef constant bigger than this is refused before anything is allocated.
-MAX_CONST_BYTES = 1 << 31
+# The largest .tflite a flatbuffer can address is 2 GiB (32-bit offsets; flatbuffers' Builder
+# refuses to grow past it), so no conversion needs more constant bytes than that. Every
+# constant decoded while a ConstBudget is active (convert_detailed opens one per conversion)
+# is charged to it before its array is allocated -- tensor_content and fills from a short
+# typed field alike -- so a tiny file that declares huge fills is refused, not allocated.
+MAX_CONST_BYTES = 2**31 - 1
+
+# numpy's limit on ndarray dimensions (NPY_MAXDIMS: 64 since numpy 2.0, 32 before).
+MAX_RANK = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+# TFLite stores shapes as int32 (schema.fbs: Tensor.shape:[int]).
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class ConstBudget:
+    """Constant bytes one conversion may materialise, charged before each allocation."""
+
+    limit: int = MAX_CONST_BYTES
+    used: int = 0
+
+    def charge(self, nbytes: int, what: str) -> None:
+        if self.used + nbytes > self.limit:
+            after = f" after {_size(self.used)} of other constants" if self.used else ""
+            raise ModelFormatError(
+                f"{what} needs {_size(nbytes)}{after}, over the {_size(self.limit)} limit on "
+                "a conversion's constants (a .tflite file cannot exceed 2 GiB); refusing to "
+                "allocate it")
+        self.used += nbytes
+
+
+_BUDGET: ContextVar[ConstBudget | None] = ContextVar("edgelite_const_budget", default=None)
+
+
+@contextmanager
+def const_budget(limit: int = MAX_CONST_BYTES):
+    """Charge every constant decoded inside the block to one ConstBudget (yielded)."""
+    budget = ConstBudget(limit)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+def _size(nbytes: int) -> str:
+    """'2.6 GB (2600000000 bytes)' -- decimal units, exact count."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit} ({nbytes} bytes)"
+    return f"{nbytes} bytes"
+
 
 # DataType enum value -> (numpy dtype, TensorProto typed field). Values from types.proto.
 _DTYPES: dict[int, tuple[np.dtype, str]] = {
@@ -49,49 +103,89 @@ def numpy_dtype(dt: int, where: str) -> np.dtype:
     return entry[0]
 
 
-def shape_from_proto(shape_proto) -> tuple[int, ...] | None:
-    """TensorShapeProto -> tuple with -1 for unknown dims; None for unknown rank."""
+def shape_from_proto(shape_proto, where: str = "") -> tuple[int, ...] | None:
+    """TensorShapeProto -> tuple with -1 for unknown dims; None for unknown rank.
+
+    The one place GraphDef shapes are checked: at most MAX_RANK dims, each -1 (unknown) or
+    more. (Whether a dim fits TFLite's int32 shapes is checked where a shape is written:
+    export.py.) `where` (e.g. "node 'x' (Placeholder)") starts the message.
+    """
     if shape_proto.unknown_rank:
         return None
-    return tuple(int(d.size) for d in shape_proto.dim)
+    prefix = f"{where}: " if where else ""
+    rank = len(shape_proto.dim)
+    if rank > MAX_RANK:
+        raise ModelFormatError(f"{prefix}shape has {rank} dimensions; at most {MAX_RANK} are "
+                               "supported")
+    shape = tuple(int(d.size) for d in shape_proto.dim)
+    if any(d < -1 for d in shape):
+        raise ModelFormatError(f"{prefix}shape {_shown_dims(shape)} has a dimension below -1 "
+                               "(-1 means unknown); the GraphDef is malformed")
+    return shape
+
+
+def _shown_dims(shape: tuple[int, ...]) -> str:
+    dims = ", ".join(map(str, shape[:8]))
+    return f"[{dims}{', ...' if len(shape) > 8 else ''}]"
+
+
+def num_elements(shape) -> int:
+    """Element count as a Python int (no int64 wrap-around, unlike np.prod)."""
+    return math.prod(int(d) for d in shape)
 
 
 def tensor_to_numpy(proto, where: str) -> np.ndarray:
-    """Decode a TensorProto into a read-only numpy array. `where` names the node for errors."""
+    """Decode a TensorProto into a numpy array. `where` names the node for errors.
+
+    The size the shape declares is checked before anything is allocated: against the bytes
+    the proto holds (tensor_content must match exactly; a typed field may be shorter and is
+    then filled with its last value, as TF's MakeNdarray does) and against the active
+    ConstBudget (or MAX_CONST_BYTES for this constant alone). Fills are materialised: a
+    .tflite stores every element, so export needs the full array anyway, and a zero-stride
+    view would only postpone the allocation and hand read-only arrays to every pass.
+    """
     dtype = numpy_dtype(proto.dtype, where)
-    shape = shape_from_proto(proto.tensor_shape)
+    shape = shape_from_proto(proto.tensor_shape, where)
     if shape is None or any(d < 0 for d in shape):
-        raise ModelFormatError(f"{where}: constant tensor has an unknown shape {shape}")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if count * max(dtype.itemsize, 1) > MAX_CONST_BYTES:
-        raise ModelFormatError(f"{where}: constant of shape {list(shape)} is larger than "
-                               f"{MAX_CONST_BYTES >> 20} MiB; refusing to allocate it")
-    if dtype == object:
-        values = list(proto.string_val)
-        return _fill(np.array(values, dtype=object), count, where).reshape(shape)
-    if proto.tensor_content:
+        raise ModelFormatError(f"{where}: constant tensor has an unknown shape "
+                               f"{None if shape is None else _shown_dims(shape)}")
+    count = num_elements(shape)
+    nbytes = count * max(dtype.itemsize, 1)
+    what = f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(proto.dtype)})"
+    budget = _BUDGET.get()
+    if budget is None:
+        budget = ConstBudget()  # no conversion-wide budget: this constant alone
+    if proto.tensor_content and dtype != object:
         raw = proto.tensor_content
         if len(raw) != count * dtype.itemsize:
             raise ModelFormatError(
-                f"{where}: tensor_content holds {len(raw)} bytes but shape {list(shape)} "
-                f"of {dtype.name} needs {count * dtype.itemsize}; the file is corrupt")
+                f"{where}: tensor_content holds {len(raw)} bytes but shape "
+                f"{_shown_dims(shape)} of {dtype.name} needs {count * dtype.itemsize}; the "
+                "file is corrupt")
+        budget.charge(nbytes, what)
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
-    field = _DTYPES[proto.dtype % 100 if proto.dtype > 100 else proto.dtype][1]
-    values = np.asarray(getattr(proto, field))
-    if field == "half_val":  # float16 bit patterns stored in int32s
-        values = values.astype(np.uint16).view(np.float16)
-    return _fill(values.astype(dtype), count, where).reshape(shape)
+    if dtype == object:
+        values = np.array(list(proto.string_val), dtype=object)
+    else:
+        field = _DTYPES[proto.dtype % 100 if proto.dtype > 100 else proto.dtype][1]
+        values = np.asarray(getattr(proto, field))
+        if field == "half_val":  # float16 bit patterns stored in int32s
+            values = values.astype(np.uint16).view(np.float16)
+    if values.size > count:
+        raise ModelFormatError(f"{where}: constant has {values.size} values for {count} "
+                               "elements")
+    budget.charge(nbytes, what)
+    return _fill(values.astype(dtype), count).reshape(shape)
 
 
-def _fill(values: np.ndarray, count: int, where: str) -> np.ndarray:
+def _fill(values: np.ndarray, count: int) -> np.ndarray:
+    """`values` padded to `count` elements with its last value (zeros if it is empty)."""
     if values.size == count:
         return values
-    if values.size == 0:
-        return np.zeros(count, dtype=values.dtype) if values.dtype != object else \
-            np.array([b""] * count, dtype=object)
-    if values.size > count:
-        raise ModelFormatError(f"{where}: constant has {values.size} values for {count} elements")
     out = np.empty(count, dtype=values.dtype)
+    if values.size == 0:
+        out[...] = b"" if values.dtype == object else 0
+        return out
     out[:values.size] = values
     out[values.size:] = values[-1]
     return out

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...interpreter.errors import EdgeliteError
-from ..ir import Graph
+from ..ir import Graph, index_checks_enabled
 from . import (collapse_reshapes, fold_affine_constants, fold_input_scale,
                fold_transpose_into_matmul, merge_duplicates, fold_batchnorm, fold_constants, fold_pad, fold_shapes,
                fuse_activation, fuse_bias, identify_hard_swish, identify_l2_norm,
@@ -59,16 +59,20 @@ def run_passes(graph: Graph, disabled: frozenset[str] | set[str] = frozenset(),
         raise EdgeliteError(f"pass(es) {sorted(forbidden)} cannot be disabled: without them "
                             "the model cannot be written as TFLite ops")
     records = []
+    checking = index_checks_enabled()
+    counts = graph.op_counts()  # recounted only after a pass that changed something
     for _ in range(max_rounds):
         changed = False
         for p in PIPELINE:
             if p.name in disabled:
                 continue
-            before = graph.op_counts()
             n = p.fn(graph)
+            if checking:
+                graph.validate_index()
             if n:
                 changed = True
-                records.append(PassRecord(p.name, n, before, graph.op_counts()))
+                before, counts = counts, graph.op_counts()
+                records.append(PassRecord(p.name, n, before, counts))
         if not changed:
             break
     graph.check()

@@ -46,7 +46,7 @@ def run(graph: Graph) -> int:
         if inner is not None:
             op.inputs[0] = inner.inputs[0]
             _set_shape(graph, op, y.shape)
-            graph.ops.remove(inner)
+            graph.remove_op(inner)
             n += 1
             continue
         red = sole_producer(graph, x, REDUCTIONS)

@@ -36,7 +36,7 @@ def run(graph: Graph) -> int:
         # an activation fused into the ADD now applies to the affine op's output
         affine.options["fused_activation_function"] = add.options.get(
             "fused_activation_function", Activation.NONE)
-        graph.ops.remove(mul)
+        graph.remove_op(mul)
         graph.bypass(add, affine.outputs[0])
         n += 1
     return n

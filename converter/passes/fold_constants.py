@@ -21,7 +21,7 @@ def try_fold(graph: Graph, op: Op) -> bool:
         values = [op.inputs[0].data]
     else:
         values = evaluate_op(op)
-    graph.ops.remove(op)
+    graph.remove_op(op)
     for t, v in zip(op.outputs, values):
         t.data, t.shape = v, tuple(v.shape)
     return True

@@ -45,6 +45,6 @@ def run(graph: Graph) -> int:
         shape[axis] = -1
         graph.set_const_input(affine, 1, w.data * scale.reshape(shape))
         affine.inputs[0] = x
-        graph.ops.remove(mul)
+        graph.remove_op(mul)
         n += 1
     return n

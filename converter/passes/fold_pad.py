@@ -51,6 +51,6 @@ def run(graph: Graph) -> int:
                                                 o["dilation_w_factor"])):
             o["padding"] = Padding.SAME
             conv.inputs[0] = x
-            graph.ops.remove(pad)
+            graph.remove_op(pad)
             n += 1
     return n

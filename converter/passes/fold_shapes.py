@@ -25,7 +25,7 @@ def run(graph: Graph) -> int:
             out = op.outputs[0]
             out.data = np.asarray(op.inputs[0].shape, dtype=out.dtype)
             out.shape = tuple(out.data.shape)
-            graph.ops.remove(op)
+            graph.remove_op(op)
             n += 1
         elif try_fold(graph, op):
             n += 1

@@ -27,6 +27,6 @@ def run(graph: Graph) -> int:
                 continue
             mm.inputs[i] = tr.inputs[0]
             mm.options[flag] = not mm.options.get(flag, False)
-            graph.ops.remove(tr)
+            graph.remove_op(tr)
             n += 1
     return n

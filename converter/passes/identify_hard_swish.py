@@ -68,6 +68,5 @@ def run(graph: Graph) -> int:
         x = _match(graph, op)
         if x is not None:
             replace_with(graph, op, "HARD_SWISH", [x])
-            graph.remove_dead_ops()
             n += 1
     return n

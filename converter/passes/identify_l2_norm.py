@@ -24,7 +24,7 @@ def _last_axis(op, x) -> bool:
 def run(graph: Graph) -> int:
     n = 0
     for mul in [op for op in graph.ops if op.type == "MUL"]:
-        if mul.options.get("fused_activation_function"):
+        if mul not in graph.ops or mul.options.get("fused_activation_function"):
             continue
         for t in mul.inputs[:2]:
             rsqrt = sole_producer(graph, t, {"RSQRT"})
@@ -38,7 +38,6 @@ def run(graph: Graph) -> int:
                     and _last_axis(total, x):
                 replace_with(graph, mul, "L2_NORMALIZATION", [x],
                              dict(fused_activation_function=0))
-                graph.remove_dead_ops()
                 n += 1
                 break
     return n

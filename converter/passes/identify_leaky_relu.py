@@ -19,5 +19,4 @@ def run(graph: Graph) -> int:
                 replace_with(graph, mx, "LEAKY_RELU", [x], dict(alpha=alpha))
                 n += 1
                 break
-    graph.remove_dead_ops()
     return n

@@ -29,5 +29,4 @@ def run(graph: Graph) -> int:
             replace_with(graph, add, "PRELU", [pos.inputs[0], alpha])
             n += 1
             break
-    graph.remove_dead_ops()
     return n

@@ -41,5 +41,4 @@ def run(graph: Graph) -> int:
         if outer.type == "MAXIMUM" and b[1] == 0.0:
             replace_with(graph, outer, "RELU", [b[0]])
             n += 1
-    graph.remove_dead_ops()
     return n

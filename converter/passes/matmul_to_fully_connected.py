@@ -20,7 +20,7 @@ def run(graph: Graph) -> int:
         if ta:
             at = graph.tensor(f"{a.name}/transposed", a.dtype)
             perm = graph.const(f"{op.name}/perm", np.array([1, 0], np.int32))
-            graph.ops.insert(graph.ops.index(op), Op("TRANSPOSE", [a, perm], [at], {}, op.name))
+            graph.insert_op(Op("TRANSPOSE", [a, perm], [at], {}, op.name), before=op)
             a = at
         if b.is_const:
             w = b.data if tb else b.data.T

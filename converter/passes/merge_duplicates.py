@@ -21,7 +21,7 @@ def run(graph: Graph) -> int:
         first = seen.setdefault(_key(op), op)
         if first is op or any(graph.is_output(t) for t in op.outputs):
             continue
-        graph.ops.remove(op)
+        graph.remove_op(op)
         for old, new in zip(op.outputs, first.outputs):
             graph.replace_uses(old, new)
         n += 1

@@ -60,11 +60,12 @@ def other_input(op: Op, t: Tensor) -> Tensor | None:
 
 
 def replace_with(graph: Graph, last: Op, type_: str, inputs, options=None) -> Op:
-    """Put one new op where `last` was, producing `last`'s output; callers then drop the
-    matched intermediates with graph.remove_dead_ops()."""
+    """Put one new op where `last` was, producing `last`'s output, and drop the matched
+    intermediates nothing else reads any more (ops that only fed `last`)."""
     new = Op(type_, list(inputs), list(last.outputs), dict(options or {}), last.name,
              origin=last.origin)
-    graph.ops[graph.ops.index(last)] = new
+    graph.replace_op(last, new)
+    graph.remove_dead_ops(last.inputs)
     return new
 
 

@@ -60,7 +60,7 @@ class _Rewriter:
 
     def act(self, t: Tensor) -> Affine:
         if id(t) not in self.params:
-            if t.name in self.input_params and t in self.g.inputs:
+            if t.name in self.input_params and self.g.is_input(t):
                 self.params[id(t)] = self.input_params[t.name]
             else:
                 self.params[id(t)] = asymmetric(*self.range_of(t), self.qt)
@@ -92,7 +92,7 @@ class _Rewriter:
 
     # -- storage conversion -----------------------------------------------------------------
     def stored_quantized(self, t: Tensor) -> bool:
-        if t in self.g.inputs:
+        if self.g.is_input(t):
             return self.cfg.io_type is not IOType.FLOAT
         p = self.g.producer(t)
         return p is not None and id(p) in self.integer
@@ -118,11 +118,7 @@ class _Rewriter:
         return self.converted[key]
 
     def _insert(self, before: Op | None, type_: str, src: Tensor, dst: Tensor) -> None:
-        op = Op(type_, [src], [dst], {}, name=dst.name)
-        if before is None:
-            self.g.ops.append(op)
-        else:
-            self.g.ops.insert(self.g.ops.index(before), op)
+        self.g.insert_op(Op(type_, [src], [dst], {}, name=dst.name), before)
 
     # -- constants ----------------------------------------------------------------------------
     def quantize_const(self, op: Op, i: int) -> None:

@@ -55,7 +55,7 @@ def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
             before(op, values)
         feeds = list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
         sub = Graph()
-        sub.inputs, sub.ops, sub.outputs = feeds, [op], list(op.outputs)
+        sub.inputs, sub.ops, sub.outputs = feeds, [op.copy()], list(op.outputs)
         interp = Interpreter(model_content=export_tflite(sub))
         interp.allocate_tensors()
         ins = [d["index"] for d in interp.get_input_details()]

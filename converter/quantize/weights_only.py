@@ -21,7 +21,7 @@ def _dequantized(graph: Graph, op: Op, i: int, stored) -> None:
     w = op.inputs[i]
     stored_t = graph.const(f"{w.name}_{np.dtype(stored.dtype).name}", stored)
     out = graph.tensor(w.name, np.float32, w.shape)
-    graph.ops.insert(graph.ops.index(op), Op("DEQUANTIZE", [stored_t], [out], {}, w.name))
+    graph.insert_op(Op("DEQUANTIZE", [stored_t], [out], {}, w.name), before=op)
     op.inputs[i] = out
     return stored_t
 

@@ -1,0 +1,201 @@
+"""The IR's producer / reader index: follows every write, refuses inconsistent graphs, and
+keeps conversion work linear in the graph's size."""
+
+import copy
+import cProfile
+import pstats
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.export import export_tflite
+from edgelite.converter.graphdef import TFGraph, load_graphdef
+from edgelite.converter.ir import Graph, Op
+from edgelite.converter.lower import lower_graph
+from edgelite.converter.passes import run_passes
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.interpreter.errors import GraphError
+
+from ..conftest import MODELS
+from .tfgraph import GraphBuilder
+
+
+def chain():
+    """x -> ABS -> a -> NEG -> b (graph output), and a constant c."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (1, 4))
+    a, b = g.tensor("a", np.float32), g.tensor("b", np.float32)
+    c = g.const("c", np.ones(4, np.float32))
+    g.inputs = [x]
+    abs_ = g.add_op("ABS", [x], [a])
+    neg = g.add_op("NEG", [a], [b])
+    g.outputs = [b]
+    return g, (x, a, b, c), (abs_, neg)
+
+
+def test_queries_follow_every_kind_of_write():
+    g, (x, a, b, c), (abs_, neg) = chain()
+    assert g.producer(a) is abs_ and g.consumers(a) == [neg] and g.use_count(a) == 1
+    assert g.is_output(b) and g.use_count(b) == 1 and g.is_input(x) and not g.is_input(a)
+
+    neg.inputs[0] = x                        # item write
+    assert g.consumers(a) == [] and g.use_count(x) == 2
+    neg.inputs.append(c)                     # list methods
+    neg.inputs.extend([a, a])
+    assert g.use_count(a) == 2 and g.consumers(a) == [neg] and g.use_count(c) == 1
+    neg.inputs.remove(a)
+    del neg.inputs[-1]
+    assert g.use_count(a) == 0 and g.consumers(a) == []
+    neg.inputs[1:] = [a]                     # slice write
+    assert neg.inputs == [x, a] and g.use_count(c) == 0 and g.use_count(a) == 1
+    neg.inputs = [a]                         # attribute write
+    assert g.use_count(x) == 1 and g.use_count(a) == 1
+    g.outputs.append(a)                      # graph outputs count as uses
+    assert g.is_output(a) and g.use_count(a) == 2
+    g.outputs.pop()
+    b2 = g.tensor("b2", np.float32)
+    neg.outputs[0] = b2                      # outputs move the producer
+    assert g.producer(b) is None and g.producer(b2) is neg
+    g.validate_index()
+
+
+def test_op_list_changes_are_indexed():
+    g, (x, a, b, c), (abs_, neg) = chain()
+    relu = g.insert_op(Op("RELU", [x], [g.tensor("r", np.float32)]), before=neg)
+    assert list(g.ops) == [abs_, relu, neg] and g.ops.index(relu) == 1
+    assert g.consumers(x) == [abs_, relu]
+    g.remove_op(relu)
+    assert list(g.ops) == [abs_, neg] and g.consumers(x) == [abs_] and relu not in g.ops
+    new = g.replace_op(neg, Op("RELU6", [a], [b]))
+    assert list(g.ops) == [abs_, new] and g.producer(b) is new and g.consumers(a) == [new]
+    neg.inputs[0] = x                        # a removed op no longer touches the index
+    assert g.consumers(x) == [abs_]
+    g.validate_index()
+
+
+def test_op_view_reads_without_materialising_for_short_walks():
+    g = Graph()
+    t = g.tensor("t0", np.float32, (1,))
+    g.inputs = [t]
+    ops = []
+    for k in range(200):
+        u = g.tensor(f"t{k + 1}", np.float32)
+        ops.append(g.add_op("ABS", [t], [u]))
+        t = u
+    view = g.ops
+    assert len(view) == 200 and view[-1] is ops[-1] and view[3] is ops[3]
+    assert view[197:] == tuple(ops[197:]) and g._ix.cached is None  # walked, not cached
+    assert view[100] is ops[100] and g._ix.cached is not None       # far: cached once
+    with pytest.raises(AttributeError):
+        view.remove(ops[0])                  # the view is read-only: use Graph methods
+    for op in g.ops:                         # iterating a snapshot: removal is safe
+        if op is not ops[-1]:
+            g.remove_op(op)
+    assert list(g.ops) == [ops[-1]]
+
+
+def test_inconsistent_changes_are_refused_and_tampering_is_detected():
+    g, (x, a, b, c), (abs_, neg) = chain()
+    with pytest.raises(GraphError, match="'a' would have two producers"):
+        g.add_op("RELU", [x], [a])
+    with pytest.raises(GraphError, match="two producers"):
+        neg.outputs.append(a)
+    assert list(neg.outputs) == [b]          # a refused write changes nothing
+    with pytest.raises(ValueError, match="extended slice"):
+        neg.inputs[::2] = [x, x]             # list's own refusal, before the index hears
+    other = Graph()
+    with pytest.raises(GraphError, match="already in a graph"):
+        other.insert_op(abs_)
+    g.validate_index()
+    list.__setitem__(neg.inputs, 0, x)       # a write that bypasses the index
+    with pytest.raises(GraphError, match="index is stale"):
+        g.validate_index()
+
+
+def test_remove_dead_ops_from_roots_and_everywhere():
+    g, (x, a, b, c), (abs_, neg) = chain()
+    g.add_op("EXP", [x], [g.tensor("d", np.float32)])   # dead from the start
+    g.outputs = [a]                                      # NEG is now dead too
+    assert g.remove_dead_ops([a]) == 0                   # ABS feeds the output
+    assert g.remove_dead_ops([b]) == 1 and neg not in g.ops   # NEG only; EXP not looked at
+    assert g.remove_dead_ops() == 1 and g.op_counts() == {"ABS": 1}
+    g.validate_index()
+
+
+def test_unique_names_resume_where_they_stopped():
+    g = Graph()
+    g.tensor("w_2", np.float32)
+    assert [g.unique_name("w") for _ in range(4)] == ["w", "w_1", "w_3", "w_4"]
+
+
+def test_deepcopy_gets_its_own_index():
+    g, (x, a, b, c), (abs_, neg) = chain()
+    h = copy.deepcopy(g)
+    h.ops[1].inputs[0] = h.inputs[0]
+    h.validate_index()
+    g.validate_index()
+    assert g.consumers(a) == [neg] and h.use_count(h.inputs[0]) == 2
+
+
+# -- whole conversions -----------------------------------------------------------------------
+SAMPLE_MODELS = sorted(p.stem for p in MODELS.glob("*.pb"))
+MODES = {"float": None,
+         "int8": QuantizeOptions(mode=QuantMode.INT8, default_range=(-8.0, 8.0)),
+         "dynamic": QuantizeOptions(mode=QuantMode.DYNAMIC),
+         "float16": QuantizeOptions(mode=QuantMode.FLOAT16)}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", SAMPLE_MODELS)
+def test_every_pass_keeps_the_index_on_every_sample_model(name, mode):
+    """EDGELITE_CHECK_IR=1 (conftest): run_passes validates after each pass and
+    Graph.check() after lowering / quantization."""
+    result = convert_detailed(MODELS / f"{name}.pb", ConvertOptions(quantize=MODES[mode]))
+    result.graph.validate_index()
+    final = result.passes[-1].after if result.passes else result.lowered_op_counts
+    if mode == "float":
+        assert final == result.graph.op_counts()  # incremental counts match a recount
+
+
+def chain_graphdef(links: int) -> bytes:
+    """x[1, 4] -> (Relu, AddV2 c, Mul c, BiasAdd c) * links/4 -> Identity."""
+    g = GraphBuilder()
+    head = g.placeholder("x", [1, 4])
+    f32 = np.dtype(np.float32)
+    for k in range(links):
+        kind, name = k % 4, f"n{k}"
+        if kind == 0:
+            head = g.node(name, "Relu", [head], T=f32)
+        else:
+            c = g.const(f"{name}/c", np.full(4, 0.5 + 0.25 * kind, np.float32))
+            op = ("AddV2", "Mul", "BiasAdd")[kind - 1]
+            head = g.node(name, op, [head, c], T=f32)
+    g.node("y", "Identity", [head], T=f32)
+    return g.bytes()
+
+
+def conversion_calls(links: int) -> int:
+    """Python function calls made lowering, optimising and exporting a chain (deterministic,
+    unlike time; the interpreter's shape inference is left out)."""
+    data = chain_graphdef(links)
+    prof = cProfile.Profile()
+
+    def lower():
+        tf = TFGraph(load_graphdef(data))
+        return lower_graph(tf, tf.default_inputs(), tf.default_outputs())
+
+    graph = prof.runcall(lower)
+    prof.runcall(run_passes, graph)
+    for t in graph.tensors():
+        t.shape = t.shape or (1, 4)
+    prof.runcall(export_tflite, graph)
+    return pstats.Stats(prof).total_calls
+
+
+def test_conversion_work_grows_linearly(monkeypatch):
+    monkeypatch.delenv("EDGELITE_CHECK_IR")   # the O(n) check after each pass is extra work
+    small, large = conversion_calls(600), conversion_calls(1200)
+    # Linear work doubles; the scans this replaced (producer / use_count over every op,
+    # list.remove, remove_dead_ops to a fixed point) made it 3.5x here.
+    assert large / small < 2.1, (small, large)
