@@ -11,6 +11,7 @@ from .errors import (
     EdgeliteError,
     GraphError,
     InterpreterStateError,
+    MemoryLimitError,
     ModelFormatError,
     ShapeError,
     SignatureError,
@@ -38,5 +39,6 @@ __all__ = [
     "DTypeError",
     "GraphError",
     "InterpreterStateError",
+    "MemoryLimitError",
     "SignatureError",
 ]

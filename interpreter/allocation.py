@@ -31,7 +31,8 @@ from . import planner
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OpContext, TensorInfo
 from .kernels.base import Chosen, Workspace
-from .memory import MemoryBudget, check_limit, default_memory_limit, gc_paused
+from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
+                     out_of_memory_as_error)
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
@@ -187,6 +188,12 @@ def _check_inputs(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]]) 
             )
 
 
+def _all_empty(op: Operator, sizes: dict[int, int]) -> bool:
+    """True when op has outputs and every one of them holds zero bytes (ops without
+    outputs, e.g. ASSIGN_VARIABLE, always run)."""
+    return bool(op.outputs) and all(sizes.get(t, 1) == 0 for t in op.outputs)
+
+
 @dataclass
 class _Prepared:
     ops: list  # (op, kernel, record) of the ops invoke() runs
@@ -225,6 +232,7 @@ def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryB
     return prepared
 
 
+@out_of_memory_as_error("allocate_tensors()")
 @gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
@@ -280,7 +288,9 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     for t, value in values.items():
         arrays[t] = value
 
-    # 4. The flat invoke() list (a Chosen record names the implementation to call).
+    # 4. The flat invoke() list (a Chosen record names the implementation to call). An op
+    # whose outputs are all empty (a batch of 0) has nothing to compute and is left out.
+    ops = [entry for entry in ops if not _all_empty(entry[0], sizes)]
     steps = tuple(
         (*((record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval,
                                                                              record)),

@@ -23,6 +23,12 @@ class ShapeError(EdgeliteError):
     """A tensor has the wrong shape, or shapes of an op's operands are incompatible."""
 
 
+class MemoryLimitError(ShapeError):
+    """An allocation would exceed the memory limit, or the system ran out of memory.
+
+    A ShapeError too: oversized shapes (a file's or a resize's) are the usual cause."""
+
+
 class DTypeError(EdgeliteError):
     """A tensor has the wrong element type."""
 

@@ -36,7 +36,7 @@ from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
                      SignatureError)
 from .guard import CallGuard, guarded
-from .memory import check_limit
+from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
@@ -312,6 +312,7 @@ class Interpreter:
             raise DTypeError(message + f"; convert it with .astype(np.{target.dtype.name})")
         np.copyto(target, value)
 
+    @out_of_memory_as_error("reading a tensor")
     def _read(self, index: int, what: str) -> np.ndarray:
         """A copy of a tensor, refused when another thread's write call overlaps the
         copy (guard.py)."""
@@ -373,6 +374,7 @@ class Interpreter:
     # ------------------------------------------------------------------ execution
 
     @guarded("invoke()")
+    @out_of_memory_as_error("invoke()")
     def invoke(self) -> None:
         """Run every prepared op in order. Refused at once (InterpreterStateError) while
         another thread is inside a call of this interpreter (guard.py)."""

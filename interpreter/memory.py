@@ -16,14 +16,15 @@ that is less (where os.sysconf can tell); ``Interpreter(memory_limit=...)`` sets
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from contextlib import contextmanager
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import MemoryLimitError
 from .names import quoted
 
 DEFAULT_MEMORY_LIMIT = 4 * 2**30  # 4 GiB: far above real models at batch 1, below a crash
@@ -62,6 +63,23 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def out_of_memory_as_error(what: str) -> Callable:
+    """Decorator: a MemoryError inside the call (numpy could not get the memory the limit
+    allowed, e.g. on a small device or under a ulimit) becomes one MemoryLimitError line."""
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except MemoryError:
+                raise MemoryLimitError(
+                    f"{what}: the system ran out of memory; free memory, use smaller input "
+                    "shapes, or pass Interpreter(memory_limit=...) below what the machine "
+                    "can give so the model is refused up front") from None
+        return wrapper
+    return decorate
+
+
 def check_limit(memory_limit) -> int | None:
     """A valid ``memory_limit`` argument (None or a positive int of bytes)."""
     if memory_limit is None:
@@ -88,7 +106,7 @@ class MemoryBudget:
     def _take(self, where: str, nbytes: int, what: str) -> None:
         taken = self.constants + self.work
         if taken + nbytes > self.limit:
-            raise ShapeError(f"{where}: {what} would take {taken + nbytes} bytes with what is "
+            raise MemoryLimitError(f"{where}: {what} would take {taken + nbytes} bytes with what is "
                              f"allocated so far, {self._advice()}")
 
     def take_constant(self, where: str, nbytes: int) -> None:
@@ -112,7 +130,7 @@ class MemoryBudget:
         biggest = sorted(list(sizes.items()) + list(constants.items()),
                          key=lambda item: (-item[1], item[0]))[:_SHOWN]
         listed = ", ".join(f"{quoted(names[t])} {nbytes}" for t, nbytes in biggest)
-        raise ShapeError(
+        raise MemoryLimitError(
             f"allocate_tensors() needs {total} bytes (a {arena}-byte arena, {self.constants} "
             f"bytes of folded constants, {self.work} bytes of work buffers), "
             f"{self._advice()}; the biggest tensors (bytes): {listed}"

@@ -170,6 +170,14 @@ def _work_bytes(ctx: OpContext, shape: tuple[int, ...], dtype) -> int:
     return nbytes
 
 
+def reserve(ctx: OpContext, shape: tuple[int, ...], dtype) -> None:
+    """Size-check and charge to the memory budget a work array prepare() is about to
+    compute itself (index tables, interpolation weights) -- before numpy allocates it."""
+    nbytes = _work_bytes(ctx, shape, dtype)
+    if ctx.workspace is not None:
+        ctx.workspace.charge(ctx, nbytes)
+
+
 def scratch(ctx: OpContext, shape: tuple[int, ...], dtype, fill=None) -> np.ndarray:
     """A kernel's private work buffer, allocated once in prepare() (size-checked, and
     charged to the allocation's memory budget)."""

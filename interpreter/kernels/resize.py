@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, scratch
+from .base import OpContext, OutputSpec, reserve, scratch
 
 F32 = np.float32
 
@@ -55,6 +55,9 @@ def _size(ctx: OpContext):
     if align and half:
         raise ctx.unsupported("align_corners and half_pixel_centers cannot both be set")
     n, _, _, c = x.shape
+    # The per-axis tables (source positions, indices, weights: at most 32 bytes per output
+    # row or column) are built in prepare(): charge them before numpy allocates them.
+    reserve(ctx, (size[0] + size[1], 4), np.float64)
     return x, (n, size[0], size[1], c), align, half
 
 

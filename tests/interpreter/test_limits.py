@@ -175,3 +175,75 @@ def test_more_dimensions_than_numpy_holds():
     with pytest.raises(ShapeError, match=f"input tensor 'x' \\(index 0\\) has {MAX_RANK + 1} "
                        f"dimensions, more than the {MAX_RANK} numpy supports"):
         interp.allocate_tensors()
+
+
+def test_resize_tables_are_charged_before_they_are_built():
+    # RESIZE_BILINEAR of a 1x1 image to 2^29 x 1: a 2 GiB output, and per-row tables
+    # (positions, indices, weights) of ~16 GiB that prepare() would build first.
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 1, 1, 1))
+    size = b.const("size", np.array([2**29, 1], np.int32))
+    y = b.tensor("y", (1, 2**29, 1, 1))
+    b.op("RESIZE_BILINEAR", [x, size], [y])
+    interp = Interpreter(model_content=b.build([x], [y]))
+
+    def allocate():
+        with pytest.raises(ShapeError) as info:
+            interp.allocate_tensors()
+        assert "RESIZE_BILINEAR" in _one_line(info) and "work buffer" in str(info.value)
+
+    assert _peak_while(allocate) < 4 * MIB
+
+
+def test_empty_batch_runs_nothing():
+    # A batch of 0 gives empty outputs: the ops have nothing to compute (no kernel runs,
+    # so none trips over a zero-sized reshape) and the outputs are empty arrays.
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 4, 1))
+    w = b.const("w", np.ones((2, 3, 3, 1), np.float32))
+    y = b.tensor("y", (1, 4, 4, 2))
+    b.op("CONV_2D", [x, w, -1], [y], stride_w=1, stride_h=1, padding="SAME")
+    interp = Interpreter(model_content=b.build([x], [y]))
+    interp.resize_tensor_input(0, [0, 4, 4, 1])
+    interp.allocate_tensors()
+    assert interp._steps == ()
+    interp.set_tensor(0, np.zeros((0, 4, 4, 1), np.float32))
+    interp.invoke()
+    assert interp.get_tensor(interp.get_output_details()[0]["index"]).shape == (0, 4, 4, 2)
+
+
+_OUT_OF_MEMORY = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from tflite_builder import ModelBuilder
+from edgelite.interpreter import Interpreter, EdgeliteError
+
+b = ModelBuilder()
+x = b.tensor("x", (2**28,))
+y = b.tensor("y", (2**28,))
+z = b.tensor("z", (2**28,))
+b.op("ADD", [x, y], [z])
+interp = Interpreter(model_content=b.build([x, y], [z]), memory_limit=2**34)
+resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))  # a 3 GiB arena cannot be had
+try:
+    interp.allocate_tensors()
+except EdgeliteError as e:
+    print(type(e).__name__, e)
+"""
+
+
+def test_out_of_memory_is_one_line(tmp_path):
+    # The budget allows it (memory_limit=16 GiB), the machine does not: numpy's
+    # MemoryError becomes one MemoryLimitError line, not a traceback.
+    import os
+    import subprocess
+    import sys
+
+    script = _OUT_OF_MEMORY.format(tests=os.path.dirname(__file__))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("MemoryLimitError allocate_tensors(): the system ran out "
+                                 "of memory"), run.stdout
+    assert run.stdout.count("\n") == 1 and "Traceback" not in run.stderr
