@@ -26,6 +26,7 @@ Main names:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -282,10 +283,12 @@ def _check_op(op_name: str) -> None:
 _CAMEL_SPLIT = re.compile(r"(?<!^)(?=[A-Z])")
 
 
+@functools.lru_cache(maxsize=1024)  # option field names: a few hundred distinct ones
 def _snake(name: str) -> str:
     return _CAMEL_SPLIT.sub("_", name).lower()
 
 
+@functools.lru_cache(maxsize=1024)
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
