@@ -274,8 +274,10 @@ def pick_inputs(data: np.ndarray | Mapping[str, np.ndarray], input_names: list[s
                              "(a 0-d array); samples need a first axis, shape (N, ...)")
     counts = {len(a) for a in arrays.values()}
     if len(counts) != 1:
+        listed = [f"{quoted(n)}: {len(a)}" for n, a in list(arrays.items())[:8]]
+        more = f" and {len(arrays) - 8} more" if len(arrays) > 8 else ""
         raise ShapeError(f"{what}: the inputs have different sample counts "
-                         + ", ".join(f"{quoted(n)}: {len(a)}" for n, a in arrays.items()))
+                         f"{', '.join(listed)}{more}")
     if not counts.pop():
         raise EdgeliteError(f"{what} holds no samples")
     return arrays
