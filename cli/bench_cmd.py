@@ -118,7 +118,8 @@ def report(result: dict, prof, top: int) -> str:
     else:
         threads = f"{used} ({th['split_ops']} big ops split their rows over them; {blas_text})"
     lines = [
-        f"model      {shown_path(result['model'])} (batch {result['batch']}, {result['num_ops']} ops, "
+        f"model      {shown_path(result['model'])} (batch {result['batch']}, "
+        f"{result['num_ops']} ops, "
         f"{result['kernels']} kernels)",
         f"threads    {threads}",
         f"load       {result['load_s'] * 1e3:.1f} ms, allocate {result['allocate_s'] * 1e3:.1f} ms",

@@ -30,8 +30,8 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     if output:
         write_atomic(output, (text.rstrip("\n") + "\n").encode())
         culprit = report.culprit()
-        click.echo(f"wrote {shown_path(output)}: {len(report.tensors)} tensors on {report.samples} "
-                   f"sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
+        click.echo(f"wrote {shown_path(output)}: {len(report.tensors)} tensors on "
+                   f"{report.samples} sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
                    (f"; worst op: {shown(culprit.op)} ({culprit.op_index}) writing "
                     f"{quoted(culprit.name)}" if culprit else ""), err=fmt != "table")
     else:

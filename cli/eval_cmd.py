@@ -38,8 +38,8 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
     text = dumps(report.to_dict()) if as_json else report.table()
     if output:
         write_atomic(output, (text + "\n").encode())
-        click.echo(f"wrote {shown_path(output)}: {len(report.models)} model(s) on {report.samples} "
-                   "sample(s)", err=as_json)
+        click.echo(f"wrote {shown_path(output)}: {len(report.models)} model(s) on "
+                   f"{report.samples} sample(s)", err=as_json)
     else:
         click.echo(text)
     for check in report.checks:

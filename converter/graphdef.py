@@ -212,4 +212,5 @@ def _check_shapes(node) -> None:
 
 def _close_names(name: str, names) -> str:
     import difflib
-    return ", ".join(quoted(n) for n in difflib.get_close_matches(name, list(names), n=3, cutoff=0.5))
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
+    return ", ".join(quoted(n) for n in close)

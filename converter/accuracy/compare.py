@@ -138,8 +138,9 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     kind = precision(ref)
     if kind in ("int8", "uint8", "int16"):
         article = "a" if kind == "uint8" else "an"
-        raise EdgeliteError(f"the reference {shown_path(ref_model.label)} is {article} {kind} model; give "
-                            "the float model (.tflite or the original .pb/.pbtxt) as REF")
+        raise EdgeliteError(f"the reference {shown_path(ref_model.label)} is {article} {kind} "
+                            "model; give the float model (.tflite or the original .pb/.pbtxt) "
+                            "as REF")
     if sorted(map(base_name, ref.input_names)) != sorted(map(base_name, quant.input_names)):
         raise EdgeliteError(f"the models have different inputs: "
                             f"{shown_path(ref_model.label)} has {names_list(ref.input_names)}, "

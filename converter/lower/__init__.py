@@ -71,13 +71,14 @@ class SupportReport:
 
     def table(self, max_names: int = 5) -> str:
         """One row per op type; op types and node names are escaped and cut (a row stays
-        under OP_COLUMN + max_names * (TABLE_NAME_CHARS + 2) + 60 characters)."""
-        lines = [f"{'TF op':<{OP_COLUMN}} {'nodes':>5}  status"]
+        under OP_COLUMN + max_names * (TABLE_NAME_CHARS + 2) + 60 characters) and rows are
+        indented, so an op type such as "error: ..." cannot pass for an error line."""
+        lines = [f"  {'TF op':<{OP_COLUMN}} {'nodes':>5}  status"]
         for s in sorted(self.ops.values(), key=lambda s: (s.supported, s.op_type)):
             names = ", ".join(shown(n, TABLE_NAME_CHARS) for n in s.nodes[:max_names])
             more = f", ... (+{len(s.nodes) - max_names})" if len(s.nodes) > max_names else ""
             status = "supported" if s.supported else f"UNSUPPORTED: {names}{more}"
-            lines.append(f"{shown(s.op_type, OP_COLUMN):<{OP_COLUMN}} {len(s.nodes):>5}  "
+            lines.append(f"  {shown(s.op_type, OP_COLUMN):<{OP_COLUMN}} {len(s.nodes):>5}  "
                          f"{status}")
         return "\n".join(lines)
 
