@@ -20,6 +20,7 @@ from typing import Union
 
 from edgelite.converter.accuracy import CompareReport, EvalReport, compare, evaluate
 from edgelite.converter.accuracy.evaluate import threshold_checks
+from edgelite.converter.files import shown_path
 from edgelite.converter.accuracy.sources import load_model
 
 Model = Union[str, os.PathLike, bytes]
@@ -58,7 +59,8 @@ def assert_sqnr(reference: Model, quantized: Model, x, min_db: float,
     if not report.output_sqnr_db >= min_db:
         raise AssertionError(
             f"output SQNR {report.output_sqnr_db:.2f} dB is below {min_db:.2f} dB "
-            f"({report.quantized} vs {report.reference}, {report.samples} samples)\n\n"
+            f"({shown_path(report.quantized)} vs {shown_path(report.reference)}, "
+            f"{report.samples} samples)\n\n"
             + report.table(top))
     return report
 

@@ -106,6 +106,7 @@ def bench_model(model: str, threads: int | None = None, batch: int | None = None
 
 
 def report(result: dict, prof, top: int) -> str:
+    from ..converter.files import shown_path  # here: `edgelite --help` loads no converter
     lat, th = result["latency_s"], result["threads"]
     used = f"{th['used']}" + ("" if th["requested"] else ", the default,")
     blas_text = f"numpy's BLAS {th['blas_during_invoke']} thread(s) inside" + (
@@ -117,7 +118,8 @@ def report(result: dict, prof, top: int) -> str:
     else:
         threads = f"{used} ({th['split_ops']} big ops split their rows over them; {blas_text})"
     lines = [
-        f"model      {result['model']} (batch {result['batch']}, {result['num_ops']} ops, "
+        f"model      {shown_path(result['model'])} (batch {result['batch']}, "
+        f"{result['num_ops']} ops, "
         f"{result['kernels']} kernels)",
         f"threads    {threads}",
         f"load       {result['load_s'] * 1e3:.1f} ms, allocate {result['allocate_s'] * 1e3:.1f} ms",

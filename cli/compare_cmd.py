@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..converter.files import check_writable, write_atomic
-from ..interpreter.names import quoted
+from ..converter.files import check_writable, shown_path, write_atomic
+from ..interpreter.names import quoted, shown
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
@@ -30,13 +30,13 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     if output:
         write_atomic(output, (text.rstrip("\n") + "\n").encode())
         culprit = report.culprit()
-        click.echo(f"wrote {output}: {len(report.tensors)} tensors on {report.samples} "
-                   f"sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
-                   (f"; worst op: {culprit.op} ({culprit.op_index}) writing "
+        click.echo(f"wrote {shown_path(output)}: {len(report.tensors)} tensors on "
+                   f"{report.samples} sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
+                   (f"; worst op: {shown(culprit.op)} ({culprit.op_index}) writing "
                     f"{quoted(culprit.name)}" if culprit else ""), err=fmt != "table")
     else:
         click.echo(text.rstrip("\n"))
     if plot:
         from ..converter.accuracy.plot import plot_sqnr
         plot_sqnr(report, plot)
-        click.echo(f"wrote {plot}", err=True)
+        click.echo(f"wrote {shown_path(plot)}", err=True)

@@ -29,7 +29,7 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
              output: str | None, inputs, outputs, input_shapes) -> None:
     from ..converter.accuracy import evaluate
     from ..converter.accuracy.report import dumps
-    from ..converter.files import check_writable, write_atomic
+    from ..converter.files import check_writable, shown_path, write_atomic
 
     if output:
         check_writable(output)  # before the (long) run
@@ -38,8 +38,8 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
     text = dumps(report.to_dict()) if as_json else report.table()
     if output:
         write_atomic(output, (text + "\n").encode())
-        click.echo(f"wrote {output}: {len(report.models)} model(s) on {report.samples} "
-                   "sample(s)", err=as_json)
+        click.echo(f"wrote {shown_path(output)}: {len(report.models)} model(s) on "
+                   f"{report.samples} sample(s)", err=as_json)
     else:
         click.echo(text)
     for check in report.checks:

@@ -8,6 +8,7 @@ or unknown ops) is still described; only its arena size is then unknown.
 
 from __future__ import annotations
 
+from ..converter.files import shown_path
 from ..interpreter import Interpreter, load_model
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
@@ -78,7 +79,7 @@ def describe(path: str) -> str:
     with open(path, "rb") as f:
         model = load_model(f.read())
     sg = model.subgraphs[0]
-    lines = [f"{path}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
+    lines = [f"{shown_path(path)}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
              f"description {quoted(model.description)}"]
     if len(model.subgraphs) > 1:
         lines.append("subgraphs: " + _listed([f"{g.index} {shown(g.name)} "
@@ -90,7 +91,8 @@ def describe(path: str) -> str:
                                              for k, v in model.metadata.items()]))
     counts: dict[str, int] = {}
     for op in sg.operators:
-        counts[_op_name(op)] = counts.get(_op_name(op), 0) + 1
+        name = fit(_op_name(op), NAME_WIDTH)
+        counts[name] = counts.get(name, 0) + 1
     lines.append(f"\nops ({len(sg.operators)}): " +
                  ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
     for op in sg.operators:

@@ -65,7 +65,7 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
             allow_custom_ops, verbose, **quant):
     """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
     from ..converter import ConvertOptions, convert_detailed
-    from ..converter.files import check_writable, write_atomic
+    from ..converter.files import check_writable, shown_path, write_atomic
 
     check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
@@ -84,7 +84,7 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
                        f"{sum(r.after.values())} ops")
     write_atomic(output, result.model)
     g = result.graph
-    click.echo(f"wrote {output}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
+    click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
                f"{len(result.model)} bytes")
 
 

@@ -9,11 +9,13 @@ import zipfile
 import click
 import numpy as np
 
-from ..converter.files import check_writable, write_atomic
+from ..converter.files import check_writable, shown_path, write_atomic
 from ..converter.sample_data import names_list, read_array
 from ..interpreter import Interpreter
 from ..interpreter.errors import EdgeliteError, ShapeError
 from ..interpreter.names import quoted, shown
+
+LISTED_OUTPUTS = 8  # outputs named in the "wrote FILE" line; the .npz holds them all
 
 
 def _split_spec(spec: str, by_name: dict) -> tuple[str | None, str]:
@@ -70,8 +72,10 @@ def run_model(model: str, specs, output: str | None) -> None:
     outs = [(d["name"], interp.get_tensor(d["index"])) for d in interp.get_output_details()]
     if output:
         write_atomic(output, _npz_bytes(outs))
-        click.echo(f"wrote {output}: " + ", ".join(f"{shown(n)} {list(v.shape)}"
-                                                  for n, v in outs))
+        listed = [f"{shown(n)} {list(v.shape)}" for n, v in outs[:LISTED_OUTPUTS]]
+        if len(outs) > LISTED_OUTPUTS:
+            listed.append(f"and {len(outs) - LISTED_OUTPUTS} more")
+        click.echo(f"wrote {shown_path(output)}: {', '.join(listed)}")
         return
     with np.printoptions(precision=5, suppress=True, threshold=200):
         for name, v in outs:

@@ -37,6 +37,12 @@ def quoted_path(path: str | os.PathLike) -> str:
     return quoted(os.fspath(path), MAX_PATH_CHARS)
 
 
+def shown_path(path: str | os.PathLike) -> str:
+    """A path (or a model's label) bare, for tables and report headers: escaped and cut
+    like ``quoted_path``, without the quotes."""
+    return shown(os.fspath(path), MAX_PATH_CHARS)
+
+
 def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview) -> None:
     """Write ``data`` to ``path`` via a temp file + rename: never a half-written file.
 

@@ -17,6 +17,7 @@ from google.protobuf import text_format
 from ..interpreter.errors import GraphError, ModelFormatError
 from ..interpreter.names import quoted, shown
 from ..schema import graph_pb2
+from .files import quoted_path
 from .tf_tensor import shape_from_proto
 
 # Limits that keep a hostile file from exhausting memory.
@@ -58,7 +59,7 @@ def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
     The format is sniffed, not taken from the extension: binary parsing is tried first and
     text parsing second, and a file that is neither gets one ModelFormatError.
     """
-    where = "GraphDef" if isinstance(source, bytes) else os.fspath(source)
+    where = "GraphDef" if isinstance(source, bytes) else quoted_path(source)
     if isinstance(source, bytes):
         data = source
     else:
@@ -69,11 +70,12 @@ def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
             with open(source, "rb") as f:
                 data = f.read()
         except OSError as e:
-            raise ModelFormatError(f"cannot read {where}: {e.strerror or e}") from None
+            raise ModelFormatError(f"cannot read {where}: {shown(e.strerror or e)}") from None
     if not data:
         raise ModelFormatError(f"{where}: file is empty")
     gd = graph_pb2.GraphDef()
-    text_like = str(where).endswith((".pbtxt", ".txt")) or _looks_like_text(data)
+    text_like = (not isinstance(source, bytes) and os.fspath(source).endswith((".pbtxt", ".txt"))
+                 or _looks_like_text(data))
     parsers = (_parse_text, _parse_binary) if text_like else (_parse_binary, _parse_text)
     errors = []
     for parse in parsers:
@@ -84,7 +86,8 @@ def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
             errors.append(f"{parse.__name__[7:]}: no nodes")
         except (pb_message.DecodeError, text_format.ParseError, UnicodeDecodeError,
                 ValueError, RecursionError) as e:
-            errors.append(f"{parse.__name__[7:]}: {str(e).splitlines()[0][:200]}")
+            first_line = (str(e).splitlines() or [type(e).__name__])[0]  # may quote the file
+            errors.append(f"{parse.__name__[7:]}: {shown(first_line, 200)}")
         gd.Clear()
     raise ModelFormatError(f"{where}: not a TensorFlow GraphDef (neither binary .pb nor text "
                            f".pbtxt parses: {'; '.join(errors)}). Export a frozen graph with "
@@ -114,7 +117,7 @@ class TFGraph:
         self.nodes: dict = {}
         for node in gd.node:
             if node.name in self.nodes:
-                raise ModelFormatError(f"GraphDef has two nodes named {node.name!r}")
+                raise ModelFormatError(f"GraphDef has two nodes named {quoted(node.name)}")
             self.nodes[node.name] = node
         self.consumed: set[str] = set()
         for node in gd.node:
@@ -126,7 +129,7 @@ class TFGraph:
             return self.nodes[name]
         except KeyError:
             hint = _close_names(name, self.nodes)
-            raise GraphError(f"{what} {name!r} is not a node of this graph"
+            raise GraphError(f"{what} {quoted(name)} is not a node of this graph"
                              f"{'; did you mean ' + hint + '?' if hint else ''}") from None
 
     def default_inputs(self) -> list[TensorRef]:
@@ -172,7 +175,7 @@ class TFGraph:
                     continue
                 s = state.get(nxt)
                 if s == 1:
-                    raise GraphError(f"the graph has a cycle through node {nxt!r}; "
+                    raise GraphError(f"the graph has a cycle through node {quoted(nxt)}; "
                                      "only frozen feed-forward graphs can be converted")
                 if s is None:
                     state[nxt] = 1
@@ -188,8 +191,9 @@ class TFGraph:
         deps = []
         for ref in data_inputs(node):
             if ref.node not in self.nodes:
-                raise GraphError(f"node {name!r} ({node.op}) reads {ref.name!r}, which is "
-                                 "not in the graph; the GraphDef is incomplete")
+                raise GraphError(f"node {quoted(name)} ({shown(node.op)}) reads "
+                                 f"{quoted(ref.name)}, which is not in the graph; the GraphDef "
+                                 "is incomplete")
             deps.append(ref.node)
         return deps
 
@@ -208,4 +212,5 @@ def _check_shapes(node) -> None:
 
 def _close_names(name: str, names) -> str:
     import difflib
-    return ", ".join(repr(n) for n in difflib.get_close_matches(name, list(names), n=3, cutoff=0.5))
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.5)
+    return ", ".join(quoted(n) for n in close)

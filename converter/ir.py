@@ -16,7 +16,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..interpreter.errors import GraphError
-from ..interpreter.names import quoted
+from ..interpreter.names import quoted, shown
 from ..schema import ops as schema_ops
 from .ir_index import GraphIndex, OpSequence, TensorList, tensor_list_property
 
@@ -58,7 +58,7 @@ class Tensor:
 
     def __repr__(self) -> str:
         kind = "const " if self.is_const else ""
-        return f"Tensor({kind}{self.name!r}, {np.dtype(self.dtype).name}, {self.shape})"
+        return f"Tensor({kind}{quoted(self.name)}, {np.dtype(self.dtype).name}, {self.shape})"
 
 
 class Op:
@@ -94,9 +94,10 @@ class Op:
                   self.custom_code, self.origin)
 
     def __repr__(self) -> str:
-        ins = ", ".join(t.name if t is not None else "-" for t in self.inputs)
-        outs = ", ".join(t.name for t in self.outputs)
-        return f"Op({self.type} [{ins}] -> [{outs}] {self.options})"
+        ins = ", ".join(shown(t.name) if t is not None else "-" for t in self.inputs)
+        outs = ", ".join(shown(t.name) for t in self.outputs)
+        kind = f"{self.type} {quoted(self.custom_code)}" if self.custom_code else self.type
+        return f"Op({kind} [{ins}] -> [{outs}] {self.options})"
 
 
 class Graph:

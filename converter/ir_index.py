@@ -136,7 +136,7 @@ class OpSequence(Sequence):
 
     def index(self, op, *args) -> int:
         if op not in self:
-            raise ValueError(f"{op!r} is not in this graph")
+            raise ValueError(f"op {op.type} ({quoted(op.name)}) is not in this graph")
         return self._ix.snapshot().index(op, *args)
 
     def __getitem__(self, i):

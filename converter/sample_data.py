@@ -274,19 +274,34 @@ def pick_inputs(data: np.ndarray | Mapping[str, np.ndarray], input_names: list[s
                              "(a 0-d array); samples need a first axis, shape (N, ...)")
     counts = {len(a) for a in arrays.values()}
     if len(counts) != 1:
+        listed = [f"{quoted(n)}: {len(a)}" for n, a in list(arrays.items())[:8]]
+        more = f" and {len(arrays) - 8} more" if len(arrays) > 8 else ""
         raise ShapeError(f"{what}: the inputs have different sample counts "
-                         + ", ".join(f"{quoted(n)}: {len(a)}" for n, a in arrays.items()))
+                         f"{', '.join(listed)}{more}")
     if not counts.pop():
         raise EdgeliteError(f"{what} holds no samples")
     return arrays
 
 
+LIST_NAME_CHARS = 60   # one name in a list: escaped, head and tail kept
+LIST_CHARS = 240       # the names of one list together (the first is always shown)
+
+
 def names_list(names, max_items: int = 8) -> str:
-    """'a', 'b', 'c' and 5 more -- names from a file, escaped, cut, and not too many."""
+    """['a', 'b', 'c' and 5 more] -- names from a file, escaped and cut, at most
+    ``max_items`` of them and about ``LIST_CHARS`` characters, so a message naming them
+    stays one readable line."""
     names = list(names)
-    text = ", ".join(quoted(n) for n in names[:max_items])
-    more = len(names) - max_items
-    return f"[{text}{f' and {more} more' if more > 0 else ''}]"
+    shown_names: list[str] = []
+    used = 0
+    for n in names[:max_items]:
+        item = quoted(n, LIST_NAME_CHARS)
+        if shown_names and used + len(item) > LIST_CHARS:
+            break
+        shown_names.append(item)
+        used += len(item) + 2
+    more = len(names) - len(shown_names)
+    return f"[{', '.join(shown_names)}{f' and {more} more' if more > 0 else ''}]"
 
 
 def dtype_text(dtype: np.dtype) -> str:

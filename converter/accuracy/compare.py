@@ -26,6 +26,9 @@ from typing import Callable
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.names import quoted
+from ..files import shown_path
+from ..sample_data import names_list
 from .evaluate import precision
 from .local import OneOp, one_op_models
 from .metrics import TensorStats, top_k_hits
@@ -84,7 +87,7 @@ class CompareReport:
         op SQNR was not measured), by cumulative "sqnr", or in "graph" order; ties in graph
         order."""
         if by not in SORT_KEYS:
-            raise EdgeliteError(f"sort by one of {SORT_KEYS}, not {by!r}")
+            raise EdgeliteError(f"sort by one of {', '.join(SORT_KEYS)}, not {quoted(by)}")
         if by == "graph":
             ranked = sorted(self.tensors, key=lambda t: t.order)
         else:
@@ -135,11 +138,14 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     kind = precision(ref)
     if kind in ("int8", "uint8", "int16"):
         article = "a" if kind == "uint8" else "an"
-        raise EdgeliteError(f"the reference {ref_model.label} is {article} {kind} model; give "
-                            "the float model (.tflite or the original .pb/.pbtxt) as REF")
+        raise EdgeliteError(f"the reference {shown_path(ref_model.label)} is {article} {kind} "
+                            "model; give the float model (.tflite or the original .pb/.pbtxt) "
+                            "as REF")
     if sorted(map(base_name, ref.input_names)) != sorted(map(base_name, quant.input_names)):
-        raise EdgeliteError(f"the models have different inputs: {ref_model.label} has "
-                            f"{ref.input_names}, {quant_model.label} has {quant.input_names}")
+        raise EdgeliteError(f"the models have different inputs: "
+                            f"{shown_path(ref_model.label)} has {names_list(ref.input_names)}, "
+                            f"{shown_path(quant_model.label)} has "
+                            f"{names_list(quant.input_names)}")
     arrays = load_inputs(data, ref.input_names)
     quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
                     if base_name(q) == base_name(r)}
@@ -151,8 +157,8 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     replay, local_pairs = _replay(ref, pairs)
     float_match = {p.ref_index: p.quant_index for p in pairs}
     if len(ref.outputs) != len(quant.outputs):
-        raise EdgeliteError(f"{ref_model.label} has {len(ref.outputs)} output(s), "
-                            f"{quant_model.label} has {len(quant.outputs)}")
+        raise EdgeliteError(f"{shown_path(ref_model.label)} has {len(ref.outputs)} output(s), "
+                            f"{shown_path(quant_model.label)} has {len(quant.outputs)}")
     out_stats = [TensorStats() for _ in ref.outputs]
     scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
     agree, rows = [0] * len(ref.outputs), [0] * len(ref.outputs)
@@ -169,8 +175,9 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
                 p.local.update(one.output(p.ref_index), deq[p.quant_index])
         for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
             if r.size != q.size:
-                raise EdgeliteError(f"output {k} has {r.size} values in {ref_model.label} but "
-                                    f"{q.size} in {quant_model.label}")
+                raise EdgeliteError(f"output {k} has {r.size} values in "
+                                    f"{shown_path(ref_model.label)} but {q.size} in "
+                                    f"{shown_path(quant_model.label)}")
             out_stats[k].update(r, q)
             if scored[k]:
                 r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...interpreter.errors import EdgeliteError, ShapeError
 from ...interpreter.names import quoted
+from ..files import shown_path
 from ..sample_data import names_list
 from .metrics import top_k_hits
 from .sources import (DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_labels,
@@ -103,8 +104,8 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
         s = np.stack(scores)
         if s.shape[1] < 2 or int(y[:n].max()) >= s.shape[1] or int(y[:n].min()) < 0:
             raise EdgeliteError(
-                f"{model.label}: output {quoted(runner.outputs[k_out]['name'])} has {s.shape[1]} "
-                f"score(s) per sample; labels range over {int(y[:n].min())}.."
+                f"{shown_path(model.label)}: output {quoted(runner.outputs[k_out]['name'])} "
+                f"has {s.shape[1]} score(s) per sample; labels range over {int(y[:n].min())}.."
                 f"{int(y[:n].max())}: need one score per class")
         hits1, hitsk = top_k_hits(s, y[:n], 1), top_k_hits(s, y[:n], top_k)
         per_class = [float(hits1[y[:n] == c].mean()) for c in classes]
@@ -120,14 +121,15 @@ def _output_index(runner: Runner, output: str | int) -> int:
     names = [d["name"] for d in runner.outputs]
     if isinstance(output, int):
         if not 0 <= output < len(names):
-            raise EdgeliteError(f"{runner.model.label} has {len(names)} output(s) "
+            raise EdgeliteError(f"{shown_path(runner.model.label)} has {len(names)} output(s) "
                                 f"{names_list(names)}; no output {output}")
         return output
     from .compare import base_name
     for k, name in enumerate(names):
         if output in (name, base_name(name)):
             return k
-    raise EdgeliteError(f"{runner.model.label} has no output {quoted(output)}; outputs are "
+    raise EdgeliteError(f"{shown_path(runner.model.label)} has no output {quoted(output)}; "
+                         "outputs are "
                          f"{names_list(names)}")
 
 
@@ -159,7 +161,7 @@ def threshold_checks(results: list[ModelAccuracy], min_accuracy: float | None,
         for m in results:
             ok = m.accuracy >= min_accuracy
             checks.append(Check(m.label, "min_accuracy", m.accuracy, min_accuracy, ok,
-                                f"{m.label}: accuracy {100 * m.accuracy:.2f}% is "
+                                f"{shown_path(m.label)}: accuracy {100 * m.accuracy:.2f}% is "
                                 f"{'at least' if ok else 'below'} the minimum "
                                 f"{100 * min_accuracy:.2f}%"))
     if max_drop is not None:
@@ -168,8 +170,8 @@ def threshold_checks(results: list[ModelAccuracy], min_accuracy: float | None,
             drop = first.accuracy - m.accuracy
             ok = drop <= max_drop + 1e-12
             checks.append(Check(m.label, "max_drop", drop, max_drop, ok,
-                                f"{m.label}: accuracy {100 * m.accuracy:.2f}% is "
-                                f"{100 * drop:.2f} point(s) below {first.label} "
+                                f"{shown_path(m.label)}: accuracy {100 * m.accuracy:.2f}% is "
+                                f"{100 * drop:.2f} point(s) below {shown_path(first.label)} "
                                 f"({100 * first.accuracy:.2f}%); allowed drop "
                                 f"{100 * max_drop:.2f}"))
     return checks

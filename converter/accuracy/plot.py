@@ -8,8 +8,8 @@ import math
 import os
 
 from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import quoted, shown
-from ..files import write_atomic
+from ...interpreter.names import shown
+from ..files import quoted_path, write_atomic
 from .compare import CompareReport
 
 
@@ -24,9 +24,18 @@ def _pyplot():
     return plt
 
 
+LABEL_CHARS = 40  # a tick label: the last two parts of a tensor name, or an op type
+
+
+def _text(name: str, limit: int = LABEL_CHARS) -> str:
+    """A name from the file as plain plot text: escaped and cut, "$" kept literal (it would
+    start matplotlib's math mode)."""
+    return shown(name, limit).replace("$", r"\$")
+
+
 def _label(name: str) -> str:
     parts = name.split(";")[0].split("/")
-    return "/".join(parts[-2:])
+    return _text("/".join(parts[-2:]))
 
 
 def plot_sqnr(report: CompareReport, path: str | os.PathLike) -> None:
@@ -55,10 +64,11 @@ def plot_sqnr(report: CompareReport, path: str | os.PathLike) -> None:
             ax.annotate("inf", (i, top), ha="center", va="bottom", fontsize=7)
     ax.set_ylim(bottom, top + 3.0)
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{_label(t.name)}\n{t.op or 'input'}" for t in tensors],
+    ax.set_xticklabels([f"{_label(t.name)}\n{_text(t.op or 'input')}" for t in tensors],
                        rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("SQNR (dB)")
-    ax.set_title(f"{os.path.basename(report.quantized)} vs {os.path.basename(report.reference)}"
+    ax.set_title(f"{_text(os.path.basename(report.quantized), 80)} vs "
+                 f"{_text(os.path.basename(report.reference), 80)}"
                  f" ({report.samples} samples; output SQNR "
                  f"{report.output_sqnr_db:.1f} dB)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)
@@ -69,7 +79,7 @@ def plot_sqnr(report: CompareReport, path: str | os.PathLike) -> None:
     try:
         fig.savefig(buf, format=fmt, dpi=120)
     except ValueError as e:
-        raise EdgeliteError(f"cannot write plot {quoted(os.fspath(path))}: {shown(e)}") \
+        raise EdgeliteError(f"cannot write plot {quoted_path(path)}: {shown(e)}") \
             from None
     finally:
         plt.close(fig)

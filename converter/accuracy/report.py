@@ -14,12 +14,14 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ...interpreter.names import shown
+from ..files import shown_path
 
 if TYPE_CHECKING:
     from .compare import CompareReport
     from .evaluate import EvalReport
 
 NAME_WIDTH = 48
+OP_WIDTH = 28  # the op column: a CUSTOM op shows its custom code, which comes from the file
 CSV_NAME_CHARS = 100_000  # CSV keeps whole names (escaped); only absurd ones are cut
 CSV_FIELDS = ["rank", "order", "name", "quant_name", "op", "op_index", "dtype", "scale",
               "op_sqnr_db", "sqnr_db", "cosine", "max_abs_error", "max_error_lsb",
@@ -106,7 +108,8 @@ def compare_csv(report: "CompareReport", top: int | None = None, by: str = "op")
 
 
 def compare_table(report: "CompareReport", top: int | None = None, by: str = "op") -> str:
-    lines = [f"reference: {report.reference}", f"quantized: {report.quantized}",
+    lines = [f"reference: {shown_path(report.reference)}",
+             f"quantized: {shown_path(report.quantized)}",
              f"samples:   {report.samples}", ""]
     agree = report.top1_agreement
     lines.append(f"output SQNR {db(report.output_sqnr_db)} dB" +
@@ -125,17 +128,19 @@ def compare_table(report: "CompareReport", top: int | None = None, by: str = "op
     lines += ["", f"tensors, {order} ({count}):"]
     header = ["#", "tensor", "op", "dtype", "op SQNR", "SQNR dB", "cosine", "max err (LSB)",
               "mean err"]
-    rows = [[str(k + 1), short(t.name), f"{t.op} ({t.op_index})" if t.op_index >= 0
-             else "input", t.dtype, "-" if t.op_sqnr_db is None else db(t.op_sqnr_db),
+    rows = [[str(k + 1), short(t.name),
+             f"{shown(t.op, OP_WIDTH)} ({t.op_index})" if t.op_index >= 0 else "input",
+             t.dtype, "-" if t.op_sqnr_db is None else db(t.op_sqnr_db),
              db(t.sqnr_db), f"{t.cosine:.5f}",
              "-" if t.max_error_lsb is None else f"{t.max_error_lsb:.1f}",
              f"{t.mean_error:+.3g}"] for k, t in enumerate(worst)]
     lines += ["  " + line for line in _rows(header, rows, {0, 4, 5, 6, 7, 8})]
-    if report.unmatched:
-        names = ", ".join(shown(n) for n in report.unmatched[:8]) + (
-            f" and {len(report.unmatched) - 8} more" if len(report.unmatched) > 8 else "")
+    if report.unmatched:  # one name a line: names are long, a joined line would not be
         lines += ["", f"{len(report.unmatched)} reference tensor(s) with no counterpart in "
-                  f"the quantized model: {names}"]
+                  "the quantized model:"]
+        lines += [f"  {short(n)}" for n in report.unmatched[:8]]
+        if len(report.unmatched) > 8:
+            lines.append(f"  and {len(report.unmatched) - 8} more")
     return "\n".join(lines)
 
 
@@ -165,7 +170,7 @@ def eval_table(report: "EvalReport") -> str:
     rows = []
     first = report.models[0].accuracy
     for i, m in enumerate(report.models):
-        row = [m.label, m.precision, pct(m.accuracy)]
+        row = [shown_path(m.label), m.precision, pct(m.accuracy)]
         if k > 1:
             row.append(pct(m.top_k_accuracy))
         if len(report.models) > 1:
@@ -181,5 +186,6 @@ def eval_table(report: "EvalReport") -> str:
     lines += ["  " + line for line in _rows(["class", "n", *names], rows,
                                              set(range(len(names) + 2)))]
     if len(report.models) > 1:
-        lines += ["  " + ", ".join(f"[{i + 1}] {m.label}" for i, m in enumerate(report.models))]
+        lines += ["  " + ", ".join(f"[{i + 1}] {shown_path(m.label)}"
+                                   for i, m in enumerate(report.models))]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import numpy as np
 from ...interpreter import Interpreter
 from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
 from ...interpreter.names import quoted
-from ..files import quoted_path
+from ..files import quoted_path, shown_path
 from ..sample_data import names_list, pick_inputs, read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
@@ -135,8 +135,8 @@ class Runner:
             if x.shape != shape:
                 if x.size != int(np.prod(shape)):
                     raise ShapeError(
-                        f"{self.model.label}: input {quoted(d['name'])} expects one sample of "
-                        f"shape {list(shape)}, the data holds samples of shape "
+                        f"{shown_path(self.model.label)}: input {quoted(d['name'])} expects one "
+                        f"sample of shape {list(shape)}, the data holds samples of shape "
                         f"{list(x.shape)}")
                 x = x.reshape(shape)
             self.interp.set_tensor(d["index"], _as_input(x, d))

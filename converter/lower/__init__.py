@@ -39,6 +39,10 @@ REGISTRY: dict[str, Lowering] = {
     **fake_quant.RULES,
 }
 
+OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)
+TABLE_NAME_CHARS = 48  # a node name in the table: escaped, head and tail kept
+
+
 @dataclass
 class OpSupport:
     op_type: str
@@ -66,12 +70,16 @@ class SupportReport:
         return not self.unsupported
 
     def table(self, max_names: int = 5) -> str:
-        lines = [f"{'TF op':<28} {'nodes':>5}  status"]
+        """One row per op type; op types and node names are escaped and cut (a row stays
+        under OP_COLUMN + max_names * (TABLE_NAME_CHARS + 2) + 60 characters) and rows are
+        indented, so an op type such as "error: ..." cannot pass for an error line."""
+        lines = [f"  {'TF op':<{OP_COLUMN}} {'nodes':>5}  status"]
         for s in sorted(self.ops.values(), key=lambda s: (s.supported, s.op_type)):
-            status = "supported" if s.supported else "UNSUPPORTED: " + ", ".join(
-                map(shown, s.nodes[:max_names])) + (f", ... (+{len(s.nodes) - max_names})"
-                                                    if len(s.nodes) > max_names else "")
-            lines.append(f"{shown(s.op_type):<28} {len(s.nodes):>5}  {status}")
+            names = ", ".join(shown(n, TABLE_NAME_CHARS) for n in s.nodes[:max_names])
+            more = f", ... (+{len(s.nodes) - max_names})" if len(s.nodes) > max_names else ""
+            status = "supported" if s.supported else f"UNSUPPORTED: {names}{more}"
+            lines.append(f"  {shown(s.op_type, OP_COLUMN):<{OP_COLUMN}} {len(s.nodes):>5}  "
+                         f"{status}")
         return "\n".join(lines)
 
     def error(self) -> UnsupportedOpError:

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from ...interpreter.errors import DTypeError, GraphError, ShapeError
-from ...interpreter.names import quoted
+from ...interpreter.names import quoted, shown
 from ..graphdef import data_inputs
 from .context import LowerCtx, attr_dtype, fail
 
@@ -203,7 +203,7 @@ def _check_attr(node, a: Attr) -> None:
 def _check_input(node, i: int, t, want: In) -> None:
     where = f"input {i} ({quoted(t.name)}, {want.what})"
     if t.dtype not in want.dtypes:
-        raise fail(DTypeError, node, f"{where} is {dtype_name(t.dtype)}; {node.op} takes "
+        raise fail(DTypeError, node, f"{where} is {dtype_name(t.dtype)}; {shown(node.op)} takes "
                    f"{dtype_names(want.dtypes)} there")
     if want.const and not t.is_const:
         raise fail(GraphError, node, f"{where} must be a constant; edgelite converts only "

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ...interpreter.errors import EdgeliteError
 from ..ir import Graph, index_checks_enabled
+from ..sample_data import names_list
 from . import (collapse_reshapes, fold_affine_constants, fold_input_scale,
                fold_transpose_into_matmul, merge_duplicates, fold_batchnorm, fold_constants, fold_pad, fold_shapes,
                fuse_activation, fuse_bias, identify_hard_swish, identify_l2_norm,
@@ -52,7 +53,7 @@ def run_passes(graph: Graph, disabled: frozenset[str] | set[str] = frozenset(),
     """Run the enabled passes to a fixed point; return a record of every pass that changed."""
     unknown = set(disabled) - set(PASS_NAMES)
     if unknown:
-        raise EdgeliteError(f"unknown pass(es) {sorted(unknown)}; passes are "
+        raise EdgeliteError(f"unknown pass(es) {names_list(sorted(unknown))}; passes are "
                             f"{', '.join(PASS_NAMES)}")
     forbidden = set(disabled) & REQUIRED
     if forbidden:

@@ -23,9 +23,12 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.names import quoted
 from ..evaluate import infer_shapes
 from ..export import export_tflite
+from ..files import quoted_path
 from ..ir import Graph
+from ..sample_data import names_list
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
                         usable_indexed, usable_samples)
@@ -129,7 +132,8 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
     names = {t.name for t in graph.inputs}
     for name in [*options.input_ranges, *options.mean_std]:
         if name not in names:
-            raise EdgeliteError(f"{name!r} is not a model input; inputs are {sorted(names)}")
+            raise EdgeliteError(f"{quoted(name)} is not a model input; inputs are "
+                                f"{names_list(sorted(names))}")
     ranges.update(options.input_ranges)
     input_params = {}
     for name, (mean, std) in options.mean_std.items():
@@ -211,7 +215,7 @@ def _calibration_labels(path: str, positions: list[int]) -> np.ndarray:
     from ..accuracy.sources import load_labels
     y = load_labels(path)
     if positions and len(y) <= positions[-1]:
-        raise EdgeliteError(f"--labels {path!r} holds {len(y)} labels for at least "
+        raise EdgeliteError(f"--labels {quoted_path(path)} holds {len(y)} labels for at least "
                             f"{positions[-1] + 1} calibration samples: give one label per "
                             "sample, in the same order")
     return y[positions]
@@ -235,10 +239,10 @@ def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
             need += [t for t in op.outputs if t.dtype == np.float32]
     missing = [t.name for t in need if t.range is None and t.name not in ranges]
     if missing:
-        shown = ", ".join(repr(n) for n in missing[:5])
+        listed = ", ".join(quoted(n) for n in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise EdgeliteError(
-            f"{len(missing)} tensor(s) have no range: {shown}{more}. Calibrate with --calib "
+            f"{len(missing)} tensor(s) have no range: {listed}{more}. Calibrate with --calib "
             "DATA, or give ranges with --input-range / --mean-std (inputs) or "
             "--default-range MIN,MAX")
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...interpreter.names import quoted
 from ..ir import Activation, Graph, Op, Tensor
 from .runner import ModelRunner
 
@@ -92,18 +93,18 @@ def _follow(graph: Graph, t: Tensor, channels: int) -> tuple[Op | None, str]:
     """Walk single-reader, channel-preserving ops from t to a layer 2 (or say why not)."""
     while True:
         if graph.is_output(t) or graph.use_count(t) != 1:
-            return None, f"{t.name!r} has other readers"
+            return None, f"{quoted(t.name)} has other readers"
         if t.range is not None:
-            return None, f"{t.name!r} has a FakeQuant range (scaling would invalidate it)"
+            return None, f"{quoted(t.name)} has a FakeQuant range (scaling would invalidate it)"
         (op,) = graph.consumers(t)
         if op.inputs[0] is not t:
-            return None, f"{op.type} reads {t.name!r} as a weight"
+            return None, f"{op.type} reads {quoted(t.name)} as a weight"
         out = op.outputs[0]
         if op.type in SECOND:
             ok = _const_float(op.inputs[1]) and (
                 op.type == "FULLY_CONNECTED" and op.inputs[1].shape[1] % channels == 0
                 or op.type != "FULLY_CONNECTED" and t.shape[-1] == channels)
-            return (op, "") if ok else (None, f"{op.type} {out.name!r} does not fit")
+            return (op, "") if ok else (None, f"{op.type} {quoted(out.name)} does not fit")
         if op.type in ("MAX_POOL_2D", "AVERAGE_POOL_2D") and _act(op) in HOMOGENEOUS:
             pass
         elif op.type == "MEAN" and out.shape and out.shape[-1] == channels and \
@@ -117,7 +118,7 @@ def _follow(graph: Graph, t: Tensor, channels: int) -> tuple[Op | None, str]:
                 t.shape[0] == out.shape[0] and t.shape[-1] == channels:
             pass   # a row-major flatten: column j holds channel j % channels
         else:
-            return None, f"{op.type} {out.name!r} is between the layers"
+            return None, f"{op.type} {quoted(out.name)} is between the layers"
         t = out
 
 

@@ -15,6 +15,7 @@ from enum import Enum
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, asymmetric, quantize, symmetric_weights
 from .rules import (FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS, WEIGHT_AXIS)
@@ -54,7 +55,7 @@ class _Rewriter:
         r = t.range or self.ranges.get(t.name)
         if r is None:
             raise EdgeliteError(
-                f"tensor {t.name!r} has no range: calibrate with --calib DATA, or give one "
+                f"tensor {quoted(t.name)} has no range: calibrate with --calib DATA, or give one "
                 "with --input-range / --mean-std (inputs) or --default-range MIN,MAX")
         return r
 

@@ -30,7 +30,9 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.names import quoted
 from ..ir import Graph, Op
+from ..sample_data import names_list
 from .rules import INTEGER_OPS, WEIGHT_AXIS
 
 # Integer ops that reproduce float exactly given their input (no candidates for --min-sqnr).
@@ -55,8 +57,8 @@ def keep_float_ops(graph: Graph, patterns: Iterable[str]) -> set[int]:
         types = sorted({op.type for op in graph.ops})
         names = [op.outputs[0].name for op in graph.ops if op.type in INTEGER_OPS][:6]
         raise EdgeliteError(
-            f"--keep-float {', '.join(repr(p) for p in unmatched)} matches no op: give an op "
-            f"type ({', '.join(types)}) or a node name (e.g. {', '.join(map(repr, names))})")
+            f"--keep-float {', '.join(quoted(p) for p in unmatched)} matches no op: give an op "
+            f"type ({', '.join(types)}) or a node name (e.g. {', '.join(map(quoted, names))})")
     return kept
 
 
@@ -145,7 +147,7 @@ class SelectiveReport:
             return f"{self.goal}: met with every op quantized ({self.initial})"
         verdict = "met" if self.met else "NOT met"
         return (f"{self.goal} {verdict}: {self.initial} -> {self.final} keeping "
-                f"{len(self.kept)} op(s) in float ({', '.join(self.kept)}); weights "
+                f"{len(self.kept)} op(s) in float {names_list(self.kept)}; weights "
                 f"{self.int_weight_bytes} B as int -> {self.float_weight_bytes} B as float "
                 f"(+{self.size_cost} B)")
 

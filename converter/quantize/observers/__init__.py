@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ....interpreter.errors import EdgeliteError
+from ....interpreter.names import quoted
 from .base import Observer
 from .entropy import EntropyObserver
 from .histogram import DEFAULT_BINS, Histogram
@@ -59,7 +60,7 @@ class CalibConfig:
             method = CalibMethod(name.strip().lower())
         except ValueError:
             choices = ", ".join(m.value for m in CalibMethod)
-            raise EdgeliteError(f"calibration method {text!r}: expected one of {choices} "
+            raise EdgeliteError(f"calibration method {quoted(text)}: expected one of {choices} "
                                 "(percentile:P and moving-average:DECAY take a number)") from None
         if not sep:
             return cls(method)
@@ -71,7 +72,7 @@ class CalibConfig:
             return cls(method, percentile=value)
         if method is CalibMethod.MOVING_AVERAGE and 0.0 <= value < 1.0:
             return cls(method, decay=value)
-        raise EdgeliteError(f"calibration method {text!r}: percentile takes P in (50, 100], "
+        raise EdgeliteError(f"calibration method {quoted(text)}: percentile takes P in (50, 100], "
                             "moving-average a decay in [0, 1); the others take no argument")
 
     def __str__(self) -> str:
