@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from .model import Subgraph
+from .names import quoted
 
 CHUNK_BYTES = 4 << 20
 MIN_SAMPLE_BYTES = 128 << 10
@@ -59,12 +60,13 @@ def unsplittable(subgraph: Subgraph, shapes, arrays, constants, batch: int) -> s
         for t in [i for i in op.inputs if i >= 0] + list(op.outputs):
             shape = shapes[t]
             if t not in constants and (not shape or shape[0] != batch):
-                return f"tensor '{tensors[t].name}' {list(shape)} does not lead with the batch"
+                return (f"tensor {quoted(tensors[t].name)} {list(shape)} does not lead with "
+                        "the batch")
         if op.name in REDUCE:
             rank = len(shapes[op.inputs[0]])
             axes = arrays[op.inputs[1]] if op.inputs[1] in constants else None
             if axes is None or 0 in {int(a) % rank for a in np.reshape(axes, -1)}:
-                return f"{op.name} '{tensors[op.outputs[0]].name}' may reduce over the batch"
+                return f"{op.name} {quoted(tensors[op.outputs[0]].name)} may reduce over the batch"
     return None
 
 

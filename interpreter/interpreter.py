@@ -38,6 +38,7 @@ from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateErro
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
+from .names import quoted
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .quant_config import KernelSet, QuantConfig
@@ -241,7 +242,7 @@ class Interpreter:
         index = self._check_index(input_index)
         if index not in self._input_shapes:
             raise GraphError(
-                f"tensor {index} '{self._subgraph.tensors[index].name}' is not an input of "
+                f"tensor {index} {quoted(self._subgraph.tensors[index].name)} is not an input of "
                 f"the model (inputs: {list(self._subgraph.inputs)})"
             )
         try:
@@ -259,7 +260,7 @@ class Interpreter:
             if len(shape) != len(signature) or any(
                     s != -1 and s != d for s, d in zip(signature, shape)):
                 raise ShapeError(
-                    f"input tensor '{tensor.name}' (index {index}): strict resizing may only "
+                    f"input tensor {quoted(tensor.name)} (index {index}): strict resizing may only "
                     f"change the -1 dimensions of its signature {list(signature)}, got "
                     f"{list(shape)}"
                 )
@@ -282,7 +283,7 @@ class Interpreter:
         arr = alloc.arrays[index]
         if arr is None:
             raise InterpreterStateError(
-                f"tensor {index} '{self._subgraph.tensors[index].name}' has no data: no "
+                f"tensor {index} {quoted(self._subgraph.tensors[index].name)} has no data: no "
                 "operator reads or writes it"
             )
         return arr
@@ -296,12 +297,12 @@ class Interpreter:
         role = "input tensor" if index in self._input_shapes else "tensor"
         if index in self._alloc.constants:
             raise InterpreterStateError(
-                f"tensor {index} '{tensor.name}' is a constant of the model and cannot be set"
+                f"tensor {index} {quoted(tensor.name)} is a constant of the model and cannot be set"
             )
         value = np.asarray(value)
         if value.dtype != target.dtype or value.shape != target.shape:
             message = (
-                f"{role} '{tensor.name}' (index {index}) expects shape "
+                f"{role} {quoted(tensor.name)} (index {index}) expects shape "
                 f"{_shape_text(target.shape, target.dtype)}, got "
                 f"{_shape_text(value.shape, value.dtype)}"
             )
@@ -341,7 +342,7 @@ class Interpreter:
         q = tensor.quantization
         if value.dtype.kind not in "iu" or q is None or q.scale.size == 0:
             raise DTypeError(
-                f"tensor {index} '{tensor.name}' is {value.dtype.name} without quantization "
+                f"tensor {index} {quoted(tensor.name)} is {value.dtype.name} without quantization "
                 "parameters, so it has no real value to dequantize; read it with get_tensor()"
             )
         scale = np.asarray(q.scale, np.float64)
@@ -351,7 +352,7 @@ class Interpreter:
             if not 0 <= axis < value.ndim or value.shape[axis] != scale.size or \
                     zero.size not in (1, scale.size):
                 raise GraphError(
-                    f"tensor {index} '{tensor.name}' has {scale.size} scales on quantized "
+                    f"tensor {index} {quoted(tensor.name)} has {scale.size} scales on quantized "
                     f"dimension {axis}, but its shape is {list(value.shape)}"
                 )
             shape = [1] * value.ndim
@@ -404,7 +405,7 @@ class Interpreter:
         labels = []
         for i in alloc.step_ops:
             op = ops[i]
-            name = f"CUSTOM '{op.custom_code}'" if op.name == "CUSTOM" else op.name
+            name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
             labels.append((i, name, tensors[op.outputs[0]].name if op.outputs else ""))
         return run_profile(self._steps, labels, runs, warmup)
 
@@ -437,6 +438,6 @@ class Interpreter:
             signature_key = next(iter(signatures))
         if signature_key not in signatures:
             raise SignatureError(
-                f"no signature '{signature_key}'; the model has {sorted(signatures)}"
+                f"no signature {quoted(signature_key)}; the model has {sorted(signatures)}"
             )
         return SignatureRunner(self, signatures[signature_key])

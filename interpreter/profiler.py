@@ -18,6 +18,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
+from .names import shown
+
 
 @dataclass(frozen=True)
 class OpTiming:
@@ -75,12 +77,12 @@ class Profile:
                  f"{self.op_seconds * 1e3:.3f} ms of op time per invoke):",
                  f"  {'type':<26}{'count':>6}{'ms':>10}{'share':>8}"]
         for t in self.top_types(top):
-            lines.append(f"  {t.op_type:<26}{t.count:>6}{t.seconds * 1e3:>10.3f}"
+            lines.append(f"  {shown(t.op_type, 26):<26}{t.count:>6}{t.seconds * 1e3:>10.3f}"
                          f"{t.share:>8.1%}")
         lines += ["per op:", f"  {'#':>4}  {'type':<22}{'ms':>10}{'share':>8}  output"]
         for op in self.top_ops(top):
-            lines.append(f"  {op.index:>4}  {op.op_type:<22}{op.seconds * 1e3:>10.3f}"
-                         f"{op.share:>8.1%}  {op.output}")
+            lines.append(f"  {op.index:>4}  {shown(op.op_type, 22):<22}"
+                         f"{op.seconds * 1e3:>10.3f}{op.share:>8.1%}  {shown(op.output)}")
         return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .errors import SignatureError, UnsupportedOpError
 from .guard import guarded
 from .model import SignatureDef
+from .names import quoted
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter
@@ -26,7 +27,7 @@ class SignatureRunner:
     def __init__(self, interpreter: "Interpreter", signature: SignatureDef):
         if signature.subgraph_index != 0:
             raise UnsupportedOpError(
-                f"signature '{signature.key}' runs subgraph {signature.subgraph_index}; "
+                f"signature {quoted(signature.key)} runs subgraph {signature.subgraph_index}; "
                 "edgelite executes only subgraph 0"
             )
         self._interpreter = interpreter
@@ -57,7 +58,7 @@ class SignatureRunner:
         missing = sorted(set(expected) - set(inputs))
         if unknown or missing:
             raise SignatureError(
-                f"signature '{self._signature.key}' takes inputs {sorted(expected)}; "
+                f"signature {quoted(self._signature.key)} takes inputs {sorted(expected)}; "
                 f"missing {missing}, unknown {unknown}"
             )
         interp = self._interpreter

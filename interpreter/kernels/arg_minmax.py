@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from ..names import quoted
 
 SUPPORTED = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 
@@ -37,7 +38,8 @@ def _make(find: Callable) -> Kernel:
         ctx.require_dtype(axis_t, (np.int32, np.int64), "axis")
         values = ctx.constant_input(1, "axis").reshape(-1)
         if values.size != 1:
-            raise ctx.shape_error(f"axis '{axis_t.name}' must hold one value, has {values.size}")
+            raise ctx.shape_error(
+                f"axis {quoted(axis_t.name)} must hold one value, has {values.size}")
         if x.rank < 1:
             raise ctx.shape_error("input must have at least one dimension")
         axis = normalize_axis(ctx, int(values[0]), x.rank)

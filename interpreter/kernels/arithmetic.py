@@ -19,6 +19,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .fused import Clamp, activation_clamp, apply_clamp
+from ..names import quoted
 
 SUPPORTED = (np.float32, np.int32, np.int64)
 
@@ -36,8 +37,8 @@ def _make_prepare(ufunc):
         ctx.require_dtype(a, SUPPORTED, "first input")
         if b.dtype != a.dtype:
             raise ctx.dtype_error(
-                f"inputs have different types ({a.dtype.name} '{a.name}', "
-                f"{b.dtype.name} '{b.name}')"
+                f"inputs have different types ({a.dtype.name} {quoted(a.name)}, "
+                f"{b.dtype.name} {quoted(b.name)})"
             )
         try:
             shape = np.broadcast_shapes(a.shape, b.shape)

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import EdgeliteError
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ def same_type_pair(ctx: OpContext, dtypes: tuple):
     ctx.require_dtype(a, dtypes, "first input")
     if b.dtype != a.dtype:
         raise ctx.dtype_error(
-            f"inputs have different types ({a.dtype.name} '{a.name}', "
-            f"{b.dtype.name} '{b.name}')"
+            f"inputs have different types ({a.dtype.name} {quoted(a.name)}, "
+            f"{b.dtype.name} {quoted(b.name)})"
         )
     try:
         shape = tuple(np.broadcast_shapes(a.shape, b.shape))

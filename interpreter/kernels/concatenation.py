@@ -18,6 +18,7 @@ import numpy as np
 
 from .base import OpContext, OutputSpec, normalize_axis
 from .fused import Clamp, activation_clamp, apply_clamp
+from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.uint32, np.bool_)
@@ -43,14 +44,14 @@ def prepare(ctx: OpContext):
         t = ctx.input(i)
         if t.dtype != first.dtype:
             raise ctx.dtype_error(
-                f"input {i} '{t.name}' is {t.dtype.name}, input 0 '{first.name}' is "
+                f"input {i} {quoted(t.name)} is {t.dtype.name}, input 0 {quoted(first.name)} is "
                 f"{first.dtype.name}"
             )
         same_rank = t.rank == first.rank
         if not same_rank or any(a != b for d, (a, b) in enumerate(zip(t.shape, first.shape))
                                 if d != axis):
             raise ctx.shape_error(
-                f"input {i} '{t.name}' has shape {list(t.shape)}, which does not match "
+                f"input {i} {quoted(t.name)} has shape {list(t.shape)}, which does not match "
                 f"{list(first.shape)} outside axis {axis}"
             )
         total += t.shape[axis]
@@ -84,7 +85,7 @@ def prepare_pack(ctx: OpContext):
         t = ctx.input(i)
         if t.dtype != first.dtype or t.shape != first.shape:
             raise ctx.shape_error(
-                f"input {i} '{t.name}' is {list(t.shape)} {t.dtype.name}; every input must "
+                f"input {i} {quoted(t.name)} is {list(t.shape)} {t.dtype.name}; every input must "
                 f"match input 0 ({list(first.shape)} {first.dtype.name})"
             )
     axis = normalize_axis(ctx, int(ctx.option("axis", 0)), first.rank + 1)

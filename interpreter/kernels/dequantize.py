@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import OpContext, OutputSpec, scratch
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def prepare(ctx: OpContext):
 
     q = x.quantization
     if q is None or len(q.scale) == 0:
-        raise ctx.shape_error(f"input '{x.name}' has no quantization parameters")
+        raise ctx.shape_error(f"input {quoted(x.name)} has no quantization parameters")
     zero_point = q.zero_point if len(q.zero_point) else np.zeros(len(q.scale), np.int64)
     if len(q.scale) == 1:
         record = DequantizeRecord(np.float64(q.scale[0]), np.int64(zero_point[0]),
@@ -47,7 +48,7 @@ def prepare(ctx: OpContext):
     axis = q.quantized_dimension
     if not 0 <= axis < x.rank or x.shape[axis] != len(q.scale) or len(zero_point) != len(q.scale):
         raise ctx.shape_error(
-            f"input '{x.name}' has {len(q.scale)} scales / {len(zero_point)} zero points "
+            f"input {quoted(x.name)} has {len(q.scale)} scales / {len(zero_point)} zero points "
             f"for dimension {axis} of shape {list(x.shape)}"
         )
     bshape = [1] * x.rank

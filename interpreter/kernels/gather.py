@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,9 @@ def prepare(ctx: OpContext):
     x, idx = ctx.input(0), ctx.input(1)
     ctx.require_dtype(idx, (np.int16, np.int32, np.int64), "indices")
     if x.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"params '{x.name}' has type {x.dtype.name}")
+        raise ctx.unsupported(f"params {quoted(x.name)} has type {x.dtype.name}")
     if x.rank < 1:
-        raise ctx.shape_error(f"params '{x.name}' must have at least one dimension")
+        raise ctx.shape_error(f"params {quoted(x.name)} must have at least one dimension")
     axis = normalize_axis(ctx, int(ctx.option("axis", 0)), x.rank)
     batch_dims = int(ctx.option("batch_dims", 0))
     if batch_dims < 0:

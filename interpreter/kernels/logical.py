@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .binary import same_type_pair
+from ..names import quoted
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 
@@ -61,7 +62,7 @@ def _select(v2: bool):
         ctx.require_dtype(cond, (np.bool_,), "condition")
         if x.dtype != y.dtype:
             raise ctx.dtype_error(
-                f"x '{x.name}' is {x.dtype.name}, y '{y.name}' is {y.dtype.name}"
+                f"x {quoted(x.name)} is {x.dtype.name}, y {quoted(y.name)} is {y.dtype.name}"
             )
         if v2:
             return (OutputSpec(_broadcast(ctx, cond, x, y), x.dtype),), SelectRecord(None)

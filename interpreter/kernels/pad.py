@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
+from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.bool_)
@@ -33,12 +34,12 @@ def _pad_value(ctx: OpContext, dtype: np.dtype):
     if value_input is not None:
         if value_input.dtype != dtype:
             raise ctx.dtype_error(
-                f"pad value '{value_input.name}' is {value_input.dtype.name}, the input is "
+                f"pad value {quoted(value_input.name)} is {value_input.dtype.name}, the input is "
                 f"{dtype.name}"
             )
         if num_elements(value_input.shape) != 1:
             raise ctx.shape_error(
-                f"pad value '{value_input.name}' must hold one value, has shape "
+                f"pad value {quoted(value_input.name)} must hold one value, has shape "
                 f"{list(value_input.shape)}"
             )
         return None if value_input.data is None else value_input.data.reshape(())[()]

@@ -19,6 +19,7 @@ from ..quant_config import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, temporary
 from .fused import clamp_inplace
 from .quant_accumulate import AccumulatorPlan, bias_fits_float32, wrap_int32_float
+from ..names import quoted
 
 QUANTIZED = (np.int8, np.uint8)
 
@@ -48,20 +49,20 @@ def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
     q = t.quantization
     if q is None or len(q.scale) == 0:
         raise ctx.shape_error(
-            f"{role} tensor '{t.name}' is {t.dtype.name} but has no quantization parameters"
+            f"{role} tensor {quoted(t.name)} is {t.dtype.name} but has no quantization parameters"
         )
     if len(q.scale) != 1:
         raise ctx.unsupported(
-            f"{role} tensor '{t.name}' is quantized per channel; only weights may be"
+            f"{role} tensor {quoted(t.name)} is quantized per channel; only weights may be"
         )
     scale = float(np.float32(q.scale[0]))
     if not (math.isfinite(scale) and scale > 0):
-        raise ctx.shape_error(f"{role} tensor '{t.name}' has scale {scale}; it must be > 0")
+        raise ctx.shape_error(f"{role} tensor {quoted(t.name)} has scale {scale}; it must be > 0")
     zero_point = int(q.zero_point[0]) if len(q.zero_point) else 0
     info = np.iinfo(t.dtype)
     if not info.min <= zero_point <= info.max:
         raise ctx.shape_error(
-            f"{role} tensor '{t.name}' has zero point {zero_point}, outside {t.dtype.name}"
+            f"{role} tensor {quoted(t.name)} has zero point {zero_point}, outside {t.dtype.name}"
         )
     return QParams(scale, zero_point)
 
@@ -71,7 +72,7 @@ def channel_params(ctx: OpContext, t: TensorInfo, role: str, channels: int, axis
     per-tensor parameters are broadcast; per-channel ones must lie along ``axis``."""
     q = t.quantization
     if q is None or len(q.scale) == 0:
-        raise ctx.shape_error(f"{role} tensor '{t.name}' has no quantization parameters")
+        raise ctx.shape_error(f"{role} tensor {quoted(t.name)} has no quantization parameters")
     scales = np.asarray(q.scale, np.float32).reshape(-1)
     zps = np.asarray(q.zero_point, np.int64).reshape(-1) if len(q.zero_point) else \
         np.zeros(len(scales), np.int64)
@@ -79,18 +80,18 @@ def channel_params(ctx: OpContext, t: TensorInfo, role: str, channels: int, axis
         return np.full(channels, scales[0], np.float32), np.full(channels, zps[0], np.int64)
     if len(scales) != channels or q.quantized_dimension != axis or len(zps) != channels:
         raise ctx.shape_error(
-            f"{role} tensor '{t.name}' has {len(scales)} scales / {len(zps)} zero points on "
+            f"{role} tensor {quoted(t.name)} has {len(scales)} scales / {len(zps)} zero points on "
             f"dimension {q.quantized_dimension}; expected {channels} on dimension {axis}"
         )
     if not (np.all(np.isfinite(scales)) and np.all(scales > 0)):
-        raise ctx.shape_error(f"{role} tensor '{t.name}' has a scale that is not > 0")
+        raise ctx.shape_error(f"{role} tensor {quoted(t.name)} has a scale that is not > 0")
     return scales, zps
 
 
 def require_same_type(ctx: OpContext, a: TensorInfo, b: TensorInfo) -> None:
     if a.dtype != b.dtype:
         raise ctx.dtype_error(
-            f"'{a.name}' is {a.dtype.name} but '{b.name}' is {b.dtype.name}; quantized "
+            f"{quoted(a.name)} is {a.dtype.name} but {quoted(b.name)} is {b.dtype.name}; quantized "
             "kernels need one type"
         )
 

@@ -30,6 +30,7 @@ from .base import Kernel, OpContext, OutputSpec, temporary
 from .fused import clamp_inplace
 from .quant_common import QUANTIZED, qparams
 from .quantized_activations import LutRecord, make_lut
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,9 @@ def prepare(ctx: OpContext):
     x, y = ctx.input(0), ctx.outputs[0]
     ctx.require_dtype(x, (np.float32,) + QUANTIZED, "input")
     if y.dtype.type not in QUANTIZED:
-        raise ctx.unsupported(f"output '{y.name}' is {y.dtype.name}; int8 and uint8 only")
+        raise ctx.unsupported(f"output {quoted(y.name)} is {y.dtype.name}; int8 and uint8 only")
     if y.quantization is not None and len(y.quantization.scale) > 1:
-        raise ctx.unsupported(f"per-channel output quantization of '{y.name}'")
+        raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)}")
     out = qparams(ctx, y, "output")
     spec = (OutputSpec(x.shape, y.dtype),)
     info = np.iinfo(y.dtype)

@@ -58,6 +58,7 @@ from .quant_common import (
     qparams,
     require_same_type,
 )
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -125,9 +126,9 @@ def _requant(ctx: OpContext, x: TensorInfo, xq: QParams, wscales: np.ndarray,
 def _weight_params(ctx, x, f, channels, axis):
     scales, zps = channel_params(ctx, f, "filter", channels, axis)
     if x.dtype == np.int8 and np.any(zps != 0):
-        raise ctx.unsupported(f"int8 filter '{f.name}' must be symmetric (zero point 0)")
+        raise ctx.unsupported(f"int8 filter {quoted(f.name)} must be symmetric (zero point 0)")
     if x.dtype == np.uint8 and len(f.quantization.scale) != 1:
-        raise ctx.unsupported(f"uint8 filter '{f.name}' must be quantized per tensor")
+        raise ctx.unsupported(f"uint8 filter {quoted(f.name)} must be quantized per tensor")
     return scales, zps
 
 

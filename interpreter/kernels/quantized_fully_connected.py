@@ -45,6 +45,7 @@ from .quant_common import (
     qparams,
     require_same_type,
 )
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def prepare(ctx: OpContext):
     per_channel = len(w.quantization.scale) > 1
     if per_channel and (x.dtype == np.uint8 or np.any(zps != 0)):
         raise ctx.unsupported(
-            f"per-channel weights '{w.name}' must be int8 with zero point 0"
+            f"per-channel weights {quoted(w.name)} must be int8 with zero point 0"
         )
     xnnpack = not ctx.quant.reference
     if xnnpack:

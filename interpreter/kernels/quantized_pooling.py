@@ -36,6 +36,7 @@ from .fused import clamp_inplace
 from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
 from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .reduce import resolve_axes
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,8 @@ def _prepare_pool(ctx: OpContext, is_average: bool):
     xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
     if (xq.scale, xq.zero_point) != (out.scale, out.zero_point):
         raise ctx.unsupported(
-            f"input '{x.name}' and output '{ctx.outputs[0].name}' need equal quantization "
-            "parameters (as in TFLite's pooling.cc)"
+            f"input {quoted(x.name)} and output {quoted(ctx.outputs[0].name)} need equal "
+            "quantization parameters (as in TFLite's pooling.cc)"
         )
     n, h, w, c = x.shape
     pad = padding_option(ctx)

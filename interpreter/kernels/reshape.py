@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ def prepare_expand_dims(ctx: OpContext):
     ctx.require_dtype(axis_t, (np.int32, np.int64), "axis")
     axis_values = ctx.constant_input(1, "axis").reshape(-1)
     if axis_values.size != 1:
-        raise ctx.shape_error(f"axis '{axis_t.name}' must hold one value, has {axis_values.size}")
+        raise ctx.shape_error(
+            f"axis {quoted(axis_t.name)} must hold one value, has {axis_values.size}")
     axis = normalize_axis(ctx, int(axis_values[0]), x.rank + 1)
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
     return (OutputSpec(shape, x.dtype),), ReshapeRecord(shape)

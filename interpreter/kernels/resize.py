@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import OpContext, OutputSpec, reserve, scratch
+from ..names import quoted
 
 F32 = np.float32
 
@@ -45,7 +46,7 @@ def _size(ctx: OpContext):
     ctx.check_arity(2, 2)
     x, size_t = ctx.input(0), ctx.input(1)
     if x.rank != 4:
-        raise ctx.shape_error(f"input '{x.name}' must be 4-D (NHWC), is {list(x.shape)}")
+        raise ctx.shape_error(f"input {quoted(x.name)} must be 4-D (NHWC), is {list(x.shape)}")
     ctx.require_dtype(size_t, (np.int32,), "size")
     size = [int(v) for v in ctx.constant_input(1, "size").reshape(-1)]
     if len(size) != 2 or min(size) < 1:
@@ -151,7 +152,7 @@ def _nearest_axis(size_in: int, size_out: int, align: bool, half: bool) -> np.nd
 def prepare_nearest(ctx: OpContext):
     x, out_shape, align, half = _size(ctx)
     if x.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"input '{x.name}' has type {x.dtype.name}")
+        raise ctx.unsupported(f"input {quoted(x.name)} has type {x.dtype.name}")
     n, h, w, c = x.shape
     _, oh, ow, _ = out_shape
     record = NearestRecord(_nearest_axis(h, oh, align, half), _nearest_axis(w, ow, align, half),

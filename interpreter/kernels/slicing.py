@@ -39,6 +39,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,9 @@ def _int_vector(ctx: OpContext, i: int, what: str, length: int, needs: str) -> l
     """A 1-D int32/int64 operand of ``length`` entries; its values if constant, else None."""
     t = ctx.input(i)
     if t.dtype.kind not in "iu":
-        raise ctx.dtype_error(f"{what} '{t.name}' must be int32 or int64, got {t.dtype.name}")
+        raise ctx.dtype_error(f"{what} {quoted(t.name)} must be int32 or int64, got {t.dtype.name}")
     if t.rank != 1 or t.shape[0] != length:
-        raise ctx.shape_error(f"{what} '{t.name}' has shape {list(t.shape)}; {needs}")
+        raise ctx.shape_error(f"{what} {quoted(t.name)} has shape {list(t.shape)}; {needs}")
     return None if t.data is None else [int(v) for v in t.data]
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,9 @@ def _check(ctx: OpContext):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
     if x.rank != 4:
-        raise ctx.shape_error(f"input '{x.name}' must be 4-D (NHWC), is {list(x.shape)}")
+        raise ctx.shape_error(f"input {quoted(x.name)} must be 4-D (NHWC), is {list(x.shape)}")
     if x.dtype.kind not in "biuf":
-        raise ctx.unsupported(f"input '{x.name}' has type {x.dtype.name}")
+        raise ctx.unsupported(f"input {quoted(x.name)} has type {x.dtype.name}")
     b = int(ctx.option("block_size", 0))
     if b < 1:
         raise ctx.shape_error(f"block_size must be >= 1, got {b}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.bool_)
@@ -34,7 +35,7 @@ class SplitRecord:
 def _axis(ctx: OpContext, i: int, rank: int) -> int:
     t = ctx.input(i)
     if t.dtype.kind not in "iu" or t.rank > 1 or (t.rank == 1 and t.shape[0] != 1):
-        raise ctx.shape_error(f"axis '{t.name}' must be an int32 scalar, is {list(t.shape)} "
+        raise ctx.shape_error(f"axis {quoted(t.name)} must be an int32 scalar, is {list(t.shape)} "
                               f"{t.dtype.name}")
     return normalize_axis(ctx, int(ctx.constant_input(i, "axis").reshape(-1)[0]), rank)
 
@@ -72,7 +73,7 @@ def prepare_split_v(ctx: OpContext):
     ctx.require_dtype(x, SUPPORTED, "input")
     ctx.require_dtype(sizes_t, (np.int32, np.int64), "size_splits")
     if sizes_t.rank != 1:
-        raise ctx.shape_error(f"size_splits '{sizes_t.name}' must be 1-D")
+        raise ctx.shape_error(f"size_splits {quoted(sizes_t.name)} must be 1-D")
     axis = _axis(ctx, 2, x.rank)
     sizes = [int(s) for s in ctx.constant_input(1, "size_splits")]
     dim = x.shape[axis]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def _int_vector(ctx: OpContext, i: int, what: str) -> tuple[int, ...]:
     t = ctx.input(i)
     ctx.require_dtype(t, (np.int32, np.int64), what)
     if t.rank != 1:
-        raise ctx.shape_error(f"{what} '{t.name}' must be 1-D, has shape {list(t.shape)}")
+        raise ctx.shape_error(f"{what} {quoted(t.name)} must be 1-D, has shape {list(t.shape)}")
     return tuple(int(v) for v in ctx.constant_input(i, what))
 
 
@@ -58,7 +59,7 @@ def prepare_broadcast_to(ctx: OpContext):
     ok = len(shape) >= x.rank and all(d >= 0 for d in shape)
     ok = ok and all(a in (1, b) for a, b in zip(x.shape[::-1], shape[::-1]))
     if not ok:
-        raise ctx.shape_error(f"cannot broadcast '{x.name}' {list(x.shape)} to {list(shape)}")
+        raise ctx.shape_error(f"cannot broadcast {quoted(x.name)} {list(x.shape)} to {list(shape)}")
     return (OutputSpec(shape, x.dtype),), None
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from ..names import quoted
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def prepare(ctx: OpContext):
     if perm_t.rank != 1 or sorted(perm) != list(range(x.rank)):
         raise ctx.shape_error(
             f"perm {list(perm)} is not a permutation of the {x.rank} dimensions of "
-            f"'{x.name}' {list(x.shape)}"
+            f"{quoted(x.name)} {list(x.shape)}"
         )
     shape = tuple(x.shape[p] for p in perm)
     return (OutputSpec(shape, x.dtype),), TransposeRecord(perm)
