@@ -64,7 +64,7 @@ class Interpreter:
         ``num_threads``: how many threads an invoke() may use: the big kernels
         (convolutions) split their output rows over that many threads themselves, on a
         pool that blocks when idle and never waits for a slice no worker has started
-        (parallel.py). None or -1: ``parallel.default_threads()``, the setting that stays
+        (parallel.py). None or -1: ``parallel.default_threads()`` (1), the setting that stays
         fast on a CPU shared with other processes (bench/load.py).
 
         ``blas_threads``: numpy's BLAS thread count inside invoke(), allocate_tensors()

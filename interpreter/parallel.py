@@ -30,9 +30,13 @@ import threading
 from typing import Callable, Sequence
 
 MIN_SPLIT_ELEMENTS = 2**18  # output values below which an op runs on one thread
-# The Interpreter's num_threads when none is given (measured choice: bench/load.py,
-# bench/RESULTS.md "Latency under load").
-DEFAULT_THREADS = 2
+# The Interpreter's num_threads when none is given. Measured (bench/load.py, bench/RESULTS.md
+# "Latency under load", MobileNetV2 224 on 2 cores): a second thread gains 3-8 % when the
+# CPU is idle but loses 10-35 % beside two busy processes (four runnable threads on two
+# cores: a worker holding a started slice waits for a time slice), so one thread -- also
+# LiteRT's default -- is the setting that is never the slow case. Pass num_threads=N for
+# throughput on an idle machine (and the batch split).
+DEFAULT_THREADS = 1
 
 
 def default_threads() -> int:
