@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..converter.files import shown_path
 from ..interpreter import Interpreter, load_model
+from ..interpreter.model import read_model_file
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
 from ..schema.ops import ACTIVATION_NAME, PADDING_NAME
@@ -76,8 +77,7 @@ def _arena(path: str) -> str:
 
 
 def describe(path: str) -> str:
-    with open(path, "rb") as f:
-        model = load_model(f.read())
+    model = load_model(read_model_file(path))
     sg = model.subgraphs[0]
     lines = [f"{shown_path(path)}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
              f"description {quoted(model.description)}"]

@@ -15,6 +15,7 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
 from ..interpreter.errors import GraphError, ModelFormatError
+from ..interpreter.fileio import read_regular
 from ..interpreter.names import quoted, shown
 from ..schema import graph_pb2
 from .files import quoted_path
@@ -63,14 +64,7 @@ def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
     if isinstance(source, bytes):
         data = source
     else:
-        try:
-            size = os.path.getsize(source)
-            if size > MAX_GRAPHDEF_BYTES:
-                raise ModelFormatError(f"{where}: {size} bytes exceeds the 2 GiB GraphDef limit")
-            with open(source, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise ModelFormatError(f"cannot read {where}: {shown(e.strerror or e)}") from None
+        data = read_regular(source, where, ModelFormatError, MAX_GRAPHDEF_BYTES)
     if not data:
         raise ModelFormatError(f"{where}: file is empty")
     gd = graph_pb2.GraphDef()

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from ..interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from ..interpreter.fileio import open_regular
 from ..interpreter.names import quoted, shown
 from .files import quoted_path
 
@@ -77,15 +78,7 @@ def read_arrays(path: str | os.PathLike, what: str = "data",
     (see module doc); errors say "<what> '<path>': ..."."""
     path = os.fspath(path)
     label = f"{what} {quoted_path(path)}"
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise EdgeliteError(f"{label} does not exist") from None
-    except IsADirectoryError:
-        raise EdgeliteError(f"{label} is a folder; give a .npy or .npz file") from None
-    except OSError as e:
-        raise EdgeliteError(f"cannot open {label}: {_reason(e)}") from None
-    with f:
+    with open_regular(path, label) as f:
         size = os.fstat(f.fileno()).st_size
         head = f.read(8)
         f.seek(0)

@@ -28,7 +28,6 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 from __future__ import annotations
 
 import os
-import stat
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -38,6 +37,7 @@ from ..schema import ops as schema_ops
 from . import flatbuf
 from .errors import ModelFormatError
 from .memory import gc_paused
+from .fileio import read_regular
 from .names import quoted
 from .model_objects import (
     Model,
@@ -441,30 +441,11 @@ def _as_bytes(data) -> bytes:
 def read_model_file(path) -> bytes:
     """The bytes of the .tflite file at ``path``; ModelFormatError naming the path when it
     is not a readable regular file (a directory, a device or pipe that might never end,
-    a missing or unreadable file)."""
+    a missing or unreadable file): fileio.py."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise ModelFormatError(f"model_path must be a path (str or os.PathLike), got "
                                f"{type(path).__name__}")
-    shown = quoted(os.fsdecode(path))
-
-    def check_regular(mode: int) -> None:
-        if not stat.S_ISREG(mode):  # opening a pipe would wait for a writer
-            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-            raise ModelFormatError(f"cannot read model {shown}: it is {kind}")
-
-    try:
-        check_regular(os.stat(path).st_mode)
-        with open(path, "rb") as f:
-            check_regular(os.fstat(f.fileno()).st_mode)  # still, if it was swapped meanwhile
-            return f.read()
-    except FileNotFoundError:
-        raise ModelFormatError(f"cannot read model {shown}: no such file") from None
-    except IsADirectoryError:
-        raise ModelFormatError(f"cannot read model {shown}: it is a directory") from None
-    except PermissionError:
-        raise ModelFormatError(f"cannot read model {shown}: permission denied") from None
-    except OSError as exc:
-        raise ModelFormatError(f"cannot read model {shown}: {exc.strerror or exc}") from None
+    return read_regular(path, f"model {quoted(os.fsdecode(path))}", ModelFormatError)
 
 
 def load_model(data: bytes) -> Model:

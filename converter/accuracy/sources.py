@@ -16,6 +16,7 @@ import numpy as np
 
 from ...interpreter import Interpreter
 from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from ...interpreter.fileio import read_regular
 from ...interpreter.names import quoted
 from ..files import quoted_path, shown_path
 from ..sample_data import names_list, pick_inputs, read_arrays
@@ -42,12 +43,9 @@ def load_model(source: ModelSource, label: str | None = None, inputs=None, outpu
             return LoadedModel(label or "<bytes>", content, False)
         return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
     path = os.fspath(source)
-    if not os.path.isfile(path):
-        raise EdgeliteError(f"model file {quoted_path(path)} does not exist")
     if path.lower().endswith(GRAPHDEF_EXTENSIONS):
         return _convert(path, label or path, inputs, outputs, input_shapes)
-    with open(path, "rb") as f:
-        content = f.read()
+    content = read_regular(path, f"model {quoted_path(path)}")
     if not path.lower().endswith(".tflite") and not _is_tflite(content):
         raise EdgeliteError(f"{quoted_path(path)} is neither a .tflite model (no 'TFL3' "
                             "identifier) nor a GraphDef (.pb / .pbtxt)")

@@ -82,3 +82,15 @@ def test_missing_and_empty_files(tmp_path):
     (tmp_path / "empty.pb").write_bytes(b"")
     with pytest.raises(ModelFormatError, match="empty"):
         load_graphdef(tmp_path / "empty.pb")
+
+
+def test_pipes_folders_and_missing_files_are_refused(tmp_path):
+    import os
+
+    fifo = tmp_path / "graph.pb"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    for path, why in ((fifo, "it is not a regular file"), (tmp_path, "it is a directory"),
+                      (tmp_path / "nope.pb", "no such file")):
+        with pytest.raises(ModelFormatError) as info:
+            load_graphdef(path)
+        assert str(info.value) == f"cannot read '{path}': {why}"

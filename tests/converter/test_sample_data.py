@@ -203,10 +203,15 @@ def test_npz_members_must_be_arrays_and_their_names_are_escaped(tmp_path):
 
 
 def test_missing_file_and_folder(tmp_path):
-    with pytest.raises(EdgeliteError, match="data '.*nope.npy' does not exist"):
+    with pytest.raises(EdgeliteError, match="cannot read data '.*nope.npy': no such file"):
         read_arrays(tmp_path / "nope.npy", "data")
-    with pytest.raises(EdgeliteError, match="is a folder; give a .npy or .npz file"):
+    with pytest.raises(EdgeliteError, match="cannot read data '.*': it is a directory"):
         read_arrays(tmp_path, "data")
+    fifo = tmp_path / "pipe.npy"
+    os.mkfifo(fifo)  # opening it would wait for a writer: refused before opening
+    with pytest.raises(EdgeliteError, match="cannot read data '.*pipe.npy': it is not a "
+                                            "regular file"):
+        read_arrays(fifo, "data")
 
 
 def test_read_array_takes_a_single_array_npz(tmp_path):
