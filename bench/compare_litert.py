@@ -79,7 +79,8 @@ def build_models(cache: Path) -> list[tuple[str, Path, np.ndarray]]:
     out.append(("digits CNN float", _convert(pb, cache / "keras_cnn_f.tflite", None), x_digit))
     out.append(("digits CNN int8", _convert(pb, cache / "keras_cnn_i8.tflite",
                                             MODELS / "digits_calib.npy"), x_digit))
-    for name, label in (("mobilenet_v2", "MobileNetV2"), ("efficientnet_b0", "EfficientNet-B0")):
+    for name, label in (("mobilenet_v2", "MobileNetV2"), ("efficientnet_b0", "EfficientNet-B0"),
+                        ("resnet50", "ResNet50")):
         pb = CACHE_MODELS / f"{name}.pb"
         if not pb.exists():
             log(f"  ({pb} not found: {label} skipped)")
