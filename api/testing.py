@@ -19,7 +19,7 @@ import os
 from typing import Union
 
 from edgelite.converter.accuracy import CompareReport, EvalReport, compare, evaluate
-from edgelite.converter.accuracy.evaluate import threshold_checks
+from edgelite.converter.accuracy.classification import threshold_checks
 from edgelite.converter.files import shown_path
 from edgelite.converter.accuracy.sources import load_model
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """int8 CONV_2D / FULLY_CONNECTED with long reductions: how edgelite's exact float
-accumulation (interpreter/kernels/quant_accumulate.py) runs on ResNet50's layers, against
+accumulation (interpreter/kernels/accumulator.py) runs on ResNet50's layers, against
 LiteRT's default kernels (XNNPACK) on the same layers (a benchmark, not a test).
 
     python bench/int8_reduction.py                  # ResNet50's layers, 1 thread
@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from edgelite.interpreter import Interpreter  # noqa: E402
-from edgelite.interpreter.kernels import quant_accumulate as qa  # noqa: E402
+from edgelite.interpreter.kernels import accumulator as qa  # noqa: E402
 from edgelite.interpreter.kernels import quantized_conv, quantized_fully_connected  # noqa: E402
 from tests.interpreter.tflite_builder import ModelBuilder  # noqa: E402
 
@@ -153,7 +153,7 @@ _PLANNER = qa.plan_accumulator
 
 
 def _before(weights, x_dtype, zp_x, bias, float32_bias, split=True):
-    """The planner before chunking (quant_common.exact_float_dtype): float32 when
+    """The planner before chunking (requantize.exact_float_dtype): float32 when
     max |x - zp_x| * max_o sum_k |w| <= 2^24, else float64."""
     plan = _PLANNER(weights, x_dtype, zp_x, bias, float32_bias, split=False)
     info = np.iinfo(x_dtype)

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.export import export_tflite
 from edgelite.converter.graphdef import TFGraph, load_graphdef
 from edgelite.converter.lower import lower_graph

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..interpreter.memory import gc_paused
-from .evaluate import infer_shapes
+from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef

@@ -20,7 +20,7 @@ from .errors import (
 from .interpreter import Interpreter
 from .model import Model, load_model
 from .profiler import Profile
-from .quant_config import KernelSet
+from .kernel_set import KernelSet
 from .quant_math import Rounding
 from .signature import SignatureRunner
 

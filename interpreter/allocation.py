@@ -36,7 +36,7 @@ from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
-from .quant_config import DEFAULT_CONFIG, QuantConfig
+from .kernel_set import DEFAULT_CONFIG, QuantConfig
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
 # that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on

@@ -41,7 +41,7 @@ from .model import Model, load_model, read_model_file
 from .names import quoted
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
-from .quant_config import KernelSet, QuantConfig
+from .kernel_set import KernelSet, QuantConfig
 from .quant_math import Rounding
 from .signature import SignatureRunner
 
@@ -59,7 +59,7 @@ class Interpreter:
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
-        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See quant_config.py.
+        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See kernel_set.py.
 
         ``num_threads``: how many threads an invoke() may use: the big kernels
         (convolutions) split their output rows over that many threads themselves, on a

@@ -6,13 +6,13 @@
     ev = evaluate(["m.pb", "m_int8.tflite"], "x.npy", "y.npy", top_k=3, max_drop=0.01)
     print(ev.table()); assert ev.passed
 
-compare.py (per-tensor SQNR / cosine / error vs the float reference), evaluate.py
+compare.py (per-tensor SQNR / cosine / error vs the float reference), classification.py
 (accuracy, top-k, per class, CI thresholds), metrics.py, sources.py (models, data, running),
 report.py (tables, JSON, CSV), plot.py (SQNR per layer, needs matplotlib).
 """
 
 from .compare import CompareReport, OutputReport, TensorReport, base_name, compare
-from .evaluate import Check, EvalReport, ModelAccuracy, evaluate
+from .classification import Check, EvalReport, ModelAccuracy, evaluate
 from .metrics import TensorStats, cosine, sqnr, top_k_hits
 from .sources import LoadedModel, load_inputs, load_labels, load_model
 

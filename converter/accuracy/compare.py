@@ -29,8 +29,8 @@ from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..files import shown_path
 from ..sample_data import names_list
-from .evaluate import precision
-from .local import OneOp, one_op_models
+from .classification import precision
+from .op_replay import OneOp, one_op_models
 from .metrics import TensorStats, top_k_hits
 from .sources import DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_model
 

@@ -18,7 +18,7 @@ from ..files import shown_path
 
 if TYPE_CHECKING:
     from .compare import CompareReport
-    from .evaluate import EvalReport
+    from .classification import EvalReport
 
 NAME_WIDTH = 48
 OP_WIDTH = 28  # the op column: a CUSTOM op shows its custom code, which comes from the file

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluate import infer_shapes
+from ..shape_inference import infer_shapes
 from ..ir import Graph
 from .patterns import sole_producer
 

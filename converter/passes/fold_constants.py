@@ -1,9 +1,13 @@
-"""Fold ops whose inputs are all constant into constants, computed by edgelite's interpreter.
+"""Fold ops whose inputs are all constant into constants, computed by edgelite's interpreter
+(the op is exported alone and run: the converter has no second execution engine).
 """
 
 from __future__ import annotations
 
-from ..evaluate import evaluate_op
+import numpy as np
+
+from ...interpreter import Interpreter
+from ..export import export_tflite
 from ..ir import Graph, Op
 
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
@@ -29,3 +33,15 @@ def try_fold(graph: Graph, op: Op) -> bool:
 
 def run(graph: Graph) -> int:
     return sum(try_fold(graph, op) for op in list(graph.ops))
+
+
+def evaluate_op(op: Op) -> list[np.ndarray]:
+    """Outputs of one op whose inputs are all constant."""
+    g = Graph()
+    clones = [g.tensor(t.name, t.dtype, ()) for t in op.outputs]  # shapes: from prepare()
+    g.add_op(op.type, op.inputs, clones, op.options, op.name)
+    g.outputs = clones
+    interp = Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()
+    interp.invoke()
+    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]

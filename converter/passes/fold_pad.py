@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluate import infer_shapes
+from ..shape_inference import infer_shapes
 from ..ir import Graph, Padding
 from .patterns import sole_producer
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluate import infer_op_shapes
+from ..shape_inference import infer_op_shapes
 from ..ir import PSEUDO_OPS, Graph
 from .fold_constants import try_fold
 

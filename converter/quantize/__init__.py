@@ -24,7 +24,7 @@ import numpy as np
 
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
-from ..evaluate import infer_shapes
+from ..shape_inference import infer_shapes
 from ..export import export_tflite
 from ..files import quoted_path
 from ..ir import Graph

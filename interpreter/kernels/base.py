@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError, UnsupportedOpError
 from ..names import quoted
 from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
-from ..quant_config import DEFAULT_CONFIG, QuantConfig
+from ..kernel_set import DEFAULT_CONFIG, QuantConfig
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ import numpy as np
 from .base import OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
 from ..parallel import output_slices, run_slices, worth_splitting
-from .padding import padded_scratch, padding_option, patches_view, tap_view, window_1d
+from .window import padded_scratch, padding_option, patches_view, tap_view, window_1d
 
 IM2COL_MAX_BYTES = 2**28  # 256 MiB
 

@@ -27,7 +27,7 @@ from ..parallel import output_slices, run_slices, worth_splitting
 from .base import OpContext, OutputSpec, num_elements, temporary
 from .conv import float_operands
 from .fused import Clamp, activation_clamp, apply_clamp
-from .padding import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
+from .window import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
                       tap_buffer, window_1d)
 
 

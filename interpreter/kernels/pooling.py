@@ -27,7 +27,7 @@ import numpy as np
 
 from .base import OpContext, OutputSpec
 from .fused import Clamp, activation_clamp, apply_clamp
-from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
+from .window import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
 

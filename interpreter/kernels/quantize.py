@@ -28,7 +28,7 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, temporary
 from .fused import clamp_inplace
-from .quant_common import QUANTIZED, qparams
+from .requantize import QUANTIZED, qparams
 from .quantized_activations import LutRecord, make_lut
 from ..names import quoted
 

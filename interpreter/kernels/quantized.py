@@ -2,7 +2,7 @@
 
 ``INTEGER_KERNELS`` maps an op to its quantized kernel. ``with_integer_paths(KERNELS)``
 returns the registry entries that replace the float ones: each dispatches on the dtype
-of its first input in prepare() (quant_common.by_input_dtype), so the float kernels stay
+of its first input in prepare() (requantize.by_input_dtype), so the float kernels stay
 untouched; the invoke() list calls the chosen eval directly. Ops that exist only
 for quantized tensors (QUANTIZE) are added as they are.
 """
@@ -10,7 +10,7 @@ for quantized tensors (QUANTIZE) are added as they are.
 from __future__ import annotations
 
 from .base import Kernel
-from .quant_common import by_input_dtype
+from .requantize import by_input_dtype
 from . import (
     quantize,
     quantized_activations,

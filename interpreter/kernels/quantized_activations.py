@@ -49,7 +49,7 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .quant_common import QParams, QUANTIZED, qparams, require_same_type
+from .requantize import QParams, QUANTIZED, qparams, require_same_type
 
 
 @dataclass(frozen=True)

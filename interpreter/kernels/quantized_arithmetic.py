@@ -32,7 +32,7 @@ DEFAULT (the XNNPACK delegate takes all three):
 * MUL -- xnn_init_qs8_mul_minmax_scalar_params + vmul fp32 micro-kernels:
       out = clamp(rint(float32((x1 - z1) * (x2 - z2)) * float32(s1 * s2 / s_out)) + z_out)
 
-  The fused activation clamp is XNNPACK's (quant_common.activation_bounds). Scale
+  The fused activation clamp is XNNPACK's (requantize.activation_bounds). Scale
   ratios XNNPACK cannot represent (ADD / SUB: s_i / s_out outside [2^-10, 2^8); MUL:
   outside [2^-16, 2^8)) stay with TFLite, whose optimized kernels compute what the
   reference ones do (measured; results that overflow int32 may differ there).
@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, temporary
-from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
+from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 
 LEFT_SHIFT = 20  # add.cc: data->left_shift for int8 / uint8
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Kernel, OpContext
 from .concatenation import prepare as prepare_float
-from .quant_common import qparams
+from .requantize import qparams
 from .quantized_activations import make_lut
 
 

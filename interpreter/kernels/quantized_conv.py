@@ -8,7 +8,7 @@ reference_ops::Conv / DepthwiseConv (uint8, reference/conv.h, depthwiseconv_uint
     acc[c] = bias[c] + sum (w - zp_w) * (x - zp_x)      (padding contributes nothing)
     out[c] = clamp(requant_c(acc[c]) + zp_out, act_min, act_max)
 
-with ``requant_c`` chosen by the kernel set (quant_common.Requant):
+with ``requant_c`` chosen by the kernel set (requantize.Requant):
 
 * REFERENCE, and DEFAULT where XNNPACK does not take the op (uint8 depthwise with a
   filter quantized_dimension other than 0):
@@ -25,12 +25,12 @@ weights are per tensor with any zero point.
 
 Speed: the sums are exact in floating point while every partial sum stays within 2^24
 for float32 (2^53 for float64), which the filter and the input zero point bound at
-prepare() (quant_accumulate). CONV_2D runs im2col + BLAS in float32: one product where
+prepare() (accumulator). CONV_2D runs im2col + BLAS in float32: one product where
 the bound allows, else the reduction split into float32-exact ranges whose results are
 summed in float64. DEPTHWISE_CONV_2D sums its taps in float32, or in float64 where
 float32 is not exact. Where bias + sum may overflow int32, the exact sum is wrapped to
 int32 like TFLite's accumulator; the requantization then runs on the float accumulator
-(quant_common.OutputStage).
+(requantize.OutputStage).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
 from ..parallel import output_slices, run_slices, worth_splitting
 from .depthwise_conv import TapSum, split_rows, tap_sum
-from .quant_accumulate import AccumulatorPlan, plan_accumulator
+from .accumulator import AccumulatorPlan, plan_accumulator
 from .depthwise_conv import geometry as depthwise_geometry
-from .padding import padded_scratch, padding_option, patches_view, window_1d
-from .quant_common import (
+from .window import padded_scratch, padding_option, patches_view, window_1d
+from .requantize import (
     QUANTIZED,
     QParams,
     Requant,

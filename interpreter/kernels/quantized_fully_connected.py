@@ -19,11 +19,11 @@ The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
 Weights are [units O, depth K], constant; int8 weights are per tensor (any zero point,
 applied like TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8
 weights are per tensor. The input is flattened to [batch, K]; keep_num_dims keeps its
-leading dimensions. The product runs on float32 BLAS, exact (quant_accumulate): in one
+leading dimensions. The product runs on float32 BLAS, exact (accumulator): in one
 product where every partial sum is bounded by 2^24, else with the depth split into
 float32-exact ranges whose results are summed in float64; where bias + sum may overflow
 int32 the exact value is wrapped to int32 as TFLite's int32 accumulator wraps.
-quant_common.OutputStage requantizes.
+requantize.OutputStage requantizes.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
-from .quant_accumulate import AccumulatorPlan, plan_accumulator
-from .quant_common import (
+from .accumulator import AccumulatorPlan, plan_accumulator
+from .requantize import (
     QUANTIZED,
     OutputStage,
     activation_bounds,

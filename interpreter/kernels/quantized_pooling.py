@@ -33,8 +33,8 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, temporary
 from .fused import clamp_inplace
-from .padding import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
-from .quant_common import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
+from .window import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
+from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .reduce import resolve_axes
 from ..names import quoted
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .quant_common import QUANTIZED
+from .requantize import QUANTIZED
 from .resize import _bilinear_axis, _size
 
 F32 = np.float32

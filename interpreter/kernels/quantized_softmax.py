@@ -32,7 +32,7 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
-from .quant_common import QUANTIZED, qparams, require_same_type
+from .requantize import QUANTIZED, qparams, require_same_type
 from .softmax import softmax_beta
 
 SCALED_DIFF_INTEGER_BITS = 5

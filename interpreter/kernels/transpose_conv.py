@@ -35,7 +35,7 @@ import numpy as np
 
 from .base import OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
-from .padding import SAME, VALID, padding_option
+from .window import SAME, VALID, padding_option
 
 
 @dataclass(frozen=True)

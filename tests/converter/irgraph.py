@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Activation, Graph, Padding
 from edgelite.interpreter import Interpreter

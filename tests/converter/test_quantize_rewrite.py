@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Activation, Graph
 from edgelite.converter.quantize.params import QType

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from edgelite.cli.main import main as cli
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.converter.evaluate import infer_shapes
+from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.ir import Activation, Graph
 from edgelite.converter.quantize import QuantizeOptions, quantize
 from edgelite.converter.quantize.calibrate import load_samples

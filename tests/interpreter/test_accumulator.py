@@ -1,5 +1,5 @@
 """The int32 accumulators of int8 / uint8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
-(kernels/quant_accumulate.py): bias + sum wraps at int32 like LiteRT's kernels, and long
+(kernels/accumulator.py): bias + sum wraps at int32 like LiteRT's kernels, and long
 reductions run as float32-exact chunks -- bit-exact with both LiteRT kernel sets, with
 the chosen path asserted from the prepared record."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter import quant_math as qm
-from edgelite.interpreter.kernels.quant_accumulate import (
+from edgelite.interpreter.kernels.accumulator import (
     FLOAT32_EXACT,
     GemmPath,
     float32_chunks,

@@ -1,14 +1,12 @@
-"""Run IR ops in edgelite's own interpreter: shape inference and constant folding.
+"""Shape inference: every IR tensor's shape, as edgelite's own interpreter computes it.
 
 The converter has no second execution engine. To learn shapes it exports the graph (unknown
 shapes written as rank 0; the interpreter's prepare() recomputes every op's output shape from
-its inputs) and reads the planned shapes back; to fold an op whose inputs are all constant it
-exports that op alone and runs it.
+its inputs) and reads the planned shapes back (constant folding runs ops the same way:
+passes/fold_constants.py).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ..interpreter import Interpreter
 from .export import export_tflite
@@ -65,15 +63,3 @@ def infer_op_shapes(op: Op) -> None:
     shapes = [tuple(int(x) for x in d["shape"]) for d in interp.get_output_details()]
     for t, s in zip(op.outputs, shapes):
         t.shape = s
-
-
-def evaluate_op(op: Op) -> list[np.ndarray]:
-    """Outputs of one op whose inputs are all constant."""
-    g = Graph()
-    clones = [g.tensor(t.name, t.dtype, ()) for t in op.outputs]  # shapes: from prepare()
-    g.add_op(op.type, op.inputs, clones, op.options, op.name)
-    g.outputs = clones
-    interp = Interpreter(model_content=export_tflite(g))
-    interp.allocate_tensors()
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import quant_math as qm
-from ..quant_config import QuantConfig
+from ..kernel_set import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, temporary
 from .fused import clamp_inplace
-from .quant_accumulate import AccumulatorPlan, bias_fits_float32, wrap_int32_float
+from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 from ..names import quoted
 
 QUANTIZED = (np.int8, np.uint8)
@@ -187,7 +187,7 @@ class OutputStage:
     ``acc`` holds exact integer sums as float32 or float64 (from BLAS), channels last.
     With ``wrap`` (the kernel's bound could not rule out an int32 overflow; acc is then
     float64) ``acc + bias`` is wrapped to int32 first, as TFLite's int32 accumulator
-    wraps (quant_accumulate).
+    wraps (accumulator).
     With XNNPACK's fp32 requantization (the DEFAULT kernel set) all of it runs in place
     in float32:
 

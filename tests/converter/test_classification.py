@@ -1,4 +1,4 @@
-"""`evaluate`: accuracy, top-k and per-class accuracy side by side, and CI thresholds."""
+"""Classification accuracy (accuracy/classification.py): top-k and per-class accuracy side by side, and CI thresholds."""
 
 import numpy as np
 import pytest
