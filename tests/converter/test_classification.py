@@ -1,4 +1,5 @@
-"""Classification accuracy (accuracy/classification.py): top-k and per-class accuracy side by side, and CI thresholds."""
+"""Classification accuracy (accuracy/classification.py): top-k and per-class accuracy side
+by side, and CI thresholds."""
 
 import numpy as np
 import pytest
