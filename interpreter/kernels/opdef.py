@@ -1,0 +1,113 @@
+"""One record per TFLite op: every fact the interpreter and the converter need about it.
+
+An ``OpDef`` is declared, by keyword, in the kernel module that implements the op, next to
+its kernels; ``kernels/__init__.py`` collects the records of every module into ``OPS``, and
+every table anyone needs is derived from them (``KERNELS`` here; the quantizer's rules,
+the passes' op sets and the batch split's traits in their own modules). Nothing about an op
+is written down twice; ``tests/interpreter/kernels/test_registry.py`` checks that the
+views agree with what the converter emits and the schema defines.
+
+    RELU = OpDef("RELU", float=Kernel(prepare, eval), integer=Kernel(q_prepare, q_eval),
+                 quant=QuantRule.OWN_RANGE, per_sample=True, exact=True)
+
+The facts:
+
+* ``float`` / ``integer``: the kernels. ``float`` serves every input that is not a
+  quantized int8 / uint8 tensor (it may be type-generic: RESHAPE moves any bytes);
+  ``integer`` the quantized ones (int8 / uint8 with parameters). ``integer=TYPE_GENERIC``
+  says the float kernel already handles quantized data exactly (it only moves or selects
+  values), so it serves them too. The choice is made once, in prepare().
+* ``quant``: how the converter's quantizer treats the op (QuantRule); ``fixed_output``
+  gives the output parameters of FIXED_OUTPUT ops per output dtype.
+* ``affine``: for ops computing ``y = x (*) W + b`` over channels, which operands are the
+  data, the weights and the bias, and the weights' output / input channel axes (the output
+  axis is the per-channel quantization axis).
+* ``fused_activation``: the op has a ``fused_activation_function`` option.
+* ``per_sample``: the op keeps the samples of a batch apart (batch_split.py may run the
+  batch in chunks); ``reduction``: input 1 holds axes, and the op keeps samples apart when
+  those (constant) axes leave out dim 0.
+* ``exact``: the integer kernel computes exactly what the float one does on the same
+  values (it introduces no error of its own: selective quantization never keeps it float).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .base import Kernel
+from .requantize import by_input_dtype
+
+TYPE_GENERIC = "type-generic"  # integer=TYPE_GENERIC: the float kernel serves int8 / uint8
+
+
+class QuantRule(enum.Enum):
+    """How full-integer quantization treats an op (TFLite's 8-bit quantization spec)."""
+
+    FLOAT_ONLY = "float only"        # no integer kernel: kept float, DEQUANTIZE/QUANTIZE around
+    OWN_RANGE = "own range"          # the output gets its own (calibrated) parameters
+    FIXED_OUTPUT = "fixed output"    # the output's parameters are fixed (fixed_output)
+    SAME_AS_INPUT = "same as input"  # the output reuses input 0's (values moved or selected)
+    SHARED = "shared"                # every input shares the output's parameters
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``y = x (*) W + b`` over channels: operand indices and the weight layout."""
+
+    data: int      # operand index of x
+    weights: int   # of W (a constant)
+    bias: int      # of b (may be omitted)
+    out_axis: int  # W's output-channel axis: the per-channel quantization axis
+    in_axis: int   # W's input-channel axis
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str  # the TFLite builtin name, as in schema/ops.py's BUILTIN_CODE
+    float: Kernel | None = None
+    integer: Kernel | str | None = None  # a Kernel, TYPE_GENERIC, or None
+    quant: QuantRule = QuantRule.FLOAT_ONLY
+    fixed_output: Mapping[type, tuple[float, int]] | None = None  # np.int8 -> (scale, zp)
+    affine: Affine | None = None
+    fused_activation: bool = False
+    per_sample: bool = False
+    reduction: bool = False
+    exact: bool = False
+
+    @property
+    def kernel(self) -> Kernel:
+        """The registry entry: the float kernel, the integer one, or both with the choice
+        made in prepare() on the dtype of input 0."""
+        if isinstance(self.integer, Kernel):
+            if self.float is None:
+                return self.integer
+            return by_input_dtype(self.float, self.integer)
+        assert self.float is not None, f"{self.name} has no kernel"
+        return self.float
+
+    @property
+    def has_integer(self) -> bool:
+        """int8 / uint8 tensors with parameters run (and the quantizer may emit them)."""
+        return self.integer is not None
+
+
+# The output parameters the integer LOGISTIC / SOFTMAX / TANH kernels assume (TFLite's
+# quantization spec; kernels/activations.cc and softmax checks).
+PROBABILITY_OUTPUT = {np.int8: (1 / 256, -128), np.uint8: (1 / 256, 0)}
+TANH_OUTPUT = {np.int8: (1 / 128, 0), np.uint8: (1 / 128, 128)}
+
+
+def collect(*modules) -> dict[str, OpDef]:
+    """{name: OpDef} from the ``OPS`` tuples of ``modules``; a name declared twice is a
+    bug in the registry."""
+    ops: dict[str, OpDef] = {}
+    for module in modules:
+        for op in module.OPS:
+            if op.name in ops:
+                raise ValueError(f"op {op.name} is declared twice (in {module.__name__})")
+            ops[op.name] = op
+    return ops
