@@ -145,7 +145,42 @@ KERNELS: dict[str, Kernel] = {
     "DEQUANTIZE": Kernel(dequantize.prepare, dequantize.eval),
 }
 
-# int8 / uint8 inputs of the ops listed in quantized.py go to their integer kernels.
-KERNELS.update(quantized.with_integer_paths(KERNELS))
+# INTERIM (replaced by per-module records): OpDefs from the old tables.
+from .opdef import Affine, OpDef, QuantRule, TYPE_GENERIC, PROBABILITY_OUTPUT, TANH_OUTPUT  # noqa
+_INT = quantized.INTEGER_KERNELS
+_OWN = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MEAN",
+        "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1"}
+_SAME = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "SQUEEZE", "PAD", "RESIZE_BILINEAR",
+         "RESIZE_NEAREST_NEIGHBOR"}
+_FIXED = {"SOFTMAX": PROBABILITY_OUTPUT, "LOGISTIC": PROBABILITY_OUTPUT, "TANH": TANH_OUTPUT}
+_AFF = {"CONV_2D": Affine(0, 1, 2, 0, 3), "DEPTHWISE_CONV_2D": Affine(0, 1, 2, 3, 3),
+        "FULLY_CONNECTED": Affine(0, 1, 2, 0, 1), "TRANSPOSE_CONV": Affine(2, 1, 3, 0, 3)}
+_ACT = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "ADD", "SUB",
+        "MUL", "CONCATENATION", "AVERAGE_POOL_2D", "MAX_POOL_2D"}
+_PS = set("""ABS ADD AVERAGE_POOL_2D CAST CEIL CONCATENATION CONV_2D COS DEPTHWISE_CONV_2D DEQUANTIZE
+    DIV ELU EQUAL EXP FLOOR FULLY_CONNECTED GELU GREATER GREATER_EQUAL HARD_SWISH
+    LEAKY_RELU LESS LESS_EQUAL LOG LOGISTIC LOG_SOFTMAX MAXIMUM MAX_POOL_2D MINIMUM MUL NEG
+    NOT_EQUAL PAD PADV2 POW PRELU QUANTIZE RELU RELU6 RELU_N1_TO_1 RESHAPE RESIZE_BILINEAR
+    RESIZE_NEAREST_NEIGHBOR ROUND RSQRT SELECT_V2 SIN SOFTMAX SQRT SQUARE SQUARED_DIFFERENCE
+    SQUEEZE SUB TANH""".split())
+_RED = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"}
+_EXACT = {"RESHAPE", "SQUEEZE", "PAD", "MAX_POOL_2D", "RESIZE_NEAREST_NEIGHBOR", "RELU", "RELU6"}
 
-__all__ = ["KERNELS", "Kernel", "OpContext", "OutputSpec", "TensorInfo"]
+
+def _interim(name):
+    integer = _INT.get(name)
+    if integer is None and name in {"RESHAPE", "SQUEEZE", "PAD", "RESIZE_NEAREST_NEIGHBOR"}:
+        integer = TYPE_GENERIC
+    quant = (QuantRule.FIXED_OUTPUT if name in _FIXED else QuantRule.SAME_AS_INPUT
+             if name in _SAME else QuantRule.SHARED if name == "CONCATENATION"
+             else QuantRule.OWN_RANGE if name in _OWN else QuantRule.FLOAT_ONLY)
+    return OpDef(name, float=KERNELS.get(name) if name != "QUANTIZE" else quantized.INTEGER_ONLY["QUANTIZE"],
+                 integer=integer, quant=quant, fixed_output=_FIXED.get(name),
+                 affine=_AFF.get(name), fused_activation=name in _ACT,
+                 per_sample=name in _PS, reduction=name in _RED, exact=name in _EXACT)
+
+
+OPS = {n: _interim(n) for n in sorted(set(KERNELS) | {"QUANTIZE"})}
+KERNELS = {n: op.kernel for n, op in OPS.items()}
+
+__all__ = ["OPS", "KERNELS", "Kernel", "OpContext", "OutputSpec", "TensorInfo"]
