@@ -6,7 +6,7 @@ from tests.conftest import INSTALL, missing, regenerate_problems
 
 def _pinned_generators_or_skip():
     # Byte-equality only holds for the pinned generator versions; under CI they must be there.
-    problems = regenerate_problems(regenerate)
+    problems = regenerate_problems()
     if problems:
         missing(f"{'; '.join(problems)}: {INSTALL}")
 
