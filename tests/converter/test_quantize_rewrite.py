@@ -11,7 +11,6 @@ from edgelite.converter.quantize.rewrite import IOType, RewriteConfig, quantize_
 
 from .irgraph import conv_graph, rand, then
 
-litert = pytest.importorskip("ai_edge_litert.interpreter")
 NONE = dict(fused_activation_function=Activation.NONE)
 
 
@@ -25,7 +24,7 @@ def concat_graph():
 
 
 @pytest.mark.parametrize("qtype", [QType.INT8, QType.UINT8])
-def test_concat_inputs_share_output_params(qtype):
+def test_concat_inputs_share_output_params(qtype, litert):
     g = concat_graph()
     ranges = {"x": (-1.0, 1.0), "conv": (-5.0, 3.0), "pool": (-1.0, 1.0), "cat": (-5.0, 3.0)}
     quantize_graph(g, ranges, RewriteConfig(qtype, io_type=IOType.FLOAT))

@@ -15,7 +15,6 @@ from edgelite.converter.quantize.runner import run_all
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS
 
-litert = pytest.importorskip("ai_edge_litert.interpreter")
 CALIB = MODELS / "digits_calib.npy"
 SAMPLES = list(load_samples(CALIB, ["input"]))
 
@@ -40,7 +39,7 @@ def test_sqnr():
         sqnr(ref, np.zeros(3))
 
 
-def test_keep_one_conv_float_by_name():
+def test_keep_one_conv_float_by_name(litert):
     plain = convert().graph.op_counts()
     assert plain == {"CONV_2D": 2, "DEQUANTIZE": 1, "FULLY_CONNECTED": 1, "MAX_POOL_2D": 1,
                      "QUANTIZE": 1, "RESHAPE": 1, "SOFTMAX": 1}

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .oracle import assert_close, litert, run_edgelite, run_litert
+from tests.conftest import litert_module
+
+from .oracle import assert_close, run_edgelite, run_litert
 from .tflite_builder import ModelBuilder
 
 
@@ -72,7 +74,7 @@ def check_op(op: str, operands, outputs, **options) -> list[np.ndarray]:
 
 def run_litert_default(model: bytes, feeds) -> list[np.ndarray]:
     """LiteRT with its default (optimized, XNNPACK-delegated) kernels."""
-    interp = litert.Interpreter(model_content=model)
+    interp = litert_module().Interpreter(model_content=model)
     interp.allocate_tensors()
     for detail, value in zip(interp.get_input_details(), feeds):
         interp.set_tensor(detail["index"], value)

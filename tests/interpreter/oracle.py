@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from edgelite.interpreter import Interpreter
-
-litert = pytest.importorskip("ai_edge_litert.interpreter")
+from tests.conftest import litert_module
 
 
 def litert_interpreter(model: bytes):
+    """LiteRT's reference kernels on `model`; the calling test skips without LiteRT."""
+    litert = litert_module()
     interp = litert.Interpreter(
         model_content=model, experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF
     )

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
+from tests.conftest import litert_module
 
 from .tflite_builder import ModelBuilder
-
-litert = pytest.importorskip("ai_edge_litert.interpreter")
 
 KERNEL_SETS = ("reference", "default")
 
 
 def _resolver(kernels: str):
+    litert = litert_module()
     return {"reference": litert.OpResolverType.BUILTIN_REF,
             "default": litert.OpResolverType.AUTO}[kernels]
 
@@ -36,8 +36,8 @@ def _run(interp, feeds) -> list[np.ndarray]:
 
 
 def run_litert(model: bytes, feeds, kernels: str) -> list[np.ndarray]:
-    interp = litert.Interpreter(model_content=model,
-                                experimental_op_resolver_type=_resolver(kernels))
+    interp = litert_module().Interpreter(model_content=model,
+                                         experimental_op_resolver_type=_resolver(kernels))
     interp.allocate_tensors()
     return _run(interp, feeds)
 
@@ -50,8 +50,8 @@ def run_ours(model: bytes, feeds, kernels: str, rounding: str = "double") -> lis
 
 def litert_delegates(model: bytes) -> bool:
     """Whether LiteRT's default resolver hands an op of ``model`` to XNNPACK."""
-    interp = litert.Interpreter(model_content=model,
-                                experimental_op_resolver_type=_resolver("default"))
+    interp = litert_module().Interpreter(model_content=model,
+                                         experimental_op_resolver_type=_resolver("default"))
     interp.allocate_tensors()
     return any(op["op_name"] == "DELEGATE" for op in interp._get_ops_details())
 

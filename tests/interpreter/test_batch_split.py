@@ -10,8 +10,6 @@ from tests.conftest import MODELS
 
 from .test_reduce import reduce_model
 
-litert = pytest.importorskip("ai_edge_litert.interpreter")
-
 
 def _interp(model: bytes, batch: int, threads: int = 2, **kw) -> Interpreter:
     interp = Interpreter(model_content=model, num_threads=threads, **kw)
@@ -60,7 +58,7 @@ def test_mobilenet_batch_is_split_and_equals_one_sample_at_a_time(mobilenet, dig
                                atol=1e-6)
 
 
-def test_int8_chunks_with_a_tail_are_bit_exact_with_litert(monkeypatch):
+def test_int8_chunks_with_a_tail_are_bit_exact_with_litert(monkeypatch, litert):
     """Chunks of 3 over 2 workers of 4 and 5 samples: private interpreters at batch 3, 1
     and 2; every sample bit-exact with LiteRT's default kernels."""
     model = (MODELS / "keras_cnn.tf_int8.tflite").read_bytes()

@@ -37,9 +37,8 @@ def test_ranges_equal_nudged_fake_quant_ranges(qat):
     assert checked == len(ranges["activation_fake_quants"]) >= 4
 
 
-def test_qat_model_matches_float_graph(qat):
+def test_qat_model_matches_float_graph(qat, litert):
     _, _, result = qat
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
     golden = np.load(MODELS / "qat_cnn.golden.npz")
     interp = litert.Interpreter(model_content=result.model)
     interp.allocate_tensors()

@@ -13,9 +13,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter
-from tests.conftest import MODELS
-
-litert = pytest.importorskip("ai_edge_litert.interpreter")
+from tests.conftest import MODELS, litert_module
 
 CALIB = MODELS / "digits_calib.npy"
 MODES = ["int8", "uint8", "dynamic", "float16"]
@@ -34,10 +32,7 @@ def test_set():
 
 @pytest.fixture(scope="module")
 def reference():
-    path = MODELS / "quantized_reference.json"
-    if not path.exists():
-        pytest.skip("models/quantized_reference.json not built")
-    return json.loads(path.read_text())
+    return json.loads((MODELS / "quantized_reference.json").read_text())     # committed
 
 
 def predict(interp, xs):
@@ -58,7 +53,7 @@ def predict(interp, xs):
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
 @pytest.mark.parametrize("mode", MODES)
-def test_quantized_model_runs_in_litert(name, mode, test_set):
+def test_quantized_model_runs_in_litert(name, mode, test_set, litert):
     model = convert(name, mode).model
     x, y = test_set
     acc = (predict(litert.Interpreter(model_content=model), x[:64]).argmax(1) == y[:64]).mean()
@@ -67,6 +62,7 @@ def test_quantized_model_runs_in_litert(name, mode, test_set):
 
 def assert_bit_exact(model: bytes, x: np.ndarray, what: str) -> None:
     """edgelite's kernels="reference" / "default" reproduce LiteRT's BUILTIN_REF / AUTO."""
+    litert = litert_module()
     for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
                               ("default", litert.OpResolverType.AUTO)):
         ours = predict(Interpreter(model_content=model, kernels=kernels), x)
@@ -86,10 +82,8 @@ def test_bit_exact_with_litert(name, mode, io, test_set):
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
 def test_tensorflow_int8_models_bit_exact(name, test_set):
-    for suffix in ("tf_int8", "tf_int8_io"):
+    for suffix in ("tf_int8", "tf_int8_io"):           # committed (models/build_quantized.py)
         path = MODELS / f"{name}.{suffix}.tflite"
-        if not path.exists():
-            pytest.skip(f"{path.name} not built")
         model = path.read_bytes()
         assert_bit_exact(model, test_set[0][:48], path.name)
 

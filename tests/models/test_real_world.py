@@ -15,8 +15,6 @@ from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
 
-litert = pytest.importorskip("ai_edge_litert.interpreter")
-
 SAMPLES_ON_LARGE = 2  # golden samples run per large model (each is a full 224x224 pass)
 
 
@@ -71,7 +69,7 @@ def converted(request):
     return name, meta, result, np.load(golden_path), small
 
 
-def test_matches_tensorflow_and_litert(converted):
+def test_matches_tensorflow_and_litert(converted, litert):
     name, meta, result, golden, small = converted
     inputs = _golden(golden, meta["inputs"], "input")
     outputs = _golden(golden, meta["outputs"], "output")

@@ -73,8 +73,7 @@ def test_buffer_data_is_16_byte_aligned():
 
 
 @pytest.mark.parametrize("with_const", [False, True])
-def test_litert_runs_our_add_model(with_const):
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
+def test_litert_runs_our_add_model(with_const, litert):
     data = model_io.pack_model(add_model(with_const))
     interp = litert.Interpreter(model_content=data)
     interp.allocate_tensors()
@@ -92,9 +91,8 @@ def test_litert_runs_our_add_model(with_const):
     np.testing.assert_array_equal(interp.get_tensor(out["index"]), np.maximum(a + b, 0))
 
 
-def test_litert_runs_greater_op_code():
+def test_litert_runs_greater_op_code(litert):
     """A code above 127 (CUMSUM=128) must go through builtin_code."""
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
     m = tfl.ModelT()
     m.version = 3
     m.operatorCodes = [ops.operator_code("CUMSUM")]

@@ -8,6 +8,7 @@ import pytest
 
 from edgelite.schema import ops
 from edgelite.schema import generated_tflite as tfl
+from tests.conftest import litert_module
 
 DATA = Path(__file__).parent / "data"
 
@@ -81,7 +82,7 @@ def test_tf_made_int8_model():
 
 def test_reference_schema_reader_agrees():
     """Parse the fixture with LiteRT's own schema module and compare."""
-    ref = pytest.importorskip("ai_edge_litert.schema_py_generated")
+    ref = litert_module("ai_edge_litert.schema_py_generated")
     for name in ("tiny_conv.tflite", "tiny_conv_int8.tflite"):
         buf = (DATA / name).read_bytes()
         a = tfl.ModelT.InitFromPackedBuf(buf, 0)
@@ -122,7 +123,7 @@ def _layout(module_path):
 
 def test_layout_matches_litert_schema():
     """Every table field id and enum value equals the installed LiteRT's schema."""
-    ref = pytest.importorskip("ai_edge_litert.schema_py_generated")
+    ref = litert_module("ai_edge_litert.schema_py_generated")
     ours_t, ours_e = _layout(tfl.__file__)
     ref_t, ref_e = _layout(ref.__file__)
     for cls, fields in ref_t.items():          # everything LiteRT knows, we know the same
