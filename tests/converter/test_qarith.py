@@ -1,7 +1,7 @@
 """The converter's quantization arithmetic (quantize/qarith.py) and its one model runner
 (quantize/runner.py): one definition each, bit-exact with LiteRT's QUANTIZE / DEQUANTIZE.
 
-Scales in the LiteRT comparisons are powers of two, so x / s is exact in float32 (LiteRT's
+Scales in the QUANTIZE comparisons are powers of two, so x / s is exact in float32 (LiteRT's
 division) and in float64 (the converter's): the rounding and clamping are what is compared.
 """
 
