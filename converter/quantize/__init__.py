@@ -11,6 +11,10 @@ Full-integer pipeline (each step switchable in QuantizeOptions):
   min_sqnr         keep the most sensitive ops float until the output SQNR target is met
   max_accuracy_drop  the same, until top-1 accuracy against `labels` (one label per
                    calibration sample) is within the drop of the float model's
+
+Every step quantizes, dequantizes and rounds through qarith.py (one definition each, built on
+interpreter/quant_math.py) and runs models through runner.py (ModelRunner, the converter's one
+model runner, also used by constant folding and the accuracy tools).
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def _follow(graph: Graph, t: Tensor, channels: int) -> tuple[Op | None, str]:
 
 def channel_maxima(model: bytes, samples, names: list[str]) -> dict[str, np.ndarray]:
     """Largest value of each channel (last axis) of the named tensors over the samples."""
-    runner = ModelRunner(model, keep_all=True)
+    runner = ModelRunner(model, keep_all=True, label="the float model")
     out: dict[str, np.ndarray] = {}
     for sample in samples:
         runner.run(sample)
