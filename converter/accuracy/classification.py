@@ -16,7 +16,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError, ShapeError
 from ...interpreter.names import quoted
 from ..files import shown_path
-from ..quantize.runner import ModelRunner
+from ..runner import ModelRunner
 from ..sample_data import names_list
 from .metrics import top_k_hits
 from .sources import (DataSource, LoadedModel, ModelSource, load_inputs, load_labels,

@@ -28,7 +28,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..files import shown_path
-from ..quantize.runner import ModelRunner
+from ..runner import ModelRunner
 from ..sample_data import names_list
 from .classification import precision
 from .op_replay import OneOp, one_op_models

@@ -9,7 +9,7 @@ as TFLite's quantization debugger does in its layer-by-layer mode:
     op SQNR(T) = SQNR( float_op(dequantized quantized inputs),  dequantized quantized T )
 
 Each reference op is cut out of the reference .tflite into a one-op model (schema object API,
-constants kept) and run in the converter's model runner (quantize/runner.py).
+constants kept) and run in the converter's model runner (runner.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...schema import model_io
 from ...schema import generated_tflite as tfl
-from ..quantize.runner import ModelRunner
+from ..runner import ModelRunner
 
 
 class OneOp:

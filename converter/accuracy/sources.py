@@ -1,6 +1,6 @@
 """Models and data for compare / eval: load a model (a .tflite, or a GraphDef converted to a
 float model) and read input samples and labels. Models run in the converter's one model
-runner (quantize/runner.py: ModelRunner), one sample at a time.
+runner (runner.py: ModelRunner), one sample at a time.
 
 Data files: .npy (one input; first axis = samples) or .npz (arrays named after the model
 inputs, or an array "x", or a single array). Labels: .npy, or .npz with "y" / "labels" (or a
@@ -19,7 +19,7 @@ from ...interpreter.errors import DTypeError, EdgeliteError
 from ...interpreter.fileio import read_regular
 from ...interpreter.names import quoted
 from ..files import quoted_path
-from ..quantize.runner import ModelRunner
+from ..runner import ModelRunner
 from ..sample_data import names_list, pick_inputs, read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")

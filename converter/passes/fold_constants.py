@@ -1,5 +1,5 @@
 """Fold ops whose inputs are all constant into constants, computed by edgelite's interpreter
-(the op is exported alone and run in the converter's model runner, quantize/runner.py: the
+(the op is exported alone and run in the converter's model runner, runner.py: the
 converter has no second execution engine).
 """
 
@@ -10,7 +10,7 @@ import numpy as np
 from ...interpreter.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, Op
-from ..quantize.runner import ModelRunner
+from ..runner import ModelRunner
 
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).

@@ -41,7 +41,7 @@ from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
-from .runner import run_all
+from ..runner import run_all
 from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
                         keep_float_ops, search)
 from .weights_only import dynamic_range, float16

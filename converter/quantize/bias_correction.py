@@ -37,7 +37,7 @@ from ..export import export_tflite
 from ..ir import Activation, Graph, Op, Tensor
 from .qarith import dequantize, quantize
 from .rules import WEIGHT_AXIS
-from .runner import ModelRunner
+from ..runner import ModelRunner
 from .staged import real, run_staged
 
 

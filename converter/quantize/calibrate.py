@@ -19,7 +19,7 @@ from ...interpreter.names import quoted, shown
 from ..files import quoted_path
 from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
-from .runner import ModelRunner
+from ..runner import ModelRunner
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
 

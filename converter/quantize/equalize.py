@@ -40,7 +40,7 @@ import numpy as np
 
 from ...interpreter.names import quoted
 from ..ir import Activation, Graph, Op, Tensor
-from .runner import ModelRunner
+from ..runner import ModelRunner
 
 FIRST = ("CONV_2D", "DEPTHWISE_CONV_2D")
 SECOND = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")

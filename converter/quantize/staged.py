@@ -19,7 +19,7 @@ from ...interpreter.quant_math import quantize
 from ..export import export_tflite
 from ..ir import Graph, Op, Tensor
 from .qarith import dequantize
-from .runner import ModelRunner
+from ..runner import ModelRunner
 
 Values = dict[int, list[np.ndarray]]       # id(tensor) -> one array per sample
 

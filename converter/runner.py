@@ -26,12 +26,12 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ...interpreter import Interpreter
-from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
-from ...interpreter.names import quoted
-from ...interpreter.quant_math import quantize
-from ..files import shown_path
-from ..sample_data import names_list
+from ..interpreter import Interpreter
+from ..interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from ..interpreter.names import quoted
+from ..interpreter.quant_math import quantize
+from .files import shown_path
+from .sample_data import names_list
 
 
 def as_input(x, detail: dict) -> np.ndarray:
