@@ -1,4 +1,4 @@
-"""Element-wise activations and unary math: one TF op -> one TFLite op (Softplus: three)."""
+"""Element-wise activations and unary math: one TF op -> one TFLite op (Softplus: five)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,40 @@ UNARY = {
 
 def _unary(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, [ctx.input(node, 0)])
+        x = ctx.input(node, 0)
+        integer = _INTEGER.get(tfl_type) if x.dtype.kind in "iu" else None
+        if integer is not None:
+            integer(ctx, node, x)
+        elif tfl_type == "ZEROS_LIKE" and x.dtype == np.bool_:
+            # TFLite's ZEROS_LIKE takes int32/int64/float32 only (zeros_like.cc); x != x is
+            # false everywhere.
+            ctx.emit("NOT_EQUAL", node, [x, x], dtype=np.dtype(np.bool_))
+        else:
+            ctx.emit(tfl_type, node, [x])
     rule.__name__ = tfl_type.lower()
     return rule
+
+
+# TF defines Relu, Relu6, Square and Round on integers; TFLite's RELU, RELU6 (activations.cc),
+# SQUARE (elementwise.cc) and ROUND (round.cc) kernels take floats (or quantized int8) only,
+# so integer tensors get the same values from integer-capable ops.
+def _int_relu(ctx: LowerCtx, node, x, top=None) -> None:
+    zero = ctx.const(node, "zero", np.zeros((), x.dtype))
+    if top is None:
+        ctx.emit("MAXIMUM", node, [x, zero])
+        return
+    low = ctx.graph.tensor(f"{node.name}/max", x.dtype)
+    ctx.graph.add_op("MAXIMUM", [x, zero], [low], name=node.name)
+    ctx.emit("MINIMUM", node, [low, ctx.const(node, "six", np.full((), top, x.dtype))])
+
+
+_INTEGER = {
+    "RELU": _int_relu,
+    "RELU6": lambda ctx, node, x: _int_relu(ctx, node, x, top=6),
+    "SQUARE": lambda ctx, node, x: ctx.emit("MUL", node, [x, x],
+                                            dict(fused_activation_function=0)),
+    "ROUND": lambda ctx, node, x: ctx.alias(node, x),   # an integer is already round
+}
 
 
 def leaky_relu(ctx: LowerCtx, node) -> None:
@@ -39,15 +70,28 @@ def log_softmax(ctx: LowerCtx, node) -> None:
     ctx.emit("LOG_SOFTMAX", node, [ctx.input(node, 0)])
 
 
+# Above this, log(1 + exp(x)) == x in float32 (exp(-17) < 2^-24), so clamping the EXP's input
+# here changes nothing below it and keeps exp finite above it (exp overflows past x ~ 88.7).
+SOFTPLUS_LINEAR_FROM = 20.0
+
+
 def softplus(ctx: LowerCtx, node) -> None:
-    """TFLite has no SOFTPLUS: log(1 + exp(x)) as EXP, ADD 1, LOG (fine below x ~ 88)."""
+    """TFLite has no SOFTPLUS: max(x, log(1 + exp(min(x, 20)))) as MINIMUM, EXP, ADD 1, LOG,
+    MAXIMUM. TF returns x itself where exp(x) would overflow (softplus_op.h); the clamp and
+    the MAXIMUM do the same (softplus(x) >= x, and == x in float32 from x = 20 on)."""
     x = ctx.input(node, 0)
-    e = ctx.graph.tensor(f"{node.name}/exp", x.dtype)
-    ctx.graph.add_op("EXP", [x], [e], name=node.name)
-    e1 = ctx.graph.tensor(f"{node.name}/add", x.dtype)
-    ctx.graph.add_op("ADD", [e, ctx.const(node, "one", np.float32(1), x.dtype)], [e1],
-                     dict(fused_activation_function=0), name=node.name)
-    ctx.emit("LOG", node, [e1])
+
+    def step(tfl_type: str, suffix: str, inputs, options=None):
+        out = ctx.graph.tensor(f"{node.name}/{suffix}", x.dtype)
+        ctx.graph.add_op(tfl_type, inputs, [out], options, name=node.name)
+        return out
+
+    clamped = step("MINIMUM", "min", [x, ctx.const(node, "linear_from",
+                                                   np.float32(SOFTPLUS_LINEAR_FROM), x.dtype)])
+    e = step("EXP", "exp", [clamped])
+    e1 = step("ADD", "add", [e, ctx.const(node, "one", np.float32(1), x.dtype)],
+              dict(fused_activation_function=0))
+    ctx.emit("MAXIMUM", node, [x, step("LOG", "log", [e1])])
 
 
 _FLOAT_IN = spec(In("the input", FLOAT))

@@ -7,7 +7,7 @@ and kernels (cwise_ops.h, relu_op_functor.h, softmax_op_functor.h), written in n
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, NONE, check, floats, graph, rng
+from .lowering import BOOL, DEFAULT, F32, I32, NONE, check, floats, graph, rng
 
 COVERED = {"Relu", "Relu6", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square",
            "Abs", "Neg", "Floor", "Ceil", "Sin", "Cos", "Round", "Sign", "LogicalNot",
@@ -67,25 +67,35 @@ def test_float_unary(op):
           atol=1e-6)
 
 
-# Ops TF defines on integers too (realnumbertypes): the same element-wise formulas.
+# Ops TF defines on integers too: the same element-wise formulas. TFLite's RELU, RELU6,
+# SQUARE and ROUND have no int32 kernels, so those lower to integer MAXIMUM / MINIMUM / MUL
+# (and Round to nothing: its output is its input, here fed to a NEG).
 INT_UNARY = {
-    "Relu": ("RELU", lambda x: np.maximum(x, 0)),
-    "Relu6": ("RELU6", lambda x: np.clip(x, 0, 6)),
-    "Square": ("SQUARE", np.square),
-    "Abs": ("ABS", np.abs),
-    "Neg": ("NEG", np.negative),
-    "Sign": ("SIGN", np.sign),
-    "Round": ("ROUND", lambda x: x),  # rounding an integer is the identity
+    "Relu": (["MAXIMUM"], lambda x: np.maximum(x, 0)),
+    "Relu6": (["MAXIMUM", "MINIMUM"], lambda x: np.clip(x, 0, 6)),
+    "Square": (["MUL"], np.square),
+    "Abs": (["ABS"], np.abs),
+    "Neg": (["NEG"], np.negative),
+    "Sign": (["SIGN"], np.sign),
 }
 
 
+@pytest.mark.parametrize("passes", [DEFAULT, NONE], ids=["passes", "no-passes"])
 @pytest.mark.parametrize("op", sorted(INT_UNARY))
-def test_int32_unary(op):
-    tfl, ref = INT_UNARY[op]
+def test_int32_unary(op, passes):
+    ops, ref = INT_UNARY[op]
     x = np.array([[-9, -6, -1, 0], [1, 5, 6, 7]], np.int32)
     g = graph(x=(x.shape, I32))
     g.node("y", op, ["x"], T=I32)
-    check(g, {"x": x}, ref(x).astype(np.int32), [tfl])
+    check(g, {"x": x}, ref(x).astype(np.int32), ops, passes=passes)
+
+
+def test_int32_round_is_the_identity():
+    x = np.array([[-9, -6, -1, 0], [1, 5, 6, 7]], np.int32)
+    g = graph(x=(x.shape, I32))
+    g.node("r", "Round", ["x"], T=I32)
+    g.node("y", "Neg", ["r"], T=I32)
+    check(g, {"x": x}, -x, ["NEG"], lowered={"NEG": 1})
 
 
 def test_logical_not():
@@ -95,12 +105,13 @@ def test_logical_not():
     check(g, {"x": x}, ~x, ["LOGICAL_NOT"])
 
 
-@pytest.mark.parametrize("dtype", [F32, I32, BOOL])
-def test_zeros_like(dtype):
+@pytest.mark.parametrize("dtype, ops", [(F32, ["ZEROS_LIKE"]), (I32, ["ZEROS_LIKE"]),
+                                        (BOOL, ["NOT_EQUAL"])])  # no bool ZEROS_LIKE kernel
+def test_zeros_like(dtype, ops):
     x = np.arange(6).reshape(2, 3).astype(dtype)
     g = graph(x=(x.shape, dtype))
     g.node("y", "ZerosLike", ["x"], T=dtype)
-    check(g, {"x": x}, np.zeros_like(x), ["ZEROS_LIKE"])
+    check(g, {"x": x}, np.zeros_like(x), ops)
 
 
 @pytest.mark.parametrize("alpha", [None, 0.01, -0.5, 1.5])
@@ -141,15 +152,19 @@ def test_log_softmax_over_last_axis(shape):
     check(g, {"x": x.astype(np.float32)}, want.astype(np.float32), ["LOG_SOFTMAX"], atol=2e-6)
 
 
-@pytest.mark.parametrize("passes, ops", [
-    ("default", ["EXP", "ADD", "LOG"]),
-    ("none", ["EXP", "ADD", "LOG"]),
-])
-def test_softplus(passes, ops):
-    """Softplus: log(exp(features) + 1) (nn_ops.cc); TFLite has no builtin for it."""
-    x = _values(None)
+SOFTPLUS_OPS = ["MINIMUM", "EXP", "ADD", "LOG", "MAXIMUM"]
+
+
+@pytest.mark.parametrize("passes", [DEFAULT, NONE], ids=["passes", "no-passes"])
+def test_softplus(passes):
+    """Softplus: log(exp(features) + 1) (nn_ops.cc); TFLite has no builtin for it. TF's kernel
+    returns the feature itself where exp would overflow (softplus_op.h), so large inputs
+    (100, 1000: exp overflows float32 past 88.7) give themselves, not infinity."""
+    x = np.concatenate([_values(None).reshape(-1), [15.0, 19.0, 20.0, 21.0, 88.0, 100.0,
+                                                     1000.0, -30.0, -100.0]])
+    x = x.astype(np.float32)
     g = graph(x=x.shape)
     g.node("y", "Softplus", ["x"], T=F32)
-    check(g, {"x": x}, np.logaddexp(0, x.astype(np.float64)).astype(np.float32), ops,
-          passes=NONE if passes == "none" else frozenset(),
-          lowered={"EXP": 1, "ADD": 1, "LOG": 1})
+    want = np.logaddexp(0, x.astype(np.float64)).astype(np.float32)
+    check(g, {"x": x}, want, SOFTPLUS_OPS, passes=passes,
+          lowered={op: 1 for op in SOFTPLUS_OPS})
