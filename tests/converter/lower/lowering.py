@@ -74,9 +74,10 @@ class Run:
 
 
 def run(g: GraphBuilder, feeds: dict[str, np.ndarray], outputs: list[str],
-        passes: frozenset[str] = DEFAULT) -> Run:
+        passes: frozenset[str] = DEFAULT, rtol: float = 1e-6, atol: float = 1e-6) -> Run:
     """Convert g (inputs: the feeds' names, in order), run it in edgelite; also in LiteRT,
-    whose outputs must agree with edgelite's (float kernels: to a few ulps)."""
+    whose outputs must agree with edgelite's to rtol/atol (float kernels sum in different
+    orders; integer and bool outputs exactly)."""
     result = convert_detailed(g.bytes(), ConvertOptions(
         inputs=list(feeds) or None, outputs=list(outputs), disabled_passes=frozenset(passes)))
     interp = Interpreter(model_content=result.model)
@@ -86,7 +87,7 @@ def run(g: GraphBuilder, feeds: dict[str, np.ndarray], outputs: list[str],
                                  experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         for a, b in zip(ours, _invoke(ref, feeds), strict=True):
             assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
-            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg="edgelite vs LiteRT")
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg="edgelite vs LiteRT")
     return Run(ours, [d["op_name"] for d in interp._get_ops_details()],
                result.lowered_op_counts, result.graph, result.model)
 
@@ -109,7 +110,7 @@ def check(g: GraphBuilder, feeds: dict[str, np.ndarray], expected, ops: list[str
     types are exactly `ops`, and (if given) the IR straight after lowering has exactly the
     op counts `lowered`. Outputs default to ["y"]."""
     expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
-    r = run(g, feeds, outputs or ["y"], passes)
+    r = run(g, feeds, outputs or ["y"], passes, rtol, atol)
     assert len(r.outputs) == len(expected)
     for k, (got, want) in enumerate(zip(r.outputs, expected)):
         want = np.asarray(want)
