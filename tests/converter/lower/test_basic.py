@@ -25,7 +25,7 @@ def test_const_operand(value):
 def test_const_output(value):
     """A Const that is a graph output is written as a constant tensor: no op."""
     g = graph()
-    g.const("y", value)
+    g.node("y", "Const", value=value, dtype=value.dtype)
     check(g, {}, value, [], lowered={})
 
 
