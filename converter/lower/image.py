@@ -21,6 +21,12 @@ def _resize(tfl_type: str):
         if align_corners and half_pixel_centers:  # image_resizer_state.h refuses it too
             raise fail(GraphError, node, "align_corners and half_pixel_centers are both true; "
                        "TensorFlow allows at most one of them")
+        if tfl_type == "RESIZE_BILINEAR" and x.dtype.kind in "iu":
+            # TF's ResizeBilinear interpolates integer images in float and outputs float32
+            # (image_ops.cc: "resized_images: float"); TFLite's float kernel does the same.
+            as_float = ctx.graph.tensor(f"{node.name}/float", np.float32)
+            ctx.graph.add_op("CAST", [x], [as_float], name=node.name)
+            x = as_float
         ctx.emit(tfl_type, node, [x, ctx.const(node, "size", size.astype(np.int32))], dict(
             align_corners=align_corners, half_pixel_centers=half_pixel_centers),
             dtype=x.dtype)

@@ -131,7 +131,7 @@ def _softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (1, 2, 2, 6)])
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 4), (1, 2, 2, 6)])
 def test_softmax_over_last_axis(shape):
     """Softmax: softmax[i, j] = exp(logits[i, j]) / sum_j(exp(logits[i, j])) over the last
     dimension, whatever the rank (nn_ops.cc "Softmax"; tf.nn.softmax axis=-1)."""

@@ -33,6 +33,13 @@ def test_reshape(shape):
     check(g, {"x": x}, x.reshape(shape.tolist()), ["RESHAPE"])
 
 
+def test_reshape_to_a_scalar():
+    g = graph(x=(1,))
+    g.const("shape", np.array([], np.int32))
+    g.node("y", "Reshape", ["x", "shape"], T=F32, Tshape=I32)
+    check(g, {"x": np.array([3.5], np.float32)}, np.float32(3.5), ["RESHAPE"])
+
+
 def test_reshape_to_the_shape_of_another_tensor():
     """A shape computed from known shapes (Shape of another input) folds to a constant."""
     x = x234()
@@ -173,6 +180,13 @@ STRIDED = {  # name: (begin, end, strides, masks)
                                                                  new_axis_mask=1,
                                                                  shrink_axis_mask=4)),
     "x[1:2]": ([1], [2], [1], {}),
+    "x[::-2, ..., ::-1]": ([0, 0, 0], [0, 0, 0], [-2, 1, -1], dict(begin_mask=5, end_mask=5,
+                                                                   ellipsis_mask=2)),
+    "x[3:0:-1, 2]": ([3, 2], [0, 3], [-1, 1], dict(shrink_axis_mask=2)),
+    "x[..., newaxis]": ([0, 0], [0, 0], [1, 1], dict(ellipsis_mask=1, new_axis_mask=2)),
+    "x[1:-1:2, newaxis, ..., -1]": ([1, 0, 0, -1], [-1, 0, 0, 0], [2, 1, 1, 1],
+                                    dict(new_axis_mask=2, ellipsis_mask=4,
+                                         shrink_axis_mask=8)),
     "x[-10:10, 1:100:3]": ([-10, 1], [10, 100], [1, 3], {}),
 }
 EMPTY = "x[2:0]"

@@ -17,7 +17,7 @@ import pytest
 
 from edgelite.interpreter.errors import GraphError, UnsupportedOpError
 
-from .lowering import F32, check, floats, graph, rng, run
+from .lowering import F32, I32, check, floats, graph, rng, run
 
 COVERED = {"ResizeBilinear", "ResizeNearestNeighbor", "DepthToSpace", "SpaceToDepth"}
 
@@ -79,6 +79,18 @@ def test_resize(op, tfl, reference, in_hw, out_hw, align_corners, half_pixel):
            half_pixel_centers=half_pixel)
     check(g, {"x": x}, reference(x, out_hw, align_corners, half_pixel), [tfl], rtol=1e-5,
           atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), I32])
+def test_resize_bilinear_of_integer_images_is_float(dtype):
+    """ResizeBilinear takes integer images and always outputs float32 (image_ops.cc:
+    "resized_images: float"), interpolating the values as floats."""
+    x = (rng().permutation(24).reshape(1, 4, 3, 2) * 10).astype(dtype)
+    g = graph(x=(x.shape, dtype))
+    g.const("size", np.array([6, 5], np.int32))
+    g.node("y", "ResizeBilinear", ["x", "size"], T=dtype, half_pixel_centers=True)
+    want = resize_bilinear_reference(x.astype(np.float32), (6, 5), False, True)
+    check(g, {"x": x}, want, ["CAST", "RESIZE_BILINEAR"], rtol=1e-6, atol=1e-4)
 
 
 @pytest.mark.parametrize("op", ["ResizeBilinear", "ResizeNearestNeighbor"])

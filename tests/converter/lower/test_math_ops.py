@@ -153,12 +153,32 @@ def test_reduction(op, axes, keep_dims):
     check(g, {"x": x}, np.asarray(want, np.float32), [tfl], rtol=2e-6)
 
 
-def test_int32_sum():
-    x = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+def _truncated_mean(x, axis):
+    """Mean of integers divides the integer sum by the count, truncating toward zero (Eigen's
+    MeanReducer on an integer type: sum / count in C++)."""
+    s, n = x.sum(axis=axis), x.shape[axis]
+    return (np.abs(s) // n * np.sign(s)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("op, tfl, ref", [
+    ("Sum", "SUM", lambda x: x.sum(axis=0)), ("Mean", "MEAN", lambda x: _truncated_mean(x, 0)),
+    ("Prod", "REDUCE_PROD", lambda x: x.prod(axis=0)), ("Max", "REDUCE_MAX", lambda x: x.max(0)),
+    ("Min", "REDUCE_MIN", lambda x: x.min(axis=0))])
+def test_int32_reduction(op, tfl, ref):
+    x = np.array([[-7, -3, 5, 2], [4, -1, 2, -2], [1, 2, -6, 3]], np.int32)
     g = graph(x=(x.shape, I32))
     g.const("axes", np.int32(0))
-    g.node("y", "Sum", ["x", "axes"], T=I32, Tidx=I32)
-    check(g, {"x": x}, x.sum(axis=0).astype(np.int32), ["SUM"])
+    g.node("y", op, ["x", "axes"], T=I32, Tidx=I32)
+    check(g, {"x": x}, ref(x).astype(np.int32), [tfl])
+
+
+def test_reduction_over_no_axes_is_the_identity():
+    """An empty reduction_indices reduces nothing: the output is the input."""
+    x = floats(rng(), 2, 3)
+    g = graph(x=x.shape)
+    g.const("axes", np.array([], np.int32))
+    g.node("y", "Sum", ["x", "axes"], T=F32, Tidx=I32)
+    check(g, {"x": x}, x, ["SUM"])
 
 
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
