@@ -32,7 +32,7 @@ try:
 except ImportError:  # LiteRT is a test dependency; without it only edgelite runs the model
     litert = None
 
-F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+F32 = np.dtype(np.float32)
 I32, I64 = np.dtype(np.int32), np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
 
