@@ -9,6 +9,7 @@ Matches tensorflow/lite/kernels/add.cc, sub.cc and mul.cc for non-quantized type
   right, a dimension of 1 stretches);
 * the result is clamped to the fused activation range (CalculateActivationRange,
   which for int32/int64 gives [0, max] for RELU, [0, 6] for RELU6, ...).
+  (The operand checks are binary.py's, shared with DIV and the others.)
 
 int8 / uint8 REFERENCE (and TFLite's optimized kernels, which do the same arithmetic):
 
@@ -60,8 +61,8 @@ from typing import Callable
 import numpy as np
 
 from .. import quant_math as qm
-from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, temporary
+from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
@@ -77,22 +78,9 @@ class BinaryRecord:
 
 def _make_prepare(ufunc):
     def prepare(ctx: OpContext):
-        ctx.check_arity(2, 2)
-        a, b = ctx.input(0), ctx.input(1)
-        ctx.require_dtype(a, SUPPORTED, "first input")
-        if b.dtype != a.dtype:
-            raise ctx.dtype_error(
-                f"inputs have different types ({a.dtype.name} {quoted(a.name)}, "
-                f"{b.dtype.name} {quoted(b.name)})"
-            )
-        try:
-            shape = np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise ctx.shape_error(
-                f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
-            ) from None
+        a, _, shape = same_type_pair(ctx, SUPPORTED)
         record = BinaryRecord(ufunc, activation_clamp(ctx, a.dtype))
-        return (OutputSpec(tuple(shape), a.dtype),), record
+        return (OutputSpec(shape, a.dtype),), record
 
     return prepare
 
@@ -212,17 +200,8 @@ def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool):
 
 def _make_prepare_quantized(op: str):
     def prepare(ctx: OpContext):
-        ctx.check_arity(2, 2)
-        x1, x2 = ctx.input(0), ctx.input(1)
-        ctx.require_dtype(x1, QUANTIZED, "first input")
-        require_same_type(ctx, x1, x2)
+        x1, x2, shape = same_type_pair(ctx, QUANTIZED)
         require_same_type(ctx, x1, ctx.outputs[0])
-        try:
-            shape = np.broadcast_shapes(x1.shape, x2.shape)
-        except ValueError:
-            raise ctx.shape_error(
-                f"input shapes {list(x1.shape)} and {list(x2.shape)} do not broadcast"
-            ) from None
         q1, q2 = qparams(ctx, x1, "first input"), qparams(ctx, x2, "second input")
         out = qparams(ctx, ctx.outputs[0], "output")
         # The delegate refuses scale ratios XNNPACK cannot represent; TFLite runs those.
@@ -241,8 +220,8 @@ def _make_prepare_quantized(op: str):
         table = np.broadcast_to(table, (256, 256)) + out.zero_point
         lut = np.empty((256, 256), x1.dtype)
         clamp_out(table, lo, hi, lut)
-        index = temporary(ctx, tuple(shape), np.uint16)
-        return (OutputSpec(tuple(shape), x1.dtype),), QBinaryTable(lut.reshape(-1), index)
+        index = temporary(ctx, shape, np.uint16)
+        return (OutputSpec(shape, x1.dtype),), QBinaryTable(lut.reshape(-1), index)
 
     return prepare
 

@@ -27,9 +27,12 @@ The facts:
   it. (CONCATENATION and L2_NORMALIZATION have the option, and edgelite's kernels apply
   it, but LiteRT's reference kernels refuse anything but NONE there -- concatenation.cc,
   l2norm.cc -- and its XNNPACK CONCATENATION ignores it: not set.)
-* ``per_sample``: the op keeps the samples of a batch apart (batch_split.py may run the
-  batch in chunks); ``reduction``: input 1 holds axes, and the op keeps samples apart when
-  those (constant) axes leave out dim 0.
+* ``per_sample``: given operands that all lead with the batch (batch_split.py checks
+  every non-constant tensor's shape), the op never mixes samples, so the batch may run
+  in chunks. An op that only keeps them apart for some options (TRANSPOSE, GATHER,
+  STRIDED_SLICE, PACK, ...) is not per_sample. ``reduction``: input 1 holds axes
+  (MEAN, SUM, ..., ARG_MAX), and the op keeps samples apart when those (constant) axes
+  leave out dim 0.
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
 """
