@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 from edgelite.interpreter import Interpreter  # noqa: E402
 from edgelite.interpreter.kernels import accumulator as qa  # noqa: E402
-from edgelite.interpreter.kernels import quantized_conv, quantized_fully_connected  # noqa: E402
+from edgelite.interpreter.kernels import conv, depthwise_conv, fully_connected  # noqa: E402
 from tests.interpreter.tflite_builder import ModelBuilder  # noqa: E402
 
 
@@ -177,7 +177,7 @@ PLANS = {"auto": _PLANNER, "before": _before, "float64": _float64}
 @contextlib.contextmanager
 def planner(name: str):
     """Prepare with plan ``name`` (the kernels import plan_accumulator by name)."""
-    modules = (quantized_conv, quantized_fully_connected)
+    modules = (conv, depthwise_conv, fully_connected)
     for m in modules:
         m.plan_accumulator = PLANS[name]
     try:

@@ -37,7 +37,7 @@ import numpy as np
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.converter.quantize.metrics import sqnr
-from edgelite.converter.quantize.runner import run_all
+from edgelite.converter.runner import run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"

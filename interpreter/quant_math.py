@@ -100,9 +100,24 @@ class Rounding(enum.Enum):
 
 
 def round_half_away(x):
-    """TfLiteRound / std::round: round half away from zero (numpy rounds half to even)."""
+    """TfLiteRound / std::round: round half away from zero (numpy rounds half to even).
+
+    Exact in the input's float type (integers are rounded as float64): the fraction is taken
+    as x - trunc(x), which floating point computes exactly. floor(|x| + 0.5) is not exact: it
+    rounds the sum first, so in float32 0.49999997 + 0.5 is 1.0 (std::round gives 0) and an
+    odd integer in [2^23, 2^24) plus 0.5 becomes the next even integer."""
     x = np.asarray(x)
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    if x.ndim == 0:
+        return round_half_away(x.reshape(1))[0]
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN, which compares False below
+        frac = np.subtract(x, whole)
+    np.abs(frac, out=frac)
+    np.greater_equal(frac, 0.5, out=frac)  # 1.0 where |fraction| >= 0.5, else 0.0
+    np.copysign(frac, x, out=frac)
+    return np.add(whole, frac, out=whole)
 
 
 def quantize_multiplier(real: float, rounding: Rounding = Rounding.DOUBLE) -> tuple[int, int]:

@@ -7,8 +7,9 @@
     print(ev.table()); assert ev.passed
 
 compare.py (per-tensor SQNR / cosine / error vs the float reference), classification.py
-(accuracy, top-k, per class, CI thresholds), metrics.py, sources.py (models, data, running),
-report.py (tables, JSON, CSV), plot.py (SQNR per layer, needs matplotlib).
+(accuracy, top-k, per class, CI thresholds), metrics.py, sources.py (models and data),
+op_replay.py (one op run alone), report.py (tables, JSON, CSV), plot.py (SQNR per layer, needs
+matplotlib). Models run in the converter's one model runner (runner.py).
 """
 
 from .compare import CompareReport, OutputReport, TensorReport, base_name, compare

@@ -16,10 +16,11 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError, ShapeError
 from ...interpreter.names import quoted
 from ..files import shown_path
+from ..runner import ModelRunner
 from ..sample_data import names_list
 from .metrics import top_k_hits
-from .sources import (DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_labels,
-                      load_model, read_data)
+from .sources import (DataSource, LoadedModel, ModelSource, load_inputs, load_labels,
+                      load_model, read_data, sample_at)
 
 
 @dataclass
@@ -89,7 +90,7 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
     results, n = [], None
     classes = np.unique(y if samples is None else y[:samples])
     for model in loaded:
-        runner = Runner(model)
+        runner = model.runner()
         arrays = load_inputs(raw, runner.input_names, what)
         count = len(next(iter(arrays.values())))
         if count != len(y):
@@ -98,7 +99,7 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
         k_out = _output_index(runner, output)
         scores = []
         for i in range(n):
-            scores.append(runner.run(arrays, i)[k_out].reshape(-1))
+            scores.append(runner.run(sample_at(arrays, i))[k_out].reshape(-1))
             if progress:
                 progress(1)
         s = np.stack(scores)
@@ -117,23 +118,23 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
     return report
 
 
-def _output_index(runner: Runner, output: str | int) -> int:
+def _output_index(runner: ModelRunner, output: str | int) -> int:
     names = [d["name"] for d in runner.outputs]
     if isinstance(output, int):
         if not 0 <= output < len(names):
-            raise EdgeliteError(f"{shown_path(runner.model.label)} has {len(names)} output(s) "
+            raise EdgeliteError(f"{shown_path(runner.label)} has {len(names)} output(s) "
                                 f"{names_list(names)}; no output {output}")
         return output
     from .compare import base_name
     for k, name in enumerate(names):
         if output in (name, base_name(name)):
             return k
-    raise EdgeliteError(f"{shown_path(runner.model.label)} has no output {quoted(output)}; "
+    raise EdgeliteError(f"{shown_path(runner.label)} has no output {quoted(output)}; "
                          "outputs are "
                          f"{names_list(names)}")
 
 
-def precision(runner: Runner) -> str:
+def precision(runner: ModelRunner) -> str:
     """What the model computes in: the integer type of its quantized activations, else
     "dynamic" (int8 weights, float activations), "float16" (float16 weights) or "float"."""
     sg = runner.interp.model.subgraphs[0]

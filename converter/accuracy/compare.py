@@ -28,11 +28,12 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..files import shown_path
+from ..runner import ModelRunner
 from ..sample_data import names_list
 from .classification import precision
 from .op_replay import OneOp, one_op_models
 from .metrics import TensorStats, top_k_hits
-from .sources import DataSource, LoadedModel, ModelSource, Runner, load_inputs, load_model
+from .sources import DataSource, LoadedModel, ModelSource, load_inputs, load_model, sample_at
 
 _BOUNDARY = re.compile(r"_(int8|uint8|int16|float)$")
 
@@ -134,7 +135,7 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     ref_model = reference if isinstance(reference, LoadedModel) else load_model(
         reference, None, inputs, outputs, input_shapes)
     quant_model = quantized if isinstance(quantized, LoadedModel) else load_model(quantized)
-    ref, quant = Runner(ref_model, keep_all=True), Runner(quant_model, keep_all=True)
+    ref, quant = ref_model.runner(keep_all=True), quant_model.runner(keep_all=True)
     kind = precision(ref)
     if kind in ("int8", "uint8", "int16"):
         article = "a" if kind == "uint8" else "an"
@@ -154,7 +155,7 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     n = len(next(iter(arrays.values())))
     n = n if samples is None else min(n, samples)
     pairs, unmatched = _match(ref, quant)
-    replay, local_pairs = _replay(ref, pairs)
+    replay, local_pairs = _replay(ref, ref_model.content, pairs)
     float_match = {p.ref_index: p.quant_index for p in pairs}
     if len(ref.outputs) != len(quant.outputs):
         raise EdgeliteError(f"{shown_path(ref_model.label)} has {len(ref.outputs)} output(s), "
@@ -163,13 +164,13 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
     agree, rows = [0] * len(ref.outputs), [0] * len(ref.outputs)
     for i in range(n):
-        ref_outs = ref.run(arrays, i)
-        quant_outs = quant.run(quant_arrays, i)
+        ref_outs = ref.run(sample_at(arrays, i))
+        quant_outs = quant.run(sample_at(quant_arrays, i))
         deq = {q: quant.interp.get_dequantized_tensor(q) for q in float_match.values()}
         for p in pairs:
-            p.stats.update(ref.interp.get_tensor(p.ref_index), deq[p.quant_index])
+            p.stats.update(ref.stored(p.ref_index), deq[p.quant_index])
         for k, one in replay.items():
-            one.run({t: deq[float_match[t]] if t in float_match else ref.interp.get_tensor(t)
+            one.run({t: deq[float_match[t]] if t in float_match else ref.stored(t)
                      for t in one.inputs})
             for p in local_pairs[k]:
                 p.local.update(one.output(p.ref_index), deq[p.quant_index])
@@ -185,14 +186,14 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
                 rows[k] += len(r2)
         if progress:
             progress(1)
-    tensors = []
+    tensors, input_indices = [], {int(d["index"]) for d in ref.inputs}
     for p in pairs:
         s, t = p.stats, p.report
         t.sqnr_db, t.cosine, t.mean_error = s.sqnr_db, s.cosine, s.mean_error
         t.max_abs_error, t.max_error_lsb = s.max_abs, s.max_error_lsb
         if p.local is not None:
             t.op_sqnr_db = p.local.sqnr_db
-        elif p.ref_index in ref.input_indices:
+        elif p.ref_index in input_indices:
             t.op_sqnr_db = s.sqnr_db   # the input's own quantization is all its error
         tensors.append(t)
     total = TensorStats()
@@ -206,7 +207,7 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
                          total.sqnr_db, unmatched)
 
 
-def _candidates(runner: Runner, quantized: bool) -> dict[str, list[dict]]:
+def _candidates(runner: ModelRunner, quantized: bool) -> dict[str, list[dict]]:
     """Non-constant tensors by base name: float ones, plus (for the quantized model)
     integer tensors that have quantization parameters."""
     sg = runner.interp.model.subgraphs[0]
@@ -223,7 +224,7 @@ def _candidates(runner: Runner, quantized: bool) -> dict[str, list[dict]]:
     return out
 
 
-def _match(ref: Runner, quant: Runner) -> tuple[list[_Pair], list[str]]:
+def _match(ref: ModelRunner, quant: ModelRunner) -> tuple[list[_Pair], list[str]]:
     producers = {}
     for op in quant.interp._get_ops_details():
         for t in op["outputs"]:
@@ -257,7 +258,8 @@ def _match(ref: Runner, quant: Runner) -> tuple[list[_Pair], list[str]]:
     return pairs, unmatched
 
 
-def _replay(ref: Runner, pairs: list[_Pair]) -> tuple[dict[int, OneOp], dict[int, list]]:
+def _replay(ref: ModelRunner, content: bytes,
+            pairs: list[_Pair]) -> tuple[dict[int, OneOp], dict[int, list]]:
     """One-op models of the reference ops that write matched tensors, and the pairs each
     one measures (their `local` stats are set up here)."""
     producer = {int(t): op["index"] for op in ref.interp._get_ops_details()
@@ -265,7 +267,7 @@ def _replay(ref: Runner, pairs: list[_Pair]) -> tuple[dict[int, OneOp], dict[int
     wanted = {producer[p.ref_index] for p in pairs if p.ref_index in producer}
     shapes = {d["index"]: tuple(int(x) for x in d["shape"])
               for d in ref.interp.get_tensor_details()}
-    replay = one_op_models(ref.model.content, wanted, shapes)
+    replay = one_op_models(content, wanted, shapes)
     local_pairs: dict[int, list[_Pair]] = {k: [] for k in replay}
     for p in pairs:
         k = producer.get(p.ref_index)

@@ -9,7 +9,7 @@ as TFLite's quantization debugger does in its layer-by-layer mode:
     op SQNR(T) = SQNR( float_op(dequantized quantized inputs),  dequantized quantized T )
 
 Each reference op is cut out of the reference .tflite into a one-op model (schema object API,
-constants kept) and run in edgelite's interpreter.
+constants kept) and run in the converter's model runner (runner.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import copy
 
 import numpy as np
 
-from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
 from ...schema import model_io
 from ...schema import generated_tflite as tfl
+from ..runner import ModelRunner
 
 
 class OneOp:
@@ -62,20 +62,18 @@ class OneOp:
         m.operatorCodes = [model.operatorCodes[op.opcodeIndex]]
         m.subgraphs, m.buffers = [sub], buffers
         self.inputs, self.outputs = inputs, list(op.outputs)
-        self.interp = Interpreter(model_content=model_io.pack_model(m))
-        self.interp.allocate_tensors()
-        self._in = [(t, d["index"], np.dtype(d["dtype"]), tuple(d["shape"]))
-                    for t, d in zip(inputs, self.interp.get_input_details())]
+        self.runner = ModelRunner(model_io.pack_model(m), label=f"operator {k}")
+        self._in = list(zip(inputs, self.runner.inputs))
         self._out = {t: new[t] for t in op.outputs}
 
     def run(self, values: dict[int, np.ndarray]) -> None:
         """Run on {original input index: value}."""
-        for t, i, dtype, shape in self._in:
-            self.interp.set_tensor(i, np.asarray(values[t]).astype(dtype).reshape(shape))
-        self.interp.invoke()
+        for t, d in self._in:
+            self.runner.set_input(d, values[t])
+        self.runner.interp.invoke()
 
     def output(self, t: int) -> np.ndarray:
-        return self.interp.get_tensor(self._out[t])
+        return self.runner.stored(self._out[t])
 
 
 def one_op_models(content: bytes, ops: set[int],

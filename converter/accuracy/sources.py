@@ -1,5 +1,6 @@
 """Models and data for compare / eval: load a model (a .tflite, or a GraphDef converted to a
-float model), read input samples and labels, and run a model one sample at a time.
+float model) and read input samples and labels. Models run in the converter's one model
+runner (runner.py: ModelRunner), one sample at a time.
 
 Data files: .npy (one input; first axis = samples) or .npz (arrays named after the model
 inputs, or an array "x", or a single array). Labels: .npy, or .npz with "y" / "labels" (or a
@@ -14,11 +15,11 @@ from typing import Mapping, Union
 
 import numpy as np
 
-from ...interpreter import Interpreter
-from ...interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from ...interpreter.errors import DTypeError, EdgeliteError
 from ...interpreter.fileio import read_regular
 from ...interpreter.names import quoted
-from ..files import quoted_path, shown_path
+from ..files import quoted_path
+from ..runner import ModelRunner
 from ..sample_data import names_list, pick_inputs, read_arrays
 
 GRAPHDEF_EXTENSIONS = (".pb", ".pbtxt")
@@ -31,6 +32,10 @@ class LoadedModel:
     label: str       # the path (or "<bytes>") for tables
     content: bytes   # .tflite bytes
     converted: bool  # True: converted from a GraphDef to a float model here
+
+    def runner(self, keep_all: bool = False) -> ModelRunner:
+        """The model in the converter's model runner (`keep_all`: every tensor readable)."""
+        return ModelRunner(self.content, keep_all, self.label)
 
 
 def load_model(source: ModelSource, label: str | None = None, inputs=None, outputs=None,
@@ -88,6 +93,11 @@ def load_inputs(data: DataSource, input_names: list[str],
     return arrays
 
 
+def sample_at(arrays: Mapping[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Sample `i` of {input name: array whose first axis is the sample axis}."""
+    return {name: a[i] for name, a in arrays.items()}
+
+
 def load_labels(labels: DataSource) -> np.ndarray:
     """Class indices (N,) int64 from indices or one-hot rows."""
     what = "the labels"
@@ -111,58 +121,3 @@ def load_labels(labels: DataSource) -> np.ndarray:
         raise DTypeError(f"{what}: expected class indices (N,) or one-hot (N, C), got "
                          f"{y.dtype.name} {list(y.shape)}")
     return y.astype(np.int64)
-
-
-class Runner:
-    """One interpreter over a model, fed one sample (batch 1) at a time; integer inputs are
-    quantized with the input's own parameters, outputs are read back dequantized."""
-
-    def __init__(self, model: LoadedModel, keep_all: bool = False) -> None:
-        self.model = model
-        self.interp = Interpreter(model_content=model.content, preserve_all_tensors=keep_all)
-        self.interp.allocate_tensors()
-        self.inputs = self.interp.get_input_details()
-        self.outputs = self.interp.get_output_details()
-        self.input_names = [d["name"] for d in self.inputs]
-        self.input_indices = {int(d["index"]) for d in self.inputs}
-
-    def run(self, arrays: dict[str, np.ndarray], i: int) -> list[np.ndarray]:
-        for d in self.inputs:
-            x = np.asarray(arrays[d["name"]][i])
-            shape = tuple(int(s) for s in d["shape"])
-            if x.shape != shape:
-                if x.size != int(np.prod(shape)):
-                    raise ShapeError(
-                        f"{shown_path(self.model.label)}: input {quoted(d['name'])} expects one "
-                        f"sample of shape {list(shape)}, the data holds samples of shape "
-                        f"{list(x.shape)}")
-                x = x.reshape(shape)
-            self.interp.set_tensor(d["index"], _as_input(x, d))
-        self.interp.invoke()
-        return [self.value(d) for d in self.outputs]
-
-    def value(self, d: dict) -> np.ndarray:
-        """A tensor's real value: float, or dequantized; other integers (indices) as they
-        are."""
-        if np.dtype(d["dtype"]).kind == "f" or len(d["quantization_parameters"]["scales"]):
-            return self.interp.get_dequantized_tensor(d["index"])
-        return self.interp.get_tensor(d["index"])
-
-
-def _as_input(x: np.ndarray, d: dict) -> np.ndarray:
-    """Real values -> the input's dtype (q = round(x / s) + zp, half away from zero)."""
-    dtype = np.dtype(d["dtype"])
-    if dtype.kind == "f":
-        return x.astype(dtype)
-    if x.dtype == dtype:
-        return x  # already quantized
-    scale, zero = d["quantization"]
-    if scale == 0.0:
-        if x.dtype.kind in "iub":
-            return x.astype(dtype)
-        raise DTypeError(f"input {quoted(d['name'])} is {dtype.name} without quantization "
-                         f"parameters; give {dtype.name} data")
-    v = np.asarray(x, np.float64) / scale
-    q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zero
-    info = np.iinfo(dtype)
-    return np.clip(q, info.min, info.max).astype(dtype)

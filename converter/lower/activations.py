@@ -21,9 +21,40 @@ UNARY = {
 
 def _unary(tfl_type: str):
     def rule(ctx: LowerCtx, node) -> None:
-        ctx.emit(tfl_type, node, [ctx.input(node, 0)])
+        x = ctx.input(node, 0)
+        integer = _INTEGER.get(tfl_type) if x.dtype.kind in "iu" else None
+        if integer is not None:
+            integer(ctx, node, x)
+        elif tfl_type == "ZEROS_LIKE" and x.dtype == np.bool_:
+            # TFLite's ZEROS_LIKE takes int32/int64/float32 only (zeros_like.cc); x != x is
+            # false everywhere.
+            ctx.emit("NOT_EQUAL", node, [x, x], dtype=np.dtype(np.bool_))
+        else:
+            ctx.emit(tfl_type, node, [x])
     rule.__name__ = tfl_type.lower()
     return rule
+
+
+# TF defines Relu, Relu6, Square and Round on integers; TFLite's RELU, RELU6 (activations.cc),
+# SQUARE (elementwise.cc) and ROUND (round.cc) kernels take floats (or quantized int8) only,
+# so integer tensors get the same values from integer-capable ops.
+def _int_relu(ctx: LowerCtx, node, x, top=None) -> None:
+    zero = ctx.const(node, "zero", np.zeros((), x.dtype))
+    if top is None:
+        ctx.emit("MAXIMUM", node, [x, zero])
+        return
+    low = ctx.graph.tensor(f"{node.name}/max", x.dtype)
+    ctx.graph.add_op("MAXIMUM", [x, zero], [low], name=node.name)
+    ctx.emit("MINIMUM", node, [low, ctx.const(node, "six", np.full((), top, x.dtype))])
+
+
+_INTEGER = {
+    "RELU": _int_relu,
+    "RELU6": lambda ctx, node, x: _int_relu(ctx, node, x, top=6),
+    "SQUARE": lambda ctx, node, x: ctx.emit("MUL", node, [x, x],
+                                            dict(fused_activation_function=0)),
+    "ROUND": lambda ctx, node, x: ctx.alias(node, x),   # an integer is already round
+}
 
 
 def leaky_relu(ctx: LowerCtx, node) -> None:
@@ -40,7 +71,10 @@ def log_softmax(ctx: LowerCtx, node) -> None:
 
 
 def softplus(ctx: LowerCtx, node) -> None:
-    """TFLite has no SOFTPLUS: log(1 + exp(x)) as EXP, ADD 1, LOG (fine below x ~ 88)."""
+    """TFLite has no SOFTPLUS: log(1 + exp(x)) as EXP, ADD 1, LOG, as TFLite's converter
+    writes it. TF's kernel returns x where exp(x) overflows (softplus_op.h); this gives
+    infinity there (x > ~88.7). Exact for all x would take a MINIMUM before the EXP and a
+    MAXIMUM with x after the LOG: two more ops, over TFLite's op count."""
     x = ctx.input(node, 0)
     e = ctx.graph.tensor(f"{node.name}/exp", x.dtype)
     ctx.graph.add_op("EXP", [x], [e], name=node.name)

@@ -197,9 +197,15 @@ def broadcast_to(ctx: LowerCtx, node) -> None:
     ctx.emit("BROADCAST_TO", node, [x, _index_input(ctx, node, 1, "shape")], dtype=x.dtype)
 
 
-def select_v2(ctx: LowerCtx, node) -> None:
-    ins = ctx.inputs(node)
-    ctx.emit("SELECT_V2", node, ins, dtype=ins[1].dtype)
+def _select(tfl_type: str):
+    """SelectV2 broadcasts its three operands; Select (v1) does not, but a rank-1 condition
+    picks whole rows of higher-rank operands (array_ops.cc "Select"). TFLite's SELECT and
+    SELECT_V2 (select.cc) implement exactly these two rules."""
+    def rule(ctx: LowerCtx, node) -> None:
+        ins = ctx.inputs(node)
+        ctx.emit(tfl_type, node, ins, dtype=ins[1].dtype)
+    rule.__name__ = tfl_type.lower()
+    return rule
 
 
 # -- specs (TF op definitions: array_ops.cc, math_ops.cc) -------------------------------------
@@ -252,6 +258,6 @@ RULES = {
     "Range": Lowering(range_, spec(*(In(what, REAL, "Tidx", scalar=True)
                                      for what in ("the start", "the limit", "the delta")))),
     "BroadcastTo": Lowering(broadcast_to, spec(_X, vector_input("the shape", "Tidx"))),
-    "SelectV2": Lowering(select_v2, spec(In("the condition", BOOL, None), _X, _X)),
-    "Select": Lowering(select_v2, spec(In("the condition", BOOL, None), _X, _X)),
+    "SelectV2": Lowering(_select("SELECT_V2"), spec(In("the condition", BOOL, None), _X, _X)),
+    "Select": Lowering(_select("SELECT"), spec(In("the condition", BOOL, None), _X, _X)),
 }

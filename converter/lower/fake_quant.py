@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError
+from ..quantize.qarith import nudged_zero_point
 from .context import LowerCtx, attr_bool, attr_float, attr_int, fail
 from .spec import FLOAT, Attr, In, Lowering, spec
 
@@ -27,9 +28,7 @@ def nudge(rmin, rmax, num_bits: int = 8, narrow_range: bool = False):
     rmax = np.asarray(rmax, np.float32)
     scale = (rmax - rmin) / np.float32(qmax - qmin)
     safe = np.where(scale > 0, scale, np.float32(1))
-    zp_from_min = qmin - rmin / safe
-    zp = np.clip(np.sign(zp_from_min) * np.floor(np.abs(zp_from_min.astype(np.float64)) + 0.5),
-                 qmin, qmax).astype(np.float32)  # std::round: half away from zero
+    zp = nudged_zero_point(qmin - rmin / safe, qmin, qmax).astype(np.float32)
     return ((qmin - zp) * scale).astype(np.float32), ((qmax - zp) * scale).astype(np.float32), \
         scale.astype(np.float32)
 

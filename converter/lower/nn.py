@@ -32,7 +32,9 @@ def fused_batch_norm(ctx: LowerCtx, node) -> None:
     fold_batchnorm pass then moves s into the preceding conv's weights and b into its bias.
     """
     require_nhwc(node)
-    if attr_bool(node, "is_training", False):
+    # TF's default is true (nn_ops.cc "is_training: bool = true"): a node without the
+    # attribute -- a graph saved with default attributes stripped -- is in training mode.
+    if attr_bool(node, "is_training", True):
         raise fail(UnsupportedOpError, node, "is in training mode (is_training=true); export "
                    "the graph for inference (Keras: call the model with training=False).")
     x = ctx.input(node, 0)

@@ -1,14 +1,16 @@
 """Fold ops whose inputs are all constant into constants, computed by edgelite's interpreter
-(the op is exported alone and run: the converter has no second execution engine).
+(the op is exported alone and run in the converter's model runner, runner.py: the
+converter has no second execution engine).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter import Interpreter
+from ...interpreter.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, Op
+from ..runner import ModelRunner
 
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
@@ -41,7 +43,6 @@ def evaluate_op(op: Op) -> list[np.ndarray]:
     clones = [g.tensor(t.name, t.dtype, ()) for t in op.outputs]  # shapes: from prepare()
     g.add_op(op.type, op.inputs, clones, op.options, op.name)
     g.outputs = clones
-    interp = Interpreter(model_content=export_tflite(g))
-    interp.allocate_tensors()
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
+    runner = ModelRunner(export_tflite(g), label=f"op {quoted(op.name)}")
+    runner.interp.invoke()
+    return [runner.stored(d["index"]) for d in runner.outputs]

@@ -11,6 +11,10 @@ Full-integer pipeline (each step switchable in QuantizeOptions):
   min_sqnr         keep the most sensitive ops float until the output SQNR target is met
   max_accuracy_drop  the same, until top-1 accuracy against `labels` (one label per
                    calibration sample) is within the drop of the float model's
+
+Every step quantizes, dequantizes and rounds through qarith.py (one definition each, built on
+interpreter/quant_math.py) and runs models through runner.py (ModelRunner, the converter's one
+model runner, also used by constant folding and the accuracy tools).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
-from .runner import run_all
+from ..runner import run_all
 from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
                         keep_float_ops, search)
 from .weights_only import dynamic_range, float16

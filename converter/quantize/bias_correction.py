@@ -32,11 +32,12 @@ from typing import Sequence
 
 import numpy as np
 
+from ...interpreter.names import quoted
 from ..export import export_tflite
 from ..ir import Activation, Graph, Op, Tensor
-from .params import round_half_away
+from .qarith import dequantize, quantize
 from .rules import WEIGHT_AXIS
-from .runner import ModelRunner
+from ..runner import ModelRunner
 from .staged import real, run_staged
 
 
@@ -48,14 +49,9 @@ class BiasCorrectionReport:
 
 
 def dequantize_const(t: Tensor) -> np.ndarray:
-    """real = scale * (q - zero_point), per channel along quant.axis."""
+    """real = scale * (q - zero_point), per channel along quant.axis, as float32."""
     q = t.quant
-    shape = [1] * t.data.ndim
-    if q.scale.size > 1:
-        shape[q.axis] = -1
-    s = np.asarray(q.scale, np.float64).reshape(shape)
-    z = np.asarray(q.zero_point, np.float64).reshape(shape)
-    return (s * (t.data.astype(np.float64) - z)).astype(np.float32)
+    return dequantize(t.data, q.scale, q.zero_point, q.axis).astype(np.float32)
 
 
 def correctable(float_op: Op, quant_op: Op) -> bool:
@@ -78,13 +74,13 @@ def layer_mean(op: Op, x_mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
     g.add_op(op.type, [x, g.const("w", weights), g.const("b", np.zeros(channels, np.float32))],
              [y], options)
     g.outputs = [y]
-    runner = ModelRunner(export_tflite(g))
+    runner = ModelRunner(export_tflite(g), label=f"layer {quoted(op.outputs[0].name)}")
     out = runner.run({"x": x_mean.astype(np.float32)})[0].astype(np.float64)
     return out.reshape(-1, channels).mean(axis=0)
 
 
 def _input_means(model: bytes, names: Sequence[str], samples) -> dict[str, np.ndarray]:
-    runner = ModelRunner(model, keep_all=True)
+    runner = ModelRunner(model, keep_all=True, label="the float model")
     sums = {n: None for n in names}
     for sample in samples:
         runner.run(sample)
@@ -115,7 +111,7 @@ def bias_correct(float_graph: Graph, quant_graph: Graph, layers: list[tuple[Op, 
         bias = q.inputs[2]
         s_b = np.broadcast_to(np.asarray(bias.quant.scale, np.float64), bias.data.shape)
         target = f.inputs[2].data.astype(np.float64) + mf - mq     # b + Mf - Mq
-        new = np.clip(round_half_away(target / s_b), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+        new = quantize(target, s_b, 0, np.int32, axis=0)
         name = q.outputs[0].name
         report.layers.append(name)
         report.mean_abs_shift[name] = float(np.abs((new.astype(np.float64) - bias.data) * s_b)

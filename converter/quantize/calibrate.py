@@ -14,13 +14,12 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...interpreter import Interpreter
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted, shown
 from ..files import quoted_path
 from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
-from .runner import feed
+from ..runner import ModelRunner
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
 
@@ -114,10 +113,8 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
     minmax, TFLite's global min/max) for the tensors named in `only` (default: all of them),
     minmax for the rest (constants, whose ranges the rewrite does not use)."""
     config = CalibConfig.parse(method)
-    interp = Interpreter(model_content=model, preserve_all_tensors=True)
-    interp.allocate_tensors()
-    inputs = {d["name"]: d for d in interp.get_input_details()}
-    tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
+    runner = ModelRunner(model, keep_all=True, label="the float model")
+    tensors = [d for d in runner.interp.get_tensor_details() if d["dtype"] == np.float32]
     observers = {d["name"]: config.observer() if only is None or d["name"] in only
                  else MinMaxObserver() for d in tensors}
     used, skipped = 0, []
@@ -127,10 +124,10 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
         if not all(np.isfinite(v).all() for v in sample.values()):
             skipped.append(k)
             continue
-        feed(interp, inputs, sample)
-        interp.invoke()
+        runner.feed(sample)
+        runner.interp.invoke()
         for d in tensors:
-            observers[d["name"]].observe(interp.get_tensor(d["index"]))
+            observers[d["name"]].observe(runner.stored(d["index"]))
         used += 1
         if progress:
             progress(1)

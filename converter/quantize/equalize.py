@@ -40,7 +40,7 @@ import numpy as np
 
 from ...interpreter.names import quoted
 from ..ir import Activation, Graph, Op, Tensor
-from .runner import ModelRunner
+from ..runner import ModelRunner
 
 FIRST = ("CONV_2D", "DEPTHWISE_CONV_2D")
 SECOND = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
@@ -124,7 +124,7 @@ def _follow(graph: Graph, t: Tensor, channels: int) -> tuple[Op | None, str]:
 
 def channel_maxima(model: bytes, samples, names: list[str]) -> dict[str, np.ndarray]:
     """Largest value of each channel (last axis) of the named tensors over the samples."""
-    runner = ModelRunner(model, keep_all=True)
+    runner = ModelRunner(model, keep_all=True, label="the float model")
     out: dict[str, np.ndarray] = {}
     for sample in samples:
         runner.run(sample)

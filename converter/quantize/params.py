@@ -18,6 +18,10 @@ from enum import Enum
 
 import numpy as np
 
+from .qarith import nudged_zero_point
+from .qarith import quantize as quantize_values
+from .qarith import round_half_away  # noqa: F401 (part of this module's interface)
+
 
 class QType(Enum):
     INT8 = "int8"
@@ -45,12 +49,6 @@ class Affine:
     axis: int = 0
 
 
-def round_half_away(x) -> np.ndarray:
-    """Round half away from zero (TFLite's TfLiteRound / std::round), not numpy's half-even."""
-    x = np.asarray(x, np.float64)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
-
-
 def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> Affine:
     """Activation parameters for the range [rmin, rmax] (widened to include 0)."""
     if not (np.isfinite(rmin) and np.isfinite(rmax)):
@@ -62,8 +60,7 @@ def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> 
     if scale == 0.0:
         return Affine(np.array([1.0], np.float32), np.array([qmin if qtype is QType.UINT8
                                                              else 0], np.int64))
-    zp_from_min = qmin - rmin / scale
-    zp = int(np.clip(round_half_away(zp_from_min), qmin, qmax))
+    zp = int(nudged_zero_point(qmin - rmin / scale, qmin, qmax))
     return Affine(np.array([scale], np.float32), np.array([zp], np.int64))
 
 
@@ -79,12 +76,8 @@ def symmetric_weights(w: np.ndarray, axis: int | None) -> Affine:
 
 
 def quantize(x: np.ndarray, p: Affine, dtype: np.dtype, qmin: int, qmax: int) -> np.ndarray:
-    """q = clamp(round(x / scale) + zp) with scales broadcast along p.axis."""
-    x = np.asarray(x, np.float64)
-    shape = [1] * x.ndim
-    if p.scale.size > 1:
-        shape[p.axis] = -1
-    s = p.scale.astype(np.float64).reshape(shape) if x.ndim else p.scale.astype(np.float64)
-    z = p.zero_point.reshape(shape) if x.ndim else p.zero_point
-    q = round_half_away(x / s) + z
-    return np.clip(q, qmin, qmax).astype(dtype)
+    """qarith.quantize with p's parameters: q = clamp(round(x / scale) + zp) along p.axis.
+    A 0-d constant comes back with shape [1] (its scale's shape), as the rewrite stores it."""
+    x = np.asarray(x)
+    return quantize_values(x if x.ndim else x.reshape(1), p.scale, p.zero_point, dtype,
+                           p.axis, qmin, qmax)

@@ -14,29 +14,29 @@ from typing import Callable
 
 import numpy as np
 
-from ...interpreter import Interpreter
+from ...interpreter.names import quoted
+from ...interpreter.quant_math import quantize
 from ..export import export_tflite
 from ..ir import Graph, Op, Tensor
-from .params import round_half_away
+from .qarith import dequantize
+from ..runner import ModelRunner
 
 Values = dict[int, list[np.ndarray]]       # id(tensor) -> one array per sample
 
 
 def real(t: Tensor, arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Stored values as real numbers: real = scale * (q - zero_point) (per tensor)."""
+    """Stored values as real numbers in float64: real = scale * (q - zero_point)."""
     if t.dtype == np.float32 or t.quant is None:
         return [a.astype(np.float64) for a in arrays]
-    s, z = float(t.quant.scale.ravel()[0]), float(t.quant.zero_point.ravel()[0])
-    return [s * (a.astype(np.float64) - z) for a in arrays]
+    return [dequantize(a, t.quant.scale, t.quant.zero_point, t.quant.axis) for a in arrays]
 
 
 def _stored(t: Tensor, x: np.ndarray) -> np.ndarray:
+    """A graph input's sample as stored: quantized as TFLite's QUANTIZE op does."""
     x = np.asarray(x, np.float32).reshape(t.shape)
     if t.dtype == np.float32:
         return x
-    s, z = float(t.quant.scale.ravel()[0]), int(t.quant.zero_point.ravel()[0])
-    info = np.iinfo(t.dtype)
-    return np.clip(round_half_away(x / s) + z, info.min, info.max).astype(t.dtype)
+    return quantize(x, t.quant.scale.ravel()[0], t.quant.zero_point.ravel()[0], t.dtype)
 
 
 def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
@@ -56,17 +56,14 @@ def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
         feeds = list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
         sub = Graph()
         sub.inputs, sub.ops, sub.outputs = feeds, [op.copy()], list(op.outputs)
-        interp = Interpreter(model_content=export_tflite(sub))
-        interp.allocate_tensors()
-        ins = [d["index"] for d in interp.get_input_details()]
-        outs = [d["index"] for d in interp.get_output_details()]
+        runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
         results = [[] for _ in op.outputs]
         for k in range(len(samples)):
-            for index, t in zip(ins, feeds):
-                interp.set_tensor(index, values[id(t)][k])
-            interp.invoke()
-            for r, index in zip(results, outs):
-                r.append(interp.get_tensor(index))
+            for d, t in zip(runner.inputs, feeds):
+                runner.set_input(d, values[id(t)][k])
+            runner.interp.invoke()
+            for r, d in zip(results, runner.outputs):
+                r.append(runner.stored(d["index"]))
         for t, r in zip(op.outputs, results):
             values[id(t)] = r
         for t in feeds:

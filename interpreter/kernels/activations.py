@@ -1,7 +1,8 @@
 """RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LOGISTIC, TANH, LEAKY_RELU, ELU, HARD_SWISH,
-GELU (float32). PRELU, which broadcasts a second input, lives in binary.py.
+GELU: float32, and int8 / uint8 (all but ELU and GELU). PRELU, which broadcasts a second
+input, lives in binary.py.
 
-Matches tensorflow/lite/kernels/activations.cc with the reference kernels:
+float32 matches tensorflow/lite/kernels/activations.cc with the reference kernels:
 
 * RELU / RELU6 / RELU_N1_TO_1 clamp to [0, inf) / [0, 6] / [-1, 1]; NaN stays NaN
   (``val < lower ? lower : val`` is false for NaN, like np.maximum / np.clip).
@@ -12,6 +13,45 @@ Matches tensorflow/lite/kernels/activations.cc with the reference kernels:
       x > 16.619047164916992188  ->  1.0   (1 / (1 + e^-x) already rounds to 1 in float32)
       x < -9                     ->  e^x   (1 / (1 + e^-x) = e^x / (1 + e^x) ~ e^x there)
       otherwise                  ->  1 / (1 + e^-x)
+
+int8 / uint8: each op maps one 8-bit value to one 8-bit value, so prepare() evaluates
+the exact LiteRT arithmetic on all 256 inputs once and invoke() is a single table lookup
+(requantize.make_lut: TFLite's LUTPopulate order, indexed by the input's bits read as
+uint8, so an int8 tensor is looked up through a uint8 view).
+
+RELU / RELU6 / RELU_N1_TO_1 / RELU_0_TO_1 -- activations.cc QuantizedReluX with
+optimized_ops::ReluX (both kernel sets; XNNPACK leaves them to TFLite):
+    q' = clamp(MBQM(q - z_in, M) + z_out, lo, hi),   M = float(s_in / s_out)
+    lo = max(qmin, z_out + roundf(act_min / s_out)), hi likewise (qmax for RELU)
+
+LOGISTIC / TANH (output scale 1/256 and zero point -128 / 0 for LOGISTIC, 1/128 and 0 /
+128 for TANH, as the TFLite quantization spec fixes them; any output parameters work):
+
+* REFERENCE -- activations.cc builds the table with LUTPopulate
+  (tensorflow/lite/kernels/internal/common.h) for both reference and optimized kernels:
+      x = float(s_in * (q - z_in))
+      y = 1 / (1 + expf(-x))   or   tanhf(x)            (float32)
+      out = clamp(int(round_half_away(y * float(1 / s_out)) + z_out))
+* DEFAULT -- the XNNPACK delegate takes the op; its table comes from XNNPACK's
+  reference unary operators (src/reference/unary-elementwise.cc, reference-utils.h):
+      x = (float(q) - float(z_in)) * s_in
+      y = e / (1 + e), e = exp(double(x)) (|x| <= 100)   or   tanhf(x)
+      out = clamp(round_half_away(y * float(1 / s_out) + z_out))
+
+HARD_SWISH -- reference_ops::HardSwish (reference/hard_swish.h) with the int16
+fixed-point parameters of activations.cc HardSwishPrepare; XNNPACK does not take
+quantized HARD_SWISH and TFLite's optimized kernel computes the same values, so both
+kernel sets agree.
+
+LEAKY_RELU:
+
+* REFERENCE -- reference_ops::QuantizeLeakyRelu:
+      d = q - z_in
+      out = clamp(z_out + MBQM(d, M_identity if d >= 0 else M_alpha))
+  with M_identity = s_in / s_out and M_alpha = s_in * alpha / s_out (float32 products).
+* DEFAULT -- XNNPACK's qs8/qu8 lrelu (xnn_init_qs8_lrelu_scalar_params): 8-bit
+  fractional multipliers p = rint(256 * s_in / s_out), n = rint(256 * s_in / s_out * alpha)
+      out = clamp(((d * (p if d >= 0 else n) + 128) >> 8) + z_out)
 """
 
 from __future__ import annotations
@@ -20,8 +60,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec, scratch
+from .. import libm
+from .. import quant_math as qm
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
+from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
+from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
+                         require_same_type)
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
 LOGISTIC_LOWER = np.float32(-9.0)
@@ -55,9 +100,6 @@ def eval_clamp(rec: ClampRecord, inputs, outputs) -> None:
     apply_clamp(rec.clamp, outputs[0])
 
 
-RELU = Kernel(_relu_prepare(0.0, None), eval_clamp)
-RELU6 = Kernel(_relu_prepare(0.0, 6.0), eval_clamp)
-RELU_N1_TO_1 = Kernel(_relu_prepare(-1.0, 1.0), eval_clamp)
 
 
 # --------------------------------------------------------------------------- TANH
@@ -71,7 +113,6 @@ def eval_tanh(rec, inputs, outputs) -> None:
     np.tanh(inputs[0], out=outputs[0])
 
 
-TANH = Kernel(prepare_tanh, eval_tanh)
 
 
 # --------------------------------------------------------------------------- LOGISTIC
@@ -103,7 +144,6 @@ def eval_logistic(rec: LogisticRecord, inputs, outputs) -> None:
     np.exp(x, out=out, where=mask)
 
 
-LOGISTIC = Kernel(prepare_logistic, eval_logistic)
 
 
 # --------------------------------------------------------------------------- LEAKY_RELU, ELU
@@ -143,8 +183,6 @@ def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
     np.expm1(x, out=out, where=rec.mask)
 
 
-LEAKY_RELU = Kernel(prepare_leaky_relu, eval_leaky_relu)
-ELU = Kernel(prepare_elu, eval_elu)
 
 
 # --------------------------------------------------------------------------- HARD_SWISH
@@ -166,7 +204,6 @@ def eval_hard_swish(rec, inputs, outputs) -> None:
     np.divide(out, np.float32(6.0), out=out)
 
 
-HARD_SWISH = Kernel(prepare_hard_swish, eval_hard_swish)
 
 
 # --------------------------------------------------------------------------- GELU
@@ -193,31 +230,263 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, ans, 2.0 - ans)
 
 
-@dataclass(frozen=True)
-class GeluRecord:
-    approximate: bool
-
-
 def prepare_gelu(ctx: OpContext):
-    return _check_unary(ctx), GeluRecord(bool(ctx.option("approximate", False)))
+    specs = _check_unary(ctx)
+    if ctx.option("approximate", False):
+        return specs, Chosen(eval_gelu_tanh, None)
+    return specs, Chosen(eval_gelu_erfc, None)
 
 
-def eval_gelu(rec: GeluRecord, inputs, outputs) -> None:
+def eval_gelu_tanh(rec, inputs, outputs) -> None:
     x, out = inputs[0], outputs[0]
-    if rec.approximate:
-        np.multiply(x, x, out=out)
-        np.multiply(out, x, out=out)
-        np.multiply(out, np.float32(0.044715), out=out)
-        np.add(out, x, out=out)
-        np.multiply(out, SQRT_2_OVER_PI, out=out)
-        np.tanh(out, out=out)
-        np.add(out, np.float32(1.0), out=out)
-        np.multiply(out, x, out=out)
-        np.multiply(out, np.float32(0.5), out=out)
-        return
-    x64 = x.astype(np.float64)
-    np.copyto(out, 0.5 * x64 * _erfc(x64 * -np.sqrt(0.5)), casting="same_kind")
+    np.multiply(x, x, out=out)
+    np.multiply(out, x, out=out)
+    np.multiply(out, np.float32(0.044715), out=out)
+    np.add(out, x, out=out)
+    np.multiply(out, SQRT_2_OVER_PI, out=out)
+    np.tanh(out, out=out)
+    np.add(out, np.float32(1.0), out=out)
+    np.multiply(out, x, out=out)
+    np.multiply(out, np.float32(0.5), out=out)
 
 
-GELU = Kernel(prepare_gelu, eval_gelu)
-RELU_0_TO_1 = Kernel(_relu_prepare(0.0, 1.0), eval_clamp)
+def eval_gelu_erfc(rec, inputs, outputs) -> None:
+    x64 = inputs[0].astype(np.float64)
+    np.copyto(outputs[0], 0.5 * x64 * _erfc(x64 * -np.sqrt(0.5)), casting="same_kind")
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+def _unary_quantized(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, ctx.outputs[0])
+    return x, qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+
+
+# ----------------------------------------------------------------- RELU family, int8 / uint8
+
+
+def _relu_prepare_quantized(act_min: float, act_max: float | None):
+    def prepare(ctx: OpContext):
+        x, xq, out = _unary_quantized(ctx)
+        info = np.iinfo(x.dtype)
+        m, shift = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
+                                          ctx.quant.rounding)
+        inverse_bound = lambda v: out.zero_point + int(  # noqa: E731
+            qm.round_half_away(np.float32(v) / np.float32(out.scale)))
+        lo = max(int(info.min), inverse_bound(act_min))
+        hi = int(info.max) if act_max is None else min(int(info.max), inverse_bound(act_max))
+
+        def values(q):
+            v = qm.multiply_by_quantized_multiplier(q - xq.zero_point, m, shift,
+                                                    ctx.quant.rounding) + out.zero_point
+            return np.clip(v, lo, hi)
+
+        return (OutputSpec(x.shape, x.dtype),), LutRecord(make_lut(x.dtype, values))
+
+    return prepare
+
+
+# -------------------------------------------------------------- LOGISTIC / TANH, int8 / uint8
+
+
+def _tflite_float_lut(q, xq: QParams, out: QParams, fn) -> np.ndarray:
+    """LUTPopulateInt8: every step in float32."""
+    x = np.float32(xq.scale) * (q - xq.zero_point).astype(np.float32)
+    y = fn(x)
+    inverse = np.float32(1.0) / np.float32(out.scale)
+    rescaled = qm.round_half_away(y * inverse).astype(np.float32)
+    return (rescaled + np.float32(out.zero_point)).astype(np.int64)
+
+
+def _xnn_float_lut(q, xq: QParams, out: QParams, fn) -> np.ndarray:
+    """XNNPACK's reference unary op: dequantize, op, quantize (round half away)."""
+    x = (q.astype(np.float32) - np.float32(xq.zero_point)) * np.float32(xq.scale)
+    y = fn(x)
+    inverse = np.float32(1.0) / np.float32(out.scale)
+    v = (y * inverse + np.float32(out.zero_point)).astype(np.float32)
+    v = np.where(np.isnan(v), np.float32(0.0), v)
+    return np.clip(qm.round_half_away(v), -2.0**31, 2.0**31 - 1).astype(np.int64)
+
+
+def _tflite_sigmoid(x: np.ndarray) -> np.ndarray:
+    # 1.0f / (1.0f + std::exp(-value)), float32 throughout.
+    with np.errstate(over="ignore"):
+        return (np.float32(1.0) / (np.float32(1.0) + libm.expf(-x))).astype(np.float32)
+
+
+def _xnn_sigmoid(x: np.ndarray) -> np.ndarray:
+    # SigmoidOp: 1 above 100, 0 below -100, else e / (1 + e) with e = exp(double(x)).
+    mid = np.clip(x.astype(np.float64), -100.0, 100.0)
+    e = libm.exp(mid)
+    y = (e / (1.0 + e)).astype(np.float32)
+    return np.where(x > 100, np.float32(1.0), np.where(x < -100, np.float32(0.0), y))
+
+
+def _make_lut_prepare(tflite_fn, xnn_fn):
+    def prepare(ctx: OpContext):
+        x, xq, out = _unary_quantized(ctx)
+        builder = _tflite_float_lut if ctx.quant.reference else _xnn_float_lut
+        fn = tflite_fn if ctx.quant.reference else xnn_fn
+        lut = make_lut(x.dtype, lambda q: builder(q, xq, out, fn))
+        return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+
+    return prepare
+
+
+# ------------------------------------------------------------------ HARD_SWISH, int8 / uint8
+
+
+def _srdhm16(a, b):
+    """gemmlowp SaturatingRoundingDoublingHighMul on int16: round(a * b / 2^15)."""
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    s = ab + nudge
+    out = np.where(s < 0, -((-s) >> 15), s >> 15)
+    return np.where((a == -32768) & (b == -32768), 32767, out)
+
+
+def _sdhm16(a, b):
+    """TFLite's SaturatingDoublingHighMul (int16, truncating): a * b / 2^15."""
+    ab = a * b
+    out = np.where(ab < 0, -((-ab) >> 15), ab >> 15)
+    return np.where((a == -32768) & (b == -32768), 32767, out)
+
+
+def _sat_left_shift16(x, amount: int):
+    return np.clip(x << amount, -32768, 32767)
+
+
+def _downscale_to_int16(m: int) -> int:
+    """DownScaleInt32ToInt16Multiplier: round the Q31 mantissa to Q15."""
+    if m >= qm.INT32_MAX - (1 << 15):
+        return 32767
+    return (m + (1 << 15)) >> 16
+
+
+def hard_swish_values(q, xq: QParams, out: QParams, rounding: qm.Rounding) -> np.ndarray:
+    """reference_ops::HardSwish for int64 inputs ``q`` (every intermediate is int16)."""
+    hires = np.float32(np.float32(1.0 / 128.0) * np.float32(xq.scale))
+    out_mult, out_exp = qm.quantize_multiplier(float(hires / np.float32(out.scale)), rounding)
+    relu_mult, relu_exp = qm.quantize_multiplier(
+        float(hires / np.float32(np.float32(3.0) / np.float32(32768.0))), rounding)
+    out_mult16, relu_mult16 = _downscale_to_int16(out_mult), _downscale_to_int16(relu_mult)
+    value = q - xq.zero_point
+    hires_value = value * 128  # on the "hires" input scale s_in / 128
+    preshift_out = _srdhm16(hires_value, out_mult16)
+    # The "relu-ish" factor: x rescaled so that 3.0 -> 32768, saturating, then to [0, 1].
+    reluish = hires_value
+    if relu_exp > 0:
+        reluish = _sat_left_shift16(reluish, relu_exp - 1)
+    reluish = _srdhm16(reluish, relu_mult16)
+    if relu_exp > 0:
+        reluish = _sat_left_shift16(reluish, 1)
+    if relu_exp < 0:
+        reluish = qm.rounding_divide_by_pot(reluish, -relu_exp)
+    reluish = (reluish + (1 << 15)) >> 1
+    preshift = _sdhm16(reluish, preshift_out)
+    return qm.rounding_divide_by_pot(preshift, -out_exp) + out.zero_point
+
+
+def prepare_hard_swish_quantized(ctx: OpContext):
+    x, xq, out = _unary_quantized(ctx)
+    hires = np.float32(np.float32(1.0 / 128.0) * np.float32(xq.scale))
+    if hires / np.float32(out.scale) >= 1.0:
+        # HardSwishPrepare: TF_LITE_ENSURE(output_multiplier_exponent <= 0).
+        raise ctx.unsupported(
+            f"output scale {out.scale} is too small for input scale {xq.scale} "
+            "(TFLite needs s_in / 128 < s_out)"
+        )
+    lut = make_lut(x.dtype, lambda q: hard_swish_values(q, xq, out, ctx.quant.rounding))
+    return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+
+
+# ------------------------------------------------------------------ LEAKY_RELU, int8 / uint8
+
+
+def _xnn_lrelu_multipliers(xq: QParams, out: QParams, alpha: float):
+    """xnn_init_qs8_lrelu_scalar_params, or None where XNNPACK refuses the scales."""
+    positive = np.float32(xq.scale) / np.float32(out.scale)
+    negative = np.float32(positive * np.float32(alpha))
+    if not (2.0**-8 <= positive <= 2.0**7 and -float.fromhex("0x1.FFFCp+6") <= negative <= 2.0**7
+            and abs(negative) >= 2.0**-8):
+        return None
+    p = int(np.rint(np.float32(256.0) * positive))
+    n = int(np.rint(np.float32(256.0) * negative))
+    return p, n
+
+
+def prepare_leaky_relu_quantized(ctx: OpContext):
+    x, xq, out = _unary_quantized(ctx)
+    alpha = float(np.float32(ctx.option("alpha", 0.0)))
+    xnn = None if ctx.quant.reference else _xnn_lrelu_multipliers(xq, out, alpha)
+    if xnn is not None:
+        p, n = xnn
+
+        def values(q):
+            d = q - xq.zero_point
+            return ((d * np.where(d >= 0, p, n) + 128) >> 8) + out.zero_point
+    else:
+        rounding = ctx.quant.rounding
+        # activations.cc LeakyReluPrepare: float products, then QuantizeMultiplier.
+        m_id = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
+                                      rounding)
+        m_alpha = qm.quantize_multiplier(
+            float(np.float32(np.float32(xq.scale) * np.float32(alpha)) / np.float32(out.scale)),
+            rounding)
+
+        def values(q):
+            d = q - xq.zero_point
+            pos = qm.multiply_by_quantized_multiplier(d, *m_id, rounding)
+            neg = qm.multiply_by_quantized_multiplier(d, *m_alpha, rounding)
+            return np.where(d >= 0, pos, neg) + out.zero_point
+
+    lut = make_lut(x.dtype, values)
+    return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _relu(name: str, low: float, high: float | None, **facts) -> OpDef:
+    return OpDef(name,
+                 float=Kernel(_relu_prepare(low, high), eval_clamp),
+                 integer=Kernel(_relu_prepare_quantized(low, high), apply_lut),
+                 quant=QuantRule.OWN_RANGE,
+                 per_sample=True,
+                 **facts)
+
+
+OPS = (
+    _relu("RELU", 0.0, None, exact=True),
+    _relu("RELU6", 0.0, 6.0, exact=True),
+    _relu("RELU_N1_TO_1", -1.0, 1.0),
+    _relu("RELU_0_TO_1", 0.0, 1.0),
+    OpDef("LOGISTIC",
+          float=Kernel(prepare_logistic, eval_logistic),
+          integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
+          quant=QuantRule.FIXED_OUTPUT,
+          fixed_output=PROBABILITY_OUTPUT,
+          per_sample=True),
+    OpDef("TANH",
+          float=Kernel(prepare_tanh, eval_tanh),
+          integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
+          quant=QuantRule.FIXED_OUTPUT,
+          fixed_output=TANH_OUTPUT,
+          per_sample=True),
+    OpDef("HARD_SWISH",
+          float=Kernel(prepare_hard_swish, eval_hard_swish),
+          integer=Kernel(prepare_hard_swish_quantized, apply_lut),
+          quant=QuantRule.OWN_RANGE,
+          per_sample=True),
+    OpDef("LEAKY_RELU",
+          float=Kernel(prepare_leaky_relu, eval_leaky_relu),
+          integer=Kernel(prepare_leaky_relu_quantized, apply_lut),
+          quant=QuantRule.OWN_RANGE,
+          per_sample=True),
+    OpDef("ELU", float=Kernel(prepare_elu, eval_elu), per_sample=True),
+    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen), per_sample=True),
+)

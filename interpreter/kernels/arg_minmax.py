@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from .opdef import OpDef
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -58,5 +59,8 @@ def eval(rec: ArgRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], rec.find(inputs[0], axis=rec.axis), casting="same_kind")
 
 
-ARG_MAX = _make(np.argmax)
-ARG_MIN = _make(np.argmin)
+OPS = (
+    # Input 1 holds the axis: samples stay apart when it is not dim 0.
+    OpDef("ARG_MAX", float=_make(np.argmax), reduction=True),
+    OpDef("ARG_MIN", float=_make(np.argmin), reduction=True),
+)

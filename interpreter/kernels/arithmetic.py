@@ -1,4 +1,5 @@
-"""ADD, SUB, MUL with numpy broadcasting and a fused activation (float32, int32, int64).
+"""ADD, SUB, MUL with numpy broadcasting and a fused activation: float32, int32, int64,
+and int8 / uint8.
 
 Matches tensorflow/lite/kernels/add.cc, sub.cc and mul.cc for non-quantized types:
 
@@ -8,6 +9,48 @@ Matches tensorflow/lite/kernels/add.cc, sub.cc and mul.cc for non-quantized type
   right, a dimension of 1 stretches);
 * the result is clamped to the fused activation range (CalculateActivationRange,
   which for int32/int64 gives [0, max] for RELU, [0, 6] for RELU6, ...).
+  (The operand checks are binary.py's, shared with DIV and the others.)
+
+int8 / uint8 REFERENCE (and TFLite's optimized kernels, which do the same arithmetic):
+
+* ADD / SUB -- tensorflow/lite/kernels/add.cc, sub.cc (Prepare), reference_integer_ops::
+  AddElementwise (tensorflow/lite/kernels/internal/reference/integer_ops/add.h) and
+  reference_ops::SubElementwise (reference/sub.h). Both inputs are brought to a common
+  scale 2 * max(s1, s2) with 20 bits of headroom, summed, and rescaled:
+
+      left_shift = 20
+      T = 2 * max(s1, s2)                      # double
+      M1 = s1 / T, M2 = s2 / T                 # < 1: QuantizeMultiplierSmallerThanOneExp
+      Mo = T / (2^20 * s_out)
+      a = MBQM((x1 - z1) * 2^20, M1)           # r1 / T in units of 2^-20
+      b = MBQM((x2 - z2) * 2^20, M2)
+      out = clamp(MBQM(a +/- b, Mo) + z_out)
+
+* MUL -- mul.cc / reference_integer_ops::MulElementwise:
+      M = s1 * s2 / s_out                      # computed in float32, then QuantizeMultiplier
+      out = clamp(MBQM((x1 - z1) * (x2 - z2), M) + z_out)
+
+DEFAULT (the XNNPACK delegate takes all three):
+
+* ADD / SUB -- xnn_init_qs8_add_minmax_scalar_params and the qs8/qu8 vadd micro-kernels:
+  per-input float32 scales Ma = s1 / s_out, Mb = +/- s2 / s_out; with
+  e = exponent of max(|Ma|, |Mb|) and shift = 20 - e, integer multipliers
+  ma = rint(Ma * 2^shift), mb = rint(Mb * 2^shift) (21 bits), and
+
+      out = ((x1 - z1) * ma + (x2 - z2) * mb + 2^(shift-1)) >> shift     (floor shift)
+      out = clamp(out + z_out)
+
+* MUL -- xnn_init_qs8_mul_minmax_scalar_params + vmul fp32 micro-kernels:
+      out = clamp(rint(float32((x1 - z1) * (x2 - z2)) * float32(s1 * s2 / s_out)) + z_out)
+
+  The fused activation clamp is XNNPACK's (requantize.activation_bounds). Scale
+  ratios XNNPACK cannot represent (ADD / SUB: s_i / s_out outside [2^-10, 2^8); MUL:
+  outside [2^-16, 2^8)) stay with TFLite, whose optimized kernels compute what the
+  reference ones do (measured; results that overflow int32 may differ there).
+
+Speed: the output depends on the two input values only, so prepare() evaluates the
+arithmetic above once for all 256 x 256 pairs, and invoke() is a table lookup indexed
+by (x1 << 8) | x2 (as bytes): three passes over the output whatever the kernel set.
 """
 
 from __future__ import annotations
@@ -17,9 +60,12 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec
+from .. import quant_math as qm
+from .base import Kernel, OpContext, OutputSpec, temporary
+from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
-from ..names import quoted
+from .opdef import OpDef, QuantRule
+from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 
 SUPPORTED = (np.float32, np.int32, np.int64)
 
@@ -32,22 +78,9 @@ class BinaryRecord:
 
 def _make_prepare(ufunc):
     def prepare(ctx: OpContext):
-        ctx.check_arity(2, 2)
-        a, b = ctx.input(0), ctx.input(1)
-        ctx.require_dtype(a, SUPPORTED, "first input")
-        if b.dtype != a.dtype:
-            raise ctx.dtype_error(
-                f"inputs have different types ({a.dtype.name} {quoted(a.name)}, "
-                f"{b.dtype.name} {quoted(b.name)})"
-            )
-        try:
-            shape = np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise ctx.shape_error(
-                f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
-            ) from None
+        a, _, shape = same_type_pair(ctx, SUPPORTED)
         record = BinaryRecord(ufunc, activation_clamp(ctx, a.dtype))
-        return (OutputSpec(tuple(shape), a.dtype),), record
+        return (OutputSpec(shape, a.dtype),), record
 
     return prepare
 
@@ -61,3 +94,156 @@ def eval(rec: BinaryRecord, inputs, outputs) -> None:
 ADD = Kernel(_make_prepare(np.add), eval)
 SUB = Kernel(_make_prepare(np.subtract), eval)
 MUL = Kernel(_make_prepare(np.multiply), eval)
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+#
+# The arithmetic of each kernel set, on int64 arrays of centered values a = x1 - z1,
+# b = x2 - z2 (before the output zero point and the clamp): one type per formula.
+
+LEFT_SHIFT = 20  # add.cc: data->left_shift for int8 / uint8
+
+
+@dataclass(frozen=True)
+class FixedAdd:
+    """TFLite: both inputs at the common scale 2 * max(s1, s2) with 20 bits of headroom."""
+
+    m1: tuple[int, int]  # (multiplier, shift) of s1 / T
+    m2: tuple[int, int]  # of s2 / T
+    mo: tuple[int, int]  # of T / (2^20 * s_out)
+    sign: int  # -1 for SUB
+    rounding: qm.Rounding
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        mbqm = qm.multiply_by_quantized_multiplier_smaller_than_one_exp
+        a = mbqm(a << LEFT_SHIFT, *self.m1, self.rounding)
+        b = mbqm(b << LEFT_SHIFT, *self.m2, self.rounding)
+        return mbqm(a + self.sign * b, *self.mo, self.rounding)
+
+
+@dataclass(frozen=True)
+class XnnAdd:
+    """XNNPACK's qs8 / qu8 vadd: 21-bit integer multipliers and a floor shift."""
+
+    ma: int
+    mb: int  # negated for SUB
+    shift: int
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (a * self.ma + b * self.mb + (1 << (self.shift - 1))) >> self.shift
+
+
+@dataclass(frozen=True)
+class FixedMul:
+    """TFLite: MultiplyByQuantizedMultiplier of the product."""
+
+    multiplier: int
+    shift: int
+    rounding: qm.Rounding
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return qm.multiply_by_quantized_multiplier(a * b, self.multiplier, self.shift,
+                                                   self.rounding)
+
+
+@dataclass(frozen=True)
+class XnnMul:
+    """XNNPACK's fp32 vmul: the float32 product times the float32 scale, rounded to even."""
+
+    scale: np.float32
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.rint((a * b).astype(np.float32) * self.scale).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class QBinaryTable:
+    table: np.ndarray  # (65536,) output for input bytes (x1 << 8) | x2
+    index: np.ndarray  # uint16 scratch with the output's shape
+
+
+def _float32_bits_exponent(value: np.float32) -> int:
+    """Unbiased binary exponent of a normal float32 (float_as_uint32(x) >> 23) - 127."""
+    return int((np.float32(value).view(np.uint32) >> 23) & 0xFF) - 127
+
+
+def _xnn_add(s1: float, s2: float, s_out: float, subtract: bool) -> XnnAdd:
+    """xnn_init_qs8_add_minmax_scalar_params (qu8 alike)."""
+    a = np.float32(s1) / np.float32(s_out)
+    b = np.float32(s2) / np.float32(s_out)
+    if subtract:
+        b = -b
+    shift = 20 - _float32_bits_exponent(max(abs(a), abs(b)))  # in [12, 30]
+    # |M| * 2^shift is exact in float32 (an exponent change); lrintf rounds half to even.
+    ma = int(np.rint(np.float32(abs(a)) * np.float32(2.0**shift)))
+    mb = int(np.rint(np.float32(abs(b)) * np.float32(2.0**shift)))
+    return XnnAdd((-ma if a < 0 else ma), (-mb if b < 0 else mb), shift)
+
+
+def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool):
+    """The kernel set's formula for ``op`` with these parameters."""
+    if op == "MUL":
+        scale = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
+        if xnnpack:
+            return XnnMul(scale)
+        return FixedMul(*qm.quantize_multiplier(float(scale), rounding), rounding)
+    if xnnpack:
+        return _xnn_add(q1.scale, q2.scale, out.scale, op == "SUB")
+    twice_max = 2.0 * max(q1.scale, q2.scale)
+    return FixedAdd(
+        qm.quantize_multiplier_smaller_than_one_exp(q1.scale / twice_max, rounding),
+        qm.quantize_multiplier_smaller_than_one_exp(q2.scale / twice_max, rounding),
+        qm.quantize_multiplier_smaller_than_one_exp(
+            twice_max / ((1 << LEFT_SHIFT) * out.scale), rounding),
+        -1 if op == "SUB" else 1, rounding)
+
+
+def _make_prepare_quantized(op: str):
+    def prepare(ctx: OpContext):
+        x1, x2, shape = same_type_pair(ctx, QUANTIZED)
+        require_same_type(ctx, x1, ctx.outputs[0])
+        q1, q2 = qparams(ctx, x1, "first input"), qparams(ctx, x2, "second input")
+        out = qparams(ctx, ctx.outputs[0], "output")
+        # The delegate refuses scale ratios XNNPACK cannot represent; TFLite runs those.
+        if op == "MUL":
+            ratio = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
+            xnn_ok = 2.0**-16 <= ratio < 2.0**8
+        else:
+            xnn_ok = all(2.0**-10 <= np.float32(s) / np.float32(out.scale) < 2.0**8
+                         for s in (q1.scale, q2.scale))
+        xnnpack = not ctx.quant.reference and xnn_ok
+        lo, hi = activation_bounds(ctx, out, x1.dtype, xnnpack)
+        arithmetic = _arithmetic(op, q1, q2, out, ctx.quant.rounding, xnnpack)
+        # Every (x1, x2) pair, as bytes: row u1, column u2.
+        values = np.arange(256, dtype=np.uint8).view(x1.dtype).astype(np.int64)
+        table = arithmetic(values[:, None] - q1.zero_point, values[None, :] - q2.zero_point)
+        table = np.broadcast_to(table, (256, 256)) + out.zero_point
+        lut = np.empty((256, 256), x1.dtype)
+        clamp_out(table, lo, hi, lut)
+        index = temporary(ctx, shape, np.uint16)
+        return (OutputSpec(shape, x1.dtype),), QBinaryTable(lut.reshape(-1), index)
+
+    return prepare
+
+
+def eval_quantized(rec: QBinaryTable, inputs, outputs) -> None:
+    index = rec.index
+    np.left_shift(inputs[0].view(np.uint8), 8, out=index, dtype=np.uint16)
+    np.bitwise_or(index, inputs[1].view(np.uint8), out=index)
+    rec.table.take(index, out=outputs[0])
+
+
+def _op(name: str, ufunc) -> OpDef:
+    return OpDef(name,
+                 float=Kernel(_make_prepare(ufunc), eval),
+                 integer=Kernel(_make_prepare_quantized(name), eval_quantized),
+                 quant=QuantRule.OWN_RANGE,
+                 fused_activation=True,
+                 per_sample=True)
+
+
+OPS = (
+    _op("ADD", np.add),
+    _op("SUB", np.subtract),
+    _op("MUL", np.multiply),
+)

@@ -139,11 +139,19 @@ class Kernel(NamedTuple):
 
 class Chosen(NamedTuple):
     """A record that names the eval to run: registry entries that pick an implementation
-    in prepare() (e.g. float or integer kernels) return one, and allocate_tensors() puts
-    ``eval`` itself in the invoke() list, so the choice costs nothing per invoke."""
+    in prepare() (float or integer kernels, one strategy of several, a kernel set's
+    arithmetic) return one, and allocate_tensors() puts ``eval`` itself in the invoke()
+    list, so the choice costs nothing per invoke. Each strategy has its own record type
+    and its own eval: an eval never asks its record which strategy it is."""
 
     eval: Callable[[Any, tuple, tuple], None]
     record: Any
+
+
+def run_chosen(rec: Chosen, inputs, outputs) -> None:
+    """The eval of a registry entry whose prepare() returns a Chosen: invoke() calls the
+    chosen eval directly; this serves the other callers (constant folding)."""
+    rec.eval(rec.record, inputs, outputs)
 
 
 def normalize_axis(ctx: OpContext, axis: int, rank: int) -> int:

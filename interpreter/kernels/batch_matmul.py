@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 
 
 @dataclass(frozen=True)
@@ -63,4 +64,7 @@ def eval(rec: BatchMatMulRecord, inputs, outputs) -> None:
     np.matmul(a, b, out=outputs[0])
 
 
-BATCH_MATMUL = Kernel(prepare, eval)
+OPS = (
+    # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
+    OpDef("BATCH_MATMUL", float=Kernel(prepare, eval)),
+)

@@ -35,17 +35,17 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EdgeliteError
+from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
-from ..names import quoted
+from .opdef import OpDef
 
 
 @dataclass(frozen=True)
 class BinaryRecord:
-    compute: Callable  # compute(rec, a, b, out)
+    compute: Callable  # compute(rec, a, b, out): the op's arithmetic for the inputs' type
     clamp: Clamp
     mask: np.ndarray | None  # bool scratch of the output's shape (MAXIMUM, MINIMUM, PRELU)
-    integer: bool  # integer data: check divisors / exponents on every invoke
     where: str  # the op, for errors raised by invoke()
 
 
@@ -54,17 +54,20 @@ def _fail(rec: BinaryRecord, message: str) -> EdgeliteError:
 
 
 def _nonzero(rec: BinaryRecord, b: np.ndarray) -> None:
-    if rec.integer and not b.all():
+    if not b.all():
         raise _fail(rec, "integer division by zero")
 
 
 # --------------------------------------------------------------------------- ops
+#
+# One function per op and kind of data (float / integer), chosen in prepare().
 
 
-def _div(rec, a, b, out):
-    if not rec.integer:
-        np.divide(a, b, out=out)
-        return
+def _div_float(rec, a, b, out):
+    np.divide(a, b, out=out)
+
+
+def _div_int(rec, a, b, out):
     _nonzero(rec, b)
     q = np.floor_divide(a, b)
     # C++ truncates: undo numpy's floor where the division was inexact and signs differ.
@@ -72,16 +75,21 @@ def _div(rec, a, b, out):
     np.copyto(out, q)
 
 
-def _floor_div(rec, a, b, out):
-    if not rec.integer:
-        np.divide(a, b, out=out)
-        np.floor(out, out=out)
-        return
+def _floor_div_float(rec, a, b, out):
+    np.divide(a, b, out=out)
+    np.floor(out, out=out)
+
+
+def _floor_div_int(rec, a, b, out):
     _nonzero(rec, b)
     np.floor_divide(a, b, out=out)
 
 
-def _floor_mod(rec, a, b, out):
+def _floor_mod_float(rec, a, b, out):
+    np.mod(a, b, out=out)
+
+
+def _floor_mod_int(rec, a, b, out):
     _nonzero(rec, b)
     np.mod(a, b, out=out)
 
@@ -103,8 +111,12 @@ def _squared_difference(rec, a, b, out):
     np.multiply(out, out, out=out)
 
 
-def _pow(rec, a, b, out):
-    if rec.integer and (b < 0).any():
+def _pow_float(rec, a, b, out):
+    np.power(a, b, out=out)
+
+
+def _pow_int(rec, a, b, out):
+    if (b < 0).any():
         raise _fail(rec, "integer POW with a negative exponent")
     np.power(a, b, out=out)
 
@@ -138,12 +150,15 @@ def same_type_pair(ctx: OpContext, dtypes: tuple):
     return a, b, shape
 
 
-def _make(compute: Callable, dtypes: tuple, *, fused: bool = False, mask: bool = False):
+def _make(compute: Callable, dtypes: tuple, *, integer: Callable | None = None,
+          fused: bool = False, mask: bool = False) -> Kernel:
+    """``compute`` serves every type, or float data only when ``integer`` serves integers."""
     def prepare(ctx: OpContext):
         a, b, shape = same_type_pair(ctx, dtypes)
         clamp = activation_clamp(ctx, a.dtype) if fused else None
-        record = BinaryRecord(compute, clamp, scratch(ctx, shape, np.bool_) if mask else None,
-                              a.dtype.kind in "iu", ctx.describe())
+        chosen = integer if integer is not None and a.dtype.kind in "iu" else compute
+        record = BinaryRecord(chosen, clamp, scratch(ctx, shape, np.bool_) if mask else None,
+                              ctx.describe())
         return (OutputSpec(shape, a.dtype),), record
 
     return Kernel(prepare, eval)
@@ -158,12 +173,21 @@ def eval(rec: BinaryRecord, inputs, outputs) -> None:
 _F32 = (np.float32,)
 _F32_I32 = (np.float32, np.int32)
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
+_FLOOR = (np.float32, np.int8, np.int16, np.int32, np.int64)
 
-DIV = _make(_div, (np.float32, np.int32, np.int64), fused=True)
-FLOOR_DIV = _make(_floor_div, (np.float32, np.int8, np.int16, np.int32, np.int64))
-FLOOR_MOD = _make(_floor_mod, (np.float32, np.int8, np.int16, np.int32, np.int64))
-MAXIMUM = _make(_maximum, _NUMERIC, mask=True)
-MINIMUM = _make(_minimum, _NUMERIC, mask=True)
-SQUARED_DIFFERENCE = _make(_squared_difference, _F32_I32)
-POW = _make(_pow, _F32_I32)
-PRELU = _make(_prelu, _F32, mask=True)
+
+def _elementwise(name: str, kernel: Kernel, **facts) -> OpDef:
+    return OpDef(name, float=kernel, per_sample=True, **facts)
+
+
+OPS = (
+    _elementwise("DIV", _make(_div_float, (np.float32, np.int32, np.int64), integer=_div_int,
+                              fused=True), fused_activation=True),
+    _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int)),
+    _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int)),
+    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True)),
+    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True)),
+    _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32)),
+    _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
+    _elementwise("PRELU", _make(_prelu, _F32, mask=True)),
+)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 
 SUPPORTED = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.uint16,
              np.int32, np.uint32, np.int64, np.uint64, np.bool_)
@@ -34,4 +35,6 @@ def eval(rec, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0], casting="unsafe")
 
 
-CAST = Kernel(prepare, eval)
+OPS = (
+    OpDef("CAST", float=Kernel(prepare, eval), per_sample=True),
+)

@@ -1,4 +1,5 @@
-"""CONCATENATION along one axis, with an optional fused activation; PACK (at the end).
+"""CONCATENATION along one axis, with an optional fused activation (any element type, and
+int8 / uint8 inputs with their own parameters); PACK (at the end).
 
 Matches tensorflow/lite/kernels/concatenation.cc (Prepare) and
 reference_ops::Concatenation: every input has the output's type and rank, all
@@ -8,6 +9,18 @@ A negative axis counts from the end.
 TFLite's Prepare insists on activation NONE (TF_LITE_ENSURE_EQ(params->activation,
 kTfLiteActNone)); edgelite applies RELU / RELU6 / RELU_N1_TO_1 like every other op
 instead of refusing the file -- but a file that uses one will not load in LiteRT.
+
+int8 / uint8 inputs whose quantization parameters may differ: Matches reference_ops::ConcatenationWithScaling (tensorflow/lite/kernels/internal/
+reference/concatenation.h), which LiteRT runs for uint8 with both kernel sets (the
+XNNPACK delegate only takes concatenations that need no rescaling): an input whose
+(scale, zero point) equals the output's is copied; any other is requantized with
+
+    scale = s_in * (1 / s_out),  bias = -z_in * scale          (float32)
+    q' = clamp(round_half_away(q * scale + bias) + z_out)
+
+TFLite refuses int8 inputs whose parameters differ from the output's
+(concatenation.cc Prepare); edgelite requantizes them with the same formula. A fused
+activation other than NONE is refused, as in TFLite.
 """
 
 from __future__ import annotations
@@ -16,9 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, normalize_axis
-from .fused import Clamp, activation_clamp, apply_clamp
+from .. import quant_math as qm
 from ..names import quoted
+from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from .fused import Clamp, activation_clamp, apply_clamp
+from .opdef import OpDef, QuantRule
+from .requantize import make_lut, qparams
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.uint32, np.bool_)
@@ -65,6 +81,45 @@ def eval(rec: ConcatRecord, inputs, outputs) -> None:
     apply_clamp(rec.clamp, outputs[0])
 
 
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+@dataclass(frozen=True)
+class QConcatRecord:
+    axis: int
+    luts: tuple[np.ndarray | None, ...]  # per input: requantization table, None to copy
+
+
+def prepare_quantized(ctx: OpContext):
+    if int(ctx.option("fused_activation_function", 0)) != 0:
+        raise ctx.unsupported("a fused activation on a quantized CONCATENATION")
+    specs, float_record = prepare(ctx)
+    out = qparams(ctx, ctx.outputs[0], "output")
+    inverse = np.float32(1.0) / np.float32(out.scale)
+    luts = []
+    for i in range(len(ctx.inputs)):
+        t = ctx.input(i)
+        q = qparams(ctx, t, f"input {i}")
+        if (q.scale, q.zero_point) == (out.scale, out.zero_point):
+            luts.append(None)
+            continue
+        scale = np.float32(np.float32(q.scale) * inverse)
+        bias = np.float32(np.float32(-q.zero_point) * scale)
+
+        def values(v, scale=scale, bias=bias):
+            r = (v.astype(np.float32) * scale + bias).astype(np.float32)
+            return qm.round_half_away(r).astype(np.int64) + out.zero_point
+
+        luts.append(make_lut(t.dtype, values))
+    return specs, QConcatRecord(float_record.axis, tuple(luts))
+
+
+def eval_quantized(rec: QConcatRecord, inputs, outputs) -> None:
+    parts = [x if lut is None else np.take(lut, x.view(np.uint8))
+             for x, lut in zip(inputs, rec.luts)]
+    np.concatenate(parts, axis=rec.axis, out=outputs[0])
+
+
 # --------------------------------------------------------------------------- PACK
 #
 # tensorflow/lite/kernels/pack.cc: N inputs of one type and shape stacked along a new
@@ -100,3 +155,13 @@ class PackRecord:
 
 def eval_pack(rec: PackRecord, inputs, outputs) -> None:
     np.stack(inputs, axis=rec.axis, out=outputs[0])
+
+
+OPS = (
+    OpDef("CONCATENATION",
+          float=Kernel(prepare, eval),
+          integer=Kernel(prepare_quantized, eval_quantized),
+          quant=QuantRule.SHARED,
+          per_sample=True),
+    OpDef("PACK", float=Kernel(prepare_pack, eval_pack)),
+)

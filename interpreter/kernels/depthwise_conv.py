@@ -15,6 +15,16 @@ tap (ky, kx) are then a stride-1 view (N, OH, OW, C*M) of that buffer, and the t
 contributes view * filter[0, ky, kx, :]: KH*KW vectorized multiply-adds per invoke. The
 filter row of each tap is stored tiled to (OW, C*M), so every operand of those multiply-
 adds walks OW*C*M contiguous values at a time rather than C*M.
+
+int8 / uint8 -- depthwise_conv.cc with reference_integer_ops::DepthwiseConvPerChannel
+(int8, reference/integer_ops/depthwise_conv.h) and reference_ops::DepthwiseConv (uint8,
+reference/depthwiseconv_uint8.h): the integer arithmetic of conv.py's integer path
+(acc = bias + sum (w - zp_w) * (x - zp_x), then the kernel set's requantization and
+clamp), with int8 weights per channel along axis 3 or per tensor. The XNNPACK delegate
+(DEFAULT) takes int8 depthwise convolutions and uint8 ones whose filter quantization
+names dimension 0; the others stay with TFLite's optimized kernel, whose arithmetic is
+the reference one. The taps are summed by the same TapSum over x - zp_x and w - zp_w, in
+float32 where every partial sum is exact there, else in float64 (accumulator).
 """
 
 from __future__ import annotations
@@ -24,11 +34,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..parallel import output_slices, run_slices, worth_splitting
-from .base import OpContext, OutputSpec, num_elements, temporary
-from .conv import float_operands
+from .accumulator import AccumulatorPlan, plan_accumulator
+from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
+from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
 from .fused import Clamp, activation_clamp, apply_clamp
-from .window import (TapBuffer, Window1D, padded_scratch, padding_option, patches_view,
-                      tap_buffer, window_1d)
+from .opdef import Affine, OpDef, QuantRule
+from .requantize import OutputStage, activation_bounds, output_stage, qparams
+from .window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
+                     tap_buffer)
 
 
 # Ops with up to this many products (output values x kernel taps) take the small-tensor
@@ -91,15 +104,6 @@ def tap_sum(ctx: OpContext, n: int, wh: Window1D, ww: Window1D, channels: int,
     return TapSum(buffer, weights, temporary(ctx, out_shape, dtype))
 
 
-def geometry(ctx: OpContext, h: int, w: int, kh: int, kw: int) -> tuple[Window1D, Window1D]:
-    pad = padding_option(ctx)
-    wh = window_1d(ctx, "height", h, kh, int(ctx.option("stride_h", 1)),
-                   int(ctx.option("dilation_h_factor", 1)), pad)
-    ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
-                   int(ctx.option("dilation_w_factor", 1)), pad)
-    return wh, ww
-
-
 @dataclass(frozen=True)
 class DepthwiseRecord:
     taps: TapSum
@@ -128,7 +132,7 @@ def prepare(ctx: OpContext):
             raise ctx.shape_error(f"bias shape {list(bias.shape)} must be [{o}]")
     filt = ctx.constant_input(1, "filter").astype(np.float32)
 
-    wh, ww = geometry(ctx, h, w, kh, kw)
+    wh, ww = conv_windows(ctx, h, w, kh, kw)
     clamp = activation_clamp(ctx, np.float32)
     taps = tap_sum(ctx, n, wh, ww, c, multiplier, filt[0], np.float32)
     tiled_bias = None
@@ -138,8 +142,8 @@ def prepare(ctx: OpContext):
         tiled_bias = np.ascontiguousarray(
             np.broadcast_to(bias.data.astype(np.float32), shape))
     out_shape = (n, wh.size_out, ww.size_out, o)
-    record = DepthwiseRecord(taps, tiled_bias, clamp, ctx.threads,
-                             split_rows(taps, ctx.threads, out_shape))
+    record = DepthwiseRecord(taps=taps, bias=tiled_bias, clamp=clamp, threads=ctx.threads,
+                             slices=split_rows(taps, ctx.threads, out_shape))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
@@ -169,3 +173,86 @@ def _eval_rows(rec: DepthwiseRecord, taps: TapSum, inputs, out: np.ndarray) -> N
     elif len(inputs) > 2 and inputs[2] is not None:
         np.add(out, inputs[2], out=out)
     apply_clamp(rec.clamp, out)
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+@dataclass(frozen=True, kw_only=True)
+class QDepthwiseRecord:
+    plan: AccumulatorPlan  # float32 or float64 taps, and whether acc + bias wraps
+    taps: TapSum  # the float tap sum over x - zp_x and w - zp_w (exact integers)
+    acc: np.ndarray  # (N, OH, OW, C*M) scratch, work dtype
+    zp_x: int
+    output: OutputStage
+    threads: int = 1
+    slices: tuple = ()  # several threads: (index, TapSum, OutputStage) per row slice
+
+
+def prepare_quantized(ctx: OpContext):
+    x, f, filt, bias_values = quantized_operands(ctx, "NHWC / 1HWO")
+    n, h, w, c = x.shape
+    one, kh, kw, o = f.shape
+    if one != 1 or c < 1 or o % c != 0:
+        raise ctx.shape_error(
+            f"filter shape {list(f.shape)} must be [1, KH, KW, O] with O a multiple of the "
+            f"input channels ({c})"
+        )
+    multiplier = o // c  # like depthwise_conv.cc, derived from the shapes
+    check_bias(ctx, bias_values, o)
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    scales, zps = weight_params(ctx, x, f, o, 3)
+    # The XNNPACK delegate takes int8 depthwise convolutions, and uint8 ones whose
+    # (per-tensor) filter quantization names dimension 0 -- measured: with
+    # quantized_dimension 3 it leaves them to TFLite's optimized kernel, whose
+    # arithmetic is the reference one.
+    xnnpack = not ctx.quant.reference and (
+        x.dtype == np.int8 or f.quantization.quantized_dimension == 0)
+    requant = conv_requant(ctx, x, xq, scales, out, xnnpack)
+    lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
+
+    wh, ww = conv_windows(ctx, h, w, kh, kw)
+    centered = (filt - zps.astype(np.int16).reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
+    # The taps are not split: float64 where float32 is not exact (a kernel over 500 taps
+    # at the worst weights), and where the stage needs a float64 accumulator anyway.
+    plan = plan_accumulator(centered.reshape(-1, o), x.dtype, xq.zero_point, bias_values,
+                            float32_bias=requant.float32_bias, split=False)
+    work = plan.acc_dtype  # float32 only when the taps are exact in float32 and it suffices
+    taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
+    out_shape = (n, wh.size_out, ww.size_out, o)
+    acc = temporary(ctx, out_shape, work)
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, plan,
+                         repeat=ww.size_out)
+    slices = tuple((index, part, stage.rows(index, n, wh.size_out))
+                   for index, part in split_rows(taps, ctx.threads, out_shape))
+    record = QDepthwiseRecord(plan=plan, taps=taps, acc=acc, zp_x=xq.zero_point, output=stage,
+                              threads=ctx.threads, slices=slices)
+    return (OutputSpec(out_shape, x.dtype),), record
+
+
+def eval_quantized(rec: QDepthwiseRecord, inputs, outputs) -> None:
+    rec.taps.buffer.load(inputs[0], rec.zp_x)  # x - zp_x, channels repeated M times
+    if rec.slices:
+        run_slices(rec.threads, _quantized_rows, [
+            (taps, stage, rec.acc[index], outputs[0][index])
+            for index, taps, stage in rec.slices])
+        return
+    rec.taps(rec.acc)
+    rec.output(rec.acc, outputs[0])
+
+
+def _quantized_rows(taps: TapSum, stage: OutputStage, acc: np.ndarray,
+                    out: np.ndarray) -> None:
+    taps(acc)
+    stage(acc, out)
+
+
+OPS = (
+    OpDef("DEPTHWISE_CONV_2D",
+          float=Kernel(prepare, eval),
+          integer=Kernel(prepare_quantized, eval_quantized),
+          quant=QuantRule.OWN_RANGE,
+          affine=Affine(data=0, weights=1, bias=2, out_axis=3, in_axis=3),
+          fused_activation=True,
+          per_sample=True),
+)

@@ -18,15 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, scratch
 from ..names import quoted
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
+from .opdef import OpDef
 
 
 @dataclass(frozen=True)
 class DequantizeRecord:
-    scale: np.ndarray | None  # None for float16; float64 scalar or float32 per-channel
-    zero_point: np.ndarray | None  # int64 scalar or per-channel, broadcastable
-    scratch: np.ndarray | None  # float64 (per-tensor) / float32 (per-channel) work buffer
+    scale: np.ndarray  # float64 scalar or float32 per-channel, broadcastable
+    zero_point: np.ndarray  # int64 scalar or per-channel, broadcastable
+    scratch: np.ndarray  # float64 (per-tensor) / float32 (per-channel) work buffer
 
 
 def prepare(ctx: OpContext):
@@ -35,16 +36,17 @@ def prepare(ctx: OpContext):
     ctx.require_dtype(x, (np.float16, np.int8, np.uint8, np.int16), "input")
     spec = (OutputSpec(x.shape, np.dtype(np.float32)),)
     if x.dtype == np.float16:
-        return spec, DequantizeRecord(None, None, None)
+        return spec, Chosen(eval_float16, None)
 
     q = x.quantization
     if q is None or len(q.scale) == 0:
         raise ctx.shape_error(f"input {quoted(x.name)} has no quantization parameters")
     zero_point = q.zero_point if len(q.zero_point) else np.zeros(len(q.scale), np.int64)
     if len(q.scale) == 1:
-        record = DequantizeRecord(np.float64(q.scale[0]), np.int64(zero_point[0]),
-                                  scratch(ctx, x.shape, np.float64))
-        return spec, record
+        record = DequantizeRecord(scale=np.float64(q.scale[0]),
+                                  zero_point=np.int64(zero_point[0]),
+                                  scratch=scratch(ctx, x.shape, np.float64))
+        return spec, Chosen(eval_affine, record)
     axis = q.quantized_dimension
     if not 0 <= axis < x.rank or x.shape[axis] != len(q.scale) or len(zero_point) != len(q.scale):
         raise ctx.shape_error(
@@ -53,17 +55,24 @@ def prepare(ctx: OpContext):
         )
     bshape = [1] * x.rank
     bshape[axis] = len(q.scale)
-    record = DequantizeRecord(np.asarray(q.scale, np.float32).reshape(bshape),
-                              np.asarray(zero_point, np.int64).reshape(bshape),
-                              scratch(ctx, x.shape, np.float32))
-    return spec, record
+    record = DequantizeRecord(scale=np.asarray(q.scale, np.float32).reshape(bshape),
+                              zero_point=np.asarray(zero_point, np.int64).reshape(bshape),
+                              scratch=scratch(ctx, x.shape, np.float32))
+    return spec, Chosen(eval_affine, record)
 
 
-def eval(rec: DequantizeRecord, inputs, outputs) -> None:
-    if rec.scale is None:
-        np.copyto(outputs[0], inputs[0])
-        return
+def eval_float16(rec, inputs, outputs) -> None:
+    np.copyto(outputs[0], inputs[0])
+
+
+def eval_affine(rec: DequantizeRecord, inputs, outputs) -> None:
     # q - zero_point is exact in the scratch's float type (|q - zp| < 2^17).
     np.subtract(inputs[0], rec.zero_point, out=rec.scratch, casting="unsafe")
     np.multiply(rec.scratch, rec.scale, out=rec.scratch)
     np.copyto(outputs[0], rec.scratch, casting="same_kind")
+
+
+OPS = (
+    # float16 or quantized data in, float32 out: one kernel, no integer path to choose.
+    OpDef("DEQUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True),
+)

@@ -1,7 +1,9 @@
-"""FULLY_CONNECTED, float32: out = in[-1, I] @ W[O, I]^T + bias, then the fused clamp.
+"""FULLY_CONNECTED: out = in[-1, I] @ W[O, I]^T + bias, then the fused clamp; float32 and
+int8 / uint8.
 
-Matches tensorflow/lite/kernels/fully_connected.cc (Prepare / EvalFloat) and
-reference_ops::FullyConnected (tensorflow/lite/kernels/internal/reference/fully_connected.h):
+Matches tensorflow/lite/kernels/fully_connected.cc (Prepare / EvalFloat / EvalQuantized)
+and reference_ops::FullyConnected (tensorflow/lite/kernels/internal/reference/
+fully_connected.h):
 
 * weights are [num_units O, input_depth I] (DEFAULT weights_format only);
 * the input is flattened to [batch = NumElements(input) / I, I];
@@ -9,8 +11,32 @@ reference_ops::FullyConnected (tensorflow/lite/kernels/internal/reference/fully_
   dimension replaced by O;
 * bias is optional (input 2 may be omitted with -1).
 
-Constant weights are transposed once in prepare() to a contiguous [I, O] matrix, so
-invoke() is a single BLAS matmul into the output view.
+float32: constant weights are transposed once in prepare() to a contiguous [I, O]
+matrix, so invoke() is a single BLAS matmul into the output view.
+
+int8 / uint8:
+
+    acc[b, o] = bias[o] + sum_k (w[o, k] - zp_w) * (x[b, k] - zp_x)
+    out[b, o] = clamp(requant_o(acc[b, o]) + zp_out, act_min, act_max)
+
+The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
+
+* REFERENCE: LiteRT's reference kernels use the *float* overloads of
+  reference_integer_ops::FullyConnected / FullyConnectedPerChannel and
+  reference_ops::FullyConnected (tensorflow/lite/kernels/internal/reference/integer_ops/
+  fully_connected.h): ``round(double(acc) * M)`` with
+  M = double(s_x) * double(s_w[o]) / double(s_out) and std::round (half away from zero)
+  -- no QuantizeMultiplier at all. The clamp is CalculateActivationRangeQuantized's.
+* DEFAULT: the XNNPACK delegate takes the op: rint(float32(acc) * float32(M)) with the
+  float32 M = (s_x * s_w[o]) / s_out, and XNNPACK's clamp.
+
+Integer weights are constant; int8 weights are per tensor (any zero point, applied like
+TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8 weights are
+per tensor. The product runs on float32 BLAS, exact (accumulator): in one product where
+every partial sum is bounded by 2^24, else with the depth split into float32-exact
+ranges whose results are summed in float64; where bias + sum may overflow int32 the
+exact value is wrapped to int32 as TFLite's int32 accumulator wraps.
+requantize.output_stage requantizes.
 """
 
 from __future__ import annotations
@@ -19,13 +45,54 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, num_elements
+from ..names import quoted
+from .accumulator import AccumulatorPlan, plan_accumulator
+from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
+from .opdef import Affine, OpDef, QuantRule
+from .requantize import (
+    QUANTIZED,
+    OutputStage,
+    activation_bounds,
+    channel_params,
+    float64_requant,
+    fp32_requant,
+    output_stage,
+    qparams,
+    require_same_type,
+)
 
 DEFAULT_WEIGHTS_FORMAT = 0
 
 
-@dataclass(frozen=True)
+def _geometry(ctx: OpContext, x: TensorInfo, w: TensorInfo):
+    """(rows, depth, units, output shape) from the input and [units, depth] weights."""
+    if int(ctx.option("weights_format", DEFAULT_WEIGHTS_FORMAT)) != DEFAULT_WEIGHTS_FORMAT:
+        raise ctx.unsupported("only the DEFAULT weights_format is supported")
+    if w.rank != 2:
+        raise ctx.shape_error(f"weights shape {list(w.shape)} must be 2-D [units, input_depth]")
+    units, depth = w.shape
+    total = num_elements(x.shape)
+    if depth < 1 or total % depth != 0:
+        raise ctx.shape_error(
+            f"input shape {list(x.shape)} ({total} elements) cannot be flattened into rows "
+            f"of the weights' input depth {depth}"
+        )
+    rows = total // depth
+    if ctx.option("keep_num_dims", False):
+        if x.rank == 0 or x.shape[-1] != depth:
+            raise ctx.shape_error(
+                f"keep_num_dims needs the input's last dimension ({list(x.shape)}) to equal "
+                f"the weights' input depth {depth}"
+            )
+        return rows, depth, units, tuple(x.shape[:-1]) + (units,)
+    return rows, depth, units, (rows, units)
+
+
+# --------------------------------------------------------------------------- float32
+
+
+@dataclass(frozen=True, kw_only=True)
 class FullyConnectedRecord:
     rows: int  # batch: number of input rows
     in_features: int  # I
@@ -40,38 +107,17 @@ def prepare(ctx: OpContext):
     bias = ctx.optional_input(2)
     ctx.require_dtype(x, (np.float32,), "input")
     ctx.require_dtype(w, (np.float32,), "weights")
-    if int(ctx.option("weights_format", DEFAULT_WEIGHTS_FORMAT)) != DEFAULT_WEIGHTS_FORMAT:
-        raise ctx.unsupported("only the DEFAULT weights_format is supported")
-    if w.rank != 2:
-        raise ctx.shape_error(f"weights shape {list(w.shape)} must be 2-D [units, input_depth]")
-    units, depth = w.shape
-    total = num_elements(x.shape)
-    if depth < 1 or total % depth != 0:
-        raise ctx.shape_error(
-            f"input shape {list(x.shape)} ({total} elements) cannot be flattened into rows "
-            f"of the weights' input depth {depth}"
-        )
-    rows = total // depth
+    rows, depth, units, out_shape = _geometry(ctx, x, w)
     if bias is not None:
         ctx.require_dtype(bias, (np.float32,), "bias")
         if num_elements(bias.shape) != units:
             raise ctx.shape_error(f"bias shape {list(bias.shape)} must hold {units} values")
 
-    if ctx.option("keep_num_dims", False):
-        if x.rank == 0 or x.shape[-1] != depth:
-            raise ctx.shape_error(
-                f"keep_num_dims needs the input's last dimension ({list(x.shape)}) to equal "
-                f"the weights' input depth {depth}"
-            )
-        out_shape = tuple(x.shape[:-1]) + (units,)
-    else:
-        out_shape = (rows, units)
-
     weights_t = None
     if w.is_constant:
         weights_t = np.ascontiguousarray(w.data.astype(np.float32).T)
-    record = FullyConnectedRecord(rows, depth, units, weights_t,
-                                  activation_clamp(ctx, np.float32))
+    record = FullyConnectedRecord(rows=rows, in_features=depth, out_features=units,
+                                  weights_t=weights_t, clamp=activation_clamp(ctx, np.float32))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
@@ -84,3 +130,85 @@ def eval(rec: FullyConnectedRecord, inputs, outputs) -> None:
     if bias is not None:
         np.add(out2d, bias.reshape(rec.out_features), out=out2d)
     apply_clamp(rec.clamp, out2d)
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+@dataclass(frozen=True, kw_only=True)
+class QFullyConnectedRecord:
+    rows: int
+    depth: int
+    units: int
+    plan: AccumulatorPlan  # float32 / float32 chunks, and whether acc + bias wraps
+    x_work: np.ndarray  # (rows, K) scratch: x - zp_x in the GEMM dtype
+    weights_t: np.ndarray  # (K, O): (w - zp_w)^T in the GEMM dtype
+    acc: np.ndarray  # (rows, O) scratch, plan.acc_dtype
+    part: np.ndarray | None  # like acc in the GEMM dtype, if plan.needs_part
+    zp_x: int
+    output: OutputStage
+
+
+def prepare_quantized(ctx: OpContext):
+    ctx.check_arity(2, 3)
+    x, w = ctx.input(0), ctx.input(1)
+    bias = ctx.optional_input(2)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, w)
+    require_same_type(ctx, x, ctx.outputs[0])
+    rows, depth, units, out_shape = _geometry(ctx, x, w)
+
+    weights = ctx.constant_input(1, "weights").astype(np.int16)  # w - zp_w fits int16
+    bias_values = None
+    if bias is not None:
+        ctx.require_dtype(bias, (np.int32,), "bias")
+        bias_values = ctx.constant_input(2, "bias").astype(np.int64).reshape(-1)
+        if bias_values.size != units:
+            raise ctx.shape_error(f"bias holds {bias_values.size} values, expected {units}")
+
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    scales, zps = channel_params(ctx, w, "weights", units, 0)
+    per_channel = len(w.quantization.scale) > 1
+    if per_channel and (x.dtype == np.uint8 or np.any(zps != 0)):
+        raise ctx.unsupported(
+            f"per-channel weights {quoted(w.name)} must be int8 with zero point 0"
+        )
+    xnnpack = not ctx.quant.reference
+    if xnnpack:
+        requant = fp32_requant(np.float32(xq.scale) * scales / np.float32(out.scale))
+    else:
+        requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
+    lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
+
+    centered = weights - zps.astype(np.int16).reshape(units, 1)  # (O, K): w - zp_w
+    plan = plan_accumulator(centered.T, x.dtype, xq.zero_point, bias_values,
+                            float32_bias=requant.float32_bias)
+    work = plan.gemm_dtype
+    weights_t = np.ascontiguousarray(centered.T.astype(work))
+    stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * units,
+                         units, plan)
+    part = temporary(ctx, (rows, units), work) if plan.needs_part else None
+    record = QFullyConnectedRecord(
+        rows=rows, depth=depth, units=units, plan=plan,
+        x_work=temporary(ctx, (rows, depth), work), weights_t=weights_t,
+        acc=temporary(ctx, (rows, units), plan.acc_dtype), part=part, zp_x=xq.zero_point,
+        output=stage)
+    return (OutputSpec(out_shape, x.dtype),), record
+
+
+def eval_quantized(rec: QFullyConnectedRecord, inputs, outputs) -> None:
+    np.subtract(inputs[0].reshape(rec.rows, rec.depth), rec.zp_x, out=rec.x_work,
+                dtype=rec.x_work.dtype)
+    rec.plan.matmul(rec.x_work, rec.weights_t, rec.acc, rec.part)
+    rec.output(rec.acc, outputs[0])
+
+
+OPS = (
+    OpDef("FULLY_CONNECTED",
+          float=Kernel(prepare, eval),
+          integer=Kernel(prepare_quantized, eval_quantized),
+          quant=QuantRule.OWN_RANGE,
+          affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=1),
+          fused_activation=True,
+          per_sample=True),
+)

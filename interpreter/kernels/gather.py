@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
+from .opdef import OpDef
 from ..names import quoted
 
 
@@ -74,9 +75,10 @@ def prepare(ctx: OpContext):
     m = num_elements(idx.shape[batch_dims:])
     if idx.data is not None:
         _check_range(idx.data, x.shape[axis], ctx.describe())
-    record = GatherRecord((b, outer, x.shape[axis], inner), (b, m), (b, outer, m, inner),
-                          np.arange(b).reshape(b, 1) if batch_dims else None,
-                          idx.data is None, ctx.describe())
+    record = GatherRecord(params_view=(b, outer, x.shape[axis], inner), indices_view=(b, m),
+                          out_view=(b, outer, m, inner),
+                          batch_index=np.arange(b).reshape(b, 1) if batch_dims else None,
+                          check=idx.data is None, where=ctx.describe())
     return (OutputSpec(shape, x.dtype),), record
 
 
@@ -93,4 +95,7 @@ def eval(rec: GatherRecord, inputs, outputs) -> None:
         np.copyto(out, x[rec.batch_index, :, idx, :].transpose(0, 2, 1, 3))
 
 
-GATHER = Kernel(prepare, eval)
+OPS = (
+    # Not per sample: along axis 0 the indices pick samples.
+    OpDef("GATHER", float=Kernel(prepare, eval)),
+)

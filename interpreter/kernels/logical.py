@@ -1,10 +1,10 @@
 """Comparisons, logical ops and selection: LESS, LESS_EQUAL, GREATER, GREATER_EQUAL,
-EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT, SELECT, SELECT_V2.
+EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR, SELECT, SELECT_V2.
 
 * Comparisons (tensorflow/lite/kernels/comparisons.cc): two inputs of one type with
   numpy broadcasting; a bool output.
-* LOGICAL_AND / LOGICAL_OR (logical.cc): bool inputs, broadcasting; LOGICAL_NOT
-  (elementwise.cc): one bool input.
+* LOGICAL_AND / LOGICAL_OR (logical.cc): bool inputs, broadcasting. (LOGICAL_NOT, one
+  bool input, is in unary.py.)
 * SELECT_V2 (select.cc): condition (bool), x, y of one type, all three broadcast
   against each other; out = condition ? x : y.
 * SELECT (select.cc, v1): no broadcasting, except that a 1-D condition may pick whole
@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .binary import same_type_pair
+from .opdef import OpDef
 from ..names import quoted
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -89,13 +90,16 @@ def eval_select(rec: SelectRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], x, where=cond)
 
 
-LESS = _binary(np.less, _NUMERIC)
-LESS_EQUAL = _binary(np.less_equal, _NUMERIC)
-GREATER = _binary(np.greater, _NUMERIC)
-GREATER_EQUAL = _binary(np.greater_equal, _NUMERIC)
-EQUAL = _binary(np.equal, _NUMERIC)
-NOT_EQUAL = _binary(np.not_equal, _NUMERIC)
-LOGICAL_AND = _binary(np.logical_and, (np.bool_,))
-LOGICAL_OR = _binary(np.logical_or, (np.bool_,))
-SELECT = _select(v2=False)
-SELECT_V2 = _select(v2=True)
+OPS = tuple(OpDef(name, float=kernel, per_sample=True) for name, kernel in (
+    ("LESS", _binary(np.less, _NUMERIC)),
+    ("LESS_EQUAL", _binary(np.less_equal, _NUMERIC)),
+    ("GREATER", _binary(np.greater, _NUMERIC)),
+    ("GREATER_EQUAL", _binary(np.greater_equal, _NUMERIC)),
+    ("EQUAL", _binary(np.equal, _NUMERIC)),
+    ("NOT_EQUAL", _binary(np.not_equal, _NUMERIC)),
+    ("LOGICAL_AND", _binary(np.logical_and, (np.bool_,))),
+    ("LOGICAL_OR", _binary(np.logical_or, (np.bool_,))),
+    # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
+    ("SELECT", _select(v2=False)),
+    ("SELECT_V2", _select(v2=True)),
+))

@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
+from .opdef import OpDef
 
 EPSILON = np.float32(1e-6)
 
@@ -56,4 +57,8 @@ def eval(rec: L2NormRecord, inputs, outputs) -> None:
     apply_clamp(rec.clamp, out)
 
 
-L2_NORMALIZATION = Kernel(prepare, eval)
+OPS = (
+    # fused_activation stays False: LiteRT's l2norm.cc refuses anything but NONE, so the
+    # converter must not fuse into it (the kernel above still applies one it finds).
+    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True),
+)

@@ -22,10 +22,17 @@ The facts:
 * ``affine``: for ops computing ``y = x (*) W + b`` over channels, which operands are the
   data, the weights and the bias, and the weights' output / input channel axes (the output
   axis is the per-channel quantization axis).
-* ``fused_activation``: the op has a ``fused_activation_function`` option.
-* ``per_sample``: the op keeps the samples of a batch apart (batch_split.py may run the
-  batch in chunks); ``reduction``: input 1 holds axes, and the op keeps samples apart when
-  those (constant) axes leave out dim 0.
+* ``fused_activation``: the op has a ``fused_activation_function`` option that LiteRT's
+  kernels apply, so the converter may fuse a following RELU / RELU6 / RELU_N1_TO_1 into
+  it. (CONCATENATION and L2_NORMALIZATION have the option, and edgelite's kernels apply
+  it, but LiteRT's reference kernels refuse anything but NONE there -- concatenation.cc,
+  l2norm.cc -- and its XNNPACK CONCATENATION ignores it: not set.)
+* ``per_sample``: given operands that all lead with the batch (batch_split.py checks
+  every non-constant tensor's shape), the op never mixes samples, so the batch may run
+  in chunks. An op that only keeps them apart for some options (TRANSPOSE, GATHER,
+  STRIDED_SLICE, PACK, ...) is not per_sample. ``reduction``: input 1 holds axes
+  (MEAN, SUM, ..., ARG_MAX), and the op keeps samples apart when those (constant) axes
+  leave out dim 0.
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
 """
@@ -33,7 +40,7 @@ The facts:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Mapping
 
 import numpy as np
@@ -68,6 +75,7 @@ class Affine:
 @dataclass(frozen=True)
 class OpDef:
     name: str  # the TFLite builtin name, as in schema/ops.py's BUILTIN_CODE
+    _: KW_ONLY  # every other fact is given by keyword
     float: Kernel | None = None
     integer: Kernel | str | None = None  # a Kernel, TYPE_GENERIC, or None
     quant: QuantRule = QuantRule.FLOAT_ONLY

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -79,8 +80,6 @@ def eval(rec: PadRecord, inputs, outputs) -> None:
     out[rec.interior] = inputs[0]
 
 
-PAD = Kernel(_make_prepare(2), eval)
-PADV2 = Kernel(_make_prepare(3), eval)
 
 
 # --------------------------------------------------------------------------- MIRROR_PAD
@@ -133,4 +132,10 @@ def eval_mirror_pad(rec: MirrorPadRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0][rec.grid])
 
 
-MIRROR_PAD = Kernel(prepare_mirror_pad, eval_mirror_pad)
+OPS = (
+    # Padding dim 0 changes its size, which batch_split.py's shape check refuses.
+    OpDef("PAD", float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
+    OpDef("PADV2", float=Kernel(_make_prepare(3), eval), per_sample=True),
+    OpDef("MIRROR_PAD", float=Kernel(prepare_mirror_pad, eval_mirror_pad), per_sample=True),
+)

@@ -1,4 +1,4 @@
-"""MAX_POOL_2D and AVERAGE_POOL_2D, float32.
+"""MAX_POOL_2D and AVERAGE_POOL_2D: float32 and int8 / uint8.
 
 Matches tensorflow/lite/kernels/pooling.cc (Prepare: ComputePaddingHeightWidth with
 dilation 1) and reference_ops::AveragePool / MaxPool
@@ -17,6 +17,19 @@ so padded positions never take part:
 
 The taps are summed in the reference's (filter_y, filter_x) order, so the average is
 computed with the same float32 additions.
+
+int8 / uint8: pools need equal input and output parameters (pooling.cc), so they work on
+the raw q:
+
+* AVERAGE_POOL_2D -- reference_integer_ops::AveragePool / reference_ops::AveragePool
+  (tensorflow/lite/kernels/internal/reference/integer_ops/pooling.h, pooling.h): the sum
+  of the window's valid (unpadded) pixels divided by their count c, rounded half away
+  from zero with C integer division:
+      out = (acc > 0 ? acc + c/2 : acc - c/2) / c
+  then the fused clamp. The XNNPACK delegate leaves quantized average pools to TFLite,
+  whose optimized kernel rounds the same way, so both kernel sets agree.
+* MAX_POOL_2D -- the maximum over the valid pixels, then the fused clamp (TFLite's
+  CalculateActivationRangeQuantized, or XNNPACK's for DEFAULT).
 """
 
 from __future__ import annotations
@@ -25,9 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec
-from .fused import Clamp, activation_clamp, apply_clamp
-from .window import TapBuffer, Window1D, padding_option, tap_buffer, window_1d
+from ..names import quoted
+from .base import Kernel, OpContext, OutputSpec, temporary
+from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
+from .opdef import OpDef, QuantRule
+from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type
+from .window import TapBuffer, pool_windows, tap_buffer, valid_counts
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
 
@@ -39,14 +55,6 @@ class PoolRecord:
     clamp: Clamp
 
 
-def _valid_counts(win: Window1D) -> np.ndarray:
-    """Per output position, how many window positions fall inside the input."""
-    origin = np.arange(win.size_out) * win.stride - win.pad_before
-    start = np.maximum(0, -origin)
-    end = np.minimum(win.kernel, win.size_in - origin)
-    return np.maximum(end - start, 0)
-
-
 def _prepare(ctx: OpContext, is_average: bool):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
@@ -54,20 +62,16 @@ def _prepare(ctx: OpContext, is_average: bool):
     if x.rank != 4:
         raise ctx.shape_error(f"input shape {list(x.shape)} must be 4-D NHWC")
     n, h, w, c = x.shape
-    pad = padding_option(ctx)
-    wh = window_1d(ctx, "height", h, int(ctx.option("filter_height", 1)),
-                   int(ctx.option("stride_h", 1)), 1, pad)
-    ww = window_1d(ctx, "width", w, int(ctx.option("filter_width", 1)),
-                   int(ctx.option("stride_w", 1)), 1, pad)
+    wh, ww = pool_windows(ctx, h, w)
     fill = 0.0 if is_average else LOWEST_FLOAT32
     buffer = tap_buffer(ctx, n, wh, ww, c, np.float32, fill)
     out_shape = (n, wh.size_out, ww.size_out, c)
     divisor = None
     if is_average:
-        counts = np.outer(_valid_counts(wh), _valid_counts(ww))
+        counts = np.outer(valid_counts(wh), valid_counts(ww))
         counts = counts.astype(np.float32).reshape(1, wh.size_out, ww.size_out, 1)
         divisor = np.ascontiguousarray(np.broadcast_to(counts, out_shape))
-    record = PoolRecord(buffer, divisor, activation_clamp(ctx, np.float32))
+    record = PoolRecord(buffer=buffer, divisor=divisor, clamp=activation_clamp(ctx, np.float32))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
@@ -96,3 +100,102 @@ def eval_max(rec: PoolRecord, inputs, outputs) -> None:
     for i in range(len(taps)):
         np.fmax(out, taps[i], out=out)
     apply_clamp(rec.clamp, out)
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+@dataclass(frozen=True, kw_only=True)
+class QPoolRecord:
+    buffer: TapBuffer  # the padded input split into stride phases; taps are its views
+    lo: int
+    hi: int
+    half: np.ndarray | None = None  # AVERAGE: c // 2 per output value (work dtype)
+    counts: np.ndarray | None = None  # AVERAGE: c, the valid-pixel count per output value
+    acc: np.ndarray | None = None  # AVERAGE: (N, OH, OW, C) scratch (work dtype)
+
+
+def _prepare_quantized(ctx: OpContext, is_average: bool):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, ctx.outputs[0])
+    if x.rank != 4:
+        raise ctx.shape_error(f"input shape {list(x.shape)} must be 4-D NHWC")
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    if (xq.scale, xq.zero_point) != (out.scale, out.zero_point):
+        raise ctx.unsupported(
+            f"input {quoted(x.name)} and output {quoted(ctx.outputs[0].name)} need equal "
+            "quantization parameters (as in TFLite's pooling.cc)"
+        )
+    n, h, w, c = x.shape
+    wh, ww = pool_windows(ctx, h, w)
+    # XNNPACK takes quantized max pools (its clamp), not average pools.
+    xnnpack = not ctx.quant.reference and not is_average
+    lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
+    out_shape = (n, wh.size_out, ww.size_out, c)
+    if not is_average:  # the max of raw q values, in the input type; padding never wins
+        buffer = tap_buffer(ctx, n, wh, ww, c, x.dtype, int(np.iinfo(x.dtype).min))
+        return (OutputSpec(out_shape, x.dtype),), QPoolRecord(buffer=buffer, lo=lo, hi=hi)
+    # Sums of at most KH*KW values of magnitude <= 255 are exact in float32; so is the
+    # rounding below while c < 2^14 (the quotient is then far from the next integer
+    # relative to float32's spacing), else float64.
+    window = wh.kernel * ww.kernel
+    work = np.float32 if window < 2**14 else np.float64
+    buffer = tap_buffer(ctx, n, wh, ww, c, work, 0)
+    counts = np.outer(valid_counts(wh), valid_counts(ww)).reshape(1, wh.size_out,
+                                                                    ww.size_out, 1)
+    counts = np.ascontiguousarray(np.broadcast_to(counts, out_shape)).astype(work)
+    half = np.floor(counts / 2).astype(work)
+    record = QPoolRecord(buffer=buffer, half=half, counts=counts,
+                         acc=temporary(ctx, out_shape, work), lo=lo, hi=hi)
+    return (OutputSpec(out_shape, x.dtype),), record
+
+
+def prepare_average_quantized(ctx: OpContext):
+    return _prepare_quantized(ctx, is_average=True)
+
+
+def prepare_max_quantized(ctx: OpContext):
+    return _prepare_quantized(ctx, is_average=False)
+
+
+def eval_average_quantized(rec: QPoolRecord, inputs, outputs) -> None:
+    rec.buffer.load(inputs[0])
+    acc, taps = rec.acc, rec.buffer.taps
+    np.copyto(acc, taps[0])
+    for i in range(1, len(taps)):
+        np.add(acc, taps[i], out=acc)
+    # (acc > 0 ? acc + c/2 : acc - c/2) / c with C's truncating division (acc == 0 gives
+    # 0 either way); the float quotient lands on the same side of every integer.
+    np.add(acc, np.copysign(rec.half, acc), out=acc)
+    np.divide(acc, rec.counts, out=acc)
+    np.trunc(acc, out=acc)
+    clamp_inplace(acc, rec.lo, rec.hi)
+    np.copyto(outputs[0], acc, casting="unsafe")
+
+
+def eval_max_quantized(rec: QPoolRecord, inputs, outputs) -> None:
+    rec.buffer.load(inputs[0])
+    out, taps = outputs[0], rec.buffer.taps
+    np.copyto(out, taps[0])
+    for i in range(1, len(taps)):
+        np.maximum(out, taps[i], out=out)
+    clamp_inplace(out, out.dtype.type(rec.lo), out.dtype.type(rec.hi))
+
+
+OPS = (
+    OpDef("AVERAGE_POOL_2D",
+          float=Kernel(prepare_average, eval_average),
+          integer=Kernel(prepare_average_quantized, eval_average_quantized),
+          quant=QuantRule.SAME_AS_INPUT,
+          fused_activation=True,
+          per_sample=True),
+    OpDef("MAX_POOL_2D",
+          float=Kernel(prepare_max, eval_max),
+          integer=Kernel(prepare_max_quantized, eval_max_quantized),
+          quant=QuantRule.SAME_AS_INPUT,
+          fused_activation=True,
+          per_sample=True,
+          exact=True),
+)

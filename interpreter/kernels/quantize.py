@@ -26,21 +26,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, temporary
-from .fused import clamp_inplace
-from .requantize import QUANTIZED, qparams
-from .quantized_activations import LutRecord, make_lut
 from ..names import quoted
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
+from .fused import clamp_inplace
+from .opdef import OpDef
+from .requantize import QUANTIZED, LutRecord, apply_lut, make_lut, qparams
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QuantizeRecord:
-    inverse: bool  # DEFAULT: multiply by float32(1 / s), round half to even
-    scale: np.float32
+    """float32 -> q: the output's parameters and the type's range."""
+
+    scale: np.float32  # REFERENCE: s; DEFAULT: float32(1 / s)
     zero_point: int
     lo: int
     hi: int
-    work: np.ndarray | None = None  # DEFAULT: float32 scratch shaped like the input
+
+
+@dataclass(frozen=True, kw_only=True)
+class XnnQuantizeRecord(QuantizeRecord):
+    work: np.ndarray  # float32 scratch shaped like the input
+
+
+@dataclass(frozen=True)
+class BlockLutRecord:
+    head: np.ndarray  # table for the first ``split`` values (the vectorized loop)
+    tail: np.ndarray  # table for the rest (the scalar loop)
+    split: int
 
 
 NEON_BLOCK = 16  # optimized_ops::Requantize handles 16 values per NEON iteration
@@ -67,11 +79,13 @@ def prepare(ctx: OpContext):
     spec = (OutputSpec(x.shape, y.dtype),)
     info = np.iinfo(y.dtype)
     if x.dtype == np.float32:
-        inverse = not ctx.quant.reference
-        scale = np.float32(1.0) / np.float32(out.scale) if inverse else np.float32(out.scale)
-        work = temporary(ctx, x.shape, np.float32) if inverse else None
-        return spec, QuantizeRecord(inverse, scale, out.zero_point, int(info.min),
-                                    int(info.max), work)
+        bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
+        if ctx.quant.reference:
+            return spec, Chosen(eval_reference, QuantizeRecord(
+                scale=np.float32(out.scale), **bounds))
+        return spec, Chosen(eval_xnn, XnnQuantizeRecord(
+            scale=np.float32(1.0) / np.float32(out.scale),
+            work=temporary(ctx, x.shape, np.float32), **bounds))
     xq = qparams(ctx, x, "input")
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     rounding = ctx.quant.rounding
@@ -82,68 +96,58 @@ def prepare(ctx: OpContext):
 
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
-        return spec, LutRecord(lut)
+        return spec, Chosen(apply_lut, LutRecord(lut))
     xnn = _xnn_cvt_multiplier(xq.scale, out.scale) if x.dtype == y.dtype else None
     if xnn is not None:
         # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
-        return spec, LutRecord(make_lut(
+        return spec, Chosen(apply_lut, LutRecord(make_lut(
             x.dtype, lambda q: (((q - xq.zero_point) * xnn + 128) >> 8) + out.zero_point,
-            y.dtype))
+            y.dtype)))
     # TFLite's optimized Requantize: NEON rounding on whole blocks of 16, scalar tail.
     # (In a single-rounding build the NEON path rounds like the scalar one.)
     if rounding is qm.Rounding.SINGLE:
-        return spec, LutRecord(lut)
+        return spec, Chosen(apply_lut, LutRecord(lut))
     vector = make_lut(x.dtype, lambda q: qm.multiply_by_quantized_multiplier_neon(
         q - xq.zero_point, m, shift) + out.zero_point, y.dtype)
     size = 1
     for d in x.shape:
         size *= d
-    return spec, BlockLutRecord(vector, lut, size - size % NEON_BLOCK)
+    return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
 
 
-def eval_float(rec: QuantizeRecord, inputs, outputs) -> None:
-    x = inputs[0]
+def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:
+    # XNNPACK clamps in float before converting: overflow saturates, NaN reads as 0.
+    # Clipping to [lo - z, hi - z] before adding z equals clipping after (integral
+    # bounds), so it all stays in place in float32.
+    f = rec.work
     with np.errstate(over="ignore", invalid="ignore"):
-        if rec.inverse:
-            # XNNPACK clamps in float before converting: overflow saturates, NaN reads
-            # as 0. Clipping to [lo - z, hi - z] before adding z equals clipping after
-            # (integral bounds), so it all stays in place in float32.
-            f = rec.work
-            np.multiply(x, rec.scale, out=f)
-            np.rint(f, out=f)
-            if np.isnan(np.add.reduce(f, axis=None)):  # one cheap pass; NaN is rare
-                np.nan_to_num(f, copy=False, nan=0.0)
-            clamp_inplace(f, np.float32(rec.lo - rec.zero_point),
-                          np.float32(rec.hi - rec.zero_point))
-            np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
-            return
-        else:
-            # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values
-            # convert to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.
-            scaled = qm.round_half_away(x / rec.scale)
-            bad = ~(np.abs(scaled) < 2.0**31)
-            q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
-            q = qm.wrap_int32(q + rec.zero_point)
+        np.multiply(inputs[0], rec.scale, out=f)
+        np.rint(f, out=f)
+        if np.isnan(np.add.reduce(f, axis=None)):  # one cheap pass; NaN is rare
+            np.nan_to_num(f, copy=False, nan=0.0)
+        clamp_inplace(f, np.float32(rec.lo - rec.zero_point), np.float32(rec.hi - rec.zero_point))
+        np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
+
+
+def eval_reference(rec: QuantizeRecord, inputs, outputs) -> None:
+    # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values convert
+    # to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = qm.round_half_away(inputs[0] / rec.scale)
+        bad = ~(np.abs(scaled) < 2.0**31)
+        q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
+        q = qm.wrap_int32(q + rec.zero_point)
     np.clip(q, rec.lo, rec.hi, out=q)
     np.copyto(outputs[0], q, casting="unsafe")
 
 
-@dataclass(frozen=True)
-class BlockLutRecord:
-    head: np.ndarray  # table for the first ``split`` values (the vectorized loop)
-    tail: np.ndarray  # table for the rest (the scalar loop)
-    split: int
+def eval_block_lut(rec: BlockLutRecord, inputs, outputs) -> None:
+    x, out = inputs[0].reshape(-1).view(np.uint8), outputs[0].reshape(-1)
+    np.take(rec.head, x[:rec.split], out=out[:rec.split])
+    np.take(rec.tail, x[rec.split:], out=out[rec.split:])
 
 
-def eval(rec, inputs, outputs) -> None:
-    if isinstance(rec, LutRecord):
-        rec.lut.take(inputs[0].view(np.uint8), out=outputs[0])
-    elif isinstance(rec, BlockLutRecord):
-        x, out = inputs[0].reshape(-1).view(np.uint8), outputs[0].reshape(-1)
-        np.take(rec.head, x[:rec.split], out=out[:rec.split])
-        np.take(rec.tail, x[rec.split:], out=out[rec.split:])
-    else:
-        eval_float(rec, inputs, outputs)
-
-
-QUANTIZE = Kernel(prepare, eval)
+OPS = (
+    # One kernel for every input: float32 -> q and q -> q (no float path to choose).
+    OpDef("QUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True),
+)

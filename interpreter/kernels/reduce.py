@@ -12,6 +12,17 @@ Matches tensorflow/lite/kernels/reduce.cc:
 * MEAN: sum over the reduced elements divided by their count; for int32 / int64 the sum
   is taken in int64 and the division truncates toward zero (C++ integer division);
 * REDUCE_PROD multiplies (integers wrap); REDUCE_ANY / REDUCE_ALL reduce bool tensors.
+
+MEAN on int8 / uint8:
+
+* REFERENCE -- reference_ops::QuantizedMeanOrSum (reference/reduce.h): with
+  (m, shift) = QuantizeMultiplier(s_in / s_out) and n the number of reduced elements,
+      k = min(floor(log2 n), 32, 31 + shift)
+      m' = (m << k) / n, shift' = shift - k           (integer division)
+      out = clamp(MBQM(sum(q) - n * z_in, m', shift') + z_out)
+* DEFAULT -- the XNNPACK delegate (xnn_create_reduce_nd / update_params_mean_qs8):
+      scale = float32(s_in / s_out) * float32(1 / n)
+      out = clamp(rint(float32(sum(q) - n * z_in) * scale) + z_out)
 """
 
 from __future__ import annotations
@@ -22,7 +33,10 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from .. import quant_math as qm
+from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
+from .opdef import OpDef, QuantRule
+from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
 
 
 @dataclass(frozen=True)
@@ -32,21 +46,34 @@ class ReduceRecord:
     keep_dims: bool
 
 
-def _reducer(kind: str, dtype: np.dtype) -> Callable:
-    """The numpy reduction for one op and dtype, with its start value bound."""
-    if kind == "max":
-        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-        return partial(np.fmax.reduce, initial=info.min)
-    if kind == "min":
-        info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-        return partial(np.fmin.reduce, initial=info.max)
-    if kind == "prod":
-        return partial(np.prod, dtype=dtype)
-    if kind in ("any", "all"):
-        return np.any if kind == "any" else np.all
-    if kind == "mean":
-        return _float_mean if dtype.kind == "f" else _integer_mean
+def _max(dtype: np.dtype) -> Callable:
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return partial(np.fmax.reduce, initial=info.min)
+
+
+def _min(dtype: np.dtype) -> Callable:
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return partial(np.fmin.reduce, initial=info.max)
+
+
+def _prod(dtype: np.dtype) -> Callable:
+    return partial(np.prod, dtype=dtype)
+
+
+def _sum(dtype: np.dtype) -> Callable:
     return np.add.reduce
+
+
+def _any(dtype: np.dtype) -> Callable:
+    return np.any
+
+
+def _all(dtype: np.dtype) -> Callable:
+    return np.all
+
+
+def _mean(dtype: np.dtype) -> Callable:
+    return _float_mean if dtype.kind == "f" else _integer_mean
 
 
 def _float_mean(x, axis, keepdims, out) -> None:
@@ -72,18 +99,25 @@ def resolve_axes(ctx: OpContext, axis_values: np.ndarray, rank: int) -> tuple[in
     return tuple(sorted(axes))
 
 
-def _make_prepare(kind: str, dtypes: tuple):
+def _output_shape(ctx: OpContext, x) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """(axes, output shape, keep_dims) of a reduction of ``x`` over input 1's axes."""
+    axes = resolve_axes(ctx, ctx.constant_input(1, "axis"), x.rank)
+    keep_dims = bool(ctx.option("keep_dims", False))
+    if keep_dims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return axes, shape, keep_dims
+
+
+def _make_prepare(reducer: Callable, dtypes: tuple):
+    """``reducer(dtype)``: the numpy reduction for the input's dtype."""
     def prepare(ctx: OpContext):
         ctx.check_arity(2, 2)
         x = ctx.input(0)
         ctx.require_dtype(x, dtypes, "input")
-        axes = resolve_axes(ctx, ctx.constant_input(1, "axis"), x.rank)
-        keep_dims = bool(ctx.option("keep_dims", False))
-        if keep_dims:
-            shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-        else:
-            shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return (OutputSpec(shape, x.dtype),), ReduceRecord(_reducer(kind, x.dtype), axes, keep_dims)
+        axes, shape, keep_dims = _output_shape(ctx, x)
+        return (OutputSpec(shape, x.dtype),), ReduceRecord(reducer(x.dtype), axes, keep_dims)
 
     return prepare
 
@@ -94,10 +128,91 @@ def eval(rec: ReduceRecord, inputs, outputs) -> None:
 
 _NUMERIC = (np.float32, np.int32, np.int64)
 
-MEAN = Kernel(_make_prepare("mean", _NUMERIC), eval)
-SUM = Kernel(_make_prepare("sum", _NUMERIC), eval)
-REDUCE_MAX = Kernel(_make_prepare("max", _NUMERIC), eval)
-REDUCE_MIN = Kernel(_make_prepare("min", _NUMERIC), eval)
-REDUCE_PROD = Kernel(_make_prepare("prod", _NUMERIC), eval)
-REDUCE_ANY = Kernel(_make_prepare("any", (np.bool_,)), eval)
-REDUCE_ALL = Kernel(_make_prepare("all", (np.bool_,)), eval)
+
+# --------------------------------------------------------------------------- MEAN, int8 / uint8
+
+
+@dataclass(frozen=True, kw_only=True)
+class QMeanRecord:
+    axes: tuple[int, ...]
+    keep_dims: bool
+    offset: int  # n * z_in
+    z_out: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedMeanRecord(QMeanRecord):
+    multiplier: int  # m'
+    shift: int  # shift'
+    rounding: qm.Rounding
+
+
+@dataclass(frozen=True, kw_only=True)
+class XnnMeanRecord(QMeanRecord):
+    scale: np.float32  # float32(s_in / s_out) * float32(1 / n)
+
+
+def prepare_mean_quantized(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    x = ctx.input(0)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, ctx.outputs[0])
+    axes, shape, keep_dims = _output_shape(ctx, x)
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    if count == 0:
+        raise ctx.shape_error(f"MEAN over an empty axis of shape {list(x.shape)}")
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    info = np.iinfo(x.dtype)
+    common = dict(axes=axes, keep_dims=keep_dims, offset=count * xq.zero_point,
+                  z_out=out.zero_point, lo=int(info.min), hi=int(info.max))
+    spec = (OutputSpec(shape, x.dtype),)
+    if not ctx.quant.reference:
+        scale = np.float32(xq.scale) / np.float32(out.scale)
+        return spec, Chosen(eval_mean_xnn, XnnMeanRecord(
+            scale=np.float32(scale * (np.float32(1.0) / np.float32(count))), **common))
+    m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
+    k = min(count.bit_length() - 1, 32, 31 + shift)
+    return spec, Chosen(eval_mean_fixed, FixedMeanRecord(
+        multiplier=(m << k) // count, shift=shift - k, rounding=ctx.quant.rounding, **common))
+
+
+def _centered_sum(rec: QMeanRecord, x: np.ndarray) -> np.ndarray:
+    """sum(q) - n * z_in over the reduced axes, in int64."""
+    total = np.add.reduce(x, axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+    total -= rec.offset
+    return total
+
+
+def eval_mean_fixed(rec: FixedMeanRecord, inputs, outputs) -> None:
+    total = _centered_sum(rec, inputs[0])
+    values = qm.multiply_by_quantized_multiplier(total, rec.multiplier, rec.shift, rec.rounding)
+    values += rec.z_out
+    clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, outputs[0])
+
+
+def eval_mean_xnn(rec: XnnMeanRecord, inputs, outputs) -> None:
+    total = _centered_sum(rec, inputs[0])
+    values = np.rint(total.astype(np.float32) * rec.scale).astype(np.int64)
+    values += rec.z_out
+    clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, outputs[0])
+
+
+def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) -> OpDef:
+    return OpDef(name, float=Kernel(_make_prepare(reducer, dtypes), eval), reduction=True,
+                 **facts)
+
+
+OPS = (
+    _reduction("MEAN", _mean, integer=Kernel(prepare_mean_quantized, run_chosen),
+               quant=QuantRule.OWN_RANGE),
+    _reduction("SUM", _sum),
+    _reduction("REDUCE_MAX", _max),
+    _reduction("REDUCE_MIN", _min),
+    _reduction("REDUCE_PROD", _prod),
+    _reduction("REDUCE_ANY", _any, (np.bool_,)),
+    _reduction("REDUCE_ALL", _all, (np.bool_,)),
+)

@@ -1,5 +1,5 @@
 """What the int8 / uint8 kernels share: quantization parameters, fused-activation ranges,
-accumulator requantization, and the dtype dispatch used by the registry.
+lookup tables, accumulator requantization, and the dtype dispatch used by the registry.
 
 A quantized tensor holds ``q`` with ``r = scale * (q - zero_point)``. Scales are float32
 in the file and in TFLite's TfLiteQuantizationParams; we keep them as Python floats
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
-from .base import Chosen, Kernel, OpContext, TensorInfo, temporary
+from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
 from .fused import clamp_inplace
 from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 from ..names import quoted
@@ -141,37 +142,78 @@ def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
     np.copyto(out, values.reshape(out.shape), casting="unsafe")
 
 
-# --------------------------------------------------------------------------- requantize
+# --------------------------------------------------------------------------- lookup tables
 
 
 @dataclass(frozen=True)
-class Requant:
-    """acc (int64) -> output value before the zero point, one of three ways:
+class LutRecord:
+    lut: np.ndarray  # (256,) output values, indexed by the input bits as uint8
 
-    * "fixed":   MultiplyByQuantizedMultiplier(acc, m, shift) -- TFLite's integer kernels;
-    * "float64": round_half_away(double(acc) * M), M in double -- LiteRT's reference
-      FULLY_CONNECTED (reference_integer_ops::FullyConnected with scales);
-    * "fp32":    rint(float32(acc) * float32(M)) -- XNNPACK's fp32 requantization
-      (the magic-bias / cvtps rounding is half to even).
-    ``m`` / ``shift`` / ``real`` broadcast along the last axis (per channel)."""
 
-    kind: str
-    multiplier: np.ndarray  # fixed: int64 mantissas; float64: float64 M; fp32: float32 M
-    shift: np.ndarray | None = None
+def apply_lut(rec: LutRecord, inputs, outputs) -> None:
+    """eval() of an op that maps each 8-bit value to one 8-bit value through a table."""
+    rec.lut.take(inputs[0].view(np.uint8), out=outputs[0].view(rec.lut.dtype))
+
+
+def make_lut(dtype, values_for, out_dtype=None) -> np.ndarray:
+    """Table of ``values_for(q)`` (int64, any range; clamped to ``out_dtype``, default
+    ``dtype``) over every q of ``dtype``, laid out so that ``lut[q.view(uint8)]`` is the
+    entry of q (TFLite's LUTPopulate order)."""
+    out_dtype = np.dtype(dtype if out_dtype is None else out_dtype)
+    info, out_info = np.iinfo(dtype), np.iinfo(out_dtype)
+    q = np.arange(info.min, info.max + 1, dtype=np.int64)
+    out = np.clip(np.asarray(values_for(q), np.int64), out_info.min, out_info.max)
+    lut = np.empty(256, out_dtype)
+    lut[q.astype(dtype).view(np.uint8)] = out.astype(out_dtype)
+    return lut
+
+
+# --------------------------------------------------------------------------- requantize
+#
+# acc (int64) -> output value before the zero point, one of three ways, each its own
+# type (the kernel set picks one in prepare()); ``multiplier`` / ``shift`` broadcast along
+# the last axis (per channel).
+
+
+@dataclass(frozen=True)
+class FixedRequant:
+    """MultiplyByQuantizedMultiplier(acc, m, shift) -- TFLite's integer kernels."""
+
+    multiplier: np.ndarray  # int64 mantissas
+    shift: np.ndarray
     rounding: qm.Rounding = qm.Rounding.DOUBLE
+    float32_bias: ClassVar[bool] = False  # the output stage adds the bias exactly
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer accumulators, as int64 or as integral float64 (the
-        BLAS result). Returns integral values (int64 or float64)."""
-        if self.kind == "fixed":
-            return qm.multiply_by_quantized_multiplier(acc.astype(np.int64, copy=False),
-                                                       self.multiplier, self.shift,
-                                                       self.rounding)
-        if self.kind == "float64":
-            scaled = qm.round_half_away(acc * self.multiplier)
-        else:  # float32(acc) rounds like XNNPACK's (float) int32 conversion
-            scaled = np.rint(acc.astype(np.float32) * self.multiplier)
+        BLAS result). Returns integral values."""
+        return qm.multiply_by_quantized_multiplier(acc.astype(np.int64, copy=False),
+                                                   self.multiplier, self.shift, self.rounding)
+
+
+@dataclass(frozen=True)
+class Float64Requant:
+    """round_half_away(double(acc) * M), M in double -- LiteRT's reference
+    FULLY_CONNECTED (reference_integer_ops::FullyConnected with scales)."""
+
+    multiplier: np.ndarray  # float64 M
+    float32_bias: ClassVar[bool] = False
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        scaled = qm.round_half_away(acc * self.multiplier)
         return np.clip(scaled, qm.INT32_MIN, qm.INT32_MAX, out=scaled)
+
+
+@dataclass(frozen=True)
+class Fp32Requant:
+    """rint(float32(acc) * float32(M)) -- XNNPACK's fp32 requantization (the magic-bias
+    / cvtps rounding is half to even). Fp32OutputStage applies it in place."""
+
+    multiplier: np.ndarray  # float32 M
+    float32_bias: ClassVar[bool] = True  # the bias is added in float32 too
+
+
+Requant = FixedRequant | Float64Requant | Fp32Requant
 
 
 # Per-channel parameters of accumulators up to this many values are stored tiled over the
@@ -180,16 +222,43 @@ SMALL_TENSOR = 2**14
 
 
 @dataclass(frozen=True)
-class OutputStage:
-    """The end of every accumulating int8 / uint8 kernel:
+class ExactOutputStage:
+    """The end of every accumulating int8 / uint8 kernel with TFLite's fixed-point or the
+    reference FULLY_CONNECTED's double requantization:
     ``out = clamp(requant(acc + bias) + zp_out, lo, hi)``, written into the output.
 
-    ``acc`` holds exact integer sums as float32 or float64 (from BLAS), channels last.
-    With ``wrap`` (the kernel's bound could not rule out an int32 overflow; acc is then
-    float64) ``acc + bias`` is wrapped to int32 first, as TFLite's int32 accumulator
-    wraps (accumulator).
-    With XNNPACK's fp32 requantization (the DEFAULT kernel set) all of it runs in place
-    in float32:
+    ``acc`` holds exact integer sums as float32 or float64 (from BLAS), channels last;
+    ``acc + bias`` is formed in float64 (exact below 2^53). With ``wrap`` (the kernel's
+    bound could not rule out an int32 overflow) it is wrapped to int32 first, as
+    TFLite's int32 accumulator wraps (accumulator)."""
+
+    requant: FixedRequant | Float64Requant
+    bias: np.ndarray | None  # (channels,) float64
+    width: int  # values per row of acc as the stage sees it
+    zp_out: int
+    lo: int
+    hi: int
+    wrap: bool = False  # wrap acc + bias to int32
+
+    def rows(self, index: tuple, batch: int, height: int) -> "ExactOutputStage":
+        """The stage for output rows ``index``: this one (it keeps no scratch)."""
+        return self
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        acc = acc.reshape(-1, self.width).astype(np.float64)
+        if self.bias is not None:
+            acc += self.bias
+        if self.wrap:
+            wrap_int32_float(acc)
+        values = self.requant(acc)
+        values += self.zp_out
+        clamp_out(values, self.lo, self.hi, out)
+
+
+@dataclass(frozen=True)
+class Fp32OutputStage:
+    """The output stage with XNNPACK's fp32 requantization (the DEFAULT kernel set), all
+    in place in float32:
 
         v = float32(acc + bias)      rounds like XNNPACK's int32 -> float conversion
         v = v * M                    float32 product, per channel
@@ -199,24 +268,20 @@ class OutputStage:
     (clipping before rint equals XNNPACK's rint-then-clamp since the bounds are
     integers). ``acc + bias`` is exact in float64, and in float32 when the bias is
     representable there, so the float32 sum is the correctly rounded exact value; where
-    the bias is not exact in float32 the kernel accumulates in float64. The per-channel
-    bias and M are stored tiled ``repeat`` times (acc viewed as rows of repeat * channels
-    values, e.g. OW * C), so numpy walks long contiguous rows. The other
-    requantizations (TFLite's fixed point, the reference FULLY_CONNECTED's double) go
-    through int64 / float64 as ``Requant`` does."""
+    the bias is not exact in float32 the kernel accumulates in float64 (with ``wrap``,
+    wrapped to int32 first). The per-channel bias and M are stored tiled ``repeat``
+    times (acc viewed as rows of repeat * channels values, e.g. OW * C), so numpy walks
+    long contiguous rows."""
 
-    requant: Requant
-    bias: np.ndarray | None  # fp32: tiled, in acc's dtype; else (channels,) float64
-    multiplier: np.ndarray | None  # fp32: tiled float32 M
+    bias: np.ndarray | None  # tiled, in acc's dtype
+    multiplier: np.ndarray  # tiled float32 M
     width: int  # values per row of acc as the stage sees it
     zp_out: int
-    lo: int
-    hi: int
-    f32: np.ndarray | None = None  # float32 scratch (float64 acc, fp32 requantization)
-    bounds: tuple = ()  # fp32: float32 (lo - zp_out, hi - zp_out)
+    bounds: tuple  # float32 (lo - zp_out, hi - zp_out)
+    f32: np.ndarray | None = None  # float32 scratch (float64 acc)
     wrap: bool = False  # wrap acc + bias to int32 (acc is float64)
 
-    def rows(self, index: tuple, batch: int, height: int) -> "OutputStage":
+    def rows(self, index: tuple, batch: int, height: int) -> "Fp32OutputStage":
         """The stage for output rows ``index`` (an (N, OH) slice of an accumulator whose
         rows are OW * C values): its own part of the float32 scratch, so that slices
         can run at once."""
@@ -227,16 +292,6 @@ class OutputStage:
 
     def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
         acc = acc.reshape(-1, self.width)
-        if self.requant.kind != "fp32":
-            acc = acc.astype(np.float64)  # exact, with the bias too (below 2^53)
-            if self.bias is not None:
-                acc += self.bias
-            if self.wrap:
-                wrap_int32_float(acc)
-            values = self.requant(acc)
-            values += self.zp_out
-            clamp_out(values, self.lo, self.hi, out)
-            return
         if self.bias is not None:
             np.add(acc, self.bias, out=acc)
         if self.wrap:
@@ -251,10 +306,13 @@ class OutputStage:
         np.add(v, self.zp_out, out=out.reshape(v.shape), casting="unsafe")
 
 
+OutputStage = ExactOutputStage | Fp32OutputStage
+
+
 def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_out: int,
                  lo: int, hi: int, acc_size: int, channels: int, plan: AccumulatorPlan,
                  repeat: int = 1) -> OutputStage:
-    """The OutputStage for a (acc_size // channels, channels) accumulator of
+    """The output stage for a (acc_size // channels, channels) accumulator of
     ``plan.acc_dtype``, wrapping to int32 if ``plan.wraps``; ``bias``: the integer bias
     or None; ``repeat`` must divide the number of rows. With fp32 requantization and a
     float32 accumulator the bias must be exact in float32 (plan_accumulator sees to
@@ -264,9 +322,10 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
         raise ValueError("wrapping to int32 needs a float64 accumulator")
     if bias is not None:
         bias = np.asarray(bias, np.int64).reshape(-1)
-    if requant.kind != "fp32":
+    if not isinstance(requant, Fp32Requant):
         bias = None if bias is None else bias.astype(np.float64)
-        return OutputStage(requant, bias, None, channels, zp_out, lo, hi, wrap=plan.wraps)
+        return ExactOutputStage(requant=requant, bias=bias, width=channels, zp_out=zp_out,
+                                lo=lo, hi=hi, wrap=plan.wraps)
     if acc_dtype == np.float32 and not bias_fits_float32(bias):
         raise ValueError("the bias is not exact in float32: accumulate in float64")
     if acc_size <= SMALL_TENSOR:  # tile over the whole accumulator: no broadcasting
@@ -279,23 +338,24 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
 
     f32 = temporary(ctx, (rows, channels * repeat), np.float32) \
         if acc_dtype != np.float32 else None
-    bounds = (np.float32(lo - zp_out), np.float32(hi - zp_out))
-    return OutputStage(requant, None if bias is None else tiled(bias, acc_dtype),
-                       tiled(requant.multiplier, np.float32), channels * repeat, zp_out,
-                       lo, hi, f32, bounds, plan.wraps)
+    return Fp32OutputStage(
+        bias=None if bias is None else tiled(bias, acc_dtype),
+        multiplier=tiled(requant.multiplier, np.float32), width=channels * repeat,
+        zp_out=zp_out, bounds=(np.float32(lo - zp_out), np.float32(hi - zp_out)), f32=f32,
+        wrap=plan.wraps)
 
 
-def fixed_requant(reals, config: QuantConfig) -> Requant:
+def fixed_requant(reals, config: QuantConfig) -> FixedRequant:
     m, s = qm.quantize_multipliers(reals, config.rounding)
-    return Requant("fixed", m, s, config.rounding)
+    return FixedRequant(m, s, config.rounding)
 
 
-def float64_requant(reals) -> Requant:
-    return Requant("float64", np.asarray(reals, np.float64))
+def float64_requant(reals) -> Float64Requant:
+    return Float64Requant(np.asarray(reals, np.float64))
 
 
-def fp32_requant(scales32) -> Requant:
-    return Requant("fp32", np.asarray(scales32, np.float32))
+def fp32_requant(scales32) -> Fp32Requant:
+    return Fp32Requant(np.asarray(scales32, np.float32))
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -305,15 +365,14 @@ def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: 
     """One registry entry with two implementations: a quantized int8 / uint8 input
     ``input_index`` goes to ``quantized_kernel``, everything else to ``float_kernel``
     unchanged. The choice is made once in prepare(); the record carries the chosen
-    eval."""
+    eval (a kernel that already chose its own, returning a Chosen, keeps it)."""
 
     def prepare(ctx: OpContext):
         t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
         kernel = quantized_kernel if is_quantized(t) else float_kernel
         specs, record = kernel.prepare(ctx)
-        return specs, Chosen(kernel.eval, record)
+        if not isinstance(record, Chosen):
+            record = Chosen(kernel.eval, record)
+        return specs, record
 
-    def eval(rec: Chosen, inputs, outputs) -> None:
-        rec.eval(rec.record, inputs, outputs)
-
-    return Kernel(prepare, eval)
+    return Kernel(prepare, run_chosen)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from ..names import quoted
 
 
@@ -107,6 +108,12 @@ def eval(rec: ReshapeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].reshape(rec.shape))
 
 
-RESHAPE = Kernel(prepare_reshape, eval)
-SQUEEZE = Kernel(prepare_squeeze, eval)
-EXPAND_DIMS = Kernel(prepare_expand_dims, eval)
+# per_sample: given an input and output that both lead with the batch, the row-major
+# order keeps each sample's values together (batch_split.py checks the shapes).
+OPS = (
+    OpDef("RESHAPE", float=Kernel(prepare_reshape, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
+    OpDef("SQUEEZE", float=Kernel(prepare_squeeze, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
+    OpDef("EXPAND_DIMS", float=Kernel(prepare_expand_dims, eval), per_sample=True),
+)

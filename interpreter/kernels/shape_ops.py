@@ -30,6 +30,7 @@ import numpy as np
 from ..model import MAX_TENSOR_BYTES
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
+from .opdef import OpDef
 
 INT_TYPES = (np.int32, np.int64)
 
@@ -164,8 +165,11 @@ def eval_zeros_like(rec, inputs, outputs) -> None:
     outputs[0].fill(0)
 
 
-SHAPE = Kernel(prepare_shape, eval_constant)
-RANK = Kernel(prepare_rank, eval_constant)
-FILL = Kernel(prepare_fill, eval_fill)
-RANGE = Kernel(prepare_range, eval_range)
-ZEROS_LIKE = Kernel(prepare_zeros_like, eval_zeros_like)
+OPS = (
+    # SHAPE / RANK / FILL / RANGE: outputs made from shapes and scalars, not per sample.
+    OpDef("SHAPE", float=Kernel(prepare_shape, eval_constant)),
+    OpDef("RANK", float=Kernel(prepare_rank, eval_constant)),
+    OpDef("FILL", float=Kernel(prepare_fill, eval_fill)),
+    OpDef("RANGE", float=Kernel(prepare_range, eval_range)),
+    OpDef("ZEROS_LIKE", float=Kernel(prepare_zeros_like, eval_zeros_like), per_sample=True),
+)

@@ -38,17 +38,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError
-from .base import Kernel, OpContext, OutputSpec
 from ..names import quoted
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
+from .opdef import OpDef
 
 
 @dataclass(frozen=True)
 class SliceRecord:
-    index: tuple | None  # basic numpy index (slices, ints, None); None: dynamic SLICE
+    index: tuple  # basic numpy index (slices, ints, None)
     shape: tuple[int, ...]  # output shape
-    sizes: tuple[int, ...] = ()  # dynamic SLICE: the fixed sizes
-    dims: tuple[int, ...] = ()  # dynamic SLICE: the input shape
-    where: str = ""  # dynamic SLICE: the op, for errors raised by invoke()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DynamicSliceRecord:
+    """SLICE with a computed ``begin``: the window is built and checked per invoke."""
+
+    sizes: tuple[int, ...]  # the fixed sizes (the output shape)
+    dims: tuple[int, ...]  # the input shape
+    where: str  # the op, for errors raised by invoke()
 
 
 def _int_vector(ctx: OpContext, i: int, what: str, length: int, needs: str) -> list[int] | None:
@@ -78,8 +85,8 @@ def prepare_slice(ctx: OpContext):
         if any(s < 0 for s in sizes) or any(s > d for s, d in zip(sizes, x.shape)):
             raise ctx.shape_error(f"size {sizes} does not fit the input shape {list(x.shape)}")
         shape = tuple(sizes)
-        return (OutputSpec(shape, x.dtype),), SliceRecord(None, shape, shape, x.shape,
-                                                       ctx.describe())
+        return (OutputSpec(shape, x.dtype),), Chosen(eval_dynamic_slice, DynamicSliceRecord(
+            sizes=shape, dims=x.shape, where=ctx.describe()))
     index, shape = [], []
     for d, (b, s, dim) in enumerate(zip(begin, sizes, x.shape)):
         if s == -1:
@@ -91,21 +98,19 @@ def prepare_slice(ctx: OpContext):
             )
         index.append(slice(b, b + s))
         shape.append(s)
-    return (OutputSpec(tuple(shape), x.dtype),), SliceRecord(tuple(index), tuple(shape))
+    return (OutputSpec(tuple(shape), x.dtype),), Chosen(
+        eval_window, SliceRecord(tuple(index), tuple(shape)))
 
 
-def eval_slice(rec: SliceRecord, inputs, outputs) -> None:
-    index = rec.index
-    if index is None:  # computed begin: build and check the window now
-        begin = inputs[1].tolist()
-        for b, s, dim in zip(begin, rec.sizes, rec.dims):
-            if b < 0 or b + s > dim:
-                raise ShapeError(
-                    f"{rec.where}: begin {begin} with size {list(rec.sizes)} is outside the input "
-                    f"shape {list(rec.dims)}"
-                )
-        index = tuple(slice(b, b + s) for b, s in zip(begin, rec.sizes))
-    np.copyto(outputs[0], inputs[0][index])
+def eval_dynamic_slice(rec: DynamicSliceRecord, inputs, outputs) -> None:
+    begin = inputs[1].tolist()
+    for b, s, dim in zip(begin, rec.sizes, rec.dims):
+        if b < 0 or b + s > dim:
+            raise ShapeError(
+                f"{rec.where}: begin {begin} with size {list(rec.sizes)} is outside the input "
+                f"shape {list(rec.dims)}"
+            )
+    np.copyto(outputs[0], inputs[0][tuple(slice(b, b + s) for b, s in zip(begin, rec.sizes))])
 
 
 # --------------------------------------------------------------------------- STRIDED_SLICE
@@ -241,9 +246,14 @@ def prepare_strided_slice(ctx: OpContext):
     return (OutputSpec(tuple(shape), x.dtype),), SliceRecord(tuple(index), tuple(shape))
 
 
-def eval_strided_slice(rec: SliceRecord, inputs, outputs) -> None:
+def eval_window(rec: SliceRecord, inputs, outputs) -> None:
+    """A window fixed in prepare(): SLICE with constant begin, STRIDED_SLICE."""
     np.copyto(outputs[0], inputs[0][rec.index])
 
 
-SLICE = Kernel(prepare_slice, eval_slice)
-STRIDED_SLICE = Kernel(prepare_strided_slice, eval_strided_slice)
+OPS = (
+    # A SLICE that keeps the batch whole on dim 0 (its size N) starts at 0 there.
+    OpDef("SLICE", float=Kernel(prepare_slice, run_chosen), per_sample=True),
+    # Not per sample: a negative stride on dim 0 reverses the batch.
+    OpDef("STRIDED_SLICE", float=Kernel(prepare_strided_slice, eval_window)),
+)

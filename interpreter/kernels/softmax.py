@@ -1,4 +1,5 @@
-"""SOFTMAX over the last dimension, float32, with beta; LOG_SOFTMAX (at the end).
+"""SOFTMAX over the last dimension with beta, float32 and int8 / uint8; LOG_SOFTMAX, float32
+(at the end).
 
 Matches tensorflow/lite/kernels/activations.cc (SoftmaxPrepare / SoftmaxFloat) and
 reference_ops::Softmax (tensorflow/lite/kernels/internal/reference/softmax.h); per row:
@@ -9,16 +10,42 @@ reference_ops::Softmax (tensorflow/lite/kernels/internal/reference/softmax.h); p
 
 beta comes from SoftmaxOptions; like TFLite's ParseSoftmax, an absent options table
 leaves beta at its schema default 0.0.
+
+int8 / uint8 (output scale 1/256, zero point -128 for int8 and 0 for uint8, as TFLite's
+quantization spec fixes them). The two LiteRT kernel sets compute it differently (activations.cc SoftmaxPrepare; the
+XNNPACK delegate does not take quantized softmax):
+
+* REFERENCE -- reference_ops::Softmax (tensorflow/lite/kernels/internal/reference/
+  softmax.h), gemmlowp fixed point. With (m, l) = PreprocessSoftmaxScaling(beta, s_in, 5)
+  (M = min(beta * s_in * 2^26, 2^31 - 1) > 1, QuantizeMultiplierGreaterThanOne) and
+  diff_min = -CalculateInputRadius(5, l), per row:
+      d = q - max(row)                              (<= 0)
+      z = MBQM_greater_than_one(d, m, l)            (Q5.26: beta * s_in * d)
+      e = exp_on_negative_values(z)                 (Q0.31, gemmlowp)
+      S = sum of Rescale<12>(e) over d >= diff_min  (Q12.19)
+      r = one_over_one_plus_x(S normalised)         (GetReciprocal, Q0.31)
+      out = RoundingDivideByPOT(SRDHM(r, e), bits_over_unit + 23) + qmin
+  and qmin where d < diff_min.
+* DEFAULT -- optimized_ops::Softmax with a float table (PopulateSoftmaxLookupTable):
+      table[255 - v] = expf(-s_in * beta * v), v = 0..255
+      S = sum of table[255 - max + q] (float32, in order)
+      p = table[...] * (1 / (S * 1/256))          (float32)
+      out = int(p + 0.5) for uint8, round_half_away(p) - 128 for int8
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import libm
+from .. import quant_math as qm
 from ..errors import ModelFormatError
-from .base import OpContext, OutputSpec, num_elements, scratch
+from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
+from .requantize import QUANTIZED, qparams, require_same_type
 
 
 @dataclass(frozen=True)
@@ -66,6 +93,194 @@ def eval(rec: SoftmaxRecord, inputs, outputs) -> None:
     np.divide(out, rec.row_sum, out=out)
 
 
+# --------------------------------------------------------------------------- gemmlowp
+#
+# int8 / uint8 reference softmax: gemmlowp's fixed-point exp and reciprocal.
+
+SCALED_DIFF_INTEGER_BITS = 5
+ACCUMULATION_INTEGER_BITS = 12
+
+
+def _fx_mul(a, b):
+    """FixedPoint multiply: SaturatingRoundingDoublingHighMul of the raw values."""
+    return qm.saturating_rounding_doubling_high_mul(a, b)
+
+
+def _wrap(x):
+    return qm.wrap_int32(x)
+
+
+def exp_on_interval_between_negative_one_quarter_and_0_excl(a):
+    """gemmlowp: exp(a) for a in [-1/4, 0), Q0.31 in and out (Taylor series around -1/8)."""
+    constant_term = 1895147668  # exp(-1/8)
+    constant_1_over_3 = 715827883
+    x = _wrap(a + (1 << 28))  # a + 1/8
+    x2 = _fx_mul(x, x)
+    x3 = _fx_mul(x2, x)
+    x4 = _fx_mul(x2, x2)
+    x4_over_4 = qm.rounding_divide_by_pot(x4, 2)
+    poly = qm.rounding_divide_by_pot(
+        _wrap(_fx_mul(_wrap(x4_over_4 + x3), constant_1_over_3) + x2), 1)
+    return _wrap(constant_term + _fx_mul(constant_term, _wrap(x + poly)))
+
+
+_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+           (2, 39332535), (3, 720401), (4, 242))  # exp(-2^k) in Q0.31
+
+
+def exp_on_negative_values(a, integer_bits: int = SCALED_DIFF_INTEGER_BITS):
+    """gemmlowp exp_on_negative_values for a Q(integer_bits).(31 - integer_bits) input
+    a <= 0; result Q0.31."""
+    fractional_bits = 31 - integer_bits
+    one_quarter = 1 << (fractional_bits - 2)
+    mask = one_quarter - 1
+    a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter
+    result = exp_on_interval_between_negative_one_quarter_and_0_excl(
+        qm.saturating_rounding_multiply_by_pot(a_mod_quarter_minus_one_quarter, integer_bits))
+    remainder = a_mod_quarter_minus_one_quarter - a
+    for exponent, multiplier in _BARREL:
+        if integer_bits > exponent:
+            bit = (remainder & (1 << (fractional_bits + exponent))) != 0
+            result = np.where(bit, _fx_mul(result, multiplier), result)
+    # (integer_bits > 5 would add a clamp below -32; the softmax uses exactly 5.)
+    return np.where(a == 0, qm.INT32_MAX, result)
+
+
+def one_over_one_plus_x_for_x_in_0_1(a):
+    """gemmlowp: 1 / (1 + a) for a in [0, 1), Q0.31 in and out (Newton-Raphson)."""
+    s = a.astype(np.int64) + qm.INT32_MAX  # RoundingHalfSum(a, One)
+    half_denominator = np.where(s >= 0, (s + 1) // 2, -((-s + 1) // 2))
+    x = _wrap(1515870810 + _fx_mul(half_denominator, -1010580540))  # 48/17 - 32/17 * d (Q2.29)
+    for _ in range(3):
+        half_denominator_times_x = _fx_mul(half_denominator, x)
+        one_minus = _wrap((1 << 29) - half_denominator_times_x)
+        x = _wrap(x + qm.saturating_rounding_multiply_by_pot(_fx_mul(x, one_minus), 2))
+    return qm.saturating_rounding_multiply_by_pot(x, 1)  # ExactMulByPot<-1> then Rescale<0>
+
+
+def get_reciprocal(x, x_integer_digits: int):
+    """TFLite GetReciprocal: (1 / x as Q0.31 scaled to [0.5, 1), num_bits_over_unit)."""
+    x = np.asarray(x, np.int64)
+    # CountLeadingZeros(uint32 x) = 32 - bit_length(x); frexp gives bit_length exactly.
+    bit_length = np.frexp(x.astype(np.float64))[1].astype(np.int64)
+    headroom_plus_one = 32 - bit_length
+    num_bits_over_unit = x_integer_digits - headroom_plus_one
+    shifted = ((x << headroom_plus_one) & 0xFFFFFFFF) - (1 << 31)
+    return one_over_one_plus_x_for_x_in_0_1(_wrap(shifted)), num_bits_over_unit
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+@dataclass(frozen=True, kw_only=True)
+class QSoftmaxRecord:
+    rows: int
+    depth: int
+    qmin: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceSoftmaxRecord(QSoftmaxRecord):
+    """reference_ops::Softmax, gemmlowp fixed point."""
+
+    multiplier: int
+    left_shift: int
+    diff_min: int
+    rounding: qm.Rounding
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableSoftmaxRecord(QSoftmaxRecord):
+    """optimized_ops::Softmax with its float table."""
+
+    table: np.ndarray  # (256,) float32: table[255 - v] = expf(-s*beta*v)
+    out_scale: np.float32
+    row_max: np.ndarray  # (rows, 1) int32 scratch
+    index: np.ndarray  # (rows, depth) int32 scratch: table index per value
+    exps: np.ndarray  # (rows, depth) float32 scratch
+    sums: np.ndarray  # (rows, depth) float32 scratch: running sums
+
+
+def prepare_quantized(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, QUANTIZED, "input")
+    require_same_type(ctx, x, ctx.outputs[0])
+    if x.rank < 1 or x.shape[-1] == 0:
+        raise ctx.shape_error(f"cannot take a softmax over the last dimension of {list(x.shape)}")
+    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    qmin = int(np.iinfo(x.dtype).min)
+    if out.zero_point != qmin or not math.isclose(out.scale, 1 / 256, rel_tol=1e-3):
+        raise ctx.unsupported(
+            f"quantized SOFTMAX needs output scale 1/256 and zero point {qmin}, got "
+            f"{out.scale} / {out.zero_point}"
+        )
+    beta = float(softmax_beta(ctx))
+    depth, rows = x.shape[-1], num_elements(x.shape[:-1])
+    spec = (OutputSpec(x.shape, x.dtype),)
+    if ctx.quant.reference:
+        # PreprocessSoftmaxScaling (quantization_util.cc).
+        max_real = 2.0**31 - 1.0 if ctx.quant.rounding is qm.Rounding.DOUBLE else 2.0**30 - 1.0
+        real = min(beta * xq.scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)), max_real)
+        if not real > 1.0:
+            raise ctx.unsupported(f"beta * input scale ({beta} * {xq.scale}) is too small")
+        m, shift = qm.quantize_multiplier_greater_than_one(real, ctx.quant.rounding)
+        # CalculateInputRadius(5, shift): floor((2^5 - 1) * 2^26 / 2^shift).
+        radius = math.floor((2**SCALED_DIFF_INTEGER_BITS - 1)
+                            * 2.0**(31 - SCALED_DIFF_INTEGER_BITS) / 2.0**shift)
+        return spec, Chosen(eval_reference, ReferenceSoftmaxRecord(
+            rows=rows, depth=depth, qmin=qmin, multiplier=m, left_shift=shift,
+            diff_min=-radius, rounding=ctx.quant.rounding))
+    # PopulateSoftmaxLookupTable (optimized_ops.h): scale = -input_scale * beta (float).
+    scale = np.float32(-np.float32(xq.scale) * np.float32(beta))
+    v = np.arange(256, dtype=np.float32)
+    table = np.empty(256, np.float32)
+    table[255 - np.arange(256)] = libm.expf(scale * v)
+    work = (rows, depth)
+    return spec, Chosen(eval_table, TableSoftmaxRecord(
+        rows=rows, depth=depth, qmin=qmin, table=table, out_scale=np.float32(out.scale),
+        row_max=scratch(ctx, (rows, 1), np.int32), index=scratch(ctx, work, np.int32),
+        exps=scratch(ctx, work, np.float32), sums=scratch(ctx, work, np.float32)))
+
+
+def eval_reference(rec: ReferenceSoftmaxRecord, inputs, outputs) -> None:
+    x = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64)
+    diff = x - x.max(axis=1, keepdims=True)
+    valid = diff >= rec.diff_min
+    scaled = qm.multiply_by_quantized_multiplier_greater_than_one(
+        diff, rec.multiplier, rec.left_shift, rec.rounding)
+    exps = exp_on_negative_values(scaled)
+    terms = np.where(valid, qm.rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0)
+    total = _wrap(terms.sum(axis=1, keepdims=True))
+    reciprocal, bits_over_unit = get_reciprocal(total, ACCUMULATION_INTEGER_BITS)
+    values = qm.rounding_divide_by_pot(_fx_mul(reciprocal, exps), bits_over_unit + 31 - 8)
+    values = np.where(valid, values + rec.qmin, rec.qmin)
+    info = np.iinfo(outputs[0].dtype)
+    np.clip(values, info.min, info.max, out=values)
+    np.copyto(outputs[0], values.reshape(outputs[0].shape), casting="unsafe")
+
+
+def eval_table(rec: TableSoftmaxRecord, inputs, outputs) -> None:
+    x = inputs[0].reshape(rec.rows, rec.depth)
+    out = outputs[0].reshape(rec.rows, rec.depth)
+    index, exps = rec.index, rec.exps
+    np.maximum.reduce(x, axis=1, keepdims=True, out=rec.row_max)
+    np.subtract(x, rec.row_max, out=index)  # table_offset[input]: 255 - max + q
+    np.add(index, 255, out=index)
+    rec.table.take(index, out=exps)
+    # float32 sum in the kernel's order: add.accumulate adds strictly left to right,
+    # unlike np.sum's pairwise summation.
+    np.add.accumulate(exps, axis=1, out=rec.sums)
+    inverse = np.float32(1.0) / (rec.sums[:, -1:] * rec.out_scale)
+    np.multiply(exps, inverse, out=exps)
+    # QuantizeSoftmaxOutput: uint8 static_cast<int>(p + 0.5f); int8 TfLiteRound(p) - 128,
+    # both floor(p + 0.5f) in float32 for p >= 0. p <= 256: clamp to the type's range.
+    np.add(exps, np.float32(0.5), out=exps)
+    np.floor(exps, out=exps)
+    np.minimum(exps, np.float32(255), out=exps)
+    np.add(exps, rec.qmin, out=out, casting="unsafe")
+
+
 # --------------------------------------------------------------------------- LOG_SOFTMAX
 #
 # tensorflow/lite/kernels/internal/reference/log_softmax.h (float), per row:
@@ -104,3 +319,14 @@ def eval_log_softmax(rec: LogSoftmaxRecord, inputs, outputs) -> None:
     np.sum(rec.work, axis=1, keepdims=True, out=rec.row_sum)
     np.log(rec.row_sum, out=rec.row_sum)
     np.subtract(out, rec.row_sum, out=out)
+
+
+OPS = (
+    OpDef("SOFTMAX",
+          float=Kernel(prepare, eval),
+          integer=Kernel(prepare_quantized, run_chosen),
+          quant=QuantRule.FIXED_OUTPUT,
+          fixed_output=PROBABILITY_OUTPUT,
+          per_sample=True),
+    OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax), per_sample=True),
+)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 from ..names import quoted
 
 
@@ -66,5 +67,7 @@ def eval(rec: BlockRecord, inputs, outputs) -> None:
               inputs[0].reshape(rec.split).transpose(0, 1, 3, 2, 4, 5))
 
 
-DEPTH_TO_SPACE = Kernel(prepare_depth_to_space, eval)
-SPACE_TO_DEPTH = Kernel(prepare_space_to_depth, eval)
+OPS = (
+    OpDef("DEPTH_TO_SPACE", float=Kernel(prepare_depth_to_space, eval), per_sample=True),
+    OpDef("SPACE_TO_DEPTH", float=Kernel(prepare_space_to_depth, eval), per_sample=True),
+)

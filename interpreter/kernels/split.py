@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
+from .opdef import OpDef
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -115,6 +116,10 @@ def eval(rec: SplitRecord, inputs, outputs) -> None:
         np.copyto(out, x[where])
 
 
-SPLIT = Kernel(prepare_split, eval)
-SPLIT_V = Kernel(prepare_split_v, eval)
-UNPACK = Kernel(prepare_unpack, eval)
+OPS = (
+    # Parts of one axis: along dim 0 no part leads with the whole batch (but one part).
+    OpDef("SPLIT", float=Kernel(prepare_split, eval), per_sample=True),
+    OpDef("SPLIT_V", float=Kernel(prepare_split_v, eval), per_sample=True),
+    # UNPACK drops its axis: along dim 0 of [N, N, ...] each output is one sample.
+    OpDef("UNPACK", float=Kernel(prepare_unpack, eval)),
+)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 from ..names import quoted
 
 
@@ -67,5 +68,9 @@ def eval_broadcast_to(rec, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0])
 
 
-TILE = Kernel(prepare_tile, eval_tile)
-BROADCAST_TO = Kernel(prepare_broadcast_to, eval_broadcast_to)
+OPS = (
+    # TILE keeps the input's rank: a multiple on dim 0 changes its size.
+    OpDef("TILE", float=Kernel(prepare_tile, eval_tile), per_sample=True),
+    # BROADCAST_TO may add leading dimensions: [N] -> [N, N] repeats every sample.
+    OpDef("BROADCAST_TO", float=Kernel(prepare_broadcast_to, eval_broadcast_to)),
+)

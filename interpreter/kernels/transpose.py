@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 from ..names import quoted
 
 
@@ -39,4 +40,7 @@ def eval(rec: TransposeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].transpose(rec.perm))
 
 
-TRANSPOSE = Kernel(prepare, eval)
+OPS = (
+    # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
+    OpDef("TRANSPOSE", float=Kernel(prepare, eval)),
+)

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import OpContext, OutputSpec, scratch
+from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
+from .opdef import Affine, OpDef
 from .window import SAME, VALID, padding_option
 
 
@@ -107,8 +108,10 @@ def prepare(ctx: OpContext):
     taps = tuple((canvas[:, ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw, :], ky, kx)
                  for ky in range(kh) for kx in range(kw))
     record = TransposeConvRecord(
-        n * h * w, c, weights, scratch(ctx, (n, h, w, kh, kw, o), np.float32), canvas, taps,
-        canvas[:, pad_t:pad_t + oh, pad_l:pad_l + ow, :], activation_clamp(ctx, np.float32))
+        rows=n * h * w, in_channels=c, weights=weights,
+        cols=scratch(ctx, (n, h, w, kh, kw, o), np.float32), canvas=canvas, taps=taps,
+        window=canvas[:, pad_t:pad_t + oh, pad_l:pad_l + ow, :],
+        clamp=activation_clamp(ctx, np.float32))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
@@ -124,3 +127,13 @@ def eval(rec: TransposeConvRecord, inputs, outputs) -> None:
     if bias is not None:
         np.add(out, bias, out=out)
     apply_clamp(rec.clamp, out)
+
+
+OPS = (
+    # Inputs: output_shape, weights (OHWI), input, bias.
+    OpDef("TRANSPOSE_CONV",
+          float=Kernel(prepare, eval),
+          affine=Affine(data=2, weights=1, bias=3, out_axis=0, in_axis=3),
+          fused_activation=True,
+          per_sample=True),
+)

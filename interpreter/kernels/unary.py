@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
+from .opdef import OpDef
 
 
 @dataclass(frozen=True)
@@ -64,17 +65,24 @@ def eval(rec: UnaryRecord, inputs, outputs) -> None:
 _F32 = (np.float32,)
 _SIGNED = (np.float32, np.int8, np.int16, np.int32, np.int64)
 
-EXP = _make(_ufunc(np.exp), _F32)
-LOG = _make(_ufunc(np.log), _F32)
-SQRT = _make(_ufunc(np.sqrt), _F32)
-RSQRT = _make(_rsqrt, _F32)
-SQUARE = _make(_square, (np.float32, np.int32))
-ABS = _make(_ufunc(np.abs), _SIGNED)
-NEG = _make(_ufunc(np.negative), _SIGNED)
-SIGN = _make(_ufunc(np.sign), (np.float32, np.float64, np.int32))
-FLOOR = _make(_ufunc(np.floor), _F32)
-CEIL = _make(_ufunc(np.ceil), _F32)
-ROUND = _make(_ufunc(np.rint), _F32)
-SIN = _make(_ufunc(np.sin), _F32)
-COS = _make(_ufunc(np.cos), _F32)
-LOGICAL_NOT = _make(_ufunc(np.logical_not), (np.bool_,))
+
+def _elementwise(name: str, apply: Callable, dtypes: tuple) -> OpDef:
+    return OpDef(name, float=_make(apply, dtypes), per_sample=True)
+
+
+OPS = (
+    _elementwise("EXP", _ufunc(np.exp), _F32),
+    _elementwise("LOG", _ufunc(np.log), _F32),
+    _elementwise("SQRT", _ufunc(np.sqrt), _F32),
+    _elementwise("RSQRT", _rsqrt, _F32),
+    _elementwise("SQUARE", _square, (np.float32, np.int32)),
+    _elementwise("ABS", _ufunc(np.abs), _SIGNED),
+    _elementwise("NEG", _ufunc(np.negative), _SIGNED),
+    _elementwise("SIGN", _ufunc(np.sign), (np.float32, np.float64, np.int32)),
+    _elementwise("FLOOR", _ufunc(np.floor), _F32),
+    _elementwise("CEIL", _ufunc(np.ceil), _F32),
+    _elementwise("ROUND", _ufunc(np.rint), _F32),
+    _elementwise("SIN", _ufunc(np.sin), _F32),
+    _elementwise("COS", _ufunc(np.cos), _F32),
+    _elementwise("LOGICAL_NOT", _ufunc(np.logical_not), (np.bool_,)),
+)

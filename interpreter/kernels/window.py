@@ -74,6 +74,38 @@ def padding_option(ctx: OpContext) -> int:
     return int(ctx.option("padding", SAME))
 
 
+def conv_windows(ctx: OpContext, h: int, w: int, kh: int, kw: int) -> tuple[Window1D, Window1D]:
+    """Height and width windows of a (depthwise) convolution with a KH x KW filter:
+    Conv2DOptions / DepthwiseConv2DOptions stride, dilation and padding."""
+    pad = padding_option(ctx)
+    wh = window_1d(ctx, "height", h, kh, int(ctx.option("stride_h", 1)),
+                   int(ctx.option("dilation_h_factor", 1)), pad)
+    ww = window_1d(ctx, "width", w, kw, int(ctx.option("stride_w", 1)),
+                   int(ctx.option("dilation_w_factor", 1)), pad)
+    return wh, ww
+
+
+def pool_windows(ctx: OpContext, h: int, w: int) -> tuple[Window1D, Window1D]:
+    """Height and width windows of a pool: Pool2DOptions filter size, stride and
+    padding, dilation 1 (pooling.cc)."""
+    pad = padding_option(ctx)
+    wh = window_1d(ctx, "height", h, int(ctx.option("filter_height", 1)),
+                   int(ctx.option("stride_h", 1)), 1, pad)
+    ww = window_1d(ctx, "width", w, int(ctx.option("filter_width", 1)),
+                   int(ctx.option("stride_w", 1)), 1, pad)
+    return wh, ww
+
+
+def valid_counts(win: Window1D) -> np.ndarray:
+    """Per output position, how many window positions fall inside the input (the
+    reference pools clip every window to the input:
+    filter_x_start = max(0, -in_x_origin), filter_x_end = min(filter_w, in_w - in_x_origin))."""
+    origin = np.arange(win.size_out) * win.stride - win.pad_before
+    start = np.maximum(0, -origin)
+    end = np.minimum(win.kernel, win.size_in - origin)
+    return np.maximum(end - start, 0)
+
+
 # --------------------------------------------------------------------------- scratch views
 #
 # Windowed kernels copy their NHWC input into a scratch buffer surrounded by the padding

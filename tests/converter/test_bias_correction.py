@@ -15,7 +15,7 @@ from edgelite.converter.quantize.calibrate import collect_ranges, load_samples
 from edgelite.converter.quantize.metrics import sqnr
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
-from edgelite.converter.quantize.runner import ModelRunner, run_all
+from edgelite.converter.runner import ModelRunner, run_all
 from edgelite.converter.quantize.staged import run_staged
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError

@@ -14,7 +14,7 @@ from edgelite.converter.quantize.calibrate import load_samples
 from edgelite.converter.quantize.equalize import (channel_maxima, equalize, find_pairs,
                                                   input_ranges, output_ranges, relu6_layers)
 from edgelite.converter.quantize.metrics import sqnr
-from edgelite.converter.quantize.runner import run_all
+from edgelite.converter.runner import run_all
 from tests.conftest import MODELS
 
 CONV = dict(padding=Padding.SAME, stride_h=1, stride_w=1, dilation_h_factor=1,

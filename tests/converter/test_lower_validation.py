@@ -132,7 +132,7 @@ def test_batch_norm_scale_with_wrong_channel_count():
     for name in ("scale", "offset", "mean", "variance"):
         g.const(name, np.ones(5))
     g.node("y", "FusedBatchNormV3", ["x", "scale", "offset", "mean", "variance"], T=F32,
-           epsilon=0.001)
+           epsilon=0.001, is_training=False)
     refused(g, ShapeError, "node 'y' (FusedBatchNormV3): the scale has shape [5] but the input "
             "(shape [1, 2, 2, 3]) has 3 channels")
 

@@ -11,7 +11,7 @@ from edgelite.converter.ir import Activation, Graph
 from edgelite.converter.quantize import QuantizeOptions, quantize
 from edgelite.converter.quantize.calibrate import load_samples
 from edgelite.converter.quantize.metrics import sqnr
-from edgelite.converter.quantize.runner import run_all
+from edgelite.converter.runner import run_all
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS
 

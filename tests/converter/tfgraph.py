@@ -6,7 +6,9 @@ import numpy as np
 
 from edgelite.schema import graph_pb2
 
-DT = {np.dtype(np.float32): 1, np.dtype(np.int32): 3, np.dtype(np.int64): 9}
+# numpy dtype -> TensorFlow DataType (types.proto).
+DT = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
+      np.dtype(np.uint8): 4, np.dtype(np.int8): 6, np.dtype(np.int64): 9, np.dtype(np.bool_): 10}
 
 
 def tensor_proto(value) -> graph_pb2.TensorProto:
@@ -50,6 +52,7 @@ class GraphBuilder:
     def placeholder(self, name: str, shape, dtype=np.float32):
         n = self.gd.node.add(name=name, op="Placeholder")
         n.attr["dtype"].type = DT[np.dtype(dtype)]
+        n.attr["shape"].shape.SetInParent()  # shape [] is a known rank-0 shape
         for d in shape:
             n.attr["shape"].shape.dim.add(size=d)
         return name

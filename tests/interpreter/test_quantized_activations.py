@@ -22,8 +22,8 @@ def unary_model(op, dtype, q_in, q_out, **options):
     m = QuantModel()
     x = m.input("x", x_value.shape, dtype, *q_in)
     y = m.output("y", x_value.shape, dtype, *q_out)
-    m.op(op, [x], [y], version=1 if op in ("HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1")
-         else 2, **options)
+    version_1 = ("HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1")
+    m.op(op, [x], [y], version=1 if op in version_1 else 2, **options)
     return m.build(), [x_value]
 
 
@@ -56,7 +56,7 @@ def test_leaky_relu(rng, dtype, alpha):
     assert_bit_exact(model, feeds)
 
 
-@pytest.mark.parametrize("op", ["RELU", "RELU6", "RELU_N1_TO_1"])
+@pytest.mark.parametrize("op", ["RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1"])
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 @pytest.mark.parametrize("same_params", [True, False])
 def test_relu_family(rng, op, dtype, same_params):

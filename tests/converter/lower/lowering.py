@@ -1,0 +1,126 @@
+"""Lower one-node GraphDefs, run the .tflite and compare with numpy (helper, no TensorFlow).
+
+    g = graph(x=(1, 4, 4, 3))                       # Placeholder "x", float32
+    g.node("y", "Relu", ["x"], T=F32)
+    check(g, {"x": x}, np.maximum(x, 0), ops=["RELU"])
+
+`check` converts the GraphDef with `convert_detailed` (float; the default passes, or with
+`passes=NONE` only the passes export needs), runs the model in edgelite's Interpreter -- and,
+when LiteRT is installed, in LiteRT's reference kernels, so a wrong lowering cannot hide
+behind a matching interpreter bug -- and asserts each output's dtype, shape and values
+against the numpy reference, and the exact TFLite op types of the exported model.
+
+Each test module declares `COVERED`: the TF op types it tests; test_coverage.py checks that
+together they are exactly the lowering registry's keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.ir import Graph
+from edgelite.converter.passes import PASS_NAMES, REQUIRED
+from edgelite.interpreter import Interpreter
+
+from ..tfgraph import GraphBuilder
+
+try:
+    from ai_edge_litert import interpreter as litert
+except ImportError:  # LiteRT is a test dependency; without it only edgelite runs the model
+    litert = None
+
+F32 = np.dtype(np.float32)
+I32, I64 = np.dtype(np.int32), np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+
+# Every pass that may be switched off: the model is then what the rules emitted, minus the
+# converter-only IDENTITY / MATMUL ops the required passes rewrite.
+NONE = frozenset(PASS_NAMES) - REQUIRED
+DEFAULT = frozenset()
+
+RNG_SEED = 20240611
+
+
+def rng() -> np.random.Generator:
+    """A fresh generator per test: results do not depend on which tests ran before."""
+    return np.random.default_rng(RNG_SEED)
+
+
+def floats(r: np.random.Generator, *shape, lo=-2.0, hi=2.0) -> np.ndarray:
+    return r.uniform(lo, hi, shape).astype(np.float32)
+
+
+def graph(**placeholders) -> GraphBuilder:
+    """A builder with one Placeholder per keyword: name=shape or name=(shape, dtype)."""
+    g = GraphBuilder()
+    for name, spec in placeholders.items():
+        if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], np.dtype):
+            g.placeholder(name, list(spec[0]), spec[1])
+        else:
+            g.placeholder(name, list(spec))
+    return g
+
+
+@dataclass
+class Run:
+    outputs: list[np.ndarray]
+    ops: list[str]                # TFLite op types of the exported model, in execution order
+    lowered: dict[str, int]       # IR op counts straight after lowering (what the rules made)
+    graph: Graph                  # the IR after the passes
+    model: bytes
+
+
+def run(g: GraphBuilder, feeds: dict[str, np.ndarray], outputs: list[str],
+        passes: frozenset[str] = DEFAULT, rtol: float = 1e-6, atol: float = 1e-6) -> Run:
+    """Convert g (inputs: the feeds' names, in order), run it in edgelite; also in LiteRT,
+    whose outputs must agree with edgelite's to rtol/atol (float kernels sum in different
+    orders; integer and bool outputs exactly)."""
+    result = convert_detailed(g.bytes(), ConvertOptions(
+        inputs=list(feeds) or None, outputs=list(outputs), disabled_passes=frozenset(passes)))
+    interp = Interpreter(model_content=result.model)
+    ours = _invoke(interp, feeds)
+    if litert is not None:
+        ref = litert.Interpreter(model_content=result.model,
+                                 experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        for a, b in zip(ours, _invoke(ref, feeds), strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg="edgelite vs LiteRT")
+    return Run(ours, [d["op_name"] for d in interp._get_ops_details()],
+               result.lowered_op_counts, result.graph, result.model)
+
+
+def _invoke(interp, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    interp.allocate_tensors()
+    details = interp.get_input_details()
+    assert [d["name"] for d in details] == list(feeds)
+    for d, value in zip(details, feeds.values()):
+        interp.set_tensor(d["index"], value)
+    interp.invoke()
+    return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+
+
+def check(g: GraphBuilder, feeds: dict[str, np.ndarray], expected, ops: list[str],
+          outputs: list[str] | None = None, passes: frozenset[str] = DEFAULT,
+          rtol: float = 1e-5, atol: float = 1e-6, lowered: dict[str, int] | None = None) -> Run:
+    """Run g and assert: outputs equal `expected` (one array or a list; same dtype and shape,
+    values to rtol/atol -- exact for integer and bool outputs), the exported model's op
+    types are exactly `ops`, and (if given) the IR straight after lowering has exactly the
+    op counts `lowered`. Outputs default to ["y"]."""
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    r = run(g, feeds, outputs or ["y"], passes, rtol, atol)
+    assert len(r.outputs) == len(expected)
+    for k, (got, want) in enumerate(zip(r.outputs, expected)):
+        want = np.asarray(want)
+        assert got.dtype == want.dtype, f"output {k}: dtype {got.dtype}, expected {want.dtype}"
+        assert got.shape == want.shape, f"output {k}: shape {got.shape}, expected {want.shape}"
+        if want.dtype.kind in "biu":
+            np.testing.assert_array_equal(got, want, err_msg=f"output {k}")
+        else:
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"output {k}")
+    assert r.ops == ops
+    if lowered is not None:
+        assert r.lowered == lowered
+    return r

@@ -1,0 +1,147 @@
+"""converter/lower/image.py: ResizeBilinear, ResizeNearestNeighbor, DepthToSpace,
+SpaceToDepth.
+
+The resize references transcribe TF's kernels (tensorflow/core/util/image_resizer_state.h:
+CalculateResizeScale, HalfPixelScaler, LegacyScaler; kernels/image/resize_bilinear_op.cc;
+kernels/image/resize_nearest_neighbor_op.cc):
+    scale = (in - 1) / (out - 1) if align_corners and out > 1 else in / out
+    bilinear: src = (dst + 0.5) * scale - 0.5 with half_pixel_centers, else dst * scale;
+              lower = max(floor(src), 0), upper = min(ceil(src), in - 1), lerp = src - floor(src)
+    nearest:  src = (dst + 0.5) * scale with half_pixel_centers, else dst * scale;
+              index = min(round(src) if align_corners else floor(src), in - 1), >= 0
+              (roundf: halves away from zero)
+"""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+
+from .lowering import F32, I32, check, floats, graph, rng, run
+
+COVERED = {"ResizeBilinear", "ResizeNearestNeighbor", "DepthToSpace", "SpaceToDepth"}
+
+
+def _scale(n_in, n_out, align_corners):
+    if align_corners and n_out > 1:
+        return np.float32((n_in - 1) / (n_out - 1))
+    return np.float32(n_in / n_out)
+
+
+def _bilinear_axis(n_in, n_out, align_corners, half_pixel):
+    scale = _scale(n_in, n_out, align_corners)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = (dst + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel else dst * scale
+    lower = np.maximum(np.floor(src), 0).astype(int)
+    upper = np.minimum(np.ceil(src), n_in - 1).astype(int)
+    return lower, upper, (src - np.floor(src)).astype(np.float32)
+
+
+def resize_bilinear_reference(x, size, align_corners, half_pixel):
+    (y0, y1, ly), (x0, x1, lx) = (_bilinear_axis(x.shape[a], size[a - 1], align_corners,
+                                                 half_pixel) for a in (1, 2))
+    lx = lx[None, None, :, None]
+    top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
+    bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
+    return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float32)
+
+
+def _nearest_axis(n_in, n_out, align_corners, half_pixel):
+    scale = _scale(n_in, n_out, align_corners)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = (dst + np.float32(0.5)) * scale if half_pixel else dst * scale
+    picked = np.sign(src) * np.floor(np.abs(src) + 0.5) if align_corners else np.floor(src)
+    return np.maximum(np.minimum(picked.astype(int), n_in - 1), 0)
+
+
+def resize_nearest_reference(x, size, align_corners, half_pixel):
+    rows, cols = (_nearest_axis(x.shape[a], size[a - 1], align_corners, half_pixel)
+                  for a in (1, 2))
+    return x[:, rows][:, :, cols]
+
+
+FLAGS = [(False, False), (True, False), (False, True)]
+SIZES = [((3, 4), (6, 8)), ((3, 4), (5, 7)), ((6, 8), (4, 3)), ((4, 5), (1, 1)),
+         ((5, 5), (5, 5))]
+
+
+@pytest.mark.parametrize("align_corners, half_pixel", FLAGS, ids=["legacy", "align_corners",
+                                                                  "half_pixel"])
+@pytest.mark.parametrize("in_hw, out_hw", SIZES, ids=str)
+@pytest.mark.parametrize("op, tfl, reference", [
+    ("ResizeBilinear", "RESIZE_BILINEAR", resize_bilinear_reference),
+    ("ResizeNearestNeighbor", "RESIZE_NEAREST_NEIGHBOR", resize_nearest_reference)])
+def test_resize(op, tfl, reference, in_hw, out_hw, align_corners, half_pixel):
+    x = floats(rng(), 1, *in_hw, 2)
+    g = graph(x=x.shape)
+    g.const("size", np.array(out_hw, np.int32))
+    g.node("y", op, ["x", "size"], T=F32, align_corners=align_corners,
+           half_pixel_centers=half_pixel)
+    check(g, {"x": x}, reference(x, out_hw, align_corners, half_pixel), [tfl], rtol=1e-5,
+          atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), I32])
+def test_resize_bilinear_of_integer_images_is_float(dtype):
+    """ResizeBilinear takes integer images and always outputs float32 (image_ops.cc:
+    "resized_images: float"), interpolating the values as floats."""
+    x = (rng().permutation(24).reshape(1, 4, 3, 2) * 10).astype(dtype)
+    g = graph(x=(x.shape, dtype))
+    g.const("size", np.array([6, 5], np.int32))
+    g.node("y", "ResizeBilinear", ["x", "size"], T=dtype, half_pixel_centers=True)
+    want = resize_bilinear_reference(x.astype(np.float32), (6, 5), False, True)
+    check(g, {"x": x}, want, ["CAST", "RESIZE_BILINEAR"], rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["ResizeBilinear", "ResizeNearestNeighbor"])
+def test_resize_with_both_align_corners_and_half_pixel_centers_is_refused(op):
+    """TF refuses the combination ("If half_pixel_centers is True, align_corners must be
+    False", image_resizer_state.h); so does TFLite's kernel, at prepare time."""
+    g = graph(x=(1, 3, 3, 1))
+    g.const("size", np.array([6, 6], np.int32))
+    g.node("y", op, ["x", "size"], T=F32, align_corners=True, half_pixel_centers=True)
+    with pytest.raises(GraphError, match=rf"^node 'y' \({op}\): align_corners and "
+                       "half_pixel_centers are both true"):
+        run(g, {"x": np.zeros((1, 3, 3, 1), np.float32)}, ["y"])
+
+
+def depth_to_space_reference(x, bs):
+    """tf.nn.depth_to_space (NHWC): output[b, h*bs + i, w*bs + j, c] =
+    input[b, h, w, (i*bs + j) * C_out + c], C_out = C / bs^2."""
+    n, h, w, c = x.shape
+    c_out = c // (bs * bs)
+    return x.reshape(n, h, w, bs, bs, c_out).transpose(0, 1, 3, 2, 4, 5).reshape(
+        n, h * bs, w * bs, c_out)
+
+
+def space_to_depth_reference(x, bs):
+    """tf.nn.space_to_depth (NHWC), the inverse: output[b, h, w, (i*bs + j) * C + c] =
+    input[b, h*bs + i, w*bs + j, c]."""
+    n, h, w, c = x.shape
+    return x.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(
+        n, h // bs, w // bs, bs * bs * c)
+
+
+@pytest.mark.parametrize("bs", [2, 3])
+def test_depth_to_space(bs):
+    x = floats(rng(), 1, 2, 3, bs * bs * 2)
+    g = graph(x=x.shape)
+    g.node("y", "DepthToSpace", ["x"], T=F32, block_size=bs, data_format="NHWC")
+    check(g, {"x": x}, depth_to_space_reference(x, bs), ["DEPTH_TO_SPACE"])
+
+
+@pytest.mark.parametrize("bs", [2, 3])
+def test_space_to_depth(bs):
+    x = floats(rng(), 2, 2 * bs, 3 * bs, 2)
+    g = graph(x=x.shape)
+    g.node("y", "SpaceToDepth", ["x"], T=F32, block_size=bs, data_format="NHWC")
+    check(g, {"x": x}, space_to_depth_reference(x, bs), ["SPACE_TO_DEPTH"])
+
+
+@pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
+def test_space_ops_refuse_nchw(op):
+    g = graph(x=(1, 8, 4, 4))
+    g.node("y", op, ["x"], T=F32, block_size=2, data_format="NCHW")
+    with pytest.raises(UnsupportedOpError, match=rf"^node 'y' \({op}\): uses data_format "
+                       "'NCHW'"):
+        run(g, {"x": np.zeros((1, 8, 4, 4), np.float32)}, ["y"])

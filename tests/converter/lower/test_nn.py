@@ -1,0 +1,127 @@
+"""converter/lower/nn.py: BiasAdd, FusedBatchNorm (inference), MaxPool / AvgPool.
+
+References from TF's docs: tf.nn.bias_add, tf.compat.v1.nn.fused_batch_norm (inference:
+y = (x - mean) / sqrt(variance + epsilon) * scale + offset), tf.nn.max_pool / avg_pool with
+SAME padding as in conv (kernel_shape_util.cc; padded cells never win a max and are not
+counted in an average: AvgPool divides by the number of in-bounds cells).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.errors import UnsupportedOpError
+
+from .lowering import F32, NONE, check, floats, graph, rng, run
+from .test_conv import same_padding
+
+COVERED = {"BiasAdd", "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "MaxPool",
+           "AvgPool"}
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 4, 5), (2, 5), (2, 3, 5)])
+def test_bias_add(shape):
+    """BiasAdd adds the 1-D bias along the last dimension (data_format NHWC)."""
+    r = rng()
+    x, b = floats(r, *shape), floats(r, 5)
+    g = graph(x=x.shape)
+    g.const("b", b)
+    g.node("y", "BiasAdd", ["x", "b"], T=F32, data_format="NHWC")
+    check(g, {"x": x}, x + b, ["ADD"])
+
+
+def batch_norm_graph(op, x_shape, params, **attrs):
+    g = graph(x=x_shape)
+    for name, p in zip(("scale", "offset", "mean", "variance"), params):
+        g.const(name, p)
+    types = dict(T=F32) if op == "FusedBatchNorm" else dict(T=F32, U=F32)
+    g.node("y", op, ["x", "scale", "offset", "mean", "variance"], **types, **attrs)
+    return g
+
+
+def bn_params(r, c=4):
+    # Small variances, so that epsilon (1e-4 by default, 1e-3 below) visibly matters.
+    return [floats(r, c, lo=0.5, hi=2.0), floats(r, c), floats(r, c),
+            floats(r, c, lo=1e-4, hi=4e-3)]
+
+
+@pytest.mark.parametrize("epsilon", [None, 0.001])
+@pytest.mark.parametrize("passes", [frozenset(), NONE], ids=["passes", "no-passes"])
+@pytest.mark.parametrize("op", ["FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"])
+def test_fused_batch_norm_inference(op, passes, epsilon):
+    """is_training=false: normalise with the given mean and variance; epsilon defaults to
+    0.0001 (nn_ops.cc). Without a conv to fold into it stays one MUL and one ADD."""
+    r = rng()
+    x = floats(r, 1, 3, 3, 4)
+    scale, offset, mean, var = params = bn_params(r)
+    attrs = dict(is_training=False, data_format="NHWC")
+    if epsilon is not None:
+        attrs["epsilon"] = epsilon
+    g = batch_norm_graph(op, x.shape, params, **attrs)
+    eps = 1e-4 if epsilon is None else epsilon
+    want = (x.astype(np.float64) - mean) / np.sqrt(var.astype(np.float64) + eps) * scale + offset
+    check(g, {"x": x}, want.astype(np.float32), ["MUL", "ADD"], passes=passes, rtol=1e-5,
+          atol=1e-5, lowered={"MUL": 1, "ADD": 1})
+
+
+@pytest.mark.parametrize("attrs", [{"is_training": True}, {}], ids=["true", "absent"])
+def test_fused_batch_norm_in_training_mode_is_refused(attrs):
+    """Training mode normalises with the batch's own statistics. is_training defaults to
+    true in TF's op definition (nn_ops.cc: "is_training: bool = true"), so a node without
+    the attribute is in training mode too."""
+    g = batch_norm_graph("FusedBatchNormV3", (1, 2, 2, 4), bn_params(rng()), **attrs)
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(FusedBatchNormV3\): is in "
+                       r"training mode \(is_training=true\)"):
+        run(g, {"x": np.zeros((1, 2, 2, 4), np.float32)}, ["y"])
+
+
+def pool_reference(x, ksize, strides, padding, kind):
+    """Window max / mean over in-bounds cells, windows placed as in a conv."""
+    (kh, kw), (sh, sw) = ksize, strides
+    n, h, w, c = x.shape
+    if padding == "SAME":
+        (top, _), (left, _) = same_padding(h, kh, sh), same_padding(w, kw, sw)
+        oh, ow = math.ceil(h / sh), math.ceil(w / sw)
+    else:
+        top = left = 0
+        oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    out = np.zeros((n, oh, ow, c), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * sh - top, j * sw - left
+            win = x[:, max(r0, 0):r0 + kh, max(c0, 0):c0 + kw, :].astype(np.float64)
+            out[:, i, j] = win.max(axis=(1, 2)) if kind == "max" else win.mean(axis=(1, 2))
+    return out.astype(np.float32)
+
+
+POOLS = [((2, 2), (2, 2), "VALID"), ((3, 3), (1, 1), "SAME"), ((3, 2), (2, 1), "SAME"),
+         ((2, 3), (2, 2), "SAME"), ((3, 3), (2, 2), "VALID"), ((1, 1), (2, 2), "SAME")]
+
+
+@pytest.mark.parametrize("ksize, strides, padding", POOLS, ids=str)
+@pytest.mark.parametrize("op, tfl, kind", [("MaxPool", "MAX_POOL_2D", "max"),
+                                           ("AvgPool", "AVERAGE_POOL_2D", "mean")])
+def test_pool(op, tfl, kind, ksize, strides, padding):
+    x = floats(rng(), 1, 7, 6, 2)
+    g = graph(x=x.shape)
+    g.node("y", op, ["x"], T=F32, ksize=[1, *ksize, 1], strides=[1, *strides, 1],
+           padding=padding, data_format="NHWC")
+    check(g, {"x": x}, pool_reference(x, ksize, strides, padding, kind), [tfl], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["BiasAdd", "FusedBatchNormV3", "MaxPool", "AvgPool"])
+def test_nchw_is_refused(op):
+    g = graph(x=(1, 4, 3, 3))
+    if op == "BiasAdd":
+        g.const("b", np.zeros(4, np.float32))
+        g.node("y", op, ["x", "b"], T=F32, data_format="NCHW")
+    elif op == "FusedBatchNormV3":
+        g = batch_norm_graph(op, (1, 4, 3, 3), bn_params(rng()), is_training=False,
+                             data_format="NCHW")
+    else:
+        g.node("y", op, ["x"], T=F32, ksize=[1, 1, 2, 2], strides=[1, 1, 1, 1],
+               padding="VALID", data_format="NCHW")
+    with pytest.raises(UnsupportedOpError, match=rf"^node 'y' \({op}\): uses data_format "
+                       "'NCHW'; TFLite kernels are NHWC"):
+        run(g, {"x": np.zeros((1, 4, 3, 3), np.float32)}, ["y"])
