@@ -29,24 +29,17 @@ from typing import Callable
 
 import numpy as np
 
+from .kernels import OPS
 from .model import Subgraph
 from .names import quoted
 
 CHUNK_BYTES = 4 << 20
 MIN_SAMPLE_BYTES = 128 << 10
 
-# Ops that compute every sample (index along dim 0) from that sample alone, as long as
-# every non-constant tensor they touch keeps dim 0 == N (checked per tensor).
-PER_SAMPLE = frozenset("""
-    ABS ADD AVERAGE_POOL_2D CAST CEIL CONCATENATION CONV_2D COS DEPTHWISE_CONV_2D DEQUANTIZE
-    DIV ELU EQUAL EXP FLOOR FULLY_CONNECTED GELU GREATER GREATER_EQUAL HARD_SWISH L2_POOL_2D
-    LEAKY_RELU LESS LESS_EQUAL LOG LOGISTIC LOG_SOFTMAX MAXIMUM MAX_POOL_2D MINIMUM MUL NEG
-    NOT_EQUAL PAD PADV2 POW PRELU QUANTIZE RELU RELU6 RELU_N1_TO_1 RESHAPE RESIZE_BILINEAR
-    RESIZE_NEAREST_NEIGHBOR ROUND RSQRT SELECT_V2 SIN SOFTMAX SQRT SQUARE SQUARED_DIFFERENCE
-    SQUEEZE SUB TANH
-""".split())
-# Reductions keep samples apart when their (constant) axes leave out dim 0.
-REDUCE = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"})
+# Which ops keep samples apart is a fact of each op's record (OpDef.per_sample: every
+# sample, index along dim 0, computed from that sample alone as long as every non-constant
+# tensor keeps dim 0 == N, checked per tensor; OpDef.reduction: so do reductions whose
+# constant axes leave out dim 0).
 
 
 def unsplittable(subgraph: Subgraph, shapes, arrays, constants, batch: int) -> str | None:
@@ -55,14 +48,15 @@ def unsplittable(subgraph: Subgraph, shapes, arrays, constants, batch: int) -> s
     batch N fails there."""
     tensors = subgraph.tensors
     for op in subgraph.operators:
-        if op.name not in PER_SAMPLE | REDUCE:
+        record = OPS.get(op.name)
+        if record is None or not (record.per_sample or record.reduction):
             return f"{op.name} is not known to keep samples apart"
         for t in [i for i in op.inputs if i >= 0] + list(op.outputs):
             shape = shapes[t]
             if t not in constants and (not shape or shape[0] != batch):
                 return (f"tensor {quoted(tensors[t].name)} {list(shape)} does not lead with "
                         "the batch")
-        if op.name in REDUCE:
+        if record.reduction:
             rank = len(shapes[op.inputs[0]])
             axes = arrays[op.inputs[1]] if op.inputs[1] in constants else None
             if axes is None or 0 in {int(a) % rank for a in np.reshape(axes, -1)}:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..shape_inference import infer_shapes
+from ...interpreter.kernels import OPS
 from ..ir import Graph
+from ..shape_inference import infer_shapes
 from .patterns import sole_producer
 
-REDUCTIONS = frozenset({"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD"})
+REDUCTIONS = frozenset(n for n, op in OPS.items() if op.reduction)
 
 
 def _set_shape(graph: Graph, op, shape) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ..ir import Graph
 from .patterns import AFFINE, const_operand
 
 # Axis of the weights that indexes input channels.
-INPUT_AXIS = {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 1}
+INPUT_AXIS = {n: op.affine.in_axis for n, op in OPS.items() if n in AFFINE}
 
 
 def run(graph: Graph) -> int:

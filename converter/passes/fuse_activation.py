@@ -7,6 +7,7 @@ CalculateActivationRange only clamps for the RELU family), so fusing it would ch
 
 from __future__ import annotations
 
+from ...interpreter.kernels import OPS
 from ..ir import Activation, Graph
 from .patterns import sole_producer
 
@@ -16,9 +17,7 @@ FUSABLE_ACTIVATIONS = {
     "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
 }
 # Ops whose TFLite kernels apply fused_activation_function.
-TAKES_ACTIVATION = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV",
-                              "ADD", "SUB",
-                              "MUL", "CONCATENATION", "AVERAGE_POOL_2D", "MAX_POOL_2D"})
+TAKES_ACTIVATION = frozenset(n for n, op in OPS.items() if op.fused_activation)
 
 
 def run(graph: Graph) -> int:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ..ir import Graph, Op, Tensor
 
-AFFINE = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"})
+# Affine ops whose input 0 is the data (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED).
+AFFINE = frozenset(n for n, op in OPS.items() if op.affine is not None and op.affine.data == 0)
 # Where each op with a bias keeps it (TRANSPOSE_CONV: output_shape, weights, input, bias).
-BIAS_INDEX = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "TRANSPOSE_CONV": 3}
+BIAS_INDEX = {n: op.affine.bias for n, op in OPS.items() if op.affine is not None}
 
 
 def sole_producer(graph: Graph, t: Tensor | None, types) -> Op | None:

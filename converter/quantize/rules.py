@@ -1,38 +1,35 @@
 """Which ops run in integer arithmetic, and the TFLite rules their parameters must follow.
 
-From TFLite's quantization spec (tensorflow/lite/g3doc "8-bit quantization specification"):
-fixed output parameters for SOFTMAX / LOGISTIC / TANH / LOG_SOFTMAX, equal input and output
-parameters for ops that only move values around, and per-channel weights for the affine ops.
+Derived from the op records (interpreter/kernels/opdef.py: ``OpDef.quant``,
+``fixed_output``, ``affine``), which follow TFLite's quantization spec
+(tensorflow/lite/g3doc "8-bit quantization specification"): fixed output parameters for
+SOFTMAX / LOGISTIC / TANH, equal input and output parameters for ops that only move values
+around, per-channel weights for the affine ops. Nothing here is written by hand.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from ...interpreter.kernels import OPS
+from ...interpreter.kernels.opdef import QuantRule
 from .params import QType
 
 # Ops with int8 and uint8 kernels in edgelite's interpreter (and LiteRT). Any other op is
 # kept in float with DEQUANTIZE / QUANTIZE around it.
-INTEGER_OPS = frozenset({
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL",
-    "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "RESHAPE",
-    "SQUEEZE", "CONCATENATION", "PAD", "HARD_SWISH", "LEAKY_RELU", "RESIZE_BILINEAR",
-    "RESIZE_NEAREST_NEIGHBOR", "RELU", "RELU6",
-})
+INTEGER_OPS = frozenset(n for n, op in OPS.items() if op.quant is not QuantRule.FLOAT_ONLY)
 
 # Output parameters that the kernels assume, by output type: (scale, zero_point).
-FIXED_OUTPUT = {
-    "SOFTMAX": {QType.INT8: (1 / 256, -128), QType.UINT8: (1 / 256, 0)},
-    "LOGISTIC": {QType.INT8: (1 / 256, -128), QType.UINT8: (1 / 256, 0)},
-    "TANH": {QType.INT8: (1 / 128, 0), QType.UINT8: (1 / 128, 128)},
-}
+FIXED_OUTPUT = {n: {QType.INT8: op.fixed_output[np.int8], QType.UINT8: op.fixed_output[np.uint8]}
+                for n, op in OPS.items() if op.quant is QuantRule.FIXED_OUTPUT}
 
 # Ops whose output must reuse input 0's parameters (they copy or select values).
-SAME_AS_INPUT = frozenset({
-    "MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "SQUEEZE", "PAD", "RESIZE_BILINEAR",
-    "RESIZE_NEAREST_NEIGHBOR",
-})
+SAME_AS_INPUT = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SAME_AS_INPUT)
 
 # Ops whose inputs must all share the output's parameters.
-SHARED_INPUTS = frozenset({"CONCATENATION"})
+SHARED_INPUTS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SHARED)
 
-# Constant input index -> weight quantization axis (per channel), for the affine ops.
-WEIGHT_AXIS = {"CONV_2D": 0, "FULLY_CONNECTED": 0, "DEPTHWISE_CONV_2D": 3}
+# Integer affine ops: their constant weights (input 1) are quantized per channel along this
+# axis, their bias (input 2) as int32.
+WEIGHT_AXIS = {n: op.affine.out_axis for n, op in OPS.items()
+               if op.affine is not None and n in INTEGER_OPS}

@@ -30,14 +30,14 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.kernels import OPS
 from ...interpreter.names import quoted
 from ..ir import Graph, Op
 from ..sample_data import names_list
 from .rules import INTEGER_OPS, WEIGHT_AXIS
 
 # Integer ops that reproduce float exactly given their input (no candidates for --min-sqnr).
-EXACT_OPS = frozenset({"RESHAPE", "SQUEEZE", "PAD", "MAX_POOL_2D", "RESIZE_NEAREST_NEIGHBOR",
-                       "RELU", "RELU6"})
+EXACT_OPS = frozenset(n for n, op in OPS.items() if op.exact)
 
 
 def op_matches(op: Op, pattern: str) -> bool:

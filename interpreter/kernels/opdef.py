@@ -4,8 +4,9 @@ An ``OpDef`` is declared, by keyword, in the kernel module that implements the o
 its kernels; ``kernels/__init__.py`` collects the records of every module into ``OPS``, and
 every table anyone needs is derived from them (``KERNELS`` here; the quantizer's rules,
 the passes' op sets and the batch split's traits in their own modules). Nothing about an op
-is written down twice; ``tests/interpreter/kernels/test_registry.py`` checks that the
-views agree with what the converter emits and the schema defines.
+is written down twice; ``tests/test_op_registry.py`` and
+``tests/interpreter/test_kernel_records.py`` check that the views agree with what the
+converter emits and the schema defines.
 
     RELU = OpDef("RELU", float=Kernel(prepare, eval), integer=Kernel(q_prepare, q_eval),
                  quant=QuantRule.OWN_RANGE, per_sample=True, exact=True)

@@ -1,0 +1,97 @@
+"""The op registry (interpreter/kernels/opdef.py, kernels.OPS) agrees with everything that
+names an op: the schema, the converter (lowering rules, passes, quantizer), the derived
+tables, and the tests. A record removed, or added without its kernel, schema entry or
+test, fails here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.allocation import CONTROL_FLOW_OPS
+from edgelite.interpreter.kernels import OPS
+from edgelite.interpreter.kernels.base import Kernel
+from edgelite.interpreter.kernels.opdef import TYPE_GENERIC, QuantRule
+from edgelite.schema import ops as schema_ops
+
+ROOT = Path(__file__).resolve().parent.parent
+# Builtin names the converter may write without an interpreter kernel.
+NO_KERNEL = frozenset({"CUSTOM"})
+
+
+def _string_literals(folder: str) -> dict[str, list[str]]:
+    """Every string constant that is exactly a TFLite builtin name -> where it appears."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        if path == Path(__file__).resolve():
+            continue  # this file names ops to check them, not to test them
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and node.value in schema_ops.BUILTIN_CODE:
+                found.setdefault(node.value, []).append(f"{path.relative_to(ROOT)}:"
+                                                        f"{node.lineno}")
+    return found
+
+
+def test_every_record_has_a_kernel_and_control_flow_ops_exist():
+    # (names against the schema, KERNELS against OPS: tests/interpreter/test_kernel_records.py)
+    for name, op in OPS.items():
+        assert isinstance(op.float, Kernel) or isinstance(op.integer, Kernel), name
+    assert CONTROL_FLOW_OPS <= set(schema_ops.BUILTIN_CODE)
+
+
+def test_every_op_the_converter_names_has_a_kernel():
+    # Lowering rules, passes and the quantizer name the ops they emit or match by their
+    # builtin name; each must run in the interpreter (shape inference, folding and
+    # calibration run there too).
+    named = _string_literals("converter")
+    missing = {n: where[:3] for n, where in named.items() if n not in OPS and n not in NO_KERNEL}
+    assert not missing, f"ops the converter names without a kernel: {missing}"
+    assert {"QUANTIZE", "DEQUANTIZE"} <= set(OPS)  # what the quantizer inserts
+
+
+def test_quantization_traits_agree():
+    for name, op in OPS.items():
+        quantized = op.quant is not QuantRule.FLOAT_ONLY
+        assert quantized == (op.integer is not None), \
+            f"{name}: an integer path exactly when the quantizer may run it in integer"
+        if op.fixed_output is not None:
+            assert set(op.fixed_output) == {np.int8, np.uint8}, name
+        if op.integer == TYPE_GENERIC:  # the float kernel only moves values around
+            assert op.quant in (QuantRule.SAME_AS_INPUT, QuantRule.SHARED), name
+        if op.exact:
+            assert op.quant is not QuantRule.FIXED_OUTPUT, name
+        a = op.affine
+        if a is not None:
+            assert len({a.data, a.weights, a.bias}) == 3, name
+            assert 0 <= a.out_axis <= 3 and 0 <= a.in_axis <= 3, name
+
+
+def test_derived_tables_follow_the_records():
+    from edgelite.converter.passes.fuse_activation import TAKES_ACTIVATION
+    from edgelite.converter.passes.patterns import AFFINE, BIAS_INDEX
+    from edgelite.converter.quantize import rules
+    from edgelite.converter.quantize.selective import EXACT_OPS
+
+    assert rules.INTEGER_OPS == {n for n, op in OPS.items() if op.integer is not None}
+    assert rules.INTEGER_OPS <= set(OPS) and set(rules.WEIGHT_AXIS) <= rules.INTEGER_OPS
+    assert set(rules.FIXED_OUTPUT) | rules.SAME_AS_INPUT | rules.SHARED_INPUTS \
+        <= rules.INTEGER_OPS
+    assert EXACT_OPS <= rules.INTEGER_OPS and TAKES_ACTIVATION <= set(OPS)
+    assert AFFINE <= set(BIAS_INDEX)
+    # The drift the registry removed: integer RELU_N1_TO_1 / RELU_0_TO_1 are quantizable.
+    assert {"RELU_N1_TO_1", "RELU_0_TO_1"} <= rules.INTEGER_OPS
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_every_op_is_named_by_a_test(name, _test_literals):
+    # A record added alone -- without a test that builds a model with the op -- fails.
+    assert name in _test_literals, f"no test under tests/ names {name}"
+
+
+@pytest.fixture(scope="module")
+def _test_literals() -> set[str]:
+    return set(_string_literals("tests"))
