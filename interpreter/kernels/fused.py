@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...schema.ops import ACTIVATION, ACTIVATION_NAME
 from .base import OpContext
 
-# ActivationFunctionType enum values of the TFLite schema.
-NONE = 0
-RELU = 1
-RELU_N1_TO_1 = 2
-RELU6 = 3
-TANH = 4
-SIGN_BIT = 5
-
-_NAMES = {NONE: "NONE", RELU: "RELU", RELU_N1_TO_1: "RELU_N1_TO_1", RELU6: "RELU6",
-          TANH: "TANH", SIGN_BIT: "SIGN_BIT"}
+# ActivationFunctionType values, from the schema.
+NONE = ACTIVATION["NONE"]
+RELU = ACTIVATION["RELU"]
+RELU_N1_TO_1 = ACTIVATION["RELU_N1_TO_1"]
+RELU6 = ACTIVATION["RELU6"]
 
 # A clamp is (low, high); high None means "no upper bound" (RELU), the whole clamp None
 # means "no activation".
@@ -49,7 +45,7 @@ def activation_clamp(ctx: OpContext, dtype: np.dtype) -> Clamp:
         if np.issubdtype(kind, np.unsignedinteger):
             raise ctx.unsupported("RELU_N1_TO_1 on an unsigned integer tensor")
         return (kind(-1), kind(1))
-    name = _NAMES.get(code, f"unknown code {code}")
+    name = ACTIVATION_NAME.get(code, f"unknown code {code}")
     raise ctx.unsupported(
         f"fused activation {name} is not supported (TFLite's kernels ignore it; "
         "only NONE, RELU, RELU_N1_TO_1 and RELU6 are applied)"

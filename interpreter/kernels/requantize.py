@@ -18,18 +18,16 @@ import numpy as np
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
-from .fused import clamp_inplace
+from .fused import NONE, RELU, RELU6, RELU_N1_TO_1, clamp_inplace
 from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 from ..names import quoted
 
 QUANTIZED = (np.int8, np.uint8)
 
-# Fused activation codes (schema ActivationFunctionType).
-_NONE, _RELU, _RELU_N1_TO_1, _RELU6 = 0, 1, 2, 3
 # The float range each fused activation keeps (ConvertActivationToOutputRange in the
 # XNNPACK delegate; CalculateActivationRangeQuantized quantizes the same bounds).
-_ACT_RANGE = {_NONE: (-math.inf, math.inf), _RELU: (0.0, math.inf),
-              _RELU_N1_TO_1: (-1.0, 1.0), _RELU6: (0.0, 6.0)}
+_ACT_RANGE = {NONE: (-math.inf, math.inf), RELU: (0.0, math.inf),
+              RELU_N1_TO_1: (-1.0, 1.0), RELU6: (0.0, 6.0)}
 
 
 def is_quantized(t: TensorInfo | None) -> bool:
@@ -107,7 +105,7 @@ def activation_bounds(ctx: OpContext, out: QParams, dtype, xnnpack: bool) -> tup
     * TFLite (CalculateActivationRangeQuantized): q(v) = zp + round_half_away(v / s);
     * XNNPACK (xnn_qs8_quantize): q(v) = lrintf(clamp(v / s + zp)), half to even.
     """
-    code = int(ctx.option("fused_activation_function", _NONE))
+    code = int(ctx.option("fused_activation_function", NONE))
     if code not in _ACT_RANGE:
         raise ctx.unsupported(
             f"fused activation code {code} is not supported on a quantized op "

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ...schema.ops import PADDING
 from .base import OpContext, scratch
 
 # Padding enum values of the TFLite schema.
-SAME = 0
-VALID = 1
+SAME = PADDING["SAME"]
+VALID = PADDING["VALID"]
 
 
 @dataclass(frozen=True)
