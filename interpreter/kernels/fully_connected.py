@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...schema import generated_tflite as tfl
 from ..names import quoted
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
@@ -62,7 +63,7 @@ from .requantize import (
     require_same_type,
 )
 
-DEFAULT_WEIGHTS_FORMAT = 0
+DEFAULT_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.DEFAULT
 
 
 def _geometry(ctx: OpContext, x: TensorInfo, w: TensorInfo):
