@@ -235,7 +235,7 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
                 f"{nbytes} bytes, its buffer {buffer} holds {raw.nbytes}"
             )
         data = raw.view(dtype.newbyteorder("<")).reshape(shape)
-    elif raw is None and 0 in shape and dtype is not None and dtype.kind != "O":
+    elif raw is None and buffer != 0 and 0 in shape and dtype is not None and dtype.kind != "O":
         data = np.zeros(shape, dtype)  # an empty constant needs no bytes
     if data is not None:
         data.setflags(write=False)

@@ -224,3 +224,19 @@ def test_model_path(tmp_path):
     interp = Interpreter(model_path=str(path))
     interp.allocate_tensors()
     assert [d["name"] for d in interp.get_output_details()] == ["z"]
+
+
+def test_empty_tensors_are_constants_only_with_their_own_buffer():
+    # TFLite's writer gives every constant its own buffer, empty ones too; a zero-element
+    # tensor on buffer 0 (the empty sentinel) is an activation an op may write.
+    from .tflite_builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (0, 3))
+    empty_const = b.tensor("c", (0, 3), data=np.zeros((0, 3), np.float32))
+    y = b.tensor("y", (0, 3))
+    b.op("ADD", [x, empty_const], [y])
+    model = load_model(b.build([x], [y]))
+    tensors = model.subgraphs[0].tensors
+    assert tensors[empty_const].data is not None and tensors[empty_const].data.shape == (0, 3)
+    assert tensors[x].data is None and tensors[y].data is None

@@ -189,16 +189,11 @@ STRIDED = {  # name: (begin, end, strides, masks)
                                          shrink_axis_mask=8)),
     "x[-10:10, 1:100:3]": ([-10, 1], [10, 100], [1, 3], {}),
 }
-EMPTY = "x[2:0]"
-# An empty result: the model is right (LiteRT runs it) but edgelite's model reader takes
-# every zero-element tensor for a constant (interpreter/model.py, _read_tensor).
-STRIDED[EMPTY] = ([2], [0], [1], {})
-EMPTY_XFAIL = pytest.mark.xfail(strict=True, reason="interpreter/model.py reads a zero-element "
-                                "activation tensor (buffer 0) as an empty constant")
+# An empty result: a zero-element activation tensor (buffer 0) is not a constant.
+STRIDED["x[2:0]"] = ([2], [0], [1], {})
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=EMPTY_XFAIL) if c == EMPTY else c
-                                  for c in sorted(STRIDED)])
+@pytest.mark.parametrize("case", sorted(STRIDED))
 def test_strided_slice(case):
     begin, end, strides, masks = STRIDED[case]
     x = floats(rng(), 4, 5, 6)
