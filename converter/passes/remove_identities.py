@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ...interpreter.errors import GraphError
+from ...interpreter.names import quoted
 from ..ir import Graph
 
 
@@ -10,8 +12,12 @@ def run(graph: Graph) -> int:
     n = 0
     for op in [op for op in graph.ops if op.type == "IDENTITY"]:
         src = op.inputs[0]
-        if graph.is_output(op.outputs[0]) and (graph.is_output(src) or src in graph.inputs):
-            continue  # an output that merely renames an input or another output: keep a copy
+        if graph.is_output(op.outputs[0]) and graph.is_output(src):
+            raise GraphError(f"outputs {quoted(src.name)} and {quoted(op.outputs[0].name)} are "
+                             "the same tensor (an Identity of the other); name only one of "
+                             "them in --outputs")
+        # (an output that is a graph input becomes that input: a tensor may be both, and
+        # TFLite needs no op to copy it)
         graph.bypass(op, src)
         n += 1
     return n

@@ -53,8 +53,6 @@ def test_identity_feeding_an_op():
     check(g, {"x": x}, np.maximum(x, 0), ["RELU"])
 
 
-@pytest.mark.xfail(strict=True, reason="remove_identities keeps an IDENTITY whose output "
-                   "renames a graph input, and export then refuses it as a converter-only op")
 def test_identity_of_an_input_as_output():
     x = floats(rng(), 2, 3)
     g = graph(x=x.shape)
@@ -97,3 +95,14 @@ def test_placeholder_with_default_fed_is_an_input():
     g.node("y", "Mul", ["x", "p"], T=F32)
     p = np.array([2.0, -1.0, 0.5], np.float32)
     check(g, {"x": x, "p": p}, x * p, ["MUL"])
+
+
+def test_two_outputs_that_are_one_tensor_are_refused():
+    import edgelite
+    from edgelite.interpreter.errors import GraphError
+
+    g = graph(x=(2, 3))
+    g.node("y", "Relu", ["x"], T=F32)
+    g.node("z", "Identity", ["y"], T=F32)
+    with pytest.raises(GraphError, match="outputs 'y' and 'z' are the same tensor"):
+        edgelite.convert(g.bytes(), outputs=["y", "z"])
