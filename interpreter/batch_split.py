@@ -39,7 +39,7 @@ MIN_SAMPLE_BYTES = 128 << 10
 # Which ops keep samples apart is a fact of each op's record (OpDef.per_sample: every
 # sample, index along dim 0, computed from that sample alone as long as every non-constant
 # tensor keeps dim 0 == N, checked per tensor; OpDef.reduction: so do reductions whose
-# constant axes leave out dim 0).
+# constant axes leave out dim 0; OpDef.last_axis: ops along the last axis need rank >= 2).
 
 
 def unsplittable(subgraph: Subgraph, shapes, arrays, constants, batch: int) -> str | None:
@@ -56,6 +56,8 @@ def unsplittable(subgraph: Subgraph, shapes, arrays, constants, batch: int) -> s
             if t not in constants and (not shape or shape[0] != batch):
                 return (f"tensor {quoted(tensors[t].name)} {list(shape)} does not lead with "
                         "the batch")
+        if record.last_axis and len(shapes[op.inputs[0]]) < 2:
+            return f"{op.name} {quoted(tensors[op.outputs[0]].name)} works along the batch axis"
         if record.reduction:
             rank = len(shapes[op.inputs[0]])
             axes = arrays[op.inputs[1]] if op.inputs[1] in constants else None

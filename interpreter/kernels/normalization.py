@@ -60,5 +60,5 @@ def eval(rec: L2NormRecord, inputs, outputs) -> None:
 OPS = (
     # fused_activation stays False: LiteRT's l2norm.cc refuses anything but NONE, so the
     # converter must not fuse into it (the kernel above still applies one it finds).
-    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True),
+    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True, last_axis=True),
 )

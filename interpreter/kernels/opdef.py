@@ -33,7 +33,9 @@ The facts:
   in chunks. An op that only keeps them apart for some options (TRANSPOSE, GATHER,
   STRIDED_SLICE, PACK, ...) is not per_sample. ``reduction``: input 1 holds axes
   (MEAN, SUM, ..., ARG_MAX), and the op keeps samples apart when those (constant) axes
-  leave out dim 0.
+  leave out dim 0. ``last_axis``: a per_sample op that works along the last axis
+  (SOFTMAX, L2_NORMALIZATION) keeps samples apart only when that axis is not the batch
+  (input rank >= 2).
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
 """
@@ -85,6 +87,7 @@ class OpDef:
     fused_activation: bool = False
     per_sample: bool = False
     reduction: bool = False
+    last_axis: bool = False
     exact: bool = False
 
     @property

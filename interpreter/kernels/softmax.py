@@ -327,6 +327,7 @@ OPS = (
           integer=Kernel(prepare_quantized, run_chosen),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
-          per_sample=True),
-    OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax), per_sample=True),
+          per_sample=True, last_axis=True),
+    OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax), per_sample=True,
+          last_axis=True),
 )

@@ -121,3 +121,17 @@ def test_unsplittable_reasons(mobilenet):
     # the batch is not what every tensor leads with
     assert "does not lead with the batch" in batch_split.unsplittable(
         sg, a.shapes, a.arrays, a.constants, 5)
+
+
+def test_softmax_over_the_batch_axis_is_not_split():
+    # A rank-1 SOFTMAX normalises across the samples themselves (OpDef.last_axis).
+    from .op_models import op_model
+
+    for shape, reason in (((4,), "works along the batch axis"), ((4, 3), None)):
+        model, _ = op_model("SOFTMAX", [np.zeros(shape, np.float32)],
+                            [(shape, np.float32)], beta=1.0)
+        interp = Interpreter(model_content=model, num_threads=2)
+        interp.allocate_tensors()
+        a, sg = interp._alloc, interp._subgraph
+        found = batch_split.unsplittable(sg, a.shapes, a.arrays, a.constants, 4)
+        assert (found is None) if reason is None else (reason in found)
