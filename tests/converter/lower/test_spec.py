@@ -19,7 +19,7 @@ from edgelite.converter.lower.activations import UNARY
 from edgelite.converter.lower.spec import Lowering, NodeSpec
 from edgelite.interpreter.errors import DTypeError, EdgeliteError, GraphError, ShapeError
 
-from .tfgraph import GraphBuilder
+from ..tfgraph import GraphBuilder
 
 F32 = np.dtype(np.float32)
 STRING = 7  # TensorFlow DataType DT_STRING

@@ -9,7 +9,7 @@ from edgelite.converter.ir import Activation, Graph
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import IOType, RewriteConfig, quantize_graph
 
-from .irgraph import conv_graph, rand, then
+from ..irgraph import conv_graph, rand, then
 
 NONE = dict(fused_activation_function=Activation.NONE)
 

@@ -12,7 +12,7 @@ from edgelite.converter.accuracy import base_name, compare, cosine, sqnr
 from edgelite.converter.accuracy.report import compare_csv, compare_json
 from tests.conftest import MODELS
 
-from .accuracy_models import PB, digits, float_model, int8_model
+from ..accuracy_models import PB, digits, float_model, int8_model
 
 N = 100  # samples per comparison
 

@@ -8,7 +8,7 @@ from edgelite import DTypeError, EdgeliteError, Interpreter, ShapeError
 from edgelite.converter.accuracy import evaluate
 from tests.conftest import MODELS
 
-from .accuracy_models import PB, digits, float_model, int8_model
+from ..accuracy_models import PB, digits, float_model, int8_model
 
 
 def _argmax_accuracy(model: bytes, x, y) -> float:
