@@ -1,6 +1,7 @@
-"""SOFTMAX and LOG_SOFTMAX against LiteRT's reference kernels (and its default kernels);
-int8 / uint8 SOFTMAX bit-exact with both LiteRT kernel sets (they differ: fixed point in
-the reference kernels, a float table in the optimized ones)."""
+"""SOFTMAX and LOG_SOFTMAX against LiteRT's reference kernels (and its default kernels), a
+beta that is not finite refused; int8 / uint8 SOFTMAX bit-exact with both LiteRT kernel
+sets (they differ: fixed point in the reference kernels, a float table in the optimized
+ones)."""
 
 import numpy as np
 import pytest
