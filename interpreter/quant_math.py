@@ -29,7 +29,7 @@ CalculateInputRadius) and gemmlowp's fixedpoint/fixedpoint.h.
 
 What the installed LiteRT (ai-edge-litert 2.3.0, x86-64) does, measured with one-op
 int8 / uint8 models whose results sit on rounding ties
-(tests/interpreter/test_quantized_rounding.py keeps the evidence). REF is
+(tests/interpreter/test_kernel_set.py keeps the evidence). REF is
 ``OpResolverType.BUILTIN_REF``; DEFAULT is ``AUTO`` == ``BUILTIN``: the XNNPACK delegate
 for the ops it takes, TFLite's optimized kernels (built with NEON_2_SSE) for the rest.
 "double" = this module's MultiplyByQuantizedMultiplier with Rounding.DOUBLE: LiteRT's

@@ -37,7 +37,7 @@ def _string_literals(folder: str) -> dict[str, list[str]]:
 
 
 def test_every_record_has_a_kernel_and_control_flow_ops_exist():
-    # (names against the schema, KERNELS against OPS: tests/interpreter/test_kernel_records.py)
+    # (names against the schema, KERNELS against OPS: tests/interpreter/kernels/test_opdef.py)
     for name, op in OPS.items():
         assert isinstance(op.float, Kernel) or isinstance(op.integer, Kernel), name
     assert CONTROL_FLOW_OPS <= set(schema_ops.BUILTIN_CODE)

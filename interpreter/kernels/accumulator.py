@@ -10,11 +10,12 @@ reference_integer_ops::ConvPerChannel / DepthwiseConvPerChannel / FullyConnected
 overflow is undefined in C++, but wraps as compiled), TFLite's optimized kernels and
 XNNPACK's microkernels (which fold the bias and the zero-point terms into an int32
 initial value and add the products to it) all give ``wrap_int32(exact value)``, since
-two's-complement addition wraps alike in any order. Measured (test_quantized_accumulate.py)
-with LiteRT's BUILTIN_REF kernels and its default set, both where XNNPACK takes the op and
-where TFLite's optimized kernel does (uint8 depthwise with a filter quantized on axis 3):
-a bias of 2^31 - 1 plus a positive sum comes out as a large negative accumulator, and
-XNNPACK's fp32 requantization converts that wrapped int32 to float.
+two's-complement addition wraps alike in any order. Measured
+(tests/interpreter/kernels/test_accumulator.py) with LiteRT's BUILTIN_REF kernels and its
+default set, both where XNNPACK takes the op and where TFLite's optimized kernel does
+(uint8 depthwise with a filter quantized on axis 3): a bias of 2^31 - 1 plus a positive
+sum comes out as a large negative accumulator, and XNNPACK's fp32 requantization converts
+that wrapped int32 to float.
 
 Here the sum runs on float BLAS, where it is exact while every partial sum is an integer
 that the float type holds exactly: 2^24 for float32, 2^53 for float64. At prepare() the

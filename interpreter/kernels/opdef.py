@@ -5,7 +5,7 @@ its kernels; ``kernels/__init__.py`` collects the records of every module into `
 every table anyone needs is derived from them (``KERNELS`` here; the quantizer's rules,
 the passes' op sets and the batch split's traits in their own modules). Nothing about an op
 is written down twice; ``tests/test_op_registry.py`` and
-``tests/interpreter/test_kernel_records.py`` check that the views agree with what the
+``tests/interpreter/kernels/test_opdef.py`` check that the views agree with what the
 converter emits and the schema defines.
 
     RELU = OpDef("RELU", float=Kernel(prepare, eval), integer=Kernel(q_prepare, q_eval),

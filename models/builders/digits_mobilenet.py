@@ -2,7 +2,7 @@
 trained from scratch on sklearn's 8x8 digits, which an in-graph ResizeBilinear scales to 64x64.
 
 A trained MobileNetV2 small enough to commit (0.4 M parameters): the model on which the
-quantization-accuracy table (README, bench/quant_methods.py, tests/converter/
+quantization-accuracy table (README, bench/quant_methods.py, tests/bench/
 test_quant_methods.py) measures what equalization and bias correction do for per-tensor int8
 on the network they were invented for.  Same data split and input as the digit CNNs, so it
 shares digits_calib.npy / digits_test.npz.

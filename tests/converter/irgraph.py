@@ -1,4 +1,5 @@
-"""Helpers for pass tests: small IR graphs and running them in edgelite's interpreter."""
+"""Helpers for pass tests: small IR graphs, running them in edgelite's interpreter, and
+checking that a pass keeps the numbers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from edgelite.converter.ir import Activation, Graph, Padding
 from edgelite.interpreter import Interpreter
 
 RNG = np.random.default_rng(0)
+NONE = dict(fused_activation_function=Activation.NONE)
 
 
 def rand(*shape):
@@ -43,3 +45,29 @@ def then(g: Graph, type_: str, inputs, name: str, **options):
     out = g.tensor(name, np.float32)
     g.add_op(type_, inputs, [out], options, name=name)
     return out
+
+
+def input_graph(shape=(2, 5, 7)):
+    g = Graph()
+    x = g.tensor("x", np.float32, shape)
+    g.inputs = [x]
+    return g, x
+
+
+def check_pass(g, run, x, expect_rewrites, expect_counts):
+    """run(g) makes expect_rewrites rewrites, leaves expect_counts ops and the same
+    outputs for x (atol relative to the output's magnitude)."""
+    before = run_ir(g, x)[0]
+    assert run(g) == expect_rewrites
+    assert g.op_counts() == expect_counts
+    after = run_ir(g, x)[0]
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5 * np.abs(before).max())
+
+
+def check(g, run, x, rewrites, counts):
+    """Like check_pass, with atol 1e-6 of the magnitude, and at least 1e-6."""
+    before = run_ir(g, x)[0]
+    assert run(g) == rewrites
+    assert g.op_counts() == counts
+    after = run_ir(g, x)[0]
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-6 * max(1, np.abs(before).max()))

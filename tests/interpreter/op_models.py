@@ -82,6 +82,9 @@ def run_litert_default(model: bytes, feeds) -> list[np.ndarray]:
     return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
 
 
+NOT_IN_REF_RESOLVER = {"CEIL", "ROUND", "ELU"}  # LiteRT's BUILTIN_REF lacks these
+
+
 def check_op_default(op: str, operands, outputs, **options) -> list[np.ndarray]:
     """Like check_op, against LiteRT's default kernels (for ops its reference resolver
     lacks, or whose optimized kernels compute differently)."""

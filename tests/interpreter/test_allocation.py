@@ -5,8 +5,10 @@ import pytest
 
 from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
 
-from .oracle import assert_close
+from .oracle import assert_close, rand
 from .tflite_builder import ModelBuilder
+
+I32, F32 = np.int32, np.float32
 
 
 def test_all_constant_ops_are_folded():
@@ -26,6 +28,33 @@ def test_all_constant_ops_are_folded():
     interp.set_tensor(x, np.array([1, 0, 2], np.float32))
     interp.invoke()
     np.testing.assert_array_equal(interp.get_tensor(y), [11, 0, 66])
+
+
+def test_shape_plumbing_folds_to_constants(rng):
+    # Keras-style: Shape(c) -> StridedSlice -> Pack -> Reshape, all on constants except x.
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 12))
+    c = b.const("c", np.zeros((2, 3, 4), F32))
+    shape = b.tensor("shape", (3,), I32)
+    b.op("SHAPE", [c], [shape], out_type="INT32")
+    batch = b.tensor("batch", (), I32)
+    b.op("STRIDED_SLICE", [shape, b.const("b", np.array([0], I32)),
+                           b.const("e", np.array([1], I32)), b.const("s", np.array([1], I32))],
+         [batch], shrink_axis_mask=1)
+    new_shape = b.tensor("new_shape", (3,), I32)
+    b.op("PACK", [batch, b.const("m1", np.array(-1, I32)), b.const("four", np.array(4, I32))],
+         [new_shape], values_count=3)
+    y = b.tensor("y", (2, 3, 4))
+    b.op("RESHAPE", [x, new_shape], [y])
+    model = b.build([x], [y])
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    assert len(interp._steps) == 1  # only RESHAPE runs per invoke
+    xv = rand(rng, (2, 12))
+    interp.set_tensor(interp.get_input_details()[0]["index"], xv)
+    interp.invoke()
+    out = interp.get_tensor(interp.get_output_details()[0]["index"])
+    np.testing.assert_array_equal(out, xv.reshape(2, 3, 4))
 
 
 def test_shapes_propagate_from_resized_input():

@@ -8,7 +8,7 @@ from edgelite.converter import convert
 from edgelite.interpreter import Interpreter, batch_split
 from tests.conftest import MODELS
 
-from .test_reduce import reduce_model
+from .kernels.test_reduce import reduce_model
 
 
 def _interp(model: bytes, batch: int, threads: int = 2, **kw) -> Interpreter:

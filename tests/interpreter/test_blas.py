@@ -10,7 +10,7 @@ import pytest
 from edgelite.interpreter import Interpreter, blas
 from edgelite.interpreter import interpreter as interpreter_module
 
-from .test_conv import conv_model
+from .kernels.test_conv import conv_model
 
 pytestmark = pytest.mark.skipif(not blas.available(), reason=blas.status())
 

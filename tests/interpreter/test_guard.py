@@ -11,7 +11,7 @@ import pytest
 from edgelite.interpreter import Interpreter, InterpreterStateError
 
 from .test_blas import _hook_first_step
-from .test_interpreter_api import conv_softmax_model
+from .test_interpreter import conv_softmax_model
 from .tflite_builder import ModelBuilder
 
 ADVICE = "; use one Interpreter per thread (or serialize the calls with your own lock)"

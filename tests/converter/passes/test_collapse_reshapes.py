@@ -1,0 +1,25 @@
+"""collapse_reshapes on small graphs: exact op counts after, the same numbers before and after."""
+
+import numpy as np
+
+from edgelite.converter.passes import collapse_reshapes
+
+from ..irgraph import check, input_graph, rand, then
+
+
+def test_collapse_reshapes():
+    g, x = input_graph((2, 3, 4))
+    a = then(g, "RESHAPE", [x, g.const("s1", np.int32([6, 4]))], "a", new_shape=[6, 4])
+    b = then(g, "RESHAPE", [a, g.const("s2", np.int32([24]))], "b", new_shape=[24])
+    same = then(g, "RESHAPE", [b, g.const("s3", np.int32([24]))], "same", new_shape=[24])
+    g.outputs = [then(g, "RELU", [same], "out")]
+    check(g, collapse_reshapes.run, rand(2, 3, 4), 2, {"RELU": 1, "RESHAPE": 1})
+
+
+def test_collapse_reshape_into_keep_dims_mean():
+    g, x = input_graph((1, 4, 4, 8))
+    m = then(g, "MEAN", [x, g.const("axes", np.int32([1, 2]))], "mean", keep_dims=False)
+    g.outputs = [then(g, "RESHAPE", [m, g.const("s", np.int32([1, 1, 1, 8]))], "se",
+                      new_shape=[1, 1, 1, 8])]
+    check(g, collapse_reshapes.run, rand(1, 4, 4, 8), 1, {"MEAN": 1})
+    assert g.ops[0].options["keep_dims"] is True and g.outputs[0].name == "se"

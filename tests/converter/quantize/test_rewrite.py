@@ -1,0 +1,57 @@
+"""The full-integer rewrite on small graphs: parameter rules and LiteRT interop."""
+
+import numpy as np
+import pytest
+
+from edgelite.converter.shape_inference import infer_shapes
+from edgelite.converter.export import export_tflite
+from edgelite.converter.ir import Activation, Graph
+from edgelite.converter.quantize.params import QType
+from edgelite.converter.quantize.rewrite import IOType, RewriteConfig, quantize_graph
+
+from ..irgraph import conv_graph, rand, then
+
+NONE = dict(fused_activation_function=Activation.NONE)
+
+
+def concat_graph():
+    g, conv = conv_graph()
+    pooled = then(g, "MAX_POOL_2D", [g.inputs[0]], "pool", padding=0, stride_h=1, stride_w=1,
+                  filter_height=1, filter_width=1, **NONE)
+    g.outputs = [then(g, "CONCATENATION", [conv.outputs[0], pooled], "cat", axis=3, **NONE)]
+    infer_shapes(g)
+    return g
+
+
+@pytest.mark.parametrize("qtype", [QType.INT8, QType.UINT8])
+def test_concat_inputs_share_output_params(qtype, litert):
+    g = concat_graph()
+    ranges = {"x": (-1.0, 1.0), "conv": (-5.0, 3.0), "pool": (-1.0, 1.0), "cat": (-5.0, 3.0)}
+    quantize_graph(g, ranges, RewriteConfig(qtype, io_type=IOType.FLOAT))
+    cat = next(op for op in g.ops if op.type == "CONCATENATION")
+    out = cat.outputs[0].quant
+    for t in cat.inputs:  # conv's output takes the shared params; the pool is requantized
+        assert t.quant.scale[0] == out.scale[0] and t.quant.zero_point[0] == out.zero_point[0]
+    assert g.op_counts() == {"CONCATENATION": 1, "CONV_2D": 1, "DEQUANTIZE": 1,
+                             "MAX_POOL_2D": 1, "QUANTIZE": 2}
+    interp = litert.Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()
+    x = np.clip(rand(1, 6, 6, 3), -1, 1)
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
+    interp.invoke()
+    y = interp.get_tensor(interp.get_output_details()[0]["index"])
+    assert np.abs(y[..., 4:] - x).max() <= 2 * out.scale[0]  # the pooled copy survives
+
+
+def test_fixed_and_same_as_input_params():
+    g, x = Graph(), None
+    x = g.tensor("x", np.float32, (1, 10))
+    g.inputs = [x]
+    s = then(g, "SOFTMAX", [x], "sm", beta=1.0)
+    r = then(g, "RESHAPE", [s, g.const("shape", np.int32([2, 5]))], "r", new_shape=[2, 5])
+    g.outputs = [r]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-4.0, 4.0)}, RewriteConfig(QType.INT8, io_type=IOType.INT8))
+    assert g.inputs[0].dtype == np.int8
+    for t in (s, r):
+        assert t.quant.scale[0] == np.float32(1 / 256) and t.quant.zero_point[0] == -128

@@ -1,0 +1,89 @@
+"""MAX_POOL_2D and AVERAGE_POOL_2D: float against LiteRT's reference kernels, int8 / uint8
+bit-exact with both LiteRT kernel sets."""
+
+import numpy as np
+import pytest
+
+from ..oracle import assert_close, assert_matches_litert, rand, run_edgelite
+from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from ..tflite_builder import single_op_model
+
+
+def pool_model(op, x_shape, filt, stride, padding, act="NONE"):
+    n, h, w, c = x_shape
+    if padding == "SAME":
+        oh, ow = -(-h // stride[0]), -(-w // stride[1])
+    else:
+        oh, ow = (h - filt[0] + stride[0]) // stride[0], (w - filt[1] + stride[1]) // stride[1]
+    return single_op_model(op, [x_shape], (n, oh, ow, c), padding=padding,
+                           stride_h=stride[0], stride_w=stride[1], filter_height=filt[0],
+                           filter_width=filt[1], fused_activation_function=act)
+
+
+@pytest.mark.parametrize("op", ["MAX_POOL_2D", "AVERAGE_POOL_2D"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize("filt,stride", [((2, 2), (2, 2)), ((3, 3), (2, 2)), ((3, 2), (1, 1)),
+                                         ((3, 3), (3, 1)), ((7, 7), (1, 1))])
+def test_pool(rng, op, padding, filt, stride):
+    x = rand(rng, (2, 7, 9, 3))
+    assert_matches_litert(pool_model(op, x.shape, filt, stride, padding), [x])
+
+
+@pytest.mark.parametrize("op", ["MAX_POOL_2D", "AVERAGE_POOL_2D"])
+@pytest.mark.parametrize("act", ["RELU", "RELU6", "RELU_N1_TO_1"])
+def test_pool_activation(rng, op, act):
+    x = rand(rng, (1, 6, 6, 4), low=-8, high=8)
+    assert_matches_litert(pool_model(op, x.shape, (2, 2), (1, 1), "SAME", act), [x])
+
+
+def test_average_pool_same_divides_by_valid_count():
+    # 3x3 all-ones input, 3x3 window, SAME: every average is exactly 1, although the
+    # corner windows contain only 4 real pixels out of 9.
+    x = np.ones((1, 3, 3, 1), np.float32)
+    (out,) = run_edgelite(pool_model("AVERAGE_POOL_2D", x.shape, (3, 3), (1, 1), "SAME"), [x])
+    assert_close(out, np.ones((1, 3, 3, 1), np.float32))
+
+
+def test_max_pool_all_negative_with_padding():
+    # Padding must never win the max (TFLite starts from lowest(), not 0).
+    x = -np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
+    model = pool_model("MAX_POOL_2D", x.shape, (2, 2), (2, 2), "SAME")
+    (out,) = assert_matches_litert(model, [x])
+    assert (out < 0).all()
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+
+def out_size(size, k, stride, padding):
+    return -(-size // stride) if padding == "SAME" else (size - k + stride) // stride
+
+
+def quant_pool_model(rng, op, dtype, x_shape, k, stride, padding, act="NONE", q=None):
+    n, h, w, c = x_shape
+    s, z = q or random_qparams(rng, dtype, 0.01, 0.1)
+    m = QuantModel()
+    x = m.input("x", x_shape, dtype, s, z)
+    y = m.output("y", (n, out_size(h, k[0], stride[0], padding),
+                       out_size(w, k[1], stride[1], padding), c), dtype, s, z)
+    m.op(op, [x], [y], version=2, padding=padding, stride_h=stride[0], stride_w=stride[1],
+         filter_height=k[0], filter_width=k[1], fused_activation_function=act)
+    return m.build(), [full_range(rng, x_shape, dtype)]
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("k,stride,padding", [((2, 2), (2, 2), "VALID"), ((3, 3), (2, 2), "SAME"),
+                                              ((3, 2), (1, 1), "SAME"), ((4, 4), (3, 2), "VALID")])
+def test_quantized_pool(rng, op, dtype, k, stride, padding):
+    model, feeds = quant_pool_model(rng, op, dtype, (2, 9, 10, 8), k, stride, padding)
+    assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("act", ["RELU", "RELU6", "RELU_N1_TO_1"])
+def test_quantized_pool_activation(rng, op, dtype, act):
+    q = (0.05, 0 if dtype == np.int8 else 128)
+    model, feeds = quant_pool_model(rng, op, dtype, (1, 8, 8, 4), (2, 2), (2, 2), "VALID", act, q)
+    assert_bit_exact(model, feeds)

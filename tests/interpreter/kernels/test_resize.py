@@ -1,0 +1,75 @@
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR against LiteRT's reference kernels (and its
+default kernels where they compute differently); int8 / uint8 bit-exact with both LiteRT
+kernel sets."""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import UnsupportedOpError
+
+from ..op_models import check_op, check_op_default, const, run_op
+from ..oracle import rand
+from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+
+I32, F32 = np.int32, np.float32
+
+RESIZES = [((4, 4), (8, 8)), ((5, 7), (3, 4)), ((3, 3), (7, 5)), ((6, 4), (6, 4)),
+           ((1, 5), (4, 1)), ((4, 6), (9, 13))]
+MODES = [dict(), dict(align_corners=True), dict(half_pixel_centers=True)]
+
+
+@pytest.mark.parametrize("in_hw,out_hw", RESIZES)
+@pytest.mark.parametrize("mode", MODES, ids=["plain", "align", "half"])
+def test_resize_bilinear(rng, in_hw, out_hw, mode):
+    x = rand(rng, (2,) + in_hw + (3,), low=-10, high=10)
+    operands = [x, const(out_hw, I32)]
+    outputs = [((2,) + out_hw + (3,), F32)]
+    # Same float32 operations in the same order: bit for bit.
+    check_op("RESIZE_BILINEAR", operands, outputs, rtol=0, atol_factor=0, **mode)
+    check_op_default("RESIZE_BILINEAR", operands, outputs, **mode)
+
+
+@pytest.mark.parametrize("in_hw,out_hw", RESIZES)
+@pytest.mark.parametrize("mode", MODES, ids=["plain", "align", "half"])
+@pytest.mark.parametrize("dtype", [F32, I32])
+def test_resize_nearest(rng, in_hw, out_hw, mode, dtype):
+    x = rand(rng, (2,) + in_hw + (3,), low=-100, high=100).astype(dtype)
+    operands = [x, const(out_hw, I32)]
+    outputs = [((2,) + out_hw + (3,), dtype)]
+    check_op("RESIZE_NEAREST_NEIGHBOR", operands, outputs, **mode)
+    if dtype == F32:
+        check_op_default("RESIZE_NEAREST_NEIGHBOR", operands, outputs, **mode)
+
+
+def test_resize_errors(rng):
+    x = rand(rng, (1, 4, 4, 1))
+    with pytest.raises(UnsupportedOpError, match="cannot both be set"):
+        run_op("RESIZE_BILINEAR", [x, const([8, 8], I32)], [((1, 8, 8, 1), F32)],
+               align_corners=True, half_pixel_centers=True)
+    with pytest.raises(UnsupportedOpError, match="size .*must be a constant"):
+        run_op("RESIZE_NEAREST_NEIGHBOR", [x, np.array([8, 8], I32)], [((1, 8, 8, 1), F32)])
+
+
+# --------------------------------------------------------------------------- int8 / uint8
+
+DTYPES = [np.int8, np.uint8]
+
+
+def resize_model(op, dtype, x_shape, size, q, **options):
+    m = QuantModel()
+    x = m.input("x", x_shape, dtype, *q)
+    sz = m.const("size", np.array(size, np.int32), np.int32)
+    y = m.output("y", (x_shape[0], size[0], size[1], x_shape[3]), dtype, *q)
+    m.op(op, [x, sz], [y], version=2 if op == "RESIZE_BILINEAR" else 1, **options)
+    return m.build()
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", [(9, 13), (3, 2), (10, 14)])
+@pytest.mark.parametrize("mode", ["legacy", "align_corners", "half_pixel_centers"])
+def test_resize(rng, op, dtype, size, mode):
+    options = {} if mode == "legacy" else {mode: True}
+    q = random_qparams(rng, dtype)
+    x = full_range(rng, (2, 5, 7, 3), dtype)
+    assert_bit_exact(resize_model(op, dtype, x.shape, size, q, **options), [x])

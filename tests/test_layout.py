@@ -1,0 +1,102 @@
+"""tests/ mirrors the source tree: a test module is named after the module it tests and sits
+in the matching folder, so a module's tests are found without a search, and a module
+without tests shows.
+
+* tests/interpreter/kernels/test_X.py tests interpreter/kernels/X.py, and every kernel
+  module that declares ``OPS`` (an op family) has its test module;
+* tests/converter/passes/test_X.py tests the pass converter/passes/X.py, and every pass
+  of the pipeline is run by a test there;
+* everywhere in MIRRORED, test_X.py names X.py or the package X/ next to it
+  (tests/converter/test_passes.py: the pipeline in converter/passes/__init__.py;
+  tests/converter/quantize/test_observers.py: quantize/observers/).
+
+converter/lower/ has its own check: tests/converter/lower/test_coverage.py (each rule
+module's test module covers exactly that module's rules).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+from edgelite.converter import passes
+from edgelite.interpreter import kernels
+from tests.conftest import ROOT
+
+TESTS = ROOT / "tests"
+# test folder -> source folder, both relative to the repository root.
+MIRRORED = {
+    "tests/interpreter": "interpreter",
+    "tests/interpreter/kernels": "interpreter/kernels",
+    "tests/converter": "converter",
+    "tests/converter/passes": "converter/passes",
+    "tests/converter/quantize": "converter/quantize",
+    "tests/converter/accuracy": "converter/accuracy",
+    "tests/bench": "bench",
+}
+CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py
+# Test modules about one concern across a whole part rather than one module: names read
+# from files reach every message escaped (interpreter/names.py, tested in tests/interpreter/).
+ACROSS_THE_PART = {"tests/converter/test_names.py"}
+
+
+def _test_modules(folder: Path) -> list[Path]:
+    return sorted(folder.glob("test_*.py"))
+
+
+def _names_a_module(test: Path, source: Path) -> bool:
+    name = test.stem.removeprefix("test_")
+    return (source / f"{name}.py").is_file() or (source / name / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("tests_folder", sorted(MIRRORED))
+def test_every_test_module_is_named_after_the_module_it_tests(tests_folder):
+    source = ROOT / MIRRORED[tests_folder]
+    strays = [str(t.relative_to(ROOT)) for t in _test_modules(ROOT / tests_folder)
+              if str(t.relative_to(ROOT)) not in ACROSS_THE_PART
+              and not _names_a_module(t, source)]
+    assert not strays, (f"name each test module test_X.py after the module X.py (or package "
+                        f"X/) of {MIRRORED[tests_folder]}/ it tests: {strays}")
+
+
+def test_every_test_folder_of_the_parts_is_mirrored():
+    # A new folder of tests under interpreter/ or converter/ must be listed above (and so
+    # mirror a source folder), or it would escape the check.
+    folders = {str(t.parent.relative_to(ROOT))
+               for part in ("interpreter", "converter") for t in (TESTS / part).rglob("test_*.py")}
+    assert folders - set(MIRRORED) - CHECKED_ELSEWHERE == set()
+
+
+def _op_families() -> list[str]:
+    return sorted(info.name for info in pkgutil.iter_modules(kernels.__path__)
+                  if hasattr(importlib.import_module(f"{kernels.__name__}.{info.name}"), "OPS"))
+
+
+def test_every_op_family_has_a_test_module():
+    families = _op_families()
+    assert {"activations", "conv", "softmax"} <= set(families)  # the scan finds the families
+    missing = [f"tests/interpreter/kernels/test_{name}.py" for name in families
+               if not (TESTS / "interpreter" / "kernels" / f"test_{name}.py").is_file()]
+    assert not missing, f"kernel modules with OPS and no test module: add {missing}"
+
+
+def _passes_run_by(folder: Path) -> set[str]:
+    """The names X of every ``X.run`` in the test modules of ``folder``."""
+    run = set()
+    for test in _test_modules(folder):
+        for node in ast.walk(ast.parse(test.read_text(), str(test))):
+            if isinstance(node, ast.Attribute) and node.attr == "run" \
+                    and isinstance(node.value, ast.Name):
+                run.add(node.value.id)
+    return run
+
+
+def test_every_pass_is_run_by_the_pass_tests():
+    run = _passes_run_by(TESTS / "converter" / "passes")
+    missing = sorted(set(passes.PASS_NAMES) - run)
+    assert not missing, (f"passes no test under tests/converter/passes/ runs: {missing} "
+                         f"(add test_<pass>.py)")
