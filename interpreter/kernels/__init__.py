@@ -19,6 +19,7 @@ from . import (
     cast,
     concatenation,
     conv,
+    cumsum,
     depthwise_conv,
     dequantize,
     fully_connected,
@@ -49,6 +50,7 @@ OPS: dict[str, OpDef] = collect(
     depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
     pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
     split, tile, transpose, transpose_conv, unary,
+    cumsum,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
