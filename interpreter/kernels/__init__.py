@@ -32,6 +32,7 @@ from . import (
     reduce,
     reshape,
     resize,
+    reverse,
     shape_ops,
     slicing,
     softmax,
@@ -50,7 +51,7 @@ OPS: dict[str, OpDef] = collect(
     depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
     pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
     split, tile, transpose, transpose_conv, unary,
-    cumsum,
+    cumsum, reverse,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

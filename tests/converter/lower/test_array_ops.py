@@ -4,12 +4,17 @@ docs (tensorflow/core/ops/array_ops.cc and the tf.* API docs), written in numpy.
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.errors import ShapeError
+
+from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng, run
 
 COVERED = {"Reshape", "Squeeze", "ExpandDims", "Transpose", "Pack", "Unpack", "Split",
            "SplitV", "Slice", "StridedSlice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2",
            "GatherV2", "Gather", "ResourceGather", "Shape", "Fill", "Range", "BroadcastTo",
-           "SelectV2", "Select"}
+           "SelectV2", "Select", "ReverseV2"}
 
 
 def x234():
@@ -390,3 +395,88 @@ def test_select(cond_shape):
     g.node("y", "Select", ["c", "a", "b"], T=F32)
     c = feeds["c"] if len(cond_shape) == 2 else feeds["c"][:, None]   # rows
     check(g, feeds, np.where(c, feeds["a"], feeds["b"]), ["SELECT"])
+
+
+# -- reverse ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("axes, ops", [
+    ([1], ["REVERSE_V2"]),
+    ([-1], ["REVERSE_V2"]),
+    ([2, 1], ["REVERSE_V2"]),              # contiguous once sorted: one op
+    ([0, 2], ["REVERSE_V2", "REVERSE_V2"]),  # LiteRT refuses these together: one op each
+    ([0, 1, 2], ["REVERSE_V2"]),
+])
+def test_reverse_v2(axes, ops):
+    """ReverseV2 reverses the order of the elements along each listed axis; negative axes
+    count from the end (array_ops.cc "ReverseV2")."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array(axes, np.int64))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I64)
+    check(g, {"x": x}, np.flip(x, axes), ops)
+
+
+@pytest.mark.parametrize("axes, n_ops", [([0, -1], 2), ([-1, -2], 1), ([1, 0], 1)])
+def test_reverse_v2_of_a_computed_tensor(axes, n_ops):
+    """While lowering, an op's output has no known rank yet: a negative axis cannot join a
+    run of non-negative ones, so [0, -1] takes two ops (still correct on any rank)."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.node("r", "Relu", ["x"], T=F32)
+    g.const("axes", np.array(axes, np.int32))
+    g.node("y", "ReverseV2", ["r", "axes"], T=F32, Tidx=I32)
+    check(g, {"x": x}, np.flip(np.maximum(x, 0), axes), ["RELU"] + ["REVERSE_V2"] * n_ops,
+          lowered={"RELU": 1, "REVERSE_V2": n_ops})
+
+
+@pytest.mark.parametrize("dtype", [BOOL, np.dtype(np.int8), I64])
+def test_reverse_v2_moves_any_type(dtype):
+    x = (rng().integers(-50, 50, (2, 5)) > 0 if dtype == BOOL
+         else rng().integers(-50, 50, (2, 5))).astype(dtype)
+    g = graph(x=(x.shape, dtype))
+    g.const("axes", np.array([1], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=dtype, Tidx=I32)
+    check(g, {"x": x}, x[:, ::-1], ["REVERSE_V2"])
+
+
+def test_reverse_v2_without_axes_is_the_identity():
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array([], np.int32))
+    g.node("r", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    g.node("y", "Relu", ["r"], T=F32)
+    check(g, {"x": x}, np.maximum(x, 0), ["RELU"], lowered={"RELU": 1})
+
+
+def test_reverse_v2_refuses_an_axis_named_twice():
+    g = graph(x=(2, 3, 4))
+    g.const("axes", np.array([1, -2], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    with pytest.raises(ShapeError, match=r"^node 'y' \(ReverseV2\): axes \[1, 1\] name a "
+                       "dimension more than once"):
+        run(g, {"x": x234()}, ["y"])
+
+
+def test_reverse_v2_quantizes_with_its_input_parameters():
+    """The record's rule (SAME_AS_INPUT, type-generic kernel): an int8 REVERSE_V2 whose
+    output keeps the input's scale and zero point, as TFLite's quantizer does."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array([2], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    q = QuantizeOptions(QuantMode.INT8, input_ranges={"x": (-2.0, 2.0)})
+    result = convert_detailed(g.bytes(), ConvertOptions(quantize=q))
+    rev = next(op for op in result.graph.ops if op.type == "REVERSE_V2")
+    assert rev.inputs[0].dtype == rev.outputs[0].dtype == np.int8
+    q_in, q_out = rev.inputs[0].quant, rev.outputs[0].quant
+    assert np.array_equal(q_in.scale, q_out.scale)
+    assert np.array_equal(q_in.zero_point, q_out.zero_point)
+    assert result.graph.op_counts() == {"QUANTIZE": 1, "REVERSE_V2": 1, "DEQUANTIZE": 1}
+    runtimes = [Interpreter] + ([litert.Interpreter] if litert is not None else [])
+    for runtime in runtimes:
+        interp = runtime(model_content=result.model)
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.testing.assert_allclose(y, x[..., ::-1], atol=float(q_in.scale[0]) / 2 + 1e-6)
+
