@@ -1,5 +1,6 @@
 """Shape and layout ops: Reshape, Squeeze, ExpandDims, Transpose, Pack/Unpack, Split/SplitV,
-Slice/StridedSlice, Tile, Pad/PadV2/MirrorPad, ConcatV2, Gather, Shape/Fill/Range, ReverseV2.
+Slice/StridedSlice, Tile, Pad/PadV2/MirrorPad, ConcatV2, Gather, Shape/Fill/Range, ReverseV2,
+OneHot.
 
 Index-like constant operands (shapes, axes, begin/end/strides, paddings) are stored as int32,
 the type TFLite's kernels read them as (spec.validate has checked they fit).
@@ -236,6 +237,21 @@ def _contiguous_runs(axes: list[int]) -> list[list[int]]:
     return runs
 
 
+def one_hot(ctx: LowerCtx, node) -> None:
+    """OneHot(indices, depth, on, off): a new axis of size depth at `axis` (-1: last), on
+    where the index equals the position, off elsewhere -- an index outside [0, depth) gives
+    a row of off values (array_ops.cc "OneHot"). TFLite's ONE_HOT does exactly that."""
+    indices, on = ctx.input(node, 0), ctx.input(node, 2)
+    depth = _scalar(ctx, node, 1, "the depth")
+    if depth < 0:
+        raise fail(ShapeError, node, f"depth {depth} must be >= 0")
+    axis = attr_int(node, "axis", -1)  # spec: >= -1
+    if axis != -1:
+        axis_in_rank(node, axis, _rank(indices), extra=1)  # 0 <= axis <= rank
+    ctx.emit("ONE_HOT", node, [indices, ctx.const(node, "depth", np.int32(depth)), on,
+                               ctx.input(node, 3)], dict(axis=axis), dtype=on.dtype)
+
+
 def _select(tfl_type: str):
     """SelectV2 broadcasts its three operands; Select (v1) does not, but a rank-1 condition
     picks whole rows of higher-rank operands (array_ops.cc "Select"). TFLite's SELECT and
@@ -256,6 +272,9 @@ _GATHER_ATTRS = (Attr("batch_dims", "i"),)
 # What TFLite's REVERSE_V2 moves (kernels/reverse.cc; bfloat16 has no numpy type).
 _REVERSIBLE = frozenset(map(np.dtype, (np.float32, np.float16, np.int8, np.uint8, np.int16,
                                        np.int32, np.int64, np.bool_)))
+# ONE_HOT's on / off values (kernels/one_hot.cc; int16 passes its Prepare but not its Eval).
+_ONE_HOT_VALUES = frozenset(map(np.dtype, (np.float32, np.int32, np.int64, np.int8, np.uint8,
+                                           np.bool_)))
 
 RULES = {
     "Reshape": Lowering(reshape, spec(_X, vector_input("the shape", "Tshape"))),
@@ -303,6 +322,11 @@ RULES = {
     "ReverseV2": Lowering(reverse_v2, spec(In("the input", _REVERSIBLE),
                                            In("the axes", INDEX, "Tidx", const=True,
                                               ranks=(1,)))),
+    "OneHot": Lowering(one_hot, spec(In("the indices", INDEX, "TI"),
+                                     scalar_input("the depth", frozenset({np.dtype(np.int32)})),
+                                     In("the on value", _ONE_HOT_VALUES, scalar=True),
+                                     In("the off value", _ONE_HOT_VALUES, scalar=True),
+                                     attrs=(Attr("axis", "i", lo=-1),))),
     "SelectV2": Lowering(_select("SELECT_V2"), spec(In("the condition", BOOL, None), _X, _X)),
     "Select": Lowering(_select("SELECT"), spec(In("the condition", BOOL, None), _X, _X)),
 }

@@ -26,6 +26,7 @@ from . import (
     gather,
     logical,
     normalization,
+    one_hot,
     pad,
     pooling,
     quantize,
@@ -51,7 +52,7 @@ OPS: dict[str, OpDef] = collect(
     depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
     pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
     split, tile, transpose, transpose_conv, unary,
-    cumsum, reverse,
+    cumsum, one_hot, reverse,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

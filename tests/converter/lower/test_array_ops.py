@@ -7,14 +7,14 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import ShapeError
+from edgelite.interpreter.errors import GraphError, ShapeError
 
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng, run
 
 COVERED = {"Reshape", "Squeeze", "ExpandDims", "Transpose", "Pack", "Unpack", "Split",
            "SplitV", "Slice", "StridedSlice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2",
            "GatherV2", "Gather", "ResourceGather", "Shape", "Fill", "Range", "BroadcastTo",
-           "SelectV2", "Select", "ReverseV2"}
+           "SelectV2", "Select", "ReverseV2", "OneHot"}
 
 
 def x234():
@@ -397,7 +397,7 @@ def test_select(cond_shape):
     check(g, feeds, np.where(c, feeds["a"], feeds["b"]), ["SELECT"])
 
 
-# -- reverse ------------------------------------------------------------------------------------
+# -- reverse, one-hot ---------------------------------------------------------------------------
 @pytest.mark.parametrize("axes, ops", [
     ([1], ["REVERSE_V2"]),
     ([-1], ["REVERSE_V2"]),
@@ -480,3 +480,64 @@ def test_reverse_v2_quantizes_with_its_input_parameters():
         y = interp.get_tensor(interp.get_output_details()[0]["index"])
         np.testing.assert_allclose(y, x[..., ::-1], atol=float(q_in.scale[0]) / 2 + 1e-6)
 
+
+def tf_one_hot(indices, depth, on, off, axis=-1):
+    """tf.one_hot: a new axis of size depth (at `axis`, -1 = last) holding on where the index
+    equals the position and off elsewhere; an index outside [0, depth) gives all off."""
+    hit = np.asarray(indices)[..., None] == np.arange(depth)
+    out = np.where(hit, on, off).astype(np.asarray(on).dtype)
+    return out if axis == -1 else np.moveaxis(out, -1, axis)
+
+
+ONE_HOT_INDICES = np.array([[0, 3, -1], [5, 1, 2]], np.int64)  # -1 and 5: out of range
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2])
+@pytest.mark.parametrize("index_type", [I32, I64])
+def test_one_hot(axis, index_type):
+    idx = ONE_HOT_INDICES.astype(index_type)
+    g = graph(i=(idx.shape, index_type))
+    g.const("depth", np.int32(4))
+    g.const("on", np.float32(2.5))
+    g.const("off", np.float32(-1.0))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=index_type, axis=axis)
+    check(g, {"i": idx}, tf_one_hot(idx, 4, np.float32(2.5), np.float32(-1.0), axis),
+          ["ONE_HOT"])
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+@pytest.mark.parametrize("on, off", [(np.int32(7), np.int32(-7)), (np.True_, np.False_),
+                                     (np.int64(1), np.int64(0))], ids=["int32", "bool", "int64"])
+def test_one_hot_values_of_any_type(on, off, depth):
+    idx = ONE_HOT_INDICES.astype(np.int32)
+    dtype = np.asarray(on).dtype
+    g = graph(i=(idx.shape, I32))
+    g.const("depth", np.int32(depth))
+    g.const("on", on)
+    g.const("off", off)
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=dtype, TI=I32)
+    check(g, {"i": idx}, tf_one_hot(idx, depth, on, off), ["ONE_HOT"])
+
+
+def test_one_hot_with_computed_on_and_off_values():
+    idx = ONE_HOT_INDICES.astype(np.int32)
+    g = graph(i=(idx.shape, I32), on=(), off=())
+    g.const("depth", np.int32(3))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=I32, axis=0)
+    on, off = np.float32(0.75), np.float32(0.25)
+    check(g, {"i": idx, "on": on, "off": off}, tf_one_hot(idx, 3, on, off, 0), ["ONE_HOT"])
+
+
+@pytest.mark.parametrize("depth, axis, error, message", [
+    (-1, -1, ShapeError, r"depth -1 must be >= 0"),
+    (3, 3, ShapeError, r"axis 3 is out of range for rank 3"),
+    (3, -2, GraphError, r"attribute axis=-2 is outside \[-1, "),
+])
+def test_one_hot_refuses(depth, axis, error, message):
+    g = graph(i=((2, 3), I32))
+    g.const("depth", np.int32(depth))
+    g.const("on", np.float32(1))
+    g.const("off", np.float32(0))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=I32, axis=axis)
+    with pytest.raises(error, match=r"^node 'y' \(OneHot\): " + message):
+        run(g, {"i": ONE_HOT_INDICES.astype(np.int32)}, ["y"])
