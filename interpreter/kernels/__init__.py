@@ -40,6 +40,7 @@ from . import (
     space_depth,
     split,
     tile,
+    topk_v2,
     transpose,
     transpose_conv,
     unary,
@@ -52,7 +53,7 @@ OPS: dict[str, OpDef] = collect(
     depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
     pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
     split, tile, transpose, transpose_conv, unary,
-    cumsum, one_hot, reverse,
+    cumsum, one_hot, reverse, topk_v2,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
