@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import OpSignature, T
 from ..names import quoted
 
 
@@ -40,7 +41,24 @@ def eval(rec: TransposeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].transpose(rec.perm))
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, TRANSPOSE: more than 6 dimensions or bfloat16 8; int4 7; more than 5
+    dimensions 6; int16 5; more than 4 dimensions 4; bool 3; int8 2."""
+    x = sig.input(0)
+    if x.rank > 6 or x.type == T.BFLOAT16:
+        return 8
+    if x.type == T.INT4:
+        return 7
+    if x.rank > 5:
+        return 6
+    if x.type == T.INT16:
+        return 5
+    if x.rank > 4:
+        return 4
+    return {T.BOOL: 3, T.INT8: 2}.get(x.type, 1)
+
+
 OPS = (
     # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
-    OpDef("TRANSPOSE", float=Kernel(prepare, eval)),
+    OpDef("TRANSPOSE", float=Kernel(prepare, eval), version=version),
 )
