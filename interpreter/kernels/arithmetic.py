@@ -274,7 +274,9 @@ def mul_version(sig: OpSignature) -> int:
     if x.type in table:
         return table[x.type]
     scales = np.float32([x.scale, y.scale, out.scale])
-    if scales.all() and scales[0] * scales[1] / scales[2] >= 1.0:
+    with np.errstate(over="ignore"):  # a huge scale from a file: inf >= 1
+        rescale = scales[0] * scales[1] / scales[2] if scales.all() else 0.0
+    if rescale >= 1.0:
         return 3
     return 2 if x.type == T.INT8 else 1
 

@@ -41,7 +41,7 @@ from ..errors import ShapeError
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .opdef import OpDef
-from .versions import OpSignature, T
+from .versions import T, first_match, input_type, option_set, rank_above
 
 
 @dataclass(frozen=True)
@@ -252,39 +252,21 @@ def eval_window(rec: SliceRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0][rec.index])
 
 
-def slice_version(sig: OpSignature) -> int:
-    """op_version.cc, SLICE: int4 7; uint32 6; more than 4 dimensions 5; int16 4; string 3;
-    int8 2."""
-    x = sig.input(0)
-    if x.type in (T.INT4, T.UINT32):
-        return 7 if x.type == T.INT4 else 6
-    if x.rank > 4:
-        return 5
-    return {T.INT16: 4, T.STRING: 3, T.INT8: 2}.get(x.type, 1)
-
-
-def strided_slice_version(sig: OpSignature) -> int:
-    """op_version.cc, STRIDED_SLICE: offset 8; uint32 7; an ellipsis or new-axis mask 6;
-    string 5; more than 4 dimensions 4; bool 3; int8 2."""
-    x = sig.input(0)
-    if sig.option("offset", False):
-        return 8
-    if x.type == T.UINT32:
-        return 7
-    if sig.option("ellipsis_mask") or sig.option("new_axis_mask"):
-        return 6
-    if x.type == T.STRING:
-        return 5
-    if x.rank > 4:
-        return 4
-    return {T.BOOL: 3, T.INT8: 2}.get(x.type, 1)
+# op_version.cc, SLICE and STRIDED_SLICE: the first of these that holds.
+_SLICE_VERSION = first_match(
+    (input_type(T.INT4), 7), (input_type(T.UINT32), 6), (rank_above(4), 5),
+    (input_type(T.INT16), 4), (input_type(T.STRING), 3), (input_type(T.INT8), 2))
+_STRIDED_SLICE_VERSION = first_match(
+    (option_set("offset"), 8), (input_type(T.UINT32), 7),
+    (option_set("ellipsis_mask", "new_axis_mask"), 6), (input_type(T.STRING), 5),
+    (rank_above(4), 4), (input_type(T.BOOL), 3), (input_type(T.INT8), 2))
 
 
 OPS = (
     # A SLICE that keeps the batch whole on dim 0 (its size N) starts at 0 there.
     OpDef("SLICE", float=Kernel(prepare_slice, run_chosen), per_sample=True,
-          version=slice_version),
+          version=_SLICE_VERSION),
     # Not per sample: a negative stride on dim 0 reverses the batch.
     OpDef("STRIDED_SLICE", float=Kernel(prepare_strided_slice, eval_window),
-          version=strided_slice_version),
+          version=_STRIDED_SLICE_VERSION),
 )

@@ -14,7 +14,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
-from .versions import OpSignature, T
+from .versions import T, first_match, input_type, rank_above
 from ..names import quoted
 
 
@@ -41,24 +41,14 @@ def eval(rec: TransposeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].transpose(rec.perm))
 
 
-def version(sig: OpSignature) -> int:
-    """op_version.cc, TRANSPOSE: more than 6 dimensions or bfloat16 8; int4 7; more than 5
-    dimensions 6; int16 5; more than 4 dimensions 4; bool 3; int8 2."""
-    x = sig.input(0)
-    if x.rank > 6 or x.type == T.BFLOAT16:
-        return 8
-    if x.type == T.INT4:
-        return 7
-    if x.rank > 5:
-        return 6
-    if x.type == T.INT16:
-        return 5
-    if x.rank > 4:
-        return 4
-    return {T.BOOL: 3, T.INT8: 2}.get(x.type, 1)
+# op_version.cc, TRANSPOSE: the first of these that holds.
+_VERSION = first_match(
+    (rank_above(6), 8), (input_type(T.BFLOAT16), 8), (input_type(T.INT4), 7),
+    (rank_above(5), 6), (input_type(T.INT16), 5), (rank_above(4), 4),
+    (input_type(T.BOOL), 3), (input_type(T.INT8), 2))
 
 
 OPS = (
     # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
-    OpDef("TRANSPOSE", float=Kernel(prepare, eval), version=version),
+    OpDef("TRANSPOSE", float=Kernel(prepare, eval), version=_VERSION),
 )

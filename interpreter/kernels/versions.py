@@ -122,6 +122,31 @@ def by_input_type(table: Mapping[int, int], *, index: int = 0,
     return rule
 
 
+Condition = Callable[[OpSignature], bool]
+
+
+def first_match(*steps: tuple[Condition, int]) -> VersionRule:
+    """op_version.cc's usual form: the version of the first condition that holds, else 1."""
+    def rule(sig: OpSignature) -> int:
+        return next((version for holds, version in steps if holds(sig)), 1)
+    return rule
+
+
+def input_type(*types: int, index: int = 0) -> Condition:
+    """Input ``index`` has one of ``types``."""
+    return lambda sig: sig.input(index).type in types
+
+
+def rank_above(n: int) -> Condition:
+    """Input 0 has more than ``n`` dimensions."""
+    return lambda sig: sig.input(0).rank > n
+
+
+def option_set(*keys: str) -> Condition:
+    """One of the options ``keys`` is set (true or non-zero)."""
+    return lambda sig: any(sig.option(key) for key in keys)
+
+
 # The shared cases of op_version.cc, by the types they raise the version for.
 INT8_2 = by_input_type({T.INT8: 2})
 INT8_2_INT16_3 = by_input_type({T.INT8: 2, T.INT16: 3})
@@ -157,8 +182,9 @@ def file_tensor_sig(tensor: Tensor) -> TensorSig:
 
 
 def with_defaults(op_name: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``options`` over the schema's defaults for ``op_name`` (a file may leave the options
-    table out, which means the defaults; TF's ParseOpData reads it the same way)."""
+    """``options`` over the schema's defaults for ``op_name``: a file may leave the options
+    table out, which means the defaults. (TF's ParseOpData leaves its parameter structs
+    zeroed then; its writer always writes the table, so its own files never differ.)"""
     return MappingProxyType({**schema_ops.default_options(op_name), **options})
 
 
