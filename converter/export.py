@@ -19,7 +19,8 @@ from flatbuffers.builder import Builder, BuilderSizeError
 
 from ..interpreter.errors import EdgeliteError, ModelFormatError, ShapeError, UnsupportedOpError
 from ..interpreter.kernels import OPS
-from ..interpreter.kernels.versions import OMITTED, OpSignature, tensor_sig, with_defaults
+from ..interpreter.kernels.versions import (OMITTED, OpSignature, TensorSig, tensor_sig,
+                                             with_defaults)
 from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
@@ -47,6 +48,7 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     model.description = description
     model.buffers = [tfl.BufferT()]
     model.operatorCodes, codes = [], {}
+    sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
 
     sub = tfl.SubGraphT()
     sub.name = "main"
@@ -65,7 +67,7 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
             o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(
                 op.type, {k: _plain(v) for k, v in op.options.items()})
         code = model.operatorCodes[codes[key]]
-        code.version = max(code.version, _version(op.type, o, sub.tensors))
+        code.version = max(code.version, _version(op.type, o, sub.tensors, sigs))
         sub.operators.append(o)
     sub.inputs = [index[id(t)] for t in graph.inputs]
     sub.outputs = [index[id(t)] for t in graph.outputs]
@@ -118,20 +120,22 @@ def _plain(v):
     return v
 
 
-def _version(name: str, o, tensors: list) -> int:
+def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig]) -> int:
     """The version TF's converter gives operator `o` (an OperatorT over `tensors`, TensorT
-    objects): its record's rule applied to its signature; 1 for CUSTOM."""
+    objects): its record's rule applied to its signature; 1 for CUSTOM. `sigs` caches the
+    tensors' signatures."""
     record = OPS.get(name)
     if record is None:
         return 1
-    def sig(i: int):
+
+    def sig(i: int) -> TensorSig:
         if i < 0:
             return OMITTED
-        t = tensors[i]
-        q = t.quantization
-        if q is None:
-            return tensor_sig(t.type, t.shape)
-        return tensor_sig(t.type, t.shape, q.scale, q.quantizedDimension)
+        if i not in sigs:
+            t, q = tensors[i], tensors[i].quantization
+            sigs[i] = tensor_sig(t.type, t.shape, None if q is None else q.scale,
+                                 0 if q is None else q.quantizedDimension)
+        return sigs[i]
     options = with_defaults(name, schema_ops.options_to_dict(o.builtinOptions))
     return record.version(OpSignature(tuple(map(sig, o.inputs)), tuple(map(sig, o.outputs)),
                                       options))

@@ -17,6 +17,7 @@ read by model.py (``signature_of``) and by the converter's export.py from what i
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -166,12 +167,12 @@ def tensor_sig(type_code: int, shape, scale=None, quantized_dimension: int = 0,
                sparse: bool = False) -> TensorSig:
     """An operand from what a file stores: its type, shape, quantization scales (None or
     empty: not quantized) and quantized dimension."""
-    scale = np.zeros(0, np.float32) if scale is None else np.asarray(scale, np.float32)
-    scale = scale.reshape(-1)
-    return TensorSig(int(type_code), tuple(int(d) for d in shape), scales=scale.size,
-                     scale=float(scale[0]) if scale.size else 0.0,
-                     quantized_dimension=int(quantized_dimension) if scale.size else 0,
-                     sparse=sparse)
+    shape = tuple(int(d) for d in shape)
+    if scale is None or not len(scale):
+        return TensorSig(int(type_code), shape, sparse=sparse)
+    scale = np.asarray(scale, np.float32).reshape(-1)
+    return TensorSig(int(type_code), shape, scales=scale.size, scale=float(scale[0]),
+                     quantized_dimension=int(quantized_dimension), sparse=sparse)
 
 
 def file_tensor_sig(tensor: Tensor) -> TensorSig:
@@ -181,11 +182,16 @@ def file_tensor_sig(tensor: Tensor) -> TensorSig:
                       0 if q is None else q.quantized_dimension, tensor.is_sparse)
 
 
+@functools.lru_cache(maxsize=1024)  # one entry per builtin op name (a few hundred)
+def _defaults(op_name: str) -> Mapping[str, Any]:
+    return MappingProxyType(schema_ops.default_options(op_name))
+
+
 def with_defaults(op_name: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """``options`` over the schema's defaults for ``op_name``: a file may leave the options
     table out, which means the defaults. (TF's ParseOpData leaves its parameter structs
     zeroed then; its writer always writes the table, so its own files never differ.)"""
-    return MappingProxyType({**schema_ops.default_options(op_name), **options})
+    return MappingProxyType({**_defaults(op_name), **options})
 
 
 def signature_of(op: Operator, subgraph: Subgraph) -> OpSignature:
