@@ -4,7 +4,7 @@ docs (tensorflow/core/ops/array_ops.cc and the tf.* API docs), written in numpy.
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng
+from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 
 COVERED = {"Reshape", "Squeeze", "ExpandDims", "Transpose", "Pack", "Unpack", "Split",
            "SplitV", "Slice", "StridedSlice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2",
@@ -356,8 +356,6 @@ def test_range(start, limit, delta, dtype):
     check(g, {}, want, [], lowered={})
 
 
-@pytest.mark.xfail(litert is not None, strict=True, reason="export writes every op as version "
-                   "1; LiteRT registers BROADCAST_TO from version 2 (kernels/register.cc)")
 def test_broadcast_to():
     x = floats(rng(), 3, 1)
     g = graph(x=x.shape)
