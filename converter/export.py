@@ -4,6 +4,11 @@ Layout follows what TFLite's own converter writes, for interop: buffers[0] is th
 sentinel every non-constant tensor points at, each constant owns one buffer, operator codes
 carry deprecated_builtin_code = min(code, 127) next to the full builtin_code, and the subgraph
 gets a "serving_default" signature so `get_signature_runner()` works in LiteRT and here.
+
+Operator versions are TensorFlow's: each operator's version comes from its signature (operand
+types, shapes, quantization, options) by its op's rule (``OpDef.version``, op_version.cc), and,
+as TF's writer does (flatbuffer_export.cc, one OperatorCode per op; UpdateOpVersion), the op
+code of an op carries the highest version of the operators that use it. CUSTOM ops are 1.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import numpy as np
 from flatbuffers.builder import Builder, BuilderSizeError
 
 from ..interpreter.errors import EdgeliteError, ModelFormatError, ShapeError, UnsupportedOpError
+from ..interpreter.kernels import OPS
+from ..interpreter.kernels.versions import (OMITTED, OpSignature, TensorSig, tensor_sig,
+                                             with_defaults)
 from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
@@ -40,6 +48,7 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     model.description = description
     model.buffers = [tfl.BufferT()]
     model.operatorCodes, codes = [], {}
+    sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
 
     sub = tfl.SubGraphT()
     sub.name = "main"
@@ -57,6 +66,8 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
         if op.type != "CUSTOM":
             o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(
                 op.type, {k: _plain(v) for k, v in op.options.items()})
+        code = model.operatorCodes[codes[key]]
+        code.version = max(code.version, _version(op.type, o, sub.tensors, sigs))
         sub.operators.append(o)
     sub.inputs = [index[id(t)] for t in graph.inputs]
     sub.outputs = [index[id(t)] for t in graph.outputs]
@@ -107,6 +118,27 @@ def _plain(v):
     if isinstance(v, (float, np.floating)):
         return float(v)
     return v
+
+
+def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig]) -> int:
+    """The version TF's converter gives operator `o` (an OperatorT over `tensors`, TensorT
+    objects): its record's rule applied to its signature; 1 for CUSTOM. `sigs` caches the
+    tensors' signatures."""
+    record = OPS.get(name)
+    if record is None:
+        return 1
+
+    def sig(i: int) -> TensorSig:
+        if i < 0:
+            return OMITTED
+        if i not in sigs:
+            t, q = tensors[i], tensors[i].quantization
+            sigs[i] = tensor_sig(t.type, t.shape, None if q is None else q.scale,
+                                 0 if q is None else q.quantizedDimension)
+        return sigs[i]
+    options = with_defaults(name, schema_ops.options_to_dict(o.builtinOptions))
+    return record.version(OpSignature(tuple(map(sig, o.inputs)), tuple(map(sig, o.outputs)),
+                                      options))
 
 
 def _opcode(name: str, custom_code: str | None):

@@ -67,6 +67,7 @@ from .fused import Clamp, apply_clamp
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
                          require_same_type)
+from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
 LOGISTIC_LOWER = np.float32(-9.0)
@@ -460,9 +461,14 @@ def _relu(name: str, low: float, high: float | None, **facts) -> OpDef:
                  **facts)
 
 
+# Versions (op_version.cc): RELU 3 for int16 input, 2 for int8 / uint8; RELU6 3 for int16,
+# 2 for int8 (uint8 stays 1); LOGISTIC and TANH 3 when int16 in and out, 2 for int8 input;
+# LEAKY_RELU 2 for int16; GELU 2 for int8 / uint8. RELU_N1_TO_1, RELU_0_TO_1, HARD_SWISH
+# and ELU have no case there: 1.
 OPS = (
-    _relu("RELU", 0.0, None, exact=True),
-    _relu("RELU6", 0.0, 6.0, exact=True),
+    _relu("RELU", 0.0, None, exact=True,
+          version=by_input_type({T.INT16: 3, T.INT8: 2, T.UINT8: 2})),
+    _relu("RELU6", 0.0, 6.0, exact=True, version=INT8_2_INT16_3),
     _relu("RELU_N1_TO_1", -1.0, 1.0),
     _relu("RELU_0_TO_1", 0.0, 1.0),
     OpDef("LOGISTIC",
@@ -470,13 +476,15 @@ OPS = (
           integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
-          per_sample=True),
+          per_sample=True,
+          version=int8_2_int16_in_out_3),
     OpDef("TANH",
           float=Kernel(prepare_tanh, eval_tanh),
           integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=TANH_OUTPUT,
-          per_sample=True),
+          per_sample=True,
+          version=int8_2_int16_in_out_3),
     OpDef("HARD_SWISH",
           float=Kernel(prepare_hard_swish, eval_hard_swish),
           integer=Kernel(prepare_hard_swish_quantized, apply_lut),
@@ -486,7 +494,9 @@ OPS = (
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
           integer=Kernel(prepare_leaky_relu_quantized, apply_lut),
           quant=QuantRule.OWN_RANGE,
-          per_sample=True),
+          per_sample=True,
+          version=by_input_type({T.INT16: 2})),
     OpDef("ELU", float=Kernel(prepare_elu, eval_elu), per_sample=True),
-    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen), per_sample=True),
+    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen), per_sample=True,
+          version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

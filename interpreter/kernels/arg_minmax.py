@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .opdef import OpDef
+from .versions import T, by_input_type
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -59,8 +60,11 @@ def eval(rec: ArgRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], rec.find(inputs[0], axis=rec.axis), casting="same_kind")
 
 
+# Version (op_version.cc, ARG_MAX / ARG_MIN): 3 for a bool input, 2 for int8.
+_VERSION = by_input_type({T.BOOL: 3, T.INT8: 2})
+
 OPS = (
     # Input 1 holds the axis: samples stay apart when it is not dim 0.
-    OpDef("ARG_MAX", float=_make(np.argmax), reduction=True),
-    OpDef("ARG_MIN", float=_make(np.argmin), reduction=True),
+    OpDef("ARG_MAX", float=_make(np.argmax), reduction=True, version=_VERSION),
+    OpDef("ARG_MIN", float=_make(np.argmin), reduction=True, version=_VERSION),
 )

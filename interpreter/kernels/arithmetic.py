@@ -66,6 +66,7 @@ from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
+from .versions import OpSignature, T
 
 SUPPORTED = (np.float32, np.int32, np.int64)
 
@@ -233,17 +234,65 @@ def eval_quantized(rec: QBinaryTable, inputs, outputs) -> None:
     rec.table.take(index, out=outputs[0])
 
 
-def _op(name: str, ufunc) -> OpDef:
+def add_version(sig: OpSignature) -> int:
+    """op_version.cc, ADD: float16 6; int16 without quantization parameters 5; int64 4;
+    16x8 quantized without power-of-two scales (pot_scale_int16 false) 3; int8 2."""
+    x = sig.input(0)
+    if x.type == T.FLOAT16:
+        return 6
+    if x.type == T.INT16 and not x.quantized:
+        return 5
+    if x.type == T.INT64:
+        return 4
+    if sig.int16_in_out and not sig.option("pot_scale_int16", True):
+        return 3
+    return 2 if x.type == T.INT8 else 1
+
+
+def sub_version(sig: OpSignature) -> int:
+    """op_version.cc, SUB: 16x8 quantized without power-of-two scales 5; int64 4; a
+    broadcast with more than 4 dimensions 3; int8 2."""
+    if sig.int16_in_out and not sig.option("pot_scale_int16", True):
+        return 5
+    if sig.input(0).type == T.INT64:
+        return 4
+    if sig.broadcasts_beyond_4d:
+        return 3
+    return 2 if sig.input(0).type == T.INT8 else 1
+
+
+def mul_version(sig: OpSignature) -> int:
+    """op_version.cc, MUL: float16 8; int16 with neither input quantized, or uint32, 7;
+    complex64 6; int64 5; int16 4; quantized with s1 * s2 / s_out >= 1 (first scales,
+    float32 arithmetic as op_version.cc's floats) 3; int8 2."""
+    x, y, out = sig.input(0), sig.input(1), sig.output(0)
+    if x.type == T.FLOAT16:
+        return 8
+    if (x.type == T.INT16 and not (x.quantized or y.quantized)) or x.type == T.UINT32:
+        return 7
+    table = {T.COMPLEX64: 6, T.INT64: 5, T.INT16: 4}
+    if x.type in table:
+        return table[x.type]
+    scales = np.float32([x.scale, y.scale, out.scale])
+    with np.errstate(over="ignore"):  # a huge scale from a file: inf >= 1
+        rescale = scales[0] * scales[1] / scales[2] if scales.all() else 0.0
+    if rescale >= 1.0:
+        return 3
+    return 2 if x.type == T.INT8 else 1
+
+
+def _op(name: str, ufunc, version) -> OpDef:
     return OpDef(name,
                  float=Kernel(_make_prepare(ufunc), eval),
                  integer=Kernel(_make_prepare_quantized(name), eval_quantized),
                  quant=QuantRule.OWN_RANGE,
                  fused_activation=True,
-                 per_sample=True)
+                 per_sample=True,
+                 version=version)
 
 
 OPS = (
-    _op("ADD", np.add),
-    _op("SUB", np.subtract),
-    _op("MUL", np.multiply),
+    _op("ADD", np.add, add_version),
+    _op("SUB", np.subtract, sub_version),
+    _op("MUL", np.multiply, mul_version),
 )

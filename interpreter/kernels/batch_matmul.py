@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import OpSignature, T
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,20 @@ def eval(rec: BatchMatMulRecord, inputs, outputs) -> None:
     np.matmul(a, b, out=outputs[0])
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, BATCH_MATMUL: int16 3; int8 2; float with int8 weights (hybrid) and
+    asymmetric_quantize_inputs 4."""
+    if sig.input(0).type == T.INT16:
+        return 3
+    if sig.input(0).type == T.INT8:
+        return 2
+    if sig.types() == (T.FLOAT32, T.INT8, T.FLOAT32) and \
+            sig.option("asymmetric_quantize_inputs", False):
+        return 4
+    return 1
+
+
 OPS = (
     # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
-    OpDef("BATCH_MATMUL", float=Kernel(prepare, eval)),
+    OpDef("BATCH_MATMUL", float=Kernel(prepare, eval), version=version),
 )

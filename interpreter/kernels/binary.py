@@ -39,6 +39,7 @@ from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef
+from .versions import INT8_2, OpSignature, T, by_input_type
 
 
 @dataclass(frozen=True)
@@ -176,18 +177,37 @@ _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
 _FLOOR = (np.float32, np.int8, np.int16, np.int32, np.int64)
 
 
+def div_version(sig: OpSignature) -> int:
+    """op_version.cc, DIV: 2 for a broadcast with more than 4 dimensions."""
+    return 2 if sig.broadcasts_beyond_4d else 1
+
+
+def min_max_version(sig: OpSignature) -> int:
+    """op_version.cc, MAXIMUM / MINIMUM: int16 in and out 4; a broadcast with more than 4
+    dimensions 3; int8 2."""
+    if sig.int16_in_out:
+        return 4
+    if sig.broadcasts_beyond_4d:
+        return 3
+    return 2 if sig.input(0).type == T.INT8 else 1
+
+
 def _elementwise(name: str, kernel: Kernel, **facts) -> OpDef:
     return OpDef(name, float=kernel, per_sample=True, **facts)
 
 
+# Versions (op_version.cc): FLOOR_DIV 3 for int8 / int16, 2 for float32; FLOOR_MOD 2 for
+# int8 / int16; SQUARED_DIFFERENCE 2 for int8; POW and PRELU have no case: 1.
 OPS = (
     _elementwise("DIV", _make(_div_float, (np.float32, np.int32, np.int64), integer=_div_int,
-                              fused=True), fused_activation=True),
-    _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int)),
-    _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int)),
-    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True)),
-    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True)),
-    _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32)),
+                              fused=True), fused_activation=True, version=div_version),
+    _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
+                 version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
+    _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int),
+                 version=by_input_type({T.INT8: 2, T.INT16: 2})),
+    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), version=min_max_version),
+    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), version=min_max_version),
+    _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2),
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
     _elementwise("PRELU", _make(_prelu, _F32, mask=True)),
 )

@@ -35,6 +35,7 @@ from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
 from .requantize import make_lut, qparams
+from .versions import OpSignature, T, by_input_type
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.uint32, np.bool_)
@@ -157,11 +158,22 @@ def eval_pack(rec: PackRecord, inputs, outputs) -> None:
     np.stack(inputs, axis=rec.axis, out=outputs[0])
 
 
+def pack_version(sig: OpSignature) -> int:
+    """op_version.cc, PACK: int8 2; int16 in and out 3; uint32 4."""
+    if sig.input(0).type == T.INT8:
+        return 2
+    if sig.int16_in_out:
+        return 3
+    return 4 if sig.input(0).type == T.UINT32 else 1
+
+
 OPS = (
     OpDef("CONCATENATION",
           float=Kernel(prepare, eval),
           integer=Kernel(prepare_quantized, eval_quantized),
           quant=QuantRule.SHARED,
-          per_sample=True),
-    OpDef("PACK", float=Kernel(prepare_pack, eval_pack)),
+          per_sample=True,
+          # op_version.cc, CONCATENATION: by the first input's type
+          version=by_input_type({T.INT4: 5, T.UINT32: 4, T.INT16: 3, T.INT8: 2})),
+    OpDef("PACK", float=Kernel(prepare_pack, eval_pack), version=pack_version),
 )

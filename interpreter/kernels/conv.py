@@ -63,6 +63,7 @@ from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
+from .versions import OpSignature, T
 from .requantize import (
     QUANTIZED,
     OutputStage,
@@ -419,6 +420,27 @@ def _quantized_rows(rec: QConvRecord, index: tuple, stage: OutputStage, out: np.
     stage(acc, out[index])
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, CONV_2D, by (input, filter, output) types: 16x8 with a
+    quantized_bias_type 8; grouped (the input's channels are not the filter's) 6; int16
+    throughout 4 (op_version.cc reads output 1 there, a slip for output 0); int8 3;
+    int8 with int4 filters 7; float with int8 filters (hybrid) 5 if per-channel (one scale
+    per filter), else 2."""
+    types = sig.types()
+    if types == (T.INT16, T.INT8, T.INT16) and sig.option("quantized_bias_type"):
+        return 8
+    x, w = sig.input(0), sig.input(1)
+    if x.rank == 4 and w.rank == 4 and x.shape[3] != w.shape[3]:
+        return 6
+    table = {(T.INT16, T.INT16, T.INT16): 4, (T.INT8, T.INT8, T.INT8): 3,
+             (T.INT8, T.INT4, T.INT8): 7}
+    if types in table:
+        return table[types]
+    if types == (T.FLOAT32, T.INT8, T.FLOAT32):
+        return 5 if w.scales_along(0) else 2
+    return 1
+
+
 OPS = (
     OpDef("CONV_2D",
           float=Kernel(prepare, run_chosen),
@@ -426,5 +448,6 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=3),
           fused_activation=True,
-          per_sample=True),
+          per_sample=True,
+          version=version),
 )

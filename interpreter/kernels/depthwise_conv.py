@@ -39,6 +39,7 @@ from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
+from .versions import OpSignature, T
 from .requantize import OutputStage, activation_bounds, output_stage, qparams
 from .window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
                      tap_buffer)
@@ -247,6 +248,22 @@ def _quantized_rows(taps: TapSum, stage: OutputStage, acc: np.ndarray,
     stage(acc, out)
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, DEPTHWISE_CONV_2D, by (input, filter, output) types: int16
+    throughout 5 (op_version.cc reads output 1, as for CONV_2D); float with int8 filters
+    (hybrid) 6 if per-channel (one scale per output channel, filter dim 3), else 4; int8 3;
+    int8 with int4 filters 7; otherwise 2 for a dilation other than 1."""
+    table = {(T.INT16, T.INT16, T.INT16): 5, (T.INT8, T.INT8, T.INT8): 3,
+             (T.INT8, T.INT4, T.INT8): 7}
+    types = sig.types()
+    if types == (T.FLOAT32, T.INT8, T.FLOAT32):
+        return 6 if sig.input(1).scales_along(3) else 4
+    if types in table:
+        return table[types]
+    dilated = sig.option("dilation_w_factor", 1) != 1 or sig.option("dilation_h_factor", 1) != 1
+    return 2 if dilated else 1
+
+
 OPS = (
     OpDef("DEPTHWISE_CONV_2D",
           float=Kernel(prepare, eval),
@@ -254,5 +271,6 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=3, in_axis=3),
           fused_activation=True,
-          per_sample=True),
+          per_sample=True,
+          version=version),
 )

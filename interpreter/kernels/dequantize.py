@@ -21,6 +21,7 @@ import numpy as np
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .opdef import OpDef
+from .versions import OpSignature, T
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,16 @@ def eval_affine(rec: DequantizeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], rec.scratch, casting="same_kind")
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, DEQUANTIZE, by the input's type: uint4 8; int2 7; int4 6; int16 or
+    float16 3; int8 5 if per-axis (several scales along its quantized dimension), else 2."""
+    x = sig.input(0)
+    if x.type == T.INT8:
+        return 5 if x.per_axis else 2
+    return {T.UINT4: 8, T.INT2: 7, T.INT4: 6, T.INT16: 3, T.FLOAT16: 3}.get(x.type, 1)
+
+
 OPS = (
     # float16 or quantized data in, float32 out: one kernel, no integer path to choose.
-    OpDef("DEQUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True),
+    OpDef("DEQUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True, version=version),
 )

@@ -62,8 +62,10 @@ from .requantize import (
     qparams,
     require_same_type,
 )
+from .versions import OpSignature, T
 
 DEFAULT_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.DEFAULT
+SHUFFLED_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.SHUFFLED4x16INT8
 
 
 def _geometry(ctx: OpContext, x: TensorInfo, w: TensorInfo):
@@ -204,6 +206,40 @@ def eval_quantized(rec: QFullyConnectedRecord, inputs, outputs) -> None:
     rec.output(rec.acc, outputs[0])
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, FULLY_CONNECTED, first match by (input, weights, output) types and
+    options: int2 weights 14; int16 with int4 weights 13; float with per-channel int8
+    weights (one scale per unit) 12; 16x8 with a quantized_bias_type 11; sparse weights 8;
+    int16 throughout 7; two operands (no bias slot at all; an omitted bias, index -1,
+    still counts) 6; keep_num_dims 5; int8 4; int8 with int4 weights 10; float with int8
+    weights (hybrid) 9 with asymmetric_quantize_inputs, else 3; shuffled 4x16 weights 2."""
+    types, w = sig.types(), sig.input(1)
+    hybrid = types == (T.FLOAT32, T.INT8, T.FLOAT32)
+    if w.type == T.INT2:
+        return 14
+    if types == (T.INT16, T.INT4, T.INT16):
+        return 13
+    if hybrid and w.scales_along(0):
+        return 12
+    if types == (T.INT16, T.INT8, T.INT16) and sig.option("quantized_bias_type"):
+        return 11
+    if w.sparse:
+        return 8
+    if types == (T.INT16, T.INT16, T.INT16):
+        return 7
+    if len(sig.inputs) == 2:
+        return 6
+    if sig.option("keep_num_dims", False):
+        return 5
+    if types == (T.INT8, T.INT8, T.INT8):
+        return 4
+    if types == (T.INT8, T.INT4, T.INT8):
+        return 10
+    if hybrid:
+        return 9 if sig.option("asymmetric_quantize_inputs", False) else 3
+    return 2 if sig.option("weights_format") == SHUFFLED_WEIGHTS_FORMAT else 1
+
+
 OPS = (
     OpDef("FULLY_CONNECTED",
           float=Kernel(prepare, eval),
@@ -211,5 +247,6 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=1),
           fused_activation=True,
-          per_sample=True),
+          per_sample=True,
+          version=version),
 )

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
 from .opdef import OpDef
+from .versions import OpSignature, T
 from ..names import quoted
 
 
@@ -95,7 +96,20 @@ def eval(rec: GatherRecord, inputs, outputs) -> None:
         np.copyto(out, x[rec.batch_index, :, idx, :].transpose(0, 2, 1, 3))
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, GATHER: int4 params 7; int16 indices 6; batch_dims 5; int16 params 4;
+    bool 3; int8 2."""
+    params = sig.input(0).type
+    if params == T.INT4:
+        return 7
+    if sig.input(1).type == T.INT16:
+        return 6
+    if sig.option("batch_dims"):
+        return 5
+    return {T.INT16: 4, T.BOOL: 3, T.INT8: 2}.get(params, 1)
+
+
 OPS = (
     # Not per sample: along axis 0 the indices pick samples.
-    OpDef("GATHER", float=Kernel(prepare, eval)),
+    OpDef("GATHER", float=Kernel(prepare, eval), version=version),
 )

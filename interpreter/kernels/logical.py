@@ -21,6 +21,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec
 from .binary import same_type_pair
 from .opdef import OpDef
+from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type, first_version
 from ..names import quoted
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -90,16 +91,31 @@ def eval_select(rec: SelectRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], x, where=cond)
 
 
-OPS = tuple(OpDef(name, float=kernel, per_sample=True) for name, kernel in (
-    ("LESS", _binary(np.less, _NUMERIC)),
-    ("LESS_EQUAL", _binary(np.less_equal, _NUMERIC)),
-    ("GREATER", _binary(np.greater, _NUMERIC)),
-    ("GREATER_EQUAL", _binary(np.greater_equal, _NUMERIC)),
-    ("EQUAL", _binary(np.equal, _NUMERIC)),
-    ("NOT_EQUAL", _binary(np.not_equal, _NUMERIC)),
-    ("LOGICAL_AND", _binary(np.logical_and, (np.bool_,))),
-    ("LOGICAL_OR", _binary(np.logical_or, (np.bool_,))),
+def select_version(sig: OpSignature) -> int:
+    """op_version.cc, SELECT: uint32 input 0 4; any of the three inputs 5-D 3; int8 input
+    0 2 (input 0 is the bool condition, so these type cases never match in practice)."""
+    if sig.input(0).type == T.UINT32:
+        return 4
+    if any(sig.input(i).rank == 5 for i in range(3)):
+        return 3
+    return 2 if sig.input(0).type == T.INT8 else 1
+
+
+# Versions (op_version.cc), by input 0's type: LESS / GREATER_EQUAL int16 3, int8 2;
+# LESS_EQUAL / GREATER int8 2; EQUAL int16 5, string 3, int8 2; NOT_EQUAL int16 4, string
+# 3, int8 2; SELECT_V2 uint32 2; LOGICAL_AND / LOGICAL_OR have no case: 1.
+OPS = tuple(OpDef(name, float=kernel, per_sample=True, version=version)
+            for name, kernel, version in (
+    ("LESS", _binary(np.less, _NUMERIC), INT8_2_INT16_3),
+    ("LESS_EQUAL", _binary(np.less_equal, _NUMERIC), INT8_2),
+    ("GREATER", _binary(np.greater, _NUMERIC), INT8_2),
+    ("GREATER_EQUAL", _binary(np.greater_equal, _NUMERIC), INT8_2_INT16_3),
+    ("EQUAL", _binary(np.equal, _NUMERIC), by_input_type({T.INT16: 5, T.STRING: 3, T.INT8: 2})),
+    ("NOT_EQUAL", _binary(np.not_equal, _NUMERIC),
+     by_input_type({T.INT16: 4, T.STRING: 3, T.INT8: 2})),
+    ("LOGICAL_AND", _binary(np.logical_and, (np.bool_,)), first_version),
+    ("LOGICAL_OR", _binary(np.logical_or, (np.bool_,)), first_version),
     # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
-    ("SELECT", _select(v2=False)),
-    ("SELECT_V2", _select(v2=True)),
+    ("SELECT", _select(v2=False), select_version),
+    ("SELECT_V2", _select(v2=True), by_input_type({T.UINT32: 2})),
 ))

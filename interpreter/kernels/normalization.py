@@ -22,6 +22,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef
+from .versions import OpSignature, T
 
 EPSILON = np.float32(1e-6)
 
@@ -57,8 +58,14 @@ def eval(rec: L2NormRecord, inputs, outputs) -> None:
     apply_clamp(rec.clamp, out)
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, L2_NORMALIZATION: 2 for an int8 output."""
+    return 2 if sig.output(0).type == T.INT8 else 1
+
+
 OPS = (
     # fused_activation stays False: LiteRT's l2norm.cc refuses anything but NONE, so the
     # converter must not fuse into it (the kernel above still applies one it finds).
-    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True, last_axis=True),
+    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True, last_axis=True,
+          version=version),
 )

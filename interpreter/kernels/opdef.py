@@ -38,6 +38,9 @@ The facts:
   (input rank >= 2).
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
+* ``version``: the operator version a .tflite file gives the op, as a function of its
+  signature (operand types, shapes, quantization, options: versions.py); TensorFlow's
+  converter's rule for the op (op_version.cc), or 1 for an op it has no rule for.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import numpy as np
 
 from .base import Kernel
 from .requantize import by_input_dtype
+from .versions import VersionRule, first_version
 
 TYPE_GENERIC = "type-generic"  # integer=TYPE_GENERIC: the float kernel serves int8 / uint8
 
@@ -89,6 +93,7 @@ class OpDef:
     reduction: bool = False
     last_axis: bool = False
     exact: bool = False
+    version: VersionRule = first_version
 
     @property
     def kernel(self) -> Kernel:

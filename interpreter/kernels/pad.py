@@ -18,6 +18,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .versions import INT8_2_INT16_3, T, first_match, input_type, rank_above
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -132,10 +133,17 @@ def eval_mirror_pad(rec: MirrorPadRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0][rec.grid])
 
 
+# op_version.cc, PAD / PADV2: the first of these that holds.
+_PAD_VERSION = first_match((input_type(T.BOOL), 5), (rank_above(4), 4),
+                          (input_type(T.INT16), 3), (input_type(T.INT8), 2))
+
+
 OPS = (
     # Padding dim 0 changes its size, which batch_split.py's shape check refuses.
     OpDef("PAD", float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
-          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
-    OpDef("PADV2", float=Kernel(_make_prepare(3), eval), per_sample=True),
-    OpDef("MIRROR_PAD", float=Kernel(prepare_mirror_pad, eval_mirror_pad), per_sample=True),
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True, version=_PAD_VERSION),
+    OpDef("PADV2", float=Kernel(_make_prepare(3), eval), per_sample=True, version=_PAD_VERSION),
+    # op_version.cc, MIRROR_PAD: int16 3, int8 2
+    OpDef("MIRROR_PAD", float=Kernel(prepare_mirror_pad, eval_mirror_pad), per_sample=True,
+          version=INT8_2_INT16_3),
 )

@@ -42,6 +42,7 @@ from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
+from .versions import int8_2_int16_in_out_3
 from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type
 from .window import TapBuffer, pool_windows, tap_buffer, valid_counts
 
@@ -190,12 +191,14 @@ OPS = (
           integer=Kernel(prepare_average_quantized, eval_average_quantized),
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
-          per_sample=True),
+          per_sample=True,
+          version=int8_2_int16_in_out_3),  # op_version.cc: 16x8 3, int8 2
     OpDef("MAX_POOL_2D",
           float=Kernel(prepare_max, eval_max),
           integer=Kernel(prepare_max_quantized, eval_max_quantized),
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,
-          exact=True),
+          exact=True,
+          version=int8_2_int16_in_out_3),
 )

@@ -31,6 +31,7 @@ from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .fused import clamp_inplace
 from .opdef import OpDef
 from .requantize import QUANTIZED, LutRecord, apply_lut, make_lut, qparams
+from .versions import OpSignature, T
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,7 +148,19 @@ def eval_block_lut(rec: BlockLutRecord, inputs, outputs) -> None:
     np.take(rec.tail, x[rec.split:], out=out[rec.split:])
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, QUANTIZE: uint4 on either side 5; int4 on either side 4; a per-axis
+    output (several scales along its quantized dimension) 3; int16 output 2."""
+    x, out = sig.input(0), sig.output(0)
+    for v, t in ((5, T.UINT4), (4, T.INT4)):
+        if t in (x.type, out.type):
+            return v
+    if out.per_axis:
+        return 3
+    return 2 if out.type == T.INT16 else 1
+
+
 OPS = (
     # One kernel for every input: float32 -> q and q -> q (no float path to choose).
-    OpDef("QUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True),
+    OpDef("QUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True, version=version),
 )

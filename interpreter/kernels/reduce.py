@@ -37,6 +37,7 @@ from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
+from .versions import INT8_2, INT8_2_INT16_3, INT8_OR_INT16_2
 
 
 @dataclass(frozen=True)
@@ -206,13 +207,15 @@ def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) 
                  **facts)
 
 
+# Versions (op_version.cc), by the input's type: MEAN, REDUCE_MAX and REDUCE_MIN int16 3,
+# int8 2; SUM int8 2; REDUCE_PROD int8 / int16 2; REDUCE_ANY / REDUCE_ALL have no case: 1.
 OPS = (
     _reduction("MEAN", _mean, integer=Kernel(prepare_mean_quantized, run_chosen),
-               quant=QuantRule.OWN_RANGE),
-    _reduction("SUM", _sum),
-    _reduction("REDUCE_MAX", _max),
-    _reduction("REDUCE_MIN", _min),
-    _reduction("REDUCE_PROD", _prod),
+               quant=QuantRule.OWN_RANGE, version=INT8_2_INT16_3),
+    _reduction("SUM", _sum, version=INT8_2),
+    _reduction("REDUCE_MAX", _max, version=INT8_2_INT16_3),
+    _reduction("REDUCE_MIN", _min, version=INT8_2_INT16_3),
+    _reduction("REDUCE_PROD", _prod, version=INT8_OR_INT16_2),
     _reduction("REDUCE_ANY", _any, (np.bool_,)),
     _reduction("REDUCE_ALL", _all, (np.bool_,)),
 )

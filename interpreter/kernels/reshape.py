@@ -25,6 +25,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .versions import T, by_input_type
 from ..names import quoted
 
 
@@ -114,6 +115,7 @@ OPS = (
     OpDef("RESHAPE", float=Kernel(prepare_reshape, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
     OpDef("SQUEEZE", float=Kernel(prepare_squeeze, eval), integer=TYPE_GENERIC,
-          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True,
+          version=by_input_type({T.STRING: 2})),  # op_version.cc: string 2 (RESHAPE: 1)
     OpDef("EXPAND_DIMS", float=Kernel(prepare_expand_dims, eval), per_sample=True),
 )

@@ -69,6 +69,7 @@ from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .requantize import QUANTIZED
+from .versions import OpSignature, T
 
 F32 = np.float32
 
@@ -305,16 +306,31 @@ def eval_nearest(rec: NearestRecord, inputs, outputs) -> None:
     np.take(rec.work, rec.cols, axis=2, out=outputs[0], mode="clip")
 
 
+def _version(*modes: str):
+    """op_version.cc, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: int16 4; any of ``modes``
+    (options) set 3; int8 2."""
+    def version(sig: OpSignature) -> int:
+        if sig.input(0).type == T.INT16:
+            return 4
+        if any(sig.option(mode, False) for mode in modes):
+            return 3
+        return 2 if sig.input(0).type == T.INT8 else 1
+    return version
+
+
 OPS = (
     OpDef("RESIZE_BILINEAR",
           float=Kernel(prepare_bilinear, eval_bilinear),
           integer=Kernel(prepare_bilinear_quantized, run_chosen),
           quant=QuantRule.SAME_AS_INPUT,
-          per_sample=True),
+          per_sample=True,
+          # align_corners alone does not raise the bilinear version
+          version=_version("half_pixel_centers")),
     OpDef("RESIZE_NEAREST_NEIGHBOR",
           float=Kernel(prepare_nearest, eval_nearest),
           integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT,
           per_sample=True,
-          exact=True),
+          exact=True,
+          version=_version("half_pixel_centers", "align_corners")),
 )

@@ -31,6 +31,7 @@ from ..model import MAX_TENSOR_BYTES
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import OpDef
+from .versions import T, by_input_type
 
 INT_TYPES = (np.int32, np.int64)
 
@@ -169,7 +170,12 @@ OPS = (
     # SHAPE / RANK / FILL / RANGE: outputs made from shapes and scalars, not per sample.
     OpDef("SHAPE", float=Kernel(prepare_shape, eval_constant)),
     OpDef("RANK", float=Kernel(prepare_rank, eval_constant)),
-    OpDef("FILL", float=Kernel(prepare_fill, eval_fill)),
-    OpDef("RANGE", float=Kernel(prepare_range, eval_range)),
+    # op_version.cc, FILL, by the value's type (input 1): float16 4; int8 / int16 3;
+    # bool / string 2. RANGE: int64 2. SHAPE, RANK and ZEROS_LIKE have no case: 1.
+    OpDef("FILL", float=Kernel(prepare_fill, eval_fill),
+          version=by_input_type({T.FLOAT16: 4, T.INT8: 3, T.INT16: 3, T.BOOL: 2, T.STRING: 2},
+                                index=1)),
+    OpDef("RANGE", float=Kernel(prepare_range, eval_range),
+          version=by_input_type({T.INT64: 2})),
     OpDef("ZEROS_LIKE", float=Kernel(prepare_zeros_like, eval_zeros_like), per_sample=True),
 )

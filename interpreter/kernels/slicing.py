@@ -41,6 +41,7 @@ from ..errors import ShapeError
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .opdef import OpDef
+from .versions import T, first_match, input_type, option_set, rank_above
 
 
 @dataclass(frozen=True)
@@ -251,9 +252,21 @@ def eval_window(rec: SliceRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0][rec.index])
 
 
+# op_version.cc, SLICE and STRIDED_SLICE: the first of these that holds.
+_SLICE_VERSION = first_match(
+    (input_type(T.INT4), 7), (input_type(T.UINT32), 6), (rank_above(4), 5),
+    (input_type(T.INT16), 4), (input_type(T.STRING), 3), (input_type(T.INT8), 2))
+_STRIDED_SLICE_VERSION = first_match(
+    (option_set("offset"), 8), (input_type(T.UINT32), 7),
+    (option_set("ellipsis_mask", "new_axis_mask"), 6), (input_type(T.STRING), 5),
+    (rank_above(4), 4), (input_type(T.BOOL), 3), (input_type(T.INT8), 2))
+
+
 OPS = (
     # A SLICE that keeps the batch whole on dim 0 (its size N) starts at 0 there.
-    OpDef("SLICE", float=Kernel(prepare_slice, run_chosen), per_sample=True),
+    OpDef("SLICE", float=Kernel(prepare_slice, run_chosen), per_sample=True,
+          version=_SLICE_VERSION),
     # Not per sample: a negative stride on dim 0 reverses the batch.
-    OpDef("STRIDED_SLICE", float=Kernel(prepare_strided_slice, eval_window)),
+    OpDef("STRIDED_SLICE", float=Kernel(prepare_strided_slice, eval_window),
+          version=_STRIDED_SLICE_VERSION),
 )

@@ -46,6 +46,7 @@ from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .requantize import QUANTIZED, qparams, require_same_type
+from .versions import INT8_2, INT8_2_INT16_3
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,8 @@ OPS = (
           integer=Kernel(prepare_quantized, run_chosen),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
-          per_sample=True, last_axis=True),
+          per_sample=True, last_axis=True,
+          version=INT8_2_INT16_3),  # op_version.cc: int16 3, int8 2
     OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax), per_sample=True,
-          last_axis=True),
+          last_axis=True, version=INT8_2),  # op_version.cc: int8 2
 )

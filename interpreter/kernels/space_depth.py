@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import INT8_2
 from ..names import quoted
 
 
@@ -68,6 +69,9 @@ def eval(rec: BlockRecord, inputs, outputs) -> None:
 
 
 OPS = (
-    OpDef("DEPTH_TO_SPACE", float=Kernel(prepare_depth_to_space, eval), per_sample=True),
-    OpDef("SPACE_TO_DEPTH", float=Kernel(prepare_space_to_depth, eval), per_sample=True),
+    # op_version.cc, both: int8 2
+    OpDef("DEPTH_TO_SPACE", float=Kernel(prepare_depth_to_space, eval), per_sample=True,
+          version=INT8_2),
+    OpDef("SPACE_TO_DEPTH", float=Kernel(prepare_space_to_depth, eval), per_sample=True,
+          version=INT8_2),
 )

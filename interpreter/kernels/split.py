@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .opdef import OpDef
+from .versions import INT8_2, OpSignature, T, by_input_type
 from ..names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -116,10 +117,26 @@ def eval(rec: SplitRecord, inputs, outputs) -> None:
         np.copyto(out, x[where])
 
 
+def unpack_version(sig: OpSignature) -> int:
+    """op_version.cc, UNPACK: int8 / uint8 2; bool 3; int16 in and out 4; float16 /
+    bfloat16 5."""
+    x = sig.input(0).type
+    if x in (T.INT8, T.UINT8):
+        return 2
+    if x == T.BOOL:
+        return 3
+    if sig.int16_in_out:
+        return 4
+    return 5 if x in (T.FLOAT16, T.BFLOAT16) else 1
+
+
 OPS = (
     # Parts of one axis: along dim 0 no part leads with the whole batch (but one part).
-    OpDef("SPLIT", float=Kernel(prepare_split, eval), per_sample=True),
-    OpDef("SPLIT_V", float=Kernel(prepare_split_v, eval), per_sample=True),
+    # op_version.cc, SPLIT, by the data's type (input 1; input 0 is the axis): int16 4,
+    # int32 3, int8 2. SPLIT_V (data first): int8 2.
+    OpDef("SPLIT", float=Kernel(prepare_split, eval), per_sample=True,
+          version=by_input_type({T.INT16: 4, T.INT32: 3, T.INT8: 2}, index=1)),
+    OpDef("SPLIT_V", float=Kernel(prepare_split_v, eval), per_sample=True, version=INT8_2),
     # UNPACK drops its axis: along dim 0 of [N, N, ...] each output is one sample.
-    OpDef("UNPACK", float=Kernel(prepare_unpack, eval)),
+    OpDef("UNPACK", float=Kernel(prepare_unpack, eval), version=unpack_version),
 )

@@ -17,6 +17,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import T, by_input_type
 from ..names import quoted
 
 
@@ -70,7 +71,12 @@ def eval_broadcast_to(rec, inputs, outputs) -> None:
 
 OPS = (
     # TILE keeps the input's rank: a multiple on dim 0 changes its size.
-    OpDef("TILE", float=Kernel(prepare_tile, eval_tile), per_sample=True),
+    # op_version.cc, TILE: int8 3, string 2.
+    OpDef("TILE", float=Kernel(prepare_tile, eval_tile), per_sample=True,
+          version=by_input_type({T.INT8: 3, T.STRING: 2})),
     # BROADCAST_TO may add leading dimensions: [N] -> [N, N] repeats every sample.
-    OpDef("BROADCAST_TO", float=Kernel(prepare_broadcast_to, eval_broadcast_to)),
+    # op_version.cc: int8 / int16 3, everything else 2 -- version 1 was rolled back when
+    # the op got a new builtin code, and LiteRT registers it only from 2.
+    OpDef("BROADCAST_TO", float=Kernel(prepare_broadcast_to, eval_broadcast_to),
+          version=by_input_type({T.INT8: 3, T.INT16: 3}, default=2)),
 )

@@ -14,6 +14,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import T, first_match, input_type, rank_above
 from ..names import quoted
 
 
@@ -40,7 +41,14 @@ def eval(rec: TransposeRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], inputs[0].transpose(rec.perm))
 
 
+# op_version.cc, TRANSPOSE: the first of these that holds.
+_VERSION = first_match(
+    (rank_above(6), 8), (input_type(T.BFLOAT16), 8), (input_type(T.INT4), 7),
+    (rank_above(5), 6), (input_type(T.INT16), 5), (rank_above(4), 4),
+    (input_type(T.BOOL), 3), (input_type(T.INT8), 2))
+
+
 OPS = (
     # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
-    OpDef("TRANSPOSE", float=Kernel(prepare, eval)),
+    OpDef("TRANSPOSE", float=Kernel(prepare, eval), version=_VERSION),
 )

@@ -36,6 +36,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef
+from .versions import OpSignature, T
 from .window import SAME, VALID, padding_option
 
 
@@ -129,11 +130,26 @@ def eval(rec: TransposeConvRecord, inputs, outputs) -> None:
     apply_clamp(rec.clamp, out)
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, TRANSPOSE_CONV (inputs: output shape, weights, data, bias): inputs 0
+    and 1 int16 and int8, output int16, and a quantized_bias_type 5 (input 0 is the int32
+    output shape, so as written this never matches); a fused activation 4; a bias 3; int8
+    weights 2."""
+    if sig.types() == (T.INT16, T.INT8, T.INT16) and sig.option("quantized_bias_type"):
+        return 5
+    if sig.option("fused_activation_function"):
+        return 4
+    if len(sig.inputs) == 4 and sig.inputs[3].type is not None:
+        return 3
+    return 2 if sig.input(1).type == T.INT8 else 1
+
+
 OPS = (
     # Inputs: output_shape, weights (OHWI), input, bias.
     OpDef("TRANSPOSE_CONV",
           float=Kernel(prepare, eval),
           affine=Affine(data=2, weights=1, bias=3, out_axis=0, in_axis=3),
           fused_activation=True,
-          per_sample=True),
+          per_sample=True,
+          version=version),
 )

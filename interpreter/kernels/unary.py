@@ -23,6 +23,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
+from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
 
 
 @dataclass(frozen=True)
@@ -66,19 +67,32 @@ _F32 = (np.float32,)
 _SIGNED = (np.float32, np.int8, np.int16, np.int32, np.int64)
 
 
-def _elementwise(name: str, apply: Callable, dtypes: tuple) -> OpDef:
-    return OpDef(name, float=_make(apply, dtypes), per_sample=True)
+def abs_version(sig: OpSignature) -> int:
+    """op_version.cc, ABS: int32 5; int16 3 with quantization parameters, 4 without;
+    int8 / uint8 2."""
+    x = sig.input(0)
+    if x.type == T.INT16:
+        return 3 if x.quantized else 4
+    return {T.INT32: 5, T.INT8: 2, T.UINT8: 2}.get(x.type, 1)
 
 
+def _elementwise(name: str, apply: Callable, dtypes: tuple, **facts) -> OpDef:
+    return OpDef(name, float=_make(apply, dtypes), per_sample=True, **facts)
+
+
+# Versions (op_version.cc), by the input's type: EXP, LOG and SQRT int8 / int16 2; RSQRT
+# int16 3, int8 2; SIGN int32 2; SQUARE, NEG, FLOOR, CEIL, ROUND, SIN, COS and LOGICAL_NOT
+# have no case: 1.
 OPS = (
-    _elementwise("EXP", _ufunc(np.exp), _F32),
-    _elementwise("LOG", _ufunc(np.log), _F32),
-    _elementwise("SQRT", _ufunc(np.sqrt), _F32),
-    _elementwise("RSQRT", _rsqrt, _F32),
+    _elementwise("EXP", _ufunc(np.exp), _F32, version=INT8_OR_INT16_2),
+    _elementwise("LOG", _ufunc(np.log), _F32, version=INT8_OR_INT16_2),
+    _elementwise("SQRT", _ufunc(np.sqrt), _F32, version=INT8_OR_INT16_2),
+    _elementwise("RSQRT", _rsqrt, _F32, version=INT8_2_INT16_3),
     _elementwise("SQUARE", _square, (np.float32, np.int32)),
-    _elementwise("ABS", _ufunc(np.abs), _SIGNED),
+    _elementwise("ABS", _ufunc(np.abs), _SIGNED, version=abs_version),
     _elementwise("NEG", _ufunc(np.negative), _SIGNED),
-    _elementwise("SIGN", _ufunc(np.sign), (np.float32, np.float64, np.int32)),
+    _elementwise("SIGN", _ufunc(np.sign), (np.float32, np.float64, np.int32),
+                 version=by_input_type({T.INT32: 2})),
     _elementwise("FLOOR", _ufunc(np.floor), _F32),
     _elementwise("CEIL", _ufunc(np.ceil), _F32),
     _elementwise("ROUND", _ufunc(np.rint), _F32),

@@ -361,8 +361,6 @@ def test_range(start, limit, delta, dtype):
     check(g, {}, want, [], lowered={})
 
 
-@pytest.mark.xfail(litert is not None, strict=True, reason="export writes every op as version "
-                   "1; LiteRT registers BROADCAST_TO from version 2 (kernels/register.cc)")
 def test_broadcast_to():
     x = floats(rng(), 3, 1)
     g = graph(x=x.shape)

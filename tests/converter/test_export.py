@@ -1,0 +1,148 @@
+"""export.py writes TensorFlow's operator versions: the sample models convert to the
+versions TF's own files have, and nothing but the OperatorCode versions changed."""
+
+import json
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter import export
+from edgelite.converter.export import export_tflite
+from edgelite.converter.ir import Graph, Op, QuantParams
+from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
+from edgelite.interpreter.kernels import OPS
+from edgelite.interpreter.kernels.versions import signature_of
+from edgelite.interpreter.model import load_model
+from edgelite.schema import generated_tflite as tfl
+from edgelite.schema.model_io import pack_model
+from tests.conftest import MODELS
+
+CALIB = str(MODELS / "digits_calib.npy")
+DIGIT_MODELS = ("tf1_cnn", "keras_cnn", "qat_cnn", "mobilenet_v2_digits")
+
+
+def _options(name: str, mode: str | None = None, io: str | None = None) -> ConvertOptions:
+    meta = MODELS / f"{name}.tf_ops.json"
+    kw = {}
+    if meta.exists() and "inputs" in (meta := json.loads(meta.read_text())):
+        kw = dict(inputs=meta["inputs"], outputs=meta["outputs"],
+                  input_shapes={k: tuple(v) for k, v in meta["input_shapes"].items()})
+    if mode is not None:
+        q = {} if io is None else {"io_type": IOType(io)}
+        kw["quantize"] = QuantizeOptions(mode=QuantMode(mode), calib=CALIB, **q)
+    return ConvertOptions(**kw)
+
+
+def _convert(name: str, mode: str | None = None, io: str | None = None) -> bytes:
+    return convert_detailed(MODELS / f"{name}.pb", _options(name, mode, io)).model
+
+
+def _versions(data: bytes) -> dict[str, int]:
+    """op name -> the version of its OperatorCode (one per op, checked)."""
+    model = load_model(data)
+    versions: dict[str, int] = {}
+    for op in model.subgraphs[0].operators:
+        assert versions.setdefault(op.name, op.version) == op.version, op.name
+    return versions
+
+
+def _tf_pairs():
+    """(model, mode, io type, TF's file) for every TF-written sample file."""
+    for path in sorted(MODELS.glob("*.tf*.tflite")):
+        name, kind = path.name.split(".")[:2]
+        mode, io = {"tf": (None, None), "tf_int8": ("int8", None),
+                    "tf_int8_io": ("int8", "int8"), "tf_uint8": ("uint8", None)}[kind]
+        yield pytest.param(name, mode, io, path, id=path.name)
+
+
+# The one op whose operands differ from TF's: edgelite keeps a StridedSlice's ellipsis
+# (ellipsis_mask), which the kernel takes from version 6, where TF's converter spells the
+# ellipsis out as begin / end masks (version 1).
+SIGNATURE_DIFFERS = {("op_zoo_array", "STRIDED_SLICE"): (6, 1)}
+
+
+@pytest.mark.parametrize("name, mode, io, tf_path", list(_tf_pairs()))
+def test_versions_are_tensorflows(name, mode, io, tf_path):
+    ours, theirs = _versions(_convert(name, mode, io)), _versions(tf_path.read_bytes())
+    both = set(ours) & set(theirs)
+    assert len(both) >= 4
+    for op in sorted(both):
+        want = SIGNATURE_DIFFERS.get((name, op), (theirs[op], theirs[op]))
+        assert (ours[op], theirs[op]) == want, op
+
+
+def test_the_stridedslice_difference_is_the_ellipsis():
+    model = load_model(_convert("op_zoo_array"))
+    sg = model.subgraphs[0]
+    raised = [op for op in sg.operators if op.name == "STRIDED_SLICE"
+              and OPS[op.name].version(signature_of(op, sg)) > 1]
+    assert raised and all(op.options["ellipsis_mask"] for op in raised)
+    theirs = load_model((MODELS / "op_zoo_array.tf.tflite").read_bytes()).subgraphs[0]
+    assert not any(op.options["ellipsis_mask"] for op in theirs.operators
+                   if op.name == "STRIDED_SLICE")
+
+
+def test_raised_versions():
+    """The versions the sample conversions raise (same as TF's files, test above)."""
+    assert _versions(_convert("keras_cnn", "int8")) == {
+        "QUANTIZE": 1, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "AVERAGE_POOL_2D": 2, "MEAN": 2,
+        "FULLY_CONNECTED": 4, "SOFTMAX": 2, "DEQUANTIZE": 2}
+    image = _versions(_convert("op_zoo_image"))
+    assert (image["RESIZE_BILINEAR"], image["RESIZE_NEAREST_NEIGHBOR"],
+            image["TRANSPOSE_CONV"]) == (3, 3, 4)        # half_pixel_centers; fused RELU
+    # weights-only modes: per-channel int8 weights DEQUANTIZE 5, float16 ones 3
+    assert _versions(_convert("tf1_cnn", "dynamic"))["DEQUANTIZE"] == 5
+    assert _versions(_convert("tf1_cnn", "float16"))["DEQUANTIZE"] == 3
+
+
+CONVERSIONS = [(name, None) for name in ("efficientnet_like", "keras_dynamic_shape",
+                                         "op_zoo_array", "op_zoo_image", "op_zoo_math",
+                                         "text_classifier", "tf1_cond_is_training",
+                                         "tf1_cond_placeholder_default",
+                                         "tf1_mobilenet_unfolded_bn")]
+CONVERSIONS += [(name, mode) for name in DIGIT_MODELS
+                for mode in (None, "int8", "uint8", "dynamic", "float16")]
+
+
+@pytest.mark.parametrize("name, mode", CONVERSIONS)
+def test_only_the_operator_versions_changed(name, mode, monkeypatch):
+    """Byte for byte, a conversion is what edgelite wrote before it numbered versions
+    (every op 1) once its OperatorCode versions are set back to 1; and the versions it
+    wrote are the rules' versions of the file read back."""
+    data = _convert(name, mode)
+    model = tfl.ModelT.InitFromPackedBuf(data, 0)
+    for code in model.operatorCodes:
+        code.version = 1
+    with monkeypatch.context() as m:
+        m.setattr(export, "_version", lambda *args: 1)
+        assert pack_model(model) == _convert(name, mode)
+    sg = load_model(data).subgraphs[0]
+    recomputed: dict[str, int] = {}
+    for op in sg.operators:
+        v = OPS[op.name].version(signature_of(op, sg))
+        recomputed[op.name] = max(recomputed.get(op.name, 1), v)
+    assert recomputed == _versions(data)
+
+
+def test_one_operator_code_per_op_with_its_highest_version():
+    """Like TF's writer: operators of one op share one OperatorCode, whose version is the
+    highest they need (an int8 DEQUANTIZE is 2, a float16 one 3); CUSTOM stays 1."""
+    g = Graph()
+    x = g.tensor("x", np.int8, (1, 4))
+    x.quant = QuantParams(np.array([0.5], np.float32), np.array([0], np.int64))
+    g.inputs = [x]
+    half = g.const("half", np.arange(4, dtype=np.float16).reshape(1, 4))
+    a, b, s = (g.tensor(n, np.float32, (1, 4)) for n in ("a", "b", "s"))
+    out = g.tensor("out", np.float32, (1, 4))
+    g.add_op("DEQUANTIZE", [x], [a])
+    g.add_op("DEQUANTIZE", [half], [b])
+    g.add_op("ADD", [a, b], [s])
+    g.insert_op(Op("CUSTOM", [s], [out], custom_code="MyOp"))
+    g.outputs = [out]
+    model = tfl.ModelT.InitFromPackedBuf(export_tflite(g), 0)
+    codes = [(c.builtinCode, c.customCode, c.version) for c in model.operatorCodes]
+    assert codes == [(tfl.BuiltinOperator.DEQUANTIZE, None, 3),
+                     (tfl.BuiltinOperator.ADD, None, 1),
+                     (tfl.BuiltinOperator.CUSTOM, b"MyOp", 1)]
+    assert [op.opcodeIndex for op in model.subgraphs[0].operators] == [0, 0, 1, 2]
