@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .versions import T, by_input_type
 from ..names import quoted
 
 DTYPES = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -76,5 +77,6 @@ OPS = (
     # Input 1 holds the axes: samples stay apart when they leave out dim 0 (reduction; the
     # batch split never splits computed axes).
     OpDef("REVERSE_V2", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
-          quant=QuantRule.SAME_AS_INPUT, reduction=True, exact=True),
+          quant=QuantRule.SAME_AS_INPUT, reduction=True, exact=True,
+          version=by_input_type({T.INT8: 3, T.BOOL: 2})),  # op_version.cc: int8 3, bool 2
 )

@@ -28,6 +28,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .versions import OpSignature, T
 from ..names import quoted
 
 DTYPES = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
@@ -73,9 +74,17 @@ def eval(rec: TopKRecord, inputs, outputs) -> None:
     np.copyto(values, np.take_along_axis(x, top, axis=1))
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, TOPK_V2: int16 values, k or indices 3; int8 values 2."""
+    if T.INT16 in (sig.input(0).type, sig.input(1).type, sig.output(1).type):
+        return 3
+    return 2 if sig.input(0).type == T.INT8 else 1
+
+
 OPS = (
     # Selects values: the quantizer gives the values the input's parameters. Rows are the
     # last axis: a rank-1 input is one row across the samples of a batch (last_axis).
     OpDef("TOPK_V2", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
-          quant=QuantRule.SAME_AS_INPUT, per_sample=True, last_axis=True, exact=True),
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True, last_axis=True, exact=True,
+          version=version),
 )
