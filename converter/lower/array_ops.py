@@ -1,5 +1,6 @@
 """Shape and layout ops: Reshape, Squeeze, ExpandDims, Transpose, Pack/Unpack, Split/SplitV,
-Slice/StridedSlice, Tile, Pad/PadV2/MirrorPad, ConcatV2, Gather, Shape/Fill/Range.
+Slice/StridedSlice, Tile, Pad/PadV2/MirrorPad, ConcatV2, Gather, Shape/Fill/Range, ReverseV2,
+OneHot.
 
 Index-like constant operands (shapes, axes, begin/end/strides, paddings) are stored as int32,
 the type TFLite's kernels read them as (spec.validate has checked they fit).
@@ -197,6 +198,60 @@ def broadcast_to(ctx: LowerCtx, node) -> None:
     ctx.emit("BROADCAST_TO", node, [x, _index_input(ctx, node, 1, "shape")], dtype=x.dtype)
 
 
+def reverse_v2(ctx: LowerCtx, node) -> None:
+    """ReverseV2(x, axes) reverses x along each listed axis (array_ops.cc "ReverseV2"; an
+    axis listed twice is an error there). LiteRT's REVERSE_V2 takes only axes that are
+    contiguous once sorted (kernels/reverse.cc), so each contiguous run gets its own op;
+    no axes at all is the identity (and LiteRT crashes on an empty axes list)."""
+    x = ctx.input(node, 0)
+    rank = _rank(x)
+    axes = [axis_in_rank(node, int(a), rank) for a in
+            np.asarray(ctx.const_input(node, 1, "the axes")).reshape(-1)]
+    if rank is not None:
+        axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise fail(ShapeError, node, f"axes {axes[:8]} name a dimension more than once")
+    runs = _contiguous_runs(axes)
+    if not runs:
+        ctx.alias(node, x)
+        return
+    for i, run in enumerate(runs):
+        axes_t = ctx.const(node, f"axes{i}" if len(runs) > 1 else "axes", np.int32(run))
+        if i == len(runs) - 1:
+            ctx.emit("REVERSE_V2", node, [x, axes_t], dtype=x.dtype)
+        else:
+            y = ctx.graph.tensor(f"{node.name}/reverse{i}", x.dtype)
+            ctx.graph.add_op("REVERSE_V2", [x, axes_t], [y], name=node.name)
+            x = y
+
+
+def _contiguous_runs(axes: list[int]) -> list[list[int]]:
+    """Sorted axes split into runs of adjacent dimensions. Negative axes (rank unknown)
+    count from the end: they never join a run of non-negative ones."""
+    runs: list[list[int]] = []
+    for a in sorted(axes):
+        if runs and a == runs[-1][-1] + 1 and (a < 0) == (runs[-1][-1] < 0):
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    return runs
+
+
+def one_hot(ctx: LowerCtx, node) -> None:
+    """OneHot(indices, depth, on, off): a new axis of size depth at `axis` (-1: last), on
+    where the index equals the position, off elsewhere -- an index outside [0, depth) gives
+    a row of off values (array_ops.cc "OneHot"). TFLite's ONE_HOT does exactly that."""
+    indices, on = ctx.input(node, 0), ctx.input(node, 2)
+    depth = _scalar(ctx, node, 1, "the depth")
+    if depth < 0:
+        raise fail(ShapeError, node, f"depth {depth} must be >= 0")
+    axis = attr_int(node, "axis", -1)  # spec: >= -1
+    if axis != -1:
+        axis_in_rank(node, axis, _rank(indices), extra=1)  # 0 <= axis <= rank
+    ctx.emit("ONE_HOT", node, [indices, ctx.const(node, "depth", np.int32(depth)), on,
+                               ctx.input(node, 3)], dict(axis=axis), dtype=on.dtype)
+
+
 def _select(tfl_type: str):
     """SelectV2 broadcasts its three operands; Select (v1) does not, but a rank-1 condition
     picks whole rows of higher-rank operands (array_ops.cc "Select"). TFLite's SELECT and
@@ -214,6 +269,12 @@ _AXIS_ATTR = Attr("axis", "i")
 _NUM_SPLIT = Attr("num_split", "i", True, lo=1, hi=MAX_OUTPUTS)
 _PADDINGS = In("the paddings", INDEX, "Tpaddings", const=True, ranks=(2,))
 _GATHER_ATTRS = (Attr("batch_dims", "i"),)
+# What TFLite's REVERSE_V2 moves (kernels/reverse.cc; bfloat16 has no numpy type).
+_REVERSIBLE = frozenset(map(np.dtype, (np.float32, np.float16, np.int8, np.uint8, np.int16,
+                                       np.int32, np.int64, np.bool_)))
+# ONE_HOT's on / off values (kernels/one_hot.cc; int16 passes its Prepare but not its Eval).
+_ONE_HOT_VALUES = frozenset(map(np.dtype, (np.float32, np.int32, np.int64, np.int8, np.uint8,
+                                           np.bool_)))
 
 RULES = {
     "Reshape": Lowering(reshape, spec(_X, vector_input("the shape", "Tshape"))),
@@ -258,6 +319,14 @@ RULES = {
     "Range": Lowering(range_, spec(*(In(what, REAL, "Tidx", scalar=True)
                                      for what in ("the start", "the limit", "the delta")))),
     "BroadcastTo": Lowering(broadcast_to, spec(_X, vector_input("the shape", "Tidx"))),
+    "ReverseV2": Lowering(reverse_v2, spec(In("the input", _REVERSIBLE),
+                                           In("the axes", INDEX, "Tidx", const=True,
+                                              ranks=(1,)))),
+    "OneHot": Lowering(one_hot, spec(In("the indices", INDEX, "TI"),
+                                     scalar_input("the depth", frozenset({np.dtype(np.int32)})),
+                                     In("the on value", _ONE_HOT_VALUES, scalar=True),
+                                     In("the off value", _ONE_HOT_VALUES, scalar=True),
+                                     attrs=(Attr("axis", "i", lo=-1),))),
     "SelectV2": Lowering(_select("SELECT_V2"), spec(In("the condition", BOOL, None), _X, _X)),
     "Select": Lowering(_select("SELECT"), spec(In("the condition", BOOL, None), _X, _X)),
 }

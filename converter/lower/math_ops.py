@@ -1,11 +1,12 @@
-"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions, ArgMax, Cast."""
+"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions, ArgMax, Cumsum, Cast."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.errors import ShapeError
 from ..ir import Activation
-from .context import LowerCtx, attr_bool, attr_dtype
+from .context import LowerCtx, attr_bool, attr_dtype, axis_in_rank, fail
 from .spec import ANY, BOOL, INDEX, REAL, Attr, In, Lowering, NodeSpec, scalar_input, spec
 
 
@@ -68,6 +69,20 @@ def _arg(tfl_type: str):
 _TFL_TYPE = {np.dtype(np.int32): 2, np.dtype(np.int64): 4}  # tflite TensorType INT32, INT64
 
 
+def cumsum(ctx: LowerCtx, node) -> None:
+    """Cumsum(x, axis) -> CUMSUM with the axis as an int32 scalar and TF's exclusive /
+    reverse attributes as its options (the same semantics: math_ops.cc "Cumsum")."""
+    x = ctx.input(node, 0)
+    axis = int(np.asarray(ctx.const_input(node, 1, "the axis")).reshape(-1)[0])  # spec: scalar
+    if x.shape is not None and not x.shape:
+        raise fail(ShapeError, node, "the input is a scalar; Cumsum needs at least one "
+                   "dimension")
+    axis_in_rank(node, axis, None if x.shape is None else len(x.shape))
+    ctx.emit("CUMSUM", node, [x, ctx.const(node, "axis", np.int32(axis))],
+             dict(exclusive=attr_bool(node, "exclusive", False),
+                  reverse=attr_bool(node, "reverse", False)))
+
+
 def cast(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
     dst = attr_dtype(node, "DstT")
@@ -89,6 +104,10 @@ _REDUCE = spec(In("the input", REAL), In("the reduction axes", INDEX, "Tidx", co
                                           ranks=(0, 1)), attrs=(Attr("keep_dims", "b"),))
 _ARG = spec(In("the input", REAL), scalar_input("the axis", typed="Tidx"),
             attrs=(Attr("output_type", "type", dtypes=INDEX),))
+# TFLite's CUMSUM takes float32, int32 and int64 (kernels/cumsum.cc).
+_CUMSUM = spec(In("the input", frozenset(map(np.dtype, (np.float32, np.int32, np.int64)))),
+               scalar_input("the axis", typed="Tidx"),
+               attrs=(Attr("exclusive", "b"), Attr("reverse", "b")))
 _CAST = spec(In("the input", ANY, "SrcT"), attrs=(Attr("DstT", "type", True, dtypes=ANY),))
 
 
@@ -112,6 +131,7 @@ RULES = {
     **_family(_reduce, _REDUCE, (("Mean", "MEAN"), ("Sum", "SUM"), ("Max", "REDUCE_MAX"),
                                  ("Min", "REDUCE_MIN"), ("Prod", "REDUCE_PROD"))),
     **_family(_arg, _ARG, (("ArgMax", "ARG_MAX"), ("ArgMin", "ARG_MIN"))),
+    "Cumsum": Lowering(cumsum, _CUMSUM),
     "Cast": Lowering(cast, _CAST),
     **_family(_comparison, _BINARY, (("Greater", "GREATER"), ("GreaterEqual", "GREATER_EQUAL"),
                                      ("Less", "LESS"), ("LessEqual", "LESS_EQUAL"))),

@@ -1,4 +1,4 @@
-"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool."""
+"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool, TopKV2."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
-from .context import (LowerCtx, attr_bool, attr_float, attr_str, fail, nhwc_pair,
+from .context import (LowerCtx, attr_bool, attr_dtype, attr_float, attr_str, fail, nhwc_pair,
                       require_nhwc)
-from .spec import DATA_FORMAT, FLOAT, REAL, Attr, In, Lowering, padding, spec, window
+from .spec import (DATA_FORMAT, FLOAT, INDEX, REAL, Attr, In, Lowering, padding, scalar_input,
+                   spec, window)
 
 
 def bias_add(ctx: LowerCtx, node) -> None:
@@ -75,6 +76,32 @@ def _pool(tfl_type: str):
     return rule
 
 
+def top_k_v2(ctx: LowerCtx, node) -> None:
+    """TopKV2(x, k) -> (values, indices): the k largest entries of each row (last axis),
+    largest first, equal values by lower index first (nn_ops.cc "TopKV2"). TOPK_V2 always
+    returns that order, which sorted=false (any order) allows too. Its indices are int32
+    or int16 (kernels/topk_v2.cc); int64 ones come from a CAST."""
+    x = ctx.input(node, 0)
+    k = int(np.asarray(ctx.const_input(node, 1, "k")).reshape(-1)[0])  # spec: scalar
+    if x.shape is not None and not x.shape:
+        raise fail(ShapeError, node, "the input is a scalar; TopKV2 needs at least one "
+                   "dimension")
+    n = None if x.shape is None else x.shape[-1]
+    if k < 0 or (n is not None and k > n):
+        raise fail(ShapeError, node, f"k = {k} must lie in [0, {n if n is not None else 'n'}], "
+                   "n the size of the input's last dimension")
+    index_type = attr_dtype(node, "index_type", np.dtype(np.int32))
+    values = ctx.output(node, x.dtype, 0)
+    if index_type == np.int64:
+        indices = ctx.graph.tensor(f"{node.name}/indices_int32", np.int32)
+    else:
+        indices = ctx.output(node, index_type, 1)
+    ctx.graph.add_op("TOPK_V2", [x, ctx.const(node, "k", np.int32(k))], [values, indices],
+                     name=node.name)
+    if index_type == np.int64:
+        ctx.graph.add_op("CAST", [indices], [ctx.output(node, index_type, 1)], name=node.name)
+
+
 # -- specs (TF op definitions: nn_ops.cc) ------------------------------------------------------
 _BIAS_ADD = spec(In("the input", REAL), In("the bias", REAL, ranks=(1,)), attrs=(DATA_FORMAT,))
 # FusedBatchNorm types everything T; V2/V3 type the four parameters U (float32 for half x).
@@ -87,6 +114,13 @@ def _batch_norm(param_type: str):
     return spec(In("the input", FLOAT, ranks=(4,)), *params, attrs=_BN_ATTRS)
 
 
+# TOPK_V2 takes these values (kernels/topk_v2.cc); TF's k and indices may be int16 too.
+_TOPK_VALUES = frozenset(map(np.dtype, (np.float32, np.int8, np.uint8, np.int16, np.int32,
+                                        np.int64)))
+_INDEX16 = INDEX | {np.dtype(np.int16)}
+_TOPK = spec(In("the input", _TOPK_VALUES), scalar_input("k", _INDEX16, typed="Tk"),
+             attrs=(Attr("sorted", "b"), Attr("index_type", "type", dtypes=_INDEX16)))
+
 _POOL = spec(In("the input", REAL, ranks=(4,)),
              attrs=(DATA_FORMAT, window("ksize"), window("strides"), padding()))
 
@@ -97,4 +131,5 @@ RULES = {
     "FusedBatchNormV3": Lowering(fused_batch_norm, _batch_norm("U")),
     "MaxPool": Lowering(_pool("MAX_POOL_2D"), _POOL),
     "AvgPool": Lowering(_pool("AVERAGE_POOL_2D"), _POOL),
+    "TopKV2": Lowering(top_k_v2, _TOPK),
 }

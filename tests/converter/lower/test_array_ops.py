@@ -4,12 +4,17 @@ docs (tensorflow/core/ops/array_ops.cc and the tf.* API docs), written in numpy.
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.errors import GraphError, ShapeError
+
+from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng, run
 
 COVERED = {"Reshape", "Squeeze", "ExpandDims", "Transpose", "Pack", "Unpack", "Split",
            "SplitV", "Slice", "StridedSlice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2",
            "GatherV2", "Gather", "ResourceGather", "Shape", "Fill", "Range", "BroadcastTo",
-           "SelectV2", "Select"}
+           "SelectV2", "Select", "ReverseV2", "OneHot"}
 
 
 def x234():
@@ -388,3 +393,149 @@ def test_select(cond_shape):
     g.node("y", "Select", ["c", "a", "b"], T=F32)
     c = feeds["c"] if len(cond_shape) == 2 else feeds["c"][:, None]   # rows
     check(g, feeds, np.where(c, feeds["a"], feeds["b"]), ["SELECT"])
+
+
+# -- reverse, one-hot ---------------------------------------------------------------------------
+@pytest.mark.parametrize("axes, ops", [
+    ([1], ["REVERSE_V2"]),
+    ([-1], ["REVERSE_V2"]),
+    ([2, 1], ["REVERSE_V2"]),              # contiguous once sorted: one op
+    ([0, 2], ["REVERSE_V2", "REVERSE_V2"]),  # LiteRT refuses these together: one op each
+    ([0, 1, 2], ["REVERSE_V2"]),
+])
+def test_reverse_v2(axes, ops):
+    """ReverseV2 reverses the order of the elements along each listed axis; negative axes
+    count from the end (array_ops.cc "ReverseV2")."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array(axes, np.int64))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I64)
+    check(g, {"x": x}, np.flip(x, axes), ops)
+
+
+@pytest.mark.parametrize("axes, n_ops", [([0, -1], 2), ([-1, -2], 1), ([1, 0], 1)])
+def test_reverse_v2_of_a_computed_tensor(axes, n_ops):
+    """While lowering, an op's output has no known rank yet: a negative axis cannot join a
+    run of non-negative ones, so [0, -1] takes two ops (still correct on any rank)."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.node("r", "Relu", ["x"], T=F32)
+    g.const("axes", np.array(axes, np.int32))
+    g.node("y", "ReverseV2", ["r", "axes"], T=F32, Tidx=I32)
+    check(g, {"x": x}, np.flip(np.maximum(x, 0), axes), ["RELU"] + ["REVERSE_V2"] * n_ops,
+          lowered={"RELU": 1, "REVERSE_V2": n_ops})
+
+
+@pytest.mark.parametrize("dtype", [BOOL, np.dtype(np.int8), I64])
+def test_reverse_v2_moves_any_type(dtype):
+    x = (rng().integers(-50, 50, (2, 5)) > 0 if dtype == BOOL
+         else rng().integers(-50, 50, (2, 5))).astype(dtype)
+    g = graph(x=(x.shape, dtype))
+    g.const("axes", np.array([1], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=dtype, Tidx=I32)
+    check(g, {"x": x}, x[:, ::-1], ["REVERSE_V2"])
+
+
+def test_reverse_v2_without_axes_is_the_identity():
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array([], np.int32))
+    g.node("r", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    g.node("y", "Relu", ["r"], T=F32)
+    check(g, {"x": x}, np.maximum(x, 0), ["RELU"], lowered={"RELU": 1})
+
+
+def test_reverse_v2_refuses_an_axis_named_twice():
+    g = graph(x=(2, 3, 4))
+    g.const("axes", np.array([1, -2], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    with pytest.raises(ShapeError, match=r"^node 'y' \(ReverseV2\): axes \[1, 1\] name a "
+                       "dimension more than once"):
+        run(g, {"x": x234()}, ["y"])
+
+
+def test_reverse_v2_quantizes_with_its_input_parameters():
+    """The record's rule (SAME_AS_INPUT, type-generic kernel): an int8 REVERSE_V2 whose
+    output keeps the input's scale and zero point, as TFLite's quantizer does."""
+    x = x234()
+    g = graph(x=x.shape)
+    g.const("axes", np.array([2], np.int32))
+    g.node("y", "ReverseV2", ["x", "axes"], T=F32, Tidx=I32)
+    q = QuantizeOptions(QuantMode.INT8, input_ranges={"x": (-2.0, 2.0)})
+    result = convert_detailed(g.bytes(), ConvertOptions(quantize=q))
+    rev = next(op for op in result.graph.ops if op.type == "REVERSE_V2")
+    assert rev.inputs[0].dtype == rev.outputs[0].dtype == np.int8
+    q_in, q_out = rev.inputs[0].quant, rev.outputs[0].quant
+    assert np.array_equal(q_in.scale, q_out.scale)
+    assert np.array_equal(q_in.zero_point, q_out.zero_point)
+    assert result.graph.op_counts() == {"QUANTIZE": 1, "REVERSE_V2": 1, "DEQUANTIZE": 1}
+    runtimes = [Interpreter] + ([litert.Interpreter] if litert is not None else [])
+    for runtime in runtimes:
+        interp = runtime(model_content=result.model)
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.testing.assert_allclose(y, x[..., ::-1], atol=float(q_in.scale[0]) / 2 + 1e-6)
+
+
+def tf_one_hot(indices, depth, on, off, axis=-1):
+    """tf.one_hot: a new axis of size depth (at `axis`, -1 = last) holding on where the index
+    equals the position and off elsewhere; an index outside [0, depth) gives all off."""
+    hit = np.asarray(indices)[..., None] == np.arange(depth)
+    out = np.where(hit, on, off).astype(np.asarray(on).dtype)
+    return out if axis == -1 else np.moveaxis(out, -1, axis)
+
+
+ONE_HOT_INDICES = np.array([[0, 3, -1], [5, 1, 2]], np.int64)  # -1 and 5: out of range
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2])
+@pytest.mark.parametrize("index_type", [I32, I64])
+def test_one_hot(axis, index_type):
+    idx = ONE_HOT_INDICES.astype(index_type)
+    g = graph(i=(idx.shape, index_type))
+    g.const("depth", np.int32(4))
+    g.const("on", np.float32(2.5))
+    g.const("off", np.float32(-1.0))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=index_type, axis=axis)
+    check(g, {"i": idx}, tf_one_hot(idx, 4, np.float32(2.5), np.float32(-1.0), axis),
+          ["ONE_HOT"])
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+@pytest.mark.parametrize("on, off", [(np.int32(7), np.int32(-7)), (np.True_, np.False_),
+                                     (np.int64(1), np.int64(0))], ids=["int32", "bool", "int64"])
+def test_one_hot_values_of_any_type(on, off, depth):
+    idx = ONE_HOT_INDICES.astype(np.int32)
+    dtype = np.asarray(on).dtype
+    g = graph(i=(idx.shape, I32))
+    g.const("depth", np.int32(depth))
+    g.const("on", on)
+    g.const("off", off)
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=dtype, TI=I32)
+    check(g, {"i": idx}, tf_one_hot(idx, depth, on, off), ["ONE_HOT"])
+
+
+def test_one_hot_with_computed_on_and_off_values():
+    idx = ONE_HOT_INDICES.astype(np.int32)
+    g = graph(i=(idx.shape, I32), on=(), off=())
+    g.const("depth", np.int32(3))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=I32, axis=0)
+    on, off = np.float32(0.75), np.float32(0.25)
+    check(g, {"i": idx, "on": on, "off": off}, tf_one_hot(idx, 3, on, off, 0), ["ONE_HOT"])
+
+
+@pytest.mark.parametrize("depth, axis, error, message", [
+    (-1, -1, ShapeError, r"depth -1 must be >= 0"),
+    (3, 3, ShapeError, r"axis 3 is out of range for rank 3"),
+    (3, -2, GraphError, r"attribute axis=-2 is outside \[-1, "),
+])
+def test_one_hot_refuses(depth, axis, error, message):
+    g = graph(i=((2, 3), I32))
+    g.const("depth", np.int32(depth))
+    g.const("on", np.float32(1))
+    g.const("off", np.float32(0))
+    g.node("y", "OneHot", ["i", "depth", "on", "off"], T=F32, TI=I32, axis=axis)
+    with pytest.raises(error, match=r"^node 'y' \(OneHot\): " + message):
+        run(g, {"i": ONE_HOT_INDICES.astype(np.int32)}, ["y"])

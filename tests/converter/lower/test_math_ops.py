@@ -1,16 +1,18 @@
 """converter/lower/math_ops.py: binary arithmetic, MatMul / BatchMatMul, reductions, ArgMax,
-Cast and comparisons, one node each; references from TF's op docs (math_ops.cc)."""
+Cumsum, Cast and comparisons, one node each; references from TF's op docs (math_ops.cc)."""
 
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng
+from edgelite.interpreter.errors import DTypeError, ShapeError
+
+from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng, run
 
 COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "Maximum", "Minimum",
            "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
-           "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cast",
-           "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd",
-           "LogicalOr"}
+           "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cumsum",
+           "Cast", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual",
+           "LogicalAnd", "LogicalOr"}
 
 FLOAT_BINARY = {
     "Add": ("ADD", np.add), "AddV2": ("ADD", np.add), "Sub": ("SUB", np.subtract),
@@ -195,6 +197,58 @@ def test_arg_min_max(op, axis, output_type):
     ref = np.argmax if op == "ArgMax" else np.argmin
     check(g, {"x": x}, ref(x, axis=axis).astype(output_type or I64),
           ["ARG_MAX" if op == "ArgMax" else "ARG_MIN"])
+
+
+# -- Cumsum -------------------------------------------------------------------------------------
+def tf_cumsum(x, axis, exclusive=False, reverse=False):
+    """tf.math.cumsum: y[i] = x[0] + ... + x[i] along the axis; exclusive leaves x[i] out
+    (y[0] = 0); reverse sums from the end (math_ops.cc "Cumsum")."""
+    x = np.flip(x, axis) if reverse else x
+    y = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        y = np.concatenate([np.zeros_like(np.take(y, [0], axis)),
+                            np.take(y, range(y.shape[axis] - 1), axis)], axis)
+    return np.flip(y, axis) if reverse else y
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [np.int32(1), np.int64(-1), np.int32(0)], ids=repr)
+def test_cumsum(axis, exclusive, reverse):
+    x = floats(rng(), 3, 5)
+    g = graph(x=x.shape)
+    g.const("axis", axis)
+    g.node("y", "Cumsum", ["x", "axis"], T=F32, Tidx=axis.dtype, exclusive=exclusive,
+           reverse=reverse)
+    check(g, {"x": x}, tf_cumsum(x, int(axis), exclusive, reverse), ["CUMSUM"])
+
+
+@pytest.mark.parametrize("dtype", [I32, I64])
+def test_cumsum_of_integers_wraps(dtype):
+    """Integer sums wrap around like TF's (two's complement)."""
+    big = np.iinfo(dtype).max
+    x = np.array([[big, 1, 5], [-3, 4, big]], dtype)
+    g = graph(x=(x.shape, dtype))
+    g.const("axis", np.int32(1))
+    g.node("y", "Cumsum", ["x", "axis"], T=dtype, Tidx=I32, exclusive=True)
+    want = np.array([[0, big, np.iinfo(dtype).min], [0, -3, 1]], dtype)
+    np.testing.assert_array_equal(tf_cumsum(x, 1, exclusive=True), want)
+    check(g, {"x": x}, want, ["CUMSUM"])
+
+
+def test_cumsum_refuses_what_tflite_cannot_run():
+    g = graph(x=((2, 3), np.dtype(np.float64)))
+    g.const("axis", np.int32(0))
+    g.node("y", "Cumsum", ["x", "axis"], T=np.dtype(np.float64), Tidx=I32)
+    with pytest.raises(DTypeError, match=r"^node 'y' \(Cumsum\): input 0 \('x', the input\) is "
+                       r"float64; Cumsum takes float32/int32/int64 there"):
+        run(g, {"x": np.zeros((2, 3))}, ["y"])
+    g = graph(x=(2, 3))
+    g.const("axis", np.int32(2))
+    g.node("y", "Cumsum", ["x", "axis"], T=F32, Tidx=I32)
+    with pytest.raises(ShapeError, match=r"^node 'y' \(Cumsum\): axis 2 is out of range for "
+                       r"rank 2"):
+        run(g, {"x": np.zeros((2, 3), np.float32)}, ["y"])
 
 
 # -- Cast ---------------------------------------------------------------------------------------

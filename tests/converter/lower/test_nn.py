@@ -1,4 +1,4 @@
-"""converter/lower/nn.py: BiasAdd, FusedBatchNorm (inference), MaxPool / AvgPool.
+"""converter/lower/nn.py: BiasAdd, FusedBatchNorm (inference), MaxPool / AvgPool, TopKV2.
 
 References from TF's docs: tf.nn.bias_add, tf.compat.v1.nn.fused_batch_norm (inference:
 y = (x - mean) / sqrt(variance + epsilon) * scale + offset), tf.nn.max_pool / avg_pool with
@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
 
 from .lowering import F32, NONE, check, floats, graph, rng, run
 from .test_conv import same_padding
 
 COVERED = {"BiasAdd", "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "MaxPool",
-           "AvgPool"}
+           "AvgPool", "TopKV2"}
 
 
 @pytest.mark.parametrize("shape", [(1, 3, 4, 5), (2, 5), (2, 3, 5)])
@@ -125,3 +125,58 @@ def test_nchw_is_refused(op):
     with pytest.raises(UnsupportedOpError, match=rf"^node 'y' \({op}\): uses data_format "
                        "'NCHW'; TFLite kernels are NHWC"):
         run(g, {"x": np.zeros((1, 4, 3, 3), np.float32)}, ["y"])
+
+
+# -- TopKV2 -------------------------------------------------------------------------------------
+def tf_top_k(x: np.ndarray, k: int):
+    """tf.math.top_k: per row of the last axis, the k largest values, largest first; "if two
+    elements are equal, the lower-index element appears first"."""
+    rows = x.reshape(-1, x.shape[-1])
+    # .item(): Python numbers, so negating the smallest integer does not wrap.
+    idx = np.array([sorted(range(len(row)), key=lambda i: (-row[i].item(), i))[:k]
+                    for row in rows], np.int32).reshape(x.shape[:-1] + (k,))
+    return np.take_along_axis(x, idx, axis=-1), idx
+
+
+TIES = np.array([[3, 1, 3, 2, 3, 1], [0, 5, 0, 5, 0, 0]], np.float32)  # equal values
+
+
+@pytest.mark.parametrize("k", [0, 1, 4, 6])
+@pytest.mark.parametrize("sorted_", [True, False])
+def test_top_k_v2(k, sorted_):
+    """TOPK_V2 always sorts, which sorted=false (any order) allows too."""
+    g = graph(x=TIES.shape)
+    g.const("k", np.int32(k))
+    g.node("y", "TopKV2", ["x", "k"], T=F32, sorted=sorted_)
+    check(g, {"x": TIES}, list(tf_top_k(TIES, k)), ["TOPK_V2"], outputs=["y", "y:1"])
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.int64)])
+def test_top_k_v2_of_integers(dtype):
+    x = rng().integers(-100, 100, (2, 3, 7)).astype(dtype)
+    x[0, 0, :] = np.iinfo(dtype).min  # a row of ties at the extreme
+    g = graph(x=(x.shape, dtype))
+    g.const("k", np.int32(3))
+    g.node("y", "TopKV2", ["x", "k"], T=dtype)
+    check(g, {"x": x}, list(tf_top_k(x, 3)), ["TOPK_V2"], outputs=["y", "y:1"])
+
+
+def test_top_k_v2_int64_indices_come_from_a_cast():
+    x = floats(rng(), 3, 5)
+    g = graph(x=x.shape)
+    g.const("k", np.int64(2))
+    g.node("y", "TopKV2", ["x", "k"], T=F32, Tk=np.dtype(np.int64),
+           index_type=np.dtype(np.int64))
+    values, idx = tf_top_k(x, 2)
+    check(g, {"x": x}, [values, idx.astype(np.int64)], ["TOPK_V2", "CAST"],
+          outputs=["y", "y:1"])
+
+
+@pytest.mark.parametrize("k, message", [(6, r"k = 6 must lie in \[0, 5\]"),
+                                        (-1, r"k = -1 must lie in \[0, 5\]")])
+def test_top_k_v2_refuses_k_outside_the_row(k, message):
+    g = graph(x=(3, 5))
+    g.const("k", np.int32(k))
+    g.node("y", "TopKV2", ["x", "k"], T=F32)
+    with pytest.raises(ShapeError, match=r"^node 'y' \(TopKV2\): " + message):
+        run(g, {"x": floats(rng(), 3, 5)}, ["y"])

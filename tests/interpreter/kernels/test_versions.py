@@ -249,6 +249,11 @@ case("LEAKY_RELU", [I16], 2), case("LEAKY_RELU", [I8], 1)
 case("SQUEEZE", [STR], 2), case("SQUEEZE", [I8], 1)
 case("PAD", [BOOL], 5), case("PAD", [rank(I8, 5)], 4), case("PAD", [I16], 3)
 case("ARG_MAX", [BOOL], 3), case("SIGN", [I8], 1)
+case("REVERSE_V2", [I8, I32], 3), case("REVERSE_V2", [BOOL, I32], 2)
+case("REVERSE_V2", [U8, I32], 1), case("REVERSE_V2", [F32, I32], 1)
+case("TOPK_V2", [I16, I32], 3, [I16, I32]), case("TOPK_V2", [F32, I16], 3, [F32, I32])
+case("TOPK_V2", [F32, I32], 3, [F32, I16]), case("TOPK_V2", [I8, I32], 2, [I8, I32])
+case("TOPK_V2", [U8, I32], 1, [U8, I32]), case("TOPK_V2", [F32, I32], 1, [F32, I32])
 
 
 @pytest.mark.parametrize("op, sig, want", CASES)
