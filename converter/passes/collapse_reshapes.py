@@ -13,11 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.kernels import OPS
+from ...schema import ops as schema_ops
 from ..ir import Graph
 from ..shape_inference import infer_shapes
 from .patterns import sole_producer
 
-REDUCTIONS = frozenset(n for n, op in OPS.items() if op.reduction)
+# Reductions over constant axes with a keep_dims option (ARG_MAX / CUMSUM reduce or scan
+# along axes too, but have no keep_dims).
+REDUCTIONS = frozenset(n for n, op in OPS.items() if op.reduction
+                       and "keep_dims" in schema_ops.default_options(n))
 
 
 def _set_shape(graph: Graph, op, shape) -> None:

@@ -23,3 +23,14 @@ def test_collapse_reshape_into_keep_dims_mean():
                       new_shape=[1, 1, 1, 8])]
     check(g, collapse_reshapes.run, rand(1, 4, 4, 8), 1, {"MEAN": 1})
     assert g.ops[0].options["keep_dims"] is True and g.outputs[0].name == "se"
+
+
+def test_arg_max_then_reshape_is_left_alone():
+    # ARG_MAX reduces along a constant axis too, but has no keep_dims option to set.
+    g, x = input_graph((2, 5))
+    i = g.tensor("argmax", np.int32)
+    g.add_op("ARG_MAX", [x, g.const("axis", np.int32([1]))], [i], {"output_type": 2})
+    kept = g.tensor("kept", np.int32)
+    g.add_op("RESHAPE", [i, g.const("s", np.int32([2, 1]))], [kept], {"new_shape": [2, 1]})
+    g.outputs = [kept]
+    check(g, collapse_reshapes.run, rand(2, 5), 0, {"ARG_MAX": 1, "RESHAPE": 1})
