@@ -212,7 +212,8 @@ class _Rewriter:
         for t in self.g.outputs:
             if t.dtype == np.float32 and io is not None:
                 t = self.as_quantized(t, None)
-            if t.dtype != np.float32 and (io is None or io is not self.qt):
+            # (an output that is not a quantized tensor -- ARG_MAX's int32 indices -- stays)
+            if t.quant is not None and t.dtype != np.float32 and (io is None or io is not self.qt):
                 inner_name = t.name
                 t.name = self.g.unique_name(f"{t.name}_{self.qt.value}")
                 if io is None:

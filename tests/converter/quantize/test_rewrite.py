@@ -55,3 +55,20 @@ def test_fixed_and_same_as_input_params():
     assert g.inputs[0].dtype == np.int8
     for t in (s, r):
         assert t.quant.scale[0] == np.float32(1 / 256) and t.quant.zero_point[0] == -128
+
+
+def test_integer_outputs_without_parameters_stay_as_they_are(litert):
+    # ARG_MAX's int32 indices are no quantized tensor: no DEQUANTIZE after them (LiteRT's
+    # DEQUANTIZE refuses int32 inputs, dequantize.cc).
+    g, conv = conv_graph()
+    idx = g.tensor("idx", np.int32)
+    g.add_op("ARG_MAX", [conv.outputs[0], g.const("axis", np.int32([3]))], [idx],
+             {"output_type": 2})
+    g.outputs = [conv.outputs[0], idx]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "conv": (-5.0, 3.0)},
+                   RewriteConfig(QType.INT8, io_type=IOType.FLOAT))
+    assert g.outputs[1] is idx and idx.dtype == np.int32
+    assert all(op.inputs[0].dtype == np.int8 for op in g.ops if op.type == "DEQUANTIZE")
+    interp = litert.Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()
