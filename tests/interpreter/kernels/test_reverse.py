@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError, UnsupportedOpError
+from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import const, op_model, run_op
 from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
@@ -87,3 +88,9 @@ def test_refusals(rng):
         run_op("REVERSE_V2", [x, const([1], np.int64)], [(SHAPE, np.float32)])
     with pytest.raises(UnsupportedOpError, match=r"input tensor 'input0' has type uint32"):
         run_op("REVERSE_V2", [x.astype(np.uint32), const([1], AXES)], [(SHAPE, np.uint32)])
+
+# Version cases (tests/interpreter/kernels/test_versions.py collects them): op_version.cc.
+_I8, _U8, _I32, _F32, _BOOL = (TensorSig(t) for t in (T.INT8, T.UINT8, T.INT32, T.FLOAT32,
+                                                    T.BOOL))
+VERSION_CASES = [("REVERSE_V2", [_I8, _I32], 3), ("REVERSE_V2", [_BOOL, _I32], 2),
+                 ("REVERSE_V2", [_U8, _I32], 1), ("REVERSE_V2", [_F32, _I32], 1)]

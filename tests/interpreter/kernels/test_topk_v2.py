@@ -7,6 +7,7 @@ import pytest
 
 from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
 from edgelite.interpreter.batch_split import unsplittable
+from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import const, op_model, run_op
 from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
@@ -132,3 +133,13 @@ def test_refusals(rng):
         model(index_type=np.int64)
     with pytest.raises(UnsupportedOpError, match=r"input tensor 'input0' has type bool"):
         model(values=x > 0)
+
+# Version cases (tests/interpreter/kernels/test_versions.py collects them): op_version.cc.
+_I8, _U8, _I16, _I32, _F32 = (TensorSig(t) for t in (T.INT8, T.UINT8, T.INT16, T.INT32,
+                                                   T.FLOAT32))
+VERSION_CASES = [("TOPK_V2", [_I16, _I32], 3, [_I16, _I32]),
+                 ("TOPK_V2", [_F32, _I16], 3, [_F32, _I32]),
+                 ("TOPK_V2", [_F32, _I32], 3, [_F32, _I16]),
+                 ("TOPK_V2", [_I8, _I32], 2, [_I8, _I32]),
+                 ("TOPK_V2", [_U8, _I32], 1, [_U8, _I32]),
+                 ("TOPK_V2", [_F32, _I32], 1, [_F32, _I32])]
