@@ -1,4 +1,4 @@
-"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool."""
+"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool, LRN."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
-from .context import (LowerCtx, attr_bool, attr_float, attr_str, fail, nhwc_pair,
+from .context import (LowerCtx, attr_bool, attr_float, attr_int, attr_str, fail, nhwc_pair,
                       require_nhwc)
 from .spec import DATA_FORMAT, FLOAT, REAL, Attr, In, Lowering, padding, spec, window
 
@@ -75,6 +75,14 @@ def _pool(tfl_type: str):
     return rule
 
 
+def lrn(ctx: LowerCtx, node) -> None:
+    """LRN -> LOCAL_RESPONSE_NORMALIZATION, the attributes as they are (TF's converter
+    does the same); the defaults are nn_ops.cc's."""
+    ctx.emit("LOCAL_RESPONSE_NORMALIZATION", node, [ctx.input(node, 0)], dict(
+        radius=attr_int(node, "depth_radius", 5), bias=attr_float(node, "bias", 1.0),
+        alpha=attr_float(node, "alpha", 1.0), beta=attr_float(node, "beta", 0.5)))
+
+
 # -- specs (TF op definitions: nn_ops.cc) ------------------------------------------------------
 _BIAS_ADD = spec(In("the input", REAL), In("the bias", REAL, ranks=(1,)), attrs=(DATA_FORMAT,))
 # FusedBatchNorm types everything T; V2/V3 type the four parameters U (float32 for half x).
@@ -90,6 +98,11 @@ def _batch_norm(param_type: str):
 _POOL = spec(In("the input", REAL, ranks=(4,)),
              attrs=(DATA_FORMAT, window("ksize"), window("strides"), padding()))
 
+# TFLite's kernel is float32 only (local_response_norm.cc); TF's also takes half types.
+_LRN = spec(In("the input", frozenset({np.dtype(np.float32)}), ranks=(4,)), attrs=(
+    Attr("depth_radius", "i", lo=0), *(Attr(a, "f", lo=-1e30, hi=1e30)
+                                       for a in ("bias", "alpha", "beta"))))
+
 RULES = {
     "BiasAdd": Lowering(bias_add, _BIAS_ADD),
     "FusedBatchNorm": Lowering(fused_batch_norm, _batch_norm("T")),
@@ -97,4 +110,5 @@ RULES = {
     "FusedBatchNormV3": Lowering(fused_batch_norm, _batch_norm("U")),
     "MaxPool": Lowering(_pool("MAX_POOL_2D"), _POOL),
     "AvgPool": Lowering(_pool("AVERAGE_POOL_2D"), _POOL),
+    "LRN": Lowering(lrn, _LRN),
 }

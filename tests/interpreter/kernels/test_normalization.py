@@ -1,0 +1,89 @@
+"""interpreter/kernels/normalization.py: LOCAL_RESPONSE_NORMALIZATION against LiteRT.
+
+With kernels="reference" edgelite reproduces LiteRT's reference kernel bit for bit, window
+[c - r, c + r) included; with the default kernels the window is TensorFlow's [c - r, c + r]
+(LiteRT's optimized kernel, which sums and raises to the power its own way: close, not equal).
+"""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.errors import EdgeliteError
+
+from ..op_models import op_model, run_litert_default
+from ..oracle import rand
+from ..quant_oracle import run_litert, run_ours
+
+F32 = np.float32
+LRN = "LOCAL_RESPONSE_NORMALIZATION"
+
+
+def lrn_model(x, radius, bias=1.0, alpha=1.0, beta=0.5):
+    return op_model(LRN, [x], [(x.shape, F32)], radius=radius, bias=bias, alpha=alpha,
+                    beta=beta)
+
+
+def tf_lrn(x, radius, bias, alpha, beta):
+    """tf.nn.local_response_normalization: sqr_sum[..., d] = sum(x[..., d - r : d + r + 1]
+    ** 2); out = x / (bias + alpha * sqr_sum) ** beta (in float64 here)."""
+    x64 = x.astype(np.float64)
+    depth = x.shape[-1]
+    sq = np.stack([np.sum(x64[..., max(0, d - radius):d + radius + 1] ** 2, axis=-1)
+                   for d in range(depth)], axis=-1)
+    return x64 / (bias + alpha * sq) ** beta
+
+
+# (radius, bias, alpha, beta): TF's defaults (5, 1, 1, 0.5), AlexNet's (2, 2, 1e-4, 0.75),
+# beta 1 (the optimized kernel's special case), radius 0 and a radius wider than the row.
+PARAMS = [(5, 1.0, 1.0, 0.5), (2, 2.0, 1e-4, 0.75), (1, 1.5, 0.3, 1.0), (0, 1.5, 0.3, 0.75),
+          (40, 0.5, 0.2, 0.3)]
+
+
+@pytest.mark.parametrize("radius,bias,alpha,beta", PARAMS)
+def test_reference_kernels_bit_exact(rng, radius, bias, alpha, beta):
+    x = rand(rng, (2, 3, 4, 11), low=-3, high=3)
+    model, feeds = lrn_model(x, radius, bias, alpha, beta)
+    (ours,) = run_ours(model, feeds, "reference")
+    (theirs,) = run_litert(model, feeds, "reference")
+    assert ours.dtype == F32 and ours.shape == x.shape
+    np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
+
+
+@pytest.mark.parametrize("radius,bias,alpha,beta", PARAMS)
+def test_default_kernels_use_tensorflows_window(rng, radius, bias, alpha, beta):
+    x = rand(rng, (2, 3, 4, 11), low=-3, high=3)
+    model, feeds = lrn_model(x, radius, bias, alpha, beta)
+    (ours,) = run_ours(model, feeds, "default")
+    np.testing.assert_allclose(ours, run_litert_default(model, feeds)[0], rtol=2e-6,
+                               atol=1e-7)
+    np.testing.assert_allclose(ours, tf_lrn(x, radius, bias, alpha, beta), rtol=2e-6,
+                               atol=1e-7)
+
+
+def test_the_reference_window_stops_one_channel_early():
+    # One channel: TF's window holds x itself, the reference's is empty (accum = 0).
+    x = np.full((1, 1, 1, 1), 2.0, F32)
+    model, feeds = lrn_model(x, radius=0, bias=1.0, alpha=1.0, beta=1.0)
+    assert run_ours(model, feeds, "default")[0].item() == pytest.approx(2.0 / 5.0)
+    assert run_ours(model, feeds, "reference")[0].item() == 2.0
+    assert run_litert(model, feeds, "reference")[0].item() == 2.0
+
+
+def test_nan_and_inf_propagate_like_litert():
+    x = np.array([[[[1.0, np.nan, 2.0, np.inf, -1.0, 0.0]]]], F32)
+    model, feeds = lrn_model(x, radius=1)
+    (ours,) = run_ours(model, feeds, "reference")
+    np.testing.assert_array_equal(ours, run_litert(model, feeds, "reference")[0])
+
+
+@pytest.mark.parametrize("shape,dtype,radius,message", [
+    ((2, 3, 4), F32, 1, "input must be 4-D"),
+    ((1, 2, 2, 3), np.int8, 1, "has type int8"),
+    ((1, 2, 2, 3), F32, -1, "radius must be >= 0, got -1"),
+])
+def test_refused(shape, dtype, radius, message):
+    x = np.zeros(shape, dtype)
+    model, feeds = op_model(LRN, [x], [(shape, dtype)], radius=radius, bias=1.0, alpha=1.0,
+                            beta=0.5)
+    with pytest.raises(EdgeliteError, match=message):
+        run_ours(model, feeds, "default")
