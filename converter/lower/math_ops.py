@@ -101,7 +101,8 @@ RULES = {
     **_family(_binary, _BINARY, (("Add", "ADD"), ("AddV2", "ADD"), ("Sub", "SUB"),
                                  ("Mul", "MUL"), ("RealDiv", "DIV"), ("Div", "DIV"))),
     **_family(_plain_binary, _BINARY, (
-        ("FloorDiv", "FLOOR_DIV"), ("Maximum", "MAXIMUM"), ("Minimum", "MINIMUM"),
+        ("FloorDiv", "FLOOR_DIV"), ("FloorMod", "FLOOR_MOD"), ("Maximum", "MAXIMUM"),
+        ("Minimum", "MINIMUM"),
         ("SquaredDifference", "SQUARED_DIFFERENCE"), ("Pow", "POW"))),
     "MatMul": Lowering(matmul, _pair(attrs=_TRANSPOSES)),
     "BatchMatMul": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),

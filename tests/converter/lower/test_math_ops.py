@@ -6,17 +6,26 @@ import pytest
 
 from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng
 
-COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "Maximum", "Minimum",
-           "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
+COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "Maximum",
+           "Minimum", "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
            "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cast",
            "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd",
            "LogicalOr"}
+
+
+def tf_floor_mod(x, y):
+    """FloorMod (math_ops.cc; cwise_ops.h google_floor_fmod): t = fmod(x, y), plus y where
+    t != 0 and its sign is not y's -- the remainder takes the divisor's sign."""
+    t = np.fmod(x, y)
+    return np.where((t != 0) & ((y < 0) != (t < 0)), t + y, t)
+
 
 FLOAT_BINARY = {
     "Add": ("ADD", np.add), "AddV2": ("ADD", np.add), "Sub": ("SUB", np.subtract),
     "Mul": ("MUL", np.multiply), "RealDiv": ("DIV", np.divide), "Div": ("DIV", np.divide),
     # FloorDiv: floor(x / y) (math_ops.cc "FloorDiv", "floor division like Python's //").
     "FloorDiv": ("FLOOR_DIV", lambda x, y: np.floor(x / y)),
+    "FloorMod": ("FLOOR_MOD", tf_floor_mod),
     "Maximum": ("MAXIMUM", np.maximum), "Minimum": ("MINIMUM", np.minimum),
     "SquaredDifference": ("SQUARED_DIFFERENCE", lambda x, y: (x - y) * (x - y)),
 }
@@ -59,6 +68,7 @@ INT_BINARY = {
     "Add": ("ADD", np.add), "Sub": ("SUB", np.subtract), "Mul": ("MUL", np.multiply),
     "Div": ("DIV", lambda x, y: (np.abs(x) // np.abs(y)) * np.sign(x) * np.sign(y)),
     "FloorDiv": ("FLOOR_DIV", np.floor_divide),
+    "FloorMod": ("FLOOR_MOD", np.mod),  # Python's %: the divisor's sign (for integers)
     "Maximum": ("MAXIMUM", np.maximum), "Minimum": ("MINIMUM", np.minimum),
     "SquaredDifference": ("SQUARED_DIFFERENCE", lambda x, y: (x - y) ** 2),
     "Pow": ("POW", lambda x, y: np.power(x, np.abs(y))),
@@ -72,6 +82,15 @@ def test_int32_binary(op):
     g = graph(x=(INT_X.shape, I32), y_in=(y.shape, I32))
     g.node("y", op, ["x", "y_in"], T=I32)
     check(g, {"x": INT_X, "y_in": y}, ref(INT_X, y).astype(np.int32), [tfl])
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), I64])
+def test_floor_mod_integer_types(dtype):
+    """TFLite's FLOOR_MOD also takes int8 / int16 / int64 (raw values, floor_mod.cc)."""
+    x, y = INT_X.astype(dtype), INT_Y.astype(dtype)
+    g = graph(x=(x.shape, dtype), y_in=(y.shape, dtype))
+    g.node("y", "FloorMod", ["x", "y_in"], T=dtype)
+    check(g, {"x": x, "y_in": y}, np.array([1, 1, -1, -1, 0, 2, 0, 1], dtype), ["FLOOR_MOD"])
 
 
 def test_float_pow():
