@@ -1,16 +1,18 @@
 """converter/lower/math_ops.py: binary arithmetic, MatMul / BatchMatMul, reductions, ArgMax,
-Cast and comparisons, one node each; references from TF's op docs (math_ops.cc)."""
+Cast, IsFinite and comparisons, one node each; references from TF's op docs (math_ops.cc)."""
 
 import numpy as np
 import pytest
 
-from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng
+from edgelite.interpreter.errors import DTypeError
+
+from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng, run
 
 COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "Maximum",
            "Minimum", "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
            "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cast",
-           "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd",
-           "LogicalOr"}
+           "IsFinite", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual",
+           "LogicalAnd", "LogicalOr"}
 
 
 def tf_floor_mod(x, y):
@@ -239,6 +241,32 @@ def test_cast_to_the_same_type_adds_no_op():
     g.node("c", "Cast", ["x"], SrcT=F32, DstT=F32)
     g.node("y", "Relu", ["c"], T=F32)
     check(g, {"x": x}, np.maximum(x, 0), ["RELU"], lowered={"RELU": 1})
+
+
+# -- IsFinite ------------------------------------------------------------------------------------
+# (edgelite's float SUB lets numpy warn on inf - inf; the value is the IEEE NaN all the same.)
+@pytest.mark.filterwarnings("ignore:invalid value encountered in subtract:RuntimeWarning")
+def test_is_finite():
+    """tf.math.is_finite: true except for +-inf and NaN (the largest floats, subnormals and
+    -0.0 are finite), written with builtins as TF's converter does: SUB(x, x), EQUAL(., 0)."""
+    big = np.finfo(np.float32).max
+    x = np.array([[1.0, np.inf, -np.inf, np.nan, 0.0, -0.0],
+                  [big, -big, 1e-45, -1e-45, np.nan, 5.0]], np.float32)
+    g = graph(x=x.shape)
+    g.node("y", "IsFinite", ["x"], T=F32)
+    r = check(g, {"x": x}, np.isfinite(x), ["SUB", "EQUAL"], passes=NONE,
+              lowered={"SUB": 1, "EQUAL": 1})
+    equal = next(op for op in r.graph.ops if op.type == "EQUAL")
+    assert equal.inputs[1].data.shape == () and equal.inputs[1].data == 0  # a scalar 0.0
+    check(g, {"x": x}, np.isfinite(x), ["SUB", "EQUAL"])  # no pass folds x - x to 0
+
+
+def test_is_finite_takes_float32_only():
+    g = graph(x=((2,), I32))
+    g.node("y", "IsFinite", ["x"], T=I32)
+    with pytest.raises(DTypeError, match=r"^node 'y' \(IsFinite\): input 0 \('x', the input\) "
+                       "is int32; IsFinite takes float32 there"):
+        run(g, {"x": np.zeros(2, np.int32)}, ["y"])
 
 
 # -- comparisons and logical ops -------------------------------------------------------------
