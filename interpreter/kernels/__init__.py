@@ -34,6 +34,7 @@ from . import (
     shape_ops,
     slicing,
     softmax,
+    space_batch,
     space_depth,
     split,
     tile,
@@ -47,8 +48,8 @@ from .opdef import OpDef, collect
 OPS: dict[str, OpDef] = collect(
     activations, arg_minmax, arithmetic, batch_matmul, binary, cast, concatenation, conv,
     depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
-    pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
-    split, tile, transpose, transpose_conv, unary,
+    pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_batch,
+    space_depth, split, tile, transpose, transpose_conv, unary,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
