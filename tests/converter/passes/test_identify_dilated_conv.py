@@ -1,16 +1,21 @@
 """converter/passes/identify_dilated_conv.py on IR graphs laid out as TensorFlow writes a
 dilated convolution (tf.nn.convolution's space-to-batch path): the folded graph computes the
 same values with fewer ops, and every pattern that is not a SAME or VALID dilated conv is
-left alone."""
+left alone. Then TensorFlow's own graph (models/tf1_dilated_conv1d.pb): the same op count as
+TF's converter, TF's outputs."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
+from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.ir import Activation, Graph, Padding
+from edgelite.interpreter import Interpreter
+from tests.conftest import MODELS
 from edgelite.converter.passes import identify_dilated_conv, run_passes
 from edgelite.converter.passes.fold_pad import same_padding
 
@@ -197,3 +202,56 @@ def test_the_pass_can_be_switched_off():
     np.testing.assert_allclose(run_ir(g, x)[0], before, rtol=1e-6)
     run_passes(g)
     assert g.op_counts() == CONV1D
+
+
+# -- TensorFlow's graph -------------------------------------------------------------------------
+def _convert_sample(disabled=frozenset()):
+    meta = json.loads((MODELS / "tf1_dilated_conv1d.tf_ops.json").read_text())
+    result = convert_detailed(MODELS / "tf1_dilated_conv1d.pb", ConvertOptions(
+        inputs=meta["inputs"], outputs=meta["outputs"], disabled_passes=frozenset(disabled),
+        input_shapes={k: tuple(v) for k, v in meta["input_shapes"].items()}))
+    return meta, result
+
+
+def _run_golden(model: bytes, meta) -> dict[str, np.ndarray]:
+    golden = np.load(MODELS / "tf1_dilated_conv1d.golden.npz")
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    by_name = {d["name"]: d["index"] for d in interp.get_input_details()}
+    outs = {d["name"]: d["index"] for d in interp.get_output_details()}
+    got = {o: [] for o in meta["outputs"]}
+    for i in range(len(golden["inputs/x"])):
+        for name in meta["inputs"]:
+            interp.set_tensor(by_name[name], golden[f"inputs/{name}"][i:i + 1])
+        interp.invoke()
+        for o in meta["outputs"]:
+            got[o].append(interp.get_tensor(outs[o]).copy())
+    for o in meta["outputs"]:
+        want = golden[f"outputs/{o}"]
+        np.testing.assert_allclose(np.concatenate(got[o]), want, rtol=1e-5,
+                                   atol=1e-5 * np.abs(want).max(), err_msg=o)
+    return got
+
+
+def test_tensorflows_dilated_conv1d_converts_to_tensorflows_op_count():
+    """Each tf.nn.convolution(dilations=...) is SpaceToBatchND -> ExpandDims -> Conv2D ->
+    Squeeze -> BatchToSpaceND (+ BiasAdd); TF's converter writes RESHAPE, CONV_2D, RESHAPE
+    for it, edgelite EXPAND_DIMS, CONV_2D (dilated, bias folded in), SQUEEZE: 6 ops each."""
+    meta, result = _convert_sample()
+    counts = result.graph.op_counts()
+    assert meta["n_ops"] == 6 and meta["op_counts"] == {"CONV_2D": 2, "RESHAPE": 4}
+    assert sum(counts.values()) == meta["n_ops"]
+    assert counts == {"CONV_2D": 2, "EXPAND_DIMS": 2, "SQUEEZE": 2}
+    assert result.lowered_op_counts["SPACE_TO_BATCH_ND"] == 2
+    convs = {op.name: op.options for op in result.graph.ops if op.type == "CONV_2D"}
+    assert {(o["padding"], o["dilation_h_factor"], o["dilation_w_factor"])
+            for o in convs.values()} == {(Padding.SAME, 1, 2), (Padding.VALID, 1, 3)}
+    _run_golden(result.model, meta)
+
+
+def test_without_the_pass_the_sample_runs_batched_with_the_same_values():
+    meta, result = _convert_sample({"identify_dilated_conv"})
+    counts = result.graph.op_counts()
+    assert counts["SPACE_TO_BATCH_ND"] == counts["BATCH_TO_SPACE_ND"] == 2
+    assert sum(counts.values()) > meta["n_ops"]
+    _run_golden(result.model, meta)
