@@ -15,7 +15,11 @@ kernels/image/resize_nearest_neighbor_op.cc):
 import numpy as np
 import pytest
 
+from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
+from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+
+from tests.conftest import litert_module
 
 from .lowering import F32, I32, I64, check, floats, graph, rng, run
 
@@ -227,3 +231,46 @@ def test_space_batch_refusals(op, amounts, shape, block, values, error, message)
     g.node("y", op, ["x", "block", "amounts"], T=F32)
     with pytest.raises(error, match=rf"^node 'y' \({op}\): " + message.format(amounts=amounts)):
         run(g, {"x": np.zeros(shape, np.float32)}, ["y"])
+
+
+def test_space_batch_quantized_int8(tmp_path):
+    """SpaceToBatchND -> Conv2D -> BatchToSpaceND (the dilation pass off) quantizes to int8
+    end to end -- the two ops take the input's parameters -- and runs bit for bit as in
+    LiteRT's reference kernels."""
+    r = rng()
+    g = graph(x=(1, 9, 10, 3))
+    g.const("block", np.array([2, 2], np.int32))
+    g.const("paddings", np.array([[2, 3], [2, 2]], np.int32))
+    g.node("s2b", "SpaceToBatchND", ["x", "block", "paddings"], T=F32)
+    g.const("w", floats(r, 3, 3, 3, 4))
+    g.node("conv", "Conv2D", ["s2b", "w"], T=F32, strides=[1, 1, 1, 1], padding="VALID",
+           data_format="NHWC")
+    g.const("crops", np.array([[0, 1], [0, 0]], np.int32))
+    g.node("y", "BatchToSpaceND", ["conv", "block", "crops"], T=F32)
+    calib = floats(r, 16, 9, 10, 3)
+    np.save(tmp_path / "calib.npy", calib)
+    result = convert_detailed(g.bytes(), ConvertOptions(
+        inputs=["x"], outputs=["y"], disabled_passes=frozenset({"identify_dilated_conv"}),
+        quantize=QuantizeOptions(calib=str(tmp_path / "calib.npy"))))
+    ops = {op.type: op for op in result.graph.ops}
+    assert sorted(ops) == ["BATCH_TO_SPACE_ND", "CONV_2D", "DEQUANTIZE", "QUANTIZE",
+                           "SPACE_TO_BATCH_ND"]
+    for name in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
+        op = ops[name]
+        assert op.inputs[0].dtype == op.outputs[0].dtype == np.int8
+        assert op.inputs[0].quant.scale == op.outputs[0].quant.scale
+    x = calib[:2]
+    ours = Interpreter(model_content=result.model, kernels="reference")
+    litert = litert_module()
+    theirs = litert.Interpreter(model_content=result.model,
+                                experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    outs = []
+    for interp in (ours, theirs):
+        d = interp.get_input_details()[0]
+        interp.resize_tensor_input(d["index"], list(x.shape))
+        interp.allocate_tensors()
+        interp.set_tensor(d["index"], x)
+        interp.invoke()
+        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[0].shape == (2, 9, 10, 4)  # 14x14 padded, 5x5 per phase, 10x10 less a row
