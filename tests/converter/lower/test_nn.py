@@ -152,7 +152,8 @@ def test_lrn(attrs):
 @pytest.mark.parametrize("shape, dtype, error, message", [
     ((2, 9), F32, ShapeError, r"input 0 \('x', the input\) has shape \[2, 9\]; its rank must "
      "be 4"),
-    ((1, 2, 2, 9), np.dtype(np.float64), DTypeError, r"input 0 \('x', the input\) is float64; LRN takes float32 there"),
+    ((1, 2, 2, 9), np.dtype(np.float64), DTypeError, r"input 0 \('x', the input\) is float64; "
+     "LRN takes float32 there"),
 ])
 def test_lrn_refuses_what_tflite_cannot_run(shape, dtype, error, message):
     g = graph(x=(shape, dtype))
