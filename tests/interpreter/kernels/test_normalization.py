@@ -1,8 +1,9 @@
 """interpreter/kernels/normalization.py: LOCAL_RESPONSE_NORMALIZATION against LiteRT.
 
 With kernels="reference" edgelite reproduces LiteRT's reference kernel bit for bit, window
-[c - r, c + r) included; with the default kernels the window is TensorFlow's [c - r, c + r]
-(LiteRT's optimized kernel, which sums and raises to the power its own way: close, not equal).
+[c - r, c + r) included; with the default kernels, LiteRT's optimized kernel (TensorFlow's
+window [c - r, c + r], a running sum): bit for bit for beta 1 and 0.5, to the last bit of
+Eigen's pow otherwise.
 """
 
 import numpy as np
@@ -54,10 +55,23 @@ def test_default_kernels_use_tensorflows_window(rng, radius, bias, alpha, beta):
     x = rand(rng, (2, 3, 4, 11), low=-3, high=3)
     model, feeds = lrn_model(x, radius, bias, alpha, beta)
     (ours,) = run_ours(model, feeds, "default")
-    np.testing.assert_allclose(ours, run_litert_default(model, feeds)[0], rtol=2e-6,
-                               atol=1e-7)
+    (theirs,) = run_litert_default(model, feeds)
+    if beta in (1.0, 0.5):
+        np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
+    else:  # Eigen's pow against the correctly rounded one: a bit apart at most
+        np.testing.assert_array_max_ulp(ours, theirs, maxulp=2)
     np.testing.assert_allclose(ours, tf_lrn(x, radius, bias, alpha, beta), rtol=2e-6,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("radius", [0, 3, 11, 40])
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_default_kernels_bit_exact_where_eigen_takes_no_pow(rng, radius, beta):
+    x = rand(rng, (1, 5, 7, 11), low=-4, high=4)
+    model, feeds = lrn_model(x, radius, bias=0.75, alpha=0.05, beta=beta)
+    (ours,) = run_ours(model, feeds, "default")
+    np.testing.assert_array_equal(ours.view(np.uint32),
+                                  run_litert_default(model, feeds)[0].view(np.uint32))
 
 
 def test_the_reference_window_stops_one_channel_early():
@@ -69,11 +83,16 @@ def test_the_reference_window_stops_one_channel_early():
     assert run_litert(model, feeds, "reference")[0].item() == 2.0
 
 
-def test_nan_and_inf_propagate_like_litert():
-    x = np.array([[[[1.0, np.nan, 2.0, np.inf, -1.0, 0.0]]]], F32)
+@pytest.mark.parametrize("kernels", ["reference", "default"])
+def test_nan_and_inf_propagate_like_litert(kernels):
+    """The optimized kernel's running sum carries a NaN or inf (inf - inf) into every later
+    channel of the row; the reference only into the window."""
+    x = np.array([[[[1.0, 3.0, 2.0, 0.5, -1.0, 0.0], [1.0, np.nan, 2.0, 0.5, -1.0, 0.0],
+                    [1.0, 3.0, 2.0, np.inf, -1.0, 0.0]]]], F32)
     model, feeds = lrn_model(x, radius=1)
-    (ours,) = run_ours(model, feeds, "reference")
-    np.testing.assert_array_equal(ours, run_litert(model, feeds, "reference")[0])
+    (ours,) = run_ours(model, feeds, kernels)
+    np.testing.assert_array_equal(ours, run_litert(model, feeds, kernels)[0])
+    assert np.isnan(ours[0, 0, 1, 5]) == (kernels == "default")
 
 
 @pytest.mark.parametrize("shape,dtype,radius,message", [
