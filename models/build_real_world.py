@@ -13,6 +13,7 @@ Small models (committed, written to models/):
   tf1_mobilenet_unfolded_bn     TF1 MobileNet-like net, unfolded batch norm, tf.pad + VALID
   tf1_cond_is_training          tf.cond on is_training = tf.constant(False) (Switch / Merge)
   tf1_cond_placeholder_default  the same graph with is_training = placeholder_with_default(False)
+  tf1_dilated_conv1d            dilated Conv1D (SpaceToBatchND / BatchToSpaceND around Conv2D)
   text_classifier               int32 token ids -> embedding (GatherV2) -> mean over time -> Dense
   keras_dynamic_shape           Shape / StridedSlice / Pack / Reshape plumbing
   efficientnet_like             swish (IdentityN), squeeze-excite, BN, Dropout, StopGradient

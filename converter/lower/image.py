@@ -1,10 +1,11 @@
-"""Image ops: ResizeBilinear / ResizeNearestNeighbor, DepthToSpace / SpaceToDepth."""
+"""Image ops: ResizeBilinear / ResizeNearestNeighbor, DepthToSpace / SpaceToDepth,
+SpaceToBatchND / BatchToSpaceND."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError
+from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from .context import LowerCtx, attr_bool, attr_int, fail, require_nhwc
 from .spec import (ANY, DATA_FORMAT, INDEX, MAX_WINDOW, REAL, Attr, In, Lowering, spec)
 
@@ -43,6 +44,39 @@ def _space(tfl_type: str):
     return rule
 
 
+def _space_batch(tfl_type: str, what: str):
+    """SpaceToBatchND(input, block_shape, paddings) / BatchToSpaceND(input, block_shape,
+    crops). TFLite's kernels take a 3-D [N, H, C] or 4-D [N, H, W, C] input with one block
+    entry per dimension between N and C; a 4-D input with a 1-entry block (H only) gets a
+    block of 1 and no padding on W, which is the same op. The constants become int32."""
+    def rule(ctx: LowerCtx, node) -> None:
+        x = ctx.input(node, 0)
+        block = np.asarray(ctx.const_input(node, 1, "the block shape")).reshape(-1)
+        amounts = np.asarray(ctx.const_input(node, 2, f"the {what}"))
+        m = block.size
+        if amounts.shape != (m, 2):
+            raise fail(ShapeError, node, f"the {what} have shape {list(amounts.shape)}; a "
+                       f"block of {m} entries needs [{m}, 2]")
+        if np.any(block < 1):
+            raise fail(ShapeError, node, f"the block shape {block.tolist()[:8]} must hold "
+                       "values >= 1")
+        if np.any(amounts < 0):
+            raise fail(ShapeError, node, f"the {what} {amounts.tolist()[:8]} must hold values "
+                       ">= 0")
+        rank = None if x.shape is None else len(x.shape)
+        if rank == 4 and m == 1:
+            block, amounts = np.append(block, 1), np.vstack([amounts, [[0, 0]]])
+        elif rank is not None and (rank not in (3, 4) or m != rank - 2):
+            raise fail(UnsupportedOpError, node, f"has a rank-{rank} input and a block of {m} "
+                       "entries; TFLite's kernels take 3-D [N, H, C] or 4-D [N, H, W, C] "
+                       "inputs with a block over the dimensions between N and C")
+        ctx.emit(tfl_type, node, [x, ctx.const(node, "block_shape", block.astype(np.int32)),
+                                  ctx.const(node, what, amounts.astype(np.int32))],
+                 dtype=x.dtype)
+    rule.__name__ = tfl_type.lower()
+    return rule
+
+
 # -- specs (TF op definitions: image_ops.cc, array_ops.cc) -------------------------------------
 _RESIZE = spec(In("the images", REAL, ranks=(4,)),
                In("the size", INDEX, None, const=True, ranks=(1,)),
@@ -51,9 +85,20 @@ _RESIZE = spec(In("the images", REAL, ranks=(4,)),
 _SPACE = spec(In("the input", ANY, ranks=(4,)), attrs=(
     DATA_FORMAT, Attr("block_size", "i", True, lo=2, hi=MAX_WINDOW)))
 
+
+def _space_batch_spec(what: str, type_attr: str):
+    return spec(In("the input", REAL),
+                In("the block shape", INDEX, "Tblock_shape", const=True, ranks=(1,)),
+                In(f"the {what}", INDEX, type_attr, const=True, ranks=(2,)))
+
+
 RULES = {
     "ResizeBilinear": Lowering(_resize("RESIZE_BILINEAR"), _RESIZE),
     "ResizeNearestNeighbor": Lowering(_resize("RESIZE_NEAREST_NEIGHBOR"), _RESIZE),
     "DepthToSpace": Lowering(_space("DEPTH_TO_SPACE"), _SPACE),
     "SpaceToDepth": Lowering(_space("SPACE_TO_DEPTH"), _SPACE),
+    "SpaceToBatchND": Lowering(_space_batch("SPACE_TO_BATCH_ND", "paddings"),
+                               _space_batch_spec("paddings", "Tpaddings")),
+    "BatchToSpaceND": Lowering(_space_batch("BATCH_TO_SPACE_ND", "crops"),
+                               _space_batch_spec("crops", "Tcrops")),
 }

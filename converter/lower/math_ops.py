@@ -1,4 +1,4 @@
-"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions, ArgMax, Cumsum, Cast."""
+"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions, ArgMax, Cumsum, Cast, IsFinite."""
 
 from __future__ import annotations
 
@@ -92,6 +92,18 @@ def cast(ctx: LowerCtx, node) -> None:
     ctx.emit("CAST", node, [x], dtype=dst)
 
 
+def is_finite(ctx: LowerCtx, node) -> None:
+    """IsFinite has no TFLite builtin: x - x is 0 for a finite x and NaN for +-inf and NaN,
+    so the result is EQUAL(SUB(x, x), 0.0) -- the builtins TF's converter writes
+    (tflite_legalize_hlo_patterns.td: IsFinite(F32Tensor:$x) -> Equal(Sub($x, $x), 0.0f))."""
+    x = ctx.input(node, 0)
+    diff = ctx.graph.tensor(f"{node.name}/sub", x.dtype)
+    ctx.graph.add_op("SUB", [x, x], [diff], dict(fused_activation_function=Activation.NONE),
+                     name=node.name)
+    ctx.emit("EQUAL", node, [diff, ctx.const(node, "zero", np.zeros((), x.dtype))],
+             dtype=np.bool_)
+
+
 # -- specs (TF op definitions: math_ops.cc) ----------------------------------------------------
 def _pair(dtypes=REAL, attrs=()):
     return spec(In("operand x", dtypes), In("operand y", dtypes), attrs=attrs)
@@ -120,7 +132,8 @@ RULES = {
     **_family(_binary, _BINARY, (("Add", "ADD"), ("AddV2", "ADD"), ("Sub", "SUB"),
                                  ("Mul", "MUL"), ("RealDiv", "DIV"), ("Div", "DIV"))),
     **_family(_plain_binary, _BINARY, (
-        ("FloorDiv", "FLOOR_DIV"), ("Maximum", "MAXIMUM"), ("Minimum", "MINIMUM"),
+        ("FloorDiv", "FLOOR_DIV"), ("FloorMod", "FLOOR_MOD"), ("Maximum", "MAXIMUM"),
+        ("Minimum", "MINIMUM"),
         ("SquaredDifference", "SQUARED_DIFFERENCE"), ("Pow", "POW"))),
     "MatMul": Lowering(matmul, _pair(attrs=_TRANSPOSES)),
     "BatchMatMul": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),
@@ -133,6 +146,8 @@ RULES = {
     **_family(_arg, _ARG, (("ArgMax", "ARG_MAX"), ("ArgMin", "ARG_MIN"))),
     "Cumsum": Lowering(cumsum, _CUMSUM),
     "Cast": Lowering(cast, _CAST),
+    # TF takes half types too; TFLite's SUB has float32 only (the pattern is F32Tensor).
+    "IsFinite": Lowering(is_finite, spec(In("the input", frozenset({np.dtype(np.float32)})))),
     **_family(_comparison, _BINARY, (("Greater", "GREATER"), ("GreaterEqual", "GREATER_EQUAL"),
                                      ("Less", "LESS"), ("LessEqual", "LESS_EQUAL"))),
     **_family(_comparison, _pair(ANY), (("Equal", "EQUAL"), ("NotEqual", "NOT_EQUAL"))),

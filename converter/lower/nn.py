@@ -1,4 +1,4 @@
-"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool, TopKV2."""
+"""Neural-net layer ops: BiasAdd, FusedBatchNorm*, MaxPool/AvgPool, LRN, TopKV2."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
-from .context import (LowerCtx, attr_bool, attr_dtype, attr_float, attr_str, fail, nhwc_pair,
-                      require_nhwc)
+from .context import (LowerCtx, attr_bool, attr_dtype, attr_float, attr_int, attr_str, fail,
+                      nhwc_pair, require_nhwc)
 from .spec import (DATA_FORMAT, FLOAT, INDEX, REAL, Attr, In, Lowering, padding, scalar_input,
                    spec, window)
 
@@ -76,6 +76,14 @@ def _pool(tfl_type: str):
     return rule
 
 
+def lrn(ctx: LowerCtx, node) -> None:
+    """LRN -> LOCAL_RESPONSE_NORMALIZATION, the attributes as they are (TF's converter
+    does the same); the defaults are nn_ops.cc's."""
+    ctx.emit("LOCAL_RESPONSE_NORMALIZATION", node, [ctx.input(node, 0)], dict(
+        radius=attr_int(node, "depth_radius", 5), bias=attr_float(node, "bias", 1.0),
+        alpha=attr_float(node, "alpha", 1.0), beta=attr_float(node, "beta", 0.5)))
+
+
 def top_k_v2(ctx: LowerCtx, node) -> None:
     """TopKV2(x, k) -> (values, indices): the k largest entries of each row (last axis),
     largest first, equal values by lower index first (nn_ops.cc "TopKV2"). TOPK_V2 always
@@ -124,6 +132,11 @@ _TOPK = spec(In("the input", _TOPK_VALUES), scalar_input("k", _INDEX16, typed="T
 _POOL = spec(In("the input", REAL, ranks=(4,)),
              attrs=(DATA_FORMAT, window("ksize"), window("strides"), padding()))
 
+# TFLite's kernel is float32 only (local_response_norm.cc); TF's also takes half types.
+_LRN = spec(In("the input", frozenset({np.dtype(np.float32)}), ranks=(4,)), attrs=(
+    Attr("depth_radius", "i", lo=0), *(Attr(a, "f", lo=-1e30, hi=1e30)
+                                       for a in ("bias", "alpha", "beta"))))
+
 RULES = {
     "BiasAdd": Lowering(bias_add, _BIAS_ADD),
     "FusedBatchNorm": Lowering(fused_batch_norm, _batch_norm("T")),
@@ -131,5 +144,6 @@ RULES = {
     "FusedBatchNormV3": Lowering(fused_batch_norm, _batch_norm("U")),
     "MaxPool": Lowering(_pool("MAX_POOL_2D"), _POOL),
     "AvgPool": Lowering(_pool("AVERAGE_POOL_2D"), _POOL),
+    "LRN": Lowering(lrn, _LRN),
     "TopKV2": Lowering(top_k_v2, _TOPK),
 }

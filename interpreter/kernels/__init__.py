@@ -37,6 +37,7 @@ from . import (
     shape_ops,
     slicing,
     softmax,
+    space_batch,
     space_depth,
     split,
     tile,
@@ -50,10 +51,9 @@ from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
     activations, arg_minmax, arithmetic, batch_matmul, binary, cast, concatenation, conv,
-    depthwise_conv, dequantize, fully_connected, gather, logical, normalization, pad,
-    pooling, quantize, reduce, reshape, resize, shape_ops, slicing, softmax, space_depth,
-    split, tile, transpose, transpose_conv, unary,
-    cumsum, one_hot, reverse, topk_v2,
+    cumsum, depthwise_conv, dequantize, fully_connected, gather, logical, normalization,
+    one_hot, pad, pooling, quantize, reduce, reshape, resize, reverse, shape_ops, slicing,
+    softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv, unary,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

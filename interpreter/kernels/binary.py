@@ -9,8 +9,10 @@ CalculateShapeForBroadcast), like arithmetic.py's ADD / SUB / MUL. Per op:
   edgelite extension for folding shape arithmetic.)
 * FLOOR_DIV (floor_div.cc, reference/floor_div.h): float32 ``std::floor(a / b)``; integer
   floor division (rounds toward -inf), a divisor of 0 fails the invoke.
-* FLOOR_MOD (floor_mod.cc, reference/floor_mod.h): the remainder with the divisor's sign
-  (``a - floor(a / b) * b``); integer divisor 0 fails.
+* FLOOR_MOD (floor_mod.cc, reference/floor_mod.h): the remainder with the divisor's sign,
+  ``t = fmod(a, b)`` (C++ ``%`` for integers), then ``t + b`` where ``t != 0`` and the signs
+  of ``t`` and ``b`` differ; float32, int8, int16, int32, int64 (raw values: LiteRT has no
+  quantized FLOOR_MOD). An integer divisor 0 fails the invoke.
 * MAXIMUM / MINIMUM (maximum_minimum.cc, reference/maximum_minimum.h): the reference
   picks ``a > b ? a : b`` (``a < b ? a : b``), so a NaN in ``a`` yields ``b`` and a NaN
   in ``b`` yields NaN -- reproduced with a mask instead of np.maximum (which returns NaN
@@ -46,7 +48,8 @@ from .versions import INT8_2, OpSignature, T, by_input_type
 class BinaryRecord:
     compute: Callable  # compute(rec, a, b, out): the op's arithmetic for the inputs' type
     clamp: Clamp
-    mask: np.ndarray | None  # bool scratch of the output's shape (MAXIMUM, MINIMUM, PRELU)
+    mask: np.ndarray | None  # bool scratch of the output's shape (MAXIMUM, MINIMUM, PRELU,
+    #                         FLOOR_MOD)
     where: str  # the op, for errors raised by invoke()
 
 
@@ -87,7 +90,14 @@ def _floor_div_int(rec, a, b, out):
 
 
 def _floor_mod_float(rec, a, b, out):
-    np.mod(a, b, out=out)
+    # reference/floor_mod.h: t = fmod(a, b), plus b where t != 0 and t's sign is not b's.
+    # (np.mod differs in one bit: it gives a zero result b's sign, the reference a's.)
+    with np.errstate(invalid="ignore"):  # fmod(inf, b), fmod(a, 0): NaN, as in LiteRT
+        np.fmod(a, b, out=out)
+    np.less(out, 0, out=rec.mask)
+    np.not_equal(rec.mask, np.less(b, 0), out=rec.mask)
+    np.logical_and(rec.mask, out != 0, out=rec.mask)
+    np.add(out, b, out=out, where=rec.mask)
 
 
 def _floor_mod_int(rec, a, b, out):
@@ -203,7 +213,8 @@ OPS = (
                               fused=True), fused_activation=True, version=div_version),
     _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
                  version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
-    _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int),
+    _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int,
+                                    mask=True),
                  version=by_input_type({T.INT8: 2, T.INT16: 2})),
     _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), version=min_max_version),
     _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), version=min_max_version),

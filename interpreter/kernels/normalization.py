@@ -1,6 +1,6 @@
-"""L2_NORMALIZATION over the last dimension (float32).
+"""L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION over the last dimension (float32).
 
-Matches tensorflow/lite/kernels/l2norm.cc and reference_ops::L2Normalization
+L2_NORMALIZATION matches tensorflow/lite/kernels/l2norm.cc and reference_ops::L2Normalization
 (tensorflow/lite/kernels/internal/reference/l2normalization.h), per row:
 
     norm = max(sqrt(sum_c x[c]^2), epsilon)      epsilon = 1e-6 (hard-coded in l2norm.cc)
@@ -11,6 +11,28 @@ than normalized to length 1 -- unlike tf.math.l2_normalize, which uses
 x * rsqrt(max(sum x^2, epsilon)) with its own epsilon (1e-12 by default).
 The fused activation (L2NormOptions) must be NONE in TFLite; RELU / RELU6 /
 RELU_N1_TO_1 are applied here like elsewhere.
+
+LOCAL_RESPONSE_NORMALIZATION (local_response_norm.cc, 4-D float32 only; options radius r,
+bias, alpha, beta) has two kernels in LiteRT, which differ in the window and the arithmetic;
+each kernel set reproduces its own (a wider radius than the row only adds zeros, so r is
+clipped to the depth first):
+
+* kernels="reference": reference_ops::LocalResponseNormalization as LiteRT 2.3.0's build
+  computes it (read from its machine code: LocalResponseNormalizationParams holds the reals
+  as doubles). Its window stops one channel early, [c - r, c + r):
+
+      accum = sum of x[i]^2 over the window, float32, i ascending
+      out[c] = x[c] * float(pow(double(accum) * alpha + bias, -beta))
+
+* kernels="default": optimized_ops::LocalResponseNormalization, TensorFlow's window
+  [c - r, c + r], as a running sum over the channels of alpha * x^2 (float32):
+
+      s += sq[c + r];  scale[c] = bias + s;  s -= sq[c - r]
+      out[c] = x[c] * (1 / scale) (beta 1), x[c] * (1 / sqrt(scale)) (beta 0.5),
+               else x[c] * pow(scale, -beta)
+
+  bit for bit for beta 1 and 0.5; for other betas Eigen's vectorized pow is approximated
+  by the correctly rounded one (the two differ in the last bit now and then).
 """
 
 from __future__ import annotations
@@ -19,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec, num_elements, scratch
+from .base import (Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch,
+                   temporary)
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef
 from .versions import OpSignature, T
@@ -63,7 +86,109 @@ def version(sig: OpSignature) -> int:
     return 2 if sig.output(0).type == T.INT8 else 1
 
 
+# --------------------------------------------------------------------------- LRN
+
+
+@dataclass(frozen=True)
+class LrnReferenceRecord:
+    radius: int  # r, at most the depth
+    alpha: np.float64
+    bias: np.float64
+    neg_beta: np.float64
+    padded: np.ndarray  # (rows, depth + 2r) float32: the squares, r zeros either side
+    accum: np.ndarray  # (rows, depth) float32
+    scale: np.ndarray  # (rows, depth) float64
+
+
+@dataclass(frozen=True)
+class LrnOptimizedRecord:
+    radius: int
+    alpha: np.float32
+    bias: np.float32
+    beta: np.float32
+    padded: np.ndarray  # (depth + 2r, rows) float32: alpha * x^2 by channel, r zeros each side
+    running: np.ndarray  # (rows,) float32
+    scale: np.ndarray  # (depth, rows) float32
+    wide: np.ndarray | None  # (depth, rows) float64 for the general pow, else None
+
+
+def prepare_lrn(ctx: OpContext):
+    ctx.check_arity(1, 1)
+    x = ctx.input(0)
+    ctx.require_dtype(x, (np.float32,), "input")
+    if x.rank != 4:
+        raise ctx.shape_error(f"input must be 4-D, has shape {list(x.shape)}")
+    radius = int(ctx.option("radius", 0))
+    if radius < 0:
+        raise ctx.shape_error(f"radius must be >= 0, got {radius}")
+    rows, depth = num_elements(x.shape[:-1]), x.shape[-1]
+    r = min(radius, depth)
+    bias, alpha, beta = (np.float32(ctx.option(k, 0.0)) for k in ("bias", "alpha", "beta"))
+    specs = (OutputSpec(x.shape, x.dtype),)
+    if ctx.quant.reference:
+        return specs, Chosen(eval_lrn_reference, LrnReferenceRecord(
+            r, np.float64(alpha), np.float64(bias), -np.float64(beta),
+            temporary(ctx, (rows, depth + 2 * r), np.float32),
+            temporary(ctx, (rows, depth), np.float32),
+            temporary(ctx, (rows, depth), np.float64)))
+    wide = None if beta in (1.0, 0.5) else temporary(ctx, (depth, rows), np.float64)
+    return specs, Chosen(eval_lrn_optimized, LrnOptimizedRecord(
+        r, alpha, bias, beta, temporary(ctx, (depth + 2 * r, rows), np.float32),
+        temporary(ctx, (rows,), np.float32), temporary(ctx, (depth, rows), np.float32), wide))
+
+
+def eval_lrn_reference(rec: LrnReferenceRecord, inputs, outputs) -> None:
+    r, padded, accum = rec.radius, rec.padded, rec.accum
+    depth = accum.shape[1]
+    x = inputs[0].reshape(accum.shape)
+    padded[:, :r] = 0
+    padded[:, r + depth:] = 0
+    # inf and NaN inputs give the IEEE results, as in LiteRT, without warnings.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        np.multiply(x, x, out=padded[:, r:r + depth])
+        # Channel c sums padded[c + k], k ascending over the window [c - r, c + r): the
+        # reference's order (adding the zeros outside the row changes no bit).
+        accum.fill(0)
+        for k in range(2 * r):
+            np.add(accum, padded[:, k:k + depth], out=accum)
+        np.multiply(accum, rec.alpha, out=rec.scale)
+        np.add(rec.scale, rec.bias, out=rec.scale)
+        np.power(rec.scale, rec.neg_beta, out=rec.scale)
+        np.copyto(accum, rec.scale, casting="same_kind")  # the multiplier, as float32
+        np.multiply(x, accum, out=outputs[0].reshape(accum.shape))
+
+
+def eval_lrn_optimized(rec: LrnOptimizedRecord, inputs, outputs) -> None:
+    r, padded, running, scale = rec.radius, rec.padded, rec.running, rec.scale
+    depth = scale.shape[0]
+    x = inputs[0].reshape(scale.shape[::-1])
+    padded[:r] = 0
+    padded[r + depth:] = 0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        squares = padded[r:r + depth]
+        np.multiply(x.T, x.T, out=squares)
+        np.multiply(squares, rec.alpha, out=squares)
+        running.fill(0)
+        for k in range(2 * r):
+            np.add(running, padded[k], out=running)
+        for c in range(depth):  # the window slides one channel: add its new end, drop its start
+            np.add(running, padded[c + 2 * r], out=running)
+            np.add(rec.bias, running, out=scale[c])
+            np.subtract(running, padded[c], out=running)
+        if rec.beta == 1.0:
+            np.divide(1, scale, out=scale)
+        elif rec.beta == 0.5:
+            np.sqrt(scale, out=scale)
+            np.divide(1, scale, out=scale)
+        else:
+            np.power(scale, -np.float64(rec.beta), out=rec.wide)
+            np.copyto(scale, rec.wide, casting="same_kind")
+        np.multiply(x, scale.T, out=outputs[0].reshape(x.shape))
+
+
 OPS = (
+    OpDef("LOCAL_RESPONSE_NORMALIZATION", float=Kernel(prepare_lrn, run_chosen),
+          per_sample=True),
     # fused_activation stays False: LiteRT's l2norm.cc refuses anything but NONE, so the
     # converter must not fuse into it (the kernel above still applies one it finds).
     OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True, last_axis=True,

@@ -11,7 +11,7 @@ quantized_refs.main.  Modules:
   real_world.py      what the real-world builders share: constants, photo crops, Built /
                      Spec, finish() (checks and writes one model)
   tf1_graphs.py      tf1_mobilenet_unfolded_bn, tf1_cond_is_training,
-                     tf1_cond_placeholder_default
+                     tf1_cond_placeholder_default, tf1_dilated_conv1d
   keras_small.py     text_classifier, keras_dynamic_shape, efficientnet_like
   op_zoo.py          op_zoo_math, op_zoo_array, op_zoo_image
   applications.py    the large tf-keras applications (models/cache/)

@@ -17,6 +17,7 @@ from .op_zoo import build_op_zoo_array, build_op_zoo_image, build_op_zoo_math
 from .tf1_graphs import (
     build_tf1_cond_is_training,
     build_tf1_cond_placeholder_default,
+    build_tf1_dilated_conv1d,
     build_tf1_mobilenet_unfolded_bn,
 )
 
@@ -28,6 +29,7 @@ SPECS = [
     Spec("tf1_mobilenet_unfolded_bn", build_tf1_mobilenet_unfolded_bn),
     Spec("tf1_cond_is_training", build_tf1_cond_is_training),
     Spec("tf1_cond_placeholder_default", build_tf1_cond_placeholder_default),
+    Spec("tf1_dilated_conv1d", build_tf1_dilated_conv1d),
     Spec("text_classifier", build_text_classifier),
     Spec("keras_dynamic_shape", build_keras_dynamic_shape),
     Spec("efficientnet_like", build_efficientnet_like),

@@ -1,5 +1,6 @@
 """TF1 graph-mode real-world models: tf1_mobilenet_unfolded_bn (unfolded batch norm, tf.pad +
-VALID) and the two tf1_cond_* graphs (is_training behind tf.cond: Switch / Merge)."""
+VALID), the two tf1_cond_* graphs (is_training behind tf.cond: Switch / Merge) and
+tf1_dilated_conv1d (dilated Conv1D written as SpaceToBatchND / BatchToSpaceND)."""
 
 from __future__ import annotations
 
@@ -257,3 +258,42 @@ def build_tf1_cond_is_training() -> Built:
 
 def build_tf1_cond_placeholder_default() -> Built:
     return _build_tf1_cond("placeholder_with_default")
+
+
+# --------------------------------------------------------------------------- 3. dilated Conv1D
+
+
+def build_tf1_dilated_conv1d() -> Built:
+    """Two dilated Conv1D layers as tf.nn.convolution writes them on CPU: SpaceToBatchND ->
+    ExpandDims -> Conv2D (VALID) -> Squeeze -> BatchToSpaceND. ``same``: SAME, dilation 2,
+    + BiasAdd, on a width (25) that needs the extra end padding; ``valid``: VALID,
+    dilation 3, on its own input (TF's converter would share one input's reshape between
+    two branches, which edgelite's duplicate merging does not do yet)."""
+    rng = np.random.RandomState(SEED + 700)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 25, 4], name="x")
+        seq = tf.compat.v1.placeholder(tf.float32, [None, 31, 3], name="seq")
+        w1 = tf.constant(rng.normal(0.0, 0.4, (3, 4, 8)).astype(np.float32))
+        b1 = tf.constant(rng.normal(0.0, 0.4, 8).astype(np.float32))
+        w2 = tf.constant(rng.normal(0.0, 0.4, (2, 3, 5)).astype(np.float32))
+        h = tf.nn.convolution(x, w1, padding="SAME", dilations=[2], name="conv_same")
+        tf.nn.bias_add(h, b1, name="same")
+        tf.identity(tf.nn.convolution(seq, w2, padding="VALID", dilations=[3],
+                                      name="conv_valid"), name="valid")
+        gd = graph.as_graph_def()
+    grng = np.random.RandomState(SEED + 701)
+    return Built(
+        gd,
+        {"x": ([None, 25, 4], "float32"), "seq": ([None, 31, 3], "float32")},
+        ["same", "valid"],
+        {"x": grng.normal(0, 1.0, (N_GOLDEN, 25, 4)).astype(np.float32),
+         "seq": grng.normal(0, 1.0, (N_GOLDEN, 31, 3)).astype(np.float32)},
+        expect_ops=("SpaceToBatchND", "ExpandDims", "Conv2D", "Squeeze", "BatchToSpaceND",
+                    "BiasAdd"),
+        notes={
+            "built_with": "tf.compat.v1 graph mode, tf.nn.convolution with dilations (its "
+            "space-to-batch path), constant weights",
+            "input_data": "deterministic random normal",
+        },
+    )

@@ -1,5 +1,5 @@
 """converter/lower/image.py: ResizeBilinear, ResizeNearestNeighbor, DepthToSpace,
-SpaceToDepth.
+SpaceToDepth, SpaceToBatchND, BatchToSpaceND.
 
 The resize references transcribe TF's kernels (tensorflow/core/util/image_resizer_state.h:
 CalculateResizeScale, HalfPixelScaler, LegacyScaler; kernels/image/resize_bilinear_op.cc;
@@ -15,11 +15,16 @@ kernels/image/resize_nearest_neighbor_op.cc):
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 
-from .lowering import F32, I32, check, floats, graph, rng, run
+from tests.conftest import litert_module
 
-COVERED = {"ResizeBilinear", "ResizeNearestNeighbor", "DepthToSpace", "SpaceToDepth"}
+from .lowering import F32, I32, I64, check, floats, graph, rng, run
+
+COVERED = {"ResizeBilinear", "ResizeNearestNeighbor", "DepthToSpace", "SpaceToDepth",
+           "SpaceToBatchND", "BatchToSpaceND"}
 
 
 def _scale(n_in, n_out, align_corners):
@@ -145,3 +150,127 @@ def test_space_ops_refuse_nchw(op):
     with pytest.raises(UnsupportedOpError, match=rf"^node 'y' \({op}\): uses data_format "
                        "'NCHW'"):
         run(g, {"x": np.zeros((1, 8, 4, 4), np.float32)}, ["y"])
+
+
+def space_to_batch_nd_reference(x, block, paddings):
+    """tf.space_to_batch_nd as its documentation states it: zero-pad dimensions 1..M, reshape
+    to [batch, d1 / b1, b1, ..., dM / bM, bM, rest...], move the block axes to the front,
+    fold them into the batch."""
+    m = len(block)
+    padded = np.pad(x, [(0, 0), *paddings] + [(0, 0)] * (x.ndim - 1 - m))
+    split = [padded.shape[0]]
+    for d, b in zip(padded.shape[1:m + 1], block):
+        split += [d // b, b]
+    r = padded.reshape(split + list(padded.shape[m + 1:]))
+    order = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
+    r = r.transpose(order + list(range(1 + 2 * m, r.ndim)))
+    return r.reshape([-1] + [d // b for d, b in zip(padded.shape[1:m + 1], block)] +
+                     list(padded.shape[m + 1:]))
+
+
+def batch_to_space_nd_reference(x, block, crops):
+    """tf.batch_to_space_nd's documented steps: reshape to [b1, ..., bM, batch / prod(b),
+    d1, ..., rest], interleave each block axis after its dimension, merge, crop."""
+    m, n = len(block), x.shape[0] // int(np.prod(block))
+    r = x.reshape(list(block) + [n] + list(x.shape[1:]))
+    order = [m] + [i for k in range(m) for i in (m + 1 + k, k)]
+    r = r.transpose(order + list(range(2 * m + 1, r.ndim)))
+    r = r.reshape([n] + [d * b for d, b in zip(x.shape[1:m + 1], block)] +
+                  list(x.shape[m + 1:]))
+    return r[(slice(None), *(slice(a, r.shape[1 + i] - b) for i, (a, b) in enumerate(crops)))]
+
+
+# (input shape, block, paddings or crops, index dtype): Conv1D's 3-D case, the 2-D case, and a
+# 4-D input with a block over H only (written with a block of 1 over W).
+SPACE_BATCH = [((2, 7, 3), [2], [[1, 2]], I32), ((1, 5, 4, 2), [2, 3], [[1, 0], [0, 2]], I64),
+               ((2, 5, 3, 2), [3], [[0, 1]], I32)]
+
+
+@pytest.mark.parametrize("shape, block, paddings, index", SPACE_BATCH, ids=str)
+def test_space_to_batch_nd(shape, block, paddings, index):
+    x = floats(rng(), *shape)
+    g = graph(x=x.shape)
+    g.const("block", np.array(block, index))
+    g.const("paddings", np.array(paddings, index))
+    g.node("y", "SpaceToBatchND", ["x", "block", "paddings"], T=F32, Tblock_shape=index,
+           Tpaddings=index)
+    r = check(g, {"x": x}, space_to_batch_nd_reference(x, block, paddings),
+              ["SPACE_TO_BATCH_ND"])
+    op = r.graph.ops[0]
+    assert op.inputs[1].data.dtype == np.int32 and op.inputs[1].data.size == len(shape) - 2
+
+
+@pytest.mark.parametrize("shape, block, crops, index", SPACE_BATCH, ids=str)
+def test_batch_to_space_nd(shape, block, crops, index):
+    batched = space_to_batch_nd_reference(np.zeros(shape, np.int32), block, crops).shape
+    x = (np.arange(np.prod(batched)) - 50).astype(np.int32).reshape(batched)
+    g = graph(x=(x.shape, I32))
+    g.const("block", np.array(block, index))
+    g.const("crops", np.array(crops, index))
+    g.node("y", "BatchToSpaceND", ["x", "block", "crops"], T=I32, Tblock_shape=index,
+           Tcrops=index)
+    check(g, {"x": x}, batch_to_space_nd_reference(x, block, crops), ["BATCH_TO_SPACE_ND"])
+
+
+@pytest.mark.parametrize("op, amounts", [("SpaceToBatchND", "paddings"),
+                                         ("BatchToSpaceND", "crops")])
+@pytest.mark.parametrize("shape, block, values, error, message", [
+    ((1, 4, 4, 1), [2, 0], [[0, 0], [0, 0]], ShapeError, r"the block shape \[2, 0\] must hold "
+     "values >= 1"),
+    ((1, 4, 4, 1), [2, 2], [[0, 0], [-1, 0]], ShapeError, r"the {amounts} \[\[0, 0\], \[-1, 0\]\] "
+     "must hold values >= 0"),
+    ((1, 4, 4, 1), [2, 2], [[0, 0], [0, 0], [0, 0]], ShapeError, r"the {amounts} have shape "
+     r"\[3, 2\]; a block of 2 entries needs \[2, 2\]"),
+    ((1, 4, 4, 4, 1), [2, 2, 2], [[0, 0]] * 3, UnsupportedOpError, "has a rank-5 input and a "
+     "block of 3 entries; TFLite's kernels take 3-D"),
+])
+def test_space_batch_refusals(op, amounts, shape, block, values, error, message):
+    g = graph(x=shape)
+    g.const("block", np.array(block, np.int32))
+    g.const("amounts", np.array(values, np.int32))
+    g.node("y", op, ["x", "block", "amounts"], T=F32)
+    with pytest.raises(error, match=rf"^node 'y' \({op}\): " + message.format(amounts=amounts)):
+        run(g, {"x": np.zeros(shape, np.float32)}, ["y"])
+
+
+def test_space_batch_quantized_int8(tmp_path):
+    """SpaceToBatchND -> Conv2D -> BatchToSpaceND (the dilation pass off) quantizes to int8
+    end to end -- the two ops take the input's parameters -- and runs bit for bit as in
+    LiteRT's reference kernels."""
+    r = rng()
+    g = graph(x=(1, 9, 10, 3))
+    g.const("block", np.array([2, 2], np.int32))
+    g.const("paddings", np.array([[2, 3], [2, 2]], np.int32))
+    g.node("s2b", "SpaceToBatchND", ["x", "block", "paddings"], T=F32)
+    g.const("w", floats(r, 3, 3, 3, 4))
+    g.node("conv", "Conv2D", ["s2b", "w"], T=F32, strides=[1, 1, 1, 1], padding="VALID",
+           data_format="NHWC")
+    g.const("crops", np.array([[0, 1], [0, 0]], np.int32))
+    g.node("y", "BatchToSpaceND", ["conv", "block", "crops"], T=F32)
+    calib = floats(r, 16, 9, 10, 3)
+    np.save(tmp_path / "calib.npy", calib)
+    result = convert_detailed(g.bytes(), ConvertOptions(
+        inputs=["x"], outputs=["y"], disabled_passes=frozenset({"identify_dilated_conv"}),
+        quantize=QuantizeOptions(calib=str(tmp_path / "calib.npy"))))
+    ops = {op.type: op for op in result.graph.ops}
+    assert sorted(ops) == ["BATCH_TO_SPACE_ND", "CONV_2D", "DEQUANTIZE", "QUANTIZE",
+                           "SPACE_TO_BATCH_ND"]
+    for name in ("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"):
+        op = ops[name]
+        assert op.inputs[0].dtype == op.outputs[0].dtype == np.int8
+        assert op.inputs[0].quant.scale == op.outputs[0].quant.scale
+    x = calib[:2]
+    ours = Interpreter(model_content=result.model, kernels="reference")
+    litert = litert_module()
+    theirs = litert.Interpreter(model_content=result.model,
+                                experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    outs = []
+    for interp in (ours, theirs):
+        d = interp.get_input_details()[0]
+        interp.resize_tensor_input(d["index"], list(x.shape))
+        interp.allocate_tensors()
+        interp.set_tensor(d["index"], x)
+        interp.invoke()
+        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[0].shape == (2, 9, 10, 4)  # 14x14 padded, 5x5 per phase, 10x10 less a row

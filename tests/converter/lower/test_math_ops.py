@@ -1,5 +1,6 @@
 """converter/lower/math_ops.py: binary arithmetic, MatMul / BatchMatMul, reductions, ArgMax,
-Cumsum, Cast and comparisons, one node each; references from TF's op docs (math_ops.cc)."""
+Cumsum, Cast, IsFinite and comparisons, one node each; references from TF's op docs
+(math_ops.cc)."""
 
 import numpy as np
 import pytest
@@ -8,17 +9,26 @@ from edgelite.interpreter.errors import DTypeError, ShapeError
 
 from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng, run
 
-COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "Maximum", "Minimum",
-           "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
+COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "Maximum",
+           "Minimum", "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
            "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cumsum",
-           "Cast", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual",
-           "LogicalAnd", "LogicalOr"}
+           "Cast", "IsFinite", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
+           "NotEqual", "LogicalAnd", "LogicalOr"}
+
+
+def tf_floor_mod(x, y):
+    """FloorMod (math_ops.cc; cwise_ops.h google_floor_fmod): t = fmod(x, y), plus y where
+    t != 0 and its sign is not y's -- the remainder takes the divisor's sign."""
+    t = np.fmod(x, y)
+    return np.where((t != 0) & ((y < 0) != (t < 0)), t + y, t)
+
 
 FLOAT_BINARY = {
     "Add": ("ADD", np.add), "AddV2": ("ADD", np.add), "Sub": ("SUB", np.subtract),
     "Mul": ("MUL", np.multiply), "RealDiv": ("DIV", np.divide), "Div": ("DIV", np.divide),
     # FloorDiv: floor(x / y) (math_ops.cc "FloorDiv", "floor division like Python's //").
     "FloorDiv": ("FLOOR_DIV", lambda x, y: np.floor(x / y)),
+    "FloorMod": ("FLOOR_MOD", tf_floor_mod),
     "Maximum": ("MAXIMUM", np.maximum), "Minimum": ("MINIMUM", np.minimum),
     "SquaredDifference": ("SQUARED_DIFFERENCE", lambda x, y: (x - y) * (x - y)),
 }
@@ -61,6 +71,7 @@ INT_BINARY = {
     "Add": ("ADD", np.add), "Sub": ("SUB", np.subtract), "Mul": ("MUL", np.multiply),
     "Div": ("DIV", lambda x, y: (np.abs(x) // np.abs(y)) * np.sign(x) * np.sign(y)),
     "FloorDiv": ("FLOOR_DIV", np.floor_divide),
+    "FloorMod": ("FLOOR_MOD", np.mod),  # Python's %: the divisor's sign (for integers)
     "Maximum": ("MAXIMUM", np.maximum), "Minimum": ("MINIMUM", np.minimum),
     "SquaredDifference": ("SQUARED_DIFFERENCE", lambda x, y: (x - y) ** 2),
     "Pow": ("POW", lambda x, y: np.power(x, np.abs(y))),
@@ -74,6 +85,15 @@ def test_int32_binary(op):
     g = graph(x=(INT_X.shape, I32), y_in=(y.shape, I32))
     g.node("y", op, ["x", "y_in"], T=I32)
     check(g, {"x": INT_X, "y_in": y}, ref(INT_X, y).astype(np.int32), [tfl])
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), I64])
+def test_floor_mod_integer_types(dtype):
+    """TFLite's FLOOR_MOD also takes int8 / int16 / int64 (raw values, floor_mod.cc)."""
+    x, y = INT_X.astype(dtype), INT_Y.astype(dtype)
+    g = graph(x=(x.shape, dtype), y_in=(y.shape, dtype))
+    g.node("y", "FloorMod", ["x", "y_in"], T=dtype)
+    check(g, {"x": x, "y_in": y}, np.array([1, 1, -1, -1, 0, 2, 0, 1], dtype), ["FLOOR_MOD"])
 
 
 def test_float_pow():
@@ -274,6 +294,32 @@ def test_cast_to_the_same_type_adds_no_op():
     g.node("c", "Cast", ["x"], SrcT=F32, DstT=F32)
     g.node("y", "Relu", ["c"], T=F32)
     check(g, {"x": x}, np.maximum(x, 0), ["RELU"], lowered={"RELU": 1})
+
+
+# -- IsFinite ------------------------------------------------------------------------------------
+# (edgelite's float SUB lets numpy warn on inf - inf; the value is the IEEE NaN all the same.)
+@pytest.mark.filterwarnings("ignore:invalid value encountered in subtract:RuntimeWarning")
+def test_is_finite():
+    """tf.math.is_finite: true except for +-inf and NaN (the largest floats, subnormals and
+    -0.0 are finite), written with builtins as TF's converter does: SUB(x, x), EQUAL(., 0)."""
+    big = np.finfo(np.float32).max
+    x = np.array([[1.0, np.inf, -np.inf, np.nan, 0.0, -0.0],
+                  [big, -big, 1e-45, -1e-45, np.nan, 5.0]], np.float32)
+    g = graph(x=x.shape)
+    g.node("y", "IsFinite", ["x"], T=F32)
+    r = check(g, {"x": x}, np.isfinite(x), ["SUB", "EQUAL"], passes=NONE,
+              lowered={"SUB": 1, "EQUAL": 1})
+    equal = next(op for op in r.graph.ops if op.type == "EQUAL")
+    assert equal.inputs[1].data.shape == () and equal.inputs[1].data == 0  # a scalar 0.0
+    check(g, {"x": x}, np.isfinite(x), ["SUB", "EQUAL"])  # no pass folds x - x to 0
+
+
+def test_is_finite_takes_float32_only():
+    g = graph(x=((2,), I32))
+    g.node("y", "IsFinite", ["x"], T=I32)
+    with pytest.raises(DTypeError, match=r"^node 'y' \(IsFinite\): input 0 \('x', the input\) "
+                       "is int32; IsFinite takes float32 there"):
+        run(g, {"x": np.zeros(2, np.int32)}, ["y"])
 
 
 # -- comparisons and logical ops -------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""converter/lower/nn.py: BiasAdd, FusedBatchNorm (inference), MaxPool / AvgPool, TopKV2.
+"""converter/lower/nn.py: BiasAdd, FusedBatchNorm (inference), MaxPool / AvgPool, LRN,
+TopKV2.
 
 References from TF's docs: tf.nn.bias_add, tf.compat.v1.nn.fused_batch_norm (inference:
 y = (x - mean) / sqrt(variance + epsilon) * scale + offset), tf.nn.max_pool / avg_pool with
 SAME padding as in conv (kernel_shape_util.cc; padded cells never win a max and are not
-counted in an average: AvgPool divides by the number of in-bounds cells).
+counted in an average: AvgPool divides by the number of in-bounds cells), and
+tf.nn.local_response_normalization.
 """
 
 import math
@@ -11,13 +13,13 @@ import math
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.interpreter.errors import DTypeError, ShapeError, UnsupportedOpError
 
 from .lowering import F32, NONE, check, floats, graph, rng, run
 from .test_conv import same_padding
 
 COVERED = {"BiasAdd", "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "MaxPool",
-           "AvgPool", "TopKV2"}
+           "AvgPool", "LRN", "TopKV2"}
 
 
 @pytest.mark.parametrize("shape", [(1, 3, 4, 5), (2, 5), (2, 3, 5)])
@@ -180,3 +182,37 @@ def test_top_k_v2_refuses_k_outside_the_row(k, message):
     g.node("y", "TopKV2", ["x", "k"], T=F32)
     with pytest.raises(ShapeError, match=r"^node 'y' \(TopKV2\): " + message):
         run(g, {"x": floats(rng(), 3, 5)}, ["y"])
+
+
+def lrn_reference(x, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5):
+    """tf.nn.local_response_normalization (nn_ops.cc "LRN"): sqr_sum[a, b, c, d] =
+    sum(input[a, b, c, d - depth_radius : d + depth_radius + 1] ** 2);
+    output = input / (bias + alpha * sqr_sum) ** beta. Defaults as in the op definition."""
+    x64 = x.astype(np.float64)
+    sq = np.stack([np.sum(x64[..., max(0, d - depth_radius):d + depth_radius + 1] ** 2, -1)
+                   for d in range(x.shape[-1])], axis=-1)
+    return (x64 / (bias + alpha * sq) ** beta).astype(np.float32)
+
+
+@pytest.mark.parametrize("attrs", [{}, dict(depth_radius=2, bias=2.0, alpha=1e-4, beta=0.75),
+                                   dict(depth_radius=1, bias=0.5, alpha=0.3, beta=1.0)],
+                         ids=["defaults", "alexnet", "beta1"])
+def test_lrn(attrs):
+    x = floats(rng(), 2, 3, 2, 9, lo=-3.0, hi=3.0)
+    g = graph(x=x.shape)
+    g.node("y", "LRN", ["x"], T=F32, **attrs)
+    check(g, {"x": x}, lrn_reference(x, **attrs), ["LOCAL_RESPONSE_NORMALIZATION"],
+          rtol=2e-6)
+
+
+@pytest.mark.parametrize("shape, dtype, error, message", [
+    ((2, 9), F32, ShapeError, r"input 0 \('x', the input\) has shape \[2, 9\]; its rank must "
+     "be 4"),
+    ((1, 2, 2, 9), np.dtype(np.float64), DTypeError, r"input 0 \('x', the input\) is float64; "
+     "LRN takes float32 there"),
+])
+def test_lrn_refuses_what_tflite_cannot_run(shape, dtype, error, message):
+    g = graph(x=(shape, dtype))
+    g.node("y", "LRN", ["x"], T=dtype)
+    with pytest.raises(error, match=rf"^node 'y' \(LRN\): {message}"):
+        run(g, {"x": np.zeros(shape, dtype)}, ["y"])
