@@ -37,6 +37,8 @@ def _range(value: str | None) -> tuple[float, float] | None:
 def _calib_method(text: str):
     from ..converter.quantize import CalibConfig
     from ..interpreter.errors import EdgeliteError
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         return CalibConfig.parse(text)
     except EdgeliteError as e:
@@ -66,17 +68,23 @@ def quantize_options(fn):
         click.option("--default-range", metavar="MIN,MAX",
                      help="Range for every tensor with no other range."),
         click.option("--calib-method", default="minmax", show_default=True,
-                     metavar="minmax|moving-average[:D]|percentile[:P]|mse|entropy",
+                     metavar="minmax|moving-average[:D]|percentile[:P]|mse|entropy|auto",
                      help="How calibration turns each tensor's values into a range: global "
                      "min/max (TFLite), EMA of per-sample min/max (decay D, default 0.99), "
                      "the P-th percentile of each tail (default 99.99), the range with the "
-                     "least mean squared error, or TensorRT's KL-divergence threshold."),
+                     "least mean squared error, TensorRT's KL-divergence threshold, or auto: "
+                     "methods and transforms tried on held-out calibration samples, the best "
+                     "kept (never below min/max there)."),
         click.option("--equalize", is_flag=True,
                      help="Cross-layer equalization of conv/depthwise weight ranges before "
                      "calibration (helps per-tensor weights)."),
         click.option("--bias-correction", is_flag=True,
                      help="Shift each quantized layer's bias by its mean output error "
                      "measured on the calibration data."),
+        click.option("--force-transforms", is_flag=True,
+                     help="Keep --equalize / --bias-correction even when they make the output "
+                     "error on held-out calibration samples worse (they are reverted, with a "
+                     "warning, otherwise)."),
         click.option("--keep-float", multiple=True, metavar="NAME_OR_OPTYPE",
                      help="Keep ops float: an op type (CONV_2D) or a node name (repeatable)."),
         click.option("--min-sqnr", type=float, metavar="DB",
@@ -116,6 +124,7 @@ def quantize_config(q: dict):
             mean_std=_pairs(q["mean_std"], "--mean-std"),
             default_range=_range(q["default_range"]), progress=progress,
             calib_method=method, equalize=q["equalize"],
-            bias_correction=q["bias_correction"], keep_float=tuple(q["keep_float"]),
+            bias_correction=q["bias_correction"], force_transforms=q["force_transforms"],
+            keep_float=tuple(q["keep_float"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             labels=q["labels"], log=click.echo)

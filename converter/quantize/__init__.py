@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from ..runner import run_all
 from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
                         keep_float_ops, search)
 from .weights_only import dynamic_range, float16
+
+if TYPE_CHECKING:
+    from .auto import AutoReport
 
 
 class QuantMode(Enum):
@@ -74,9 +77,14 @@ class QuantizeOptions:
     min_sqnr: float | None = None       # dB over the outputs on the calibration data
     max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
     labels: str | None = None           # class per calibration sample (.npy / .npz)
+    auto: bool = False                  # choose method and transforms on held-out data (auto.py)
+    force_transforms: bool = False      # keep --equalize / --bias-correction even when they
+                                        # make the held-out error worse (auto.py checks)
     log: Callable[[str], None] | None = None   # one line per finished step
 
     def __post_init__(self) -> None:
+        if isinstance(self.calib_method, str) and self.calib_method.strip().lower() == "auto":
+            self.auto, self.calib_method = True, CalibMethod.MINMAX
         self.calib_method = CalibConfig.parse(self.calib_method)
         self.keep_float = tuple(self.keep_float)
 
@@ -90,10 +98,19 @@ class QuantizeReport:
     equalization: EqualizeReport | None = None
     bias_correction: BiasCorrectionReport | None = None
     selective: SelectiveReport | None = None
+    auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
 
 
-def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
-    """Quantize `graph` in place (shapes must be inferred)."""
+def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None,
+             ranges_given: dict[str, tuple[float, float]] | None = None) -> QuantizeReport:
+    """Quantize `graph` in place (shapes must be inferred).
+
+    ``samples``: calibration samples in memory (instead of reading ``options.calib``);
+    ``ranges_given``: activation ranges already calibrated with ``options.calib_method``
+    on those samples (auto.py reuses one calibration for several candidates)."""
+    if samples is None and _held_out_check(options):
+        from .auto import quantize_checked
+        return quantize_checked(graph, options)
     report = QuantizeReport(options.mode)
     if options.mode is QuantMode.DYNAMIC:
         dynamic_range(graph, options.per_channel)
@@ -105,20 +122,25 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
     log = options.log or (lambda line: None)
     goal_kind = _goal_kind(options)
     needs_data = options.bias_correction or goal_kind is not None
-    if needs_data and options.calib is None:
+    has_data = samples is not None or options.calib is not None
+    if needs_data and not has_data:
         raise EdgeliteError("bias correction, --min-sqnr and --max-accuracy-drop measure the "
                             "model on calibration data: give --calib DATA")
     if options.keep_float:
         keep_float_ops(graph, options.keep_float)       # fail early on unknown names
     infer_shapes(graph)
 
+    given = samples
+
     def samples():
+        if given is not None:
+            return iter(given)
         return load_samples(options.calib, [t.name for t in graph.inputs],
                             options.calib_preprocess)
 
     if options.equalize:
         observed = None
-        if options.calib is not None and relu6_layers(graph):
+        if has_data and relu6_layers(graph):
             observed = channel_maxima(export_tflite(graph),
                                       usable_samples(samples(), options.calib_samples),
                                       relu6_layers(graph))
@@ -126,7 +148,9 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         log(f"equalized {len(report.equalization.pairs)} layer pair(s)")
     ranges: dict[str, tuple[float, float]] = {}
     report.calib_method = options.calib_method
-    if options.calib is not None:
+    if ranges_given is not None:
+        ranges.update(ranges_given)
+    elif has_data:
         activations = {t.name for t in graph.tensors()
                        if not t.is_const and t.dtype == np.float32}
         report.calibration = collect_ranges(export_tflite(graph), samples(),
@@ -196,6 +220,15 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         log(f"bias correction: {len(report.bias_correction.layers)} layer(s)")
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
+
+
+def _held_out_check(options: QuantizeOptions) -> bool:
+    """--calib-method auto, or an explicit transform to verify on held-out samples (auto.py)."""
+    from .auto import TRANSFORMS
+    if options.mode not in (QuantMode.INT8, QuantMode.UINT8):
+        return False
+    return options.auto or (not options.force_transforms and options.calib is not None
+                            and any(getattr(options, t, False) for t in TRANSFORMS))
 
 
 def _goal_kind(options: QuantizeOptions) -> GoalKind | None:
