@@ -193,7 +193,7 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         log(report.selective.summary())
     final = build(final_keep)
     if report.bias_correction is not None:
-        log(f"bias correction: {len(report.bias_correction.layers)} layer(s)")
+        log(report.bias_correction.summary())
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
 
