@@ -168,7 +168,7 @@ def quantize(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
         quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
                                                 cfg.keep_float | extra), input_params)
         if options.bias_correction:
-            report.bias_correction = bias_correct(float_graph, q, pairs, data)
+            report.bias_correction = bias_correct(q, pairs, data)
         return q
 
     final_keep: frozenset[str] = frozenset()

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...interpreter.quant_math import activation_range
-from ..ir import Op
+from ..ir import Graph, Op
 from .qarith import round_half_away
 from .rules import WEIGHT_AXIS
 from .staged import Outputs, Values, real, run_op, run_staged
@@ -56,7 +56,7 @@ INT32 = np.iinfo(np.int32)
 class LayerCorrection:
     """What bias correction did to one layer, measured on the calibration data."""
 
-    name: str                # the layer's output tensor
+    name: str                # the layer's output tensor (the float model's name)
     op: str                  # CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED
     channels: int
     corrected: int           # channels whose bias moved (the others: no gain, kept)
@@ -174,15 +174,17 @@ def correct_layer(float_op: Op, op: Op, inputs: list[np.ndarray]) -> tuple[Layer
         after = np.where(kept, after, before)
         outputs = [np.where(kept, s, c) for s, c in zip(shifted, calibrated)]
         op.inputs[2].data = np.where(kept, moved, bias).astype(np.int32)
-    row = LayerCorrection(op.outputs[0].name, op.type, own.channels, int(kept.sum()),
+    row = LayerCorrection(float_op.outputs[0].name, op.type, own.channels, int(kept.sum()),
                           float(np.abs((op.inputs[2].data - bias) * step).mean()),
                           _db(own.signal, float(before.sum())), _db(own.signal, float(after.sum())))
     return row, [outputs]
 
 
-def bias_correct(float_graph, quant_graph, layers: list[tuple[Op, Op]],
+def bias_correct(quant_graph: Graph, layers: list[tuple[Op, Op]],
                  samples: list[dict]) -> BiasCorrectionReport:
-    """Correct the int32 biases of `layers` ((float op, quantized op) pairs) in place."""
+    """Correct the int32 biases of `layers` ((float op, quantized op of `quant_graph`)
+    pairs) in place. Each quantized op has its own int32 bias (rewrite.quantize_const gives
+    an op whose float bias is shared a copy), so moving one never moves another's."""
     report = BiasCorrectionReport()
     by_op = {id(q): f for f, q in layers if correctable(f, q)}
     if not by_op or not samples:
@@ -192,10 +194,6 @@ def bias_correct(float_graph, quant_graph, layers: list[tuple[Op, Op]],
         f = by_op.get(id(q))
         if f is None:
             return None
-        bias = q.inputs[2]
-        if quant_graph.use_count(bias) > 1:      # never move another op's bias
-            q.inputs[2] = quant_graph.const(bias.name, bias.data.copy())
-            q.inputs[2].quant = bias.quant
         row, outputs = correct_layer(f, q, values[id(q.inputs[0])])
         report.layers.append(row)
         return outputs

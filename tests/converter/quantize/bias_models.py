@@ -148,12 +148,65 @@ def channel_scales(seed: int = 2) -> Graph:
     return b.done(b.fc(b.mean(h, "gap"), "logits", 5))
 
 
+def clipped_branch_point(seed: int = 3) -> Graph:
+    """stem conv whose quantized output clips (its range is set to [-0.5, 0.5], the data
+    reaches ~2): a mean error that is the stem's, not the layers after it; then a
+    folded-BN 1x1 conv (no activation) and a 3x3 conv, both reading the clipped tensor,
+    feeding an ADD."""
+    b = Builder((1, 6, 6, 3), seed)
+    t = b.conv(b.x, "stem", 8, 3, w=np.abs(b.weights(8, 3, 3, 3, scale=0.3)),
+               b=np.full(8, 0.2, np.float32))
+    t.range = (-0.5, 0.5)
+    shortcut = b.folded_bn_conv(t, "shortcut", 8)
+    main = b.conv(t, "main", 8, 3)
+    return b.done(b.add(shortcut, main, "add"))
+
+
+def gated_relu() -> Graph:
+    """FULLY_CONNECTED 2 -> 1 with RELU: y = relu(x0 - 0.5 - 0.05866 x1). The weight 0.05866
+    is 7.45 steps of the per-tensor scale 1/127 and rounds to 7 steps: the quantized layer
+    reads 0.00354 * x1 high before the RELU."""
+    b = Builder((1, 2), 0)
+    w = np.array([[1.0, -7.45 / 127]], np.float32)
+    return b.done(b.fc(b.x, "fc", 1, RELU, w=w, b=np.array([-0.5], np.float32)))
+
+
+def gated_relu_data(n: int = 64) -> np.ndarray:
+    """Half the samples active (x0 in [0.6, 1], x1 = 1: the error is 0.0035), half clamped
+    at 0 (x0 in [0, 0.45], x1 = 10: the error, 0.035, never shows). The mean error over all
+    samples before the RELU is 0.019, five times the error of the outputs it can move."""
+    rng = np.random.default_rng(5)
+    x0 = np.concatenate([rng.uniform(0.6, 1.0, n // 2), rng.uniform(0.0, 0.45, n // 2)])
+    x1 = np.concatenate([np.ones(n // 2), np.full(n // 2, 10.0)])
+    return np.stack([x0, x1], axis=1)[:, None, :].astype(np.float32)
+
+
+def shared_bias(seed: int = 4) -> Graph:
+    """Two FULLY_CONNECTED layers reading one input and one float bias constant, added."""
+    b = Builder((1, 12), seed)
+    bias = b.g.const("shared/b", b.weights(6, scale=0.3))
+    ys = []
+    for name in ("fc1", "fc2"):
+        y = b.g.tensor(name, np.float32)
+        b.g.add_op("FULLY_CONNECTED", [b.x, b.g.const(f"{name}/w", b.weights(6, 12, scale=0.3)),
+                                       bias], [y],
+                   dict(fused_activation_function=NONE, weights_format=0,
+                        keep_num_dims=False, asymmetric_quantize_inputs=False), name=name)
+        ys.append(y)
+    return b.done(b.add(*ys, "add"))
+
+
 MODELS: dict[str, tuple[Callable[[], Graph], Callable[[], np.ndarray], bool]] = {
     "residual_block": (residual_block, lambda: images(16, (8, 8, 3), 11), True),
     "residual_block_per_tensor": (residual_block, lambda: images(16, (8, 8, 3), 12), False),
     "channel_scales": (channel_scales, lambda: images(16, (6, 6, 4), 13, 0.3), True),
     "channel_scales_per_tensor": (channel_scales, lambda: images(16, (6, 6, 4), 14, 0.3),
                                   False),
+    "clipped_branch_point": (clipped_branch_point, lambda: images(16, (6, 6, 3), 15, 0.2),
+                             True),
+    "gated_relu": (gated_relu, gated_relu_data, False),
+    "shared_bias": (shared_bias, lambda: np.random.default_rng(16).uniform(
+        0, 1, (16, 1, 12)).astype(np.float32), False),
 }
 
 
