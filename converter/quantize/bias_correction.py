@@ -45,7 +45,7 @@ import numpy as np
 
 from ...interpreter.quant_math import activation_range
 from ..ir import Graph, Op
-from .qarith import round_half_away
+from .qarith import quantize
 from .rules import WEIGHT_AXIS
 from .staged import Outputs, Values, real, run_op, run_staged
 
@@ -164,8 +164,9 @@ def correct_layer(float_op: Op, op: Op, inputs: list[np.ndarray]) -> tuple[Layer
     before = own.squared(calibrated)
     bias = op.inputs[2].data.astype(np.int64)
     step = accumulator_scale(op)
-    moved = np.clip(bias + round_half_away(own.unclamped_mean(calibrated) / step),
-                    INT32.min, INT32.max)
+    # the shift in accumulator steps: q_b' = q_b + round(E[y - y_q] / (s_in * s_w[c]))
+    shift = quantize(own.unclamped_mean(calibrated), step, 0, np.int32, axis=0)
+    moved = np.clip(bias + shift, INT32.min, INT32.max)
     after, kept, outputs = before, np.zeros(own.channels, bool), calibrated
     if np.any(moved != bias):
         shifted = run_op(with_bias(op, moved.astype(np.int32)), [inputs], len(inputs))[0]
