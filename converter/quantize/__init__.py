@@ -192,7 +192,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
                                                 cfg.keep_float | extra), input_params)
         if options.bias_correction:
-            report.bias_correction = bias_correct(float_graph, q, pairs, data)
+            report.bias_correction = bias_correct(q, pairs, data)
         return q
 
     final_keep: frozenset[str] = frozenset()
@@ -217,7 +217,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         log(report.selective.summary())
     final = build(final_keep)
     if report.bias_correction is not None:
-        log(f"bias correction: {len(report.bias_correction.layers)} layer(s)")
+        log(report.bias_correction.summary())
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
 

@@ -2,9 +2,10 @@
 
 Each op is exported alone and run in edgelite's interpreter (so integer ops run LiteRT's
 integer arithmetic); every sample's tensors are kept, in their storage type, until their
-last reader has run. A hook may change an op's constants before the op runs -- bias
-correction uses this to correct layer k with its inputs already produced by the corrected
-layers before it, in one pass (Gauss-Seidel order) instead of one full run per layer.
+last reader has run. A hook sees each op's inputs before the op runs; it may change the
+op's constants and return the op's outputs itself (it ran the op already) -- bias
+correction uses this to correct layer k on the inputs produced by the corrected layers
+before it, in one pass (Gauss-Seidel order) instead of one full run per layer.
 Memory: the live tensors of every sample at once (the calibration samples, batch 1).
 """
 
@@ -39,9 +40,35 @@ def _stored(t: Tensor, x: np.ndarray) -> np.ndarray:
     return quantize(x, t.quant.scale.ravel()[0], t.quant.zero_point.ravel()[0], t.dtype)
 
 
+Outputs = list[list[np.ndarray]]            # per op output, one array per sample
+Hook = Callable[[Op, Values], "Outputs | None"]
+
+
+def feeds(op: Op) -> list[Tensor]:
+    """The op's distinct non-constant inputs, in order."""
+    return list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
+
+
+def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int) -> Outputs:
+    """Run `op` alone on each of `samples` samples: arrays[i][k] is feed i's value
+    (feeds(op)) for sample k, stored as the op takes it; outputs in their storage type."""
+    sub = Graph()
+    sub.inputs, sub.ops, sub.outputs = feeds(op), [op.copy()], list(op.outputs)
+    runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
+    results: Outputs = [[] for _ in op.outputs]
+    for k in range(samples):
+        for d, values in zip(runner.inputs, arrays):
+            runner.set_input(d, values[k])
+        runner.interp.invoke()
+        for r, d in zip(results, runner.outputs):
+            r.append(runner.stored(d["index"]))
+    return results
+
+
 def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
-               before: Callable[[Op, Values], None] | None = None) -> list[list[np.ndarray]]:
-    """Outputs (storage type) per sample, running `before(op, values)` ahead of each op."""
+               before: Hook | None = None) -> list[list[np.ndarray]]:
+    """Outputs (storage type) per sample, running `before(op, values)` ahead of each op; when
+    it returns the op's outputs, the op is not run again."""
     values: Values = {id(t): [_stored(t, s[t.name]) for s in samples] for t in graph.inputs}
     left = {}
     for op in graph.ops:
@@ -51,22 +78,13 @@ def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
     for t in graph.outputs:
         left[id(t)] = left.get(id(t), 0) + 1
     for op in graph.ops:
-        if before is not None:
-            before(op, values)
-        feeds = list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
-        sub = Graph()
-        sub.inputs, sub.ops, sub.outputs = feeds, [op.copy()], list(op.outputs)
-        runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
-        results = [[] for _ in op.outputs]
-        for k in range(len(samples)):
-            for d, t in zip(runner.inputs, feeds):
-                runner.set_input(d, values[id(t)][k])
-            runner.interp.invoke()
-            for r, d in zip(results, runner.outputs):
-                r.append(runner.stored(d["index"]))
+        results = before(op, values) if before is not None else None
+        inputs = feeds(op)
+        if results is None:
+            results = run_op(op, [values[id(t)] for t in inputs], len(samples))
         for t, r in zip(op.outputs, results):
             values[id(t)] = r
-        for t in feeds:
+        for t in inputs:
             left[id(t)] -= 1
             if left[id(t)] == 0:
                 del values[id(t)]

@@ -153,7 +153,7 @@ def test_cli_flags(tmp_path):
         "--equalize", "--bias-correction", "--keep-float", "SOFTMAX", "--min-sqnr", "30"])
     assert r.exit_code == 0, r.output
     assert "equalized 3 layer pair(s)" in r.output
-    assert "bias correction: 4 layer(s)" in r.output
+    assert "bias correction: 4 of 4 layer(s)" in r.output
     assert "min-sqnr 30 dB" in r.output and out.exists()
     r = CliRunner().invoke(cli, ["convert", str(MODELS / "keras_cnn.pb"), "-o", str(out),
                                  "--quantize", "int8", "--calib", str(CALIB),
