@@ -7,6 +7,7 @@ Full-integer pipeline (each step switchable in QuantizeOptions):
   equalize         cross-layer equalization of the float weights (equalize.py)
   calibrate        per-tensor ranges by `calib_method` (observers/)
   rewrite          to int8 / uint8, `keep_float` ops left float (rewrite.py, selective.py)
+  adaround         learn each layer's weight rounding on the calibration data (adaround.py)
   bias_correction  shift int32 biases by the measured mean error (bias_correction.py)
   min_sqnr         keep the most sensitive ops float until the output SQNR target is met
   max_accuracy_drop  the same, until top-1 accuracy against `labels` (one label per
@@ -33,6 +34,7 @@ from ..export import export_tflite
 from ..files import quoted_path
 from ..ir import Graph
 from ..sample_data import names_list
+from .adaround import AdaRoundReport, apply_adaround
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
                         usable_indexed, usable_samples)
@@ -73,6 +75,7 @@ class QuantizeOptions:
     calib_method: CalibConfig | CalibMethod | str = CalibMethod.MINMAX  # "percentile:99.9"
     equalize: bool = False              # cross-layer equalization before calibration
     bias_correction: bool = False       # needs calibration data
+    adaround: bool = False              # learned weight rounding, needs calibration data
     keep_float: tuple[str, ...] = ()    # op types / node names left float
     min_sqnr: float | None = None       # dB over the outputs on the calibration data
     max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
@@ -97,6 +100,7 @@ class QuantizeReport:
     calib_method: CalibConfig = CalibConfig()
     equalization: EqualizeReport | None = None
     bias_correction: BiasCorrectionReport | None = None
+    adaround: AdaRoundReport | None = None
     selective: SelectiveReport | None = None
     auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
 
@@ -121,11 +125,11 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     qtype = QType(options.mode.value)
     log = options.log or (lambda line: None)
     goal_kind = _goal_kind(options)
-    needs_data = options.bias_correction or goal_kind is not None
+    needs_data = options.bias_correction or options.adaround or goal_kind is not None
     has_data = samples is not None or options.calib is not None
     if needs_data and not has_data:
-        raise EdgeliteError("bias correction, --min-sqnr and --max-accuracy-drop measure the "
-                            "model on calibration data: give --calib DATA")
+        raise EdgeliteError("bias correction, --adaround, --min-sqnr and --max-accuracy-drop "
+                            "measure the model on calibration data: give --calib DATA")
     if options.keep_float:
         keep_float_ops(graph, options.keep_float)       # fail early on unknown names
     infer_shapes(graph)
@@ -191,6 +195,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         pairs = list(zip(float_graph.ops, q.ops))
         quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
                                                 cfg.keep_float | extra), input_params)
+        if options.adaround:
+            report.adaround = apply_adaround(float_graph, q, pairs, data)
         if options.bias_correction:
             report.bias_correction = bias_correct(q, pairs, data)
         return q
@@ -216,6 +222,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         final_keep = frozenset(report.selective.kept)
         log(report.selective.summary())
     final = build(final_keep)
+    if report.adaround is not None:
+        log(report.adaround.summary())
     if report.bias_correction is not None:
         log(report.bias_correction.summary())
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
