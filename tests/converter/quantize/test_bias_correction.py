@@ -69,7 +69,7 @@ def quantize_pair(graph: Graph, calib: np.ndarray, per_channel: bool, tmp_path) 
     for bc in (False, True):
         g = copy.deepcopy(graph)
         reports.append(quantize(g, QuantizeOptions(calib=str(path), per_channel=per_channel,
-                                                   bias_correction=bc)))
+                                                   bias_correction=bc, force_transforms=True)))
         graphs.append(g)
     float_model = export_tflite(graph)
     plain, corrected = (compare(float_model, export_tflite(g), calib) for g in graphs)
@@ -217,7 +217,8 @@ def test_trained_models_do_not_get_worse_on_held_out_data(name, per_channel, tmp
     float_model = convert_detailed(MODELS / f"{name}.pb").model
     results = [held_out_sqnr(float_model, convert_detailed(MODELS / f"{name}.pb", ConvertOptions(
         quantize=QuantizeOptions(calib=str(path), per_channel=per_channel,
-                                 bias_correction=bc))).model, x, LOGITS[name])
+                                 bias_correction=bc, force_transforms=True))).model,
+                             x, LOGITS[name])
                for bc in (False, True)]
     (logits0, out0), (logits1, out1) = results
     with capsys.disabled():
@@ -276,7 +277,8 @@ def test_only_the_int32_biases_change(name, tmp_path):
     path = tmp_path / "calib.npy"
     np.save(path, DIGITS)
     plain, corrected = (convert_detailed(MODELS / f"{name}.pb", ConvertOptions(
-        quantize=QuantizeOptions(calib=str(path), bias_correction=bc))) for bc in (False, True))
+        quantize=QuantizeOptions(calib=str(path), bias_correction=bc, force_transforms=True)))
+        for bc in (False, True))
     changed = [a.name for a, b in zip(plain.graph.tensors(), corrected.graph.tensors())
                if a.is_const and not np.array_equal(a.data, b.data)]
     assert changed and all(t.dtype == np.int32 for t in corrected.graph.tensors()
