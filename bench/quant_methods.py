@@ -1,31 +1,38 @@
 #!/usr/bin/env python
-"""Quantization accuracy: TFLite-style min/max vs edgelite's calibration methods and transforms.
+"""Quantization accuracy: TensorFlow's own int8 and TFLite-style min/max vs edgelite's
+calibration methods and transforms, on held-out data.
 
-    python bench/quant_methods.py              # markdown table on stdout (~2-4 min)
-    python bench/quant_methods.py --digits     # only the trained digit models (~1 min)
+    python bench/quant_methods.py            # the tables (markdown) on stdout (~5 min)
+    python bench/quant_methods.py --write    # also rewrite bench/QUANT_METHODS.md and the
+                                             # README's table block (between its markers)
+    python bench/quant_methods.py --only digits   # one table: digits | fashion | random
 
-Models and data:
-  tf1_cnn, keras_cnn   calibrated on models/digits_calib.npy (100 samples), evaluated on the
-                       397 held-out digits of models/digits_test.npz; int8 with per-channel
-                       (default) and per-tensor weights.
-  MobileNetV2 digits   models/mobilenet_v2_digits.pb: tf-keras' MobileNetV2 (alpha 0.35,
-                       64x64), trained on the digits; same data, per-tensor and per-channel.
-  small MobileNet     models/tf1_mobilenet_unfolded_bn.pb (conv, 2 x depthwise + pointwise,
-                       RELU6, random weights), per-tensor int8 weights.
-  MobileNetV2          (when models/cache/mobilenet_v2.pb exists) per-tensor int8 weights.
-  Both are calibrated on the `calib` photo crops of models/cache/<name>.quant_data.npz and
-  evaluated on its `eval` crops (disjoint pixels; bench/mobilenet_data.py makes the files,
-  else the golden inputs serve as both). Their weights are random (MobileNetV2: tf-keras
-  application, weights=None), so the softmax probabilities carry little (MobileNetV2's are
-  all far below int8 softmax's fixed output step 1/256): the output is taken at the logits,
-  and "accuracy" is top-1 agreement with the float model.
-Each cell: output SQNR vs the float model in dB (converter/quantize/metrics.sqnr, all
-outputs of all evaluation samples) / accuracy.
+Tables (one column per model and weight scheme):
+  digits    tf1_cnn, keras_cnn and MobileNetV2 digits (models/mobilenet_v2_digits.pb:
+            tf-keras' MobileNetV2, alpha 0.35, 64x64), trained on sklearn's 8x8 digits;
+            calibrated on models/digits_calib.npy (100 training samples), evaluated on the 397
+            held-out digits of models/digits_test.npz; per-channel and per-tensor weights.
+  fashion   fashion_xception and fashion_mobilenet_v2 (models/build_fashion.py), trained on
+            Fashion-MNIST; calibrated on the 50 samples of models/fashion_calib.npz (left out
+            of training), evaluated on the 400 held-out test images of models/fashion_test.npz.
+  random    random-weight image models, per-tensor weights, output at the logits, "accuracy" =
+            top-1 agreement with the float model: small MobileNet
+            (models/tf1_mobilenet_unfolded_bn.pb) and, when models/cache/mobilenet_v2.pb
+            exists, MobileNetV2 224.  Calibrated on the `calib` photo crops of
+            models/cache/<name>.quant_data.npz and evaluated on its `eval` crops (disjoint
+            pixels; bench/mobilenet_data.py makes the files, else the golden inputs serve as
+            both).
+The first row is TensorFlow's own full-integer int8 (.tf_int8.tflite, TF's converter with the
+same calibration samples as representative_dataset; per-channel weights, so only in the
+per-channel columns), run in edgelite's interpreter (bit-exact with LiteRT: tests/models).
+Each cell: output SQNR vs the float model in dB (converter/quantize/metrics.sqnr, all outputs of
+all evaluation samples) / accuracy against the labels; the best SQNR per column in bold.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -37,11 +44,17 @@ import numpy as np
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.converter.quantize.metrics import sqnr
+from edgelite.converter.quantize.observers import CalibMethod
 from edgelite.converter.runner import run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 MNV2_LOGITS = "mobilenetv2_1.00_224/predictions/BiasAdd"
+TF_INT8 = "TensorFlow int8 (TF's converter)"
+OUTPUT_FILE = ROOT / "bench" / "QUANT_METHODS.md"
+README = ROOT / "README.md"
+README_BEGIN = "<!-- quant-methods table: begin (python bench/quant_methods.py --write) -->"
+README_END = "<!-- quant-methods table: end -->"
 
 # (row label, QuantizeOptions fields); the first row is the baseline
 CONFIGS: list[tuple[str, dict]] = [
@@ -57,6 +70,8 @@ CONFIGS: list[tuple[str, dict]] = [
     ("mse + equalize + bias correction", dict(calib_method="mse", equalize=True,
                                               bias_correction=True)),
 ]
+if "auto" in {m.value for m in CalibMethod}:       # issue 12's automatic mode, once it exists
+    CONFIGS.append(("auto", dict(calib_method="auto")))
 
 
 @dataclass
@@ -68,6 +83,7 @@ class Case:
     y: np.ndarray | None          # labels; None: top-1 agreement with the float model
     per_channel: bool = True
     outputs: list[str] | None = None
+    tf_int8: Path | None = None   # TensorFlow's own int8 .tflite of the graph, if committed
     reference: list = field(default_factory=list)
 
     def convert(self, quantize: QuantizeOptions | None = None) -> bytes:
@@ -85,19 +101,44 @@ class Cell:
         return f"{self.sqnr:.2f} dB / {100 * self.accuracy:.1f} %"
 
 
+def _scheme(per_channel: bool) -> str:
+    return "per-channel" if per_channel else "per-tensor"
+
+
+# --------------------------------------------------------------------------- cases
+
 DIGIT_MODELS = {"tf1_cnn": "tf1_cnn", "keras_cnn": "keras_cnn",
                 "mobilenet_v2_digits": "MobileNetV2 digits"}
+FASHION_MODELS = {"fashion_xception": "Xception fashion",
+                  "fashion_mobilenet_v2": "MobileNetV2 fashion"}
+
+
+def _tf_int8(name: str, per_channel: bool) -> Path | None:
+    path = MODELS / f"{name}.tf_int8.tflite"
+    return path if per_channel and path.exists() else None
 
 
 def digits_case(name: str, per_channel: bool) -> Case:
     test = np.load(MODELS / "digits_test.npz")
-    label = f"{DIGIT_MODELS[name]} ({'per-channel' if per_channel else 'per-tensor'})"
+    label = f"{DIGIT_MODELS[name]} ({_scheme(per_channel)})"
     return Case(label, MODELS / f"{name}.pb", MODELS / "digits_calib.npy", test["x"],
-                test["y"], per_channel)
+                test["y"], per_channel, tf_int8=_tf_int8(name, per_channel))
 
 
 def digits_cases() -> list[Case]:
     return [digits_case(name, pc) for pc in (True, False) for name in DIGIT_MODELS]
+
+
+def fashion_case(name: str, per_channel: bool) -> Case:
+    """A Fashion-MNIST model: uint8 pixels fed as they are (the graph rescales)."""
+    test = np.load(MODELS / "fashion_test.npz")
+    label = f"{FASHION_MODELS[name]} ({_scheme(per_channel)})"
+    return Case(label, MODELS / f"{name}.pb", MODELS / "fashion_calib.npz", test["x"],
+                test["y"], per_channel, tf_int8=_tf_int8(name, per_channel))
+
+
+def fashion_cases() -> list[Case]:
+    return [fashion_case(name, pc) for pc in (True, False) for name in FASHION_MODELS]
 
 
 def image_case(name: str, label: str, logits: str, tmp: Path) -> Case | None:
@@ -116,63 +157,149 @@ def image_case(name: str, label: str, logits: str, tmp: Path) -> Case | None:
     return Case(label, pb, tmp / f"{name}_calib.npy", x, None, False, [logits])
 
 
+def random_cases(tmp: Path) -> list[Case]:
+    cases = (image_case("tf1_mobilenet_unfolded_bn", "small MobileNet, random (per-tensor)",
+                        "fc/logits", tmp),
+             image_case("mobilenet_v2", "MobileNetV2 224, random (per-tensor)", MNV2_LOGITS,
+                        tmp))
+    return [c for c in cases if c is not None]
+
+
+# --------------------------------------------------------------------------- measuring
+
+
 def _samples(x: np.ndarray) -> list[dict]:
     return [{"input": xi} for xi in x]
 
 
-def measure(case: Case, fields: dict) -> Cell:
-    t0 = time.time()
+def _score(case: Case, model: bytes, t0: float) -> Cell:
     if not case.reference:
         case.reference = run_all(case.convert(), _samples(case.x))
-    q = QuantizeOptions(mode=QuantMode.INT8, calib=str(case.calib),
-                        per_channel=case.per_channel, **fields)
-    outputs = run_all(case.convert(q), _samples(case.x))
+    outputs = run_all(model, _samples(case.x))
     top = np.array([o[0].reshape(-1).argmax() for o in outputs])
     truth = case.y if case.y is not None else np.array(
         [r[0].reshape(-1).argmax() for r in case.reference])
     return Cell(sqnr(case.reference, outputs), float((top == truth).mean()), time.time() - t0)
 
 
-def run(cases: list[Case], configs=CONFIGS, log=None) -> dict[tuple[str, str], Cell]:
+def measure(case: Case, fields: dict) -> Cell:
+    t0 = time.time()
+    q = QuantizeOptions(mode=QuantMode.INT8, calib=str(case.calib),
+                        per_channel=case.per_channel, **fields)
+    return _score(case, case.convert(q), t0)
+
+
+def measure_tf_int8(case: Case) -> Cell:
+    """TensorFlow's own int8 file, against the same float reference."""
+    return _score(case, case.tf_int8.read_bytes(), time.time())
+
+
+def run(cases: list[Case], configs=CONFIGS, log=None,
+        tf_int8: bool = True) -> dict[tuple[str, str], Cell]:
+    """{(case label, row label): Cell}; the TF_INT8 row for cases with a TF int8 file."""
     results = {}
     for case in cases:
-        for label, fields in configs:
-            results[case.label, label] = cell = measure(case, fields)
+        rows = [(TF_INT8, None)] if tf_int8 and case.tf_int8 else []
+        for label, fields in rows + list(configs):
+            cell = measure_tf_int8(case) if fields is None else measure(case, fields)
+            results[case.label, label] = cell
             if log:
-                log(f"{case.label:28s} {label:38s} {cell}  ({cell.seconds:.1f} s)")
+                log(f"{case.label:32s} {label:38s} {cell}  ({cell.seconds:.1f} s)")
     return results
 
 
+# --------------------------------------------------------------------------- markdown
+
+
 def table(cases: list[Case], results, configs=CONFIGS) -> str:
-    """Markdown: one row per method, one column per model; the best SQNR per column bold."""
-    best = {c.label: max(results[c.label, lbl].sqnr for lbl, _ in configs) for c in cases}
+    """Markdown: one row per method (TF's int8 first, where measured), one column per model;
+    the best SQNR per column bold, "-" where a row does not apply."""
+    labels = [lbl for lbl, _ in configs]
+    if any((c.label, TF_INT8) in results for c in cases):
+        labels.insert(0, TF_INT8)
+    best = {c.label: max(results[c.label, lbl].sqnr for lbl in labels
+                         if (c.label, lbl) in results) for c in cases}
     lines = ["| method | " + " | ".join(c.label for c in cases) + " |",
              "|---|" + "---|" * len(cases)]
-    for label, _ in configs:
+    for label in labels:
         cells = []
         for c in cases:
-            cell = results[c.label, label]
-            text = str(cell)
-            cells.append(f"**{text}**" if cell.sqnr == best[c.label] else text)
+            cell = results.get((c.label, label))
+            text = "-" if cell is None else str(cell)
+            cells.append(f"**{text}**" if cell and cell.sqnr == best[c.label] else text)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--digits", action="store_true", help="only the models trained on the digits")
-    args = ap.parse_args(argv)
+TABLES = {
+    "digits": ("Trained on sklearn's digits (397 held-out digits, calibration on 100 "
+               "training digits)", lambda tmp: digits_cases()),
+    "fashion": ("Trained on Fashion-MNIST (400 held-out test images, calibration on 50 "
+                "training images)", lambda tmp: fashion_cases()),
+    "random": ("Random weights (SQNR at the logits; accuracy = top-1 agreement with the float "
+               "model)", random_cases),
+}
+
+
+def float_accuracies(cases: list[Case]) -> str:
+    """One line: each labelled column's float accuracy on its evaluation data."""
+    parts = []
+    for c in cases:
+        if c.y is not None and c.reference:
+            top = np.array([r[0].reshape(-1).argmax() for r in c.reference])
+            parts.append(f"{c.label.split(' (')[0]} {100 * np.mean(top == c.y):.2f} %")
+    return "Float model accuracy: " + ", ".join(dict.fromkeys(parts)) + "." if parts else ""
+
+
+def report(only=None, log=None) -> str:
+    """All tables, each with its heading and the float accuracies, as markdown."""
+    out = []
     with tempfile.TemporaryDirectory() as tmp:
-        cases = digits_cases()
-        if not args.digits:
-            cases += [c for c in (
-                image_case("tf1_mobilenet_unfolded_bn", "small MobileNet, random (per-tensor)",
-                           "fc/logits", Path(tmp)),
-                image_case("mobilenet_v2", "MobileNetV2 224, random (per-tensor)", MNV2_LOGITS,
-                           Path(tmp)),
-            ) if c is not None]
-        results = run(cases, log=lambda line: print(line, file=sys.stderr, flush=True))
-    print(table(cases, results))
+        for key, (heading, make) in TABLES.items():
+            if only and key not in only:
+                continue
+            cases = make(Path(tmp))
+            if not cases:
+                continue
+            results = run(cases, log=log)
+            out += [f"#### {heading}", "", table(cases, results), ""]
+            acc = float_accuracies(cases)
+            if acc:
+                out += [acc, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write(markdown: str, seconds: float) -> None:
+    """bench/QUANT_METHODS.md (whole file) and the README block between its markers."""
+    header = ("# Quantization accuracy on held-out data\n\n"
+              "Generated by `python bench/quant_methods.py --write` "
+              f"({seconds / 60:.1f} min on this machine); do not edit by hand. "
+              "Conditions: see the docstring of bench/quant_methods.py.\n\n")
+    OUTPUT_FILE.write_text(header + markdown)
+    text = README.read_text()
+    pattern = re.compile(re.escape(README_BEGIN) + ".*?" + re.escape(README_END), re.S)
+    if not pattern.search(text):
+        sys.exit(f"README.md has no {README_BEGIN!s} ... {README_END!s} block")
+    block = f"{README_BEGIN}\n{markdown}{README_END}"
+    README.write_text(pattern.sub(lambda _: block, text))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
+    ap.add_argument("--only", action="append", choices=sorted(TABLES),
+                    help="only this table (repeatable)")
+    ap.add_argument("--write", action="store_true",
+                    help="write bench/QUANT_METHODS.md and the README's table block")
+    args = ap.parse_args(argv)
+    t0 = time.time()
+    markdown = report(args.only, log=lambda line: print(line, file=sys.stderr, flush=True))
+    seconds = time.time() - t0
+    print(markdown, end="")
+    print(f"({seconds:.0f} s)", file=sys.stderr)
+    if args.write:
+        if args.only:
+            sys.exit("--write regenerates every table: leave out --only")
+        write(markdown, seconds)
 
 
 if __name__ == "__main__":

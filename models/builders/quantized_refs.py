@@ -44,13 +44,14 @@ MIN_ACC = 0.90
 # --------------------------------------------------------------------------- TF converters
 
 
-def _v1_converter(pb_path: Path):
-    return v1_converter(pb_path, {INPUT_NAME: INPUT_SHAPE}, [OUTPUT_NAME])
+def _v1_converter(pb_path: Path, input_shape: list = INPUT_SHAPE):
+    return v1_converter(pb_path, {INPUT_NAME: input_shape}, [OUTPUT_NAME])
 
 
-def tf_int8(pb_path: Path, calib: np.ndarray, io_type) -> bytes:
-    """TF full-integer int8 (post-training, calibrated on `calib`, batch 1, in order)."""
-    conv = _v1_converter(pb_path)
+def tf_int8(pb_path: Path, calib: np.ndarray, io_type, input_shape: list = INPUT_SHAPE) -> bytes:
+    """TF full-integer int8 (post-training, calibrated on `calib`, batch 1, in order) of a
+    graph with one input `input` (batch-1 shape `input_shape`) and one output `probs`."""
+    conv = _v1_converter(pb_path, input_shape)
     conv.optimizations = [tf.lite.Optimize.DEFAULT]
     conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     conv.inference_input_type = io_type
