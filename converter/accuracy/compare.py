@@ -30,6 +30,7 @@ from ...interpreter.names import quoted
 from ..files import shown_path
 from ..runner import ModelRunner
 from ..sample_data import names_list
+from .advice import Advice, ModelFacts, advise, range_stats
 from .classification import precision
 from .op_replay import OneOp, one_op_models
 from .metrics import TensorStats, top_k_hits
@@ -58,6 +59,7 @@ class TensorReport:
     mean_error: float           # mean of (quantized - reference): the bias
     op_sqnr_db: float | None = None  # error the op adds alone (None: not measured)
     order: int = 0              # position in graph order
+    advice: Advice | None = None  # what to do about it (advice.py)
 
 
 @dataclass
@@ -156,6 +158,8 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
     n = n if samples is None else min(n, samples)
     pairs, unmatched = _match(ref, quant)
     replay, local_pairs = _replay(ref, ref_model.content, pairs)
+    quant_sg = quant.interp.model.subgraphs[0]
+    ranges = {p.quant_index: range_stats(quant_sg.tensors[p.quant_index]) for p in pairs}
     float_match = {p.ref_index: p.quant_index for p in pairs}
     if len(ref.outputs) != len(quant.outputs):
         raise EdgeliteError(f"{shown_path(ref_model.label)} has {len(ref.outputs)} output(s), "
@@ -169,6 +173,8 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
         deq = {q: quant.interp.get_dequantized_tensor(q) for q in float_match.values()}
         for p in pairs:
             p.stats.update(ref.stored(p.ref_index), deq[p.quant_index])
+            if ranges[p.quant_index] is not None:
+                ranges[p.quant_index].update(ref.stored(p.ref_index))
         for k, one in replay.items():
             one.run({t: deq[float_match[t]] if t in float_match else ref.stored(t)
                      for t in one.inputs})
@@ -196,6 +202,9 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
         elif p.ref_index in input_indices:
             t.op_sqnr_db = s.sqnr_db   # the input's own quantization is all its error
         tensors.append(t)
+    facts = ModelFacts(quant_sg, {p.quant_index: p.report for p in pairs})
+    for p in pairs:
+        p.report.advice = advise(p.report, ranges[p.quant_index], facts)
     total = TensorStats()
     for s in out_stats:
         total.ref_sq += s.ref_sq

@@ -25,7 +25,8 @@ OP_WIDTH = 28  # the op column: a CUSTOM op shows its custom code, which comes f
 CSV_NAME_CHARS = 100_000  # CSV keeps whole names (escaped); only absurd ones are cut
 CSV_FIELDS = ["rank", "order", "name", "quant_name", "op", "op_index", "dtype", "scale",
               "op_sqnr_db", "sqnr_db", "cosine", "max_abs_error", "max_error_lsb",
-              "mean_error"]
+              "mean_error", "advice"]
+ADVICE_LINES = 5  # the table's "what to do" lines: the worst tensors' advice
 
 
 def json_number(x):
@@ -101,6 +102,7 @@ def compare_csv(report: "CompareReport", top: int | None = None, by: str = "op")
     for k, t in enumerate(report.worst(top, by)):
         row = {f: getattr(t, f) for f in CSV_FIELDS[1:]}
         row["rank"] = k + 1
+        row["advice"] = None if t.advice is None else t.advice.text
         for f in ("name", "quant_name"):  # escaped (not cut): CSV goes to terminals too
             row[f] = row[f] if row[f] is None else shown(row[f], CSV_NAME_CHARS)
         writer.writerow({f: "" if v is None else json_number(v) for f, v in row.items()})
@@ -135,6 +137,7 @@ def compare_table(report: "CompareReport", top: int | None = None, by: str = "op
              "-" if t.max_error_lsb is None else f"{t.max_error_lsb:.1f}",
              f"{t.mean_error:+.3g}"] for k, t in enumerate(worst)]
     lines += ["  " + line for line in _rows(header, rows, {0, 4, 5, 6, 7, 8})]
+    lines += _advice_lines(worst)
     if report.unmatched:  # one name a line: names are long, a joined line would not be
         lines += ["", f"{len(report.unmatched)} reference tensor(s) with no counterpart in "
                   "the quantized model:"]
@@ -142,6 +145,15 @@ def compare_table(report: "CompareReport", top: int | None = None, by: str = "op
         if len(report.unmatched) > 8:
             lines.append(f"  and {len(report.unmatched) - 8} more")
     return "\n".join(lines)
+
+
+def _advice_lines(worst: list) -> list[str]:
+    """One "what to do" line for each of the first ADVICE_LINES tensors that have advice
+    (names inside the advice text are quoted by advice.py)."""
+    picked = [(k, t) for k, t in enumerate(worst) if t.advice is not None][:ADVICE_LINES]
+    if not picked:
+        return []
+    return ["", "what to do:"] + [f"  {k + 1}. {t.advice.text}" for k, t in picked]
 
 
 # -- eval ----------------------------------------------------------------------------------
