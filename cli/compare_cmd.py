@@ -34,6 +34,8 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
                    f"{report.samples} sample(s); output SQNR {report.output_sqnr_db:.2f} dB" +
                    (f"; worst op: {shown(culprit.op)} ({culprit.op_index}) writing "
                     f"{quoted(culprit.name)}" if culprit else ""), err=fmt != "table")
+        if culprit is not None and culprit.advice is not None:
+            click.echo(f"what to do: {culprit.advice.text}", err=fmt != "table")
     else:
         click.echo(text.rstrip("\n"))
     if plot:

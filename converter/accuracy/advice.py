@@ -16,9 +16,12 @@ from the quantized model's structure (inputs, weights, what follows the op):
                range (by more than half a step): the range was calibrated too narrow;
 * RANGE        the output's rounding alone explains the op's error (the SQNR a uniform
                rounding noise of step s gives a signal of RMS r, 10 log10(12 r^2 / s^2), is
-               within ROUNDING_MARGIN_DB of the op SQNR): the range is wide for the values it
-               holds -- a per-tensor range choice (--calib-method auto tries mse / percentile
-               per tensor for the last layers) or float to the end of the model;
+               within ROUNDING_MARGIN_DB of the op SQNR) and the range is over WIDE_SPREAD
+               times the RMS: a few large values set it -- a range choice that trades a
+               little clipping for a finer step (--calib-method mse; auto also tries it per
+               tensor for the last layers) or float to the end of the model; for a model
+               input, its real range (--input-range);
+* RESOLUTION   the same, with the range well used: only more bits help (float to the end);
 * WEIGHTS      an op with int8 weights whose error is not its output rounding: per-tensor
                weights -> per-channel; per-channel -> bias correction / keep it float;
 * ARITHMETIC   anything else (the integer kernel's own arithmetic).
@@ -47,6 +50,8 @@ from ...interpreter.names import quoted, shown
 INPUT_MARGIN_DB = 6.0     # inputs' error >= 4x the op's own: the op is not the cause
 ROUNDING_MARGIN_DB = 3.0  # output rounding >= half the op's own error: it is the cause
 CLIP_FRACTION = 1e-3      # 0.1 % of the values clipped is worth widening the range
+WIDE_SPREAD = 10.0        # range / RMS above this: a few large values set the range (a
+                          # uniform signal has 3.5, a Gaussian clipped at 4 sigma 8)
 KEEP_CHAIN = 4            # "keep it float to the output" only this close to the end
 BOUNDARY_OPS = ("QUANTIZE", "DEQUANTIZE")
 FIXED_OUTPUT_OPS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.FIXED_OUTPUT)
@@ -57,6 +62,7 @@ class AdviceKind(str, Enum):
     FIXED_OUTPUT = "fixed_output"
     CLIPPING = "clipping"
     RANGE = "range"
+    RESOLUTION = "resolution"
     WEIGHTS = "weights"
     ARITHMETIC = "arithmetic"
 
@@ -165,9 +171,19 @@ class ModelFacts:
         """Bytes the ops' 8-bit weights take more as float32."""
         return sum(3 * int(np.prod(w.shape, dtype=np.int64)) for k in ops for w in self.weights(k))
 
+    def quantized_input(self, op_index: int) -> str | None:
+        """The model input's name when the op is the QUANTIZE of a model input."""
+        op = self.sg.operators[op_index]
+        if op.name == "QUANTIZE" and op.inputs and op.inputs[0] in set(self.sg.inputs):
+            return self.sg.tensors[op.inputs[0]].name
+        return None
+
     def chain_to_output(self, op_index: int) -> list[int] | None:
         """The op and every op after it up to a model output (a single path of at most
-        KEEP_CHAIN ops, boundary ops skipped), or None when the op is not that close."""
+        KEEP_CHAIN ops, boundary ops skipped), or None when the op is not that close (or
+        is a boundary op itself)."""
+        if self.sg.operators[op_index].name in BOUNDARY_OPS:
+            return None
         chain, k = [op_index], op_index
         outputs = set(self.sg.outputs)
         while True:
@@ -197,7 +213,7 @@ class ModelFacts:
 
 
 def _keep_float_text(patterns: tuple[str, ...], cost: int) -> str:
-    flags = " ".join(f"--keep-float {p if p.isupper() else quoted(p)}" for p in patterns)
+    flags = " ".join(f"--keep-float {p if p in OPS else quoted(p)}" for p in patterns)
     return f"{flags} (+{cost} bytes)"
 
 
@@ -224,27 +240,49 @@ def fixed_output(report, stats: RangeStats, keep: tuple[str, ...], cost: int) ->
         keep_float=keep, cost_bytes=cost, step=stats.step, rms=stats.rms, fraction=frac)
 
 
-def clipping(report, stats: RangeStats) -> Advice:
+def _input_range_flag(input_name: str) -> str:
+    return f"--input-range {quoted(input_name)}:MIN,MAX"
+
+
+def clipping(report, stats: RangeStats, input_name: str | None) -> Advice:
     frac = stats.clipped / stats.count
+    fix = (f"give the input's real range ({_input_range_flag(input_name)})" if input_name
+           else "the calibration data did not reach these values: calibrate on more "
+           "representative samples, with --calib-method minmax (the other methods clip on "
+           "purpose)")
     return Advice(
         AdviceKind.CLIPPING,
-        f"clips {100 * frac:.2f} % of values (range [{stats.lo:.4g}, {stats.hi:.4g}]): widen "
-        "the range (--calib-method minmax, calibration data that covers these inputs)",
-        flags=("--calib-method minmax",), step=stats.step, rms=stats.rms, fraction=frac)
+        f"clips {100 * frac:.2f} % of values (range [{stats.lo:.4g}, {stats.hi:.4g}]): {fix}",
+        flags=(_input_range_flag(input_name) if input_name else "--calib-method minmax",),
+        step=stats.step, rms=stats.rms, fraction=frac)
 
 
-def wide_range(report, stats: RangeStats, keep: tuple[str, ...], cost: int) -> Advice:
+def output_rounding(report, stats: RangeStats, keep: tuple[str, ...], cost: int,
+                    input_name: str | None) -> Advice:
+    """RANGE when the range is over WIDE_SPREAD times the signal RMS (rare large values set
+    it), else RESOLUTION: the range is well used and only more bits would help."""
+    spread = (stats.hi - stats.lo) / stats.rms if stats.rms else math.inf
+    facts = (f"step {stats.step:.3g} vs signal RMS {stats.rms:.3g} (range {spread:.0f}x the "
+             f"RMS; rounding alone allows {stats.rounding_sqnr_db:.1f} dB)")
     end = (f"; or keep it float to the output: {_keep_float_text(keep, cost)}" if keep else
            "; int16 activations (16x8: 256x finer steps) are not available in edgelite yet")
-    spread = (stats.hi - stats.lo) / stats.rms if stats.rms else math.inf
+    common = dict(keep_float=keep, cost_bytes=cost, step=stats.step, rms=stats.rms)
+    if input_name and spread > WIDE_SPREAD:
+        return Advice(AdviceKind.RANGE, f"input range too wide: {facts} -- give the input's "
+                      f"real range ({_input_range_flag(input_name)})",
+                      flags=(_input_range_flag(input_name),), step=stats.step, rms=stats.rms)
+    if spread > WIDE_SPREAD:
+        return Advice(
+            AdviceKind.RANGE,
+            f"range too wide: {facts} -- try --calib-method mse (least squared error range) "
+            f"or auto (tries mse/percentile, and per tensor for the last layers){end}",
+            flags=("--calib-method mse", "--calib-method auto"), **common)
+    more = (f"keep it float to the output: {_keep_float_text(keep, cost)}" if keep else
+            "int16 activations (16x8: 256x finer steps) are not available in edgelite yet")
     return Advice(
-        AdviceKind.RANGE,
-        f"range too wide: step {stats.step:.3g} vs signal RMS {stats.rms:.3g} (range "
-        f"{spread:.0f}x the RMS; rounding alone allows {stats.rounding_sqnr_db:.1f} dB) -- try "
-        "--calib-method mse (least squared error range) or auto (tries mse/percentile, and "
-        f"per tensor for the last layers){end}",
-        keep_float=keep, flags=("--calib-method mse", "--calib-method auto"), cost_bytes=cost,
-        step=stats.step, rms=stats.rms)
+        AdviceKind.RESOLUTION,
+        f"8-bit resolution: {facts}, the range is well used -- only more bits help: {more}",
+        **common)
 
 
 def weight_error(report, per_channel: bool, keep: tuple[str, ...], cost: int,
@@ -307,11 +345,12 @@ def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None
             return fixed_output(report, stats, end_keep, end_cost)
     if own_is_small:
         return from_input(report, source, _upstream(source, facts))
+    input_name = facts.quantized_input(k)
     if stats is not None and stats.count and stats.clipped / stats.count >= CLIP_FRACTION:
-        return clipping(report, stats)
+        return clipping(report, stats, input_name)
     if stats is not None and stats.count and (
             stats.rounding_sqnr_db <= op_db + ROUNDING_MARGIN_DB):
-        return wide_range(report, stats, end_keep, end_cost)
+        return output_rounding(report, stats, end_keep, end_cost, input_name)
     own = (facts.pattern(k),)
     weights = facts.weights(k)
     if weights:

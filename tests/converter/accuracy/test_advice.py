@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from edgelite import Interpreter
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.accuracy import compare
-from edgelite.converter.accuracy.advice import AdviceKind
+from edgelite.converter.accuracy.advice import AdviceKind, arithmetic
 from edgelite.converter.accuracy.report import compare_csv, compare_json
 from edgelite.converter.quantize import QuantizeOptions
 from tests.conftest import MODELS
@@ -111,8 +112,60 @@ def test_clipping(tmp_path):
     want = np.count_nonzero((ref < lo - scale / 2) | (ref > hi + scale / 2)) / ref.size
     assert want > 0.2 and a.fraction == pytest.approx(want, abs=1e-12)
     assert f"clips {100 * want:.2f} % of values" in a.text
-    assert _row(report, "x").advice is None or _row(report, "x").advice.kind is not (
-        AdviceKind.CLIPPING)
+    assert _row(report, "x").advice.kind is AdviceKind.RESOLUTION  # the input does not clip
+
+
+def test_input_clipping_names_input_range(tmp_path):
+    """Held-out inputs twice the calibrated range: the model input itself clips; the fix is
+    its real range (--input-range), not a calibration method."""
+    pb = dense(np.ones((4, 1)))
+    x = np.random.default_rng(5).uniform(-1, 1, (100, 4))
+    report = compare(pb, _int8(pb, x / 2, tmp_path), x)
+    a = _row(report, "x").advice
+    assert a.kind is AdviceKind.CLIPPING and a.flags == ("--input-range 'x':MIN,MAX",)
+    assert a.fraction > 0.4 and "give the input's real range" in a.text
+
+
+def hard_swish() -> bytes:
+    """x[1, 64] -> x * relu6(x + 3) / 6 (one HARD_SWISH)."""
+    g = GraphBuilder()
+    g.placeholder("x", [1, 64])
+    g.const("three", np.float32(3))
+    g.const("sixth", np.float32(1 / 6))
+    g.node("a", "AddV2", ["x", "three"], T=F32)
+    g.node("r", "Relu6", ["a"], T=F32)
+    g.node("m", "Mul", ["x", "r"], T=F32)
+    g.node("y", "Mul", ["m", "sixth"], T=F32)
+    return g.bytes()
+
+
+def test_resolution(tmp_path):
+    """Uniform inputs fill the range (3.5x the RMS): the HARD_SWISH output's rounding is
+    all its error and nothing but more bits helps -- a float op at the end of the model."""
+    x = np.random.default_rng(0).uniform(-4, 4, (50, 64))
+    model = _int8(hard_swish(), x, tmp_path)
+    report = compare(hard_swish(), model, x)
+    y = _row(report, "y")
+    a = y.advice
+    assert y.op == "HARD_SWISH" and a.kind is AdviceKind.RESOLUTION
+    assert a.keep_float == ("HARD_SWISH",) and a.cost_bytes == 0 and a.flags == ()
+    assert a.step == pytest.approx(_qparams(model, report, "y")[0], rel=1e-7)
+    assert "the range is well used" in a.text
+    x_advice = _row(report, "x").advice
+    assert x_advice.kind is AdviceKind.RESOLUTION and x_advice.keep_float == ()
+    assert "16x8" in x_advice.text
+    kept = compare(hard_swish(), _int8(hard_swish(), x, tmp_path, keep_float=a.keep_float), x)
+    assert _row(kept, "y").op_sqnr_db == math.inf
+
+
+def test_arithmetic_names_the_op():
+    """The fallback (no weights, no clipping, not the output's rounding): the integer
+    kernel's own arithmetic; names from files are quoted / escaped."""
+    report = SimpleNamespace(op="HARD_SWISH", name="a\nb")
+    a = arithmetic(report, ("a\nb",), 0, None)
+    assert a.kind is AdviceKind.ARITHMETIC and a.keep_float == ("a\nb",)
+    assert a.text == ("integer HARD_SWISH arithmetic loses precision: keep it float: "
+                      "--keep-float 'a\\nb' (+0 bytes)")
 
 
 def mean_model() -> bytes:
@@ -251,3 +304,24 @@ def test_fashion_xception_advice_helps():
     floated = compare(XCEPTION, kept, x)
     assert _row(floated, "probs").op_sqnr_db == math.inf
     assert floated.output_sqnr_db > report.output_sqnr_db
+
+
+def test_cli_prints_advice(tmp_path):
+    """The table ends with the worst tensors' advice; with -o, the summary line is followed
+    by the worst op's advice. keras_cnn's logits clip on the held-out digits (1.13 %)."""
+    from click.testing import CliRunner
+
+    from edgelite.cli.main import main
+    from tests.converter.accuracy_models import PB, int8_model
+
+    model = tmp_path / "k.tflite"
+    model.write_bytes(int8_model())
+    args = ["compare", str(PB), str(model), "--data", str(MODELS / "digits_test.npz")]
+    result = CliRunner().invoke(main, args + ["--top", "2"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    at = lines.index("what to do:")
+    assert lines[at + 1].startswith("  1. clips 1.13 % of values (range [")
+    assert lines[at + 2].startswith("  2. error comes from its input")
+    result = CliRunner().invoke(main, args + ["-o", str(tmp_path / "r.txt")])
+    assert result.output.splitlines()[1].startswith("what to do: clips 1.13 % of values")
