@@ -244,17 +244,20 @@ def _input_range_flag(input_name: str) -> str:
     return f"--input-range {quoted(input_name)}:MIN,MAX"
 
 
-def clipping(report, stats: RangeStats, input_name: str | None) -> Advice:
+def clipping(report, stats: RangeStats, input_name: str | None, keep: tuple[str, ...],
+             cost: int) -> Advice:
     frac = stats.clipped / stats.count
+    end = f"; or keep it float to the output: {_keep_float_text(keep, cost)}" if keep else ""
     fix = (f"give the input's real range ({_input_range_flag(input_name)})" if input_name
            else "the calibration data did not reach these values: calibrate on more "
            "representative samples, with --calib-method minmax (the other methods clip on "
            "purpose)")
     return Advice(
         AdviceKind.CLIPPING,
-        f"clips {100 * frac:.2f} % of values (range [{stats.lo:.4g}, {stats.hi:.4g}]): {fix}",
+        f"clips {100 * frac:.2f} % of values (range [{stats.lo:.4g}, {stats.hi:.4g}]): "
+        f"{fix}{end}",
         flags=(_input_range_flag(input_name) if input_name else "--calib-method minmax",),
-        step=stats.step, rms=stats.rms, fraction=frac)
+        keep_float=keep, cost_bytes=cost, step=stats.step, rms=stats.rms, fraction=frac)
 
 
 def output_rounding(report, stats: RangeStats, keep: tuple[str, ...], cost: int,
@@ -347,7 +350,7 @@ def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None
         return from_input(report, source, _upstream(source, facts))
     input_name = facts.quantized_input(k)
     if stats is not None and stats.count and stats.clipped / stats.count >= CLIP_FRACTION:
-        return clipping(report, stats, input_name)
+        return clipping(report, stats, input_name, end_keep, end_cost)
     if stats is not None and stats.count and (
             stats.rounding_sqnr_db <= op_db + ROUNDING_MARGIN_DB):
         return output_rounding(report, stats, end_keep, end_cost, input_name)

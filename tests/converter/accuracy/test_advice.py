@@ -113,6 +113,10 @@ def test_clipping(tmp_path):
     assert want > 0.2 and a.fraction == pytest.approx(want, abs=1e-12)
     assert f"clips {100 * want:.2f} % of values" in a.text
     assert _row(report, "x").advice.kind is AdviceKind.RESOLUTION  # the input does not clip
+    # The op ends the model: float to the output is offered (4 weights, 3 bytes more each).
+    assert a.keep_float == ("FULLY_CONNECTED",) and a.cost_bytes == 12
+    kept = compare(pb, _int8(pb, calib, tmp_path, keep_float=a.keep_float), x)
+    assert kept.output_sqnr_db > report.output_sqnr_db + 10.0
 
 
 def test_input_clipping_names_input_range(tmp_path):
