@@ -8,8 +8,9 @@ from the quantized model's structure (inputs, weights, what follows the op):
 * FROM_INPUT   the tensor's error comes in with its inputs: their SQNR is at least
                INPUT_MARGIN_DB below the op's own -- fix the op that produces the worst input;
 * FIXED_OUTPUT an op whose int8 output parameters are fixed by TFLite's quantization spec
-               (SOFTMAX / LOGISTIC: scale 1/256, zero point -128; TANH 1/128, 0;
-               tensorflow/lite/kernels/activations.cc checks them in Prepare). Probabilities
+               (SOFTMAX / LOGISTIC: scale 1/256, zero point -128; TANH 1/128, 0: the
+               spec's restrictions, which LiteRT's int8 kernels assume -- the reference
+               softmax writes 256 levels of 1/256 whatever the tensor says). Probabilities
                below half a step (1/512) read exactly 0; the remedy is a float op at the end
                (--keep-float SOFTMAX: DEQUANTIZE before it);
 * CLIPPING     at least CLIP_FRACTION of the reference values fall outside the quantized
@@ -217,15 +218,20 @@ def _keep_float_text(patterns: tuple[str, ...], cost: int) -> str:
     return f"{flags} (+{cost} bytes)"
 
 
-def from_input(report, source, culprit) -> Advice:
+def from_input(report, source, culprit, stats: RangeStats | None) -> Advice:
     """`source`: the worst input; `culprit`: the tensor upstream whose op adds the error
-    (the first one back along the worst inputs that is not FROM_INPUT itself)."""
+    (the first one back along the worst inputs that is not FROM_INPUT itself). A range
+    that also clips is mentioned (its own, smaller, share of the error)."""
     where = (f"{quoted(culprit.name)} (op SQNR {culprit.op_sqnr_db:.1f} dB)"
              if culprit.op_sqnr_db is not None else quoted(culprit.name))
+    also = ""
+    if stats is not None and stats.count and stats.clipped / stats.count >= CLIP_FRACTION:
+        also = (f"; its own range [{stats.lo:.4g}, {stats.hi:.4g}] also clips "
+                f"{100 * stats.clipped / stats.count:.2f} % of values")
     return Advice(
         AdviceKind.FROM_INPUT,
         f"error comes from its input (input SQNR {source.sqnr_db:.1f} dB, own op error "
-        f"{report.op_sqnr_db:.1f} dB): fix the op that produces {where}",
+        f"{report.op_sqnr_db:.1f} dB): fix the op that produces {where}{also}",
         input_sqnr_db=source.sqnr_db, source=culprit.name)
 
 
@@ -347,7 +353,7 @@ def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None
         if not own_is_small or stats.tiny / stats.count >= CLIP_FRACTION:
             return fixed_output(report, stats, end_keep, end_cost)
     if own_is_small:
-        return from_input(report, source, _upstream(source, facts))
+        return from_input(report, source, _upstream(source, facts), stats)
     input_name = facts.quantized_input(k)
     if stats is not None and stats.count and stats.clipped / stats.count >= CLIP_FRACTION:
         return clipping(report, stats, input_name, end_keep, end_cost)

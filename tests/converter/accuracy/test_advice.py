@@ -217,21 +217,33 @@ def test_range_too_wide_mean(tmp_path):
     assert kept.output_sqnr_db > report.output_sqnr_db + 20.0
 
 
-def test_error_from_input(tmp_path):
-    """x[:, 0] reaches 100 once in calibration, so the input's step is ~0.8 and x[:, 1]
+@pytest.mark.parametrize("held_out", [1.0, 1.05])
+def test_error_from_input(tmp_path, held_out):
+    """x[:, 0] reaches 100 once in calibration, so the input's step is ~0.4 and x[:, 1]
     (|x| <= 1) is mostly lost there; the MatMul reads only x[:, 1] and its own output range is
-    [-1, 1]: its error comes in with the input, which is named."""
+    about [-1, 1]: its error comes in with the input, which is named. Held-out values up to
+    1.3 also clip the MatMul's own range: said too, with the share clipped."""
     pb = dense(np.array([[0.0, 0.0], [1.0, 0.5]]))
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, (100, 2))
-    calib = np.concatenate([x[:20], [[100.0, 0.0]]])
-    report = compare(pb, _int8(pb, calib, tmp_path), x)
+    calib = np.concatenate([x, [[100.0, 0.0]]])
+    x = x * held_out
+    model = _int8(pb, calib, tmp_path)
+    report = compare(pb, model, x)
     logits, inp = _row(report, "logits"), _row(report, "x")
     a = logits.advice
     assert a.kind is AdviceKind.FROM_INPUT and a.source == "x"
     assert a.input_sqnr_db == inp.sqnr_db
     assert inp.sqnr_db + 6.0 <= logits.op_sqnr_db
     assert f"input SQNR {inp.sqnr_db:.1f} dB" in a.text and "'x'" in a.text
+    scale, zp = _qparams(model, report, "logits")
+    ref = _float_values(pb, x, "logits")
+    lo, hi = scale * (-128 - zp), scale * (127 - zp)
+    clipped = np.count_nonzero((ref < lo - scale / 2) | (ref > hi + scale / 2)) / ref.size
+    assert bool(clipped > 0.001) is (held_out > 1)
+    assert ("also clips" in a.text) is (held_out > 1)
+    if held_out > 1:
+        assert a.text.endswith(f"also clips {100 * clipped:.2f} % of values")
 
 
 @pytest.mark.parametrize("per_channel", [True, False])
