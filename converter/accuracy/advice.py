@@ -339,7 +339,7 @@ def _upstream(source, facts: ModelFacts):
 
 def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None:
     """The advice for one tensor (module doc), or None (a graph input, an exact op, no
-    op SQNR measured)."""
+    op SQNR measured, a QUANTIZE / DEQUANTIZE whose error is not its range's)."""
     op_db = report.op_sqnr_db
     if report.op_index < 0 or op_db is None or math.isinf(op_db) or math.isnan(op_db):
         return None
@@ -360,6 +360,8 @@ def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None
     if stats is not None and stats.count and (
             stats.rounding_sqnr_db <= op_db + ROUNDING_MARGIN_DB):
         return output_rounding(report, stats, end_keep, end_cost, input_name)
+    if report.op in BOUNDARY_OPS:   # a QUANTIZE / DEQUANTIZE only rounds: nothing else
+        return None
     own = (facts.pattern(k),)
     weights = facts.weights(k)
     if weights:
