@@ -64,6 +64,10 @@ def one_layer(kind: str) -> tuple[Graph, Op]:
     if kind == "conv_same_stride2":          # 8x8 -> 4x4: SAME pads 0 before, 1 after
         b = Builder((1, 8, 8, 3), 0)
         b.conv(b.x, "y", 4, k=3, stride=2)
+    elif kind == "conv_dilated":             # 9x9, 3x3 taps 2 apart: SAME pads 2 a side
+        b = Builder((1, 9, 9, 2), 3)
+        b.conv(b.x, "y", 4, k=3)
+        b.g.ops[-1].options.update(dilation_h_factor=2, dilation_w_factor=2)
     elif kind.startswith("depthwise"):
         b = Builder((1, 6, 6, 3), 1)
         b.depthwise(b.x, "y", multiplier=int(kind[-1]))
@@ -73,7 +77,7 @@ def one_layer(kind: str) -> tuple[Graph, Op]:
     return b.g, b.g.ops[-1]
 
 
-CASES = [("conv_same_stride2", 3), ("depthwise_x1", 3), ("depthwise_x2", 3),
+CASES = [("conv_same_stride2", 3), ("conv_dilated", 2), ("depthwise_x1", 3), ("depthwise_x2", 3),
          ("fully_connected", 64), ("fully_connected", 3)]    # 3 rows < K = 12: keep_rows
 
 
