@@ -5,7 +5,8 @@
   rows: SAME padding, stride 2, depthwise multipliers);
 * only the weights' integers change, each to the floor or the ceiling of its float value,
   and per output channel the layer's output error is never above round-to-nearest's;
-* a layer where nearest rounding is provably not optimal: AdaRound finds the optimum;
+* a layer where nearest rounding is provably far from optimal: AdaRound gets within 10 %
+  of the optimum (all roundings enumerated), 150x below nearest;
 * the file stays bit-exact with LiteRT, and the trained digit models' logits are not worse
   on the held-out digits.
 """
@@ -122,15 +123,16 @@ def test_energy_is_the_layer_output_error(kind, samples, target):
 
 # -- on real models: the integers, the invariant ----------------------------------------------
 
-def quantized(graph: Graph, calib: np.ndarray, per_channel: bool,
-              qtype: QType = QType.INT8) -> tuple[Graph, list[tuple[Op, Op]], list[dict]]:
+def quantized(graph: Graph, calib: np.ndarray, per_channel: bool, qtype: QType = QType.INT8,
+              keep_float: frozenset[str] = frozenset()
+              ) -> tuple[Graph, list[tuple[Op, Op]], list[dict]]:
     """The plain rewrite of `graph` (as quantize() builds it before its transforms), the
     (float op, quantized op) pairs and the calibration samples."""
     samples = [{graph.inputs[0].name: x} for x in calib]
     ranges = collect_ranges(export_tflite(graph), samples, None).ranges
     q = copy.deepcopy(graph)
     pairs = list(zip(graph.ops, q.ops))
-    quantize_graph(q, ranges, RewriteConfig(qtype, per_channel))
+    quantize_graph(q, ranges, RewriteConfig(qtype, per_channel, keep_float=keep_float))
     return q, pairs, samples
 
 
@@ -267,9 +269,7 @@ def test_adaround_finds_the_rounding_nearest_misses():
     assert row.mse_nearest == pytest.approx(e_near / rows.shape[0], rel=1e-9)
     assert row.mse_adaround == pytest.approx(e_learn / rows.shape[0], rel=1e-9)
     assert report.summary() == ("adaround: 1 layer(s), 3 weight(s) rounded the other way; "
-                                f"layer output MSE summed over the layers {row.mse_nearest:.4g}"
-                                f" -> {row.mse_adaround:.4g}")
-    assert report.summary().endswith("over the layers 0.0002847 -> 1.523e-06")
+                                "layer output MSE summed over the layers 0.0002847 -> 1.523e-06")
 
 
 def test_layers_that_cannot_be_rounded_are_reported():
@@ -278,11 +278,7 @@ def test_layers_that_cannot_be_rounded_are_reported():
     h = b.fc(h, "fc2", 8)
     graph = b.done(b.fc(h, "fc3", 8))
     calib = np.random.default_rng(0).uniform(-1, 1, (16, 1, 12)).astype(np.float32)
-    samples = [{"x": x} for x in calib]
-    ranges = collect_ranges(export_tflite(graph), samples, None).ranges
-    q = copy.deepcopy(graph)
-    pairs = list(zip(graph.ops, q.ops))
-    quantize_graph(q, ranges, RewriteConfig(keep_float=frozenset({"fc1"})))
+    q, pairs, samples = quantized(graph, calib, True, keep_float=frozenset({"fc1"}))
     fc2, fc3 = (p for _, p in pairs[1:])
     fc3.inputs[1] = fc2.inputs[1]                # one int8 weight tensor read by two layers
     report = apply_adaround(graph, q, pairs, samples)
