@@ -17,9 +17,10 @@ images it was 8 dB below min/max).
   1. each calibration method of ``METHODS`` (min/max first: the baseline);
   2. then, per tensor, the ranges of the last quantized layers (where real classifiers
      lose most: the global pool and the logits) from each other method;
-  3. then, greedily, each transform (``TRANSFORMS``: equalization, bias correction,
-     AdaRound) on top of the best so far -- last, as they cost the most (AdaRound learns
-     every layer's rounding once per fold).
+  3. then the transforms (``TRANSFORMS``: equalization, bias correction, AdaRound), best
+     first: each one left is tried on top of the best so far, the highest scorer that beats
+     it is kept, until none does -- last, as they cost the most (AdaRound learns every
+     layer's rounding once per fold).
   Min/max is the first candidate and every change must beat the best so far, so the choice
   is never below min/max on the held-out samples. The final model is calibrated on all the
   samples with the chosen settings.
@@ -289,8 +290,19 @@ def choose(graph: Graph, options, samples: list) -> AutoReport:
         for method in METHODS:
             if method != base.method:
                 consider(replace(base, ranges=base.ranges + ((name, str(method)),)))
-    for transform in _transforms(options):         # 3. the transforms, greedily (last:
-        consider(replace(best, transforms=best.transforms | {transform}))  # the costly)
+    left = set(_transforms(options))               # 3. the transforms, best first (last:
+    while left:                                    #    they cost the most)
+        base, scores = best, {}
+        for transform in sorted(left):
+            cand = replace(base, transforms=base.transforms | {transform})
+            scores[transform] = (cand, scorer.score(cand))
+        winners = [(score.db, t) for t, (cand, score) in scores.items()
+                   if score.beats(best_score)]
+        if not winners:
+            break
+        transform = max(winners)[1]
+        best, best_score = scores[transform]
+        left.discard(transform)
     scorer.report.chosen = best
     return scorer.report
 
