@@ -81,10 +81,13 @@ def quantize_options(fn):
         click.option("--bias-correction", is_flag=True,
                      help="Shift each quantized layer's bias by its mean output error "
                      "measured on the calibration data."),
+        click.option("--adaround", is_flag=True,
+                     help="Learn each weight's up / down rounding, layer by layer, on the "
+                     "calibration data (AdaRound)."),
         click.option("--force-transforms", is_flag=True,
-                     help="Keep --equalize / --bias-correction even when they make the output "
-                     "error on held-out calibration samples worse (they are reverted, with a "
-                     "warning, otherwise)."),
+                     help="Keep --equalize / --bias-correction / --adaround even when they "
+                     "make the output error on held-out calibration samples worse (they are "
+                     "reverted, with a warning, otherwise)."),
         click.option("--keep-float", multiple=True, metavar="NAME_OR_OPTYPE",
                      help="Keep ops float: an op type (CONV_2D) or a node name (repeatable)."),
         click.option("--min-sqnr", type=float, metavar="DB",
@@ -124,7 +127,8 @@ def quantize_config(q: dict):
             mean_std=_pairs(q["mean_std"], "--mean-std"),
             default_range=_range(q["default_range"]), progress=progress,
             calib_method=method, equalize=q["equalize"],
-            bias_correction=q["bias_correction"], force_transforms=q["force_transforms"],
+            bias_correction=q["bias_correction"], adaround=q["adaround"],
+            force_transforms=q["force_transforms"],
             keep_float=tuple(q["keep_float"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             labels=q["labels"], log=click.echo)

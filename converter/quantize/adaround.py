@@ -97,6 +97,8 @@ class LayerRounding:
 @dataclass
 class AdaRoundReport:
     target: Target = Target.FLOAT
+    # by the layer's output tensor, the float model's name (a graph output's int8 tensor
+    # is renamed by the rewrite)
     layers: dict[str, LayerRounding] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (layer, reason)
 
@@ -376,7 +378,7 @@ def apply_adaround(float_graph: Graph, quant_graph: Graph, layers: list[tuple[Op
         if q.type in LAYERS:
             why = _eligible(f, q, quant_graph)
             if why:
-                report.skipped.append((q.outputs[0].name, why))
+                report.skipped.append((f.outputs[0].name, why))
             else:
                 rounded[id(q)] = f
     if not rounded or not samples:
@@ -396,7 +398,7 @@ def apply_adaround(float_graph: Graph, quant_graph: Graph, layers: list[tuple[Op
         float_inputs = None
         if options.target is Target.FLOAT:
             float_inputs = real(f.inputs[0], values[id(f.inputs[0])])
-        report.layers[q.outputs[0].name] = round_layer(f, q, inputs, float_inputs, rng,
+        report.layers[f.outputs[0].name] = round_layer(f, q, inputs, float_inputs, rng,
                                                        options)
 
     run_staged(graph, samples, before)

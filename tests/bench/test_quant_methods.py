@@ -68,3 +68,23 @@ def test_a_method_beats_minmax_on_every_digits_model(bench, capsys):
                                 for label, _ in bench.CONFIGS[1:]), key=lambda p: p[1].sqnr)
         assert best.sqnr > base.sqnr + 0.5, (case.label, best_label)
         assert best.accuracy >= base.accuracy - 0.01, (case.label, best_label)
+
+
+AUTO = "auto (--calib-method auto)"
+
+
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_auto_is_never_below_minmax_on_the_held_out_digits(bench, name, per_channel, capsys):
+    """Issue 12: --calib-method auto chooses on the 100 calibration digits only; on the 397
+    held-out ones its output SQNR is not below min/max's (the fashion and MobileNetV2
+    columns: bench/QUANT_METHODS.md)."""
+    case = bench.digits_case(name, per_channel)
+    configs = [(label, fields) for label, fields in bench.CONFIGS if label in (MINMAX, AUTO)]
+    results = bench.run([case], configs, tf_int8=False)
+    base, auto = results[case.label, MINMAX], results[case.label, AUTO]
+    with capsys.disabled():
+        print(f"\n{case.label}: minmax {base}, auto {auto}")
+    n = len(case.y)
+    assert auto.sqnr >= base.sqnr
+    assert round(auto.accuracy * n) >= round(base.accuracy * n) - 1      # one digit at most

@@ -19,6 +19,7 @@ from edgelite.schema.model_io import pack_model
 from tests.conftest import MODELS
 
 CALIB = str(MODELS / "digits_calib.npy")
+FASHION_CALIB = str(MODELS / "fashion_calib.npz")   # the 28x28 Fashion-MNIST models
 DIGIT_MODELS = ("tf1_cnn", "keras_cnn", "qat_cnn", "mobilenet_v2_digits")
 
 
@@ -30,7 +31,8 @@ def _options(name: str, mode: str | None = None, io: str | None = None) -> Conve
                   input_shapes={k: tuple(v) for k, v in meta["input_shapes"].items()})
     if mode is not None:
         q = {} if io is None else {"io_type": IOType(io)}
-        kw["quantize"] = QuantizeOptions(mode=QuantMode(mode), calib=CALIB, **q)
+        calib = FASHION_CALIB if name.startswith("fashion_") else CALIB
+        kw["quantize"] = QuantizeOptions(mode=QuantMode(mode), calib=calib, **q)
     return ConvertOptions(**kw)
 
 

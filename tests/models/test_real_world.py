@@ -14,6 +14,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
+from tests.models.test_sample_models import MODELS as SAMPLE_MODELS
 
 SAMPLES_ON_LARGE = 2  # golden samples run per large model (each is a full 224x224 pass)
 
@@ -21,7 +22,7 @@ SAMPLES_ON_LARGE = 2  # golden samples run per large model (each is a full 224x2
 def _models():
     for path in sorted(MODELS.glob("*.tf_ops.json")):
         name = path.name[: -len(".tf_ops.json")]
-        if name in ("tf1_cnn", "keras_cnn", "mobilenet_v2_digits"):
+        if name in SAMPLE_MODELS:
             continue  # tests/models/test_sample_models.py
         yield name
 

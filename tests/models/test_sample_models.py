@@ -12,7 +12,8 @@ import edgelite
 from edgelite.converter import ConvertOptions, convert_detailed
 from tests.conftest import litert_module
 
-MODELS = ["tf1_cnn", "keras_cnn", "mobilenet_v2_digits"]
+MODELS = ["tf1_cnn", "keras_cnn", "mobilenet_v2_digits", "fashion_xception",
+          "fashion_mobilenet_v2"]
 # After folding and fusion; exact, so a missed fusion fails.
 EXPECTED_OPS = {
     "tf1_cnn": {"CONV_2D": 2, "FULLY_CONNECTED": 1, "MAX_POOL_2D": 1, "RESHAPE": 1,
@@ -23,8 +24,16 @@ EXPECTED_OPS = {
     "mobilenet_v2_digits": {"ADD": 10, "CONV_2D": 35, "DEPTHWISE_CONV_2D": 17,
                             "FULLY_CONNECTED": 1, "MEAN": 1, "RESIZE_BILINEAR": 1,
                             "SOFTMAX": 1},
+    # Xception-style: the residual ADD's output is read by the next block's shortcut before
+    # its RELU, so the RELU stays an op (TF's converter: the same)
+    "fashion_xception": {"ADD": 3, "CONV_2D": 11, "DEPTHWISE_CONV_2D": 7, "FULLY_CONNECTED": 1,
+                         "MAX_POOL_2D": 2, "MEAN": 1, "RELU": 2, "SOFTMAX": 1},
+    "fashion_mobilenet_v2": {"ADD": 3, "CONV_2D": 15, "DEPTHWISE_CONV_2D": 7,
+                             "FULLY_CONNECTED": 1, "MEAN": 1, "SOFTMAX": 1},
 }
-NO_TF_TFLITE = {"mobilenet_v2_digits"}     # TF's .tflite is not committed (size); its op list is
+# TF's float .tflite is not committed (size; the fashion models' TF int8 files are); its op
+# list is
+NO_TF_TFLITE = {"mobilenet_v2_digits", "fashion_xception", "fashion_mobilenet_v2"}
 
 
 def run_edgelite(model: bytes, x: np.ndarray) -> np.ndarray:
@@ -92,7 +101,8 @@ def test_fusion_op_counts(sample):
     name, models, _, result = sample
     counts = result.graph.op_counts()
     assert counts == EXPECTED_OPS[name]
-    assert not {"MUL", "RELU", "RELU6"} & set(counts)  # BN, bias, ReLU all fused
+    # BN, bias, ReLU all fused (but a RELU whose input another op reads too)
+    assert not {"MUL", "RELU6"} & set(counts)
     tf_counts = json.loads((models / f"{name}.tf_ops.json").read_text())["op_counts"]
     assert counts == tf_counts  # the same ops TensorFlow's converter writes
 
@@ -107,7 +117,8 @@ def test_names_survive(sample):
     interp = edgelite.Interpreter(model_content=result.model)
     assert interp.get_input_details()[0]["name"] == "input"
     assert interp.get_output_details()[0]["name"] == "probs"
-    assert list(interp.get_input_details()[0]["shape_signature"]) == [-1, 8, 8, 1]
+    side = 28 if name.startswith("fashion_") else 8
+    assert list(interp.get_input_details()[0]["shape_signature"]) == [-1, side, side, 1]
 
 
 def test_disable_fold_batchnorm_keeps_mul_add():

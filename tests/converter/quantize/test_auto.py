@@ -7,7 +7,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions
-from edgelite.converter.quantize.auto import HOLD_OUT_EVERY, split
+from edgelite.converter.quantize.auto import FOLDS, MARGIN_DB, Score, folds, scoring_graph
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS
 
@@ -19,11 +19,36 @@ def _convert(model: str, **options):
     return convert_detailed(MODELS / model, ConvertOptions(quantize=q)).quantization
 
 
-def test_split_holds_out_every_fourth_sample():
-    fit, held = split(list(range(10)))
-    assert held == [3, 7] and fit == [0, 1, 2, 4, 5, 6, 8, 9] and HOLD_OUT_EVERY == 4
+def test_folds_hold_out_each_sample_once():
+    parts = folds(list(range(10)))
+    assert len(parts) == FOLDS == 4
+    assert [held for _, held in parts] == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
+    for fit, held in parts:
+        assert sorted(fit + held) == list(range(10)) and not set(fit) & set(held)
     with pytest.raises(EdgeliteError, match="at least 4"):
-        split([0, 1, 2])
+        folds([0, 1, 2])
+
+
+def test_a_final_softmax_is_scored_at_its_logits():
+    graph = convert_detailed(MODELS / "tf1_cnn.pb").graph
+    scored, which, outputs = scoring_graph(graph)
+    assert [t.name for t in scored.outputs] == ["fc/logits", "probs"]
+    assert which == [0] and outputs == [1]
+    assert [t.name for t in graph.outputs] == ["probs"]          # the graph is left alone
+    scored.outputs = scored.outputs[:1]      # no final softmax: the outputs themselves
+    scored.remove_dead_ops()
+    head, which, outputs = scoring_graph(scored)
+    assert [t.name for t in head.outputs] == ["fc/logits"] and which == outputs == [0]
+
+
+def test_a_candidate_must_win_clearly_on_most_folds_and_not_lose_at_the_outputs():
+    base = Score(100.0, (1.0, 1.0, 1.0, 1.0), 30.0)           # 13.98 dB
+    assert Score(100.0, (0.9, 0.9, 0.9, 0.9), 30.0).beats(base)
+    assert not Score(100.0, (0.99, 0.99, 0.99, 1.0), 30.0).beats(base)   # < MARGIN_DB
+    assert not Score(100.0, (0.1, 1.1, 1.1, 1.0), 30.0).beats(base)      # one lucky fold
+    assert Score(100.0, (0.1, 1.0, 1.1, 1.0), 30.0).beats(base)          # ties count
+    assert not Score(100.0, (0.9, 0.9, 0.9, 0.9), 29.9).beats(base)      # outputs worse
+    assert MARGIN_DB == 0.05
 
 
 @pytest.mark.parametrize("model, per_channel", [("keras_cnn.pb", False),
@@ -31,32 +56,32 @@ def test_split_holds_out_every_fourth_sample():
 def test_auto_is_never_below_minmax_on_the_held_out_samples(model, per_channel):
     report = _convert(model, calib_method="auto", per_channel=per_channel,
                       calib_samples=48).auto
-    (first, baseline), scores = report.tried[0], dict(report.tried)
+    (first, baseline) = report.tried[0]
     assert str(first.method) == "minmax" and not first.transforms and not first.ranges
-    assert scores[report.chosen] >= baseline
-    assert scores[report.chosen] == max(scores.values())  # the best candidate is kept
+    chosen = report.score_of(report.chosen)
+    assert chosen.db >= baseline.db and chosen.output_db >= baseline.output_db
     methods = {str(c.method) for c, _ in report.tried}
     assert {"minmax", "mse", "entropy", "percentile:99.99"} <= methods
     assert any(c.transforms for c, _ in report.tried) and any(c.ranges for c, _ in report.tried)
-    assert "<- chosen" in report.table() and report.held_out == 12 and report.fit == 36
+    assert "<- chosen" in report.table() and report.samples == 48 and report.folds == 4
+    assert report.scored == "logits"
 
 
 def test_an_explicit_transform_that_hurts_is_reverted():
     # Per-tensor keras_cnn: equalization lowers the output SQNR (README's table).
     q = _convert("keras_cnn.pb", equalize=True, per_channel=False)
     assert q.auto.reverted == ["equalize"] and q.equalization is None
-    assert "warning: --equalize made the held-out output error worse" in q.auto.table()
+    assert "warning: --equalize made the held-out error worse" in q.auto.table()
     forced = _convert("keras_cnn.pb", equalize=True, per_channel=False, force_transforms=True)
     assert forced.auto is None and forced.equalization is not None
 
 
 def test_an_explicit_transform_that_helps_is_kept():
     # Per-tensor MobileNetV2 (digits): equalization gains several dB (README's table).
-    q = _convert("mobilenet_v2_digits.pb", equalize=True, per_channel=False,
-                 calib_samples=40)
+    q = _convert("mobilenet_v2_digits.pb", equalize=True, per_channel=False)
     assert q.auto.reverted == [] and q.equalization is not None
     with_eq, without = (score for _, score in q.auto.tried)
-    assert with_eq > without
+    assert with_eq.beats(without) and with_eq.db > without.db + 2.0
 
 
 def test_auto_from_the_command_line(tmp_path):
@@ -68,6 +93,9 @@ def test_auto_from_the_command_line(tmp_path):
                                   "--quantize", "int8", "--calib", CALIB, "--calib-method",
                                   "auto"])
     assert r.exit_code == 0, r.output
-    assert "held-out output SQNR (25 of 100 calibration samples held out)" in r.output
+    assert ("held-out SQNR (100 calibration samples, 4 folds: each sample scored by a model "
+            "calibrated without it)") in r.output
+    assert "  logits  outputs  candidate" in r.output
     assert "<- chosen" in r.output and out.exists()
-    assert np.isfinite(float(r.output.split("dB")[0].split()[-1]))
+    first = r.output.split("candidate\n")[1].split()
+    assert np.isfinite(float(first[0])) and first[2] == "minmax"

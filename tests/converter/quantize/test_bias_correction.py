@@ -27,7 +27,6 @@ from edgelite.converter.quantize import QuantizeOptions, quantize
 from edgelite.converter.quantize.bias_correction import (BiasCorrectionReport,
                                                          accumulator_scale, bias_correct)
 from edgelite.converter.quantize.calibrate import collect_ranges, load_samples
-from edgelite.converter.quantize.metrics import sqnr
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
 from edgelite.converter.quantize.staged import run_staged
@@ -36,6 +35,7 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
+from tests.converter.quantize.held_out import LOGITS, held_out_sqnr
 
 LAYERS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 EPS_DB = 0.01   # dB: op SQNRs are sums of float32 values
@@ -184,22 +184,6 @@ def test_report_lists_layers_applied_and_skipped(tmp_path):
     assert report.applied == ["stem", "main"] and report.skipped == ["shortcut"]
     assert report.layers[1].op_sqnr_after == report.layers[1].op_sqnr_before
     assert report.layers[1].mean_abs_shift == 0.0
-
-
-LOGITS = {"tf1_cnn": "fc/logits", "keras_cnn": "keras_cnn/logits/BiasAdd",
-          "qat_cnn": "fc/act_quant"}
-
-
-def held_out_sqnr(float_model: bytes, quant_model: bytes, x: np.ndarray, tensor: str):
-    """SQNR of `tensor` and of the output on the held-out images (all samples together)."""
-    f, q = ModelRunner(float_model, True), ModelRunner(quant_model, True)
-    ref, out, ref_t, out_t = [], [], [], []
-    for sample in x:
-        ref.append(f.run({"input": sample}))
-        out.append(q.run({"input": sample}))
-        ref_t.append([f.tensor(tensor)])
-        out_t.append([q.tensor(tensor)])
-    return sqnr(ref_t, out_t), sqnr(ref, out)
 
 
 @pytest.mark.parametrize("name,per_channel", [(n, pc) for n in LOGITS for pc in (True, False)])
