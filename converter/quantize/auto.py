@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -58,7 +58,7 @@ MARGIN_DB = 0.05        # a candidate must beat the best so far by more than thi
 METHODS = (CalibConfig(CalibMethod.MINMAX), CalibConfig(CalibMethod.PERCENTILE, 99.99),
            CalibConfig(CalibMethod.PERCENTILE, 99.9), CalibConfig(CalibMethod.MSE),
            CalibConfig(CalibMethod.ENTROPY))
-TRANSFORMS = ("equalize", "bias_correction", "adaround")  # QuantizeOptions flags, if present
+TRANSFORMS = ("equalize", "bias_correction", "adaround")  # QuantizeOptions flags
 
 
 @dataclass(frozen=True)
@@ -122,10 +122,24 @@ def _calibrate(graph: Graph, samples: list, method: CalibConfig, equalized: bool
     return collect_ranges(export_tflite(g), samples, None, None, method, activations).ranges
 
 
+class _Calibrations:
+    """``_calibrate`` on one graph and sample set, once per (method, equalized)."""
+
+    def __init__(self, graph: Graph, samples: list) -> None:
+        self.graph, self.samples = graph, samples
+        self._ranges: dict[tuple[CalibConfig, bool], dict] = {}
+
+    def __call__(self, method: CalibConfig, equalized: bool) -> dict:
+        key = (method, equalized)
+        if key not in self._ranges:
+            self._ranges[key] = _calibrate(self.graph, self.samples, method, equalized)
+        return self._ranges[key]
+
+
 def _options_for(options, cand: Candidate, scoring: bool = False):
     """``options`` with the candidate's method and transforms (``scoring``: without the
     float-op searches, which run once, on the final choice)."""
-    flags = {t: t in cand.transforms for t in _transforms(options)}
+    flags = {t: t in cand.transforms for t in TRANSFORMS}
     quiet = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
                  progress=None) if scoring else {}
     return replace(options, calib_method=cand.method, auto=False, force_transforms=True,
@@ -138,7 +152,7 @@ def _ranges_for(cand: Candidate, calibrated) -> dict:
     eq = "equalize" in cand.transforms
     ranges = dict(calibrated(cand.method, eq))
     for name, method in cand.ranges:
-        ranges[name] = calibrated(_method(method), eq)[name]
+        ranges[name] = calibrated(CalibConfig.parse(method), eq)[name]
     return ranges
 
 
@@ -216,15 +230,9 @@ class _Scorer:
         self.folds = folds(samples)
         model = export_tflite(self.graph)
         self.reference = [run_all(model, held) for _, held in self.folds]
-        self._ranges: dict[tuple[int, CalibConfig, bool], dict] = {}
+        self.calibrated = [_Calibrations(self.graph, fit) for fit, _ in self.folds]
         self.report = AutoReport(len(samples), FOLDS,
                                  "outputs" if self.scored == self.outputs else "logits")
-
-    def calibrated(self, fold: int, method: CalibConfig, equalized: bool) -> dict:
-        key = (fold, method, equalized)
-        if key not in self._ranges:
-            self._ranges[key] = _calibrate(self.graph, self.folds[fold][0], method, equalized)
-        return self._ranges[key]
 
     def score(self, cand: Candidate) -> Score:
         from . import quantize
@@ -232,7 +240,7 @@ class _Scorer:
         for f, (fit, held) in enumerate(self.folds):
             q = copy.deepcopy(self.graph)
             quantize(q, _options_for(self.options, cand, scoring=True), samples=fit,
-                     ranges_given=_ranges_for(cand, lambda m, eq, f=f: self.calibrated(f, m, eq)))
+                     ranges_given=_ranges_for(cand, self.calibrated[f]))
             outputs = run_all(export_tflite(q), held)
             s, n = _sums(self.reference[f], outputs, self.scored)
             signal += s
@@ -243,15 +251,6 @@ class _Scorer:
         result = Score(signal, tuple(noise), _db(out_signal, out_noise))
         self.report.tried.append((cand, result))
         return result
-
-
-def _transforms(options) -> tuple[str, ...]:
-    names = {f.name for f in fields(options)}
-    return tuple(t for t in TRANSFORMS if t in names)
-
-
-def _method(text: str) -> CalibConfig:
-    return CalibConfig.parse(text)
 
 
 def _observed(graph: Graph, samples: list):
@@ -290,7 +289,7 @@ def choose(graph: Graph, options, samples: list) -> AutoReport:
         for method in METHODS:
             if method != base.method:
                 consider(replace(base, ranges=base.ranges + ((name, str(method)),)))
-    left = set(_transforms(options))               # 3. the transforms, best first (last:
+    left = set(TRANSFORMS)               # 3. the transforms, best first (last:
     while left:                                    #    they cost the most)
         base, scores = best, {}
         for transform in sorted(left):
@@ -311,7 +310,7 @@ def check_transforms(graph: Graph, options, samples: list) -> AutoReport:
     """Explicit --equalize / --bias-correction / --adaround, each measured against leaving
     it out: reverted only when leaving it out is clearly better (Score.beats)."""
     scorer = _Scorer(graph, options, samples)
-    asked = frozenset(t for t in _transforms(options) if getattr(options, t))
+    asked = frozenset(t for t in TRANSFORMS if getattr(options, t))
     chosen = Candidate(options.calib_method, asked)
     full = scorer.score(chosen)
     for transform in sorted(asked):
@@ -337,7 +336,7 @@ def quantize_checked(graph: Graph, options):
     chosen = report.chosen
     ranges = None
     if chosen.ranges:  # per-tensor overrides: each method calibrated on all the samples
-        ranges = _ranges_for(chosen, lambda m, eq: _calibrate(graph, samples, m, eq))
+        ranges = _ranges_for(chosen, _Calibrations(graph, samples))
     result = quantize(graph, _options_for(options, chosen), samples=samples,
                       ranges_given=ranges)
     result.auto = report
