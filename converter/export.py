@@ -1,9 +1,10 @@
 """IR Graph -> .tflite bytes (TFLite schema v3, file identifier "TFL3").
 
 Layout follows what TFLite's own converter writes, for interop: buffers[0] is the empty
-sentinel every non-constant tensor points at, each constant owns one buffer, operator codes
-carry deprecated_builtin_code = min(code, 127) next to the full builtin_code, and the subgraph
-gets a "serving_default" signature so `get_signature_runner()` works in LiteRT and here.
+sentinel every non-constant tensor points at, constants with equal bytes share one buffer
+(shared_buffers.py), operator codes carry deprecated_builtin_code = min(code, 127) next to
+the full builtin_code, and the subgraph gets a "serving_default" signature so
+`get_signature_runner()` works in LiteRT and here.
 
 Operator versions are TensorFlow's: each operator's version comes from its signature (operand
 types, shapes, quantization, options) by its op's rule (``OpDef.version``, op_version.cc), and,
@@ -26,6 +27,7 @@ from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
 from ..schema.model_io import SCHEMA_VERSION, pack_model
 from .ir import PSEUDO_OPS, Graph, Tensor
+from .shared_buffers import share_identical_buffers
 from .tf_tensor import INT32_MAX, num_elements
 
 SIGNATURE_KEY = "serving_default"
@@ -73,6 +75,7 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     sub.outputs = [index[id(t)] for t in graph.outputs]
     model.subgraphs = [sub]
     model.signatureDefs = [_signature(graph, index)]
+    share_identical_buffers(model)
 
     try:
         return pack_model(model)
