@@ -176,8 +176,6 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
         specs, record = kernel.prepare(ctx)
     except EdgeliteError:
         raise
-    except RecursionError:
-        raise
     except Exception as exc:  # a kernel bug or an odd shape numpy refuses: name the op
         raise ShapeError(f"{ctx.describe()}: prepare failed: {type(exc).__name__}: {exc}") \
             from exc

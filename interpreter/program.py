@@ -35,7 +35,7 @@ from typing import Iterable
 import numpy as np
 
 from .allocation import Allocation, allocate
-from .errors import GraphError
+from .errors import GraphError, MemoryLimitError
 from .kernel_set import QuantConfig
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.variables import resource_key
@@ -177,9 +177,13 @@ class Program:
                 raise GraphError(f"subgraph {index} lists one tensor as two of its inputs "
                                  f"{list(sg.inputs)}")
             opts = self.options
-            alloc = allocate(sg, dict(zip(sg.inputs, shapes)), opts.preserve_all_tensors,
-                             self.keep_alive(index), opts.quant, opts.threads,
-                             memory_limit=opts.memory_limit, program=self)
+            try:
+                alloc = allocate(sg, dict(zip(sg.inputs, shapes)), opts.preserve_all_tensors,
+                                 self.keep_alive(index), opts.quant, opts.threads,
+                                 memory_limit=opts.memory_limit, program=self)
+            except MemoryLimitError as exc:  # say which subgraph, for which shapes
+                raise MemoryLimitError(f"subgraph {index}, for input shapes "
+                                       f"{[list(s) for s in shapes]}: {exc}") from None
             if len(variants) >= MAX_VARIANTS:
                 del variants[next(iter(variants))]
             variants[shapes] = alloc

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError
+from edgelite.interpreter.errors import DTypeError, GraphError, MemoryLimitError, ShapeError
 from edgelite.interpreter.program import MAX_DEPTH, MAX_VARIANTS
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm
@@ -263,3 +263,14 @@ def test_an_endless_loop_stops_on_keyboard_interrupt_and_the_interpreter_still_w
     interp.set_tensor(0, I32(2**31 - 3))
     interp.invoke()  # not refused: the interrupted invoke released the interpreter
     assert interp.get_tensor(interp.get_output_details()[0]["index"]).item() == 2**31 - 1
+
+
+def test_a_loop_growing_past_the_memory_limit_stops_with_one_line():
+    interp = _ready(sm.counting_while(limit=40, grow=True), memory_limit=1 << 20)
+    interp.set_tensor(0, I32(0))
+    interp.set_tensor(1, _x(0, 0))
+    with pytest.raises(MemoryLimitError) as info:
+        interp.invoke()
+    # the body for a [131072] x (512 KiB) needs a 1.5 MiB arena: refused before allocating
+    assert str(info.value).startswith("subgraph 2, for input shapes [[], [131072]]: "
+                                      "allocate_tensors() needs 1572992 bytes")
