@@ -76,19 +76,9 @@ def _arena(path: str) -> str:
             "aligned)")
 
 
-def describe(path: str) -> str:
-    model = load_model(read_model_file(path))
-    sg = model.subgraphs[0]
-    lines = [f"{shown_path(path)}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
-             f"description {quoted(model.description)}"]
-    if len(model.subgraphs) > 1:
-        lines.append("subgraphs: " + _listed([f"{g.index} {shown(g.name)} "
-                                              f"({len(g.operators)} ops)"
-                                              for g in model.subgraphs]))
-    lines += _signatures(model)
-    if model.metadata:
-        lines.append("metadata: " + _listed([f"{shown(k)} ({len(v)} bytes)"
-                                             for k, v in model.metadata.items()]))
+def _subgraph_lines(sg) -> tuple[list[str], int]:
+    """The ops and tensors of one subgraph, and its constant bytes."""
+    lines = []
     counts: dict[str, int] = {}
     for op in sg.operators:
         name = fit(_op_name(op), NAME_WIDTH)
@@ -113,5 +103,31 @@ def describe(path: str) -> str:
         lines.append(f"  {t.index:>3} {name:<{NAME_WIDTH}} {t.type_name.lower():<8} "
                      f"{_shape(t.shape, t.shape_signature):<18} "
                      f"{nbytes if t.data is not None else '-':>9}  {_quant(t.quantization)}")
+    return lines, const_bytes
+
+
+def describe(path: str) -> str:
+    """Subgraph 0's ops and tensors; with several subgraphs, each other one after it,
+    headed by its inputs and outputs (tensor indices of that subgraph)."""
+    model = load_model(read_model_file(path))
+    lines = [f"{shown_path(path)}: schema v{model.version}, {len(model.subgraphs)} subgraph(s), "
+             f"description {quoted(model.description)}"]
+    if len(model.subgraphs) > 1:
+        lines.append("subgraphs: " + _listed([f"{g.index} {shown(g.name)} "
+                                              f"({len(g.operators)} ops)"
+                                              for g in model.subgraphs]))
+    lines += _signatures(model)
+    if model.metadata:
+        lines.append("metadata: " + _listed([f"{shown(k)} ({len(v)} bytes)"
+                                             for k, v in model.metadata.items()]))
+    const_bytes = 0
+    for sg in model.subgraphs:
+        if sg.index:
+            lines.append(f"\nsubgraph {sg.index} {quoted(sg.name)}: inputs "
+                         f"[{_listed([str(t) for t in sg.inputs])}], outputs "
+                         f"[{_listed([str(t) for t in sg.outputs])}]")
+        body, nbytes = _subgraph_lines(sg)
+        lines += body
+        const_bytes += nbytes
     lines.append(f"\nconstant data: {const_bytes} bytes; {_arena(path)}")
     return "\n".join(lines)

@@ -18,19 +18,32 @@ Steps, in order (the interpreter's public class only wraps this):
    allocated.
 4. The flat list of ``(eval, record, input arrays, output arrays)`` tuples that
    invoke() runs without any lookup.
+
+Subgraph calls: an op that calls another subgraph (WHILE, IF, CALL_ONCE) gets the
+callee prepared by ``program.prepare`` (program.py) -- this same function, for the
+callee's input shapes -- and keeps it in its record. Ops marked ``stateful`` in their
+OpDef are never folded. RESOURCE tensors (resource handles) are int32 scalars here, the
+resource id, as in LiteRT (var_handle.cc writes an int32).
+
+Dynamic tensors (outputs whose shape only an invoke tells, kernels/base.py): kept out of
+the arena; the op producing them and every op reading them become
+``dynamic.DynamicOp`` steps, which read and write the allocation's ``arrays`` table (a
+list then, updated at invoke). Without dynamic tensors nothing of this is built.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from . import planner
+from .dynamic import DynamicOp, run_dynamic
 from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
-from .kernels import KERNELS, OpContext, TensorInfo
-from .kernels.base import Chosen, Workspace
+from .kernels import KERNELS, OPS, OpContext, TensorInfo
+from .kernels.base import Chosen, Workspace, storage_dtype
 from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
                      out_of_memory_as_error)
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
@@ -48,9 +61,9 @@ from .kernel_set import DEFAULT_CONFIG, QuantConfig
 FOLD_ALWAYS_BYTES = 2**20
 FOLD_GROWTH = 8
 
-# Ops that call other subgraphs; edgelite executes subgraph 0 only.
-CONTROL_FLOW_OPS = {"WHILE", "IF", "CALL_ONCE", "CALL", "STABLEHLO_WHILE", "STABLEHLO_CASE",
-                    "STABLEHLO_COMPOSITE"}
+# Ops never folded at allocate time (they call subgraphs or keep state: OpDef.stateful).
+STATEFUL_OPS = frozenset(name for name, op in OPS.items() if op.stateful)
+
 
 Step = tuple[Callable, Any, tuple, tuple]
 
@@ -58,29 +71,40 @@ Step = tuple[Callable, Any, tuple, tuple]
 @dataclass(frozen=True)
 class Allocation:
     shapes: tuple[tuple[int, ...], ...]  # current shape of every tensor
-    arrays: tuple[np.ndarray | None, ...]  # arena view or constant per tensor (None: unused)
+    # arena view or constant per tensor (None: unused); a list, updated at invoke, when
+    # the subgraph has dynamic tensors (their current arrays)
+    arrays: tuple[np.ndarray | None, ...] | list
     constants: frozenset[int]  # tensors read-only to the user (file constants + folded)
     steps: tuple[Step, ...]  # what invoke() runs, in order
     step_ops: tuple[int, ...]  # the operator index of each step (for the profiler)
     arena: np.ndarray | None
     arena_size: int  # planned bytes (high-water mark)
     offsets: dict[int, int]  # tensor -> arena offset
+    subgraph: int = 0  # the subgraph's index
+    dynamic: frozenset[int] = frozenset()  # tensors whose shape an invoke tells
+    variables: tuple[tuple[np.ndarray, int], ...] = ()  # variable tensors, reset value
+
+    def reset_variables(self) -> None:
+        """Variable tensors back to their initial value: the zero point for int8, else 0
+        (LiteRT's ResetVariableTensor, tensor_utils.cc, a memset of that byte)."""
+        for array, fill in self.variables:
+            array.fill(fill)
 
 
 def _describe(op: Operator, subgraph: Subgraph) -> str:
     outs = [subgraph.tensors[t].name for t in op.outputs if t >= 0]
     target = f" (output {quoted(outs[0])})" if outs else ""
     name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
-    return f"operator {op.index} {name}{target}"
+    where = f"subgraph {subgraph.index} " if subgraph.index else ""
+    return f"{where}operator {op.index} {name}{target}"
 
 
-def check_supported(subgraph: Subgraph) -> None:
+def unsupported_items(subgraph: Subgraph) -> list[str]:
+    """One line per op or tensor of ``subgraph`` edgelite cannot run."""
     problems = []
     for op in subgraph.operators:
         reason = None
-        if op.name in CONTROL_FLOW_OPS:
-            reason = "calls other subgraphs; only subgraph 0 is executed"
-        elif op.name.startswith("UNKNOWN_BUILTIN_"):
+        if op.name.startswith("UNKNOWN_BUILTIN_"):
             reason = f"unknown builtin code {op.builtin_code} (newer schema than edgelite's?)"
         elif op.name not in KERNELS:
             reason = "custom op, no kernel" if op.name == "CUSTOM" else "no kernel"
@@ -91,7 +115,8 @@ def check_supported(subgraph: Subgraph) -> None:
                 tensor = subgraph.tensors[t] if t >= 0 else None
                 if tensor is None:
                     continue
-                if tensor.dtype is None or tensor.dtype.kind == "O":
+                dtype = storage_dtype(tensor)
+                if dtype is None or dtype.kind == "O":
                     reason = f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
                 elif tensor.is_sparse:
                     reason = f"tensor {quoted(tensor.name)} is sparse"
@@ -101,9 +126,19 @@ def check_supported(subgraph: Subgraph) -> None:
             problems.append(f"  {_describe(op, subgraph)}: {reason}")
     for t in subgraph.inputs + subgraph.outputs:
         tensor = subgraph.tensors[t]
-        if tensor.dtype is None or tensor.dtype.kind == "O":
-            problems.append(f"  model input/output tensor {t} {quoted(tensor.name)} has type "
-                            f"{tensor.type_name}")
+        dtype = storage_dtype(tensor)
+        if dtype is None or dtype.kind == "O":
+            where = f"subgraph {subgraph.index} " if subgraph.index else "model "
+            problems.append(f"  {where}input/output tensor {t} {quoted(tensor.name)} has "
+                            f"type {tensor.type_name}")
+    return problems
+
+
+def check_supported(subgraphs: Subgraph | list[Subgraph]) -> None:
+    """UnsupportedOpError listing every item of ``subgraphs`` edgelite cannot run."""
+    if isinstance(subgraphs, Subgraph):
+        subgraphs = [subgraphs]
+    problems = [line for sg in subgraphs for line in unsupported_items(sg)]
     if problems:
         raise UnsupportedOpError(
             f"edgelite's interpreter cannot run this model ({len(problems)} unsupported "
@@ -111,23 +146,29 @@ def check_supported(subgraph: Subgraph) -> None:
         )
 
 
-def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
-                quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
-                workspace: Workspace | None = None):
-    """``infos``: the TensorInfo of each tensor, made on first use (None: not yet, or
-    stale since its shape or value changed)."""
-    def info(t: int) -> TensorInfo | None:
-        if t < 0:
-            return None
-        cached = infos[t]
-        if cached is None:
-            tensor = subgraph.tensors[t]
-            cached = infos[t] = TensorInfo(t, tensor.name, shapes[t], tensor.dtype,
-                                           values.get(t), tensor.quantization)
-        return cached
+@dataclass(frozen=True)
+class _Setting:
+    """What every op of one allocation is prepared with."""
 
-    ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
-                    tuple(info(t) for t in op.outputs), quant, threads, workspace)
+    subgraph: Subgraph
+    dtypes: tuple  # storage_dtype of every tensor
+    quant: QuantConfig = DEFAULT_CONFIG
+    threads: int = 1
+    program: Any = None  # program.Program, for ops that call subgraphs or keep state
+
+    def info(self, t: int, shape, value) -> TensorInfo:
+        tensor = self.subgraph.tensors[t]
+        return TensorInfo(t, tensor.name, tuple(shape), self.dtypes[t], value,
+                          tensor.quantization)
+
+
+def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
+                workspace: Workspace | None = None):
+    """Run ``op``'s prepare() on operand infos ``inputs`` / ``outputs`` and check what it
+    returns against the file: (kernel, output specs, record)."""
+    subgraph = setting.subgraph
+    ctx = OpContext(op.index, op.name, op.options, inputs, outputs, setting.quant,
+                    setting.threads, workspace, subgraph.index, setting.program)
     if workspace is not None:
         workspace.begin_op()
     kernel = KERNELS[op.name]
@@ -140,11 +181,13 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
             from exc
     for t, spec in zip(op.outputs, specs, strict=True):
         tensor = subgraph.tensors[t]
-        if spec.dtype != tensor.dtype:
+        if spec.dtype != setting.dtypes[t]:
             raise DTypeError(
                 f"{ctx.describe()}: computes {spec.dtype.name} but the file declares tensor "
-                f"{quoted(tensor.name)} as {tensor.dtype.name}"
+                f"{quoted(tensor.name)} as {tensor.type_name.lower()}"
             )
+        if spec.dynamic:
+            continue  # its shape is a placeholder; dynamic.py checks the real one
         if len(spec.shape) > MAX_RANK:
             raise ShapeError(
                 f"{ctx.describe()}: output {quoted(tensor.name)} would have "
@@ -159,6 +202,21 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
     return kernel, specs, record
 
 
+def _as_step(kernel, record) -> tuple[Callable, Any]:
+    """(eval, record) for the invoke() list (a Chosen record names the eval to call)."""
+    return (record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval, record)
+
+
+def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, inputs: tuple):
+    """dynamic.DynamicOp.prepare: ``op`` prepared for its input arrays at invoke."""
+    ins = tuple(None if t < 0 else setting.info(t, a.shape, values.get(t))
+                for t, a in zip(op.inputs, inputs))
+    outs = tuple(setting.info(t, setting.subgraph.tensors[t].shape, None) for t in op.outputs)
+    kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace())
+    eval_fn, record = _as_step(kernel, record)
+    return eval_fn, record, None if any(s.dynamic for s in specs) else tuple(specs)
+
+
 def _dims(shape) -> str:
     """A shape for a message, cut short when a file declares thousands of dimensions."""
     dims = [int(d) for d in shape]
@@ -166,7 +224,8 @@ def _dims(shape) -> str:
         f"({len(dims)} dimensions)"
 
 
-def _check_inputs(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]]) -> None:
+def _check_inputs(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
+                  dtypes) -> None:
     tensors = subgraph.tensors
     for index, shape in input_shapes.items():
         name = quoted(tensors[index].name)
@@ -180,7 +239,7 @@ def _check_inputs(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]]) 
                 f"input tensor {name} (index {index}) has {len(shape)} dimensions, more than "
                 f"the {MAX_RANK} numpy supports"
             )
-        nbytes = num_elements(shape) * tensors[index].dtype.itemsize
+        nbytes = num_elements(shape) * dtypes[index].itemsize
         if nbytes > MAX_TENSOR_BYTES:
             raise ShapeError(
                 f"input tensor {name} (index {index}) of shape {_dims(shape)} needs {nbytes} "
@@ -196,26 +255,52 @@ def _all_empty(op: Operator, sizes: dict[int, int]) -> bool:
 
 @dataclass
 class _Prepared:
-    ops: list  # (op, kernel, record) of the ops invoke() runs
+    ops: list  # (op, kernel, record, mode) of the ops invoke() runs
     folded: dict[int, int]  # folded constant -> bytes of file constants it comes from
+    dynamic: set[int]  # tensors whose shape only an invoke tells
 
 
-def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryBudget,
-                 quant: QuantConfig, threads: int) -> _Prepared:
+# How an op of _Prepared.ops runs: prepared now with static outputs, prepared now with
+# dynamic outputs, or prepared at invoke (it reads a dynamic tensor).
+STATIC, DYNAMIC_OUTPUTS, AT_INVOKE = "static", "dynamic outputs", "at invoke"
+
+
+def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBudget
+                 ) -> _Prepared:
     """Prepare every op in order (shape propagation) and fold the all-constant ops whose
     outputs are small, or not much bigger than the file constants they come from."""
-    prepared = _Prepared([], {})
+    subgraph = setting.subgraph
+    prepared = _Prepared([], {}, set())
     infos: list[TensorInfo | None] = [None] * len(subgraph.tensors)
     workspace = Workspace(budget)  # the ops' temporaries share memory
+
+    def info(t: int) -> TensorInfo | None:
+        """The TensorInfo of each tensor, made on first use (None in ``infos``: not yet,
+        or stale since its shape or value changed)."""
+        if t < 0:
+            return None
+        if infos[t] is None:
+            infos[t] = setting.info(t, shapes[t], values.get(t))
+        return infos[t]
+
     for op in subgraph.operators:
-        kernel, specs, record = _prepare_op(op, subgraph, shapes, values, infos, quant,
-                                            threads, workspace)
+        if any(t in prepared.dynamic for t in op.inputs):
+            prepared.ops.append((op, None, None, AT_INVOKE))
+            prepared.dynamic.update(op.outputs)
+            continue
+        kernel, specs, record = _prepare_op(op, setting, tuple(info(t) for t in op.inputs),
+                                            tuple(info(t) for t in op.outputs), workspace)
+        if any(spec.dynamic for spec in specs):
+            prepared.ops.append((op, kernel, record, DYNAMIC_OUTPUTS))
+            prepared.dynamic.update(op.outputs)
+            continue
         for t, spec in zip(op.outputs, specs, strict=True):
             if shapes[t] != tuple(spec.shape):
                 shapes[t] = tuple(spec.shape)
                 infos[t] = None
         live_inputs = {t for t in op.inputs if t >= 0}
-        if live_inputs and all(t in values for t in live_inputs):
+        if live_inputs and all(t in values for t in live_inputs) and \
+                op.name not in STATEFUL_OPS:
             source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs)
             nbytes = sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
             if nbytes <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source):
@@ -228,8 +313,34 @@ def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryB
                     infos[t] = None
                     prepared.folded[t] = source
                 continue
-        prepared.ops.append((op, kernel, record))
+        prepared.ops.append((op, kernel, record, STATIC))
     return prepared
+
+
+def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
+    """The invoke() step of one prepared op."""
+    op, kernel, record, mode = entry
+    if mode == STATIC:
+        return (*_as_step(kernel, record), tuple(arrays[t] if t >= 0 else None
+                                                 for t in op.inputs),
+                tuple(arrays[t] for t in op.outputs))
+    dtypes = tuple(setting.dtypes[t] for t in op.outputs)
+    describe = _describe(op, setting.subgraph)
+    if mode == DYNAMIC_OUTPUTS:
+        fixed = (*_as_step(kernel, record), None)
+        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, fixed=fixed)
+    else:
+        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes,
+                        prepare=functools.partial(_prepare_at_invoke, op, setting, values))
+    return (run_dynamic, dyn, (), ())
+
+
+def _variable_fill(tensor) -> int:
+    """The value LiteRT resets a variable tensor to: its zero point if int8, else 0."""
+    q = tensor.quantization
+    if tensor.dtype == np.int8 and q is not None and q.zero_point.size:
+        return int(q.zero_point[0])
+    return 0
 
 
 @out_of_memory_as_error("allocate_tensors()")
@@ -237,7 +348,7 @@ def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryB
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
              quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
-             memory_limit: int | None = None) -> Allocation:
+             memory_limit: int | None = None, program: Any = None) -> Allocation:
     """(With the garbage collector paused: memory.gc_paused.)
 
     ``keep_alive``: more tensors (signature outputs) that must survive invoke()
@@ -245,30 +356,35 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     ``threads``: how many threads big kernels may split their work over;
     ``memory_limit``: bytes the arena, folded constants and kernels' work buffers may
     take together (None: default_memory_limit()); a plan over it is refused before
-    anything is allocated."""
+    anything is allocated. ``program`` (program.Program): the model's other subgraphs
+    and its state, for ops that call subgraphs or use resource variables."""
     check_supported(subgraph)
-    _check_inputs(subgraph, input_shapes)
     tensors = subgraph.tensors
+    dtypes = tuple(storage_dtype(t) for t in tensors)
+    _check_inputs(subgraph, input_shapes, dtypes)
     shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
     values: dict[int, np.ndarray] = {t.index: t.data for t in tensors if t.data is not None}
     for index, shape in input_shapes.items():
         shapes[index] = tuple(shape)
     memory_limit = check_limit(memory_limit)
     budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
+    setting = _Setting(subgraph, dtypes, quant, threads, program)
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
-    prepared = _prepare_all(subgraph, shapes, values, budget, quant, threads)
+    prepared = _prepare_all(setting, shapes, values, budget)
     ops = prepared.ops
 
-    # 2. Plan the arena over the ops that remain.
-    planned = {t for op, _, _ in ops for t in op.inputs + op.outputs if t >= 0}
+    # 2. Plan the arena over the ops that remain (dynamic tensors live outside it).
+    planned = {t for entry in ops for t in entry[0].inputs + entry[0].outputs if t >= 0}
     planned.update(subgraph.inputs)
     planned.difference_update(values)
-    sizes = {t: num_elements(shapes[t]) * tensors[t].dtype.itemsize for t in planned}
+    planned.difference_update(prepared.dynamic)
+    sizes = {t: num_elements(shapes[t]) * dtypes[t].itemsize for t in planned}
     # Inputs and (non-constant) variables are allocated first and never freed.
-    persistent = list(subgraph.inputs) + [t.index for t in tensors if t.is_variable]
+    variables = [t.index for t in tensors if t.is_variable and t.index in planned]
+    persistent = list(subgraph.inputs) + variables
     lifetimes = planner.compute_lifetimes(
-        [op.inputs for op, _, _ in ops], [op.outputs for op, _, _ in ops],
+        [entry[0].inputs for entry in ops], [entry[0].outputs for entry in ops],
         persistent, list(subgraph.outputs) + list(keep_alive), planned, preserve_all_tensors)
     plan = planner.plan_arena(lifetimes, sizes)
     names = {t: tensors[t].name for t in list(sizes) + list(prepared.folded)}
@@ -280,23 +396,23 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     base = (-arena.ctypes.data) % planner.ALIGNMENT
     arrays: list[np.ndarray | None] = [None] * len(tensors)
     for t, offset in plan.offsets.items():
-        dtype = tensors[t].dtype
         if sizes[t] == 0:
-            arrays[t] = np.zeros(shapes[t], dtype)
+            arrays[t] = np.zeros(shapes[t], dtypes[t])
             continue
-        arrays[t] = np.ndarray(shapes[t], dtype, buffer=arena, offset=base + offset)
+        arrays[t] = np.ndarray(shapes[t], dtypes[t], buffer=arena, offset=base + offset)
     for t, value in values.items():
         arrays[t] = value
+    resets = tuple((arrays[t], _variable_fill(tensors[t])) for t in variables)
+    for array, fill in resets:  # as after LiteRT's AllocateTensors
+        array.fill(fill)
 
-    # 4. The flat invoke() list (a Chosen record names the implementation to call). An op
-    # whose outputs are all empty (a batch of 0) has nothing to compute and is left out.
-    ops = [entry for entry in ops if not _all_empty(entry[0], sizes)]
-    steps = tuple(
-        (*((record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval,
-                                                                             record)),
-         tuple(arrays[t] if t >= 0 else None for t in op.inputs),
-         tuple(arrays[t] for t in op.outputs))
-        for op, kernel, record in ops)
-    step_ops = tuple(op.index for op, _, _ in ops)
-    return Allocation(tuple(shapes), tuple(arrays), frozenset(values), steps, step_ops, arena,
-                      plan.size, dict(plan.offsets))
+    # 4. The flat invoke() list. An op whose outputs are all empty (a batch of 0) has
+    # nothing to compute and is left out. With dynamic tensors, ``arrays`` stays a list:
+    # the DynamicOp steps read and write it at invoke.
+    ops = [entry for entry in ops if entry[3] != STATIC or not _all_empty(entry[0], sizes)]
+    table = arrays if prepared.dynamic else tuple(arrays)
+    steps = tuple(_step(entry, setting, table, values) for entry in ops)
+    step_ops = tuple(entry[0].index for entry in ops)
+    return Allocation(tuple(shapes), table, frozenset(values), steps, step_ops, arena,
+                      plan.size, dict(plan.offsets), subgraph.index,
+                      frozenset(prepared.dynamic), resets)

@@ -8,8 +8,14 @@
     y = interp.get_tensor(interp.get_output_details()[0]["index"])
 
 allocate_tensors() does all the work once (allocation.py: prepare every op, plan the
-arena, build the flat list of prepared calls); invoke() only walks that list. Only
-subgraph 0 is executed.
+arena, build the flat list of prepared calls); invoke() only walks that list.
+
+Models with several subgraphs run as LiteRT runs them: subgraph 0 is the entry (a
+SignatureDef may name another), WHILE / IF / CALL_ONCE call the others (program.py,
+kernels/control_flow.py), each prepared once with its own arena; resource variables
+(kernels/variables.py) keep their values across invoke() calls. ``get_tensor(i,
+subgraph_index=k)`` reads subgraph k's tensors (after invoke: the values of its last
+run; with preserve_all_tensors=True every one of them).
 
 Differences from tf.lite, on purpose: errors are EdgeliteError subclasses with messages
 naming the tensor (ShapeError, DTypeError, InterpreterStateError, ...) instead of bare
@@ -31,7 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import blas, details
-from .allocation import Allocation, allocate
+from .allocation import Allocation, allocate, check_supported
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
                      SignatureError)
@@ -41,6 +47,7 @@ from .model import Model, load_model, read_model_file
 from .names import quoted
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
+from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
 from .quant_math import Rounding
 from .signature import SignatureRunner
@@ -107,6 +114,9 @@ class Interpreter:
         self._alloc: Allocation | None = None
         self._allocated = False
         self._steps: tuple = ()
+        # Resource variables and CALL_ONCE status: for the life of the interpreter.
+        self._state = State(resource_ids(self._model))
+        self._program: Program | None = None
 
     # ------------------------------------------------------------------ model info
 
@@ -140,29 +150,45 @@ class Interpreter:
         return self._alloc.arena_size if self._alloc is not None else 0
 
     def num_subgraphs(self) -> int:
+        """How many subgraphs the model has (like tf.lite's)."""
         return len(self._model.subgraphs)
 
-    def _check_index(self, index: Any) -> int:
+    def _check_subgraph(self, subgraph_index: Any) -> int:
+        try:
+            k = int(subgraph_index)
+        except (TypeError, ValueError):
+            raise GraphError(f"subgraph index must be an int, got {subgraph_index!r}") from None
+        if not 0 <= k < len(self._model.subgraphs):
+            raise GraphError(f"subgraph index {k} is out of range: the model has "
+                             f"{len(self._model.subgraphs)} subgraph(s)")
+        return k
+
+    def _check_index(self, index: Any, subgraph_index: int = 0) -> int:
         try:
             i = int(index)
         except (TypeError, ValueError):
             raise GraphError(f"tensor index must be an int, got {index!r}") from None
-        if not 0 <= i < len(self._subgraph.tensors):
-            raise GraphError(
-                f"tensor index {i} is out of range: the model has "
-                f"{len(self._subgraph.tensors)} tensors"
-            )
+        tensors = self._model.subgraphs[subgraph_index].tensors
+        if not 0 <= i < len(tensors):
+            where = f"subgraph {subgraph_index}" if subgraph_index else "the model"
+            raise GraphError(f"tensor index {i} is out of range: {where} has {len(tensors)} "
+                             "tensors")
         return i
 
-    def _current_shape(self, index: int) -> tuple[int, ...]:
-        if index in self._input_shapes:
+    def _current_shape(self, index: int, subgraph_index: int = 0) -> tuple[int, ...]:
+        if subgraph_index == 0 and index in self._input_shapes:
             return tuple(self._input_shapes[index])
-        if self._alloc is not None:
-            return self._alloc.shapes[index]
-        return self._subgraph.tensors[index].shape
+        alloc = self._alloc if subgraph_index == 0 else \
+            (self._program.current.get(subgraph_index) if self._program else None)
+        if alloc is not None:
+            if index in alloc.dynamic and alloc.arrays[index] is not None:
+                return alloc.arrays[index].shape  # a dynamic tensor: its last value's
+            return alloc.shapes[index]
+        return self._model.subgraphs[subgraph_index].tensors[index].shape
 
-    def _details(self, index: int) -> dict[str, Any]:
-        return details.tensor_details(self._subgraph.tensors[index], self._current_shape(index))
+    def _details(self, index: int, subgraph_index: int = 0) -> dict[str, Any]:
+        tensor = self._model.subgraphs[subgraph_index].tensors[index]
+        return details.tensor_details(tensor, self._current_shape(index, subgraph_index))
 
     def get_input_details(self) -> list[dict[str, Any]]:
         return [self._details(t) for t in self._subgraph.inputs]
@@ -170,9 +196,12 @@ class Interpreter:
     def get_output_details(self) -> list[dict[str, Any]]:
         return [self._details(t) for t in self._subgraph.outputs]
 
-    def get_tensor_details(self) -> list[dict[str, Any]]:
-        """Details of every tensor numpy can represent (like tf.lite, others are skipped)."""
-        return [self._details(t.index) for t in self._subgraph.tensors
+    def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
+        """Details of every tensor numpy can represent (like tf.lite, others are skipped),
+        of subgraph ``subgraph_index``."""
+        k = self._check_subgraph(subgraph_index)
+        return [details.tensor_details(t, self._current_shape(t.index, k))
+                for t in self._model.subgraphs[k].tensors
                 if t.dtype is not None and t.dtype.kind != "O"]
 
     def _get_ops_details(self) -> list[dict[str, Any]]:
@@ -194,14 +223,57 @@ class Interpreter:
         keep_alive = {t for s in self._model.signature_defs if s.subgraph_index == 0
                       for t in list(s.inputs.values()) + list(s.outputs.values())}
         self._split = None
+        self._program = None  # a new allocation prepares every subgraph afresh
+        program = self._new_program(0)
         self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
                                keep_alive, self._quant, self._num_threads,
-                               memory_limit=self._memory_limit)
+                               memory_limit=self._memory_limit, program=program)
+        program.current[0] = self._alloc
+        self._program = program
         self._steps = self._alloc.steps
         if self._split_batch and self._num_threads > 1 and \
                 not self._preserve_all_tensors:
             self._split = self._plan_split(keep_alive)
         self._allocated = True
+
+    def _new_program(self, entry: int) -> Program:
+        """The Program that runs ``entry`` (the current one if there is one), after
+        checking the subgraphs reachable from it: calls (indices, no recursion) and every
+        op's support, all reported at once."""
+        program = self._program or Program(self._model, self._state, PrepareOptions(
+            self._quant, self._num_threads, self._preserve_all_tensors, self._memory_limit))
+        if entry not in program.entries:
+            reachable = check_calls(self._model, [entry])
+            check_supported([self._model.subgraphs[k] for k in reachable])
+            program.entries.add(entry)
+        return program
+
+    def _run_entry(self, index: int, values: dict[int, np.ndarray]) -> Allocation:
+        """Run subgraph ``index`` (not 0) as an entry, as a SignatureRunner of a
+        signature on it does: prepared for the shapes of ``values`` (input tensor ->
+        array; other inputs keep their declared shape), inputs set, run. Returns its
+        allocation, whose output arrays the caller copies."""
+        sg = self._model.subgraphs[index]
+        self._program = program = self._new_program(index)
+        shapes = tuple(tuple(values[t].shape) if t in values else sg.tensors[t].shape
+                       for t in sg.inputs)
+        with blas.threads(self._blas_threads):
+            alloc = program.prepare(index, shapes)
+            for t, value in values.items():
+                target = alloc.arrays[t]
+                if target is None or t in alloc.constants:
+                    raise SignatureError(f"tensor {quoted(sg.tensors[t].name)} of subgraph "
+                                         f"{index} is not an input that can be set")
+                if value.dtype != target.dtype:
+                    raise DTypeError(
+                        f"input tensor {quoted(sg.tensors[t].name)} of subgraph {index} "
+                        f"expects {target.dtype.name}, got {value.dtype.name}; convert it "
+                        f"with .astype(np.{target.dtype.name})")
+                np.copyto(target, value.reshape(target.shape))
+            for eval_fn, record, inputs, outputs in alloc.steps:
+                eval_fn(record, inputs, outputs)
+        program.current[index] = alloc
+        return alloc
 
     def _plan_split(self, keep_alive: set[int]) -> BatchSplit | None:
         """The by-sample plan for this allocation, or None (batch_split.py)."""
@@ -278,13 +350,28 @@ class Interpreter:
             )
         return self._alloc
 
-    def _array(self, index: int, what: str) -> np.ndarray:
+    def _allocation(self, subgraph_index: int, what: str) -> Allocation:
         alloc = self._require_allocated(what)
+        if subgraph_index == 0:
+            return alloc
+        alloc = self._program.current.get(subgraph_index) if self._program else None
+        if alloc is None:
+            raise InterpreterStateError(
+                f"{what}: subgraph {subgraph_index} has not been prepared: no operator of the "
+                "subgraphs run so far calls it")
+        return alloc
+
+    def _array(self, index: int, what: str, subgraph_index: int = 0) -> np.ndarray:
+        alloc = self._allocation(subgraph_index, what)
         arr = alloc.arrays[index]
         if arr is None:
+            name = quoted(self._model.subgraphs[subgraph_index].tensors[index].name)
+            if index in alloc.dynamic:
+                raise InterpreterStateError(
+                    f"tensor {index} {name} has no value yet: its shape is only known once "
+                    "invoke() computes it")
             raise InterpreterStateError(
-                f"tensor {index} {quoted(self._subgraph.tensors[index].name)} has no data: no "
-                "operator reads or writes it"
+                f"tensor {index} {name} has no data: no operator reads or writes it"
             )
         return arr
 
@@ -314,19 +401,20 @@ class Interpreter:
         np.copyto(target, value)
 
     @out_of_memory_as_error("reading a tensor")
-    def _read(self, index: int, what: str) -> np.ndarray:
+    def _read(self, index: int, what: str, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor, refused when another thread's write call overlaps the
         copy (guard.py)."""
         token = self._guard.read_begins(what)
-        value = self._array(index, what).copy()
+        value = self._array(index, what, subgraph_index).copy()
         self._guard.read_ends(what, token)
         return value
 
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
-        """A copy of a tensor's current value."""
-        if subgraph_index != 0:
-            raise GraphError("edgelite executes only subgraph 0")
-        return self._read(self._check_index(tensor_index), "get_tensor()")
+        """A copy of a tensor's current value; of subgraph ``subgraph_index``'s tensor
+        (after invoke: the values of that subgraph's last run -- the last iteration of
+        a loop body -- which only preserve_all_tensors=True keeps for every tensor)."""
+        k = self._check_subgraph(subgraph_index)
+        return self._read(self._check_index(tensor_index, k), "get_tensor()", k)
 
     def get_dequantized_tensor(self, tensor_index: int) -> np.ndarray:
         """A float32 copy of a tensor's real value: real = scale * (q - zero_point), per
@@ -371,6 +459,19 @@ class Interpreter:
             self._guard.read_begins("tensor()")
             return self._array(index, "tensor()")
         return view
+
+    @guarded("reset_all_variables()")
+    def reset_all_variables(self) -> None:
+        """Every variable tensor (Tensor.is_variable, e.g. a stateful LSTM's state) of
+        every prepared subgraph back to zero -- to its zero point if int8 -- as
+        tf.lite's reset_all_variables() does (ResetVariableTensors). Like LiteRT, it
+        leaves resource variables (VAR_HANDLE / ASSIGN_VARIABLE) and CALL_ONCE's
+        "already ran" status alone: a streaming model keeps its state."""
+        self._require_allocated("reset_all_variables()")
+        allocations = {id(self._alloc): self._alloc}
+        allocations.update((id(a), a) for a in self._program.allocations())
+        for alloc in allocations.values():
+            alloc.reset_variables()
 
     # ------------------------------------------------------------------ execution
 

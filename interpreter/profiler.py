@@ -10,6 +10,8 @@ Python overhead (argument unpacking, numpy call setup) but not the loop itself. 
 means over the profiled runs, in seconds. ``share`` is a fraction of the summed op time
 (op times, not the wall time, so the shares of all ops, and of all op types, sum to 1).
 Ops folded at allocate_tensors() (all-constant inputs) do not run and are not listed.
+The rows are subgraph 0's ops: an op that calls other subgraphs (WHILE, IF) counts the
+time of everything it runs, its loop body included.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@
 A call resizes any input whose shape differs from the given value, allocates when
 needed, sets the inputs, invokes, and returns copies of the outputs keyed by signature
 output name (tensorflow/lite/python/interpreter.py, SignatureRunner.__call__).
+
+A signature may run a subgraph other than 0 (a model with several entry points, e.g. a
+streaming model's "step" and "reset"): that subgraph then runs as an entry, prepared
+for the given input shapes, sharing the interpreter's resource variables with every
+other signature (program.py).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import SignatureError, UnsupportedOpError
+from .errors import SignatureError
 from .guard import guarded
 from .model import SignatureDef
 from .names import quoted
@@ -25,13 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class SignatureRunner:
     def __init__(self, interpreter: "Interpreter", signature: SignatureDef):
-        if signature.subgraph_index != 0:
-            raise UnsupportedOpError(
-                f"signature {quoted(signature.key)} runs subgraph {signature.subgraph_index}; "
-                "edgelite executes only subgraph 0"
-            )
         self._interpreter = interpreter
         self._signature = signature
+        self._subgraph = signature.subgraph_index
 
     @property
     def _guard(self):
@@ -44,11 +45,11 @@ class SignatureRunner:
         return self._signature.key
 
     def get_input_details(self) -> dict[str, dict[str, Any]]:
-        return {name: self._interpreter._details(index)
+        return {name: self._interpreter._details(index, self._subgraph)
                 for name, index in sorted(self._signature.inputs.items())}
 
     def get_output_details(self) -> dict[str, dict[str, Any]]:
-        return {name: self._interpreter._details(index)
+        return {name: self._interpreter._details(index, self._subgraph)
                 for name, index in sorted(self._signature.outputs.items())}
 
     @guarded("a SignatureRunner call")
@@ -63,6 +64,11 @@ class SignatureRunner:
             )
         interp = self._interpreter
         values = {name: np.asarray(value) for name, value in inputs.items()}
+        if self._subgraph != 0:
+            alloc = interp._run_entry(self._subgraph, {expected[name]: value
+                                                        for name, value in values.items()})
+            return {name: np.array(alloc.arrays[index], copy=True)
+                    for name, index in sorted(self._signature.outputs.items())}
         for name, value in values.items():
             index = expected[name]
             if tuple(value.shape) != interp._current_shape(index):

@@ -18,6 +18,7 @@ from . import (
     binary,
     cast,
     concatenation,
+    control_flow,
     conv,
     cumsum,
     depthwise_conv,
@@ -45,15 +46,18 @@ from . import (
     transpose,
     transpose_conv,
     unary,
+    variables,
 )
 from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
-    activations, arg_minmax, arithmetic, batch_matmul, binary, cast, concatenation, conv,
+    activations, arg_minmax, arithmetic, batch_matmul, binary, cast, concatenation,
+    control_flow, conv,
     cumsum, depthwise_conv, dequantize, fully_connected, gather, logical, normalization,
     one_hot, pad, pooling, quantize, reduce, reshape, resize, reverse, shape_ops, slicing,
     softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv, unary,
+    variables,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

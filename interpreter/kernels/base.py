@@ -12,6 +12,20 @@ Kernels follow TFLite Micro's split:
   array per op input (None for an omitted optional input, -1 in the file), ``outputs``
   one preallocated array per op output (views into the arena). eval() writes the result
   into ``outputs`` with ``out=`` / ``np.copyto`` and returns nothing.
+
+Outputs whose shape is only known at invoke time (TFLite's dynamic tensors: a WHILE
+whose loop-carried tensor grows, an IF whose branches disagree, a READ_VARIABLE of a
+variable of unknown rank): prepare() returns their spec with ``dynamic=True`` (the shape
+is then a placeholder), and eval() receives ``outputs`` as a *list* of None, one per
+output, and stores a new array in each slot (``outputs[i] = result``) -- the op resizes
+its outputs. allocation.py keeps such tensors out of the arena, and prepares the ops
+that read them again at invoke for the shapes they actually get (cached per shape); a
+graph without dynamic outputs never pays for any of this.
+
+Ops that call other subgraphs or keep state between invokes (control_flow.py,
+variables.py) reach the model's other subgraphs and its resource variables through
+``ctx.program`` (program.Program); ``ctx.subgraph`` is the index of the op's own
+subgraph.
 """
 
 from __future__ import annotations
@@ -25,6 +39,16 @@ from ..errors import DTypeError, ShapeError, UnsupportedOpError
 from ..names import quoted
 from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
 from ..kernel_set import DEFAULT_CONFIG, QuantConfig
+
+
+RESOURCE_TYPE = 13  # TensorType.RESOURCE: a resource handle
+RESOURCE_DTYPE = np.dtype(np.int32)  # held as its int32 resource id, as in LiteRT
+
+
+def storage_dtype(tensor) -> np.dtype | None:
+    """The numpy dtype a model.Tensor is held in: its own, or int32 for a RESOURCE handle
+    (var_handle.cc writes the resource id as an int32)."""
+    return RESOURCE_DTYPE if tensor.type_code == RESOURCE_TYPE else tensor.dtype
 
 
 @dataclass(frozen=True)
@@ -53,6 +77,7 @@ class OutputSpec:
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    dynamic: bool = False  # the shape is only known at invoke (see the module docstring)
 
 
 @dataclass(frozen=True)
@@ -67,10 +92,13 @@ class OpContext:
     quant: QuantConfig = DEFAULT_CONFIG  # which LiteRT integer arithmetic to reproduce
     threads: int = 1  # threads big kernels may split their work over (parallel.py)
     workspace: "Workspace | None" = None  # shared memory for temporaries (temporary())
+    subgraph: int = 0  # index of the subgraph the op belongs to
+    program: Any = None  # program.Program: the other subgraphs, resource variables
 
     def describe(self) -> str:
         out = f", output {quoted(self.outputs[0].name)}" if self.outputs else ""
-        return f"operator {self.index} ({self.op_name}{out})"
+        where = f"subgraph {self.subgraph} " if self.subgraph else ""
+        return f"{where}operator {self.index} ({self.op_name}{out})"
 
     # ---------------------------------------------------------------- errors
 

@@ -38,6 +38,10 @@ The facts:
   (input rank >= 2).
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
+* ``stateful``: the op does more than compute its outputs from its inputs -- it calls
+  other subgraphs or reads / writes state kept between invokes (WHILE, IF, CALL_ONCE,
+  the resource-variable ops): never folded at allocate time even when its inputs are
+  all constants, since folding would run it once instead of on every invoke.
 * ``version``: the operator version a .tflite file gives the op, as a function of its
   signature (operand types, shapes, quantization, options: versions.py); TensorFlow's
   converter's rule for the op (op_version.cc), or 1 for an op it has no rule for.
@@ -93,6 +97,7 @@ class OpDef:
     reduction: bool = False
     last_axis: bool = False
     exact: bool = False
+    stateful: bool = False
     version: VersionRule = first_version
 
     @property

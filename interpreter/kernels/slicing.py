@@ -5,9 +5,13 @@ SLICE matches tensorflow/lite/kernels/slice.cc (CalculateOutputShapeVector):
 * begin and size are 1-D int32 / int64 tensors with one entry per input dimension;
 * a size of -1 means "up to the end" (size = dim - begin); otherwise 0 <= begin and
   begin + size <= dim, or the op fails;
-* the output shape needs ``size`` (constant here) and, where a size is -1, ``begin``
-  too. A computed ``begin`` with fixed sizes is a dynamic window: it is read and checked
-  on every invoke().
+* the output shape needs ``size`` and, where a size is -1, ``begin`` too. A computed
+  ``begin`` with fixed sizes is a dynamic window: it is read and checked on every
+  invoke(). A computed ``size`` (or ``begin`` with a size of -1) makes the output a
+  dynamic tensor (kernels/base.py), as slice.cc's SetTensorToDynamic does: its shape is
+  worked out at invoke -- TensorFlow's TensorListSetItem in a loop body lowers to
+  slices whose length is the loop counter. (LiteRT keeps a fully specified declared
+  output shape instead, and fails at invoke when the computed one differs.)
 
 STRIDED_SLICE matches tensorflow/lite/kernels/strided_slice.cc (BuildStridedSliceParams,
 ResizeOutputTensor) with the index arithmetic of
@@ -78,11 +82,11 @@ def prepare_slice(ctx: OpContext):
     needs = f"it needs one entry per input dimension ([{x.rank}])"
     begin = _int_vector(ctx, 1, "begin", x.rank, needs)
     sizes = _int_vector(ctx, 2, "size", x.rank, needs)
-    if sizes is None:
-        ctx.constant_input(2, "size")  # raises: the output shape depends on it
+    if sizes is None or (begin is None and -1 in sizes):
+        return (OutputSpec(ctx.outputs[0].shape, x.dtype, dynamic=True),), Chosen(
+            eval_computed_slice, DynamicSliceRecord(sizes=(), dims=x.shape,
+                                                    where=ctx.describe()))
     if begin is None:
-        if -1 in sizes:
-            ctx.constant_input(1, "begin (with a size of -1)")  # raises
         if any(s < 0 for s in sizes) or any(s > d for s, d in zip(sizes, x.shape)):
             raise ctx.shape_error(f"size {sizes} does not fit the input shape {list(x.shape)}")
         shape = tuple(sizes)
@@ -112,6 +116,20 @@ def eval_dynamic_slice(rec: DynamicSliceRecord, inputs, outputs) -> None:
                 f"shape {list(rec.dims)}"
             )
     np.copyto(outputs[0], inputs[0][tuple(slice(b, b + s) for b, s in zip(begin, rec.sizes))])
+
+
+def eval_computed_slice(rec: DynamicSliceRecord, inputs, outputs: list) -> None:
+    """SLICE whose output shape depends on computed values: outputs[0] is a new array
+    (a dynamic output, kernels/base.py)."""
+    begin, sizes = inputs[1].tolist(), inputs[2].tolist()
+    window = []
+    for b, s, dim in zip(begin, sizes, rec.dims):
+        s = dim - b if s == -1 else s
+        if b < 0 or s < 0 or b + s > dim:
+            raise ShapeError(f"{rec.where}: begin {begin} / size {sizes} do not fit the input "
+                             f"shape {list(rec.dims)}")
+        window.append(slice(b, b + s))
+    outputs[0] = inputs[0][tuple(window)].copy()
 
 
 # --------------------------------------------------------------------------- STRIDED_SLICE

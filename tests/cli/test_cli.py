@@ -162,3 +162,25 @@ def test_passes_lists_the_pipeline():
     assert result.exit_code == 0
     assert result.output.splitlines()[0].startswith("remove_identities")
     assert "fold_batchnorm" in result.output and "(required)" in result.output
+
+
+def test_inspect_run_and_bench_models_with_subgraphs(tmp_path):
+    from tests.interpreter import subgraph_models as sm
+    path = tmp_path / "loop.tflite"
+    path.write_bytes(sm.nested_while(outer=3, inner=4))
+    text = invoke("inspect", str(path)).output
+    assert "5 subgraph(s)" in text
+    assert "subgraphs: 0 main (1 ops), 1 cond (1 ops), 2 outer_body (4 ops), 3 cond (1 ops), " \
+           "4 subgraph4 (3 ops)" in text
+    assert "subgraph 2 'outer_body': inputs [0, 1], outputs [6, 7]" in text
+    assert "    1 WHILE                  in [2, 1] -> out [4, 5]  cond_subgraph_index=3, " \
+           "body_subgraph_index=4" in text
+    np.save(tmp_path / "i.npy", np.array(0, np.int32))
+    np.save(tmp_path / "x.npy", np.array([1, -2, 0.5], np.float32))
+    result = invoke("run", str(path), "--input", f"i={tmp_path / 'i.npy'}",
+                    "--input", f"x={tmp_path / 'x.npy'}")
+    assert result.exit_code == 0, result.output
+    assert "i_out: int32 []\n3\n" in result.output
+    result = invoke("bench", str(path), "--runs", "2", "--warmup", "0", "--json")
+    assert result.exit_code == 0, result.output
+    assert '"op_type": "WHILE"' in result.output

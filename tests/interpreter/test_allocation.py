@@ -143,3 +143,19 @@ def test_string_input_is_unsupported():
     interp = Interpreter(model_content=b.build([x, s], [y]))
     with pytest.raises(UnsupportedOpError, match="tensor 1 'names' has type STRING"):
         interp.allocate_tensors()
+
+
+def test_feed_forward_allocations_build_nothing_for_subgraphs_or_dynamic_tensors():
+    # The flat step list of a graph without dynamic tensors is what it always was: a
+    # tuple of (eval, record, input arrays, output arrays), the arrays fixed arena views.
+    from edgelite.interpreter.dynamic import run_dynamic
+    b = ModelBuilder()
+    x, y, z = b.tensor("x", (2, 3)), b.tensor("y", (2, 3)), b.tensor("z", (2, 3))
+    b.op("RELU", [x], [y])
+    b.op("ADD", [y, x], [z])
+    interp = Interpreter(model_content=b.build([x], [z]))
+    interp.allocate_tensors()
+    alloc = interp._alloc
+    assert type(alloc.arrays) is tuple and alloc.dynamic == frozenset()
+    assert all(step[0] is not run_dynamic and type(step[2]) is tuple for step in alloc.steps)
+    assert interp._program.current == {0: alloc}

@@ -125,8 +125,8 @@ def test_a_read_overlapped_by_another_threads_invoke_is_refused(rng):
     out = interp.get_output_details()[0]["index"]
     real_array = interp._array
 
-    def array_then_invoke_elsewhere(index, what):
-        arr = real_array(index, what)
+    def array_then_invoke_elsewhere(index, what, subgraph_index=0):
+        arr = real_array(index, what, subgraph_index)
         thread = threading.Thread(target=interp.invoke)  # runs to the end meanwhile
         thread.start()
         thread.join(10)

@@ -214,7 +214,7 @@ def test_unsupported_ops_are_listed_at_allocate():
     b.op("CUSTOM", [x], [t1], custom_code="MyOp")
     b.op("RELU", [t1], [t2])
     b.op("ADD", [t2, t2], [t3], builtin_code=250)
-    b.op("WHILE", [t3], [y])
+    b.op("CALL", [t3], [y])
     interp = Interpreter(model_content=b.build([x], [y]))  # loading works
     with pytest.raises(UnsupportedOpError) as info:
         interp.allocate_tensors()
@@ -222,7 +222,7 @@ def test_unsupported_ops_are_listed_at_allocate():
     assert "(3 unsupported item(s))" in text
     assert "operator 0 CUSTOM 'MyOp' (output 'a')" in text
     assert "operator 2 UNKNOWN_BUILTIN_250 (output 'c'): unknown builtin code 250" in text
-    assert "operator 3 WHILE (output 'y')" in text and "only subgraph 0" in text
+    assert "operator 3 CALL (output 'y'): no kernel" in text
     assert "RELU" not in text
 
 

@@ -7,6 +7,10 @@
     b.op("CONV_2D", [x, w, -1], [y], stride_w=1, stride_h=1, padding="SAME")
     data = b.build(inputs=[x], outputs=[y])
 
+Several subgraphs: build subgraph 0 first, ``b.finish_subgraph(inputs, outputs)``, then
+the next one with the same calls (tensor indices restart at 0), and ``b.build(inputs,
+outputs)`` for the last one (``b.subgraph_count`` is the index the next one gets).
+
 Follows the format contract: buffers[0] is the empty sentinel, every constant gets its
 own buffer, OperatorCode has deprecated_builtin_code = min(code, 127) and
 builtin_code = code, and the file identifier is "TFL3".
@@ -31,15 +35,23 @@ class ModelBuilder:
         self.opcodes: list[Any] = []
         self._opcode_index: dict[tuple, int] = {}
         self.signatures: list[Any] = []
+        self.subgraphs: list[Any] = []  # the finished ones
+
+    @property
+    def subgraph_count(self) -> int:
+        return len(self.subgraphs)
 
     def tensor(self, name: str, shape, dtype=np.float32, data=None, *, scale=None,
-               zero_point=None, quantized_dimension=0, shape_signature=None) -> int:
+               zero_point=None, quantized_dimension=0, shape_signature=None,
+               type_code: int | None = None, is_variable: bool = False) -> int:
+        """``type_code``: a TensorType the dtype cannot say (RESOURCE: 13, VARIANT: 15)."""
         t = tfl.TensorT()
         t.name = name
         t.shape = [int(d) for d in shape]
         if shape_signature is not None:
             t.shapeSignature = [int(d) for d in shape_signature]
-        t.type = schema_ops.tensor_type_of(dtype)
+        t.type = schema_ops.tensor_type_of(dtype) if type_code is None else type_code
+        t.isVariable = is_variable
         t.buffer = 0
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
@@ -83,10 +95,11 @@ class ModelBuilder:
         self.operators.append(o)
         return len(self.operators) - 1
 
-    def signature(self, key: str, inputs: dict[str, int], outputs: dict[str, int]) -> None:
+    def signature(self, key: str, inputs: dict[str, int], outputs: dict[str, int],
+                  subgraph_index: int = 0) -> None:
         s = tfl.SignatureDefT()
         s.signatureKey = key
-        s.subgraphIndex = 0
+        s.subgraphIndex = subgraph_index
         s.inputs, s.outputs = [], []
         for names, target in ((inputs, s.inputs), (outputs, s.outputs)):
             for name, index in names.items():
@@ -96,19 +109,30 @@ class ModelBuilder:
                 target.append(m)
         self.signatures.append(s)
 
-    def build(self, inputs, outputs, *, file_identifier: bytes = b"TFL3",
-              description: str = "edgelite test model") -> bytes:
+    def _subgraph(self, inputs, outputs, name: str | None) -> Any:
         sg = tfl.SubGraphT()
         sg.tensors = self.tensors
         sg.inputs = [int(i) for i in inputs]
         sg.outputs = [int(i) for i in outputs]
         sg.operators = self.operators
-        sg.name = "main"
+        sg.name = name or ("main" if not self.subgraphs else f"subgraph{len(self.subgraphs)}")
+        return sg
+
+    def finish_subgraph(self, inputs, outputs, name: str | None = None) -> int:
+        """Close the subgraph being built; the next tensor() / op() calls build the next
+        one. Returns the closed subgraph's index."""
+        self.subgraphs.append(self._subgraph(inputs, outputs, name))
+        self.tensors, self.operators = [], []
+        return len(self.subgraphs) - 1
+
+    def build(self, inputs, outputs, *, file_identifier: bytes = b"TFL3",
+              description: str = "edgelite test model") -> bytes:
+        """The model: the finished subgraphs, then the one being built."""
         m = tfl.ModelT()
         m.version = 3
         m.description = description
         m.operatorCodes = self.opcodes
-        m.subgraphs = [sg]
+        m.subgraphs = self.subgraphs + [self._subgraph(inputs, outputs, None)]
         m.buffers = self.buffers
         if self.signatures:
             m.signatureDefs = self.signatures

@@ -155,3 +155,26 @@ def test_strided_slice_offset_past_the_end(rng):
     with pytest.raises(ShapeError, match="runs past dimension 0"):
         run_op("STRIDED_SLICE", [x, const([2, 0], I32), const([3, 5], I32),
                                  const([1, 1], I32)], [((3, 5), np.float32)], offset=True)
+
+
+def test_slice_with_a_computed_size_has_a_dynamic_output():
+    # TensorFlow's TensorListSetItem in a loop body lowers to slices of computed length;
+    # the output is a dynamic tensor (slice.cc SetTensorToDynamic), the RELU after it is
+    # prepared at invoke for each shape.
+    from tests.interpreter.subgraph_oracle import assert_sequence_matches_litert
+    from tests.interpreter.tflite_builder import ModelBuilder
+    b = ModelBuilder()
+    x, given, size = b.tensor("x", [4, 5]), b.tensor("given", [2], I32), b.tensor("size", [2], I32)
+    y = b.tensor("y", [1, 1], shape_signature=[-1, -1])
+    z = b.tensor("z", [1, 1], shape_signature=[-1, -1])
+    # (computed by an op, and an output of unknown shape: otherwise LiteRT takes the
+    # declared shape, or reads a graph input's value at prepare time)
+    b.op("ADD", [given, b.const("zero", np.array([0, 0], I32))], [size])
+    b.op("SLICE", [x, b.const("begin", np.array([1, 0], I32)), size], [y])
+    b.op("RELU", [y], [z])
+    model = b.build([x, given], [z])
+    data = np.arange(-10, 10, dtype=np.float32).reshape(4, 5)
+    feeds = [[data, np.array(s, I32)] for s in ([2, 3], [3, -1], [0, 5], [1, 1])]
+    runs = assert_sequence_matches_litert(model, feeds)
+    assert [r[0].shape for r in runs] == [(2, 3), (3, 5), (0, 5), (1, 1)]
+    np.testing.assert_array_equal(runs[0][0], np.maximum(data[1:3, 0:3], 0))
