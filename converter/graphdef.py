@@ -113,7 +113,7 @@ class TFGraph:
     Default inputs / outputs are chosen on the nodes as the file has them."""
 
     def __init__(self, gd: graph_pb2.GraphDef | None = None, nodes=None, library=None) -> None:
-        from .control_flow import Library, functionalize
+        from .control_flow import Library
         self.nodes: dict = {}
         for node in (gd.node if gd is not None else nodes):
             if node.name in self.nodes:
@@ -126,10 +126,8 @@ class TFGraph:
         # (name, op) of each node as written, for the defaults
         self._original = [(n.name, n.op) for n in self.nodes.values()]
         self._ops = dict(self._original)
-        if gd is not None:
-            self.nodes, self.library = functionalize(gd)
-        else:
-            self.library = library if library is not None else Library()
+        self.library = library if library is not None else Library()
+        self._gd = gd  # functionalized on the first prune(), which knows the outputs
     def node(self, name: str, what: str):
         try:
             return self.nodes[name]
@@ -169,6 +167,11 @@ class TFGraph:
         Every shape a kept node declares is checked (tf_tensor.shape_from_proto) with the
         node's name in the message.
         """
+        if self._gd is not None:
+            from .control_flow import functionalize
+            self.nodes, library = functionalize(self._gd, {r.name for r in outputs})
+            self.library.update(library)  # (the lowering may hold the library already)
+            self._gd = None
         stop = {r.node for r in inputs}
         order, state = [], {}  # state: 1 = on the stack, 2 = done
         for out in outputs:

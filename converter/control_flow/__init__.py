@@ -22,13 +22,14 @@ from .functionalize_while import FRAME_OPS, functionalize_loops
 from .functions import ARG_OP, FuncGraph, Library, parse_library
 
 
-def functionalize(gd) -> tuple[dict, Library]:
+def functionalize(gd, wanted: set[str] = frozenset()) -> tuple[dict, Library]:
     """The GraphDef's nodes (name -> NodeDef, in order) with TF1 loops and conds raised to
     While / If nodes, and the function library they call (the GraphDef's own functions and
-    the ones made here). Functions holding TF1 control flow are functionalized too."""
+    the ones made here). Functions holding TF1 control flow are functionalized too.
+    `wanted`: the tensors asked for as outputs (a Merge's value_index among them is kept)."""
     library = parse_library(gd)
     nodes = {n.name: n for n in gd.node}
-    nodes = _functionalize_nodes(nodes, library)
+    nodes = _functionalize_nodes(nodes, library, wanted)
     for fn in list(library.values()):
         if any(n.op in FRAME_OPS or n.op in ("Switch", "RefSwitch") for n in fn.nodes):
             fn.nodes = list(_functionalize_nodes({n.name: n for n in fn.nodes},
@@ -37,14 +38,14 @@ def functionalize(gd) -> tuple[dict, Library]:
     return nodes, library
 
 
-def _functionalize_nodes(nodes: dict, library: Library) -> dict:
+def _functionalize_nodes(nodes: dict, library: Library, wanted=frozenset()) -> dict:
     if any(n.op in FRAME_OPS for n in nodes.values()):
         nodes = functionalize_loops(nodes, library)
         for fn in [f for f in library.values() if not f.local_names]:
             fn.nodes = list(functionalize_conds({n.name: n for n in fn.nodes},
                                                 library).values())
             fn.by_name = {n.name: n for n in fn.nodes}
-    return functionalize_conds(nodes, library)
+    return functionalize_conds(nodes, library, wanted)
 
 
 __all__ = ["ARG_OP", "FuncGraph", "Library", "functionalize"]

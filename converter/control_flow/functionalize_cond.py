@@ -28,6 +28,7 @@ taken branch (the untaken one is never lowered nor reported), any other becomes 
 from __future__ import annotations
 
 from ...interpreter.errors import GraphError
+from ...schema import graph_pb2
 from ...interpreter.names import quoted
 from ..graphdef import TensorRef, data_inputs, parse_ref
 from .functions import Library
@@ -37,8 +38,9 @@ SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")
 
 
-def functionalize_conds(nodes: dict, library: Library) -> dict:
-    """Replace every TF1 cond in `nodes` (name -> NodeDef, no loops left) by an If node."""
+def functionalize_conds(nodes: dict, library: Library, wanted=frozenset()) -> dict:
+    """Replace every TF1 cond in `nodes` (name -> NodeDef, no loops left) by an If node.
+    `wanted`: tensors asked for as outputs (a Merge's value_index, "merge:1", among them)."""
     if not any(n.op in SWITCH_OPS for n in nodes.values()):
         return nodes
     states, contexts = _branch_states(nodes)
@@ -47,7 +49,7 @@ def functionalize_conds(nodes: dict, library: Library) -> dict:
         groups.setdefault(key, []).append(nodes[name])
     for (context, pred), merges in sorted(groups.items(), key=lambda kv: -len(kv[0][0])):
         for cond in _split(nodes, merges, context, pred, states):
-            _functionalize(nodes, cond, context, pred, states, library)
+            _functionalize(nodes, cond, context, pred, states, library, wanted)
     return nodes
 
 
@@ -183,7 +185,7 @@ def _split(nodes: dict, merges: list, context, pred: str, states: dict) -> list[
 
 
 def _functionalize(nodes: dict, cond: _Cond, context, pred: str, states: dict,
-                   library: Library) -> None:
+                   library: Library, wanted) -> None:
     first = cond.merges[0].name
     what = f"the cond of {quoted(first)}"
     scope = unique(nodes, (first.rpartition("/")[0] or first) + "/If")
@@ -202,23 +204,38 @@ def _functionalize(nodes: dict, cond: _Cond, context, pred: str, states: dict,
             return ref.node
         return arg
 
+    readers = consumers(nodes)
+    # Merge output 1 (value_index: which branch ran) is an extra If output when read.
+    indexed = any(f"{m.name}:1" in wanted or any(
+        parse_ref(s).name == f"{m.name}:1" for r in readers.get(m.name, ()) for s in r.input)
+        for m in cond.merges)
     fns = []
     for k, side in ((1, "then"), (0, "else")):
         rets = [p[0] if k else p[1] for p in pairs]
         fn = cut_function(nodes, library.unique_name(f"{scope}/{side}"), args, rets,
                           argument(k), lambda n, k=k: cond.inside(n, k), what)
+        if indexed:
+            _return_constant(fn, f"{scope}/{side}_index", k)
         fns.append(library.add(fn))
     if_node = new_node(scope, "If", [pred] + [s.input[0] for s in switches],
                        then_branch=fns[0].name, else_branch=fns[1].name)
-    readers = consumers(nodes)
     for name in cond.seen:
         nodes.pop(name, None)
     nodes[scope] = if_node
     states[scope] = context
+    index = [f"{scope}:{len(pairs)}"] if indexed else []
     for k, merge in enumerate(cond.merges):
-        for reader in readers.get(merge.name, ()):
-            if any(parse_ref(s).name == f"{merge.name}:1" for s in reader.input):
-                raise GraphError(f"node {quoted(reader.name)} reads the branch index of "
-                                 f"Merge {quoted(merge.name)}; edgelite cannot convert that")
-        nodes[merge.name] = new_node(merge.name, "Identity", [f"{scope}:{k}" if k else scope])
+        nodes[merge.name] = new_node(merge.name, "IdentityN" if indexed else "Identity",
+                                     [f"{scope}:{k}" if k else scope] + index)
         states[merge.name] = context
+
+
+def _return_constant(fn, name: str, value: int) -> None:
+    """Make `fn` also return an int32 constant (a Merge's value_index)."""
+    node = new_node(name, "Const", [])
+    node.attr["dtype"].type = graph_pb2.DT_INT32
+    node.attr["value"].tensor.dtype = graph_pb2.DT_INT32
+    node.attr["value"].tensor.int_val.append(value)
+    fn.nodes.append(node)
+    fn.by_name[name] = node
+    fn.rets.append(name)
