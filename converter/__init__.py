@@ -16,7 +16,8 @@ from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef
-from .ir import Graph
+from ..interpreter.errors import UnsupportedOpError
+from .ir import Graph, has_subgraphs
 from .lower import SupportReport, lower_graph, lower_with_report
 from .passes import PASS_NAMES, PassRecord, run_passes
 from .quantize import QuantizeOptions, QuantizeReport, quantize
@@ -60,6 +61,9 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         lowered = graph.op_counts()
         records = run_passes(graph, options.disabled_passes)
         infer_shapes(graph)
+    if options.quantize and has_subgraphs(graph):
+        raise UnsupportedOpError("the model has control flow (WHILE / IF); edgelite cannot "
+                                 "quantize loops and conds yet: convert it as a float model")
     qreport = quantize(graph, options.quantize) if options.quantize else None
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")

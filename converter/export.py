@@ -26,7 +26,7 @@ from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
 from ..schema.model_io import SCHEMA_VERSION, pack_model
-from .ir import PSEUDO_OPS, Graph, Tensor
+from .ir import PSEUDO_OPS, Graph, Tensor, all_graphs
 from .shared_buffers import share_identical_buffers
 from .tf_tensor import INT32_MAX, num_elements
 
@@ -37,23 +37,49 @@ BUFFER_ALIGNMENT = 16   # pack_model aligns every constant buffer to 16 bytes
 TABLE_BYTES = 16        # at least a vtable offset and a few fields per tensor / operator
 
 
+# The option fields naming the subgraphs a control-flow op calls, by role (op.subgraphs keys).
+SUBGRAPH_OPTIONS = {
+    "WHILE": {"cond": "cond_subgraph_index", "body": "body_subgraph_index"},
+    "IF": {"then": "then_subgraph_index", "else": "else_subgraph_index"},
+}
+
+
 def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
-    """Serialise `graph` (after passes: only TFLite builtin / CUSTOM ops) to .tflite bytes."""
-    leftover = sorted({op.type for op in graph.ops if op.type in PSEUDO_OPS})
+    """Serialise `graph` (after passes: only TFLite builtin / CUSTOM ops) to .tflite bytes.
+
+    `graph` is subgraph 0; the graphs its WHILE / IF ops call (op.subgraphs) follow, numbered
+    callers first (ir.all_graphs), and each op's options name their indices."""
+    graphs = all_graphs(graph)
+    leftover = sorted({op.type for g in graphs for op in g.ops if op.type in PSEUDO_OPS})
     if leftover:
         raise EdgeliteError(f"internal: converter-only ops {leftover} survived the passes")
-    tensors = graph.tensors()
-    check_model_size(tensors, len(graph.ops))
-    index = {id(t): i for i, t in enumerate(tensors)}
+    tensor_lists = [g.tensors() for g in graphs]
+    check_model_size([t for ts in tensor_lists for t in ts], sum(len(g.ops) for g in graphs))
+    numbers = {id(g): k for k, g in enumerate(graphs)}
     model = tfl.ModelT()
     model.version = SCHEMA_VERSION
     model.description = description
     model.buffers = [tfl.BufferT()]
-    model.operatorCodes, codes = [], {}
-    sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
+    model.operatorCodes = []
+    codes: dict = {}
+    model.subgraphs = [_subgraph(g, ts, model, codes, numbers)
+                       for g, ts in zip(graphs, tensor_lists)]
+    index = {id(t): i for i, t in enumerate(tensor_lists[0])}
+    model.signatureDefs = [_signature(graph, index)]
+    share_identical_buffers(model)
 
+    try:
+        return pack_model(model)
+    except BuilderSizeError:  # the estimate below is a lower bound; this is the backstop
+        raise ModelFormatError(_too_large(tensor_lists[0], "the model")) from None
+
+
+def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict):
+    """One SubGraphT; operator codes are shared by the model (`codes`: (type, custom) -> index)."""
+    index = {id(t): i for i, t in enumerate(tensors)}
+    sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
     sub = tfl.SubGraphT()
-    sub.name = "main"
+    sub.name = graph.name
     sub.tensors = [_tensor(t, model.buffers) for t in tensors]
     sub.operators = []
     for op in graph.ops:
@@ -66,21 +92,24 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
         o.inputs = [index[id(t)] if t is not None else -1 for t in op.inputs]
         o.outputs = [index[id(t)] for t in op.outputs]
         if op.type != "CUSTOM":
-            o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(
-                op.type, {k: _plain(v) for k, v in op.options.items()})
+            options = {k: _plain(v) for k, v in op.options.items()}
+            options.update(_subgraph_indices(op, numbers))
+            o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(op.type,
+                                                                                  options)
         code = model.operatorCodes[codes[key]]
         code.version = max(code.version, _version(op.type, o, sub.tensors, sigs))
         sub.operators.append(o)
     sub.inputs = [index[id(t)] for t in graph.inputs]
     sub.outputs = [index[id(t)] for t in graph.outputs]
-    model.subgraphs = [sub]
-    model.signatureDefs = [_signature(graph, index)]
-    share_identical_buffers(model)
+    return sub
 
-    try:
-        return pack_model(model)
-    except BuilderSizeError:  # the estimate below is a lower bound; this is the backstop
-        raise ModelFormatError(_too_large(tensors, "the model")) from None
+
+def _subgraph_indices(op, numbers: dict) -> dict[str, int]:
+    fields = SUBGRAPH_OPTIONS.get(op.type, {})
+    if set(op.subgraphs) != set(fields):
+        raise EdgeliteError(f"internal: {op.type} ({quoted(op.name)}) calls subgraphs "
+                            f"{sorted(op.subgraphs)}, expected {sorted(fields)}")
+    return {fields[role]: numbers[id(g)] for role, g in op.subgraphs.items()}
 
 
 def check_model_size(tensors: list[Tensor], n_ops: int) -> None:

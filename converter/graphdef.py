@@ -29,6 +29,7 @@ NON_OUTPUT_OPS = frozenset({"NoOp", "Assert", "Const", "Placeholder", "Placehold
                             "SaveV2", "RestoreV2", "VarHandleOp", "VariableV2",
                             "AssignVariableOp", "Print", "PrintV2"})
 INPUT_OPS = frozenset({"Placeholder"})
+LOOP_EXITS = frozenset({"Exit", "RefExit"})
 
 
 @dataclass(frozen=True)
@@ -105,19 +106,28 @@ def _parse_text(gd, data: bytes) -> None:
 
 
 class TFGraph:
-    """The GraphDef's nodes by name, with the consumer map, for choosing and pruning."""
+    """The GraphDef's nodes by name, with the consumer map, for choosing and pruning.
 
-    def __init__(self, gd: graph_pb2.GraphDef) -> None:
+    TF1 control flow is raised to functional While / If nodes first (control_flow/), so the
+    graph is acyclic; `library` holds the functions they and the GraphDef's calls use.
+    Default inputs / outputs are chosen on the nodes as the file has them."""
+
+    def __init__(self, gd: graph_pb2.GraphDef | None = None, nodes=None, library=None) -> None:
+        from .control_flow import Library
         self.nodes: dict = {}
-        for node in gd.node:
+        for node in (gd.node if gd is not None else nodes):
             if node.name in self.nodes:
                 raise ModelFormatError(f"GraphDef has two nodes named {quoted(node.name)}")
             self.nodes[node.name] = node
         self.consumed: set[str] = set()
-        for node in gd.node:
+        for node in self.nodes.values():
             for s in node.input:
                 self.consumed.add(parse_ref(s.lstrip("^")).node)
-
+        # (name, op) of each node as written, for the defaults
+        self._original = [(n.name, n.op) for n in self.nodes.values()]
+        self._ops = dict(self._original)
+        self.library = library if library is not None else Library()
+        self._gd = gd  # functionalized on the first prune(), which knows the outputs
     def node(self, name: str, what: str):
         try:
             return self.nodes[name]
@@ -127,15 +137,20 @@ class TFGraph:
                              f"{'; did you mean ' + hint + '?' if hint else ''}") from None
 
     def default_inputs(self) -> list[TensorRef]:
-        return [TensorRef(n.name) for n in self.nodes.values() if n.op in INPUT_OPS]
+        return [TensorRef(name) for name, op in self._original if op in INPUT_OPS]
 
     def default_outputs(self) -> list[TensorRef]:
-        outs = [TensorRef(n.name) for n in self.nodes.values()
-                if n.name not in self.consumed and n.op not in NON_OUTPUT_OPS]
+        outs = [TensorRef(name) for name, op in self._original
+                if name not in self.consumed and op not in NON_OUTPUT_OPS]
+        # A loop's unused results (Exit of a counter) are outputs only if nothing else is.
+        outs = [r for r in outs if self._op_of(r) not in LOOP_EXITS] or outs
         if not outs:
             raise GraphError("could not find the graph's outputs (every node is consumed); "
                              "name them with --outputs")
         return outs
+
+    def _op_of(self, ref: TensorRef) -> str:
+        return self._ops.get(ref.node, "")
 
     def resolve(self, names: list[str] | None, default, what: str) -> list[TensorRef]:
         if not names:
@@ -152,6 +167,11 @@ class TFGraph:
         Every shape a kept node declares is checked (tf_tensor.shape_from_proto) with the
         node's name in the message.
         """
+        if self._gd is not None:
+            from .control_flow import functionalize
+            self.nodes, library = functionalize(self._gd, {r.name for r in outputs})
+            self.library.update(library)  # (the lowering may hold the library already)
+            self._gd = None
         stop = {r.node for r in inputs}
         order, state = [], {}  # state: 1 = on the stack, 2 = done
         for out in outputs:
@@ -169,8 +189,9 @@ class TFGraph:
                     continue
                 s = state.get(nxt)
                 if s == 1:
-                    raise GraphError(f"the graph has a cycle through node {quoted(nxt)}; "
-                                     "only frozen feed-forward graphs can be converted")
+                    raise GraphError(f"the graph has a cycle through node {quoted(nxt)} that "
+                                     "is not TF control flow (tf.while_loop); the GraphDef "
+                                     "is malformed")
                 if s is None:
                     state[nxt] = 1
                     stack.append((nxt, iter(self._deps(nxt, stop))))

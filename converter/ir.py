@@ -73,6 +73,11 @@ class Op:
         self.custom_code = custom_code    # for type == "CUSTOM"
         self.origin = origin              # the TF op type it came from ("FusedBatchNormV3")
         self._ix: GraphIndex | None = None  # set while the op is in a graph
+        # The graphs a control-flow op calls, by role: WHILE {"cond", "body"}, IF {"then",
+        # "else"}. Each is a Graph of its own (tensors are never shared between graphs); its
+        # inputs/outputs are positional, matching the op's (IF: the op's inputs after the
+        # condition). export.py gives each one a subgraph index.
+        self.subgraphs: dict[str, Graph] = {}
         # None in inputs marks an omitted optional input
         self._inputs = TensorList(inputs, self._inputs_changed)
         self._outputs = TensorList(outputs, self._outputs_changed)
@@ -90,8 +95,10 @@ class Op:
 
     def copy(self) -> "Op":
         """The same op over the same tensors (options copied), in no graph."""
-        return Op(self.type, self.inputs, self.outputs, dict(self.options), self.name,
-                  self.custom_code, self.origin)
+        op = Op(self.type, self.inputs, self.outputs, dict(self.options), self.name,
+                self.custom_code, self.origin)
+        op.subgraphs = dict(self.subgraphs)
+        return op
 
     def __repr__(self) -> str:
         ins = ", ".join(shown(t.name) if t is not None else "-" for t in self.inputs)
@@ -114,6 +121,9 @@ class Graph:
         self._outputs = TensorList((), self._ix.graph_io(self._ix.graph_outputs))
         self._names: set[str] = set()
         self._next_suffix: dict[str, int] = {}
+        self.name = "main"          # the subgraph's name in the .tflite
+        self.is_subgraph = False    # True for a graph called by a WHILE / IF op: its
+        # inputs and outputs are an interface the caller relies on (count, order, dtypes)
 
     @property
     def ops(self) -> OpSequence:
@@ -306,13 +316,35 @@ class Graph:
         g = Graph()
         memo[id(self)] = g
         g._names, g._next_suffix = set(self._names), dict(self._next_suffix)
+        g.name, g.is_subgraph = self.name, self.is_subgraph
         for op in self.ops:
-            g.insert_op(Op(op.type, copy.deepcopy(list(op.inputs), memo),
-                           copy.deepcopy(list(op.outputs), memo),
-                           copy.deepcopy(op.options, memo), op.name, op.custom_code, op.origin))
+            new = Op(op.type, copy.deepcopy(list(op.inputs), memo),
+                     copy.deepcopy(list(op.outputs), memo),
+                     copy.deepcopy(op.options, memo), op.name, op.custom_code, op.origin)
+            new.subgraphs = copy.deepcopy(op.subgraphs, memo)
+            g.insert_op(new)
         g.inputs = copy.deepcopy(list(self.inputs), memo)
         g.outputs = copy.deepcopy(list(self.outputs), memo)
         return g
+
+
+def all_graphs(graph: Graph) -> list[Graph]:
+    """`graph` and every graph its control-flow ops call, nested ones included, each once,
+    callers before callees (the order export.py numbers subgraphs in)."""
+    out, seen, stack = [], set(), [graph]
+    while stack:
+        g = stack.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        out.append(g)
+        called = [sub for op in g.ops for sub in op.subgraphs.values()]
+        stack.extend(reversed(called))
+    return out
+
+
+def has_subgraphs(graph: Graph) -> bool:
+    return any(op.subgraphs for op in graph.ops)
 
 
 def index_checks_enabled() -> bool:

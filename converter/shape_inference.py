@@ -10,13 +10,25 @@ from __future__ import annotations
 
 from ..interpreter import Interpreter
 from .export import export_tflite
-from .ir import Graph, Op
+from ..interpreter.errors import EdgeliteError
+from ..interpreter.names import quoted
+from .control_flow.shapes import infer_graph, infer_op
+from .ir import Graph, Op, has_subgraphs
 
 
-def infer_shapes(graph: Graph) -> None:
-    """Fill in the shape of every tensor, as the interpreter computes it."""
-    if any(op.type == "CUSTOM" for op in graph.ops):
-        _infer_shapes_op_by_op(graph)
+def infer_shapes(graph: Graph, strict: bool = True) -> None:
+    """Fill in the shape of every tensor, as the interpreter computes it.
+
+    A graph calling subgraphs (WHILE / IF) or holding CUSTOM ops is inferred op by op
+    (control_flow/shapes.py), its subgraphs too. strict=False (between passes) leaves the
+    shapes that cannot be inferred yet unknown instead of failing."""
+    if any(t.shape is None for t in graph.inputs):
+        if strict and not graph.is_subgraph:  # (a subgraph's come from its caller)
+            raise EdgeliteError(f"internal: an input of graph {quoted(graph.name)} has no shape")
+        return
+    if has_subgraphs(graph) or any(op.type == "CUSTOM" for op in graph.ops):
+        static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
+        infer_graph(graph, _prepare_one, strict, static)
         return
     unknown = [t for t in graph.tensors() if t.shape is None]
     for t in unknown:
@@ -31,21 +43,16 @@ def infer_shapes(graph: Graph) -> None:
         t.shape = tuple(int(d) for d in detail["shape"])
 
 
-def _infer_shapes_op_by_op(graph: Graph) -> None:
-    """Shapes around CUSTOM ops, which the interpreter cannot prepare: each builtin op is
-    prepared alone; a CUSTOM op's outputs keep the shape lowering gave them (from the TF
-    node's _output_shapes), else take input 0's."""
-    for op in graph.ops:
-        if op.type == "CUSTOM":
-            for t in op.outputs:
-                if t.shape is None:
-                    t.shape = op.inputs[0].shape if op.inputs and op.inputs[0] else ()
-        else:
-            infer_op_shapes(op)
-
-
 def infer_op_shapes(op: Op) -> None:
-    """Output shapes of one op from its inputs' shapes (and constant values)."""
+    """Output shapes of one op from its inputs' shapes (and constant values); a WHILE / IF
+    infers its subgraphs. Nothing happens while an input's shape is unknown."""
+    if any(t is not None and t.shape is None for t in op.inputs):
+        return
+    infer_op(op, _prepare_one, strict=False)
+
+
+def _prepare_one(op: Op) -> None:
+    """Prepare one builtin op alone in the interpreter; its outputs take the shapes found."""
     g = Graph()
     g.inputs = [t for t in op.inputs if t is not None and not t.is_const]
     saved = [t.shape for t in op.outputs]

@@ -36,6 +36,7 @@ MIRRORED = {
     "tests/converter/passes": "converter/passes",
     "tests/converter/quantize": "converter/quantize",
     "tests/converter/accuracy": "converter/accuracy",
+    "tests/converter/control_flow": "converter/control_flow",
     "tests/bench": "bench",
 }
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py

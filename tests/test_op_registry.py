@@ -18,7 +18,9 @@ from edgelite.interpreter.kernels.opdef import TYPE_GENERIC, QuantRule
 from edgelite.schema import ops as schema_ops
 
 ROOT = Path(__file__).resolve().parent.parent
-# Builtin names the converter may write without an interpreter kernel.
+# Builtin names the converter may write without an interpreter kernel (WHILE / IF /
+# CALL_ONCE: the interpreter's control-flow kernels come in their own branch of issue 13;
+# the converter infers shapes through them itself, control_flow/shapes.py).
 NO_KERNEL = frozenset({"CUSTOM"})
 
 

@@ -23,7 +23,8 @@ from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
-from . import activations, array_ops, basic, control, conv, fake_quant, image, math_ops, nn
+from . import (activations, array_ops, basic, control, conv, fake_quant, functional, image,
+               math_ops, nn)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -37,6 +38,7 @@ REGISTRY: dict[str, Lowering] = {
     **array_ops.RULES,
     **image.RULES,
     **fake_quant.RULES,
+    **functional.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)
@@ -56,9 +58,9 @@ class SupportReport:
 
     ops: dict[str, OpSupport]
 
-    def add(self, node, supported: bool) -> None:
+    def add(self, node, supported: bool, name: str | None = None) -> None:
         s = self.ops.setdefault(node.op, OpSupport(node.op))
-        s.nodes.append(node.name)
+        s.nodes.append(node.name if name is None else name)
         s.supported = s.supported and supported
 
     @property
@@ -122,31 +124,15 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
             raise GraphError(f"--input-shape names {quoted(name)}, which is not an input; "
                              f"inputs are {', '.join(quoted(r.node) for r in inputs)}")
     graph = Graph()
-    ctx = LowerCtx(graph)
-    report = SupportReport({})
-    blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
-    failure: EdgeliteError | None = None
-    for node in tf.prune(inputs, outputs):
-        if node.name in input_names:
-            report.add(node, True)
-            if failure is None:
-                graph.inputs.append(_guarded(node, False, _input_tensor, ctx, node,
-                                             input_shapes.get(node.name), batch_size))
-            continue
-        if failure is None and ctx.is_dead(node):  # an untaken tf.cond branch: neither
-            ctx.dead_nodes.add(node.name)             # lowered nor reported
-            continue
-        supported = node.op in REGISTRY
-        report.add(node, supported or allow_custom_ops)
-        if failure is not None or any(r.node in blocked for r in data_inputs(node)):
-            blocked.add(node.name)
-        elif supported or allow_custom_ops:
-            try:
-                _guarded(node, True, _lower_node, ctx, node)
-            except EdgeliteError as e:
-                failure = e
-        else:
-            blocked.add(node.name)
+    ctx = LowerCtx(graph, tf.library, allow_custom_ops)
+    report = ctx.report = SupportReport({})
+
+    def bind_input(node) -> None:
+        report.add(node, True)
+        graph.inputs.append(_guarded(node, False, _input_tensor, ctx, node,
+                                     input_shapes.get(node.name), batch_size))
+
+    failure = lower_nodes(ctx, tf, inputs, outputs, report, bind_input)
     if not report.ok:
         return None, report
     if failure is not None:
@@ -160,6 +146,41 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
                              f"{quoted(ref.node)} has no output {ref.index})")
         graph.outputs.append(ctx.tensors[ref.name])
     return graph, report
+
+
+def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportReport,
+                bind_input) -> EdgeliteError | None:
+    """Lower the nodes `outputs` need into ctx.graph; `bind_input(node)` makes each input.
+
+    Every live node is added to `report` (qualified by ctx.display). A node that cannot be
+    lowered stops the lowering: it is returned (the caller raises it unless the report has
+    unsupported ops) and the remaining nodes are only counted -- the functions they call
+    too (functional.report_calls), so `edgelite check` lists what subgraphs use.
+    """
+    input_names = {r.node for r in inputs}
+    blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
+    failure: EdgeliteError | None = None
+    for node in tf.prune(inputs, outputs):
+        if node.name in input_names:
+            if failure is None:
+                bind_input(node)
+            continue
+        if failure is None and ctx.is_dead(node):  # an untaken tf.cond branch: neither
+            ctx.dead_nodes.add(node.name)             # lowered nor reported
+            continue
+        supported = node.op in REGISTRY
+        report.add(node, supported or ctx.allow_custom_ops, ctx.display(node))
+        if failure is not None or any(r.node in blocked for r in data_inputs(node)):
+            blocked.add(node.name)
+            functional.report_calls(ctx, node, report)
+        elif supported or ctx.allow_custom_ops:
+            try:
+                _guarded(node, True, _lower_node, ctx, node)
+            except EdgeliteError as e:
+                failure = e
+        else:
+            blocked.add(node.name)
+    return failure
 
 
 def _lower_node(ctx: LowerCtx, node) -> None:

@@ -24,11 +24,32 @@ def fail(cls: type[EdgeliteError], node, what: str) -> EdgeliteError:
 class LowerCtx:
     """Maps TF tensor names to IR tensors while rules translate nodes one by one."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, library=None, allow_custom_ops: bool = False) -> None:
         self.graph = graph
         self.tensors: dict[str, Tensor] = {}
         self.dead_refs: set[str] = set()    # untaken Switch outputs (see control.py)
         self.dead_nodes: set[str] = set()   # nodes reading a dead tensor: not lowered
+        # Function calls (functional.py): the library, the functions being lowered (a
+        # recursion guard), the node budget shared by every inlined / called function, and
+        # the prefix of this function's node names in reports and tensor names.
+        self.library = library if library is not None else {}
+        self.allow_custom_ops = allow_custom_ops
+        self.call_stack: tuple[str, ...] = ()
+        self.budget = [0]
+        self.scope = ""
+        self.report = None  # the SupportReport nodes are counted in (set by the caller)
+
+    def child(self, graph: Graph, fn_name: str, scope: str) -> "LowerCtx":
+        """A context for lowering function `fn_name` into `graph` (a new subgraph, or this
+        one when inlining); names of its nodes get `scope` in front."""
+        c = LowerCtx(graph, self.library, self.allow_custom_ops)
+        c.call_stack = self.call_stack + (fn_name,)
+        c.budget, c.scope = self.budget, scope
+        return c
+
+    def display(self, node) -> str:
+        """The node's name as reports show it (qualified inside library functions)."""
+        return self.scope + node.name
 
     def is_dead_ref(self, ref: TensorRef) -> bool:
         return ref.name in self.dead_refs or ref.node in self.dead_nodes
@@ -71,7 +92,7 @@ class LowerCtx:
     def output(self, node, dtype=np.float32, index: int = 0, shape=None) -> Tensor:
         """A fresh IR tensor for output `index` of node, named after it."""
         ref = TensorRef(node.name, index)
-        t = self.graph.tensor(ref.name, dtype, shape)
+        t = self.graph.tensor(self.scope + ref.name, dtype, shape)
         self.tensors[ref.name] = t
         return t
 

@@ -2,6 +2,13 @@
 
 `PIPELINE` is the default order. `run_passes` applies them, repeating the pipeline until
 nothing changes (a fusion can expose a fold), and reports which pass changed what.
+
+Each pass runs on every graph: the main one and the subgraphs WHILE / IF ops call
+(ir.all_graphs). A subgraph's inputs and outputs are its caller's interface: passes keep
+their number, order and dtypes (a pass may make an output another tensor of the same value,
+as bypassing an Identity does); dead-op removal counts subgraph outputs as uses, and a
+WHILE / IF is never folded, merged or bypassed. Before each round the shapes of a graph with
+subgraphs are re-inferred (non-strict), so the subgraphs' inputs know their callers' shapes.
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...interpreter.errors import EdgeliteError
-from ..ir import Graph, index_checks_enabled
+from ..ir import Graph, all_graphs, has_subgraphs, index_checks_enabled
+from ..shape_inference import infer_shapes
 from ..sample_data import names_list
 from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_constants,
                fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
@@ -61,20 +69,34 @@ def run_passes(graph: Graph, disabled: frozenset[str] | set[str] = frozenset(),
                             "the model cannot be written as TFLite ops")
     records = []
     checking = index_checks_enabled()
-    counts = graph.op_counts()  # recounted only after a pass that changed something
+    counts = _counts(graph)  # recounted only after a pass that changed something
     for _ in range(max_rounds):
         changed = False
+        if has_subgraphs(graph):
+            infer_shapes(graph, strict=False)
         for p in PIPELINE:
             if p.name in disabled:
                 continue
-            n = p.fn(graph)
-            if checking:
-                graph.validate_index()
+            n = 0
+            for g in all_graphs(graph):
+                n += p.fn(g)
+                if checking:
+                    g.validate_index()
             if n:
                 changed = True
-                before, counts = counts, graph.op_counts()
+                before, counts = counts, _counts(graph)
                 records.append(PassRecord(p.name, n, before, counts))
         if not changed:
             break
-    graph.check()
+    for g in all_graphs(graph):
+        g.check()
     return records
+
+
+def _counts(graph: Graph) -> dict[str, int]:
+    """Op counts over the main graph and its subgraphs."""
+    total: dict[str, int] = {}
+    for g in all_graphs(graph):
+        for name, k in g.op_counts().items():
+            total[name] = total.get(name, 0) + k
+    return dict(sorted(total.items()))

@@ -12,12 +12,12 @@ def run(graph: Graph) -> int:
     n = 0
     for op in [op for op in graph.ops if op.type == "IDENTITY"]:
         src = op.inputs[0]
-        if graph.is_output(op.outputs[0]) and graph.is_output(src):
+        if graph.is_output(op.outputs[0]) and graph.is_output(src) and not graph.is_subgraph:
             raise GraphError(f"outputs {quoted(src.name)} and {quoted(op.outputs[0].name)} are "
                              "the same tensor (an Identity of the other); name only one of "
                              "them in --outputs")
         # (an output that is a graph input becomes that input: a tensor may be both, and
-        # TFLite needs no op to copy it)
+        # TFLite needs no op to copy it; a subgraph may return one tensor twice)
         graph.bypass(op, src)
         n += 1
     return n

@@ -1,4 +1,9 @@
-"""converter/lower/control.py: a TF1 tf.cond (Switch / Merge) on a constant predicate.
+"""TF1 tf.cond (Switch / Merge): a constant predicate keeps one branch; a run-time one is an IF.
+
+(Graphs with Switches are raised to If nodes first (control_flow/functionalize_cond.py); the
+Merge becomes an Identity of the If -- an IdentityN with the value_index when it is read --
+and an If on a constant inlines the taken branch. control.py's rules still lower a Merge
+without Switches.)
 
 TF (control_flow_ops.cc): Switch(data, pred) "Forwards data to the output port determined by
 pred. If pred is true, the data input is forwarded to output_true [output 1]. Otherwise, the
@@ -9,6 +14,7 @@ inputs to output" and outputs value_index, "the index of the chosen input tensor
 import numpy as np
 import pytest
 
+from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.interpreter.errors import UnsupportedOpError
 
 from .lowering import BOOL, F32, check, floats, graph, rng, run
@@ -33,7 +39,7 @@ def test_constant_condition_takes_one_branch(pred):
     x = floats(rng(), 2, 3)
     want, taken = (np.maximum(x, 0), 1) if pred else (-x, 0)
     check(cond_graph(pred), {"x": x}, [want, np.int32(taken)], ["RELU" if pred else "NEG"],
-          outputs=["y", "y:1"], lowered={"RELU" if pred else "NEG": 1})
+          outputs=["y", "y:1"], lowered={"RELU" if pred else "NEG": 1, "IDENTITY": 1})
 
 
 def test_condition_computed_from_constants():
@@ -49,15 +55,32 @@ def test_condition_computed_from_constants():
     check(g, {"x": x}, np.maximum(x, 0), ["RELU"])
 
 
-def test_run_time_condition_is_refused():
+def test_run_time_condition_becomes_an_if():
+    """A predicate known only at run time: an IF op with then / else subgraphs, run by
+    LiteRT (edgelite's interpreter gains IF in another branch)."""
     g = graph(x=(2, 3), pred=((), BOOL))
     g.node("sw", "Switch", ["x", "pred"], T=F32)
     g.node("f", "Neg", ["sw:0"], T=F32)
     g.node("t", "Relu", ["sw:1"], T=F32)
     g.node("y", "Merge", ["f", "t"], T=F32, N=2)
-    with pytest.raises(UnsupportedOpError, match=r"^node 'sw' \(Switch\): the condition "
-                       r"'pred' is only known at run time; TFLite has no Switch/Merge"):
-        run(g, {"x": np.zeros((2, 3), np.float32), "pred": np.array(True)}, ["y"])
+    result = convert_detailed(g.bytes(), ConvertOptions(inputs=["x", "pred"], outputs=["y"]))
+    assert result.graph.op_counts() == {"IF": 1}
+    then_g, else_g = result.graph.ops[0].subgraphs.values()
+    assert (then_g.op_counts(), else_g.op_counts()) == ({"RELU": 1}, {"NEG": 1})
+    x = floats(rng(), 2, 3)
+    for pred, want in ((True, np.maximum(x, 0)), (False, -x)):
+        np.testing.assert_array_equal(litert_run(result.model, {"x": x, "pred": np.array(pred)}),
+                                      want)
+
+
+def litert_run(model: bytes, feeds: dict) -> np.ndarray:
+    from ai_edge_litert.interpreter import Interpreter
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    for d in interp.get_input_details():
+        interp.set_tensor(d["index"], np.asarray(feeds[d["name"]], d["dtype"]))
+    interp.invoke()
+    return interp.get_tensor(interp.get_output_details()[0]["index"])
 
 
 def test_merge_of_two_live_inputs_is_refused():
