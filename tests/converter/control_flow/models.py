@@ -1,6 +1,7 @@
 """The cf_* graphs (models/builders/cf_models.py), each frozen with v1 frames (Enter / Merge /
 Switch / ...) and functionally (StatelessWhile / If): converted and run in LiteRT against
-TensorFlow's outputs, with the exact structure of the result."""
+TensorFlow's outputs, in LiteRT and in edgelite's interpreter, with the exact structure of the
+result."""
 
 from pathlib import Path
 
@@ -27,8 +28,12 @@ FILES = [f"{m}{s}" for m in STRUCTURE for s in ("", ".functional")
          if (DATA / f"{m}{s}.pb").exists()]
 
 
-def litert(model: bytes, feeds: dict) -> dict[str, np.ndarray]:
-    from ai_edge_litert.interpreter import Interpreter
+def litert(model: bytes, feeds: dict, runtime: str = "litert") -> dict[str, np.ndarray]:
+    """The outputs by name, run in LiteRT or ("edgelite") in edgelite's interpreter."""
+    if runtime == "edgelite":
+        from edgelite.interpreter import Interpreter
+    else:
+        from ai_edge_litert.interpreter import Interpreter
     interp = Interpreter(model_content=model)
     interp.allocate_tensors()
     for d in interp.get_input_details():
@@ -41,11 +46,12 @@ def converts_and_matches_tensorflow(name):
     gold = np.load(DATA / f"{name}.golden.npz")
     feeds = {k[3:]: gold[k] for k in gold.files if k.startswith("in:")}
     result = convert_detailed(str(DATA / f"{name}.pb"))
-    got = litert(result.model, feeds)
-    for key in (k for k in gold.files if k.startswith("out:")):
-        ref = gold[key]
-        err = np.max(np.abs(got[key[4:]].astype(np.float64) - ref))
-        assert err <= 1e-4 * np.max(np.abs(ref)), (key, err)
+    for runtime in ("litert", "edgelite"):
+        got = litert(result.model, feeds, runtime)
+        for key in (k for k in gold.files if k.startswith("out:")):
+            ref = gold[key]
+            err = np.max(np.abs(got[key[4:]].astype(np.float64) - ref))
+            assert err <= 1e-4 * np.max(np.abs(ref)), (runtime, key, err)
     graphs = all_graphs(result.graph)
     n_sub, counts = STRUCTURE[name.split(".")[0]]
     assert len(graphs) == n_sub
