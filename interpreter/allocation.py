@@ -123,11 +123,13 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
         if cached is None:
             tensor = subgraph.tensors[t]
             cached = infos[t] = TensorInfo(t, tensor.name, shapes[t], tensor.dtype,
-                                           values.get(t), tensor.quantization)
+                                           values.get(t), tensor.quantization,
+                                           tensor.is_variable)
         return cached
 
     ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
-                    tuple(info(t) for t in op.outputs), quant, threads, workspace)
+                    tuple(info(t) for t in op.outputs), quant, threads, workspace,
+                    tuple(info(t) for t in op.intermediates))
     if workspace is not None:
         workspace.begin_op()
     kernel = KERNELS[op.name]
@@ -232,6 +234,22 @@ def _prepare_all(subgraph: Subgraph, shapes: list, values: dict, budget: MemoryB
     return prepared
 
 
+def reset_variables(subgraph: Subgraph, arrays) -> None:
+    """Every variable tensor back to its initial value, as TFLite's ResetVariableTensor
+    (tensorflow/lite/core/api/tensor_utils.cc) does after allocating and on
+    ResetVariableTensors(): each byte set to the zero point for int8 tensors (an LSTM's
+    output state starts at real 0), to 0 for every other type."""
+    for tensor in subgraph.tensors:
+        array = arrays[tensor.index]
+        if not tensor.is_variable or array is None or not array.flags.writeable:
+            continue
+        fill = 0
+        if tensor.dtype == np.int8 and tensor.quantization is not None \
+                and len(tensor.quantization.zero_point):
+            fill = int(tensor.quantization.zero_point[0]) & 0xFF  # memset's byte
+        array.reshape(-1).view(np.uint8).fill(fill)
+
+
 @out_of_memory_as_error("allocate_tensors()")
 @gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
@@ -287,6 +305,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
         arrays[t] = np.ndarray(shapes[t], dtype, buffer=arena, offset=base + offset)
     for t, value in values.items():
         arrays[t] = value
+    reset_variables(subgraph, arrays)
 
     # 4. The flat invoke() list (a Chosen record names the implementation to call). An op
     # whose outputs are all empty (a batch of 0) has nothing to compute and is left out.

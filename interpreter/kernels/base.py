@@ -37,6 +37,7 @@ class TensorInfo:
     dtype: np.dtype
     data: np.ndarray | None  # the (read-only) value of a constant tensor, else None
     quantization: Any = None  # model.Quantization or None
+    is_variable: bool = False  # a variable tensor (state a kernel updates in place)
 
     @property
     def is_constant(self) -> bool:
@@ -67,6 +68,7 @@ class OpContext:
     quant: QuantConfig = DEFAULT_CONFIG  # which LiteRT integer arithmetic to reproduce
     threads: int = 1  # threads big kernels may split their work over (parallel.py)
     workspace: "Workspace | None" = None  # shared memory for temporaries (temporary())
+    intermediates: tuple[TensorInfo | None, ...] = ()  # the op's intermediates (LSTM scales)
 
     def describe(self) -> str:
         out = f", output {quoted(self.outputs[0].name)}" if self.outputs else ""

@@ -33,7 +33,8 @@ class ModelBuilder:
         self.signatures: list[Any] = []
 
     def tensor(self, name: str, shape, dtype=np.float32, data=None, *, scale=None,
-               zero_point=None, quantized_dimension=0, shape_signature=None) -> int:
+               zero_point=None, quantized_dimension=0, shape_signature=None,
+               is_variable=False) -> int:
         t = tfl.TensorT()
         t.name = name
         t.shape = [int(d) for d in shape]
@@ -41,6 +42,7 @@ class ModelBuilder:
             t.shapeSignature = [int(d) for d in shape_signature]
         t.type = schema_ops.tensor_type_of(dtype)
         t.buffer = 0
+        t.isVariable = bool(is_variable)
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
             buf = tfl.BufferT()
@@ -62,7 +64,7 @@ class ModelBuilder:
         return self.tensor(name, arr.shape, arr.dtype, data=arr)
 
     def op(self, op_name: str, inputs, outputs, *, version: int = 1, custom_code=None,
-           builtin_code: int | None = None, **options) -> int:
+           builtin_code: int | None = None, intermediates=None, **options) -> int:
         code = schema_ops.BUILTIN_CODE[op_name] if builtin_code is None else builtin_code
         key = (code, custom_code, version)
         if key not in self._opcode_index:
@@ -78,6 +80,8 @@ class ModelBuilder:
         o.opcodeIndex = self._opcode_index[key]
         o.inputs = [int(i) for i in inputs]
         o.outputs = [int(i) for i in outputs]
+        if intermediates is not None:
+            o.intermediates = [int(i) for i in intermediates]
         if builtin_code is None and schema_ops.options_union(op_name) is not None:
             schema_ops.set_operator_options(o, op_name, options)
         self.operators.append(o)
