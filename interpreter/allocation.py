@@ -124,12 +124,12 @@ def _prepare_op(op: Operator, subgraph: Subgraph, shapes, values, infos,
             tensor = subgraph.tensors[t]
             cached = infos[t] = TensorInfo(t, tensor.name, shapes[t], tensor.dtype,
                                            values.get(t), tensor.quantization,
-                                           tensor.is_variable)
+                                           is_variable=tensor.is_variable)
         return cached
 
     ctx = OpContext(op.index, op.name, op.options, tuple(info(t) for t in op.inputs),
                     tuple(info(t) for t in op.outputs), quant, threads, workspace,
-                    tuple(info(t) for t in op.intermediates))
+                    intermediates=tuple(info(t) for t in op.intermediates))
     if workspace is not None:
         workspace.begin_op()
     kernel = KERNELS[op.name]

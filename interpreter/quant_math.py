@@ -68,6 +68,9 @@ RESIZE_BILINEAR          uint8: float, half away;        XNNPACK: 11-bit weights
                          int8: 10-bit fixed, half away
 DEQUANTIZE, RESHAPE,     exact                           exact
 SQUEEZE, PAD, RESIZE_NN
+LSTM, UNIDIRECTIONAL_    double; int16 gemmlowp sigmoid  same kernel (not delegated)
+  SEQUENCE_LSTM (int8)   / tanh; peephole: NEON half-up
+                         per 16-block (lstm_integer.py)
 =======================  ==============================  ===================================
 
 The kernel sets differ from each other on every op above except AVERAGE_POOL_2D,

@@ -17,6 +17,10 @@ are the int32 ones of fixedpoint.h rounding-shifted right by 16 bits
 arrays holding int16 values; ``logistic_table`` / ``tanh_table`` evaluate it once on all
 65536 inputs, so the kernels' invoke() is one table lookup per gate.
 
+LiteRT's optimized int16 LOGISTIC / TANH kernels (optimized_ops::Logistic / Tanh, the
+default kernel set) run the same gemmlowp functions: tests/interpreter/kernels/
+test_fixed_point16.py checks these tables against them on every input.
+
 TFLite Micro's integer LSTM uses other (table-interpolated) int16 sigmoid / tanh kernels
 (reference_integer_ops::Logistic / Tanh): these tables reproduce LiteRT's, not TFLM's.
 """

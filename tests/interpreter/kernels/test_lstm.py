@@ -175,3 +175,22 @@ def test_lstm_basic_kernel_is_refused():
                                               _basic_kernel))
     with pytest.raises(UnsupportedOpError, match="BASIC LSTM kernel type"):
         interp.allocate_tensors()
+
+
+def test_int8_output_state_starts_at_its_zero_point_and_carries():
+    # TFLite's ResetVariableTensor: int8 variables start at their zero point (real 0), so a
+    # fresh int8 LSTM starts from h = 0 like the float one (allocation.reset_variables).
+    spec = LstmSpec(integer=True)
+    interp = Interpreter(model_content=lstm_model(spec))
+    interp.allocate_tensors()
+    index = {d["name"]: d["index"] for d in interp.get_tensor_details()}
+    np.testing.assert_array_equal(interp.get_tensor(index["output_state"]),
+                                  np.full((1, 4), spec.output_zp, np.int8))
+    np.testing.assert_array_equal(interp.get_tensor(index["cell_state"]),
+                                  np.zeros((1, 4), np.int16))
+    interp.set_tensor(interp.get_input_details()[0]["index"], sequence_feeds(spec, 1)[0])
+    interp.invoke()
+    out = interp.get_tensor(interp.get_output_details()[0]["index"])
+    # the state is the last step's h (no projection) and a nonzero cell
+    np.testing.assert_array_equal(interp.get_tensor(index["output_state"]), out[:, -1])
+    assert np.any(interp.get_tensor(index["cell_state"]) != 0)
