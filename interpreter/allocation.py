@@ -159,7 +159,7 @@ class _Setting:
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
         return TensorInfo(t, tensor.name, tuple(shape), self.dtypes[t], value,
-                          tensor.quantization)
+                          tensor.quantization, is_variable=tensor.is_variable)
 
 
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
@@ -167,8 +167,12 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     """Run ``op``'s prepare() on operand infos ``inputs`` / ``outputs`` and check what it
     returns against the file: (kernel, output specs, record)."""
     subgraph = setting.subgraph
+    # intermediates carry only quantization (an int8 LSTM's gate scales)
+    intermediates = tuple(setting.info(t, subgraph.tensors[t].shape, None) if t >= 0 else None
+                          for t in op.intermediates)
     ctx = OpContext(op.index, op.name, op.options, inputs, outputs, setting.quant,
-                    setting.threads, workspace, subgraph.index, setting.program)
+                    setting.threads, workspace, subgraph.index, setting.program,
+                    intermediates=intermediates)
     if workspace is not None:
         workspace.begin_op()
     kernel = KERNELS[op.name]

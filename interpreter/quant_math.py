@@ -68,6 +68,9 @@ RESIZE_BILINEAR          uint8: float, half away;        XNNPACK: 11-bit weights
                          int8: 10-bit fixed, half away
 DEQUANTIZE, RESHAPE,     exact                           exact
 SQUEEZE, PAD, RESIZE_NN
+LSTM, UNIDIRECTIONAL_    double; int16 gemmlowp sigmoid  same kernel (not delegated)
+  SEQUENCE_LSTM (int8)   / tanh; peephole: NEON half-up
+                         per 16-block (lstm_integer.py)
 =======================  ==============================  ===================================
 
 The kernel sets differ from each other on every op above except AVERAGE_POOL_2D,
@@ -229,18 +232,19 @@ def rounding_divide_by_pot(x, exponent):
     return np.right_shift(x, exponent) + (remainder > threshold)
 
 
-def saturating_rounding_multiply_by_pot(x, exponent: int):
-    """SaturatingRoundingMultiplyByPOT<exponent> on int32 raw values: for exponent > 0
-    a saturating left shift, for exponent < 0 RoundingDivideByPOT(x, -exponent)."""
+def saturating_rounding_multiply_by_pot(x, exponent: int, bits: int = 32):
+    """SaturatingRoundingMultiplyByPOT<exponent> on int32 (or ``bits``-bit: gemmlowp's
+    int16 FixedPoint) raw values: for exponent > 0 a saturating left shift, for
+    exponent < 0 RoundingDivideByPOT(x, -exponent)."""
     x = np.asarray(x, np.int64)
     if exponent == 0:
         return x
     if exponent < 0:
         return rounding_divide_by_pot(x, -exponent)
-    threshold = (1 << (31 - exponent)) - 1
+    threshold = (1 << (bits - 1 - exponent)) - 1
     out = np.left_shift(x, exponent)
-    out = np.where(x > threshold, INT32_MAX, out)
-    return np.where(x < -threshold, INT32_MIN, out)
+    out = np.where(x > threshold, (1 << (bits - 1)) - 1, out)
+    return np.where(x < -threshold, -(1 << (bits - 1)), out)
 
 
 # --------------------------------------------------------------------------- MBQM

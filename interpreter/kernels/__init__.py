@@ -15,6 +15,7 @@ from . import (
     arg_minmax,
     arithmetic,
     batch_matmul,
+    bidirectional_sequence_lstm,
     binary,
     cast,
     concatenation,
@@ -26,6 +27,7 @@ from . import (
     fully_connected,
     gather,
     logical,
+    lstm,
     normalization,
     one_hot,
     pad,
@@ -35,6 +37,7 @@ from . import (
     reshape,
     resize,
     reverse,
+    rnn,
     shape_ops,
     slicing,
     softmax,
@@ -52,12 +55,11 @@ from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
-    activations, arg_minmax, arithmetic, batch_matmul, binary, cast, concatenation,
-    control_flow, conv,
-    cumsum, depthwise_conv, dequantize, fully_connected, gather, logical, normalization,
-    one_hot, pad, pooling, quantize, reduce, reshape, resize, reverse, shape_ops, slicing,
-    softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv, unary,
-    variables,
+    activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm, binary,
+    cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
+    fully_connected, gather, logical, lstm, normalization, one_hot, pad, pooling, quantize,
+    reduce, reshape, resize, reverse, rnn, shape_ops, slicing, softmax, space_batch,
+    space_depth, split, tile, topk_v2, transpose, transpose_conv, unary, variables,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

@@ -61,6 +61,7 @@ class TensorInfo:
     dtype: np.dtype
     data: np.ndarray | None  # the (read-only) value of a constant tensor, else None
     quantization: Any = None  # model.Quantization or None
+    is_variable: bool = False  # a variable tensor (state a kernel updates in place)
 
     @property
     def is_constant(self) -> bool:
@@ -94,6 +95,7 @@ class OpContext:
     workspace: "Workspace | None" = None  # shared memory for temporaries (temporary())
     subgraph: int = 0  # index of the subgraph the op belongs to
     program: Any = None  # program.Program: the other subgraphs, resource variables
+    intermediates: tuple[TensorInfo | None, ...] = ()  # the op's intermediates (LSTM scales)
 
     def describe(self) -> str:
         out = f", output {quoted(self.outputs[0].name)}" if self.outputs else ""

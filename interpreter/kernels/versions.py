@@ -154,6 +154,15 @@ INT8_2_INT16_3 = by_input_type({T.INT8: 2, T.INT16: 3})
 INT8_OR_INT16_2 = by_input_type({T.INT8: 2, T.INT16: 2})
 
 
+def hybrid_2_asymmetric_3(sig: OpSignature) -> int:
+    """RNN, UNIDIRECTIONAL_SEQUENCE_RNN and the bidirectional sequence ops: int8 weights
+    (input 1) with a float32 output -- a hybrid op -- 3 with asymmetric_quantize_inputs,
+    else 2; 1 otherwise."""
+    if sig.input(1).type == T.INT8 and sig.output(0).type == T.FLOAT32:
+        return 3 if sig.option("asymmetric_quantize_inputs", False) else 2
+    return 1
+
+
 def int8_2_int16_in_out_3(sig: OpSignature) -> int:
     """Pools, LOGISTIC and TANH: 16x8 quantized (int16 in and out) 3, int8 input 2."""
     if sig.int16_in_out:

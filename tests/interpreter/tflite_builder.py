@@ -51,7 +51,7 @@ class ModelBuilder:
         if shape_signature is not None:
             t.shapeSignature = [int(d) for d in shape_signature]
         t.type = schema_ops.tensor_type_of(dtype) if type_code is None else type_code
-        t.isVariable = is_variable
+        t.isVariable = bool(is_variable)
         t.buffer = 0
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
@@ -74,7 +74,7 @@ class ModelBuilder:
         return self.tensor(name, arr.shape, arr.dtype, data=arr)
 
     def op(self, op_name: str, inputs, outputs, *, version: int = 1, custom_code=None,
-           builtin_code: int | None = None, **options) -> int:
+           builtin_code: int | None = None, intermediates=None, **options) -> int:
         code = schema_ops.BUILTIN_CODE[op_name] if builtin_code is None else builtin_code
         key = (code, custom_code, version)
         if key not in self._opcode_index:
@@ -90,6 +90,8 @@ class ModelBuilder:
         o.opcodeIndex = self._opcode_index[key]
         o.inputs = [int(i) for i in inputs]
         o.outputs = [int(i) for i in outputs]
+        if intermediates is not None:
+            o.intermediates = [int(i) for i in intermediates]
         if builtin_code is None and schema_ops.options_union(op_name) is not None:
             schema_ops.set_operator_options(o, op_name, options)
         self.operators.append(o)

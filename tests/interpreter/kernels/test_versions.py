@@ -168,6 +168,25 @@ case("FULLY_CONNECTED", [F32, I8, F32], 9, [F32], asymmetric_quantize_inputs=Tru
 case("FULLY_CONNECTED", [I16, I8], 11, [I16], quantized_bias_type=T.INT32)
 case("FULLY_CONNECTED", [F32, quant(I8, shape=(3, 5), scales=3)], 12, [F32])
 case("FULLY_CONNECTED", [I8, I8, I32], 4, [I8])
+# The recurrent ops (op_version.cc; op_version_test.cc's LSTM / SequenceRNN cases):
+# hybrid (float data, int8 weights) raises them, int8 full-integer does not.
+_FULL, _BASIC = 0, 1
+case("LSTM", [I16, I8, I8], 5, [I16], kernel_type=_FULL)
+case("LSTM", [F32, I8, I8], 3, [F32], kernel_type=_FULL)
+case("LSTM", [F32, I8, I8], 4, [F32], kernel_type=_FULL, asymmetric_quantize_inputs=True)
+case("LSTM", [F32, F32, F32], 2, [F32], kernel_type=_BASIC)
+case("LSTM", [I8, I8, I8], 1, [I8], kernel_type=_FULL)
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [I16, I8, I8], 5, [I16])
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, F32, F32], 4, [F32],
+     diagonal_recurrent_tensors=True)
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, I8, I8], 2, [F32])
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, I8, I8], 3, [F32], asymmetric_quantize_inputs=True)
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [I8, I8, I8], 1, [I8])
+case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, F32, F32], 1, [F32])
+for _op in ("RNN", "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_LSTM"):
+    case(_op, [F32, I8], 2, [F32])
+    case(_op, [F32, I8], 3, [F32], asymmetric_quantize_inputs=True)
+    case(_op, [F32, F32], 1, [F32])
 case("FULLY_CONNECTED", [I8, I8, None], 4, [I8])    # an omitted bias is still an input
 case("FULLY_CONNECTED", [F32, F32, None], 5, [F32], keep_num_dims=True)
 case("FULLY_CONNECTED", [F32, F32, None], 2, [F32], weights_format=_SHUFFLED)
