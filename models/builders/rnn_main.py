@@ -14,12 +14,18 @@ max|ref|, and every model has the ops of interest it was built for.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 from .rnn import BUILDERS, OUTPUT, Frozen, graph_facts, run_graph  # first: TF setup
-from .common import MODELS_DIR, as_float32, np, print_written, write_graph, write_json, write_npz
+from .common import MODELS_DIR, as_float32, np, write_graph, write_json, write_npz
 from .rnn_tflite import (FLOAT_REL_TOL, edgelite_ops, litert_outputs, rel_err, sqnr_db,
                          tf_conversions)
 from .common import atomic_write
+from .rnn_kws import build_kws
 
 MANIFEST = MODELS_DIR / "rnn_models.json"
 SAME_REL_TOL = 1e-5  # the two lowerings and the live Keras model agree to float rounding
@@ -125,30 +131,45 @@ def finish_manifest(models: dict) -> dict:
     return models
 
 
+def build_in_subprocess(name: str) -> dict:
+    """build_one(name) in a fresh Python: TF names nodes and functions after process-global
+    uids, so a model's files depend on nothing built before it (and --only gives the same
+    files as a full build)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp, "entry.json")
+        subprocess.run([sys.executable, "-m", "builders.rnn_main", "--one", name, str(out)],
+                       cwd=MODELS_DIR, check=True)
+        return json.loads(out.read_text())
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="model names (default: all)")
+    parser.add_argument("--one", nargs=2, metavar=("NAME", "ENTRY_JSON"),
+                        help=argparse.SUPPRESS)  # build_in_subprocess' worker
     args = parser.parse_args(argv)
-    old = {}
-    if MANIFEST.exists():
-        import json
-
-        old = json.loads(MANIFEST.read_text())["models"]
+    if args.one:
+        name, out = args.one
+        entry = build_kws() if name == "kws_stream" else build_one(BUILDERS[name]())
+        Path(out).write_text(json.dumps(entry))
+        return 0
+    old = json.loads(MANIFEST.read_text())["models"] if MANIFEST.exists() else {}
     models = dict(old) if args.only else {}
-    for name, build in BUILDERS.items():
-        if args.only and name not in args.only:
-            continue
-        models[name] = build_one(build())
-    if not args.only or "kws_stream" in args.only:
-        from .rnn_kws import build_kws
-
-        models["kws_stream"] = build_kws()
+    for name in [*BUILDERS, "kws_stream"]:
+        if not args.only or name in args.only:
+            models[name] = build_in_subprocess(name)
     manifest = {
         "about": "issue-13 models built by models/build_rnn.py (builders/rnn*.py); sizes in "
                  "bytes; ops_of_interest counts GraphDef nodes (graph + function library); "
                  "tflite ops are edgelite's reading, per subgraph",
-        "models": finish_manifest(models),
+        "models": finish_manifest({k: models[k] for k in [*BUILDERS, "kws_stream"]
+                                   if k in models}),
     }
     write_json(MANIFEST, manifest, compact=True)
-    print_written()
+    print(f"wrote {MANIFEST.relative_to(MODELS_DIR.parent)} and the files it lists "
+          f"({sum(sum(e['files'].values()) for e in manifest['models'].values())} bytes)")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,6 +17,7 @@ exception) goes to the manifest instead of a file.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -63,6 +64,11 @@ def converter_for(name: str, mode: str, keras_model=None, function=None, inputs=
     return conv
 
 
+def _scrub(text: str) -> str:
+    """A failure line without this machine's paths (site-packages/... stays)."""
+    return re.sub(r"/\S*/site-packages/", "", text)[:400]
+
+
 def convert_in_subprocess(name: str, mode: str) -> tuple[bytes | None, str]:
     """(file bytes, "") or (None, why TF's converter failed)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,10 +82,10 @@ def convert_in_subprocess(name: str, mode: str) -> tuple[bytes | None, str]:
         sig = signal.Signals(-proc.returncode).name
         frames = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip().startswith("File")]
         where = frames[0] if frames else "no Python frame"
-        return None, f"{sig} in TF's converter; innermost Python frame: {where}"
+        return None, _scrub(f"{sig} in TF's converter; innermost Python frame: {where}")
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     errors = [ln for ln in lines if "error" in ln.lower()]
-    return None, f"exit {proc.returncode}: " + (errors[-1] if errors else lines[-1])[:400]
+    return None, _scrub(f"exit {proc.returncode}: " + (errors[-1] if errors else lines[-1]))
 
 
 def convert_frozen(pb: Path, frozen: Frozen) -> tuple[bytes | None, str]:
@@ -95,7 +101,7 @@ def _attempt(make_converter) -> tuple[bytes | None, str]:
     except Exception as exc:  # noqa: BLE001 - TF's converter raises many kinds; recorded
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         errors = [ln for ln in lines if "error" in ln.lower()]
-        return None, f"{type(exc).__name__}: " + (errors[0] if errors else lines[0])[:400]
+        return None, _scrub(f"{type(exc).__name__}: " + (errors[0] if errors else lines[0]))
 
 
 def tf_conversions(frozen: Frozen) -> dict:
