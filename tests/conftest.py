@@ -17,8 +17,19 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 
+# The issue-13 models (models/rnn_*, models/kws_*; tests/models/test_rnn_models.py): loops,
+# subgraphs and resource variables that edgelite does not convert / run yet. The tests that
+# sweep every sample file take them through sample_files(), which leaves them out; drop a
+# prefix here once the converter and interpreter handle those files.
+PENDING_PREFIXES = ("rnn_", "kws_")
+
 INSTALL = "pip install -e '.[test,regen]'"       # the README's test set-up
 ORACLE = "ai_edge_litert.interpreter"
+
+
+def sample_files(pattern: str, folder: pathlib.Path = MODELS) -> list[pathlib.Path]:
+    """The files in models/ matching `pattern`, sorted, without the PENDING_PREFIXES ones."""
+    return sorted(p for p in folder.glob(pattern) if not p.name.startswith(PENDING_PREFIXES))
 
 
 def in_ci() -> bool:

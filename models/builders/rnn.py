@@ -67,7 +67,7 @@ class Frozen:
 # --------------------------------------------------------------------------- helpers
 
 
-def _rng(name: str) -> np.random.RandomState:
+def seeded_rng(name: str) -> np.random.RandomState:
     """A generator per model, independent of build order (crc32 of the name, not hash())."""
     import zlib
 
@@ -76,7 +76,7 @@ def _rng(name: str) -> np.random.RandomState:
 
 def random_inputs(name: str, inputs: dict, n: int, offset: int = 0) -> dict:
     """n samples per input: token ids in [0, VOCAB) for int32 inputs, else U(-1, 1)."""
-    rng = _rng(f"{name}/inputs/{offset}")
+    rng = seeded_rng(f"{name}/inputs/{offset}")
     out = {}
     for node, (shape, dtype) in inputs.items():
         full = (n, *shape[1:]) if shape[0] == 1 else (n, *shape)
@@ -89,7 +89,7 @@ def random_inputs(name: str, inputs: dict, n: int, offset: int = 0) -> dict:
 
 def randomize(model, name: str) -> None:
     """Replace every weight with seeded N(0, WEIGHT_STD^2) values (biases too)."""
-    rng = _rng(f"{name}/weights")
+    rng = seeded_rng(f"{name}/weights")
     model.set_weights([rng.normal(0.0, WEIGHT_STD, w.shape).astype(np.float32)
                        for w in model.get_weights()])
 
@@ -322,8 +322,8 @@ def _tf1_rnn(name: str, units: int, static: bool) -> Frozen:
             sess.run(tf.compat.v1.global_variables_initializer())
             # the bias is zero-initialised: give it random values too
             (bias,) = [v for v in tf.compat.v1.global_variables() if "bias" in v.name]
-            bias.load(_rng(f"{name}/bias").normal(0, WEIGHT_STD, bias.shape).astype(np.float32),
-                      sess)
+            values = seeded_rng(f"{name}/bias").normal(0, WEIGHT_STD, bias.shape)
+            bias.load(values.astype(np.float32), sess)
             gd = _tf1_session_freeze(graph, sess)
     kind = "static_rnn (unrolled)" if static else "dynamic_rnn (while frame, TensorArrayV3)"
     return Frozen(name, {"": gd}, inputs, random_inputs(name, inputs, N_GOLDEN),
@@ -340,7 +340,7 @@ def build_tf1_static_rnn() -> Frozen:
 
 
 def _cond_weights(name: str):
-    rng = _rng(f"{name}/weights")
+    rng = seeded_rng(f"{name}/weights")
     return [rng.normal(0, WEIGHT_STD, s).astype(np.float32)
             for s in ((8, 6), (6,), (8, 6), (6,))]
 
@@ -397,7 +397,7 @@ def cond_function():
 
 def while_function():
     """h = x; 5 times: h = tanh(h @ w + x) (a tf.while_loop with a counter)."""
-    w = tf.constant(_rng("rnn_while_loop/weights").normal(0, WEIGHT_STD, (8, 8))
+    w = tf.constant(seeded_rng("rnn_while_loop/weights").normal(0, WEIGHT_STD, (8, 8))
                     .astype(np.float32))
 
     @tf.function(input_signature=[tf.TensorSpec([1, 8], tf.float32, name="x")])
@@ -413,7 +413,7 @@ def while_function():
 def partitioned_function():
     """outer(x) = inner(x) - 0.5 * inner(-x), inner a tf.function kept as a call (_noinline):
     the frozen graph keeps two PartitionedCall nodes and `inner` in its function library."""
-    rng = _rng("rnn_partitioned_call/weights")
+    rng = seeded_rng("rnn_partitioned_call/weights")
     w = tf.constant(rng.normal(0, WEIGHT_STD, (8, 6)).astype(np.float32))
     b = tf.constant(rng.normal(0, WEIGHT_STD, (6,)).astype(np.float32))
 

@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import tempfile
 
-from .common import MODELS_DIR, atomic_write, interpreter, np, tf, write_npz
-from .rnn import _rng
-from .rnn_tflite import convert_in_subprocess, rel_err, sqnr_db
+from .common import MODELS_DIR, interpreter, np, tf, write_npz
+from .rnn import seeded_rng
+from .rnn_tflite import convert_in_subprocess, keep, rel_err, sqnr_db
 
 NAME = "kws_stream"
 FEATURES, KERNEL, CH1, CH2, CLASSES = 10, 3, 12, 12, 4
 N_FRAMES = 16  # golden invokes (>= 12); the first 3 frames are the same frame
 N_CALIB = 48  # representative frames, fed in order (the calibrator keeps the state too)
-SUFFIXES = ("tf_float", "tf_int8")
 
 
 class StreamingKws(tf.Module):
     def __init__(self):
         super().__init__(name="kws_stream")
-        rng = _rng(f"{NAME}/weights")
+        rng = seeded_rng(f"{NAME}/weights")
         # conv kernels as [KERNEL, 1, in, out] (Conv2D over time with width 1)
         self.k1 = tf.constant(rng.normal(0, 0.5, (KERNEL, 1, FEATURES, CH1)).astype(np.float32))
         self.b1 = tf.constant(rng.normal(0, 0.2, (CH1,)).astype(np.float32))
@@ -63,7 +62,7 @@ class StreamingKws(tf.Module):
 
 def frames(n: int, offset: int) -> np.ndarray:
     """n feature frames [n, 1, 1, 10]; frames 0-2 of the golden sequence are one frame."""
-    x = _rng(f"{NAME}/frames/{offset}").uniform(-1.0, 1.0, (n, 1, 1, FEATURES))
+    x = seeded_rng(f"{NAME}/frames/{offset}").uniform(-1.0, 1.0, (n, 1, 1, FEATURES))
     if offset == 0:
         x[1:3] = x[0]
     return x.astype(np.float32)
@@ -153,11 +152,8 @@ def build_kws() -> dict:
     results = {"tf_float": (float_bytes, ""), "tf_int8": convert_in_subprocess(NAME, "int8")}
     for suffix, (data, why) in results.items():
         fname = f"{NAME}.{suffix}.tflite"
-        if data is None:
-            entry["tf_failures"][fname] = why
-            print(f"  {fname}: TF FAILED: {why}")
+        if not keep(entry, fname, data, why):
             continue
-        atomic_write(MODELS_DIR / fname, data)
         run = litert_stream(data, x)
         arrays[f"litert_{suffix}"] = run["raw"]
         arrays[f"litert_{suffix}_after_reset"] = run["after_reset"]

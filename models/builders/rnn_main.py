@@ -22,9 +22,8 @@ from pathlib import Path
 
 from .rnn import BUILDERS, OUTPUT, Frozen, graph_facts, run_graph  # first: TF setup
 from .common import MODELS_DIR, as_float32, np, write_graph, write_json, write_npz
-from .rnn_tflite import (FLOAT_REL_TOL, edgelite_ops, litert_outputs, rel_err, sqnr_db,
+from .rnn_tflite import (FLOAT_REL_TOL, edgelite_ops, keep, litert_outputs, rel_err, sqnr_db,
                          tf_conversions)
-from .common import atomic_write
 from .rnn_kws import build_kws
 
 MANIFEST = MODELS_DIR / "rnn_models.json"
@@ -86,11 +85,8 @@ def build_one(frozen: Frozen) -> dict:
     entry["tflite"], entry["tf_failures"] = {}, {}
     for suffix, (data, why) in tf_conversions(frozen).items():
         fname = f"{name}.{suffix}.tflite"
-        if data is None:
-            entry["tf_failures"][fname] = why
-            print(f"  {fname}: TF FAILED: {why}")
+        if not keep(entry, fname, data, why):
             continue
-        atomic_write(MODELS_DIR / fname, data)
         run = litert_outputs(data, frozen.golden)
         arrays[f"litert_{suffix}"] = run["raw"]
         if run["fed"].dtype != next(iter(frozen.golden.values())).dtype:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .common import MODELS_DIR, interpreter, np, tf
+from .common import MODELS_DIR, atomic_write, interpreter, np, tf
 from .rnn import OUTPUT, Frozen
 
 N_CALIB = 16  # representative samples for TF's int8 calibration
@@ -118,6 +118,16 @@ def tf_conversions(frozen: Frozen) -> dict:
     return out
 
 
+def keep(entry: dict, fname: str, data: bytes | None, why: str) -> bool:
+    """Write models/<fname>, or record in entry["tf_failures"] why TF could not make it."""
+    if data is None:
+        entry["tf_failures"][fname] = why
+        print(f"  {fname}: TF FAILED: {why}")
+        return False
+    atomic_write(MODELS_DIR / fname, data)
+    return True
+
+
 # --------------------------------------------------------------------------- LiteRT
 
 
@@ -202,5 +212,5 @@ def edgelite_ops(paths: list[Path]) -> dict:
     return {Path(k).name: v for k, v in json.loads(proc.stdout).items()}
 
 
-__all__ = ["OUTPUT", "FLOAT_REL_TOL", "tf_conversions", "converter_for", "litert_outputs",
+__all__ = ["OUTPUT", "FLOAT_REL_TOL", "tf_conversions", "keep", "converter_for", "litert_outputs",
            "rel_err", "sqnr_db", "edgelite_ops", "representative"]

@@ -16,7 +16,7 @@ from edgelite.interpreter.kernels.versions import signature_of
 from edgelite.interpreter.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema.model_io import pack_model
-from tests.conftest import MODELS
+from tests.conftest import MODELS, sample_files
 
 CALIB = str(MODELS / "digits_calib.npy")
 FASHION_CALIB = str(MODELS / "fashion_calib.npz")   # the 28x28 Fashion-MNIST models
@@ -51,7 +51,7 @@ def _versions(data: bytes) -> dict[str, int]:
 
 def _tf_pairs():
     """(model, mode, io type, TF's file) for every TF-written sample file."""
-    for path in sorted(MODELS.glob("*.tf*.tflite")):
+    for path in sample_files("*.tf*.tflite"):
         name, kind = path.name.split(".")[:2]
         mode, io = {"tf": (None, None), "tf_int8": ("int8", None),
                     "tf_int8_io": ("int8", "int8"), "tf_uint8": ("uint8", None)}[kind]

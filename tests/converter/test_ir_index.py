@@ -17,7 +17,7 @@ from edgelite.converter.passes import run_passes
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter.errors import GraphError
 
-from ..conftest import MODELS
+from ..conftest import MODELS, sample_files
 from .tfgraph import GraphBuilder
 
 
@@ -139,7 +139,7 @@ def test_deepcopy_gets_its_own_index():
 
 
 # -- whole conversions -----------------------------------------------------------------------
-SAMPLE_MODELS = sorted(p.stem for p in MODELS.glob("*.pb"))
+SAMPLE_MODELS = [p.stem for p in sample_files("*.pb")]
 MODES = {"float": None,
          "int8": QuantizeOptions(mode=QuantMode.INT8, default_range=(-8.0, 8.0)),
          "dynamic": QuantizeOptions(mode=QuantMode.DYNAMIC),

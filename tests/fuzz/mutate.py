@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgelite.schema import graph_pb2
+from tests.conftest import sample_files
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 # Small files only: the harness runs hundreds of cases. (mobilenet_v2_digits.pb, 1.8 MB, takes
@@ -56,7 +57,7 @@ class Case:
 
 def model_files(kind: str) -> list[Path]:
     pattern = "*.tflite" if kind == "tflite" else "*.pb"
-    return sorted(p for p in MODELS.glob(pattern) if p.stat().st_size <= MAX_MODEL_BYTES)
+    return [p for p in sample_files(pattern, MODELS) if p.stat().st_size <= MAX_MODEL_BYTES]
 
 
 def build(case: Case) -> tuple[bytes, list[str]]:

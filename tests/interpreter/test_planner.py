@@ -12,6 +12,8 @@ from edgelite.interpreter import GraphError, Interpreter, planner
 from edgelite.interpreter.planner import (NEVER_FREED, allocation_order, compute_lifetimes,
                                           plan_arena)
 
+from tests.conftest import sample_files
+
 from .tflite_builder import ModelBuilder
 
 INF = NEVER_FREED
@@ -231,7 +233,7 @@ def _capture_plans(monkeypatch):
     return plans
 
 
-@pytest.mark.parametrize("path", sorted(MODELS.glob("*.tflite")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_files("*.tflite", MODELS), ids=lambda p: p.name)
 def test_real_models_match_the_reference(path, monkeypatch):
     plans = _capture_plans(monkeypatch)
     for preserve in (False, True):

@@ -11,7 +11,7 @@ from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.versions import (OMITTED, OpSignature, T, TensorSig,
                                                    first_version, signature_of, with_defaults)
 from edgelite.interpreter.model import load_model
-from tests.conftest import MODELS
+from tests.conftest import MODELS, sample_files
 
 # Every op GetBuiltinOperatorVersion has a case for (tensorflow/compiler/mlir/lite/tools/
 # versioning/op_version.cc); every other op is version 1 whatever its operands.
@@ -29,7 +29,7 @@ OP_VERSION_CASES = frozenset("""
     BROADCAST_TO CAST WHERE GELU
 """.split())
 
-TF_FILES = sorted(MODELS.glob("*.tf*.tflite")) + sorted((MODELS / "cache").glob("*.tflite"))
+TF_FILES = sample_files("*.tf*.tflite") + sorted((MODELS / "cache").glob("*.tflite"))
 
 
 def test_an_op_has_a_rule_exactly_when_op_version_cc_has_a_case():
