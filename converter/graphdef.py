@@ -202,7 +202,10 @@ class TFGraph:
     def _deps(self, name: str, stop: set[str]) -> list[str]:
         if name in stop:
             return []
-        node = self.nodes[name]
+        node = self.nodes.get(name)
+        if node is None:  # e.g. a loop's node cut out of a malformed frame, or a lost output
+            raise GraphError(f"node {quoted(name)} is needed but not in the graph; the "
+                             "GraphDef is incomplete")
         deps = []
         for ref in data_inputs(node):
             if ref.node not in self.nodes:
