@@ -172,6 +172,11 @@ class TFGraph:
             self.nodes, library = functionalize(self._gd, {r.name for r in outputs})
             self.library.update(library)  # (the lowering may hold the library already)
             self._gd = None
+            for r in outputs:
+                if r.node not in self.nodes:
+                    raise GraphError(f"output {quoted(r.name)} is computed inside a loop or "
+                                     "cond, which becomes a WHILE / IF subgraph; name a node "
+                                     "outside it (e.g. the loop's Exit)")
         stop = {r.node for r in inputs}
         order, state = [], {}  # state: 1 = on the stack, 2 = done
         for out in outputs:

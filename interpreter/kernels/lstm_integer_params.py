@@ -37,6 +37,7 @@ from .. import quant_math as qm
 from ..names import quoted
 from .base import OpContext, TensorInfo
 from .lstm_operands import GATES, CellOperands
+from .requantize import per_tensor_scale
 
 _F32 = np.float32
 
@@ -84,20 +85,7 @@ class IntegerCellParams:
 
 def _scale(ctx: OpContext, t: TensorInfo, role: str) -> float:
     """The float32 per-tensor scale LiteRT reads (TfLiteTensor::params.scale)."""
-    q = t.quantization
-    if q is None or len(q.scale) == 0:
-        raise ctx.shape_error(
-            f"{role} {quoted(t.name)} of the integer LSTM has no quantization parameters"
-        )
-    if len(q.scale) != 1:
-        raise ctx.unsupported(
-            f"{role} {quoted(t.name)} is quantized per channel; TFLite's integer LSTM takes "
-            "one scale per tensor"
-        )
-    scale = float(_F32(q.scale[0]))
-    if not (math.isfinite(scale) and scale > 0):
-        raise ctx.shape_error(f"{role} {quoted(t.name)} has scale {scale}; it must be > 0")
-    return scale
+    return per_tensor_scale(ctx, t, role, "TFLite's integer LSTM takes one scale per tensor")
 
 
 def _zero_point(t: TensorInfo) -> int:

@@ -43,8 +43,10 @@ class QParams:
     zero_point: int
 
 
-def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
-    """Per-tensor parameters of an activation tensor (errors name the tensor)."""
+def per_tensor_scale(ctx: OpContext, t: TensorInfo, role: str,
+                     per_channel: str = "only weights may be") -> float:
+    """The float32 scale of a tensor quantized per tensor (TfLiteTensor::params.scale);
+    errors name the tensor, ``per_channel`` says why one scale per channel is refused."""
     q = t.quantization
     if q is None or len(q.scale) == 0:
         raise ctx.shape_error(
@@ -52,11 +54,17 @@ def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
         )
     if len(q.scale) != 1:
         raise ctx.unsupported(
-            f"{role} tensor {quoted(t.name)} is quantized per channel; only weights may be"
-        )
+            f"{role} tensor {quoted(t.name)} is quantized per channel; {per_channel}")
     scale = float(np.float32(q.scale[0]))
     if not (math.isfinite(scale) and scale > 0):
         raise ctx.shape_error(f"{role} tensor {quoted(t.name)} has scale {scale}; it must be > 0")
+    return scale
+
+
+def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
+    """Per-tensor parameters of an activation tensor (errors name the tensor)."""
+    scale = per_tensor_scale(ctx, t, role)
+    q = t.quantization
     zero_point = int(q.zero_point[0]) if len(q.zero_point) else 0
     info = np.iinfo(t.dtype)
     if not info.min <= zero_point <= info.max:

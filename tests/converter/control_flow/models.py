@@ -28,7 +28,7 @@ FILES = [f"{m}{s}" for m in STRUCTURE for s in ("", ".functional")
          if (DATA / f"{m}{s}.pb").exists()]
 
 
-def litert(model: bytes, feeds: dict, runtime: str = "litert") -> dict[str, np.ndarray]:
+def run(model: bytes, feeds: dict, runtime: str = "litert") -> dict[str, np.ndarray]:
     """The outputs by name, run in LiteRT or ("edgelite") in edgelite's interpreter."""
     if runtime == "edgelite":
         from edgelite.interpreter import Interpreter
@@ -47,7 +47,7 @@ def converts_and_matches_tensorflow(name):
     feeds = {k[3:]: gold[k] for k in gold.files if k.startswith("in:")}
     result = convert_detailed(str(DATA / f"{name}.pb"))
     for runtime in ("litert", "edgelite"):
-        got = litert(result.model, feeds, runtime)
+        got = run(result.model, feeds, runtime)
         for key in (k for k in gold.files if k.startswith("out:")):
             ref = gold[key]
             err = np.max(np.abs(got[key[4:]].astype(np.float64) - ref))

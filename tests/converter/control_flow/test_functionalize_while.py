@@ -2,7 +2,8 @@
 
 import pytest
 
-from edgelite.converter import convert_detailed
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.interpreter.errors import GraphError
 
 from .models import DATA, FILES, converts_and_matches_tensorflow, no_v1_control_flow_is_left
 
@@ -37,3 +38,10 @@ def test_loop_invariant_weights_fold_inside_the_body():
         assert fc.inputs[1].is_const and fc.inputs[1].shape == (4, 4)
         passthrough = [i for i, (a, b) in enumerate(zip(body.inputs, body.outputs)) if a is b]
         assert len(passthrough) >= 1
+
+
+def test_an_output_inside_the_loop_is_refused_with_one_line():
+    with pytest.raises(GraphError, match=r"output 'while/body/_1/while/mul' is computed "
+                                         r"inside a loop or cond"):
+        convert_detailed(str(DATA / "cf_counter.pb"),
+                         ConvertOptions(outputs=["while/body/_1/while/mul"]))

@@ -9,7 +9,7 @@ from edgelite.interpreter.errors import ShapeError
 
 from ..tfgraph import GraphBuilder
 from .library import F32, Function, call
-from .models import litert
+from .models import run
 
 
 def _growing_loop() -> GraphBuilder:
@@ -46,8 +46,9 @@ def test_a_loop_carried_shape_that_grows_is_dynamic():
     assert body.inputs[1].shape_signature == (1, -1)
     assert body.outputs[1].shape_signature == (1, -1)
     x = np.array([[1.5, -1.0]], np.float32)
-    y = litert(result.model, {"x": x})["y"]
-    np.testing.assert_array_equal(y, [[1.5, -1.0, 3.0, 3.0, 3.0]])
+    for runtime in ("litert", "edgelite"):
+        y = run(result.model, {"x": x}, runtime)["y"]
+        np.testing.assert_array_equal(y, [[1.5, -1.0, 3.0, 3.0, 3.0]])
 
 
 def test_a_loop_variable_changing_rank_is_refused():
