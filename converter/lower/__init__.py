@@ -24,7 +24,7 @@ from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
 from . import (activations, array_ops, basic, control, conv, fake_quant, functional, image,
-               math_ops, nn)
+               math_ops, nn, tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -39,6 +39,7 @@ REGISTRY: dict[str, Lowering] = {
     **image.RULES,
     **fake_quant.RULES,
     **functional.RULES,
+    **tensor_lists.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)
@@ -125,6 +126,7 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
                              f"inputs are {', '.join(quoted(r.node) for r in inputs)}")
     graph = Graph()
     ctx = LowerCtx(graph, tf.library, allow_custom_ops)
+    ctx.batch_size = batch_size
     report = ctx.report = SupportReport({})
 
     def bind_input(node) -> None:

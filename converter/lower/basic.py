@@ -32,10 +32,13 @@ def placeholder_with_default(ctx: LowerCtx, node) -> None:
 
 
 _ONE = spec(In("the input", ANY))
+# Identity also passes TensorLists (T=variant) and TensorArray handles (T=resource) through
+# loops: its T is not read (list_ops lower to plain tensors: tensor_lists.py).
+_PASS = spec(In("the input", ANY, typed=None))
 RULES = {
     "Const": Lowering(const, spec(attrs=(Attr("value", "tensor", True),
                                          Attr("dtype", "type", True)))),
-    "Identity": Lowering(identity, _ONE),
+    "Identity": Lowering(identity, _PASS),
     "IdentityN": Lowering(identity, spec(variadic=In("the input", ANY, typed=None))),
     "StopGradient": Lowering(identity, _ONE),
     "Snapshot": Lowering(identity, _ONE),

@@ -38,6 +38,7 @@ class LowerCtx:
         self.budget = [0]
         self.scope = ""
         self.report = None  # the SupportReport nodes are counted in (set by the caller)
+        self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
 
     def child(self, graph: Graph, fn_name: str, scope: str) -> "LowerCtx":
         """A context for lowering function `fn_name` into `graph` (a new subgraph, or this
@@ -45,6 +46,7 @@ class LowerCtx:
         c = LowerCtx(graph, self.library, self.allow_custom_ops)
         c.call_stack = self.call_stack + (fn_name,)
         c.budget, c.scope = self.budget, scope
+        c.batch_size = self.batch_size
         return c
 
     def display(self, node) -> str:

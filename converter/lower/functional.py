@@ -38,9 +38,12 @@ CALLS = {  # op -> the attributes naming the functions it calls
 
 
 def lower_function(ctx: LowerCtx, node, fn: FuncGraph, args: list[Tensor],
-                   graph: Graph | None = None, consts: dict[int, Tensor] | None = None):
+                   graph: Graph | None = None, consts: dict[int, Tensor] | None = None,
+                   body: bool = False):
     """Lower `fn` called by `node` with `args`: into a new subgraph (graph=None; returns the
-    Graph) or inlined into ctx.graph (graph=ctx.graph; returns the result tensors)."""
+    Graph) or inlined into ctx.graph (graph=ctx.graph; returns the result tensors).
+    `consts`: arguments read as constants inside; a loop `body` returns those arguments
+    unchanged (its result k is its input k)."""
     from . import SupportReport, lower_nodes  # the registry imports this module
     if fn.name in ctx.call_stack:
         raise fail(GraphError, node, f"function {quoted(fn.name)} calls itself (through "
@@ -81,7 +84,7 @@ def lower_function(ctx: LowerCtx, node, fn: FuncGraph, args: list[Tensor],
         raise failure
     results = []
     for k, ref in enumerate(outs):
-        if not inline and k in consts:
+        if body and k in consts:
             results.append(sub.inputs[k])
         elif ref.name in child.tensors:
             results.append(child.tensors[ref.name])
@@ -146,7 +149,7 @@ def lower_while(ctx: LowerCtx, node) -> None:
                    f"{quoted(cond_fn.name)} returns {len(cond_fn.rets)} (expected 1)")
     consts = {i: ins[i] for i in body_fn.passthrough() if ins[i].is_const}
     cond = lower_function(ctx, node, cond_fn, ins, consts=consts)
-    body = lower_function(ctx, node, body_fn, ins, consts=consts)
+    body = lower_function(ctx, node, body_fn, ins, consts=consts, body=True)
     if cond.outputs[0].dtype != np.bool_:
         raise fail(DTypeError, node, f"cond {quoted(cond_fn.name)} returns "
                    f"{np.dtype(cond.outputs[0].dtype).name}, not bool")
