@@ -75,12 +75,15 @@ class _Rewriter:
         elif op.type in SAME_AS_INPUT:
             self.params[id(out)] = self.act(op.inputs[0])
         elif op.type in SHARED_INPUTS:
+            # The float operands share; integer ones (DYNAMIC_UPDATE_SLICE's start
+            # indices) are no quantized data and stay as they are.
+            data = [t for t in op.inputs if t is not None and t.dtype == np.float32]
             lows, highs = zip(*[self.range_of(t) if not t.is_const else
                                 (float(t.data.min()), float(t.data.max()))
-                                for t in [*op.inputs, out]])
+                                for t in [*data, out]])
             shared = asymmetric(min(lows), max(highs), self.qt)
             self.params[id(out)] = shared
-            for t in op.inputs:
+            for t in data:
                 producer = self.g.producer(t)
                 free = (producer is not None and id(producer) in self.integer
                         and producer.type not in set(FIXED_OUTPUT) | SAME_AS_INPUT
@@ -169,7 +172,10 @@ class _Rewriter:
                 if t.is_const:
                     self.quantize_const(op, i)
                 elif not self.stored_quantized(t):
-                    op.inputs[i] = self.as_quantized(t, op)
+                    # a shared operand is quantized straight to the output's parameters
+                    shared = (self.params[id(op.outputs[0])] if op.type in SHARED_INPUTS
+                              else None)
+                    op.inputs[i] = self.as_quantized(t, op, shared)
                 elif op.type in SHARED_INPUTS and not _same(self.act(t),
                                                             self.params[id(op.outputs[0])]):
                     op.inputs[i] = self.requantize(t, op)

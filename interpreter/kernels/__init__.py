@@ -24,6 +24,7 @@ from . import (
     cumsum,
     depthwise_conv,
     dequantize,
+    dynamic_update_slice,
     fully_connected,
     gather,
     logical,
@@ -57,9 +58,10 @@ from .opdef import OpDef, collect
 OPS: dict[str, OpDef] = collect(
     activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm, binary,
     cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
-    fully_connected, gather, logical, lstm, normalization, one_hot, pad, pooling, quantize,
-    reduce, reshape, resize, reverse, rnn, shape_ops, slicing, softmax, space_batch,
-    space_depth, split, tile, topk_v2, transpose, transpose_conv, unary, variables,
+    dynamic_update_slice, fully_connected, gather, logical, lstm, normalization, one_hot,
+    pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
+    softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv,
+    unary, variables,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

@@ -148,3 +148,62 @@ def test_one_operator_code_per_op_with_its_highest_version():
                      (tfl.BuiltinOperator.ADD, None, 1),
                      (tfl.BuiltinOperator.CUSTOM, b"MyOp", 1)]
     assert [op.opcodeIndex for op in model.subgraphs[0].operators] == [0, 0, 1, 2]
+
+
+def _update_slice_graph(dtype, index_dtype) -> tuple[Graph, list[np.ndarray]]:
+    """Two DYNAMIC_UPDATE_SLICE ops as a lowered TensorListSetItem gives them: the second
+    writes over the first's result at constant int32 starts, the first at computed
+    ``index_dtype`` ones; (graph, feeds)."""
+    g = Graph()
+    x, u = g.tensor("x", dtype, (4, 3)), g.tensor("u", dtype, (1, 3))
+    starts = g.tensor("starts", index_dtype, (2,))
+    g.inputs = [x, u, starts]
+    a, b = g.tensor("a", dtype, (4, 3)), g.tensor("b", dtype, (4, 3))
+    g.add_op("DYNAMIC_UPDATE_SLICE", [x, u, starts], [a])
+    g.add_op("DYNAMIC_UPDATE_SLICE", [a, u, g.const("first", np.int32([-1, 0]))], [b])
+    g.outputs = [b]
+    feeds = [np.arange(12).reshape(4, 3).astype(dtype), np.full((1, 3), 7, dtype),
+             np.array([9, 2], index_dtype)]
+    return g, feeds
+
+
+@pytest.mark.parametrize("dtype,index_dtype,version", [
+    (np.float32, np.int32, 1), (np.float32, np.int64, 2), (np.float16, np.int32, 3),
+    (np.int16, np.int64, 4), (np.int8, np.int64, 2), (np.bool_, np.int32, 1)])
+def test_dynamic_update_slice_exports_as_litert_expects(dtype, index_dtype, version, litert,
+                                                        tmp_path):
+    """One OperatorCode with op_version.cc's version (the highest of the two operators:
+    int64 starts 2, float16 3, int16 4); the empty DynamicUpdateSliceOptions table reads
+    back as no options; LiteRT loads that version and computes what edgelite does; `edgelite
+    inspect` lists both operators and plans the arena."""
+    from edgelite.cli.inspect_cmd import describe
+    from edgelite.interpreter import Interpreter
+
+    g, feeds = _update_slice_graph(np.dtype(dtype), np.dtype(index_dtype))
+    assert g.op_counts() == {"DYNAMIC_UPDATE_SLICE": 2}
+    data = export_tflite(g)
+    model = tfl.ModelT.InitFromPackedBuf(data, 0)
+    assert [(c.builtinCode, c.version) for c in model.operatorCodes] == \
+        [(tfl.BuiltinOperator.DYNAMIC_UPDATE_SLICE, version)]
+    assert {op.builtinOptionsType for op in model.subgraphs[0].operators} == \
+        {tfl.BuiltinOptions.DynamicUpdateSliceOptions}
+    assert [op.options for op in load_model(data).subgraphs[0].operators] == [{}, {}]
+    assert _versions(data) == {"DYNAMIC_UPDATE_SLICE": version}
+
+    results = []
+    for interp in (Interpreter(model_content=data), litert.Interpreter(model_content=data)):
+        interp.allocate_tensors()
+        for d, v in zip(interp.get_input_details(), feeds):
+            interp.set_tensor(d["index"], v)
+        interp.invoke()
+        results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    want = feeds[0].copy()
+    want[3] = want[0] = 7  # starts [9, 2] clamp to [3, 0]; [-1, 0] to [0, 0]
+    np.testing.assert_array_equal(results[0], want)
+    np.testing.assert_array_equal(results[1], want)
+
+    path = tmp_path / "dus.tflite"
+    path.write_bytes(data)
+    text = describe(str(path))
+    assert "ops (2): DYNAMIC_UPDATE_SLICE x2" in text
+    assert "arena: not planned" not in text and "arena: " in text

@@ -72,3 +72,43 @@ def test_integer_outputs_without_parameters_stay_as_they_are(litert):
     assert all(op.inputs[0].dtype == np.int8 for op in g.ops if op.type == "DEQUANTIZE")
     interp = litert.Interpreter(model_content=export_tflite(g))
     interp.allocate_tensors()
+
+
+@pytest.mark.parametrize("qtype", [QType.INT8, QType.UINT8])
+@pytest.mark.parametrize("operand", ["input", "constant"])
+def test_dynamic_update_slice_shares_params_and_keeps_its_start_indices(qtype, operand):
+    """DYNAMIC_UPDATE_SLICE copies codes (LiteRT checks no parameters): operand, update and
+    output get one set (TF: SameOperandsAndResultsScale) -- a float input is quantized
+    straight to it, an integer producer (RELU) takes it -- and the int32 start indices
+    neither need a range nor change. The file runs bit-exact in both LiteRT kernel sets."""
+    from tests.interpreter.quant_oracle import assert_bit_exact
+
+    g = Graph()
+    x = g.tensor("x", np.float32, (4, 3))
+    u, starts = g.tensor("u", np.float32, (1, 3)), g.tensor("starts", np.int32, (2,))
+    g.inputs = [x, u, starts] if operand == "input" else [u, starts]
+    base = x if operand == "input" else g.const("base", np.linspace(-1, 1, 12, dtype=np.float32)
+                                                .reshape(4, 3))
+    relu = then(g, "RELU", [u], "relu")
+    g.outputs = [then(g, "DYNAMIC_UPDATE_SLICE", [base, relu, starts], "y")]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "u": (-3.0, 3.0), "relu": (0.0, 3.0), "y": (-1.0, 3.0)},
+                   RewriteConfig(qtype, io_type=IOType.FLOAT))
+    dus = next(op for op in g.ops if op.type == "DYNAMIC_UPDATE_SLICE")
+    out = dus.outputs[0].quant
+    for t in (dus.inputs[0], dus.inputs[1]):
+        assert t.dtype == qtype.dtype
+        assert t.quant.scale[0] == out.scale[0] and t.quant.zero_point[0] == out.zero_point[0]
+    assert dus.inputs[2] is starts and starts.dtype == np.int32 and starts.quant is None
+    assert out.scale[0] == np.float32(4.0 / 255)  # the range of the three: [-1, 3]
+    quantizes = 2 if operand == "input" else 1  # x (to the shared parameters) and u
+    assert g.op_counts() == {"QUANTIZE": quantizes, "RELU": 1, "DYNAMIC_UPDATE_SLICE": 1,
+                             "DEQUANTIZE": 1}
+
+    feeds = [np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3),
+             np.array([[-2.0, 0.5, 2.5]], np.float32), np.array([7, 0], np.int32)]
+    feeds = feeds if operand == "input" else feeds[1:]
+    (y,) = assert_bit_exact(export_tflite(g), feeds)["reference"]
+    want = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    want[3] = [0.0, 0.5, 2.5]  # start row 7 clamps to 3
+    assert np.abs(y - want).max() <= out.scale[0]
