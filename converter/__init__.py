@@ -61,9 +61,6 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         lowered = graph.op_counts()
         records = run_passes(graph, options.disabled_passes)
         infer_shapes(graph)
-    if options.quantize and has_subgraphs(graph):
-        raise UnsupportedOpError("the model has control flow (WHILE / IF); edgelite cannot "
-                                 "quantize loops and conds yet: convert it as a float model")
     qreport = quantize(graph, options.quantize) if options.quantize else None
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")

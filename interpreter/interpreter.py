@@ -117,6 +117,7 @@ class Interpreter:
         # Resource variables and CALL_ONCE status: for the life of the interpreter.
         self._state = State(resource_ids(self._model))
         self._program: Program | None = None
+        self._subgraph_observer = None
 
     # ------------------------------------------------------------------ model info
 
@@ -236,12 +237,22 @@ class Interpreter:
             self._split = self._plan_split(keep_alive)
         self._allocated = True
 
+    def set_subgraph_observer(self, fn) -> None:
+        """Call ``fn(subgraph_index)`` after every run of a subgraph that a WHILE, IF or
+        CALL_ONCE calls (each loop iteration's cond and body), while its tensors hold that
+        run's values (all of them with preserve_all_tensors=True): how the converter
+        calibrates through loops. ``None`` removes the observer."""
+        self._subgraph_observer = fn
+        if self._program is not None:
+            self._program.after_run = fn
+
     def _new_program(self, entry: int) -> Program:
         """The Program that runs ``entry`` (the current one if there is one), after
         checking the subgraphs reachable from it: calls (indices, no recursion) and every
         op's support, all reported at once."""
         program = self._program or Program(self._model, self._state, PrepareOptions(
             self._quant, self._num_threads, self._preserve_all_tensors, self._memory_limit))
+        program.after_run = self._subgraph_observer
         if entry not in program.entries:
             reachable = check_calls(self._model, [entry])
             check_supported([self._model.subgraphs[k] for k in reachable])

@@ -159,6 +159,9 @@ class Program:
         self._variants: dict[int, dict[tuple, Allocation]] = {}
         self.current: dict[int, Allocation] = {}  # per subgraph: the one run (or made) last
         self.entries: set[int] = set()  # subgraphs checked as entries (check_calls)
+        # called with a subgraph's index after each run of it by a WHILE / IF / CALL_ONCE
+        # (Interpreter.set_subgraph_observer: calibration through loops)
+        self.after_run = None
         self._keep_alive: dict[int, set[int]] = {}
         for s in model.signature_defs:  # signature tensors stay readable, like outputs
             self._keep_alive.setdefault(s.subgraph_index, set()).update(

@@ -139,6 +139,9 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
         return None, report
     if failure is not None:
         raise failure
+    # the model's inputs in the order asked for (lowering binds them in graph order)
+    rank = {id(ctx.tensors[r.name]): k for k, r in enumerate(inputs) if r.name in ctx.tensors}
+    graph.inputs = sorted(graph.inputs, key=lambda t: rank.get(id(t), len(rank)))
     for ref in outputs:
         if ctx.is_dead_ref(ref):
             raise GraphError(f"output {quoted(ref.name)} is in a branch of a tf.cond that is "

@@ -32,7 +32,7 @@ from ...interpreter.names import quoted
 from ..shape_inference import infer_shapes
 from ..export import export_tflite
 from ..files import quoted_path
-from ..ir import Graph
+from ..ir import Graph, has_subgraphs
 from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .bias_correction import BiasCorrectionReport, bias_correct
@@ -43,6 +43,7 @@ from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
+from .subgraphs import quantize_with_subgraphs
 from ..runner import run_all
 from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
                         keep_float_ops, search)
@@ -112,6 +113,14 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     ``samples``: calibration samples in memory (instead of reading ``options.calib``);
     ``ranges_given``: activation ranges already calibrated with ``options.calib_method``
     on those samples (auto.py reuses one calibration for several candidates)."""
+    loops = has_subgraphs(graph)
+    if loops and options.mode in (QuantMode.INT8, QuantMode.UINT8) and (
+            _held_out_check(options) or options.bias_correction or options.adaround
+            or options.equalize or _goal_kind(options) is not None):
+        raise EdgeliteError("the model has control flow (WHILE / IF): --calib-method auto, "
+                            "--equalize, --bias-correction, --adaround, --min-sqnr and "
+                            "--max-accuracy-drop do not handle loops yet; quantize it with a "
+                            "calibration method alone (e.g. --calib-method minmax)")
     if samples is None and _held_out_check(options):
         from .auto import quantize_checked
         return quantize_checked(graph, options)
@@ -182,6 +191,10 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     _check_ranges(graph, ranges, set(input_params))
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
                         frozenset(options.keep_float))
+    if loops:
+        inner = report.calibration.subgraph_ranges if report.calibration else {}
+        quantize_with_subgraphs(graph, ranges, inner, cfg, input_params)
+        return report
     if not needs_data:
         quantize_graph(graph, ranges, cfg, input_params)
         return report

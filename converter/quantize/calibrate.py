@@ -9,7 +9,7 @@ values: x = (x - mean) * scale. Samples containing NaN or inf are reported and s
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -54,6 +54,8 @@ class CalibrationStats:
     ranges: dict[str, tuple[float, float]]
     used: int
     skipped: list[int]
+    # the subgraphs' tensors (WHILE / IF), by subgraph index then name: over every run
+    subgraph_ranges: dict[int, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
 
 def load_samples(path: str | os.PathLike, input_names: list[str],
@@ -111,12 +113,26 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
 
     Each tensor has an observer (observers.py) fed one sample at a time: `method` (default
     minmax, TFLite's global min/max) for the tensors named in `only` (default: all of them),
-    minmax for the rest (constants, whose ranges the rewrite does not use)."""
+    minmax for the rest (constants, whose ranges the rewrite does not use).
+
+    The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
+    every iteration of a loop feeds the ranges -- with `method` for all of them."""
     config = CalibConfig.parse(method)
     runner = ModelRunner(model, keep_all=True, label="the float model")
-    tensors = [d for d in runner.interp.get_tensor_details() if d["dtype"] == np.float32]
+    interp = runner.interp
+    tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
     observers = {d["name"]: config.observer() if only is None or d["name"] in only
                  else MinMaxObserver() for d in tensors}
+    inner = {k: [d for d in interp.get_tensor_details(k) if d["dtype"] == np.float32]
+             for k in range(1, interp.num_subgraphs())}
+    inner_observers = {k: {d["name"]: config.observer() for d in ds} for k, ds in inner.items()}
+
+    def observe_subgraph(k: int) -> None:
+        for d in inner[k]:
+            inner_observers[k][d["name"]].observe(interp.get_tensor(d["index"], k))
+
+    if inner:
+        interp.set_subgraph_observer(observe_subgraph)
     used, skipped = 0, []
     for k, sample in enumerate(samples):
         if limit is not None and used >= limit:
@@ -135,7 +151,9 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
         raise EdgeliteError("no usable calibration samples" +
                             (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
     ranges = {n: r for n, o in observers.items() if (r := o.range()) is not None}
-    return CalibrationStats(ranges, used, skipped)
+    inner_ranges = {k: {n: r for n, o in obs.items() if (r := o.range()) is not None}
+                    for k, obs in inner_observers.items()}
+    return CalibrationStats(ranges, used, skipped, inner_ranges)
 
 
 def usable_samples(samples: Iterable[dict[str, np.ndarray]],

@@ -9,7 +9,7 @@ boundary is named "<name>_<dtype>" (e.g. the int8 copy of a float graph input: "
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -38,17 +38,31 @@ class RewriteConfig:
     keep_float: frozenset[str] = frozenset()
 
 
+@dataclass
+class Boundary:
+    """Parameters fixed from outside one graph, where it meets the subgraphs it calls or its
+    caller (subgraphs.py): a loop variable has one set on both sides of the boundary."""
+
+    operands: dict[tuple[int, int], Affine] = field(default_factory=dict)  # (id(op), i)
+    tensors: dict[int, Affine] = field(default_factory=dict)  # id: subgraph inputs, results
+    outputs: dict[int, Affine] = field(default_factory=dict)  # a subgraph's output k
+
+
 class _Rewriter:
     def __init__(self, graph: Graph, ranges: dict[str, tuple[float, float]],
-                 input_params: dict[str, Affine], cfg: RewriteConfig) -> None:
+                 input_params: dict[str, Affine], cfg: RewriteConfig,
+                 boundary: Boundary | None = None) -> None:
         self.g, self.ranges, self.cfg, self.qt = graph, ranges, cfg, cfg.qtype
         self.input_params = input_params
+        self.boundary = boundary or Boundary()
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
         kept = keep_float_ops(graph, cfg.keep_float)
         self.integer = {id(op) for op in graph.ops if op.type in INTEGER_OPS
                         and all(t.dtype == np.float32 for t in op.outputs)
                         and id(op) not in kept}
+        # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
+        self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
 
     # -- activation parameters --------------------------------------------------------------
     def range_of(self, t: Tensor) -> tuple[float, float]:
@@ -61,8 +75,13 @@ class _Rewriter:
 
     def act(self, t: Tensor) -> Affine:
         if id(t) not in self.params:
-            if t.name in self.input_params and self.g.is_input(t):
+            if id(t) in self.boundary.tensors:
+                self.params[id(t)] = self.boundary.tensors[id(t)]
+            elif t.name in self.input_params and self.g.is_input(t):
                 self.params[id(t)] = self.input_params[t.name]
+            elif t.is_const:  # a constant a SAME_AS_INPUT op reads (GATHER's table)
+                self.params[id(t)] = asymmetric(float(t.data.min()), float(t.data.max()),
+                                                self.qt)
             else:
                 self.params[id(t)] = asymmetric(*self.range_of(t), self.qt)
         return self.params[id(t)]
@@ -73,7 +92,11 @@ class _Rewriter:
             scale, zp = FIXED_OUTPUT[op.type][self.qt]
             self.params[id(out)] = Affine(np.array([scale], np.float32), np.array([zp]))
         elif op.type in SAME_AS_INPUT:
-            self.params[id(out)] = self.act(op.inputs[0])
+            # the data is the first float input (SPLIT's comes after its axis); every output
+            # (SPLIT's and UNPACK's parts) holds some of its values
+            data = next(t for t in op.inputs if t is not None and t.dtype == np.float32)
+            for t in op.outputs:
+                self.params[id(t)] = self.act(data)
         elif op.type in SHARED_INPUTS:
             # The float operands share; integer ones (DYNAMIC_UPDATE_SLICE's start
             # indices) are no quantized data and stay as they are.
@@ -92,7 +115,8 @@ class _Rewriter:
                     self.params[id(t)] = shared
         else:
             for t in op.outputs:
-                self.act(t)
+                if t.dtype == np.float32:
+                    self.act(t)
 
     # -- storage conversion -----------------------------------------------------------------
     def stored_quantized(self, t: Tensor) -> bool:
@@ -125,10 +149,12 @@ class _Rewriter:
         self.g.insert_op(Op(type_, [src], [dst], {}, name=dst.name), before)
 
     # -- constants ----------------------------------------------------------------------------
-    def quantize_const(self, op: Op, i: int) -> None:
+    def quantize_const(self, op: Op, i: int, pin: Affine | None = None) -> None:
         c = op.inputs[i]
         qt = self.qt
-        if op.type in WEIGHT_AXIS and i == 1:
+        if pin is not None:
+            p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
+        elif op.type in WEIGHT_AXIS and i == 1:
             if qt is QType.INT8:
                 axis = WEIGHT_AXIS[op.type] if self.cfg.per_channel else None
                 p = symmetric_weights(c.data, axis)
@@ -143,8 +169,7 @@ class _Rewriter:
             data = quantize(c.data, Affine(s_in * s_w, p.zero_point), np.int32,
                             -2 ** 31, 2 ** 31 - 1)
         else:
-            p = self.params.get(id(op.outputs[0])) if op.type in SHARED_INPUTS else None
-            p = p or asymmetric(float(c.data.min()), float(c.data.max()), qt)
+            p = asymmetric(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
         if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
             c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)
@@ -169,27 +194,27 @@ class _Rewriter:
             for i, t in enumerate(op.inputs):
                 if t is None or id(t) not in real:
                     continue
+                pin = self.boundary.operands.get((id(op), i))
+                if pin is None and op.type in SHARED_INPUTS:
+                    pin = self.params[id(op.outputs[0])]
                 if t.is_const:
-                    self.quantize_const(op, i)
+                    self.quantize_const(op, i, pin)
                 elif not self.stored_quantized(t):
-                    # a shared operand is quantized straight to the output's parameters
-                    shared = (self.params[id(op.outputs[0])] if op.type in SHARED_INPUTS
-                              else None)
-                    op.inputs[i] = self.as_quantized(t, op, shared)
-                elif op.type in SHARED_INPUTS and not _same(self.act(t),
-                                                            self.params[id(op.outputs[0])]):
-                    op.inputs[i] = self.requantize(t, op)
+                    op.inputs[i] = self.as_quantized(t, op, pin)
+                elif pin is not None and not _same(self.act(t), pin):
+                    op.inputs[i] = self.requantize(t, op, pin)
             for t in op.outputs:
-                t.dtype, t.quant = self.qt.dtype, _quant(self.act(t))
+                if id(t) in real:
+                    t.dtype, t.quant = self.qt.dtype, _quant(self.act(t))
         self.fix_inputs()
         self.fix_outputs()
 
-    def requantize(self, t: Tensor, op: Op) -> Tensor:
-        target = self.params[id(op.outputs[0])]
+    def requantize(self, t: Tensor, before: Op | None, target: Affine) -> Tensor:
+        """A QUANTIZE of quantized `t` to other parameters (int8 -> int8 rescales)."""
         q = self.g.tensor(f"{t.name}_requantized", self.qt.dtype, t.shape)
         q.quant = _quant(target)
         self.params[id(q)] = target
-        self._insert(op, "QUANTIZE", t, q)
+        self._insert(before, "QUANTIZE", t, q)
         return q
 
     def fix_inputs(self) -> None:
@@ -213,6 +238,9 @@ class _Rewriter:
                 self.g.inputs[k] = outer
 
     def fix_outputs(self) -> None:
+        if self.g.is_subgraph:
+            self.fix_subgraph_outputs()
+            return
         io = None if self.cfg.io_type is IOType.FLOAT else QType(self.cfg.io_type.value)
         outs = []
         for t in self.g.outputs:
@@ -235,6 +263,20 @@ class _Rewriter:
         self.g.outputs = outs
 
 
+    def fix_subgraph_outputs(self) -> None:
+        """A subgraph returns each quantized result with the parameters its caller gave the
+        position (a loop variable's, on both sides of the loop)."""
+        outs = []
+        for k, t in enumerate(self.g.outputs):
+            pin = self.boundary.outputs.get(k)
+            if pin is not None and t.dtype == np.float32:
+                t = self.as_quantized(t, None, pin)
+            elif pin is not None and not _same(self.act(t), pin):
+                t = self.requantize(t, None, pin)
+            outs.append(t)
+        self.g.outputs = outs
+
+
 def _same(a: Affine, b: Affine) -> bool:
     return np.array_equal(a.scale, b.scale) and np.array_equal(a.zero_point, b.zero_point)
 
@@ -245,7 +287,8 @@ def _quant(p: Affine) -> QuantParams:
 
 
 def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]],
-                   cfg: RewriteConfig, input_params: dict[str, Affine] | None = None) -> None:
+                   cfg: RewriteConfig, input_params: dict[str, Affine] | None = None,
+                   boundary: Boundary | None = None) -> None:
     """Rewrite `graph` in place to integer arithmetic (see module docstring)."""
-    _Rewriter(graph, ranges, input_params or {}, cfg).run()
+    _Rewriter(graph, ranges, input_params or {}, cfg, boundary).run()
     graph.check()

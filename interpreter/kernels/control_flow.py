@@ -77,6 +77,8 @@ def _run(program, callee: Callee) -> None:
     for eval_fn, record, inputs, outputs in callee.alloc.steps:
         eval_fn(record, inputs, outputs)
     program.current[callee.index] = callee.alloc  # what get_tensor(subgraph_index=) reads
+    if program.after_run is not None:
+        program.after_run(callee.index)
 
 
 def _copy(targets, sources) -> None:

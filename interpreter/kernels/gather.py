@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import OpSignature, T
 from ..names import quoted
 
@@ -111,5 +111,6 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # Not per sample: along axis 0 the indices pick samples.
-    OpDef("GATHER", float=Kernel(prepare, eval), version=version),
+    OpDef("GATHER", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, version=version),
 )

@@ -68,7 +68,8 @@ class QuantRule(enum.Enum):
     FLOAT_ONLY = "float only"        # no integer kernel: kept float, DEQUANTIZE/QUANTIZE around
     OWN_RANGE = "own range"          # the output gets its own (calibrated) parameters
     FIXED_OUTPUT = "fixed output"    # the output's parameters are fixed (fixed_output)
-    SAME_AS_INPUT = "same as input"  # the output reuses input 0's (values moved or selected)
+    SAME_AS_INPUT = "same as input"  # every output reuses the data input's (its first float
+                                     # input: SPLIT's follows the axis): values moved or selected
     SHARED = "shared"                # every input shares the output's parameters
 
 

@@ -117,5 +117,6 @@ OPS = (
     OpDef("SQUEEZE", float=Kernel(prepare_squeeze, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True,
           version=by_input_type({T.STRING: 2})),  # op_version.cc: string 2 (RESHAPE: 1)
-    OpDef("EXPAND_DIMS", float=Kernel(prepare_expand_dims, eval), per_sample=True),
+    OpDef("EXPAND_DIMS", float=Kernel(prepare_expand_dims, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, per_sample=True),
 )

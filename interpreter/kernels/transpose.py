@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, first_match, input_type, rank_above
 from ..names import quoted
 
@@ -50,5 +50,6 @@ _VERSION = first_match(
 
 OPS = (
     # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
-    OpDef("TRANSPOSE", float=Kernel(prepare, eval), version=_VERSION),
+    OpDef("TRANSPOSE", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, version=_VERSION),
 )
