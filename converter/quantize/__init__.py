@@ -32,7 +32,7 @@ from ...interpreter.names import quoted
 from ..shape_inference import infer_shapes
 from ..export import export_tflite
 from ..files import quoted_path
-from ..ir import Graph, has_subgraphs
+from ..ir import Graph, all_graphs, has_subgraphs
 from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .bias_correction import BiasCorrectionReport, bias_correct
@@ -192,7 +192,13 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
                         frozenset(options.keep_float))
     if loops:
-        inner = report.calibration.subgraph_ranges if report.calibration else {}
+        inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
+        if options.default_range is not None:  # the subgraphs' tensors too
+            for k, sub in enumerate(all_graphs(graph)[1:], 1):
+                given = inner.setdefault(k, {})
+                for t in sub.tensors():
+                    if not t.is_const and t.dtype == np.float32:
+                        given.setdefault(t.name, options.default_range)
         quantize_with_subgraphs(graph, ranges, inner, cfg, input_params)
         return report
     if not needs_data:

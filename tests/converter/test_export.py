@@ -53,8 +53,13 @@ def _tf_pairs():
     """(model, mode, io type, TF's file) for every TF-written sample file."""
     for path in sample_files("*.tf*.tflite"):
         name, kind = path.name.split(".")[:2]
-        mode, io = {"tf": (None, None), "tf_int8": ("int8", None),
-                    "tf_int8_io": ("int8", "int8"), "tf_uint8": ("uint8", None)}[kind]
+        if not (MODELS / f"{name}.pb").exists():
+            continue  # TF's converter made it from a live Keras model only (kws_stream)
+        if name.startswith("rnn_") and "int8" in kind:
+            continue  # no calibration set of their own: tests/models/test_rnn_convert.py
+        mode, io = {"tf": (None, None), "tf_float": (None, None), "tf_frozen": (None, None),
+                    "tf_int8": ("int8", None), "tf_int8_io": ("int8", "int8"),
+                    "tf_uint8": ("uint8", None)}[kind]
         yield pytest.param(name, mode, io, path, id=path.name)
 
 
