@@ -284,10 +284,9 @@ class Graph:
         if index_checks_enabled():
             self.validate_index()
         ready = {id(t) for t in self.inputs}
-        ready.update(id(t) for op in self.ops for t in op.inputs if t is not None and t.is_variable)
         for op in self.ops:
             for t in op.inputs:
-                if t is not None and not t.is_const and id(t) not in ready:
+                if t is not None and not (t.is_const or t.is_variable) and id(t) not in ready:
                     raise GraphError(f"op {op.type} ({quoted(op.name)}) reads "
                                      f"{quoted(t.name)} before it is produced")
             ready.update(id(o) for o in op.outputs)

@@ -48,7 +48,7 @@ import numpy as np
 from ...interpreter.kernels import OPS
 from ..ir import Activation, Graph, Op, Tensor
 from ..shape_inference import infer_op_shapes
-from .patterns import other_input, scalar
+from .patterns import other_input
 
 GATES = ("input", "forget", "cell", "output")   # TFLite's operand order (lstm_operands.py)
 SIGMOID, TANH = "LOGISTIC", "TANH"
@@ -89,7 +89,7 @@ def _through(graph: Graph, t: Tensor, types: tuple) -> Tensor | None:
 # -- the cell ---------------------------------------------------------------------------------
 @dataclass
 class _Cell:
-    """One matched LSTM step: pre-activations by gate, the state read and z."""
+    """One matched LSTM step: the gates' pre-activations, the c it reads and c'."""
 
     pre: dict[str, Tensor]   # gate -> its pre-activation
     c: Tensor                # the c the step reads (a body input)
@@ -113,7 +113,7 @@ def _match_cell(body: Graph, h_new: Tensor) -> _Cell | None:
     return None
 
 
-def _gate_rows(body: Graph, cell: _Cell) -> tuple[Tensor, dict[str, tuple[int, np.ndarray]]] | None:
+def _gate_rows(body: Graph, cell: _Cell) -> tuple[Tensor, dict] | None:
     """z and, per gate, (its block of z's last axis, a constant added to it) when every
     pre-activation is a distinct output of one 4-way SPLIT of z on the last axis."""
     split, rows = None, {}
@@ -122,7 +122,8 @@ def _gate_rows(body: Graph, cell: _Cell) -> tuple[Tensor, dict[str, tuple[int, n
         add = _producer(body, t, "ADD")
         if add is not None:
             c = next((x for x in add.inputs if x.is_const), None)
-            if c is None or c.data.dtype != np.float32 or c.data.size not in (1, t.shape[-1]):
+            if c is None or c.data.dtype != np.float32 or t.shape is None or \
+                    c.data.size not in (1, t.shape[-1]):
                 return None
             extra, t = c.data.reshape(-1), other_input(add, c)
         op = _producer(body, t, "SPLIT")
@@ -231,9 +232,8 @@ def _counters(loop: Op, body: Graph) -> frozenset[int]:
     found = set()
     for k, (init, new) in enumerate(zip(loop.inputs, body.outputs)):
         add = _producer(body, new, "ADD")
-        if init.is_const and init.data.dtype.kind == "i" and init.data.size == 1 and \
-                int(init.data.reshape(-1)[0]) == 0 and add is not None and \
-                body.inputs[k] in add.inputs and _int_constant(other_input(add, body.inputs[k])) == 1:
+        if _int_constant(init) == 0 and add is not None and body.inputs[k] in add.inputs and \
+                _int_constant(other_input(add, body.inputs[k])) == 1:
             found.add(k)
     return frozenset(found)
 
@@ -283,7 +283,9 @@ def _match_loop(graph: Graph, loop: Op) -> _Loop | None:
             continue
         h_new = _through(body, dus.inputs[1], ("EXPAND_DIMS", "RESHAPE"))
         every_step = _written_at(body, dus.inputs[2], counters)
-        cell = h_new is not None and every_step is not None and _match_cell(body, h_new)
+        row = (1, *h_new.shape) if h_new is not None and h_new.shape is not None else None
+        cell = row == dus.inputs[1].shape and every_step is not None and \
+            _match_cell(body, h_new)   # h' written as one [1, B, U] item
         gates = cell and _gate_rows(body, cell)
         if not gates or h_new not in body.outputs:
             continue
