@@ -131,10 +131,8 @@ def _gate_rows(body: Graph, cell: _Cell) -> tuple[Tensor, dict] | None:
             return None
         split = op
         rows[gate] = (list(op.outputs).index(t), extra)
-    z = split.inputs[1]
-    axis = split.inputs[0]
-    if not axis.is_const or z.shape is None or len(z.shape) != 2 or \
-            int(np.asarray(axis.data).reshape(-1)[0]) % 2 != 1 or \
+    z, axis = split.inputs[1], _int_constant(split.inputs[0])
+    if axis not in (1, -1) or z.shape is None or len(z.shape) != 2 or \
             split.options.get("num_splits") != 4 or len({r for r, _ in rows.values()}) != 4:
         return None
     return z, rows
@@ -244,18 +242,21 @@ def _int_constant(t: Tensor | None) -> int | None:
     return int(t.data.reshape(-1)[0])
 
 
-def _trip_count(cond: Graph, t: Tensor, counters: frozenset[int]) -> int | None:
+def _trip_count(cond: Graph, counters: frozenset[int]) -> int | None:
     """How many times a cond built of LOGICAL_AND and `counter < N` lets the loop run."""
-    op = cond.producer(t)
-    if op is None:
-        return None
-    if op.type == "LOGICAL_AND":
-        counts = [_trip_count(cond, x, counters) for x in op.inputs]
-        return None if None in counts else min(counts)
-    if op.type == "LESS" and cond.is_input(op.inputs[0]) and \
-            list(cond.inputs).index(op.inputs[0]) in counters:
-        return _int_constant(op.inputs[1])
-    return None
+    position = {id(t): k for k, t in enumerate(cond.inputs)}
+    bounds, stack = [], [cond.outputs[0]]
+    while stack:   # (a stack, not recursion: a file may nest the ANDs deeply)
+        op = cond.producer(stack.pop())
+        if op is not None and op.type == "LOGICAL_AND":
+            stack.extend(op.inputs)
+        elif op is not None and op.type == "LESS" and \
+                position.get(id(op.inputs[0])) in counters and \
+                _int_constant(op.inputs[1]) is not None:
+            bounds.append(_int_constant(op.inputs[1]))
+        else:
+            return None
+    return min(bounds)
 
 
 def _written_at(body: Graph, start: Tensor, counters: frozenset[int]) -> bool | None:
@@ -296,7 +297,7 @@ def _match_loop(graph: Graph, loop: Op) -> _Loop | None:
             continue
         seq, t = (position[id(x)] for x in affine.gather.inputs)
         m = _Loop(loop, seq, h, c, k, every_step, counters,
-                  _trip_count(cond, cond.outputs[0], counters) or 0, affine, gates[1])
+                  _trip_count(cond, counters) or 0, affine, gates[1])
         return m if _loop_fits(graph, m, t) else None
     return None
 
