@@ -193,6 +193,7 @@ def _tensor(t: Tensor, buffers: list) -> object:
         raise UnsupportedOpError(f"tensor {quoted(t.name)} has dtype "
                                  f"{np.dtype(t.dtype).name}, which TFLite cannot store") from None
     tt.buffer = 0
+    tt.isVariable = t.is_variable
     if t.is_const:
         b = tfl.BufferT()
         b.data = np.ascontiguousarray(t.data, dtype=t.dtype)  # pack_model takes its bytes

@@ -51,6 +51,10 @@ class Tensor:
     shape_signature: tuple[int, ...] | None = None  # -1 where the user left a dim dynamic
     # Real-value range known from the graph itself (FakeQuant nodes), used by quantization.
     range: tuple[float, float] | None = None
+    # A TFLite variable tensor: state an op updates in place (an LSTM's h and c), zero at
+    # allocate_tensors() / reset_all_variables(); never constant data (LiteRT refuses a
+    # variable tensor with a buffer: interpreter_builder.cc).
+    is_variable: bool = False
 
     @property
     def is_const(self) -> bool:
@@ -275,13 +279,14 @@ class Graph:
 
     # -- consistency ----------------------------------------------------------------------------
     def check(self) -> None:
-        """Every op input is a graph input, a constant, or produced by an earlier op."""
+        """Every op input is a graph input, a constant, a variable or produced by an earlier
+        op."""
         if index_checks_enabled():
             self.validate_index()
         ready = {id(t) for t in self.inputs}
         for op in self.ops:
             for t in op.inputs:
-                if t is not None and not t.is_const and id(t) not in ready:
+                if t is not None and not (t.is_const or t.is_variable) and id(t) not in ready:
                     raise GraphError(f"op {op.type} ({quoted(op.name)}) reads "
                                      f"{quoted(t.name)} before it is produced")
             ready.update(id(o) for o in op.outputs)

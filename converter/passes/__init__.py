@@ -22,10 +22,10 @@ from ..shape_inference import infer_shapes
 from ..sample_data import names_list
 from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_constants,
                fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
-               fuse_activation, fuse_bias, identify_dilated_conv, identify_hard_swish,
-               identify_l2_norm, identify_leaky_relu, identify_prelu, identify_relu_clamps,
-               matmul_to_fully_connected, merge_duplicates, prune_loop_vars, remove_dead, remove_identities,
-               remove_trivial_arithmetic)
+               fuse_activation, fuse_bias, fuse_lstm_loop, identify_dilated_conv,
+               identify_hard_swish, identify_l2_norm, identify_leaky_relu, identify_prelu,
+               identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
+               prune_loop_vars, remove_dead, remove_identities, remove_trivial_arithmetic)
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Pass:
 PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
-              remove_trivial_arithmetic, collapse_reshapes, identify_dilated_conv,
-              fold_transpose_into_matmul,
+              remove_trivial_arithmetic, fuse_lstm_loop, collapse_reshapes,
+              identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars, remove_dead))
