@@ -83,7 +83,10 @@ class ModelRunner:
         self.interp.set_tensor(detail["index"], as_input(x, detail))
 
     def feed(self, sample: Mapping[str, np.ndarray]) -> None:
-        """Set every input from one sample {input name: array}."""
+        """Set every input from one sample {input name: array}. Samples are independent:
+        variable tensors (a fused LSTM's state) are reset first, so no state leaks from one
+        sample into the next."""
+        self.interp.reset_all_variables()
         for d in self.inputs:
             if d["name"] not in sample:
                 raise EdgeliteError(f"{shown_path(self.label)}: the sample has no value for "

@@ -36,7 +36,10 @@ step; Keras' `outputs[-1]` and TF1's stacking GATHER + TRANSPOSE are absorbed.
 
 Like TensorFlow's fused op (and unlike the loop) the op keeps h and c in its state tensors
 from one invoke() to the next: run independent sequences with reset_all_variables() between
-them, as with TensorFlow's own LSTM files.
+them, as with TensorFlow's own LSTM files. (edgelite's calibration, compare and eval reset
+them before each sample: converter/runner.py.) With --quantize int8 / uint8 the converter
+leaves this pass off: the fused op has no integer quantization rule yet, and the loop itself
+quantizes to all-integer ops.
 """
 
 from __future__ import annotations

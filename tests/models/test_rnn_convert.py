@@ -36,6 +36,7 @@ def _run(interp, feeds: dict[str, np.ndarray]) -> np.ndarray:
     n = len(next(iter(feeds.values())))
     outs = []
     for k in range(n):
+        interp.reset_all_variables()  # independent sequences (a fused LSTM keeps its state)
         for d in interp.get_input_details():
             interp.set_tensor(d["index"], feeds[d["name"]][k:k + 1].astype(d["dtype"]))
         interp.invoke()
