@@ -12,22 +12,26 @@ in front of ops that cannot read sparse weights). Writes models/sparse_*.tflite 
 models/sparse_golden.npz (each file's inputs and the Keras model's outputs on them, the
 weights rounded to float16 for the float16 file):
 
-* sparse_mlp.f32:  float, 1x4 block-sparse FULLY_CONNECTED weights (FC version 8, no
+* sparse_mlp.tf_f32:  float, 1x4 block-sparse FULLY_CONNECTED weights (FC version 8, no
   DENSIFY: LiteRT's sparse float FC kernel);
-* sparse_cnn.f32:  float CNN, randomly pruned: CSR conv / FC weights behind DENSIFY;
-* sparse_cnn.int8: the same, full-integer: int8 DENSIFY;
-* sparse_mlp.int8: full-integer MLP, 1x16 block-sparse int8 FULLY_CONNECTED weights;
-* sparse_mlp.f16:  float16 weights: sparse float16 constants read by DEQUANTIZE.
+* sparse_cnn.tf_f32:  float CNN, randomly pruned: CSR conv / FC weights behind DENSIFY;
+* sparse_cnn.tf_int8: the same, full-integer: int8 DENSIFY;
+* sparse_mlp16.tf_int8: full-integer MLP, 1x16 block-sparse int8 FULLY_CONNECTED weights;
+* sparse_mlp.tf_f16:  float16 weights: sparse float16 constants read by DEQUANTIZE.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from builders.common import write_npz  # noqa: E402  (deterministic TF settings, npz)
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -64,6 +68,7 @@ def prune_model(model, block, fraction, rng) -> None:
 def mlp(rng) -> keras.Model:
     x = keras.Input((64,), name="x")
     h = keras.layers.Dense(64, activation="relu")(x)
+    h = keras.layers.Dense(32, activation="relu")(h)
     y = keras.layers.Dense(16)(h)
     return keras.Model(x, y)
 
@@ -112,13 +117,13 @@ def main() -> int:
                 m.set_weights([w.astype(np.float16).astype(np.float32)
                                for w in model.get_weights()])
             data = convert(model, kind, rng, x)
-            fname = f"{name}.{kind}.tflite"
+            fname = f"{name}.tf_{kind}.tflite"
             with open(os.path.join(OUT, fname), "wb") as f:
                 f.write(data)
             golden[f"{fname}:x"] = x
             golden[f"{fname}:y"] = m.predict(x, verbose=0)
             print(fname, len(data), "bytes")
-    np.savez_compressed(os.path.join(OUT, "sparse_golden.npz"), **golden)
+    write_npz(Path(OUT) / "sparse_golden.npz", **golden)
     return 0
 
 
