@@ -26,9 +26,11 @@ ModelFormatError naming the tensor: the lengths of the parameters, that the trav
 order is a permutation (original dims first, then the block dims in order: FormatConverter
 reads a block's size as if they were), every DENSE size equals its dim, every block size
 divides its dim, CSR segments start at 0, never decrease and end at the number of indices,
-indices lie inside their dim, and the values fill the buffer exactly. The work (and the
-index arrays) grow with the number of stored positions at each level, which never exceeds
-the dense element count; the caller bounds that.
+indices lie inside their dim, and the values fill the buffer exactly. All of that is
+checked in Python ints before any array is made; the index arrays then hold one entry per
+position of a level, and no level has more positions than the next CSR level has
+segments, or than the buffer has values: a few crafted bytes cannot make them big. (The
+dense value itself is bounded by the caller: model.py's dense budget.)
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from .model_objects import DimensionMetadata, Sparsity, num_elements
 DENSIFY_ALWAYS_BYTES = 2**24
 DENSIFY_GROWTH = 256
 
-__all__ = ["densify", "check_sparsity", "dense_budget", "DimensionMetadata", "Sparsity"]
+__all__ = ["densify", "dense_budget", "DimensionMetadata", "Sparsity"]
 
 
 def dense_budget(file_size: int) -> int:
@@ -105,65 +107,61 @@ def _check_csr(meta: DimensionMetadata, level: int, span: int, size: int,
         raise _fail(where, f"level {level}: index {bad} is outside its dim of size {size}")
 
 
-def _positions(shape: tuple[int, ...], sp: Sparsity, where: str) -> np.ndarray:
-    """The flat dense index of every stored value, in storage order."""
+def _stored_count(sizes: list[int], sp: Sparsity, where: str) -> int:
+    """Checks every level against its dim (in Python ints, before anything is allocated)
+    and returns how many values the encoding stores. The positions of a level are
+    numbered 0 .. span - 1 and every one of them is reached: a DENSE level of size s has
+    span * s, a CSR level one per index."""
+    span = 1
+    for level, (dim, meta) in enumerate(zip(sp.traversal_order, sp.dim_metadata)):
+        size = sizes[dim]
+        if meta.is_csr:
+            _check_csr(meta, level, span, size, where)
+            span = len(meta.indices)
+        elif meta.dense_size != size:
+            raise _fail(where, f"level {level} (dim {dim}) is DENSE of size "
+                               f"{meta.dense_size}, the dim has {size}")
+        else:
+            span *= size
+    return span
+
+
+def _positions(shape: tuple[int, ...], sp: Sparsity, sizes: list[int]) -> np.ndarray:
+    """The flat dense index of every stored value, in storage order (the encoding is
+    checked: no level has more positions than a CSR array of the file or the values)."""
     n = len(shape)
-    sizes = _level_sizes(shape, sp, where)
     strides = [num_elements(shape[d + 1:]) for d in range(n)]
     # what one step along each dim moves in the dense tensor: an outer dim steps a block
     weights = list(strides)
     for j, d in enumerate(sp.block_map):
         weights[d] = strides[d] * sizes[n + j]
         weights.append(strides[d])
-    limit = num_elements(shape)
-    flat = np.zeros(1, np.int64)  # dense index so far, per stored position
-    prev = np.zeros(1, np.int64)  # the position's number within its level
-    span = 1  # how many positions the level above numbers
-    for level, (dim, meta) in enumerate(zip(sp.traversal_order, sp.dim_metadata)):
-        size = sizes[dim]
-        if not meta.is_csr:
-            if meta.dense_size != size:
-                raise _fail(where, f"level {level} (dim {dim}) is DENSE of size "
-                                   f"{meta.dense_size}, the dim has {size}")
-            if len(flat) * size > limit:
-                raise _fail(where, f"level {level} stores more positions than the "
-                                   f"{limit} elements of shape {list(shape)}")
-            coords = np.arange(size, dtype=np.int64)
+    flat = np.zeros(1, np.int64)  # the dense index of each position of the level
+    for dim, meta in zip(sp.traversal_order, sp.dim_metadata):
+        if meta.is_csr:
+            # position i of this level lies under parent p where seg[p] <= i < seg[p + 1]
+            parent = np.repeat(np.arange(len(flat)), np.diff(meta.segments))
+            flat = flat[parent] + meta.indices * weights[dim]
+        else:
+            coords = np.arange(sizes[dim], dtype=np.int64)
             flat = (flat[:, None] + coords * weights[dim]).reshape(-1)
-            prev = (prev[:, None] * size + coords).reshape(-1)
-            span *= size
-            continue
-        _check_csr(meta, level, span, size, where)
-        seg, idx = meta.segments, meta.indices
-        starts = seg[prev]
-        counts = seg[prev + 1] - starts
-        total = int(counts.sum())
-        if total > limit:
-            raise _fail(where, f"level {level} stores {total} positions, more than the "
-                               f"{limit} elements of shape {list(shape)}")
-        parent = np.repeat(np.arange(len(prev)), counts)
-        # position i of parent p: starts[p] + (i - first child of p)
-        first = np.repeat(np.cumsum(counts) - counts, counts)
-        prev = starts[parent] + (np.arange(total, dtype=np.int64) - first)
-        flat = flat[parent] + idx[prev] * weights[dim]
-        span = len(idx)
     return flat
-
-
-def check_sparsity(shape: tuple[int, ...], sp: Sparsity, where: str) -> np.ndarray:
-    """The flat dense positions of the stored values (ModelFormatError if the encoding
-    does not fit ``shape``)."""
-    return _positions(tuple(int(d) for d in shape), sp, where)
 
 
 def densify(values: np.ndarray, shape: tuple[int, ...], sp: Sparsity,
             where: str) -> np.ndarray:
     """The dense value of a sparse constant: zeros, with the stored ``values`` (1-D, in
     storage order) at their places."""
-    flat = check_sparsity(shape, sp, where)
-    if len(flat) != len(values):
-        raise _fail(where, f"the encoding stores {len(flat)} values, the buffer holds "
+    shape = tuple(int(d) for d in shape)
+    sizes = _level_sizes(shape, sp, where)
+    count = _stored_count(sizes, sp, where)
+    if count != len(values):
+        raise _fail(where, f"the encoding stores {count} values, the buffer holds "
                            f"{len(values)}")
-    dense = np.zeros(num_elements(shape), values.dtype)
-    dense[flat] = values
+    limit = num_elements(shape)
+    if count > limit:
+        raise _fail(where, f"the encoding stores {count} values, more than the {limit} "
+                           f"elements of shape {list(shape)}")
+    dense = np.zeros(limit, values.dtype)
+    dense[_positions(shape, sp, sizes)] = values
     return dense.reshape(shape)

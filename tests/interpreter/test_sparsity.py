@@ -98,11 +98,12 @@ def _hostile():
     yield "block csr", _with_level(bs, 2, is_csr=True), bv, "block dim 2 (of dim 1, size 8)"
     yield "block map range", replace(bs, block_map=(2,)), bv, "block_map [2]"
     yield "block order", replace(bs, traversal_order=(0, 2, 1)), bv, "not a permutation"
-    # a CSR level whose segments claim more positions than the tensor has
+    # a CSR level whose segments claim more positions than the tensor has (repeated indices)
     many = Sparsity((0, 1), (), (DimensionMetadata(False, 3, None, None),
                                  DimensionMetadata(True, 0, np.array([0, 9, 18, 27]),
                                                    np.zeros(27, np.int64))))
-    yield "too many positions", many, np.zeros(27, np.float32), "27 positions, more than the 12"
+    yield "too many positions", many, np.zeros(27, np.float32), \
+        "stores 27 values, more than the 12 elements"
 
 
 @pytest.mark.parametrize("label, sp, values, message", list(_hostile()),
@@ -159,3 +160,18 @@ def test_a_tiny_file_cannot_claim_a_huge_dense_value():
     with pytest.raises(ModelFormatError, match=r"would expand to 1073741824 bytes, more than"):
         load_model(_sparse_file(shape, enc))
     assert dense_budget(1000) == 2**24 and dense_budget(2**20) == 2**28
+
+
+def test_counts_are_checked_before_any_array_is_made():
+    """Dense levels of 2**20 x 2**20 positions over no stored values: refused from the
+    counts alone (the index arrays would take terabytes)."""
+    big = Sparsity((0, 1), (), (DimensionMetadata(False, 2**20, None, None),
+                                DimensionMetadata(False, 2**20, None, None)))
+    with pytest.raises(ModelFormatError, match="stores 1099511627776 values, the buffer "
+                                               "holds 0"):
+        densify(np.zeros(0, np.int8), (2**20, 2**20), big, WHERE)
+    then_csr = replace(big, dim_metadata=big.dim_metadata[:1] + (DimensionMetadata(
+        True, 0, np.array([0, 1]), np.array([0])),))
+    with pytest.raises(ModelFormatError, match="level 1 has 2 array_segments, its parent "
+                                               r"level has 1048576 positions \(needs 1048577\)"):
+        densify(np.zeros(1, np.int8), (2**20, 2**20), then_csr, WHERE)
