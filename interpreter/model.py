@@ -18,7 +18,10 @@ directories, pipes and unreadable paths in one line. Everything is checked befor
   are >= -1, no tensor has more than MAX_RANK (numpy's limit) and none exceeds
   MAX_TENSOR_BYTES;
 * each subgraph reads only constants, its inputs, or tensors produced by an earlier op,
-  and each tensor is produced at most once (which also rules out cycles).
+  and each tensor is produced at most once (which also rules out cycles);
+* a sparse constant (SparsityParameters) is checked against its shape and expanded to its
+  dense value here (sparsity.py), so every op reads it like any constant; a file may
+  expand to at most sparsity.dense_budget(file size) bytes in all.
 
 Any parse failure (struct.error, IndexError, ValueError, ...) becomes ModelFormatError
 naming the part of the file being read. Unknown builtin codes are kept (as
