@@ -118,7 +118,7 @@ def unsupported_items(subgraph: Subgraph) -> list[str]:
                 dtype = storage_dtype(tensor)
                 if dtype is None or dtype.kind == "O":
                     reason = f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
-                elif tensor.is_sparse:
+                elif tensor.is_sparse and tensor.data is None:  # not expanded at load
                     reason = f"tensor {quoted(tensor.name)} is sparse"
                 if reason:
                     break

@@ -22,6 +22,7 @@ from . import (
     control_flow,
     conv,
     cumsum,
+    densify,
     depthwise_conv,
     dequantize,
     dynamic_update_slice,
@@ -57,7 +58,7 @@ from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
     activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm, binary,
-    cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
+    cast, concatenation, control_flow, conv, cumsum, densify, depthwise_conv, dequantize,
     dynamic_update_slice, fully_connected, gather, logical, lstm, normalization, one_hot,
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
     softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv,
