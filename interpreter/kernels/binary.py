@@ -40,7 +40,7 @@ from ..errors import EdgeliteError
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import INT8_2, OpSignature, T, by_input_type
 
 
@@ -216,8 +216,12 @@ OPS = (
     _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int,
                                     mask=True),
                  version=by_input_type({T.INT8: 2, T.INT16: 2})),
-    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), version=min_max_version),
-    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), version=min_max_version),
+    # Quantized inputs are compared and copied raw (maximum_minimum.cc, both kernel sets):
+    # the quantizer gives the inputs and the output one set of parameters.
+    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
+                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
+    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
+                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
     _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2),
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
     _elementwise("PRELU", _make(_prelu, _F32, mask=True)),
