@@ -11,7 +11,25 @@ function of its input:
 * ROUND is reference/round.h RoundToNearest: halves go to the even neighbour
   (np.rint), not away from zero;
 * ABS / NEG / SIGN also take integers (ABS of the most negative value wraps, like
-  std::abs on two's complement).
+  std::abs on two's complement). NEG of int8 negates the raw values (neg.cc ignores
+  quantization parameters: -(-128) wraps to -128), so it is no quantized op.
+
+Quantized int8 (elementwise.cc, exp.cc; LiteRT has no uint8 kernel for these and XNNPACK
+takes none of them, so both kernel sets compute alike), each a 256-entry table built in
+prepare (lut.py):
+
+* EXP -- LUTPopulate of expf; LOG -- LUTPopulate of ``x <= 0 ? out_min : logf(x)`` with
+  out_min = float(-128 - z_out) * s_out (the lowest output);
+* ABS -- d = |q - z_in|; out = d + z_out when s_in == s_out, else MBQM(d, M) + z_out with
+  M = QuantizeMultiplier(float(s_in / s_out));
+* SQRT -- x = s_in * float(q - z_in) (float32); out = int(sqrtf(x) / s_out) + z_out,
+  truncated toward zero;
+* RSQRT -- integer only: d = q - z_in; d == 0 -> 127; else
+  (m, e) = GetInvSqrtQuantizedMultiplierExp(d, -1), v = MBQM(1, m, e + 20),
+  out = MBQM(v, M, shift - 20) + z_out with (M, shift) = QuantizeMultiplier(1.0 /
+  float(sqrtf(s_in) * s_out)).
+
+SQRT and RSQRT fail the invoke on an input below the zero point, as LiteRT does.
 """
 
 from __future__ import annotations
@@ -21,8 +39,12 @@ from typing import Callable
 
 import numpy as np
 
+from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .opdef import OpDef
+from .fixed_point16 import inv_sqrt_multiplier
+from .lut import apply_checked_lut, cfloat, table_prepare, tflite_table
+from .opdef import OpDef, QuantRule
+from .requantize import make_lut
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
 
 
@@ -80,16 +102,78 @@ def _elementwise(name: str, apply: Callable, dtypes: tuple, **facts) -> OpDef:
     return OpDef(name, float=_make(apply, dtypes), per_sample=True, **facts)
 
 
+# --------------------------------------------------------------------------- int8
+
+
+def _exp_table(ctx, dtype, xq, out):
+    return tflite_table(dtype, xq, out, cfloat("expf"))
+
+
+def _log_table(ctx, dtype, xq, out):
+    out_min = np.float32(np.iinfo(dtype).min - out.zero_point) * np.float32(out.scale)
+    logf = cfloat("logf")
+    return tflite_table(dtype, xq, out, lambda x: np.where(
+        x <= 0, out_min, logf(np.where(x > 0, x, np.float32(1.0)))))
+
+
+def _abs_table(ctx, dtype, xq, out):
+    rounding = ctx.quant.rounding
+    if xq.scale == out.scale:
+        return make_lut(dtype, lambda q: np.abs(q - xq.zero_point) + out.zero_point)
+    m, shift = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
+                                      rounding)
+    return make_lut(dtype, lambda q: qm.multiply_by_quantized_multiplier(
+        np.abs(q - xq.zero_point), m, shift, rounding) + out.zero_point)
+
+
+def _sqrt_table(ctx, dtype, xq, out):
+    sqrtf = cfloat("sqrtf")
+
+    def values(q):
+        x = np.float32(xq.scale) * np.maximum(q - xq.zero_point, 0).astype(np.float32)
+        return np.trunc(sqrtf(x) / np.float32(out.scale)).astype(np.int64) + out.zero_point
+
+    return make_lut(dtype, values)
+
+
+def _rsqrt_table(ctx, dtype, xq, out):
+    rounding = ctx.quant.rounding
+    sqrt_scale = np.sqrt(np.float32(xq.scale), dtype=np.float32)
+    m_out, shift_out = qm.quantize_multiplier(
+        1.0 / float(np.float32(sqrt_scale * np.float32(out.scale))), rounding)
+
+    def value(d: int) -> int:
+        if d <= 0:  # 0: "any value close to 0 represents the max output"; < 0 never runs
+            return int(np.iinfo(dtype).max)
+        m, e = inv_sqrt_multiplier(d)
+        v = qm.multiply_by_quantized_multiplier(1, int(qm.wrap_int32(m)), e + 20, rounding)
+        return int(qm.multiply_by_quantized_multiplier(v, m_out, shift_out - 20, rounding)
+                   + out.zero_point)
+
+    return make_lut(dtype, lambda q: np.array([value(int(d)) for d in q - xq.zero_point]))
+
+
+def _quantized(table, nonnegative: bool = False) -> Kernel:
+    return Kernel(table_prepare((np.int8,), table, nonnegative=nonnegative), apply_checked_lut)
+
+
+def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool = False,
+            **facts) -> OpDef:
+    return _elementwise(name, apply, dtypes, integer=_quantized(table, nonnegative),
+                        quant=QuantRule.OWN_RANGE, **facts)
+
+
 # Versions (op_version.cc), by the input's type: EXP, LOG and SQRT int8 / int16 2; RSQRT
 # int16 3, int8 2; SIGN int32 2; SQUARE, NEG, FLOOR, CEIL, ROUND, SIN, COS and LOGICAL_NOT
 # have no case: 1.
 OPS = (
-    _elementwise("EXP", _ufunc(np.exp), _F32, version=INT8_OR_INT16_2),
-    _elementwise("LOG", _ufunc(np.log), _F32, version=INT8_OR_INT16_2),
-    _elementwise("SQRT", _ufunc(np.sqrt), _F32, version=INT8_OR_INT16_2),
-    _elementwise("RSQRT", _rsqrt, _F32, version=INT8_2_INT16_3),
+    _lut_op("EXP", _ufunc(np.exp), _F32, _exp_table, version=INT8_OR_INT16_2),
+    _lut_op("LOG", _ufunc(np.log), _F32, _log_table, version=INT8_OR_INT16_2),
+    _lut_op("SQRT", _ufunc(np.sqrt), _F32, _sqrt_table, nonnegative=True,
+            version=INT8_OR_INT16_2),
+    _lut_op("RSQRT", _rsqrt, _F32, _rsqrt_table, nonnegative=True, version=INT8_2_INT16_3),
     _elementwise("SQUARE", _square, (np.float32, np.int32)),
-    _elementwise("ABS", _ufunc(np.abs), _SIGNED, version=abs_version),
+    _lut_op("ABS", _ufunc(np.abs), _SIGNED, _abs_table, version=abs_version),
     _elementwise("NEG", _ufunc(np.negative), _SIGNED),
     _elementwise("SIGN", _ufunc(np.sign), (np.float32, np.float64, np.int32),
                  version=by_input_type({T.INT32: 2})),
