@@ -1,5 +1,5 @@
 """RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LOGISTIC, TANH, LEAKY_RELU, ELU, HARD_SWISH,
-GELU: float32, and int8 / uint8 (all but ELU and GELU). PRELU, which broadcasts a second
+GELU: float32, and int8 / uint8 (ELU int8 only). PRELU, which broadcasts a second
 input, lives in binary.py.
 
 float32 matches tensorflow/lite/kernels/activations.cc with the reference kernels:
@@ -64,6 +64,7 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
+from .lut import apply_checked_lut, cfloat, table_prepare, tflite_table, xnn_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
                          require_same_type)
@@ -449,6 +450,40 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
     return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
 
 
+# ------------------------------------------------------------------ GELU / ELU, int8 / uint8
+#
+# GELU (gelu.cc, int8 and uint8): LUTPopulate (lut.tflite_table) of the float32 function
+#     exact:        0.5f * x * erfcf(x * -M_SQRT1_2)
+#     approximate:  0.5f * x * (1 + tanhf(sqrt(2 / pi) * (x + 0.044715f * x * x * x)))
+# in both kernel sets (XNNPACK does not take quantized GELU).
+# ELU (int8 only; LiteRT's reference resolver has no ELU, so kernels="reference" runs
+# TFLite's builtin, activations.cc EluPrepare): LUTPopulate of ``x < 0 ? expf(x) - 1 : x``.
+# kernels="default": the XNNPACK delegate takes it, with its table of
+# ``x < 0 ? expm1f(x) : x`` quantized half to even (lut.xnn_table).
+
+
+def _gelu_fn(approximate: bool):
+    if approximate:
+        tanhf = cfloat("tanhf")
+        return lambda x: np.float32(0.5) * x * (np.float32(1.0) + tanhf(
+            SQRT_2_OVER_PI * (x + np.float32(0.044715) * x * x * x)))
+    erfcf = cfloat("erfcf")
+    return lambda x: np.float32(0.5) * x * erfcf(x * np.float32(-np.sqrt(0.5)))
+
+
+def _gelu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
+    return tflite_table(dtype, xq, out, _gelu_fn(bool(ctx.option("approximate", False))))
+
+
+def _elu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
+    if ctx.quant.reference:
+        expf = cfloat("expf")
+        return tflite_table(dtype, xq, out, lambda x: np.where(
+            x < 0, expf(np.minimum(x, 0)) - np.float32(1.0), x))
+    expm1f = cfloat("expm1f")
+    return xnn_table(dtype, xq, out, lambda x: np.where(x < 0, expm1f(np.minimum(x, 0)), x))
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -496,7 +531,11 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
-    OpDef("ELU", float=Kernel(prepare_elu, eval_elu), per_sample=True),
-    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen), per_sample=True,
+    OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
+          integer=Kernel(table_prepare((np.int8,), _elu_table), apply_checked_lut),
+          quant=QuantRule.OWN_RANGE, per_sample=True),
+    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen),
+          integer=Kernel(table_prepare(QUANTIZED, _gelu_table), apply_checked_lut),
+          quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

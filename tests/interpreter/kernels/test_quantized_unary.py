@@ -79,3 +79,46 @@ def test_uint8_refused(op):
     model, _ = unary_model(op, np.uint8, (0.1, 128), (0.1, 128))
     with pytest.raises(EdgeliteError, match="uint8"):
         Interpreter(model_content=model).allocate_tensors()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("approximate", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_gelu(dtype, approximate, seed):
+    q_in, q_out = params(seed, dtype, 0.01, 0.08)
+    assert_bit_exact(*unary_model("GELU", dtype, q_in, q_out, approximate=approximate))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_elu(seed):
+    # LiteRT's reference resolver has no ELU: its default kernels (XNNPACK) are the oracle
+    q_in, q_out = params(seed)
+    model, feeds = unary_model("ELU", np.int8, q_in, q_out)
+    assert litert_delegates(model)
+    assert_bit_exact(model, feeds, kernels=("default",))
+
+
+@pytest.mark.parametrize("q_in,q_out", [((0.05, 0), (0.1, 0)), ((0.02, 10), (0.04, -100))])
+def test_elu_ties(q_in, q_out):
+    # s_in / s_out = 1/2: the positive half sits on ties, which XNNPACK rounds to even
+    assert_bit_exact(*unary_model("ELU", np.int8, q_in, q_out), kernels=("default",))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_elu_builtin_kernel(seed):
+    # kernels="reference" runs TFLite's builtin ELU table: LiteRT's builtin kernels
+    # without the XNNPACK delegate compute it
+    from tests.conftest import litert_module
+
+    litert = litert_module()
+    q_in, q_out = params(seed)
+    model, (x,) = unary_model("ELU", np.int8, q_in, q_out)
+    runs = []
+    for interp in (litert.Interpreter(model_content=model, experimental_op_resolver_type=(
+            litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)),
+                   Interpreter(model_content=model, kernels="reference")):
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        runs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(runs[1], runs[0])
