@@ -64,7 +64,7 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
-from .lut import apply_checked_lut, cfloat, table_prepare, tflite_table, xnn_table
+from .lut import cfloat, float_table, table_kernel, tflite_table, with_int16, xnn_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
                          require_same_type)
@@ -452,7 +452,8 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
 
 # ------------------------------------------------------------------ GELU / ELU, int8 / uint8
 #
-# GELU (gelu.cc, int8 and uint8): LUTPopulate (lut.tflite_table) of the float32 function
+# GELU (gelu.cc, int8 / uint8, and int16 with LUTPopulateInt16): LUTPopulate
+# (lut.float_table) of the float32 function
 #     exact:        0.5f * x * erfcf(x * -M_SQRT1_2)
 #     approximate:  0.5f * x * (1 + tanhf(sqrt(2 / pi) * (x + 0.044715f * x * x * x)))
 # in both kernel sets (XNNPACK does not take quantized GELU).
@@ -472,7 +473,7 @@ def _gelu_fn(approximate: bool):
 
 
 def _gelu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
-    return tflite_table(dtype, xq, out, _gelu_fn(bool(ctx.option("approximate", False))))
+    return float_table(dtype, xq, out, _gelu_fn(bool(ctx.option("approximate", False))))
 
 
 def _elu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
@@ -532,10 +533,11 @@ OPS = (
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
     OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
-          integer=Kernel(table_prepare((np.int8,), _elu_table), apply_checked_lut),
+          integer=table_kernel((np.int8,), _elu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True),
-    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen),
-          integer=Kernel(table_prepare(QUANTIZED, _gelu_table), apply_checked_lut),
+    OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
+                                   table_kernel((np.int16,), _gelu_table)),
+          integer=table_kernel(QUANTIZED, _gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

@@ -14,9 +14,9 @@ function of its input:
   std::abs on two's complement). NEG of int8 negates the raw values (neg.cc ignores
   quantization parameters: -(-128) wraps to -128), so it is no quantized op.
 
-Quantized int8 (elementwise.cc, exp.cc; LiteRT has no uint8 kernel for these and XNNPACK
-takes none of them, so both kernel sets compute alike), each a 256-entry table built in
-prepare (lut.py):
+Quantized int8 and symmetric int16 (elementwise.cc, exp.cc; LiteRT has no uint8 kernel
+for these and XNNPACK takes none of them, so both kernel sets compute alike), each a
+table over every input value built in prepare (lut.py):
 
 * EXP -- LUTPopulate of expf; LOG -- LUTPopulate of ``x <= 0 ? out_min : logf(x)`` with
   out_min = float(-128 - z_out) * s_out (the lowest output);
@@ -27,8 +27,10 @@ prepare (lut.py):
 * RSQRT -- integer only: d = q - z_in; d == 0 -> 127; else
   (m, e) = GetInvSqrtQuantizedMultiplierExp(d, -1), v = MBQM(1, m, e + 20),
   out = MBQM(v, M, shift - 20) + z_out with (M, shift) = QuantizeMultiplier(1.0 /
-  float(sqrtf(s_in) * s_out)).
+  float(sqrtf(s_in) * s_out)). int16: a LUTPopulate table of 1 / sqrtf(x) (32767 s_out
+  for x <= 0).
 
+EXP, LOG and int16 RSQRT use LUTPopulateInt16's interpolated table for int16 (lut.py).
 SQRT and RSQRT fail the invoke on an input below the zero point, as LiteRT does.
 """
 
@@ -42,9 +44,8 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
 from .fixed_point16 import inv_sqrt_multiplier
-from .lut import apply_checked_lut, cfloat, table_prepare, tflite_table
+from .lut import cfloat, float_table, full_table, table_kernel, with_int16
 from .opdef import OpDef, QuantRule
-from .requantize import make_lut
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
 
 
@@ -106,37 +107,39 @@ def _elementwise(name: str, apply: Callable, dtypes: tuple, **facts) -> OpDef:
 
 
 def _exp_table(ctx, dtype, xq, out):
-    return tflite_table(dtype, xq, out, cfloat("expf"))
+    return float_table(dtype, xq, out, cfloat("expf"))
 
 
 def _log_table(ctx, dtype, xq, out):
     out_min = np.float32(np.iinfo(dtype).min - out.zero_point) * np.float32(out.scale)
     logf = cfloat("logf")
-    return tflite_table(dtype, xq, out, lambda x: np.where(
+    return float_table(dtype, xq, out, lambda x: np.where(
         x <= 0, out_min, logf(np.where(x > 0, x, np.float32(1.0)))))
 
 
 def _abs_table(ctx, dtype, xq, out):
     rounding = ctx.quant.rounding
     if xq.scale == out.scale:
-        return make_lut(dtype, lambda q: np.abs(q - xq.zero_point) + out.zero_point)
+        return full_table(dtype, lambda q: np.abs(q - xq.zero_point) + out.zero_point)
     m, shift = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
                                       rounding)
-    return make_lut(dtype, lambda q: qm.multiply_by_quantized_multiplier(
+    return full_table(dtype, lambda q: qm.multiply_by_quantized_multiplier(
         np.abs(q - xq.zero_point), m, shift, rounding) + out.zero_point)
 
 
 def _sqrt_table(ctx, dtype, xq, out):
-    sqrtf = cfloat("sqrtf")
-
     def values(q):
         x = np.float32(xq.scale) * np.maximum(q - xq.zero_point, 0).astype(np.float32)
-        return np.trunc(sqrtf(x) / np.float32(out.scale)).astype(np.int64) + out.zero_point
+        return np.trunc(np.sqrt(x) / np.float32(out.scale)).astype(np.int64) + out.zero_point
 
-    return make_lut(dtype, values)
+    return full_table(dtype, values)
 
 
 def _rsqrt_table(ctx, dtype, xq, out):
+    if dtype == np.int16:  # a LUTPopulate table of 1 / sqrtf(x), 32767 s_out for x <= 0
+        top = np.float32(32767) * np.float32(out.scale)
+        return float_table(dtype, xq, out, lambda x: np.where(
+            x <= 0, top, np.float32(1.0) / np.sqrt(np.where(x > 0, x, np.float32(1.0)))))
     rounding = ctx.quant.rounding
     sqrt_scale = np.sqrt(np.float32(xq.scale), dtype=np.float32)
     m_out, shift_out = qm.quantize_multiplier(
@@ -150,17 +153,18 @@ def _rsqrt_table(ctx, dtype, xq, out):
         return int(qm.multiply_by_quantized_multiplier(v, m_out, shift_out - 20, rounding)
                    + out.zero_point)
 
-    return make_lut(dtype, lambda q: np.array([value(int(d)) for d in q - xq.zero_point]))
-
-
-def _quantized(table, nonnegative: bool = False) -> Kernel:
-    return Kernel(table_prepare((np.int8,), table, nonnegative=nonnegative), apply_checked_lut)
+    return full_table(dtype, lambda q: np.array([value(int(d)) for d in q - xq.zero_point]))
 
 
 def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool = False,
             **facts) -> OpDef:
-    return _elementwise(name, apply, dtypes, integer=_quantized(table, nonnegative),
-                        quant=QuantRule.OWN_RANGE, **facts)
+    """An op with a float kernel and int8 / int16 (16x8) table kernels."""
+    def quantized(types):
+        return table_kernel(types, table, nonnegative=nonnegative)
+
+    return OpDef(name, float=with_int16(_make(apply, dtypes), quantized((np.int16,))),
+                 integer=quantized((np.int8,)), quant=QuantRule.OWN_RANGE, per_sample=True,
+                 **facts)
 
 
 # Versions (op_version.cc), by the input's type: EXP, LOG and SQRT int8 / int16 2; RSQRT

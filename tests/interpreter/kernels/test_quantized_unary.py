@@ -122,3 +122,36 @@ def test_elu_builtin_kernel(seed):
         interp.invoke()
         runs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
     np.testing.assert_array_equal(runs[1], runs[0])
+
+
+# --------------------------------------------------------------------------- int16 (16x8)
+
+INT16_ALL = np.arange(-32768, 32768).astype(np.int16).reshape(16, -1)
+
+
+@pytest.mark.parametrize("op,options", [("EXP", {}), ("LOG", {}), ("ABS", {}),
+                                        ("GELU", dict(approximate=False)),
+                                        ("GELU", dict(approximate=True))])
+@pytest.mark.parametrize("seed", range(2))
+def test_int16(op, options, seed):
+    # every int16 value: LUTPopulateInt16's 513 samples and the interpolation between them
+    rng = np.random.default_rng(seed)
+    q_in = (float(np.float32(rng.uniform(1e-4, 5e-4))), 0)
+    q_out = (float(np.float32(rng.uniform(1e-4, 2e-3))), 0)
+    assert_bit_exact(*unary_model(op, np.int16, q_in, q_out, INT16_ALL, **options))
+
+
+@pytest.mark.parametrize("op", ["SQRT", "RSQRT"])
+@pytest.mark.parametrize("seed", range(2))
+def test_int16_sqrt_rsqrt(op, seed):
+    rng = np.random.default_rng(seed)
+    q_in = (float(np.float32(rng.uniform(1e-4, 5e-4))), 0)
+    q_out = (float(np.float32(rng.uniform(1e-3, 5e-2))), 0)
+    x = np.arange(0, 32768).astype(np.int16).reshape(8, -1)
+    assert_bit_exact(*unary_model(op, np.int16, q_in, q_out, x))
+
+
+def test_int16_needs_zero_point_0():
+    model, _ = unary_model("EXP", np.int16, (1e-3, 5), (1e-3, 0), INT16_ALL)
+    with pytest.raises(EdgeliteError, match="int16 zero points 5 / 0"):
+        Interpreter(model_content=model).allocate_tensors()
