@@ -64,7 +64,8 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
-from .lut import cfloat, float_table, table_kernel, tflite_table, with_int16, xnn_table
+from .lut import table_kernel, with_int16
+from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
                          require_same_type)
@@ -450,41 +451,6 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
     return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
 
 
-# ------------------------------------------------------------------ GELU / ELU, int8 / uint8
-#
-# GELU (gelu.cc, int8 / uint8, and int16 with LUTPopulateInt16): LUTPopulate
-# (lut.float_table) of the float32 function
-#     exact:        0.5f * x * erfcf(x * -M_SQRT1_2)
-#     approximate:  0.5f * x * (1 + tanhf(sqrt(2 / pi) * (x + 0.044715f * x * x * x)))
-# in both kernel sets (XNNPACK does not take quantized GELU).
-# ELU (int8 only; LiteRT's reference resolver has no ELU, so kernels="reference" runs
-# TFLite's builtin, activations.cc EluPrepare): LUTPopulate of ``x < 0 ? expf(x) - 1 : x``.
-# kernels="default": the XNNPACK delegate takes it, with its table of
-# ``x < 0 ? expm1f(x) : x`` quantized half to even (lut.xnn_table).
-
-
-def _gelu_fn(approximate: bool):
-    if approximate:
-        tanhf = cfloat("tanhf")
-        return lambda x: np.float32(0.5) * x * (np.float32(1.0) + tanhf(
-            SQRT_2_OVER_PI * (x + np.float32(0.044715) * x * x * x)))
-    erfcf = cfloat("erfcf")
-    return lambda x: np.float32(0.5) * x * erfcf(x * np.float32(-np.sqrt(0.5)))
-
-
-def _gelu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
-    return float_table(dtype, xq, out, _gelu_fn(bool(ctx.option("approximate", False))))
-
-
-def _elu_table(ctx: OpContext, dtype, xq: QParams, out: QParams) -> np.ndarray:
-    if ctx.quant.reference:
-        expf = cfloat("expf")
-        return tflite_table(dtype, xq, out, lambda x: np.where(
-            x < 0, expf(np.minimum(x, 0)) - np.float32(1.0), x))
-    expm1f = cfloat("expm1f")
-    return xnn_table(dtype, xq, out, lambda x: np.where(x < 0, expm1f(np.minimum(x, 0)), x))
-
-
 # --------------------------------------------------------------------------- records
 
 
@@ -533,11 +499,11 @@ OPS = (
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
     OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
-          integer=table_kernel((np.int8,), _elu_table),
+          integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True),
     OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
-                                   table_kernel((np.int16,), _gelu_table)),
-          integer=table_kernel(QUANTIZED, _gelu_table),
+                                   table_kernel((np.int16,), gelu_table)),
+          integer=table_kernel(QUANTIZED, gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

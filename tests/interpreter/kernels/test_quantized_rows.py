@@ -44,3 +44,15 @@ def test_l2_normalization_needs_fixed_output():
     model = row_model("L2_NORMALIZATION", np.int8, (2, 4), (0.1, 0), (0.01, 0))
     with pytest.raises(EdgeliteError, match="needs 1/128 and 0"):
         Interpreter(model_content=model).allocate_tensors()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("depth", [1, 10, 100])
+@pytest.mark.parametrize("seed", range(3))
+def test_log_softmax(dtype, depth, seed):
+    rng = np.random.default_rng(seed)
+    q_in = random_qparams(rng, dtype, 0.01, 0.3)
+    x = rows_with_corners(rng, (2, 5, depth), dtype, q_in[1])
+    zp = np.iinfo(dtype).max
+    model = row_model("LOG_SOFTMAX", dtype, x.shape, q_in, (16 / 256, zp))
+    assert_bit_exact(model, [x])
