@@ -1,5 +1,6 @@
 """Quantized elementwise ops on two 8-bit inputs as a 65536-entry table: DIV,
-SQUARED_DIFFERENCE and PRELU (int8 / uint8).
+SQUARED_DIFFERENCE and PRELU (int8 / uint8); DIV also takes int16 (16x8), computed per
+invoke with the same arithmetic.
 
 Each output value depends only on the pair of input values, so prepare() runs LiteRT's
 integer arithmetic once on all 256 x 256 pairs and eval() looks every element up at
@@ -45,7 +46,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from ..errors import EdgeliteError
-from .base import Kernel, OpContext, OutputSpec, scratch
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .requantize import QUANTIZED, QParams, activation_bounds, qparams
 from .softmax import get_reciprocal
 
@@ -82,11 +83,32 @@ def eval_pair_table(rec: PairTableRecord, inputs, outputs) -> None:
     rec.table.take(rec.index, out=outputs[0])
 
 
+@dataclass(frozen=True)
+class DirectRecord:
+    """An int16 binary op computed per invoke (its pairs are too many for a table)."""
+
+    values: PairFn
+    lo: int
+    hi: int
+    zero_divisor: int | None
+    where: str
+
+
+def eval_direct(rec: DirectRecord, inputs, outputs) -> None:
+    a, b = inputs
+    if rec.zero_divisor is not None and (b == rec.zero_divisor).any():
+        raise EdgeliteError(f"{rec.where}: division by zero (the divisor holds its zero "
+                            f"point {rec.zero_divisor})")
+    v = rec.values(a.astype(np.int64), b.astype(np.int64))
+    np.copyto(outputs[0], np.clip(v, rec.lo, rec.hi), casting="unsafe")
+
+
 def quantized_pair_kernel(values_for: Callable, dtypes: tuple = QUANTIZED,
                           divides: bool = False) -> Kernel:
-    """Kernel of a binary op whose int8 / uint8 arithmetic is
-    ``values_for(ctx, a_params, b_params, out_params, dtype) -> (PairFn, lo, hi)``;
-    ``divides``: the second input's zero point fails the invoke."""
+    """Kernel of a binary op whose quantized arithmetic is
+    ``values_for(ctx, a_params, b_params, out_params, dtype) -> (PairFn, lo, hi)``: a
+    table for 8-bit inputs, the arithmetic per invoke for int16 ones (the record is a
+    Chosen); ``divides``: the second input's zero point fails the invoke."""
     def prepare(ctx: OpContext):
         ctx.check_arity(2, 2)
         a, b, out = ctx.input(0), ctx.input(1), ctx.outputs[0]
@@ -103,12 +125,16 @@ def quantized_pair_kernel(values_for: Callable, dtypes: tuple = QUANTIZED,
         params = [qparams(ctx, t, role) for t, role in ((a, "first input"),
                                                         (b, "second input"), (out, "output"))]
         fn, lo, hi = values_for(ctx, *params, a.dtype)
+        zero_divisor = params[1].zero_point if divides else None
+        if a.dtype == np.int16:
+            record = DirectRecord(fn, lo, hi, zero_divisor, ctx.describe())
+            return (OutputSpec(shape, a.dtype),), Chosen(eval_direct, record)
         table = pair_table(a.dtype, fn, lo, hi)
-        record = PairTableRecord(table, scratch(ctx, shape, np.intp),
-                                 params[1].zero_point if divides else None, ctx.describe())
-        return (OutputSpec(shape, a.dtype),), record
+        record = PairTableRecord(table, scratch(ctx, shape, np.intp), zero_divisor,
+                                 ctx.describe())
+        return (OutputSpec(shape, a.dtype),), Chosen(eval_pair_table, record)
 
-    return Kernel(prepare, eval_pair_table)
+    return Kernel(prepare, run_chosen)
 
 
 # --------------------------------------------------------------------------- DIV
@@ -141,6 +167,13 @@ def div_values(ctx: OpContext, a: QParams, b: QParams, out: QParams, dtype):
     real = np.float32(a.scale) / np.float32(np.float32(b.scale) * np.float32(out.scale))
     m, shift = qm.quantize_multiplier(float(real), rounding)
     lo, hi = activation_bounds(ctx, out, dtype, xnnpack=False)
+    info = np.iinfo(dtype)
+    # the final exponent -(shift - bits - h) is smallest for the largest |x| (h least)
+    # with y = 1 (bits 0); below 0 gemmlowp would shift by a negative amount
+    widest = max(info.max - a.zero_point, a.zero_point - info.min)
+    if shift - int(count_leading_sign_bits(np.int64(widest))) > 0:
+        raise ctx.unsupported(f"the scales give a rescaling factor {float(real)} too large "
+                              "for TFLite's quantized DIV")
 
     def values(qa, qb):
         x, y = np.broadcast_arrays(qa - a.zero_point, qb - b.zero_point)
@@ -150,9 +183,6 @@ def div_values(ctx: OpContext, a: QParams, b: QParams, out: QParams, dtype):
         headroom = count_leading_sign_bits(x)
         unscaled = qm.saturating_rounding_doubling_high_mul(qm.wrap_int32(x << headroom), inverse)
         exponent = -(shift - bits - headroom)
-        if exponent.min() < 0:
-            raise ctx.unsupported(f"the scales give a rescaling factor {float(real)} too large "
-                                  "for TFLite's quantized DIV")
         scaled = qm.saturating_rounding_doubling_high_mul(unscaled, m)
         return rounding_divide_by_pot_x86(scaled, exponent) + out.zero_point
 

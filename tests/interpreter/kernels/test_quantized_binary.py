@@ -99,3 +99,15 @@ def test_prelu_constant_alpha(rng, dtype, alpha_shape):
     alpha = full_range(rng, alpha_shape, dtype)
     model, feeds = pair_model("PRELU", dtype, x, alpha, qa, qb, qo, b_const=True)
     assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_div_int16(seed):
+    rng = np.random.default_rng(seed)
+    qa, qb, qo = ((float(np.float32(rng.uniform(1e-4, 1e-3))), 0) for _ in range(3))
+    a = rng.integers(-32768, 32768, (64, 1)).astype(np.int16)
+    a[:8, 0] = [0, 1, -1, 2, -2, 100, 32767, -32768]  # near zero: shifts past 31
+    b = rng.integers(-32768, 32768, (1, 64)).astype(np.int16)
+    b[b == 0] = 1
+    b[0, :4] = [1, -1, 32767, -32768]
+    assert_bit_exact(*pair_model("DIV", np.int16, a, b, qa, qb, qo))
