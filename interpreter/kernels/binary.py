@@ -91,7 +91,8 @@ def _floor_div_float(rec, a, b, out):
 
 def _floor_div_int(rec, a, b, out):
     _nonzero(rec, b)
-    np.floor_divide(a, b, out=out)
+    with np.errstate(over="ignore"):  # -128 // -1 wraps in int8, as in C++
+        np.floor_divide(a, b, out=out)
 
 
 def _floor_mod_float(rec, a, b, out):

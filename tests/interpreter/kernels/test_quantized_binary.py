@@ -111,3 +111,18 @@ def test_div_int16(seed):
     b[b == 0] = 1
     b[0, :4] = [1, -1, 32767, -32768]
     assert_bit_exact(*pair_model("DIV", np.int16, a, b, qa, qb, qo))
+
+
+@pytest.mark.parametrize("op", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_ops_take_int8_raw(op):
+    # LiteRT's FLOOR_DIV / FLOOR_MOD divide int8 values as integers, whatever their
+    # quantization parameters: so does edgelite (no quantized kernel involved)
+    a, b = all_pairs(np.int8)
+    b = b[b != 0].reshape(1, -1)
+    m = QuantModel()
+    ta, tb = m.input("a", a.shape, np.int8, 0.1, 3), m.input("b", b.shape, np.int8, 0.2, -4)
+    y = m.output("y", (256, 255), np.int8, 0.3, 1)
+    m.op(op, [ta, tb], [y], version=1)
+    out = assert_bit_exact(m.build(), [a, b])["reference"][0]
+    if op == "FLOOR_DIV":
+        np.testing.assert_array_equal(out, (a.astype(int) // b).astype(np.int8))
