@@ -500,7 +500,8 @@ OPS = (
           version=by_input_type({T.INT16: 2})),
     OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
           integer=table_kernel((np.int8,), elu_table),
-          quant=QuantRule.OWN_RANGE, per_sample=True),
+          quant=QuantRule.OWN_RANGE,  # int8 only in LiteRT: see unary.py's note on uint8
+          per_sample=True),
     OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
                                    table_kernel((np.int16,), gelu_table)),
           integer=table_kernel(QUANTIZED, gelu_table),

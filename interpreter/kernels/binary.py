@@ -219,7 +219,8 @@ OPS = (
                                          integer=_div_int, fused=True),
                                    quantized_pair_kernel(div_values, (np.int16,), divides=True)),
                  fused_activation=True, version=div_version,
-                 integer=quantized_pair_kernel(div_values, divides=True), quant=QuantRule.OWN_RANGE),
+                 integer=quantized_pair_kernel(div_values, divides=True),
+                 quant=QuantRule.OWN_RANGE),
     _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
                  version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
     _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int,
@@ -232,6 +233,7 @@ OPS = (
     _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
                  quant=QuantRule.SHARED, exact=True, version=min_max_version),
     _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2,
+                 # int8 only in LiteRT: see unary.py's note on uint8
                  integer=quantized_pair_kernel(squared_difference_values, (np.int8,)),
                  quant=QuantRule.OWN_RANGE),
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),

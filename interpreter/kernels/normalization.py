@@ -58,7 +58,8 @@ from .base import (Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chos
 from .fused import Clamp, activation_clamp, apply_clamp
 from .fixed_point16 import inv_sqrt_multiplier
 from .opdef import TANH_OUTPUT, OpDef, QuantRule
-from .requantize import QUANTIZED, qparams, require_same_type
+from .lut import unary_quantized
+from .requantize import QUANTIZED
 from .versions import OpSignature, T
 
 EPSILON = np.float32(1e-6)
@@ -111,16 +112,12 @@ def _inv_sqrt(total: int) -> tuple[int, int]:
 
 
 def prepare_quantized(ctx: OpContext):
-    ctx.check_arity(1, 1)
-    x, out = ctx.input(0), ctx.outputs[0]
-    ctx.require_dtype(x, QUANTIZED, "input")
-    require_same_type(ctx, x, out)
+    x, xq, oq = unary_quantized(ctx, QUANTIZED)
     if x.rank < 1:
         raise ctx.shape_error("input must have at least one dimension")
     if int(ctx.option("fused_activation_function", 0)) != 0:
         raise ctx.unsupported("a fused activation on a quantized L2_NORMALIZATION (LiteRT "
                               "refuses it)")
-    xq, oq = qparams(ctx, x, "input"), qparams(ctx, out, "output")
     expected = TANH_OUTPUT[x.dtype.type]
     if (np.float32(oq.scale), oq.zero_point) != (np.float32(expected[0]), expected[1]):
         raise ctx.unsupported(f"output scale {oq.scale} and zero point {oq.zero_point}; "

@@ -44,6 +44,7 @@ from .. import libm
 from .. import quant_math as qm
 from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .requantize import QUANTIZED, qparams, require_same_type
 from .versions import INT8_2, INT8_2_INT16_3
@@ -403,13 +404,9 @@ class QLogSoftmaxRecord(QSoftmaxRecord):
 
 
 def prepare_log_softmax_quantized(ctx: OpContext):
-    ctx.check_arity(1, 1)
-    x = ctx.input(0)
-    ctx.require_dtype(x, QUANTIZED, "input")
-    require_same_type(ctx, x, ctx.outputs[0])
+    x, xq, out = unary_quantized(ctx, QUANTIZED)
     if x.rank < 1 or x.shape[-1] == 0:
         raise ctx.shape_error(f"needs a non-empty last dimension, input is {list(x.shape)}")
-    xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
     info = np.iinfo(x.dtype)
     if out.zero_point != info.max or np.float32(out.scale) != np.float32(16 / 256):
         raise ctx.unsupported(f"quantized LOG_SOFTMAX needs output scale 16/256 and zero point "

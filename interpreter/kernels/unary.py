@@ -158,7 +158,8 @@ def _rsqrt_table(ctx, dtype, xq, out):
 
 def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool = False,
             **facts) -> OpDef:
-    """An op with a float kernel and int8 / int16 (16x8) table kernels."""
+    """An op with a float kernel and int8 / int16 (16x8) table kernels. (LiteRT has no
+    uint8 kernel for these; see the note on QuantRule.OWN_RANGE at OPS.)"""
     def quantized(types):
         return table_kernel(types, table, nonnegative=nonnegative)
 
@@ -167,6 +168,9 @@ def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool 
                  **facts)
 
 
+# EXP, LOG, SQRT, RSQRT and ABS are OWN_RANGE for the quantizer, which gives an op int8
+# or uint8 as the whole model: LiteRT (and edgelite) refuse them in uint8, so a uint8
+# conversion should keep them float (the quantizer cannot yet tell int8-only ops apart).
 # Versions (op_version.cc), by the input's type: EXP, LOG and SQRT int8 / int16 2; RSQRT
 # int16 3, int8 2; SIGN int32 2; SQUARE, NEG, FLOOR, CEIL, ROUND, SIN, COS and LOGICAL_NOT
 # have no case: 1.
