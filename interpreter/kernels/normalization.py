@@ -106,7 +106,8 @@ class QuantizedL2NormRecord:
 
 
 @functools.lru_cache(maxsize=4096)
-def _inv_sqrt(total: int) -> tuple[int, int]:
+def inv_sqrt(total: int) -> tuple[int, int]:
+    """GetInvSqrtQuantizedMultiplierExp(total, -1) with the mantissa as int32, cached."""
     m, shift = inv_sqrt_multiplier(total)
     return int(qm.wrap_int32(m)), shift
 
@@ -132,7 +133,7 @@ def eval_quantized(rec: QuantizedL2NormRecord, inputs, outputs) -> None:
     d = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64) - rec.zero_point
     totals = (d * d).sum(axis=1)
     unique, where = np.unique(totals, return_inverse=True)
-    pairs = np.array([_inv_sqrt(int(t)) for t in unique], np.int64).reshape(-1, 2)
+    pairs = np.array([inv_sqrt(int(t)) for t in unique], np.int64).reshape(-1, 2)
     m, shift = pairs[where, 0][:, None], pairs[where, 1][:, None]
     if rec.uint8:
         v = qm.multiply_by_quantized_multiplier(128 * d, m, shift, rec.rounding) + 128

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .fixed_point16 import inv_sqrt_multiplier
+from .normalization import inv_sqrt
 from .lut import cfloat, float_table, full_table, table_kernel, with_int16
 from .opdef import OpDef, QuantRule
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
@@ -148,8 +148,8 @@ def _rsqrt_table(ctx, dtype, xq, out):
     def value(d: int) -> int:
         if d <= 0:  # 0: "any value close to 0 represents the max output"; < 0 never runs
             return int(np.iinfo(dtype).max)
-        m, e = inv_sqrt_multiplier(d)
-        v = qm.multiply_by_quantized_multiplier(1, int(qm.wrap_int32(m)), e + 20, rounding)
+        m, e = inv_sqrt(d)
+        v = qm.multiply_by_quantized_multiplier(1, m, e + 20, rounding)
         return int(qm.multiply_by_quantized_multiplier(v, m_out, shift_out - 20, rounding)
                    + out.zero_point)
 
