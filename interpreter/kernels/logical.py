@@ -33,6 +33,7 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .binary import same_type_pair
+from .lut import with_int16
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .requantize import QUANTIZED, make_lut, qparams
 from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type
@@ -114,17 +115,11 @@ def eval_compare_quantized(rec: QuantizedCompareRecord, inputs, outputs) -> None
 def _equality(ufunc: Callable) -> Kernel:
     """EQUAL / NOT_EQUAL's kernel for all but int8 / uint8: int16 with parameters is
     rescaled, everything else compared raw."""
-    raw = _binary(ufunc, _NUMERIC)
+    def prepare_int16(ctx: OpContext):
+        specs, rec = _prepare_compare_quantized(ctx, ufunc, (np.int16,))
+        return specs, Chosen(eval_compare_quantized, rec)
 
-    def prepare(ctx: OpContext):
-        q = ctx.input(0).quantization
-        if ctx.input(0).dtype == np.int16 and q is not None and len(q.scale):
-            specs, rec = _prepare_compare_quantized(ctx, ufunc, (np.int16,))
-            return specs, Chosen(eval_compare_quantized, rec)
-        specs, rec = raw.prepare(ctx)
-        return specs, Chosen(eval_binary, rec)
-
-    return Kernel(prepare, run_chosen)
+    return with_int16(_binary(ufunc, _NUMERIC), Kernel(prepare_int16, run_chosen))
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .normalization import inv_sqrt
 from .lut import cfloat, float_table, full_table, table_kernel, with_int16
+from .normalization import inv_sqrt
 from .opdef import OpDef, QuantRule
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
 
@@ -103,7 +103,7 @@ def _elementwise(name: str, apply: Callable, dtypes: tuple, **facts) -> OpDef:
     return OpDef(name, float=_make(apply, dtypes), per_sample=True, **facts)
 
 
-# --------------------------------------------------------------------------- int8
+# --------------------------------------------------------------------------- int8 / int16
 
 
 def _exp_table(ctx, dtype, xq, out):

@@ -1,6 +1,6 @@
-"""Quantized DIV, SQUARED_DIFFERENCE and PRELU bit-exact with both LiteRT kernel sets:
-every pair of input values (a (256, 1) input against a (1, 256) one), random parameters
-over several seeds, broadcasting shapes, and fused activations."""
+"""pair_table.py: quantized DIV, SQUARED_DIFFERENCE and PRELU bit-exact with both LiteRT
+kernel sets: every pair of input values (a (256, 1) input against a (1, 256) one), random
+parameters over several seeds, broadcasting shapes, fused activations, and int16 DIV."""
 
 import numpy as np
 import pytest

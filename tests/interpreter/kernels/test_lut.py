@@ -1,7 +1,7 @@
-"""Quantized elementwise math on one input -- EXP, LOG, SQRT, RSQRT, ABS (unary.py), GELU
-and ELU (activations.py) -- bit-exact with both LiteRT kernel sets: every input value fed
-(the whole table checked) under random parameters, several seeds, and the parameter
-corners where a table entry overflows or sits on a rounding tie."""
+"""lut.py's tables: quantized elementwise math on one input -- EXP, LOG, SQRT, RSQRT, ABS
+(unary.py), GELU and ELU (activations.py) -- bit-exact with both LiteRT kernel sets: every
+input value fed (the whole table checked; int8 and int16) under random parameters, several
+seeds, and the parameter corners where a table entry overflows or sits on a rounding tie."""
 
 import numpy as np
 import pytest
