@@ -52,7 +52,7 @@ def _load_libm():
 
 
 _LIBM = _load_libm()
-_FALLBACK = {"expf": np.exp, "logf": np.log, "tanhf": np.tanh, "sqrtf": np.sqrt}
+
 
 
 def cfloat(name: str) -> FloatFn:
@@ -69,7 +69,7 @@ def cfloat(name: str) -> FloatFn:
             return np.array([fn(float(v)) for v in x.reshape(-1)], np.float32).reshape(x.shape)
 
         return apply
-    fallback = _FALLBACK.get(name) or _erfc64
+    fallback = _FALLBACK[name]
 
     def apply_numpy(x):
         with np.errstate(all="ignore"):
@@ -81,6 +81,10 @@ def cfloat(name: str) -> FloatFn:
 def _erfc64(x: np.ndarray) -> np.ndarray:
     from .activations import _erfc  # Numerical Recipes erfcc, within ~1 float32 ulp
     return _erfc(x)
+
+
+_FALLBACK = {"expf": np.exp, "expm1f": np.expm1, "logf": np.log, "tanhf": np.tanh,
+             "erfcf": _erfc64}
 
 
 # --------------------------------------------------------------------------- tables
