@@ -131,7 +131,7 @@ def prepare_quantized(ctx: OpContext):
 
 def eval_quantized(rec: QuantizedL2NormRecord, inputs, outputs) -> None:
     d = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64) - rec.zero_point
-    totals = (d * d).sum(axis=1)
+    totals = qm.wrap_int32((d * d).sum(axis=1))  # the int32 accumulator wraps past 2^31
     unique, where = np.unique(totals, return_inverse=True)
     pairs = np.array([inv_sqrt(int(t)) for t in unique], np.int64).reshape(-1, 2)
     m, shift = pairs[where, 0][:, None], pairs[where, 1][:, None]
