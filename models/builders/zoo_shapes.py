@@ -13,8 +13,10 @@ Writes into models/:
   PACK -> RESHAPE chains), a conv1d and a dense layer over the frames, reshaped back to
   [batch, -1]. The int8 file is full-integer (int8 input / output), calibrated at
   shape [1, 160].
-* ``shape_values.tf.tflite``: outputs whose shapes depend on the *values* of an int32
-  input ``n`` (RESHAPE, FILL, RANGE, TILE, BROADCAST_TO, SLICE, PAD, STRIDED_SLICE).
+* ``shape_values.tf.tflite`` / ``shape_values.tf_int8.tflite``: outputs whose shapes depend on the *values* of an int32
+  input ``n`` (RESHAPE, FILL, RANGE, TILE, BROADCAST_TO, SLICE, PAD, STRIDED_SLICE);
+  the int8 file (int8 x and outputs, calibrated with n = 3; no TILE, which LiteRT has
+  no int8 kernel for, and no float RANGE) keeps n int32.
 * ``shape_*.golden.npz``: TF's own outputs for the inputs the tests use (keys
   ``<case>/<input or output name>``).
 """
@@ -67,12 +69,12 @@ def _audio_function():
     return audio
 
 
-def _values_function():
+def _values_function(tile: bool = True):
     @tf.function(input_signature=[tf.TensorSpec([12], tf.float32, name="x"),
                                   tf.TensorSpec([], tf.int32, name="n")])
     def values(x, n):
         row = tf.reshape(x, [1, 12])
-        return {
+        outputs = {
             "reshaped": tf.reshape(x, tf.stack([n, -1])),
             "filled": tf.fill(tf.stack([n, 3]), 2.5),
             "ranged": tf.range(n),
@@ -83,20 +85,22 @@ def _values_function():
             "padded": tf.pad(row, tf.reshape(tf.stack([0, 0, n, 1]), [2, 2])),
             "strided": x[n:],
         }
+        if not tile:  # LiteRT has no int8 TILE (version 3); the float RANGE quantizes a
+            del outputs["tiled"], outputs["franged"]  # scalar, which stays float here
+        return outputs
 
     return values
 
 
-def _convert(fn, int8_shape=None):
+def _convert(fn, int8_calib=None):
     module = tf.Module()
     module.serve = fn  # a trackable object: the file gets a "serving_default" signature
     conv = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()],
                                                            module)
-    if int8_shape is not None:
-        rng = np.random.default_rng(SEED + 1)
-        calib = [rng.normal(0, 1, int8_shape).astype(np.float32) for _ in range(16)]
+    if int8_calib is not None:
+        calib = int8_calib(np.random.default_rng(SEED + 1))
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = lambda: ([c] for c in calib)
+        conv.representative_dataset = lambda: iter(calib)
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         conv.inference_input_type = tf.int8
         conv.inference_output_type = tf.int8
@@ -112,7 +116,8 @@ def main() -> None:
     rng = np.random.default_rng(SEED + 2)
     audio = _audio_function()
     _write("shape_audio.tf.tflite", _convert(audio))
-    _write("shape_audio.tf_int8.tflite", _convert(audio, (1, 160)))
+    _write("shape_audio.tf_int8.tflite", _convert(audio, lambda rng: [
+        [rng.normal(0, 1, (1, 160)).astype(np.float32)] for _ in range(16)]))
     golden = {}
     for b, t in AUDIO_SHAPES:
         wave = rng.normal(0, 1, (b, t)).astype(np.float32)
@@ -122,6 +127,9 @@ def main() -> None:
 
     values = _values_function()
     _write("shape_values.tf.tflite", _convert(values))
+    _write("shape_values.tf_int8.tflite", _convert(_values_function(tile=False), lambda rng: [
+        [rng.normal(0, 1, (12,)).astype(np.float32), np.array(3, np.int32)]
+        for _ in range(16)]))
     golden = {}
     x = rng.normal(0, 1, (12,)).astype(np.float32)
     for n in VALUE_CASES:
