@@ -80,6 +80,10 @@ CASES = {
                            consts={2: I32([[0, 0], [0, 0]])}),
     "batch_to_space": Case("BATCH_TO_SPACE_ND", (4, 2, 3, 1), 1, ([2, 2], [1, 4], [4, 1]),
                            consts={2: I32([[0, 0], [0, 0]])}),
+    "transpose_conv": Case("TRANSPOSE_CONV", (1, 2, 2, 3), 0, ([1, 4, 4, 2], [1, 3, 3, 2]),
+                           consts={1: np.random.default_rng(5).normal(0, 1, (2, 3, 3, 3))
+                                   .astype(np.float32)},
+                           options={"padding": "SAME", "stride_h": 2, "stride_w": 2}, x_at=2),
     "one_hot": Case("ONE_HOT", (4,), 1, (3, 5, 1), consts={2: np.float32(1.5),
                                                            3: np.float32(-0.5)},
                     options={"axis": -1}, x_dtype=np.int32),
