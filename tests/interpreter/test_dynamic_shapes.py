@@ -301,3 +301,28 @@ def test_hostile_values_refused_in_one_line(model, value, error, message):
     ours.invoke()
     assert ours.get_tensor(ours.get_output_details()[0]["index"]).shape == np.shape(
         np.zeros(small if np.ndim(value) else (5,)))
+
+
+HOSTILE = {  # one operand value per op that no output of a sane size can come from
+    "reshape": [2**20, 2**20], "fill": [2**31 - 1, 2**31 - 1], "tile": [2**30, 2**30],
+    "broadcast_to": [2**31 - 1, 3], "pad": [[2**30, 2**30], [0, 0]],
+    "mirror_pad": [[100, 0], [0, 0]], "resize_bilinear": [2**16, 2**16],
+    "resize_nearest": [-1, 3], "expand_dims": 10, "transpose": [0, 0, 0], "mean": [5],
+    "split": [3], "split_v": [-1, -1], "topk": 100, "one_hot": 2**30,
+    "space_to_batch": [0, 0], "batch_to_space": [2**30, 2**30],
+    "transpose_conv": [1, 2**20, 2**20, 2], "arg_max": [7],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_operand_refused_naming_the_op(name):
+    case = CASES[name]
+    ours = Interpreter(model_content=_model(case), memory_limit=2**30)
+    ours.allocate_tensors()
+    feeds = _feeds(case, np.random.default_rng(0), HOSTILE[name])
+    for detail, value in zip(ours.get_input_details(), feeds):
+        ours.set_tensor(detail["index"], value)
+    with pytest.raises(ShapeError) as caught:
+        ours.invoke()
+    message = str(caught.value)
+    assert message.startswith(f"operator 0 ({case.op}, output 'y0'): ") and "\n" not in message
