@@ -13,8 +13,8 @@ Writes into models/:
   PACK -> RESHAPE chains), a conv1d and a dense layer over the frames, reshaped back to
   [batch, -1]. The int8 file is full-integer (int8 input / output), calibrated at
   shape [1, 160].
-* ``shape_values.tf.tflite`` / ``shape_values.tf_int8.tflite``: outputs whose shapes depend on the *values* of an int32
-  input ``n`` (RESHAPE, FILL, RANGE, TILE, BROADCAST_TO, SLICE, PAD, STRIDED_SLICE);
+* ``shape_values.tf.tflite`` / ``shape_values.tf_int8.tflite``: outputs whose shapes
+  depend on the *values* of an int32 input ``n`` (RESHAPE, FILL, RANGE, TILE, BROADCAST_TO, SLICE, PAD, STRIDED_SLICE);
   the int8 file (int8 x and outputs, calibrated with n = 3; no TILE, which LiteRT has
   no int8 kernel for, and no float RANGE) keeps n int32.
 * ``shape_*.golden.npz``: TF's own outputs for the inputs the tests use (keys
