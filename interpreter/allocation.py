@@ -11,7 +11,9 @@ Steps, in order (the interpreter's public class only wraps this):
    inputs are all constants is evaluated right away and its outputs become constants
    (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of constants) -- when
    its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
-   per invoke().
+   per invoke(). SHAPE and RANK (dynamic.SHAPE_ONLY) fold whenever their input's shape
+   is known, constant or not, so SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE chains
+   become constant shapes once resize_tensor_input() has fixed the inputs.
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
    non-constant tensor is a numpy view into it. Folded constants, work buffers and the
    arena together stay under the memory limit (memory.py), each checked before it is
@@ -28,7 +30,10 @@ resource id, as in LiteRT (var_handle.cc writes an int32).
 Dynamic tensors (outputs whose shape only an invoke tells, kernels/base.py): kept out of
 the arena; the op producing them and every op reading them become
 ``dynamic.DynamicOp`` steps, which read and write the allocation's ``arrays`` table (a
-list then, updated at invoke). Without dynamic tensors nothing of this is built.
+list then, updated at invoke). So does an op whose shape operand (dynamic.SHAPE_OPERANDS)
+is still computed after folding: it is prepared at invoke with the operand's values,
+its outputs checked against the per-tensor and memory limits before they are made.
+Without dynamic tensors nothing of this is built.
 """
 
 from __future__ import annotations
