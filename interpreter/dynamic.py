@@ -67,6 +67,7 @@ def computed_operands(name: str, inputs: tuple[int, ...], constants) -> tuple[in
     return tuple(i for i in SHAPE_OPERANDS.get(name, ())
                  if i < len(inputs) and inputs[i] >= 0 and inputs[i] not in constants)
 
+
 # (eval, record, output specs); specs None: the outputs are dynamic (eval fills a list)
 Prepared = tuple[Callable, object, tuple | None]
 
