@@ -326,3 +326,57 @@ def test_hostile_operand_refused_naming_the_op(name):
         ours.invoke()
     message = str(caught.value)
     assert message.startswith(f"operator 0 ({case.op}, output 'y0'): ") and "\n" not in message
+
+
+# --------------------------------------------------------------------------- inside a loop
+
+
+def _slicing_loop(limit: int) -> bytes:
+    """(i, acc, x[8]) -> while i < limit: acc += sum(x[i:i + 2]) * sum(range(i + 1)):
+    a body whose STRIDED_SLICE and RANGE take their bounds from the loop counter (as TF's
+    converter writes ``x[i:i + 2]`` and ``tf.range(i)`` in a while_loop)."""
+    b = ModelBuilder()
+    specs = [("i", [], np.int32), ("acc", [], np.float32), ("x", [8], np.float32)]
+    ins = [b.tensor(n, s, d) for n, s, d in specs]
+    outs = [b.tensor(f"{n}_out", s, d) for n, s, d in specs]
+    b.op("WHILE", ins, outs, cond_subgraph_index=1, body_subgraph_index=2)
+    b.finish_subgraph(ins, outs)
+    c_ins = [b.tensor(f"c_{n}", s, d) for n, s, d in specs]
+    flag = b.tensor("keep_going", [], np.bool_)
+    b.op("LESS", [c_ins[0], b.const("limit", I32(limit))], [flag])
+    b.finish_subgraph(c_ins, [flag])
+    i, acc, x = (b.tensor(f"b_{n}", s, d) for n, s, d in specs)
+    t = {n: b.tensor(n, [1] if n in ("begin", "end", "slice") else [], d) for n, d in (
+        ("i1", np.int32), ("begin", np.int32), ("end", np.int32), ("slice", np.float32),
+        ("range", np.int32), ("rsum", np.int32), ("rf", np.float32), ("ssum", np.float32),
+        ("term", np.float32), ("acc2", np.float32))}
+    zero = b.const("zero", I32([0]))
+    b.op("ADD", [i, b.const("one", I32(1))], [t["i1"]])
+    b.op("RESHAPE", [i, b.const("vec", I32([1]))], [t["begin"]])
+    b.op("ADD", [t["begin"], b.const("two", I32([2]))], [t["end"]])
+    b.op("STRIDED_SLICE", [x, t["begin"], t["end"], b.const("stride", I32([1]))],
+         [t["slice"]])
+    b.op("RANGE", [b.const("r0", I32(0)), t["i1"], b.const("r1", I32(1))], [t["range"]])
+    b.op("SUM", [t["range"], zero], [t["rsum"]], keep_dims=False)
+    b.op("CAST", [t["rsum"]], [t["rf"]])
+    b.op("SUM", [t["slice"], zero], [t["ssum"]], keep_dims=False)
+    b.op("MUL", [t["ssum"], t["rf"]], [t["term"]])
+    b.op("ADD", [acc, t["term"]], [t["acc2"]])
+    return b.build([i, acc, x], [t["i1"], t["acc2"], x])
+
+
+@pytest.mark.parametrize("limit", [1, 4, 7])
+def test_loop_body_slices_at_the_counter(limit):
+    model = _slicing_loop(limit)
+    ours = Interpreter(model_content=model)
+    ours.allocate_tensors()
+    ref = _litert(model, "reference")
+    rng = np.random.default_rng(limit)
+    for _ in range(2):
+        x = rng.normal(0, 1, 8).astype(np.float32)
+        feeds = [I32(0), np.float32(0), x]
+        got, want = _run(ours, feeds), _run(ref, feeds)
+        for a, b in zip(got, want):
+            assert_close(a, b, rtol=1e-6)
+        expected = sum(x[i:i + 2].sum() * (i * (i + 1) // 2) for i in range(limit))
+        np.testing.assert_allclose(got[1], expected, rtol=1e-5)
