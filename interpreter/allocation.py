@@ -11,7 +11,9 @@ Steps, in order (the interpreter's public class only wraps this):
    inputs are all constants is evaluated right away and its outputs become constants
    (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of constants) -- when
    its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
-   per invoke().
+   per invoke(). SHAPE and RANK (dynamic.SHAPE_ONLY) fold whenever their input's shape
+   is known, constant or not, so SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE chains
+   become constant shapes once resize_tensor_input() has fixed the inputs.
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
    non-constant tensor is a numpy view into it. Folded constants, work buffers and the
    arena together stay under the memory limit (memory.py), each checked before it is
@@ -28,7 +30,10 @@ resource id, as in LiteRT (var_handle.cc writes an int32).
 Dynamic tensors (outputs whose shape only an invoke tells, kernels/base.py): kept out of
 the arena; the op producing them and every op reading them become
 ``dynamic.DynamicOp`` steps, which read and write the allocation's ``arrays`` table (a
-list then, updated at invoke). Without dynamic tensors nothing of this is built.
+list then, updated at invoke). So does an op whose shape operand (dynamic.SHAPE_OPERANDS)
+is still computed after folding: it is prepared at invoke with the operand's values,
+its outputs checked against the per-tensor and memory limits before they are made.
+Without dynamic tensors nothing of this is built.
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import planner
-from .dynamic import DynamicOp, run_dynamic
-from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
+from .dynamic import SHAPE_ONLY, DynamicOp, computed_operands, run_dynamic
+from .errors import DTypeError, EdgeliteError, MemoryLimitError, ShapeError, UnsupportedOpError
 from .kernels import KERNELS, OPS, OpContext, TensorInfo
 from .kernels.base import Chosen, Workspace, storage_dtype
 from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
@@ -155,6 +160,7 @@ class _Setting:
     quant: QuantConfig = DEFAULT_CONFIG
     threads: int = 1
     program: Any = None  # program.Program, for ops that call subgraphs or keep state
+    memory_limit: int | None = None  # bytes an op prepared at invoke may take (None: no limit)
 
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
@@ -211,14 +217,34 @@ def _as_step(kernel, record) -> tuple[Callable, Any]:
     return (record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval, record)
 
 
-def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, inputs: tuple):
-    """dynamic.DynamicOp.prepare: ``op`` prepared for its input arrays at invoke."""
-    ins = tuple(None if t < 0 else setting.info(t, a.shape, values.get(t))
-                for t, a in zip(op.inputs, inputs))
+def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, keyed: tuple,
+                       inputs: tuple):
+    """dynamic.DynamicOp.prepare: ``op`` prepared for its input arrays at invoke; the
+    inputs at positions ``keyed`` (dynamic.SHAPE_OPERANDS) are given as constants, their
+    current values (copied: the record may keep them)."""
+    ins = tuple(None if t < 0 else setting.info(
+        t, a.shape, _frozen(a) if i in keyed else values.get(t))
+        for i, (t, a) in enumerate(zip(op.inputs, inputs)))
     outs = tuple(setting.info(t, setting.subgraph.tensors[t].shape, None) for t in op.outputs)
-    kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace())
+    limit = setting.memory_limit
+    budget = MemoryBudget(default_memory_limit() if limit is None else limit)
+    kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace(budget))
+    if not any(s.dynamic for s in specs):
+        nbytes = sum(num_elements(s.shape) * s.dtype.itemsize for s in specs)
+        if nbytes + budget.work > budget.limit:
+            raise MemoryLimitError(
+                f"{_describe(op, setting.subgraph)}: its outputs of shapes "
+                f"{', '.join(_dims(s.shape) for s in specs)} would take {nbytes} bytes, over "
+                f"the {budget.limit}-byte memory limit; check the input values, or pass "
+                "Interpreter(memory_limit=...) to allow more")
     eval_fn, record = _as_step(kernel, record)
     return eval_fn, record, None if any(s.dynamic for s in specs) else tuple(specs)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    value = np.array(array)
+    value.setflags(write=False)
+    return value
 
 
 def _dims(shape) -> str:
@@ -288,7 +314,8 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
         return infos[t]
 
     for op in subgraph.operators:
-        if any(t in prepared.dynamic for t in op.inputs):
+        if any(t in prepared.dynamic for t in op.inputs) or \
+                computed_operands(op.name, op.inputs, values):
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue
@@ -303,9 +330,10 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
                 shapes[t] = tuple(spec.shape)
                 infos[t] = None
         live_inputs = {t for t in op.inputs if t >= 0}
-        if live_inputs and all(t in values for t in live_inputs) and \
-                op.name not in STATEFUL_OPS:
-            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs)
+        if live_inputs and (op.name in SHAPE_ONLY or all(t in values for t in live_inputs)) \
+                and op.name not in STATEFUL_OPS:
+            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs
+                         if t in values)
             nbytes = sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
             if nbytes <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source):
                 budget.take_constant(_describe(op, subgraph), nbytes)
@@ -334,8 +362,10 @@ def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
         fixed = (*_as_step(kernel, record), None)
         dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, fixed=fixed)
     else:
-        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes,
-                        prepare=functools.partial(_prepare_at_invoke, op, setting, values))
+        keyed = computed_operands(op.name, op.inputs, values)
+        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, keyed=keyed,
+                        prepare=functools.partial(_prepare_at_invoke, op, setting, values,
+                                                  keyed))
     return (run_dynamic, dyn, (), ())
 
 
@@ -372,7 +402,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
         shapes[index] = tuple(shape)
     memory_limit = check_limit(memory_limit)
     budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
-    setting = _Setting(subgraph, dtypes, quant, threads, program)
+    setting = _Setting(subgraph, dtypes, quant, threads, program, memory_limit)
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
     prepared = _prepare_all(setting, shapes, values, budget)
