@@ -29,9 +29,10 @@ maximum count. A decoded box with ymin > ymax or xmin > xmax fails the op.
   (a stride of max_classes_per_detection per anchor). Slots past the selected ones are
   zero here; LiteRT leaves them as they were.
 * regular: NMS per class (at most min(detections_per_class, max_detections) boxes each);
-  each class's list is merged into the running list by score with
-  ``std::inplace_merge(..., a.score >= b.score)`` -- on equal scores the later class
-  goes first -- which is cut to max_detections; other slots are zero.
+  each class's list is merged into the running list by decreasing score, stably (on
+  equal scores the earlier class stays first: measured with the installed LiteRT, whose
+  kernel stable-sorts the running list and the class's boxes together), and the list is
+  cut to max_detections; other slots are zero.
 
 Where several classes of one anchor tie for its k best (k > 1), LiteRT's
 std::partial_sort leaves their order to the C++ library; here the lower class comes first.
@@ -255,8 +256,8 @@ def _regular(rec: DetectionRecord, boxes, scores, out_boxes, out_classes, out_sc
         column = np.ascontiguousarray(scores[:, c + rec.label_offset])
         new = [(column[a], a, c) for a in nms(rec, boxes, column, per_class)]
         merged, i, j = [], 0, 0
-        while i < len(ranked) or j < len(new):  # ties: the new (later) class first
-            if j < len(new) and (i == len(ranked) or new[j][0] >= ranked[i][0]):
+        while i < len(ranked) or j < len(new):  # ties: the earlier class first
+            if j < len(new) and (i == len(ranked) or new[j][0] > ranked[i][0]):
                 merged.append(new[j])
                 j += 1
             else:
