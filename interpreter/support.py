@@ -85,7 +85,7 @@ class Problem:
 
     @property
     def advice(self) -> str:
-        return ADVICE[self.kind].format(name=quoted(self.custom_code or ""))
+        return ADVICE[self.kind].format(name=quoted(self.custom_code or "", limit=40))
 
     def line(self) -> str:
         return f"  {self.where}: [{self.kind}] {self.detail}; {self.advice}"
