@@ -1,0 +1,109 @@
+"""The support report (interpreter/support.py): every op's problem, each with its kind
+and what to do, in allocate_tensors()'s error and in `edgelite inspect`.
+
+The refusing kernels here are custom kernels that raise what a builtin kernel raises
+(ctx.unsupported), so the classification is tested from operand types alone, whatever
+builtin kernels other changes add."""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import (DTypeError, Interpreter, Kernel, OutputSpec,
+                                  UnsupportedOpError, load_model)
+from edgelite.interpreter.support import report
+
+from .tflite_builder import ModelBuilder
+from tests.cli.clitools import invoke
+
+
+def refuse(ctx):
+    raise ctx.unsupported(f"input tensor has type {ctx.input(0).dtype.name}; this kernel "
+                          "supports float32")
+
+
+def copy_prepare(ctx):
+    return (OutputSpec(ctx.input(0).shape, ctx.outputs[0].dtype),), None
+
+
+KERNELS = {"Refuse": Kernel(refuse, print), "Copy": Kernel(copy_prepare, print)}
+
+
+def troubled_model() -> bytes:
+    """Seven ops, five with a problem of a different kind, one shape error that only
+    follows from an earlier problem, and ops that are fine between them."""
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 3))
+    a, r, c, d, e, f, g = (b.tensor(n, (2, 3)) for n in "arcdefg")
+    w = b.tensor("w", (3, 3), np.int8, data=np.ones((3, 3)), scale=0.1)
+    q16 = b.tensor("q16", (2, 3), np.int16, scale=0.1)
+    q8 = b.tensor("q8", (2, 3), np.int8, scale=0.1)
+    o16, o8 = b.tensor("o16", (2, 3), np.int16), b.tensor("o8", (2, 3), np.int8)
+    bad = b.tensor("bad", (2, 5))
+    b.op("CUSTOM", [x], [a], custom_code="Missing")          # 0 custom
+    b.op("RELU", [x], [r])                                   # 1 fine
+    b.op("CUSTOM", [r, w], [c], custom_code="Refuse")        # 2 hybrid
+    b.op("CUSTOM", [q16], [o16], custom_code="Refuse")       # 3 int16
+    b.op("CUSTOM", [q8], [o8], custom_code="Refuse")         # 4 quantized
+    b.op("ADD", [c, bad], [d])                               # 5 follows from 2: left out
+    b.op("ADD", [r, bad], [e])                               # 6 shape
+    b.op("MUL", [x, x], [f], builtin_code=250)               # 7 unknown builtin
+    b.op("CUSTOM", [r], [g], custom_code="Copy")             # 8 fine
+    return b.build([x, q16, q8, bad], [a, c, o16, o8, d, e, f, g])
+
+
+EXPECTED = [(0, "custom"), (2, "hybrid"), (3, "int16"), (4, "quantized"), (6, "shape"),
+            (7, "unknown builtin")]
+
+
+def test_report_lists_every_problem_with_its_kind():
+    problems = report(load_model(troubled_model()), custom=KERNELS)
+    assert [(p.op, p.kind) for p in problems] == EXPECTED
+    assert problems[1].where == "operator 2 CUSTOM 'Refuse' (output 'c')"
+    assert problems[1].detail == "input tensor has type float32; this kernel supports float32"
+    assert "dynamic-range (hybrid)" in problems[1].advice
+    assert "custom_kernels={'Missing': Kernel(prepare, eval)}" in problems[0].advice
+
+
+def test_allocate_raises_one_error_listing_them():
+    interp = Interpreter(model_content=troubled_model(), custom_kernels=KERNELS)
+    with pytest.raises(UnsupportedOpError) as info:
+        interp.allocate_tensors()
+    lines = str(info.value).splitlines()
+    assert lines[0] == ("edgelite's interpreter cannot run this model (6 unsupported "
+                        "item(s); custom, hybrid, int16, quantized, shape, unknown builtin):")
+    assert [line.split(": [")[1].split("]")[0] for line in lines[1:]] == \
+        [kind for _, kind in EXPECTED]
+    assert lines[3].startswith("  operator 3 CUSTOM 'Refuse' (output 'o16'): [int16] ")
+
+
+def test_one_dtype_error_keeps_its_class():
+    b = ModelBuilder()
+    x = b.tensor("x", (2,))
+    y = b.tensor("y", (2,), np.int32)
+    b.op("RELU", [x], [y])
+    with pytest.raises(DTypeError, match="computes float32 but the file declares"):
+        Interpreter(model_content=b.build([x], [y])).allocate_tensors()
+
+
+def test_runnable_model_has_no_problems():
+    b = ModelBuilder()
+    x = b.tensor("x", (2,))
+    y = b.tensor("y", (2,))
+    b.op("RELU", [x], [y])
+    assert report(load_model(b.build([x], [y]))) == []
+
+
+def test_inspect_shows_the_structure_and_every_problem(tmp_path):
+    path = tmp_path / "troubled.tflite"
+    path.write_bytes(troubled_model())
+    result = invoke("inspect", str(path))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("ops (9): ") for line in lines)
+    assert any(line.startswith("tensors (14):") for line in lines)
+    start = lines.index(next(line for line in lines if line.startswith("support: ")))
+    assert lines[start] == ("support: edgelite cannot run this model (7 problem(s): custom, "
+                            "shape, unknown builtin):")
+    assert "arena" not in lines[start - 2]
+    assert [line.split(": [")[1].split("]")[0] for line in lines[start + 1:]] == \
+        ["custom", "custom", "custom", "custom", "shape", "unknown builtin", "custom"]
