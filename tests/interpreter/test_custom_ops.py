@@ -2,6 +2,8 @@
 Interpreter(custom_kernels=...), register_custom_kernel, what prepare() sees of the op's
 custom options, and the errors a bad kernel or bad option bytes give."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
@@ -11,6 +13,7 @@ from edgelite.interpreter import (Interpreter, Kernel, ModelFormatError, OutputS
                                   unregister_custom_kernel)
 
 from .tflite_builder import ModelBuilder
+from tests.conftest import litert_module
 
 
 def scaled_model(options: bytes | None, name="Scale") -> bytes:
@@ -43,9 +46,9 @@ def scale_kernel(seen: list | None = None) -> Kernel:
 def run(data: bytes, x, **kwargs) -> np.ndarray:
     interp = Interpreter(model_content=data, **kwargs)
     interp.allocate_tensors()
-    interp.set_tensor(0, x)
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
     interp.invoke()
-    return interp.get_tensor(1)
+    return interp.get_tensor(interp.get_output_details()[0]["index"])
 
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -123,3 +126,76 @@ def test_kernel_bugs_name_the_op():
         run(data, X, custom_kernels={"Scale": Kernel(wrong_count, print)})
     with pytest.raises(ShapeError, match=r"\(CUSTOM 'Scale'.*prepare failed: ValueError: boom"):
         run(data, X, custom_kernels={"Scale": Kernel(crashes, print)})
+
+
+# ---------------------------------------------------------------- files TensorFlow wrote
+# models/builders/zoo_custom.py
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+
+
+def unary_kernel(fn) -> Kernel:
+    """A float32 elementwise custom op computed by numpy ``fn`` (the file's options are
+    TensorFlow's node attributes, {"T": 0} here: float)."""
+
+    def prepare(ctx):
+        assert ctx.flexbuffer_options() == {"T": 0}
+        x = ctx.input(0)
+        ctx.require_dtype(x, (np.float32,), "input")
+        return (OutputSpec(x.shape, x.dtype),), None
+
+    def eval(_, inputs, outputs):
+        fn(inputs[0], out=outputs[0])
+
+    return Kernel(prepare, eval)
+
+
+def test_tensorflow_custom_ops_run_with_registered_kernels():
+    """tf.math.asinh and tf.math.sinh, converted with allow_custom_ops: CUSTOM "Asinh" and
+    "Sinh"; with numpy kernels registered the file matches TensorFlow's own outputs."""
+    data = (MODELS / "custom_asinh.tf.tflite").read_bytes()
+    with pytest.raises(UnsupportedOpError) as info:
+        Interpreter(model_content=data).allocate_tensors()
+    assert str(info.value).count("[custom]") == 2
+    kernels = {"Asinh": unary_kernel(np.arcsinh), "Sinh": unary_kernel(np.sinh)}
+    golden = np.load(MODELS / "custom_asinh.golden.npz")
+    for x, y in zip(golden["x"], golden["y"]):
+        np.testing.assert_allclose(run(data, x, custom_kernels=kernels), y, rtol=1e-5,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["custom_ssd_postprocess", "custom_ssd_postprocess_regular"])
+def test_tensorflow_ssd_postprocess_matches_litert(name):
+    """An SSD head whose TFLite_Detection_PostProcess TensorFlow's converter fused (as the
+    Object Detection API exports it): edgelite's built-in kernel against LiteRT's, both
+    kernel sets, 20 random feature vectors; detections identical, boxes and scores within
+    float rounding of the dense layers before them."""
+    data = (MODELS / f"{name}.tf.tflite").read_bytes()
+    litert = litert_module()
+    refs = [litert.Interpreter(model_content=data, experimental_op_resolver_type=kind)
+            for kind in (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.AUTO)]
+    ours = Interpreter(model_content=data)
+    ours.allocate_tensors()
+    for ref in refs:
+        ref.allocate_tensors()
+    rng = np.random.default_rng(0)
+    found = 0
+    for _ in range(20):
+        x = rng.normal(0, 1, (1, 8)).astype(np.float32)
+        got = outputs(ours, x)
+        for ref in refs:
+            want = outputs(ref, x)
+            n = int(want[3][0])
+            np.testing.assert_array_equal(got[3], want[3])
+            np.testing.assert_array_equal(got[1][:, :n], want[1][:, :n])
+            for a, b in ((got[0], want[0]), (got[2], want[2])):
+                np.testing.assert_allclose(a[:, :n], b[:, :n], rtol=1e-5, atol=1e-6)
+        found += n
+    assert found > 20  # the heads do detect things
+
+
+def outputs(interp, x):
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
+    interp.invoke()
+    return [interp.get_tensor(i) for i in sorted(d["index"]
+                                                 for d in interp.get_output_details())]
