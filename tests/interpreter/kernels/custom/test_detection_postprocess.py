@@ -10,8 +10,8 @@ from flatbuffers import flexbuffers
 
 from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError
 
-from ..oracle import litert_interpreter
-from ..tflite_builder import ModelBuilder
+from ...oracle import litert_interpreter
+from ...tflite_builder import ModelBuilder
 from tests.conftest import litert_module
 
 NAME = "TFLite_Detection_PostProcess"

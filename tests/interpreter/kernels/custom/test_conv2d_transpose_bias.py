@@ -10,8 +10,8 @@ import pytest
 
 from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError
 
-from ..oracle import assert_close, run_litert
-from ..tflite_builder import ModelBuilder
+from ...oracle import assert_close, run_litert
+from ...tflite_builder import ModelBuilder
 
 NAME = "Convolution2DTransposeBias"
 SAME, VALID = 1, 2  # TfLitePadding

@@ -2,8 +2,6 @@
 Interpreter(custom_kernels=...), register_custom_kernel, what prepare() sees of the op's
 custom options, and the errors a bad kernel or bad option bytes give."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
@@ -12,8 +10,8 @@ from edgelite.interpreter import (Interpreter, Kernel, ModelFormatError, OutputS
                                   ShapeError, UnsupportedOpError, register_custom_kernel,
                                   unregister_custom_kernel)
 
-from .tflite_builder import ModelBuilder
-from tests.conftest import litert_module
+from ..tflite_builder import ModelBuilder
+from tests.conftest import MODELS, litert_module
 
 
 def scaled_model(options: bytes | None, name="Scale") -> bytes:
@@ -130,9 +128,6 @@ def test_kernel_bugs_name_the_op():
 
 # ---------------------------------------------------------------- files TensorFlow wrote
 # models/builders/zoo_custom.py
-
-MODELS = Path(__file__).resolve().parents[2] / "models"
-
 
 def unary_kernel(fn) -> Kernel:
     """A float32 elementwise custom op computed by numpy ``fn`` (the file's options are
