@@ -89,7 +89,7 @@ def _support(model, error: str | None) -> list[str]:
         return [f"\nsupport: allocate_tensors() fails: {shown(error)}"]
     kinds = ", ".join(sorted({p.kind for p in problems}))
     return [f"\nsupport: edgelite cannot run this model ({len(problems)} problem(s): "
-            f"{kinds}):", *(p.line() for p in problems)]
+            f"{kinds}):", *(f"  {p.line()}" for p in problems)]
 
 
 def _subgraph_lines(sg) -> tuple[list[str], int]:

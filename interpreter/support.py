@@ -82,19 +82,25 @@ class Problem:
     kind: str  # a key of ADVICE
     detail: str
     custom_code: str | None = None
+    text: str = ""  # the error's own line naming the op (default: "where: detail")
 
     @property
     def advice(self) -> str:
         return ADVICE[self.kind].format(name=quoted(self.custom_code or "", limit=40))
 
     def line(self) -> str:
-        return f"  {self.where}: [{self.kind}] {self.detail}; {self.advice}"
+        """The problem as one line: what the kernel said, then [kind: what to do]."""
+        return f"{self.text or f'{self.where}: {self.detail}'} [{self.kind}: {self.advice}]"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _detail(exc: EdgeliteError, op, index: int) -> str:
     """An error's first line without the op description kernels put first
     (OpContext.describe: "subgraph 1 operator 3 (CONV_2D, output 'y'): ...")."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = _first_line(exc)
     head, sep, rest = text.partition("): ")
     prefix = (f"subgraph {index} " if index else "") + f"operator {op.index} ("
     return rest if sep and head.startswith(prefix) else text
@@ -109,17 +115,24 @@ def classify(op, subgraph, exc: EdgeliteError) -> str:
         return "sparse"
     if isinstance(exc, ShapeError):
         return "shape"
-    if "must be a constant" in str(exc):
+    text = str(exc)
+    if "must be a constant" in text:
         return "dynamic"
-    data = [t for t in tensors if t.data is None and t.dtype is not None]
+    if not any(name in text for name in ("int8", "int16", "float")):
+        # the kernel refuses something other than a type (a scale, a missing tensor)
+        return "dtype" if isinstance(exc, DTypeError) else "unsupported"
+    # the activations: the op's first input and first output (an integer LSTM's int16
+    # cell state, a gather's indices do not make it a 16x8 or an integer op)
+    main = [subgraph.tensors[t] for t in (op.inputs[:1] + op.outputs[:1]) if t >= 0]
+    main = [t.dtype.type for t in main if t.data is None and t.dtype is not None]
     weights = [subgraph.tensors[t] for t in op.inputs if t >= 0
                and subgraph.tensors[t].data is not None]
-    if any(t.dtype.type in FLOAT_KINDS for t in data) and \
+    if any(d in FLOAT_KINDS for d in main) and \
             any(t.dtype is not None and t.dtype.type in INT8_KINDS for t in weights):
         return "hybrid"
-    if any(t.dtype.type == np.int16 for t in data):
+    if np.int16 in main:
         return "int16"
-    if any(t.dtype.type in INT8_KINDS for t in data):
+    if any(d in INT8_KINDS for d in main):
         return "quantized"
     return "dtype" if isinstance(exc, DTypeError) else "unsupported"
 
@@ -154,8 +167,8 @@ def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list
         except EdgeliteError as exc:
             kind = classify(op, sg, exc)
             consequence = kind == "shape" and any(t in failed for t in op.inputs)
-            found.append((Problem(index, op.index, where, kind,
-                                  _detail(exc, op, index), code), op, consequence))
+            found.append((Problem(index, op.index, where, kind, _detail(exc, op, index),
+                                  code, _first_line(exc)), op, consequence))
             failed.update(op.outputs)
             continue
         except Exception as exc:  # noqa: BLE001 -- a report must not stop at one op
@@ -220,10 +233,13 @@ def report(model: Model, subgraphs: Iterable[int] | None = None,
 
 
 def message(problems: list[Problem]) -> str:
-    """The text of the UnsupportedOpError for ``problems``: one line each."""
+    """The text of the UnsupportedOpError for ``problems``: one line each (one problem:
+    that line alone)."""
+    if len(problems) == 1:
+        return problems[0].line()
     kinds = sorted({p.kind for p in problems})
     return (f"edgelite's interpreter cannot run this model ({len(problems)} unsupported "
-            f"item(s); {', '.join(kinds)}):\n" + "\n".join(p.line() for p in problems))
+            f"item(s); {', '.join(kinds)}):\n" + "\n".join(f"  {p.line()}" for p in problems))
 
 
 def raise_report(model: Model, subgraphs: Iterable[int], custom: Mapping[str, Kernel],

@@ -96,8 +96,7 @@ def test_int8_input_goes_to_the_integer_kernel_int16_is_unsupported():
     y = b.tensor("y", (1, 4, 4, 1), np.int16, scale=0.1)
     b.op("CONV_2D", [x, w], [y], stride_w=1, stride_h=1)
     interp = Interpreter(model_content=b.build([x], [y]))
-    with pytest.raises(UnsupportedOpError,
-                       match="operator 0 CONV_2D .* \\[int16\\] .*'x' has type int16"):
+    with pytest.raises(UnsupportedOpError, match="operator 0 \\(CONV_2D.*'x' has type int16"):
         interp.allocate_tensors()
 
 

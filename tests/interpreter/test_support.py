@@ -55,6 +55,28 @@ EXPECTED = [(0, "custom"), (2, "hybrid"), (3, "int16"), (4, "quantized"), (6, "s
             (7, "unknown builtin")]
 
 
+def kind_of(line: str) -> str:
+    """The kind of one problem line ("... [kind: what to do]")."""
+    return line.rsplit(" [", 1)[1].split(":")[0]
+
+
+def test_refusals_that_are_not_about_types_are_unsupported():
+    """A kernel refusing a scale or a missing tensor says nothing of types: no kind from
+    the operand types (an int8 op is not "quantized" for it)."""
+    def odd(ctx):
+        raise ctx.unsupported("the cell scale must be a power of two")
+
+    b = ModelBuilder()
+    x = b.tensor("x", (2,), np.int8, scale=0.5)
+    y = b.tensor("y", (2,), np.int8, scale=0.5)
+    b.op("CUSTOM", [x], [y], custom_code="Odd")
+    (problem,) = report(load_model(b.build([x], [y])), custom={"Odd": Kernel(odd, print)})
+    assert problem.kind == "unsupported"
+    assert problem.line() == ("operator 0 (CUSTOM 'Odd', output 'y'): the cell scale must be "
+                              "a power of two [unsupported: edgelite's kernel does not cover "
+                              "this case]")
+
+
 def test_report_lists_every_problem_with_its_kind():
     problems = report(load_model(troubled_model()), custom=KERNELS)
     assert [(p.op, p.kind) for p in problems] == EXPECTED
@@ -71,9 +93,10 @@ def test_allocate_raises_one_error_listing_them():
     lines = str(info.value).splitlines()
     assert lines[0] == ("edgelite's interpreter cannot run this model (6 unsupported "
                         "item(s); custom, hybrid, int16, quantized, shape, unknown builtin):")
-    assert [line.split(": [")[1].split("]")[0] for line in lines[1:]] == \
-        [kind for _, kind in EXPECTED]
-    assert lines[3].startswith("  operator 3 CUSTOM 'Refuse' (output 'o16'): [int16] ")
+    assert [kind_of(line) for line in lines[1:]] == [kind for _, kind in EXPECTED]
+    assert lines[3] == ("  operator 3 (CUSTOM 'Refuse', output 'o16'): input tensor has type "
+                        "int16; this kernel supports float32 [int16: 16x8 quantization "
+                        "(int16 activations); convert with int8 activations]")
 
 
 def test_one_dtype_error_keeps_its_class():
@@ -105,5 +128,5 @@ def test_inspect_shows_the_structure_and_every_problem(tmp_path):
     assert lines[start] == ("support: edgelite cannot run this model (7 problem(s): custom, "
                             "shape, unknown builtin):")
     assert "arena" not in lines[start - 2]
-    assert [line.split(": [")[1].split("]")[0] for line in lines[start + 1:]] == \
+    assert [kind_of(line) for line in lines[start + 1:]] == \
         ["custom", "custom", "custom", "custom", "shape", "unknown builtin", "custom"]

@@ -62,7 +62,7 @@ def test_custom_kernels_argument_runs_the_op_and_sees_its_options():
 
 def test_registered_kernel_and_per_interpreter_override():
     data = scaled_model(flexbuffers.Dumps({"factor": 3.0}))
-    with pytest.raises(UnsupportedOpError, match=r"CUSTOM 'Scale' .*\[custom\]"):
+    with pytest.raises(UnsupportedOpError, match=r"CUSTOM 'Scale' .*\[custom: "):
         Interpreter(model_content=data).allocate_tensors()
     register_custom_kernel("Scale", scale_kernel())
     try:
@@ -151,7 +151,7 @@ def test_tensorflow_custom_ops_run_with_registered_kernels():
     data = (MODELS / "custom_asinh.tf.tflite").read_bytes()
     with pytest.raises(UnsupportedOpError) as info:
         Interpreter(model_content=data).allocate_tensors()
-    assert str(info.value).count("[custom]") == 2
+    assert str(info.value).count("[custom: ") == 2
     kernels = {"Asinh": unary_kernel(np.arcsinh), "Sinh": unary_kernel(np.sinh)}
     golden = np.load(MODELS / "custom_asinh.golden.npz")
     for x, y in zip(golden["x"], golden["y"]):
