@@ -36,7 +36,7 @@ import numpy as np
 
 from .allocation import (FOLD_ALWAYS_BYTES, STATEFUL_OPS, _as_step, _describe, _prepare_op,
                          _Setting, static_problem)
-from .errors import (DTypeError, EdgeliteError, ModelFormatError, ShapeError,
+from .errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
                      UnsupportedOpError)
 from .kernel_set import DEFAULT_CONFIG, QuantConfig
 from .kernels.base import Kernel, storage_dtype
@@ -208,9 +208,13 @@ def report(model: Model, subgraphs: Iterable[int] | None = None,
            custom: Mapping[str, Kernel] = NO_CUSTOM, quant: QuantConfig = DEFAULT_CONFIG
            ) -> list[Problem]:
     """Every problem of the ``subgraphs`` (indices; None: all) of ``model``."""
-    from .program import PrepareOptions, Program, State, resource_ids
+    from .program import PrepareOptions, Program, State, check_calls, resource_ids
 
     indices = list(range(len(model.subgraphs))) if subgraphs is None else list(subgraphs)
+    try:  # subgraph calls out of range or recursive: nothing can be prepared
+        check_calls(model, indices)
+    except GraphError as exc:
+        return [Problem(0, -1, "model", "format", _first_line(exc), text=_first_line(exc))]
     program = Program(model, State(resource_ids(model)), PrepareOptions(
         quant, custom_kernels=custom))
     scanned = {k: _scan(model, k, custom, quant, program) for k in indices}

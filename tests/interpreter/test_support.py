@@ -130,3 +130,41 @@ def test_inspect_shows_the_structure_and_every_problem(tmp_path):
     assert "arena" not in lines[start - 2]
     assert [kind_of(line) for line in lines[start + 1:]] == \
         ["custom", "custom", "custom", "custom", "shape", "unknown builtin", "custom"]
+
+
+def test_a_problem_inside_a_loop_body_is_listed_once():
+    """A WHILE whose body has a CUSTOM op without a kernel: the body's op is the problem;
+    the WHILE, which only fails because of it, is left out."""
+    b = ModelBuilder()
+    specs = [("i", [], np.int32), ("x", [2], np.float32)]
+    ins = [b.tensor(n, s, d) for n, s, d in specs]
+    outs = [b.tensor(f"{n}_out", s, d) for n, s, d in specs]
+    b.op("WHILE", ins, outs, cond_subgraph_index=1, body_subgraph_index=2)
+    b.finish_subgraph(ins, outs, "main")
+    ci = [b.tensor(f"c_{n}", s, d) for n, s, d in specs]
+    flag = b.tensor("keep_going", [], np.bool_)
+    b.op("LESS", [ci[0], b.const("limit", np.array(3, np.int32))], [flag])
+    b.finish_subgraph(ci, [flag], "cond")
+    i, x = b.tensor("b_i", [], np.int32), b.tensor("b_x", [2])
+    i2, x2 = b.tensor("b_i2", [], np.int32), b.tensor("b_x2", [2])
+    b.op("ADD", [i, b.const("one", np.array(1, np.int32))], [i2])
+    b.op("CUSTOM", [x], [x2], custom_code="Step")
+    data = b.build([i, x], [i2, x2])
+    with pytest.raises(UnsupportedOpError) as info:
+        Interpreter(model_content=data).allocate_tensors()
+    assert str(info.value) == (
+        "subgraph 2 operator 1 CUSTOM 'Step' (output 'b_x2'): custom op, no kernel [custom: "
+        "register a kernel for it: Interpreter(..., custom_kernels={'Step': Kernel(prepare, "
+        "eval)}) or edgelite.interpreter.register_custom_kernel]")
+    interp = Interpreter(model_content=data, custom_kernels={"Step": KERNELS["Copy"]})
+    interp.allocate_tensors()  # with a kernel the loop prepares
+
+
+def test_a_recursive_call_is_reported_not_followed():
+    b = ModelBuilder()
+    x = b.tensor("x", [2])
+    y = b.tensor("y", [2])
+    b.op("CALL_ONCE", [], [], init_subgraph_index=0)
+    b.op("RELU", [x], [y])
+    (problem,) = report(load_model(b.build([x], [y])))
+    assert problem.kind == "format" and "recursive subgraph call" in problem.text
