@@ -94,16 +94,11 @@ class Interpreter:
         physical memory when that is less. Over it allocate_tensors() refuses, naming
         the biggest tensors, before allocating.
 
-        ``custom_kernels``: kernels for the model's CUSTOM ops, by custom op name:
-        ``{"MyOp": edgelite.interpreter.Kernel(prepare, eval)}`` with the builtins'
-        contract (kernels/base.py): ``prepare(ctx)`` gets an OpContext (input shapes,
-        dtypes and constant values; ``ctx.custom_options``, the op's option bytes, and
-        ``ctx.flexbuffer_options()``, them decoded) and returns ``((OutputSpec(shape,
-        dtype), ...), record)``; ``eval(record, inputs, outputs)`` writes each output array
-        in place. They come before ``register_custom_kernel`` ones and the built-in
-        TFLite_Detection_PostProcess and Convolution2DTransposeBias (kernels/custom).
-        A model that cannot run gets one UnsupportedOpError at allocate_tensors()
-        listing every problem (support.py)."""
+        ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}``, kernels for CUSTOM ops by
+        name, with the builtins' contract (kernels/base.py; the op's option bytes are
+        ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
+        ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
+        that cannot run gets one UnsupportedOpError listing every problem (support.py)."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:

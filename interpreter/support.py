@@ -127,7 +127,9 @@ def classify(op, subgraph, exc: EdgeliteError) -> str:
     main = [t.dtype.type for t in main if t.data is None and t.dtype is not None]
     weights = [subgraph.tensors[t] for t in op.inputs if t >= 0
                and subgraph.tensors[t].data is not None]
-    if any(d in FLOAT_KINDS for d in main) and \
+    first = subgraph.tensors[op.inputs[0]] if op.inputs and op.inputs[0] >= 0 else None
+    if first is not None and first.data is None and first.dtype is not None and \
+            first.dtype.type in FLOAT_KINDS and \
             any(t.dtype is not None and t.dtype.type in INT8_KINDS for t in weights):
         return "hybrid"
     if np.int16 in main:

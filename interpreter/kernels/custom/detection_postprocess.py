@@ -5,7 +5,7 @@ detection_postprocess.cc; LiteRT's builtin resolver registers it as a custom op)
 Inputs: box encodings [1, N, >= 4] (y, x, h, w relative to the anchor), class scores
 [1, N, C + b] (b = 1 with a background column first, else 0), anchors [N, 4] (y, x, h, w).
 Float32, or uint8 (dequantized first, r = (q - zp) * s in float; uint8 box encodings
-come with uint8 anchors). Outputs, all float32 with M = max_detections *
+come with uint8 anchors); LiteRT's kernel fails on int8, edgelite's refuses it. Outputs, all float32 with M = max_detections *
 max_classes_per_detection: boxes [1, M, 4] (ymin, xmin, ymax, xmax), classes [1, M],
 scores [1, M], num_detections [1].
 

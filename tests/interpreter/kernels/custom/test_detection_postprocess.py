@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError
+from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError, UnsupportedOpError
 
 from ...oracle import litert_interpreter
 from ...tflite_builder import ModelBuilder
@@ -158,3 +158,12 @@ def test_inverted_decoded_box_fails_invoke():
     interp.allocate_tensors()
     with pytest.raises(ShapeError, match="1 decoded box"):
         run(interp, np.zeros((1, 4, 4), np.float32), np.ones((1, 4, 5), np.float32))
+
+
+def test_int8_inputs_are_refused_as_litert_fails_on_them():
+    qparams = [(0.05, 0), (1 / 255, -128), (0.004, 0)]
+    anchors = np.full((4, 4), 50, np.int8)
+    data = model(4, options(), anchors, dtype=np.int8, qparams=qparams)
+    with pytest.raises(UnsupportedOpError, match=r"box encodings tensor 'boxes' has type "
+                       r"int8; this kernel supports float32, uint8 \[quantized: "):
+        Interpreter(model_content=data).allocate_tensors()
