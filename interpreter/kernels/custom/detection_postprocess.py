@@ -101,7 +101,8 @@ def _number(ctx: OpContext, opts: dict, key: str, kind, default):
             raise ModelFormatError(f"{ctx.describe()}: custom option {key}={value} is out "
                                    "of int32 range")
         return value
-    return kind(value)
+    with np.errstate(over="ignore"):  # a double past float32's range becomes inf, as in C
+        return kind(value)
 
 
 def read_options(ctx: OpContext) -> Options:
