@@ -167,3 +167,18 @@ def test_int8_inputs_are_refused_as_litert_fails_on_them():
     with pytest.raises(UnsupportedOpError, match=r"box encodings tensor 'boxes' has type "
                        r"int8; this kernel supports float32, uint8 \[quantized: "):
         Interpreter(model_content=data).allocate_tensors()
+
+
+@pytest.mark.parametrize("regular", [False, True])
+def test_ssd_mobilenet_sizes(regular):
+    """The COCO SSD MobileNet head: 1917 anchors, 90 classes and a background, a score
+    threshold of 1e-8 (every box competes), IoU 0.6, 10 detections."""
+    rng = np.random.default_rng(1917)
+    n = 1917
+    opts = options(use_regular_nms=regular, num_classes=90, max_detections=10,
+                   detections_per_class=100, nms_score_threshold=1e-8,
+                   nms_iou_threshold=0.6)
+    boxes = rng.normal(0, 1, (1, n, 4)).astype(np.float32)
+    scores = (1 / (1 + np.exp(-rng.normal(-4, 2, (1, n, 91))))).astype(np.float32)
+    got = assert_matches(model(n, opts, anchors_for(rng, n)), boxes, scores, opts)
+    assert got[3][0] == 10
