@@ -290,7 +290,11 @@ class Interpreter:
         shapes = tuple(tuple(values[t].shape) if t in values else sg.tensors[t].shape
                        for t in sg.inputs)
         with blas.threads(self._blas_threads):
-            alloc = program.prepare(index, shapes)
+            try:
+                alloc = program.prepare(index, shapes)
+            except (UnsupportedOpError, DTypeError) as exc:  # every op's problem at once
+                support.raise_report(self._model, check_calls(self._model, [index]),
+                                     self._custom_kernels, self._quant, cause=exc)
             for t, value in values.items():
                 target = alloc.arrays[t]
                 if target is None or t in alloc.constants:
