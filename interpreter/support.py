@@ -11,16 +11,20 @@ report ``edgelite inspect`` appends.
    the ops before it as their prepare() computed them; small all-constant ops folded as
    allocate_tensors() folds them), and the error it raises, if any, is classified.
 
-The kind of a prepare() error comes from the op's operand types, not from a list of
-what edgelite lacks today, so it stays right as kernels are added:
+The kind of a prepare() error comes from the error's class and the op's operand types,
+not from a list of what edgelite lacks today, so it stays right as kernels are added.
+A refusal that names a type (int8, int16, float...) is, by the activations (the op's
+first input and first output):
 
-* ``hybrid``: a float activation with int8 / uint8 constant weights (dynamic-range
-  quantization) that the kernel refuses;
+* ``hybrid``: a float first input with int8 / uint8 constant weights (dynamic-range
+  quantization);
 * ``int16``: int16 activations (16x8 quantization);
 * ``quantized``: int8 / uint8 activations without an integer kernel;
-* ``sparse``: a sparse tensor;
-* ``dynamic``: an operand that must be constant is computed;
-* ``dtype`` / ``shape`` / ``format`` / ``unsupported``: what the error class says.
+
+and otherwise ``sparse`` (a sparse operand), ``dynamic`` (an operand that must be
+constant is computed), or what the error class says: ``shape``, ``format``, ``dtype``,
+``unsupported``. Each problem is one line: the kernel's own message naming the op, then
+``[kind: what to do]``.
 
 A shape error of an op that reads the output of an op with a problem is left out (it is a
 consequence, not a cause), as is the error of a WHILE / IF / CALL_ONCE whose called
