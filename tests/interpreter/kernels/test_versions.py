@@ -47,11 +47,13 @@ def test_rules_give_the_versions_tensorflow_wrote(path):
     for sg in model.subgraphs:
         highest: dict[str, int] = {}
         for op in sg.operators:
+            if op.name == "CUSTOM":  # no op_version.cc rule: the op's author sets it
+                continue
             v = OPS[op.name].version(signature_of(op, sg))
             assert v <= op.version, f"{op.name} #{op.index}: rule {v}, file {op.version}"
             highest[op.name] = max(highest.get(op.name, 0), v)
             checked += 1
-        written = {op.name: op.version for op in sg.operators}
+        written = {op.name: op.version for op in sg.operators if op.name != "CUSTOM"}
         assert highest == written
     assert checked > 0
 
