@@ -245,7 +245,7 @@ def xnn_record(scale: np.float32, count: int, xq, common: dict) -> XnnMeanRecord
 
 def eval_mean_xnn(rec: XnnMeanRecord, inputs, outputs) -> None:
     total = np.add.reduce(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
-    values = total.astype(np.float32)
+    values = np.array(total, np.float32)  # an array even for a 0-d result
     values *= rec.scale
     values += rec.bias
     np.rint(values, out=values)

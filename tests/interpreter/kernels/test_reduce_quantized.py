@@ -106,3 +106,10 @@ def test_prod_uint8_is_refused():
     model = reduce_q("REDUCE_PROD", (2, 3), [1], False, np.uint8, (0.1, 3), (0.1, 4))
     with pytest.raises(UnsupportedOpError, match="uint8"):
         run_ours(model, [np.zeros((2, 3), np.uint8)], "reference")
+
+
+@pytest.mark.parametrize("op", ["SUM", "MEAN", "REDUCE_PROD", "REDUCE_MAX"])
+def test_reduce_to_a_scalar(op, rng):
+    x = full_range(rng, (2, 4), np.int8)
+    qout = (0.1, 3) if op == "REDUCE_MAX" else (0.4, 5)
+    assert_bit_exact(reduce_q(op, (2, 4), [0, 1], False, np.int8, (0.1, 3), qout), [x])
