@@ -64,6 +64,7 @@ from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
+from .same_params import checked
 from .versions import INT8_2, INT8_2_INT16_3, INT8_OR_INT16_2
 
 
@@ -295,24 +296,6 @@ def eval_sum_rounded(rec: RoundSumRecord, inputs, outputs) -> None:
 # --------------------------------------------------------------------------- MAX / MIN / PROD
 
 
-def _make_prepare_same_params(reducer: Callable):
-    """REDUCE_MAX / REDUCE_MIN on quantized data: values move, so the parameters must be
-    equal (reduce.cc EvalType: TF_LITE_ENSURE_EQ on scale and zero point)."""
-    float_prepare = _make_prepare(reducer, _QUANTIZED_16)
-
-    def prepare(ctx: OpContext):
-        x = ctx.input(0)
-        require_same_type(ctx, x, ctx.outputs[0])
-        xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
-        if xq != out:
-            raise ctx.shape_error(
-                f"input and output must have equal quantization parameters, got scale "
-                f"{xq.scale} / zero point {xq.zero_point} and {out.scale} / {out.zero_point}")
-        return float_prepare(ctx)
-
-    return prepare
-
-
 @dataclass(frozen=True, kw_only=True)
 class ProdRecord(QMeanRecord):
     count: int  # n
@@ -366,7 +349,10 @@ def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) 
 
 
 def _same_params(reducer: Callable) -> Kernel:
-    return Kernel(_make_prepare_same_params(reducer), eval)
+    """REDUCE_MAX / REDUCE_MIN on quantized data: values move, so the parameters must be
+    equal (reduce.cc EvalType: TF_LITE_ENSURE_EQ on scale and zero point; int16 zero
+    points 0)."""
+    return checked(Kernel(_make_prepare(reducer, _QUANTIZED_16), eval), int16_zero=True)
 
 
 # Versions (op_version.cc), by the input's type: MEAN, REDUCE_MAX and REDUCE_MIN int16 3,
