@@ -141,3 +141,19 @@ def test_unequal_parameters_are_refused(name):
     feeds = [np.zeros(case.shape, np.int8) for op in case.operands if isinstance(op, str)]
     with pytest.raises(ShapeError, match="quantization parameters"):
         run_ours(m.build(), feeds, "reference")
+
+
+@pytest.mark.parametrize("src", [np.float32, np.int32, np.int16, np.uint8])
+@pytest.mark.parametrize("dst", [np.int8, np.uint8, np.int16])
+def test_cast_to_8_and_16_bit(src, dst, rng):
+    """CAST converts values (no quantization parameters are read or applied: cast.cc),
+    in range of the destination so that C++'s conversion is defined."""
+    if src == dst:
+        pytest.skip("no cast")
+    lo = max(np.iinfo(dst).min, -100 if src != np.uint8 else 0)
+    x = rng.integers(lo, 100, size=(3, 4)).astype(src)
+    m = QuantModel()
+    xi = m.input("x", x.shape, src)
+    y = m.output("y", x.shape, dst)
+    m.op("CAST", [xi], [y])
+    assert_bit_exact(m.build(), [x])
