@@ -1,6 +1,6 @@
-"""The converter quantizes a graph of TRANSPOSE_CONV, STRIDED_SLICE, REDUCE_MAX, TILE,
-PACK and SUM to int8 end to end (their OpDef facts: integer kernels and quantization
-rules), and LiteRT runs the result bit for bit as edgelite does, on both kernel sets."""
+"""converter/quantize/rules.py: the quantizer's rules, derived from the ops' OpDef records,
+quantize a graph of TRANSPOSE_CONV, STRIDED_SLICE, REDUCE_MAX, TILE, PACK and SUM to int8
+end to end, and LiteRT runs the result bit for bit as edgelite does."""
 
 import numpy as np
 import pytest
