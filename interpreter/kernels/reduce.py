@@ -351,8 +351,16 @@ def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) 
 def _same_params(reducer: Callable) -> Kernel:
     """REDUCE_MAX / REDUCE_MIN on quantized data: values move, so the parameters must be
     equal (reduce.cc EvalType: TF_LITE_ENSURE_EQ on scale and zero point; int16 zero
-    points 0)."""
-    return checked(Kernel(_make_prepare(reducer, _QUANTIZED_16), eval), int16_zero=True)
+    points 0) -- except where XNNPACK takes the op (int8 / uint8, DEFAULT set): it moves
+    the values whatever the parameters (measured)."""
+    plain = Kernel(_make_prepare(reducer, _QUANTIZED_16), eval)
+    strict = checked(plain, int16_zero=True)
+
+    def prepare(ctx: OpContext):
+        xnnpack = not ctx.quant.reference and ctx.input(0).dtype != np.int16
+        return (plain if xnnpack else strict).prepare(ctx)
+
+    return Kernel(prepare, eval)
 
 
 # Versions (op_version.cc), by the input's type: MEAN, REDUCE_MAX and REDUCE_MIN int16 3,
