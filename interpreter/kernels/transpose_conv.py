@@ -46,7 +46,12 @@ QuantizationParams), and requant_c depends on the kernel set:
   rint(float32(acc) * float32(M_c)) with XNNPACK's clamp); 16x8 with an int64 bias falls
   back to the reference kernel (transpose_conv.cc: no optimized int64-bias kernel);
   16x8 with an int32 bias runs optimized_integer_ops::TransposeConvV2 -- refused here.
-uint8 TRANSPOSE_CONV is refused.
+
+uint8 (per-tensor uint8 weights with a zero point; reference_ops::TransposeConv):
+acc = sum (x - z_in) * (w - z_w) + bias, M = float(s_in * s_w) / s_out
+(GetQuantizedConvolutionMultipler). REFERENCE: MultiplyByQuantizedMultiplier; DEFAULT
+(XNNPACK takes no uint8 weights): optimized_ops::TransposeConvV2's Quantize
+(NeonRowsRequant).
 """
 
 from __future__ import annotations
@@ -208,6 +213,27 @@ class Fixed64Requant:
 
 
 @dataclass(frozen=True)
+class NeonRowsRequant:
+    """optimized_ops::Quantize (uint8, TransposeConvV2): the output's flat values in
+    blocks of 16 through MultiplyByQuantizedMultiplier4Rows (the NEON form, which LiteRT's
+    x86 build runs too), the last size % 16 through the scalar MultiplyByQuantizedMultiplier."""
+
+    multiplier: np.ndarray  # one multiplier (per tensor)
+    shift: np.ndarray
+    rounding: qm.Rounding
+    float32_bias = False
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        flat = acc.astype(np.int64).reshape(-1)
+        split = flat.size - flat.size % 16
+        m, shift = int(self.multiplier[0]), int(self.shift[0])
+        out = np.empty_like(flat)
+        out[:split] = qm.multiply_by_quantized_multiplier_neon(flat[:split], m, shift)
+        out[split:] = qm.multiply_by_quantized_multiplier(flat[split:], m, shift, self.rounding)
+        return out.reshape(acc.shape)
+
+
+@dataclass(frozen=True)
 class QTransposeConvRecord:
     scatter: TransposeConvRecord  # float64, through the integer weights
     centered: np.ndarray  # float64 scratch: x - z_in
@@ -241,16 +267,18 @@ def prepare_quantized(ctx: OpContext):
     g = geometry(ctx)
     w_t, x, out_t = ctx.input(1), ctx.input(2), ctx.outputs[0]
     bias = ctx.optional_input(3)
-    ctx.require_dtype(x, (np.int8, np.int16), "input")
-    ctx.require_dtype(w_t, (np.int8,), "weights")
+    ctx.require_dtype(x, (np.int8, np.uint8, np.int16), "input")
+    ctx.require_dtype(w_t, (np.uint8,) if x.dtype == np.uint8 else (np.int8,), "weights")
     require_same_type(ctx, x, out_t)
-    sixteen = x.dtype == np.int16
+    sixteen, legacy = x.dtype == np.int16, x.dtype == np.uint8
     if bias is not None:
         ctx.require_dtype(bias, (np.int64, np.int32) if sixteen else (np.int32,), "bias")
     o = g.w_shape[0]
     xq, out = qparams(ctx, x, "input"), qparams(ctx, out_t, "output")
     scales, zps = channel_params(ctx, w_t, "weights", o, 0)
-    if np.any(zps != 0):
+    if legacy and len(w_t.quantization.scale) != 1:
+        raise ctx.unsupported(f"uint8 weights {quoted(w_t.name)} must be quantized per tensor")
+    if not legacy and np.any(zps != 0):
         raise ctx.unsupported(f"int8 weights {quoted(w_t.name)} must be symmetric (zero point 0)")
     if sixteen and (xq.zero_point or out.zero_point):
         raise ctx.shape_error(f"16x8: input and output need zero points 0, got "
@@ -261,14 +289,16 @@ def prepare_quantized(ctx: OpContext):
             "16x8 TRANSPOSE_CONV with an int32 bias on kernels='default' (LiteRT's "
             "optimized 16x8 kernel) is not reproduced; use an int64 bias or "
             "kernels='reference'")
-    xnnpack = not ctx.quant.reference and not sixteen
+    xnnpack = not ctx.quant.reference and x.dtype == np.int8
     requant = conv_requant(ctx, x, xq, scales, out, xnnpack)
     if sixteen and not narrow:
         requant = Fixed64Requant(requant.multiplier, requant.shift)
+    if legacy and not ctx.quant.reference:
+        requant = NeonRowsRequant(requant.multiplier, requant.shift, requant.rounding)
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
     bias_values = None if bias is None else \
         ctx.constant_input(3, "bias").astype(np.int64).reshape(-1)
-    filt = ctx.constant_input(1, "weights")
+    filt = ctx.constant_input(1, "weights").astype(np.int64) - zps.reshape(o, 1, 1, 1)
     rec = scatter_record(ctx, g, filt, np.float64, None)
     k = g.w_shape[1] * g.w_shape[2] * g.w_shape[3]
     # int32 scratch (int8; 16x8 with an int32 bias) wraps; int64 does not
@@ -289,11 +319,11 @@ def eval_quantized(rec: QTransposeConvRecord, inputs, outputs) -> None:
 
 
 def prepare_by_type(ctx: OpContext):
-    """The float kernel, or the 16x8 one for an int16 input (by_input_dtype sends int8
-    there; input 2 is the data, so the registry dispatches on it here)."""
+    """The float kernel, or the quantized one for a quantized input (input 2 is the
+    data: by_input_dtype looks at input 0, the output shape, so the choice is here)."""
     x = ctx.input(2)
     q = x.quantization
-    quantized = x.dtype in (np.int8, np.int16) and q is not None and len(q.scale) > 0
+    quantized = x.dtype in (np.int8, np.uint8, np.int16) and q is not None and len(q.scale) > 0
     use = prepare_quantized if quantized else prepare
     specs, record = use(ctx)
     return specs, record if isinstance(record, Chosen) else Chosen(eval, record)

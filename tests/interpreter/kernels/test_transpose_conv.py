@@ -111,14 +111,20 @@ def transpose_conv_q(rng, dtype, x_shape, o, k, stride, padding, per_channel=Tru
         oh, ow = (h - 1) * sh + kh, (w - 1) * sw + kw
     sixteen = dtype == np.int16
     s_in = float(np.float32(rng.uniform(0.0005, 0.002) if sixteen else rng.uniform(0.01, 0.1)))
-    z_in = 0 if sixteen else int(rng.integers(-60, 60))
+    legacy = dtype == np.uint8  # uint8 weights per tensor, with a zero point
+    mid = 128 if legacy else 0
+    z_in = 0 if sixteen else mid + int(rng.integers(-60, 60))
     s_out = float(np.float32(rng.uniform(0.002, 0.01) if sixteen else rng.uniform(0.05, 0.3)))
-    z_out = 0 if sixteen else int(rng.integers(-60, 60))
+    z_out = 0 if sixteen else mid + int(rng.integers(-60, 60))
     wscale = rng.uniform(0.002, 0.02, size=o if per_channel else 1).astype(np.float32)
     m = QuantModel()
     shape = m.const("output_shape", np.array([n, oh, ow, o]), np.int32)
-    weights = m.const("w", rng.integers(-127, 128, size=(o, kh, kw, c)), np.int8,
-                      scale=wscale.tolist(), zp=[0] * len(wscale), axis=0)
+    if legacy:
+        weights = m.const("w", rng.integers(0, 256, size=(o, kh, kw, c)), np.uint8,
+                          scale=wscale.tolist(), zp=[int(rng.integers(100, 156))], axis=0)
+    else:
+        weights = m.const("w", rng.integers(-127, 128, size=(o, kh, kw, c)), np.int8,
+                          scale=wscale.tolist(), zp=[0] * len(wscale), axis=0)
     x = m.input("x", x_shape, dtype, s_in, z_in)
     ins = [shape, weights, x]
     if bias:
@@ -150,6 +156,15 @@ CASES = [  # x_shape, O, kernel, stride, padding
 def test_int8(case, per_channel, seed):
     rng = np.random.default_rng(seed * 10 + case)
     model, x = transpose_conv_q(rng, np.int8, *CASES[case], per_channel=per_channel)
+    assert_bit_exact(model, [x])
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("seed", range(2))
+def test_uint8(case, seed):
+    rng = np.random.default_rng(seed * 10 + case)
+    model, x = transpose_conv_q(rng, np.uint8, *CASES[case], per_channel=False,
+                                activation=seed)  # NONE, RELU
     assert_bit_exact(model, [x])
 
 
