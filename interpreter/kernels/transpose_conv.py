@@ -45,7 +45,8 @@ QuantizationParams), and requant_c depends on the kernel set:
 * DEFAULT: int8 runs on XNNPACK (its deconvolution, fp32 requantization as CONV_2D's:
   rint(float32(acc) * float32(M_c)) with XNNPACK's clamp); 16x8 with an int64 bias falls
   back to the reference kernel (transpose_conv.cc: no optimized int64-bias kernel);
-  16x8 with an int32 bias runs optimized_integer_ops::TransposeConvV2 -- refused here.
+  16x8 with an int32 bias runs optimized_integer_ops::TransposeConvV2, whose Quantize
+  rounds its own way (NeonChannelsRequant).
 
 uint8 (per-tensor uint8 weights with a zero point; reference_ops::TransposeConv):
 acc = sum (x - z_in) * (w - z_w) + bias, M = float(s_in * s_w) / s_out
@@ -67,7 +68,7 @@ from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .conv import conv_requant
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
-from .requantize import (FixedRequant, OutputStage, activation_bounds, channel_params,
+from .requantize import (OutputStage, activation_bounds, channel_params,
                          output_stage, qparams, require_same_type)
 from .versions import OpSignature, T
 from .window import SAME, VALID, padding_option
@@ -216,7 +217,8 @@ class Fixed64Requant:
 class NeonRowsRequant:
     """optimized_ops::Quantize (uint8, TransposeConvV2): the output's flat values in
     blocks of 16 through MultiplyByQuantizedMultiplier4Rows (the NEON form, which LiteRT's
-    x86 build runs too), the last size % 16 through the scalar MultiplyByQuantizedMultiplier."""
+    x86 build runs too; the double-rounding build's, quant_math ..._neon), the last
+    size % 16 through the scalar MultiplyByQuantizedMultiplier."""
 
     multiplier: np.ndarray  # one multiplier (per tensor)
     shift: np.ndarray
@@ -231,6 +233,40 @@ class NeonRowsRequant:
         out[:split] = qm.multiply_by_quantized_multiplier_neon(flat[:split], m, shift)
         out[split:] = qm.multiply_by_quantized_multiplier(flat[split:], m, shift, self.rounding)
         return out.reshape(acc.shape)
+
+
+@dataclass(frozen=True)
+class NeonChannelsRequant:
+    """optimized_ops::Quantize (per channel, int16 output; TransposeConvV2 16x8): the
+    channels in blocks of 8 on NEON (which LiteRT's x86 build runs too), the last O % 8
+    through the scalar MultiplyByQuantizedMultiplier. The NEON form depends on the build:
+
+    * DOUBLE rounding: MultiplyByQuantizedMultiplier4Rows's arithmetic -- vqrdmulh after
+      the left shift, then vrshl, which rounds half up (quant_math ..._neon);
+    * SINGLE rounding: with r = min(shift, -1), l = shift - r,
+      y = (wrap_int32(acc << l) * m) >> 31 (vqdmulh: truncating), out = (y + 2^(-r-1)) >> -r.
+    """
+
+    multiplier: np.ndarray  # per channel
+    shift: np.ndarray
+    rounding: qm.Rounding
+    float32_bias = False
+
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        acc = acc.astype(np.int64)
+        blocked = acc.shape[-1] - acc.shape[-1] % 8
+        m, shift = self.multiplier[:blocked], self.shift[:blocked]
+        out = np.empty_like(acc)
+        if self.rounding is qm.Rounding.DOUBLE:
+            out[:, :blocked] = qm.multiply_by_quantized_multiplier_neon(acc[:, :blocked], m,
+                                                                        shift)
+        else:
+            right = np.minimum(shift, -1)
+            y = (qm.wrap_int32(np.left_shift(acc[:, :blocked], shift - right)) * m) >> 31
+            out[:, :blocked] = (y + np.left_shift(1, -right - 1)) >> -right
+        out[:, blocked:] = qm.multiply_by_quantized_multiplier(
+            acc[:, blocked:], self.multiplier[blocked:], self.shift[blocked:], self.rounding)
+        return out
 
 
 @dataclass(frozen=True)
@@ -284,17 +320,14 @@ def prepare_quantized(ctx: OpContext):
         raise ctx.shape_error(f"16x8: input and output need zero points 0, got "
                               f"{xq.zero_point} and {out.zero_point}")
     narrow = sixteen and _int32_accumulator_16x8(ctx, bias)
-    if narrow and not ctx.quant.reference:
-        raise ctx.unsupported(
-            "16x8 TRANSPOSE_CONV with an int32 bias on kernels='default' (LiteRT's "
-            "optimized 16x8 kernel) is not reproduced; use an int64 bias or "
-            "kernels='reference'")
     xnnpack = not ctx.quant.reference and x.dtype == np.int8
     requant = conv_requant(ctx, x, xq, scales, out, xnnpack)
     if sixteen and not narrow:
         requant = Fixed64Requant(requant.multiplier, requant.shift)
     if legacy and not ctx.quant.reference:
         requant = NeonRowsRequant(requant.multiplier, requant.shift, requant.rounding)
+    if narrow and not ctx.quant.reference:
+        requant = NeonChannelsRequant(requant.multiplier, requant.shift, requant.rounding)
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
     bias_values = None if bias is None else \
         ctx.constant_input(3, "bias").astype(np.int64).reshape(-1)
