@@ -1,4 +1,5 @@
-"""TRANSPOSE_CONV, float32: the gradient of CONV_2D with respect to its input.
+"""TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below): the gradient of CONV_2D with respect
+to its input.
 
 Inputs (tensorflow/lite/kernels/transpose_conv.cc): output_shape (int32 [4], constant
 here: it is the output's shape), weights OHWI (O output channels, I = input channels;
