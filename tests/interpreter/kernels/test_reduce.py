@@ -6,7 +6,7 @@ uint8 SUM, MEAN, MAX and MIN in the default set)."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter import ShapeError
+from edgelite.interpreter import ShapeError, UnsupportedOpError
 
 from ..oracle import assert_matches_litert, rand, run_edgelite
 from ..quant_oracle import (QuantModel, assert_bit_exact, full_range, random_qparams,

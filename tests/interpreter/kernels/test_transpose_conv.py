@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from edgelite.interpreter import ShapeError
+from edgelite.interpreter import ShapeError, UnsupportedOpError
 
 from ..op_models import check_op, check_op_default, const, run_op
 from ..oracle import rand
