@@ -202,7 +202,8 @@ def bidirectional_model(spec: LstmSpec, merge_outputs: bool = False, aux: str = 
         outputs.append(b.tensor("bw_output", spec.seq_shape(spec.outputs)))
     b.op("BIDIRECTIONAL_SEQUENCE_LSTM", [x, *fw, *bw, *states, *aux_ops], outputs,
          fused_activation_function=spec.activation, cell_clip=spec.cell_clip,
-         proj_clip=spec.proj_clip, merge_outputs=merge_outputs, time_major=spec.time_major)
+         proj_clip=spec.proj_clip, merge_outputs=merge_outputs, time_major=spec.time_major,
+         **spec.options)
     return b.build(graph_inputs, outputs)
 
 

@@ -1,8 +1,11 @@
 """BIDIRECTIONAL_SEQUENCE_LSTM (interpreter/kernels/bidirectional_sequence_lstm.py):
-float32 within 1e-5 of LiteRT over three invokes (both directions' states carry) and
-after a reset, in its output and auxiliary-input modes."""
+float32 and hybrid (int8 weights, symmetric or asymmetric inputs) within 1e-5 of LiteRT
+over three invokes (both directions' states carry) and after a reset, in its output and
+auxiliary-input modes."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -27,9 +30,13 @@ VARIANTS = {
 }
 
 
+@pytest.mark.parametrize("hybrid", ["float", "symmetric", "asymmetric"])
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_float_matches_litert(name):
+def test_matches_litert(name, hybrid):
     spec, merge, aux = VARIANTS[name]
+    if hybrid != "float":
+        spec = replace(spec, hybrid=True,
+                       options={"asymmetric_quantize_inputs": hybrid == "asymmetric"})
     feeds = with_zero_steps(spec, sequence_feeds(spec, 3))
     extra = sequence_feeds(spec, 3, seed=9)
     for e in extra:  # step 2 of the auxiliary input is zero
