@@ -9,8 +9,15 @@ so it carries from one invoke() to the next until the variables are reset. RNN i
 step on a [batch, input_size] input; UNIDIRECTIONAL_SEQUENCE_RNN steps through a
 [batch, time, input_size] sequence ([time, batch, input_size] with ``time_major``) and
 outputs every step's h. ``act`` is the fused activation (TANH in Keras' SimpleRNN;
-ApplyActivationToVector). LiteRT runs these ops on float32 input only; int8 weights
-with float input (hybrid) are refused.
+ApplyActivationToVector). LiteRT runs these ops on float32 input only.
+
+Hybrid (dynamic-range) files have int8 W and R (one scale each) with float input, bias
+and state: kernel_utils::RnnBatchStep quantizes x and h per batch row on the fly
+(symmetric, or asymmetric with ``asymmetric_quantize_inputs``) and computes, in float32,
+
+    h = act(b + float(W_q . x_q) * (s_x * s_W) + float(R_q . h_q) * (s_h * s_R))
+
+(hybrid_rows.py).
 """
 
 from __future__ import annotations
@@ -20,11 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..names import quoted
-from .base import Kernel, OpContext, OutputSpec, temporary
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
+from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
 from .lstm import time_view
 from .lstm_float import activation_code, apply_activation, constant_float
-from .lstm_operands import float_operands, hybrid_message, input_dims, state
+from .lstm_operands import float_operands, input_dims, state
 from .opdef import OpDef
+from .requantize import per_tensor_scale
 from .versions import hybrid_2_asymmetric_3
 
 HIDDEN_STATE = 4
@@ -44,6 +53,31 @@ class RnnRecord:
     pre: np.ndarray  # [time * batch, units] temporary
 
 
+@dataclass(frozen=True, kw_only=True)
+class HybridRnnRecord:
+    steps: int
+    batch: int
+    n_input: int
+    units: int
+    time_major: bool
+    weights: HybridWeights  # [input_size, units]
+    recurrent: HybridWeights  # [units, units]
+    bias: np.ndarray
+    asymmetric: bool
+    activation: int
+    pre: np.ndarray  # [time * batch, units] temporary
+
+
+def _hybrid_weights(ctx: OpContext, t, role: str) -> HybridWeights:
+    if t.dtype != np.int8:
+        raise ctx.unsupported(f"{role} {quoted(t.name)} are {t.dtype.name}; a hybrid RNN's "
+                              "weights must both be int8")
+    if t.data is None:
+        raise ctx.unsupported(f"the RNN's {role} must be constant tensors")
+    scale = per_tensor_scale(ctx, t, role, "LiteRT's hybrid RNN takes one scale per tensor")
+    return HybridWeights.of([np.asarray(t.data, np.int8)], [np.float32(scale)])
+
+
 def _prepare(ctx: OpContext, sequence: bool):
     ctx.check_arity(5, 5, 1)
     x = ctx.input(0)
@@ -51,9 +85,7 @@ def _prepare(ctx: OpContext, sequence: bool):
     if x.dtype != np.float32:
         raise ctx.unsupported(f"input {quoted(x.name)} is {x.dtype.name}; LiteRT's RNN "
                               "kernels take float32 input")
-    if w.dtype in (np.int8, np.uint8):
-        raise ctx.unsupported(f"weights {quoted(w.name)} are {w.dtype.name}: "
-                              + hybrid_message())
+    hybrid = w.dtype in (np.int8, np.uint8)
     time_major = bool(ctx.option("time_major", False)) if sequence else True
     steps, batch, n_input = input_dims(ctx, x, sequence, time_major)
     if w.rank != 2 or w.shape[1] != n_input:
@@ -67,6 +99,17 @@ def _prepare(ctx: OpContext, sequence: bool):
     h = state(ctx, HIDDEN_STATE, "hidden state", batch * units)
     if h.rank != 2:
         raise ctx.shape_error(f"the hidden state {quoted(h.name)} must be [batch, units]")
+    out = (OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),)
+    if hybrid:
+        float_operands(ctx, [b, h])
+        return out, Chosen(eval_hybrid, HybridRnnRecord(
+            steps=steps, batch=batch, n_input=n_input, units=units, time_major=time_major,
+            weights=_hybrid_weights(ctx, w, "weights"),
+            recurrent=_hybrid_weights(ctx, r, "recurrent weights"),
+            bias=constant_float(ctx, b, "bias"),
+            asymmetric=bool(ctx.option("asymmetric_quantize_inputs", False)),
+            activation=activation_code(ctx),
+            pre=temporary(ctx, (steps * batch, units), np.float32)))
     float_operands(ctx, [w, r, b, h])
     record = RnnRecord(
         steps=steps, batch=batch, n_input=n_input, units=units, time_major=time_major,
@@ -74,7 +117,7 @@ def _prepare(ctx: OpContext, sequence: bool):
         recurrent=np.ascontiguousarray(constant_float(ctx, r, "recurrent weights").T),
         bias=constant_float(ctx, b, "bias"), activation=activation_code(ctx),
         pre=temporary(ctx, (steps * batch, units), np.float32))
-    return (OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),), record
+    return out, Chosen(eval, record)
 
 
 def prepare_sequence(ctx: OpContext):
@@ -98,8 +141,23 @@ def eval(rec: RnnRecord, inputs, outputs) -> None:
         out[t] = step
 
 
+def eval_hybrid(rec: HybridRnnRecord, inputs, outputs) -> None:
+    rec.pre[...] = rec.bias
+    x = inputs[0].reshape(-1, rec.n_input)
+    accumulate_products(rec.pre, quantize_rows(x, rec.asymmetric), rec.weights)
+    pre = time_view(rec.pre, rec.time_major, rec.steps, rec.batch)
+    out = time_view(outputs[0], rec.time_major, rec.steps, rec.batch)
+    h = inputs[HIDDEN_STATE].reshape(rec.batch, rec.units)
+    for t in range(rec.steps):
+        step = pre[t].copy()
+        accumulate_products(step, quantize_rows(h, rec.asymmetric), rec.recurrent)
+        apply_activation(rec.activation, step)
+        h[...] = step
+        out[t] = step
+
+
 OPS = (
-    OpDef("UNIDIRECTIONAL_SEQUENCE_RNN", float=Kernel(prepare_sequence, eval),
+    OpDef("UNIDIRECTIONAL_SEQUENCE_RNN", float=Kernel(prepare_sequence, run_chosen),
           version=hybrid_2_asymmetric_3),
-    OpDef("RNN", float=Kernel(prepare_step, eval), version=hybrid_2_asymmetric_3),
+    OpDef("RNN", float=Kernel(prepare_step, run_chosen), version=hybrid_2_asymmetric_3),
 )
