@@ -45,6 +45,7 @@ from . import (
     space_batch,
     space_depth,
     split,
+    svdf,
     tile,
     topk_v2,
     transpose,
@@ -60,7 +61,7 @@ OPS: dict[str, OpDef] = collect(
     cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
     dynamic_update_slice, fully_connected, gather, logical, lstm, normalization, one_hot,
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
-    softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv,
+    softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
 )
 

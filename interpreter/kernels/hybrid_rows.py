@@ -6,8 +6,8 @@ an exact integer dot product, and scaled back to float32.
   ``range = max|x|``, ``sf = range / 127``, ``q = clamp(round(x * (127 / range)), -127,
   127)`` in float32 (a row of zeros: q = 0, sf = 1);
 * ``quantize_rows_asymmetric`` -- AsymmetricQuantizeFloats (asymmetric_quantize_inputs):
-  the row's range widened to hold 0, scale and nudged zero point in double, the scale
-  stored as float32, ``q = clamp(round(zp + x * (1 / sf)), -128, 127)``;
+  the row's range widened to hold 0, ``sf = (max - min) / 255``, the zero point nudged
+  from the nearer end, ``q = clamp(round(zp + x * (1 / sf)), -128, 127)``, in float32;
 * ``accumulate_products`` -- MatrixBatchVectorMultiplyAccumulate with scaling factors:
   ``acc += float(dot(q, w) - row_sum(w) * zp) * (sf * s_w)``, each product and sum
   rounded to float32 as in the portable and SSE kernels (the int32 dot product is exact,
@@ -50,25 +50,25 @@ def quantize_rows_symmetric(x: np.ndarray) -> QuantizedRows:
 
 
 def quantize_rows_asymmetric(x: np.ndarray) -> QuantizedRows:
-    """AsymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32)."""
-    rmin = np.minimum(np.min(x, axis=1), 0).astype(np.float64)
-    rmax = np.maximum(np.max(x, axis=1), 0).astype(np.float64)
+    """AsymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32). The installed
+    LiteRT computes the scale and zero point in float32 (measured: a double scale
+    rounded to float differs by an ulp on some rows)."""
+    rmin = np.minimum(np.min(x, axis=1), 0).astype(_F32)
+    rmax = np.maximum(np.max(x, axis=1), 0).astype(_F32)
     flat = rmin == rmax
-    span = np.where(flat, 1.0, rmax - rmin)
-    scale = span / 255.0  # (rmax - rmin) / (qmax - qmin), in double
-    from_min = -128.0 - rmin / scale
-    from_max = 127.0 - rmax / scale
-    use_min = (128.0 + np.abs(rmin / scale)) < (127.0 + np.abs(rmax / scale))
-    zp_double = np.where(use_min, from_min, from_max)
-    zp = np.where(zp_double <= -128, -128,
-                  np.where(zp_double >= 127, 127,
-                           round_half_away(np.clip(zp_double, -128, 127)))).astype(np.int64)
-    sf = scale.astype(_F32)
+    sf = np.where(flat, _F32(1), ((rmax - rmin) / _F32(255)).astype(_F32)).astype(_F32)
+    lo, hi = (rmin / sf).astype(_F32), (rmax / sf).astype(_F32)
+    from_min = (_F32(-128) - lo).astype(_F32)
+    from_max = (_F32(127) - hi).astype(_F32)
+    use_min = (_F32(128) + np.abs(lo)) < (_F32(127) + np.abs(hi))
+    zp_real = np.where(use_min, from_min, from_max)
+    zp = np.where(zp_real <= -128, -128,
+                  np.where(zp_real >= 127, 127,
+                           round_half_away(np.clip(zp_real, -128, 127)))).astype(np.int64)
     inv = (_F32(1) / sf).astype(_F32)
     value = (zp.astype(_F32)[:, None] + (x * inv[:, None]).astype(_F32)).astype(_F32)
     q = np.clip(round_half_away(value), -128, 127)
     q[flat] = 0
-    sf[flat] = 1
     zp[flat] = 0
     return QuantizedRows(q.astype(np.float64), sf, zp)
 
