@@ -151,7 +151,8 @@ def prepare(ctx: OpContext):
     def direction(cell, n_cell, n_out, backward):
         if hybrid:
             pair = states[2:] if backward else states[:2]
-            float_cell = prepare_hybrid_cell(ctx, cell, n_cell, n_out, clips, pair)
+            float_cell = prepare_hybrid_cell(ctx, cell, n_cell, n_out, clips, pair, batch,
+                                             time_major)
         else:
             float_cell = prepare_float_cell(ctx, cell, n_cell, n_out, clips)
         offset = n_fw_out if (backward and merge) else 0

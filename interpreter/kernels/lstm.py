@@ -131,7 +131,7 @@ def _prepare(ctx: OpContext, sequence: bool):
     if hybrid:
         record = Chosen(eval_hybrid, HybridRecord(
             layout, prepare_hybrid_cell(ctx, cell, n_cell, n_output, clips,
-                                        (output_state, cell_state)),
+                                        (output_state, cell_state), batch, time_major),
             temporary(ctx, (rows, 4 * n_cell), np.float32),
             temporary(ctx, (batch, 4 * n_cell), np.float32)))
     elif integer:

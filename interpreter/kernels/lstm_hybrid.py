@@ -22,8 +22,9 @@ The input products of every time step do not depend on the state, so eval comput
 them for the whole sequence at once. A row of zeros quantizes to zeros, so LiteRT's
 shortcuts for all-zero inputs (IsZeroVector) change nothing here.
 
-LiteRT applies sigmoid and tanh with Eigen's vectorized approximations; numpy's are
-used here, so results agree to float32 rounding.
+Sigmoid and tanh are Eigen's (eigen_math.py), the sigmoid's single-value lanes placed
+where LiteRT's scratch buffer puts each gate (``logistic_lanes``), so the results are
+LiteRT's bit for bit.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from ...schema.ops import ACTIVATION
 from ..names import quoted
 from .base import OpContext, TensorInfo
 from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
-from .lstm_float import activation_code, apply_activation, constant_float, sigmoid
+from . import eigen_math
+from .lstm_float import activation_code, constant_float
 from .lstm_operands import CellOperands
 from .requantize import per_tensor_scale
 
@@ -60,6 +62,27 @@ class HybridCell:
     activation: int
     cell_clip: np.float32
     proj_clip: np.float32
+    lanes: np.ndarray  # (4, batch, n_cell) bool: logistic_lanes
+
+
+def logistic_lanes(cifg: bool, batch: int, n_cell: int, time_major: bool) -> np.ndarray:
+    """Where Eigen's logistic takes its single-value path for each gate's elements:
+    EvalHybrid keeps the gates in one scratch buffer, [input,] cell, forget, output
+    gate, each n_batch * n_cell floats, and activates a gate over the whole batch
+    (time-major) or one batch row at a time (batch-major, n_cell floats from row
+    b * n_cell)."""
+    slots = (None, 0, 1, 2) if cifg else (0, 2, 1, 3)  # gate -> slot in the buffer
+    lanes = np.zeros((4, batch, n_cell), bool)
+    for g, slot in enumerate(slots):
+        if slot is None:
+            continue
+        start = slot * batch * n_cell
+        if time_major:
+            lanes[g] = eigen_math.scalar_lanes(start, batch * n_cell).reshape(batch, n_cell)
+        else:
+            for b in range(batch):
+                lanes[g, b] = eigen_math.scalar_lanes(start + b * n_cell, n_cell)
+    return lanes
 
 
 def is_hybrid(x: TensorInfo, cell: CellOperands) -> bool:
@@ -98,7 +121,8 @@ def _gate_weights(ctx: OpContext, tensors, role: str, n_cell: int, cols: int):
 
 
 def prepare_hybrid_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_output: int,
-                        clips: tuple[float, float], states) -> HybridCell:
+                        clips: tuple[float, float], states, batch: int,
+                        time_major: bool) -> HybridCell:
     """The cell's constants; ``states`` are the (float32) state tensors, checked here."""
     for t in states:
         if t.dtype != np.float32:
@@ -136,7 +160,8 @@ def prepare_hybrid_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outpu
         w_h=_gate_weights(ctx, cell.recurrent_weights, "recurrent weights", n_cell, n_output),
         bias=bias, peephole=peephole, layer_norm=layer_norm, projection=projection,
         projection_bias=_float(ctx, cell.projection_bias, "projection bias"),
-        activation=activation_code(ctx), cell_clip=_F32(clips[0]), proj_clip=_F32(clips[1]))
+        activation=activation_code(ctx), cell_clip=_F32(clips[0]), proj_clip=_F32(clips[1]),
+        lanes=logistic_lanes(cell.cifg, batch, n_cell, time_major))
 
 
 def hybrid_input_contributions(cell: HybridCell, x2d: np.ndarray, aux2d: np.ndarray | None,
@@ -167,9 +192,9 @@ def _finish_gate(cell: HybridCell, g: int, z: np.ndarray, c: np.ndarray) -> None
     if cell.layer_norm is not None:
         _normalize(cell, g, z)
     if g == 2:
-        apply_activation(cell.activation, z)
+        eigen_math.activate(cell.activation, z)
     else:
-        sigmoid(z)
+        eigen_math.logistic(z, cell.lanes[g])
 
 
 def run_hybrid(cell: HybridCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray,
@@ -197,7 +222,7 @@ def run_hybrid(cell: HybridCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray,
             np.clip(c, -cell.cell_clip, cell.cell_clip, out=c)
         _finish_gate(cell, 3, o, c)
         hidden = g_.copy() if linear else c.copy()
-        apply_activation(cell.activation, hidden)
+        eigen_math.activate(cell.activation, hidden)
         hidden *= o
         if cell.projection is not None:
             h[...] = 0 if cell.projection_bias is None else cell.projection_bias

@@ -30,7 +30,8 @@ from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
 from .lstm import time_view
-from .lstm_float import activation_code, apply_activation, constant_float
+from .eigen_math import activate
+from .lstm_float import activation_code, constant_float
 from .lstm_operands import float_operands, input_dims, state
 from .opdef import OpDef
 from .requantize import per_tensor_scale
@@ -136,7 +137,7 @@ def eval(rec: RnnRecord, inputs, outputs) -> None:
     h = inputs[HIDDEN_STATE].reshape(rec.batch, rec.units)
     for t in range(rec.steps):
         step = pre[t] + h @ rec.recurrent
-        apply_activation(rec.activation, step)
+        activate(rec.activation, step)
         h[...] = step
         out[t] = step
 
@@ -151,7 +152,7 @@ def eval_hybrid(rec: HybridRnnRecord, inputs, outputs) -> None:
     for t in range(rec.steps):
         step = pre[t].copy()
         accumulate_products(step, quantize_rows(h, rec.asymmetric), rec.recurrent)
-        apply_activation(rec.activation, step)
+        activate(rec.activation, step)
         h[...] = step
         out[t] = step
 

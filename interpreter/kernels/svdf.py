@@ -44,7 +44,8 @@ from ...schema.ops import ACTIVATION
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen
 from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
-from .lstm_float import activation_code, apply_activation
+from .eigen_math import activate
+from .lstm_float import activation_code
 from .lstm_operands import state as variable_state
 from .opdef import OpDef, QuantRule
 from .requantize import per_tensor_scale, qparams
@@ -206,7 +207,7 @@ def _time_and_output(geo: Geometry, s: np.ndarray, weights_time: np.ndarray,
                   dtype=_F32)[..., -1]
     if bias is not None:
         y += bias
-    apply_activation(activation, y)
+    activate(activation, y)
     out[...] = y
 
 
