@@ -168,35 +168,37 @@ def prepare(ctx: OpContext):
     return tuple(specs), Chosen(eval_hybrid if hybrid else eval, record)
 
 
+def _views(rec: BidirectionalRecord, d: Direction, inputs, outputs):
+    """(input, auxiliary input rows or None, [time, batch] views of pre and of the
+    direction's output, h, c) of one direction."""
+    aux = inputs[AUX_INPUT]
+    source = aux if d.reads_aux_as_input else inputs[0]
+    aux2d = aux.reshape(rec.steps * rec.batch, -1) if rec.uses_aux else None
+    pre = time_view(d.pre, rec.time_major, rec.steps, rec.batch)
+    out = time_view(outputs[d.out_index], rec.time_major, rec.steps, rec.batch)
+    h = inputs[d.states[0]].reshape(rec.batch, -1)
+    c = inputs[d.states[1]].reshape(rec.batch, -1)
+    return source, aux2d, pre, out[..., d.out_slice], h, c
+
+
 def eval(rec: BidirectionalRecord, inputs, outputs) -> None:
     aux = inputs[AUX_INPUT]
     for backward, d in enumerate(rec.directions):
-        source = aux if d.reads_aux_as_input else inputs[0]
-        aux2d = aux.reshape(rec.steps * rec.batch, -1) if rec.uses_aux else None
+        source, aux2d, pre, out, h, c = _views(rec, d, inputs, outputs)
         input_contributions(d.cell, source.reshape(-1, rec.n_input), aux2d, d.pre)
-        pre = time_view(d.pre, rec.time_major, rec.steps, rec.batch)
-        out = time_view(outputs[d.out_index], rec.time_major, rec.steps, rec.batch)
-        h = inputs[d.states[0]].reshape(rec.batch, -1)
-        c = inputs[d.states[1]].reshape(rec.batch, -1)
         given = None
         if d.cell.activation == NONE:
             views = [None if a is None else time_view(a, rec.time_major, rec.steps, rec.batch)
                      for a in (source, aux if rec.uses_aux else None)]
             given = nonzero_inputs(*views, rec.time_major)
-        run_float(d.cell, pre, h, c, out[..., d.out_slice], bool(backward), d.z, given)
+        run_float(d.cell, pre, h, c, out, bool(backward), d.z, given)
 
 
 def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
-    aux = inputs[AUX_INPUT]
     for backward, d in enumerate(rec.directions):
-        source = aux if d.reads_aux_as_input else inputs[0]
-        aux2d = aux.reshape(rec.steps * rec.batch, -1) if rec.uses_aux else None
+        source, aux2d, pre, out, h, c = _views(rec, d, inputs, outputs)
         hybrid_input_contributions(d.cell, source.reshape(-1, rec.n_input), aux2d, d.pre)
-        pre = time_view(d.pre, rec.time_major, rec.steps, rec.batch)
-        out = time_view(outputs[d.out_index], rec.time_major, rec.steps, rec.batch)
-        h = inputs[d.states[0]].reshape(rec.batch, -1)
-        c = inputs[d.states[1]].reshape(rec.batch, -1)
-        run_hybrid(d.cell, pre, h, c, out[..., d.out_slice], bool(backward), d.z)
+        run_hybrid(d.cell, pre, h, c, out, bool(backward), d.z)
 
 
 OPS = (

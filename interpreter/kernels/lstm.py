@@ -31,7 +31,7 @@ from .lstm_float import (FloatCell, input_contributions, nonzero_inputs, prepare
                          run_float)
 from .lstm_integer import IntegerCell, make_integer_cell, run_integer
 from .lstm_integer import input_contributions as integer_input_contributions
-from .lstm_hybrid import HybridCell, hybrid_input_contributions, is_hybrid, \
+from .lstm_hybrid import hybrid_input_contributions, is_hybrid, \
     prepare_hybrid_cell, run_hybrid
 from .lstm_integer_params import prepare_integer_cell
 from .lstm_operands import (CellOperands, cell_geometry, float_operands, hybrid_message,
@@ -92,11 +92,8 @@ class FloatRecord:
 
 
 @dataclass(frozen=True)
-class HybridRecord:
-    layout: Layout
-    cell: HybridCell
-    pre: np.ndarray  # [time * batch, 4 n_cell] float32 temporary
-    z: np.ndarray  # [batch, 4 n_cell]
+class HybridRecord(FloatRecord):
+    """FloatRecord's fields, ``cell`` a lstm_hybrid.HybridCell."""
 
 
 @dataclass(frozen=True)

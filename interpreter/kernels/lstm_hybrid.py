@@ -38,7 +38,7 @@ from ..names import quoted
 from .base import OpContext, TensorInfo
 from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
 from . import eigen_math
-from .lstm_float import activation_code, constant_float
+from .lstm_float import activation_code, constant_float, update_cell
 from .lstm_operands import CellOperands
 from .requantize import per_tensor_scale
 
@@ -212,14 +212,7 @@ def run_hybrid(cell: HybridCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray,
         accumulate_products(z, quantize_rows(h, cell.asymmetric), cell.w_h)
         for g in (1, 2) if cell.cifg else (0, 1, 2):
             _finish_gate(cell, g, gates[g], c)
-        c *= f
-        if cell.cifg:
-            np.subtract(_F32(1), f, out=f)
-            c += g_ * f
-        else:
-            c += g_ * i
-        if cell.cell_clip > 0:
-            np.clip(c, -cell.cell_clip, cell.cell_clip, out=c)
+        update_cell(c, i, f, g_, cell.cifg, cell.cell_clip)
         _finish_gate(cell, 3, o, c)
         hidden = g_.copy() if linear else c.copy()
         eigen_math.activate(cell.activation, hidden)

@@ -74,13 +74,11 @@ class FloatSvdf:
 
 
 @dataclass(frozen=True)
-class HybridSvdf:
-    geo: Geometry
-    weights_feature: HybridWeights  # [input_size, filters]
-    weights_time: np.ndarray  # [filters, memory] float32, dequantized
-    bias: np.ndarray | None
-    activation: int
-    asymmetric: bool
+class HybridSvdf(FloatSvdf):
+    """``weights_feature`` a HybridWeights [input_size, filters]; ``weights_time``
+    dequantized to float32."""
+
+    asymmetric: bool = False
 
 
 @dataclass(frozen=True)

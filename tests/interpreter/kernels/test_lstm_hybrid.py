@@ -15,24 +15,15 @@ from edgelite.interpreter.errors import UnsupportedOpError
 from edgelite.interpreter.kernels.hybrid_rows import (quantize_rows_asymmetric,
                                                       quantize_rows_symmetric)
 from edgelite.schema import generated_tflite as tfl
+from tests.interpreter.kernels.test_lstm import FLOAT_VARIANTS
 from tests.interpreter.lstm_models import (LstmSpec, assert_matches_litert_over_invokes,
                                            edited, lstm_model, sequence_feeds,
                                            with_zero_steps)
 
-VARIANTS = {
-    "plain": LstmSpec(),
-    "time_major_batch2": LstmSpec(time_major=True, batch=2),
-    "batch_major_batch3": LstmSpec(batch=3, n_cell=5),
-    "cifg": LstmSpec(cifg=True),
-    "peephole_clip": LstmSpec(peephole=True, cell_clip=0.7),
-    "cifg_peephole": LstmSpec(cifg=True, peephole=True, batch=2),
-    "projection": LstmSpec(projection=True, n_output=3, proj_clip=0.3, batch=2),
-    "projection_no_bias": LstmSpec(projection=True, n_output=6, projection_bias=False),
-    "layer_norm": LstmSpec(layer_norm=True, peephole=True, batch=2),
-    "layer_norm_cifg": LstmSpec(layer_norm=True, cifg=True, time_major=True, batch=2),
-    "relu": LstmSpec(activation="RELU", cell_clip=3.0),
+# The float kernel's variants (test_lstm.py) but the diagonal recurrence (refused in a
+# hybrid LSTM), plus a linear and a wider one.
+VARIANTS = {name: spec for name, spec in FLOAT_VARIANTS.items() if not spec.diagonal} | {
     "linear": LstmSpec(activation="NONE", batch=2),
-    "inputs_20": LstmSpec(inputs=20),
     "wide": LstmSpec(n_input=16, n_cell=12, steps=7, batch=2),
 }
 
