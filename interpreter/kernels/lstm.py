@@ -34,8 +34,8 @@ from .lstm_integer import input_contributions as integer_input_contributions
 from .lstm_hybrid import hybrid_input_contributions, is_hybrid, \
     prepare_hybrid_cell, run_hybrid
 from .lstm_integer_params import prepare_integer_cell
-from .lstm_operands import (CellOperands, cell_geometry, float_operands, hybrid_message,
-                            input_dims, read_cell, state)
+from .lstm_operands import (CellOperands, cell_geometry, float_operands, input_dims,
+                            read_cell, state)
 from .opdef import OpDef
 from .versions import OpSignature, T
 
@@ -69,13 +69,9 @@ def check_clips(ctx: OpContext) -> tuple[float, float]:
 
 
 def check_types(ctx: OpContext, x: TensorInfo, cell: CellOperands) -> bool:
-    """True for the integer kernel (int8 input), False for float32; hybrid and other
-    types are refused."""
-    weights = cell.input_weights[3]
+    """True for the integer kernel (int8 input), False for float32 (hybrid LSTMs are
+    told apart before: lstm_hybrid.is_hybrid); other types are refused."""
     if x.dtype == np.float32:
-        if weights is not None and weights.dtype in (np.int8, np.uint8):
-            raise ctx.unsupported(f"weights {quoted(weights.name)} are {weights.dtype.name}: "
-                                  + hybrid_message())
         return False
     if x.dtype == np.int8:
         return True
