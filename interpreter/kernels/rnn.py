@@ -40,43 +40,85 @@ from .versions import hybrid_2_asymmetric_3
 HIDDEN_STATE = 4
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
+class FloatRnnCell:
+    """One direction's float32 constants: weights [input_size, units] and recurrent
+    weights [units, units] transposed, an optional auxiliary input's weights."""
+
+    weights: np.ndarray
+    recurrent: np.ndarray
+    bias: np.ndarray
+    activation: int
+    aux: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class HybridRnnCell:
+    """The same with int8 weights (hybrid_rows.HybridWeights)."""
+
+    weights: HybridWeights
+    recurrent: HybridWeights
+    bias: np.ndarray
+    activation: int
+    aux: HybridWeights | None = None
+    asymmetric: bool = False
+
+
+@dataclass(frozen=True)
 class RnnRecord:
     steps: int
     batch: int
     n_input: int
     units: int
     time_major: bool
-    weights: np.ndarray  # [input_size, units], transposed
-    recurrent: np.ndarray  # [units, units], transposed
-    bias: np.ndarray
-    activation: int
+    cell: FloatRnnCell  # a HybridRnnCell in a HybridRnnRecord
     pre: np.ndarray  # [time * batch, units] temporary
 
 
-@dataclass(frozen=True, kw_only=True)
-class HybridRnnRecord:
-    steps: int
-    batch: int
-    n_input: int
-    units: int
-    time_major: bool
-    weights: HybridWeights  # [input_size, units]
-    recurrent: HybridWeights  # [units, units]
-    bias: np.ndarray
-    asymmetric: bool
-    activation: int
-    pre: np.ndarray  # [time * batch, units] temporary
+class HybridRnnRecord(RnnRecord):
+    """RnnRecord's fields, ``cell`` a HybridRnnCell."""
 
 
 def _hybrid_weights(ctx: OpContext, t, role: str) -> HybridWeights:
     if t.dtype != np.int8:
         raise ctx.unsupported(f"{role} {quoted(t.name)} are {t.dtype.name}; a hybrid RNN's "
-                              "weights must both be int8")
+                              "weights must all be int8")
     if t.data is None:
         raise ctx.unsupported(f"the RNN's {role} must be constant tensors")
     scale = per_tensor_scale(ctx, t, role, "LiteRT's hybrid RNN takes one scale per tensor")
     return HybridWeights.of([np.asarray(t.data, np.int8)], [np.float32(scale)])
+
+
+def check_cell(ctx: OpContext, w, r, b, n_input: int) -> int:
+    """The units of a cell whose weights are [units, n_input], recurrent weights
+    [units, units] and bias [units]."""
+    if w.rank != 2 or w.shape[1] != n_input:
+        raise ctx.shape_error(f"weights {quoted(w.name)} have shape {list(w.shape)}; "
+                              f"expected [units, {n_input}]")
+    units = int(w.shape[0])
+    for t, shape, role in ((r, (units, units), "recurrent weights"), (b, (units,), "bias")):
+        if tuple(t.shape) != shape:
+            raise ctx.shape_error(f"{role} {quoted(t.name)} have shape {list(t.shape)}; "
+                                  f"expected {list(shape)}")
+    return units
+
+
+def prepare_cell(ctx: OpContext, w, r, b, aux=None):
+    """A FloatRnnCell, or a HybridRnnCell when the weights are 8-bit (IsHybridOp)."""
+    float_operands(ctx, [b])
+    bias = constant_float(ctx, b, "bias")
+    if w.dtype in (np.int8, np.uint8):
+        return HybridRnnCell(
+            _hybrid_weights(ctx, w, "weights"), _hybrid_weights(ctx, r, "recurrent weights"),
+            bias, activation_code(ctx),
+            None if aux is None else _hybrid_weights(ctx, aux, "auxiliary weights"),
+            bool(ctx.option("asymmetric_quantize_inputs", False)))
+    float_operands(ctx, [w, r, aux])
+
+    def transposed(t, role):
+        return None if t is None else np.ascontiguousarray(constant_float(ctx, t, role).T)
+    return FloatRnnCell(transposed(w, "weights"), transposed(r, "recurrent weights"), bias,
+                        activation_code(ctx), transposed(aux, "auxiliary weights"))
 
 
 def _prepare(ctx: OpContext, sequence: bool):
@@ -86,39 +128,20 @@ def _prepare(ctx: OpContext, sequence: bool):
     if x.dtype != np.float32:
         raise ctx.unsupported(f"input {quoted(x.name)} is {x.dtype.name}; LiteRT's RNN "
                               "kernels take float32 input")
-    hybrid = w.dtype in (np.int8, np.uint8)
     time_major = bool(ctx.option("time_major", False)) if sequence else True
     steps, batch, n_input = input_dims(ctx, x, sequence, time_major)
-    if w.rank != 2 or w.shape[1] != n_input:
-        raise ctx.shape_error(f"weights {quoted(w.name)} have shape {list(w.shape)}; "
-                              f"expected [units, {n_input}]")
-    units = int(w.shape[0])
-    for t, shape, role in ((r, (units, units), "recurrent weights"), (b, (units,), "bias")):
-        if tuple(t.shape) != shape:
-            raise ctx.shape_error(f"{role} {quoted(t.name)} have shape {list(t.shape)}; "
-                                  f"expected {list(shape)}")
+    units = check_cell(ctx, w, r, b, n_input)
     h = state(ctx, HIDDEN_STATE, "hidden state", batch * units)
     if h.rank != 2:
         raise ctx.shape_error(f"the hidden state {quoted(h.name)} must be [batch, units]")
-    out = (OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),)
-    if hybrid:
-        float_operands(ctx, [b, h])
-        return out, Chosen(eval_hybrid, HybridRnnRecord(
-            steps=steps, batch=batch, n_input=n_input, units=units, time_major=time_major,
-            weights=_hybrid_weights(ctx, w, "weights"),
-            recurrent=_hybrid_weights(ctx, r, "recurrent weights"),
-            bias=constant_float(ctx, b, "bias"),
-            asymmetric=bool(ctx.option("asymmetric_quantize_inputs", False)),
-            activation=activation_code(ctx),
-            pre=temporary(ctx, (steps * batch, units), np.float32)))
-    float_operands(ctx, [w, r, b, h])
-    record = RnnRecord(
-        steps=steps, batch=batch, n_input=n_input, units=units, time_major=time_major,
-        weights=np.ascontiguousarray(constant_float(ctx, w, "weights").T),
-        recurrent=np.ascontiguousarray(constant_float(ctx, r, "recurrent weights").T),
-        bias=constant_float(ctx, b, "bias"), activation=activation_code(ctx),
-        pre=temporary(ctx, (steps * batch, units), np.float32))
-    return out, Chosen(eval, record)
+    float_operands(ctx, [h])
+    cell = prepare_cell(ctx, w, r, b)
+    hybrid = isinstance(cell, HybridRnnCell)
+    record = (HybridRnnRecord if hybrid else RnnRecord)(
+        steps, batch, n_input, units, time_major, cell,
+        temporary(ctx, (steps * batch, units), np.float32))
+    return ((OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),),
+            Chosen(eval_hybrid if hybrid else eval, record))
 
 
 def prepare_sequence(ctx: OpContext):
@@ -129,32 +152,56 @@ def prepare_step(ctx: OpContext):
     return _prepare(ctx, sequence=False)
 
 
-def eval(rec: RnnRecord, inputs, outputs) -> None:
-    np.matmul(inputs[0].reshape(-1, rec.n_input), rec.weights, out=rec.pre)
-    np.add(rec.pre, rec.bias, out=rec.pre)
-    pre = time_view(rec.pre, rec.time_major, rec.steps, rec.batch)
-    out = time_view(outputs[0], rec.time_major, rec.steps, rec.batch)
-    h = inputs[HIDDEN_STATE].reshape(rec.batch, rec.units)
-    for t in range(rec.steps):
-        step = pre[t] + h @ rec.recurrent
-        activate(rec.activation, step)
+def float_contributions(cell: FloatRnnCell, x2d, aux2d, out: np.ndarray) -> None:
+    """out[rows, units] = W x (+ A aux) + b for every row of the sequence."""
+    np.matmul(x2d, cell.weights, out=out)
+    if aux2d is not None:
+        out += aux2d @ cell.aux
+    out += cell.bias
+
+
+def hybrid_contributions(cell: HybridRnnCell, x2d, aux2d, out: np.ndarray) -> None:
+    """out = b + the input (and auxiliary) products, as RnnBatchStep adds them."""
+    out[...] = cell.bias
+    accumulate_products(out, quantize_rows(x2d, cell.asymmetric), cell.weights)
+    if aux2d is not None:
+        accumulate_products(out, quantize_rows(aux2d, cell.asymmetric), cell.aux)
+
+
+def float_recurrence(cell: FloatRnnCell, step: np.ndarray, h: np.ndarray) -> None:
+    step += h @ cell.recurrent
+
+
+def hybrid_recurrence(cell: HybridRnnCell, step: np.ndarray, h: np.ndarray) -> None:
+    accumulate_products(step, quantize_rows(h, cell.asymmetric), cell.recurrent)
+
+
+def run_cell(cell, recurrence, pre: np.ndarray, h: np.ndarray, out: np.ndarray,
+             reverse: bool = False) -> None:
+    """h = act(pre[t] + R h) through the [time, batch, units] views (backwards with
+    ``reverse``), writing every h into ``out``."""
+    for t in (range(pre.shape[0] - 1, -1, -1) if reverse else range(pre.shape[0])):
+        step = pre[t].copy()
+        recurrence(cell, step, h)
+        activate(cell.activation, step)
         h[...] = step
         out[t] = step
+
+
+def _run(rec: RnnRecord, inputs, outputs, contributions, recurrence) -> None:
+    contributions(rec.cell, inputs[0].reshape(-1, rec.n_input), None, rec.pre)
+    pre = time_view(rec.pre, rec.time_major, rec.steps, rec.batch)
+    out = time_view(outputs[0], rec.time_major, rec.steps, rec.batch)
+    run_cell(rec.cell, recurrence, pre, inputs[HIDDEN_STATE].reshape(rec.batch, rec.units),
+             out)
+
+
+def eval(rec: RnnRecord, inputs, outputs) -> None:
+    _run(rec, inputs, outputs, float_contributions, float_recurrence)
 
 
 def eval_hybrid(rec: HybridRnnRecord, inputs, outputs) -> None:
-    rec.pre[...] = rec.bias
-    x = inputs[0].reshape(-1, rec.n_input)
-    accumulate_products(rec.pre, quantize_rows(x, rec.asymmetric), rec.weights)
-    pre = time_view(rec.pre, rec.time_major, rec.steps, rec.batch)
-    out = time_view(outputs[0], rec.time_major, rec.steps, rec.batch)
-    h = inputs[HIDDEN_STATE].reshape(rec.batch, rec.units)
-    for t in range(rec.steps):
-        step = pre[t].copy()
-        accumulate_products(step, quantize_rows(h, rec.asymmetric), rec.recurrent)
-        activate(rec.activation, step)
-        h[...] = step
-        out[t] = step
+    _run(rec, inputs, outputs, hybrid_contributions, hybrid_recurrence)
 
 
 OPS = (

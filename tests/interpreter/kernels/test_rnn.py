@@ -109,7 +109,7 @@ def _mixed_weights(sg, m):  # float recurrent weights beside int8 input weights
     (_per_channel, "weights tensor 'weights' is quantized per channel; LiteRT's hybrid RNN "
                    "takes one scale per tensor"),
     (_mixed_weights, "recurrent weights 'recurrent_weights' are float32; a hybrid RNN's "
-                     "weights must both be int8"),
+                     "weights must all be int8"),
 ], ids=["per_channel", "mixed"])
 def test_hybrid_refusals(change, text):
     model = edited(rnn_model(LstmSpec(hybrid=True)), change)
