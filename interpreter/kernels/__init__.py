@@ -16,6 +16,7 @@ from . import (
     arithmetic,
     batch_matmul,
     bidirectional_sequence_lstm,
+    bidirectional_sequence_rnn,
     binary,
     cast,
     concatenation,
@@ -57,7 +58,8 @@ from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
-    activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm, binary,
+    activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm,
+    bidirectional_sequence_rnn, binary,
     cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
     dynamic_update_slice, fully_connected, gather, logical, lstm, normalization, one_hot,
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..names import quoted
-from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
+from .base import Kernel, OpContext, OutputSpec, temporary
 from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
 from .lstm import time_view
 from .eigen_math import activate
@@ -51,6 +51,16 @@ class FloatRnnCell:
     activation: int
     aux: np.ndarray | None = None
 
+    def contributions(self, x2d, aux2d, out: np.ndarray) -> None:
+        """out[rows, units] = W x (+ A aux) + b for every row of the sequence."""
+        np.matmul(x2d, self.weights, out=out)
+        if aux2d is not None:
+            out += aux2d @ self.aux
+        out += self.bias
+
+    def recurrence(self, step: np.ndarray, h: np.ndarray) -> None:
+        step += h @ self.recurrent
+
 
 @dataclass(frozen=True)
 class HybridRnnCell:
@@ -63,6 +73,16 @@ class HybridRnnCell:
     aux: HybridWeights | None = None
     asymmetric: bool = False
 
+    def contributions(self, x2d, aux2d, out: np.ndarray) -> None:
+        """out = b + the input (and auxiliary) products, as RnnBatchStep adds them."""
+        out[...] = self.bias
+        accumulate_products(out, quantize_rows(x2d, self.asymmetric), self.weights)
+        if aux2d is not None:
+            accumulate_products(out, quantize_rows(aux2d, self.asymmetric), self.aux)
+
+    def recurrence(self, step: np.ndarray, h: np.ndarray) -> None:
+        accumulate_products(step, quantize_rows(h, self.asymmetric), self.recurrent)
+
 
 @dataclass(frozen=True)
 class RnnRecord:
@@ -71,12 +91,8 @@ class RnnRecord:
     n_input: int
     units: int
     time_major: bool
-    cell: FloatRnnCell  # a HybridRnnCell in a HybridRnnRecord
+    cell: FloatRnnCell | HybridRnnCell
     pre: np.ndarray  # [time * batch, units] temporary
-
-
-class HybridRnnRecord(RnnRecord):
-    """RnnRecord's fields, ``cell`` a HybridRnnCell."""
 
 
 def _hybrid_weights(ctx: OpContext, t, role: str) -> HybridWeights:
@@ -135,13 +151,9 @@ def _prepare(ctx: OpContext, sequence: bool):
     if h.rank != 2:
         raise ctx.shape_error(f"the hidden state {quoted(h.name)} must be [batch, units]")
     float_operands(ctx, [h])
-    cell = prepare_cell(ctx, w, r, b)
-    hybrid = isinstance(cell, HybridRnnCell)
-    record = (HybridRnnRecord if hybrid else RnnRecord)(
-        steps, batch, n_input, units, time_major, cell,
-        temporary(ctx, (steps * batch, units), np.float32))
-    return ((OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),),
-            Chosen(eval_hybrid if hybrid else eval, record))
+    record = RnnRecord(steps, batch, n_input, units, time_major, prepare_cell(ctx, w, r, b),
+                       temporary(ctx, (steps * batch, units), np.float32))
+    return (OutputSpec(tuple(x.shape[:-1]) + (units,), np.dtype(np.float32)),), record
 
 
 def prepare_sequence(ctx: OpContext):
@@ -152,60 +164,27 @@ def prepare_step(ctx: OpContext):
     return _prepare(ctx, sequence=False)
 
 
-def float_contributions(cell: FloatRnnCell, x2d, aux2d, out: np.ndarray) -> None:
-    """out[rows, units] = W x (+ A aux) + b for every row of the sequence."""
-    np.matmul(x2d, cell.weights, out=out)
-    if aux2d is not None:
-        out += aux2d @ cell.aux
-    out += cell.bias
-
-
-def hybrid_contributions(cell: HybridRnnCell, x2d, aux2d, out: np.ndarray) -> None:
-    """out = b + the input (and auxiliary) products, as RnnBatchStep adds them."""
-    out[...] = cell.bias
-    accumulate_products(out, quantize_rows(x2d, cell.asymmetric), cell.weights)
-    if aux2d is not None:
-        accumulate_products(out, quantize_rows(aux2d, cell.asymmetric), cell.aux)
-
-
-def float_recurrence(cell: FloatRnnCell, step: np.ndarray, h: np.ndarray) -> None:
-    step += h @ cell.recurrent
-
-
-def hybrid_recurrence(cell: HybridRnnCell, step: np.ndarray, h: np.ndarray) -> None:
-    accumulate_products(step, quantize_rows(h, cell.asymmetric), cell.recurrent)
-
-
-def run_cell(cell, recurrence, pre: np.ndarray, h: np.ndarray, out: np.ndarray,
+def run_cell(cell, pre: np.ndarray, h: np.ndarray, out: np.ndarray,
              reverse: bool = False) -> None:
     """h = act(pre[t] + R h) through the [time, batch, units] views (backwards with
-    ``reverse``), writing every h into ``out``."""
+    ``reverse``), writing every h into ``out``; ``pre`` is cell.contributions'."""
     for t in (range(pre.shape[0] - 1, -1, -1) if reverse else range(pre.shape[0])):
         step = pre[t].copy()
-        recurrence(cell, step, h)
+        cell.recurrence(step, h)
         activate(cell.activation, step)
         h[...] = step
         out[t] = step
 
 
-def _run(rec: RnnRecord, inputs, outputs, contributions, recurrence) -> None:
-    contributions(rec.cell, inputs[0].reshape(-1, rec.n_input), None, rec.pre)
+def eval(rec: RnnRecord, inputs, outputs) -> None:
+    rec.cell.contributions(inputs[0].reshape(-1, rec.n_input), None, rec.pre)
     pre = time_view(rec.pre, rec.time_major, rec.steps, rec.batch)
     out = time_view(outputs[0], rec.time_major, rec.steps, rec.batch)
-    run_cell(rec.cell, recurrence, pre, inputs[HIDDEN_STATE].reshape(rec.batch, rec.units),
-             out)
-
-
-def eval(rec: RnnRecord, inputs, outputs) -> None:
-    _run(rec, inputs, outputs, float_contributions, float_recurrence)
-
-
-def eval_hybrid(rec: HybridRnnRecord, inputs, outputs) -> None:
-    _run(rec, inputs, outputs, hybrid_contributions, hybrid_recurrence)
+    run_cell(rec.cell, pre, inputs[HIDDEN_STATE].reshape(rec.batch, rec.units), out)
 
 
 OPS = (
-    OpDef("UNIDIRECTIONAL_SEQUENCE_RNN", float=Kernel(prepare_sequence, run_chosen),
+    OpDef("UNIDIRECTIONAL_SEQUENCE_RNN", float=Kernel(prepare_sequence, eval),
           version=hybrid_2_asymmetric_3),
-    OpDef("RNN", float=Kernel(prepare_step, run_chosen), version=hybrid_2_asymmetric_3),
+    OpDef("RNN", float=Kernel(prepare_step, eval), version=hybrid_2_asymmetric_3),
 )

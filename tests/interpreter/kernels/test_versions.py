@@ -183,7 +183,8 @@ case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, I8, I8], 2, [F32])
 case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, I8, I8], 3, [F32], asymmetric_quantize_inputs=True)
 case("UNIDIRECTIONAL_SEQUENCE_LSTM", [I8, I8, I8], 1, [I8])
 case("UNIDIRECTIONAL_SEQUENCE_LSTM", [F32, F32, F32], 1, [F32])
-for _op in ("RNN", "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_LSTM"):
+for _op in ("RNN", "UNIDIRECTIONAL_SEQUENCE_RNN", "BIDIRECTIONAL_SEQUENCE_LSTM",
+            "BIDIRECTIONAL_SEQUENCE_RNN"):
     case(_op, [F32, I8], 2, [F32])
     case(_op, [F32, I8], 3, [F32], asymmetric_quantize_inputs=True)
     case(_op, [F32, F32], 1, [F32])
