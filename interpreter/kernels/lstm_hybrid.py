@@ -71,7 +71,7 @@ def logistic_lanes(cifg: bool, batch: int, n_cell: int, time_major: bool) -> np.
     gate, each n_batch * n_cell floats, and activates a gate over the whole batch
     (time-major) or one batch row at a time (batch-major, n_cell floats from row
     b * n_cell)."""
-    slots = (None, 0, 1, 2) if cifg else (0, 2, 1, 3)  # gate -> slot in the buffer
+    slots = (None, 1, 0, 2) if cifg else (0, 2, 1, 3)  # gate -> slot in the buffer
     lanes = np.zeros((4, batch, n_cell), bool)
     for g, slot in enumerate(slots):
         if slot is None:
