@@ -45,7 +45,8 @@ from .. import quant_math as qm
 from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
-from .requantize import QUANTIZED, qparams, require_same_type
+from .requantize import QUANTIZED, qparams, require_same_type, with_int16
+from .softmax16 import softmax16
 from .versions import INT8_2, INT8_2_INT16_3
 
 
@@ -325,7 +326,7 @@ def eval_log_softmax(rec: LogSoftmaxRecord, inputs, outputs) -> None:
 OPS = (
     OpDef("SOFTMAX",
           float=Kernel(prepare, eval),
-          integer=Kernel(prepare_quantized, run_chosen),
+          integer=with_int16(Kernel(prepare_quantized, run_chosen), softmax16(softmax_beta)),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True, last_axis=True,
