@@ -13,6 +13,13 @@ Small Keras models, converted with a representative dataset and
 
 Deterministic: fixed seeds, fixed calibration data. tests/models/test_int16_models.py runs
 them bit-exact against LiteRT.
+
+The names carry no ".tf" kind on purpose: TF 2.21's 16x8 converter (the TFLite quantizer's
+operator properties) writes the int8 operator versions -- CONV_2D 3, FULLY_CONNECTED 4,
+ADD / SOFTMAX / pools 2, DEQUANTIZE 2 -- not op_version.cc's 16x8 ones (CONV_2D 8 with
+quantized_bias_type, ADD 3 without pot_scale_int16, SOFTMAX 3, ...), which the version
+rules (and LiteRT) follow; tests/interpreter/kernels/test_versions.py compares the rules
+with TF's "*.tf*.tflite" files only.
 """
 
 from __future__ import annotations
