@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
-from .requantize import activation_bounds, channel_params, qparams
+from .requantize import activation_bounds, channel_params, symmetric16
 from .window import conv_windows, padded_scratch, patches_view
 from ..names import quoted
 
@@ -108,14 +108,8 @@ def operands16(ctx: OpContext, channels_of, axis: int) -> Operands16:
     ctx.check_arity(2, 3)
     x, f, y = ctx.input(0), ctx.input(1), ctx.outputs[0]
     bias = ctx.optional_input(2)
-    ctx.require_dtype(x, (np.int16,), "input")
     ctx.require_dtype(f, (np.int8,), "filter")
-    ctx.require_dtype(y, (np.int16,), "output")
-    xq, out = qparams(ctx, x, "input"), qparams(ctx, y, "output")
-    for t, q in ((x, xq), (y, out)):
-        if q.zero_point != 0:
-            raise ctx.unsupported(f"int16 tensor {quoted(t.name)} has zero point "
-                                  f"{q.zero_point}; 16x8 quantization needs 0")
+    xq, out = symmetric16(ctx, (x, "input"), (y, "output"))
     channels = channels_of(f.shape)
     scales, zps = channel_params(ctx, f, "filter", channels, axis)
     if np.any(zps != 0):
@@ -147,6 +141,23 @@ def mbqm64_stage(ctx: OpContext, ops: Operands16) -> Stage16:
 # --------------------------------------------------------------------------- CONV_2D
 
 
+def conv_operands16(ctx: OpContext, channels_of, axis: int, layout: str):
+    """(input, filter values, output stage) of a 16x8 convolution: 4-D operands."""
+    ops = operands16(ctx, channels_of, axis)
+    if ops.x.rank != 4 or ops.filt.ndim != 4:
+        raise ctx.shape_error(f"input and filter must be 4-D ({layout})")
+    return ops.x, ops.filt, mbqm64_stage(ctx, ops)
+
+
+def conv_windows16(ctx: OpContext, x_shape, kh: int, kw: int):
+    """(row / column windows, the interior of the zero-padded float64 scratch the input
+    goes into, the (N, OH, OW, KH, KW, C) view of every window)."""
+    n, h, w, c = x_shape
+    wh, ww = conv_windows(ctx, h, w, kh, kw)
+    padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
+    return wh, ww, interior, patches_view(padded, wh, ww)
+
+
 @dataclass(frozen=True)
 class Conv16Record:
     interior: np.ndarray  # where x goes inside the zero-padded float64 scratch
@@ -159,19 +170,13 @@ class Conv16Record:
 
 def prepare_conv16(ctx: OpContext):
     """reference_integer_ops::ConvPerChannel (integer_ops/conv.h), int16 x int8."""
-    ops = operands16(ctx, lambda s: s[0], 0)
-    x, filt = ops.x, ops.filt
-    if x.rank != 4 or filt.ndim != 4:
-        raise ctx.shape_error("input and filter must be 4-D (NHWC / OHWI)")
-    stage = mbqm64_stage(ctx, ops)
+    x, filt, stage = conv_operands16(ctx, lambda s: s[0], 0, "NHWC / OHWI")
     n, h, w, c = x.shape
     o, kh, kw, cf = filt.shape
     if cf != c:
         raise ctx.unsupported(f"grouped 16x8 convolution (input channels {c}, filter {cf}) "
                               "is not supported")
-    wh, ww = conv_windows(ctx, h, w, kh, kw)
-    padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
-    windows = patches_view(padded, wh, ww)
+    wh, ww, interior, windows = conv_windows16(ctx, x.shape, kh, kw)
     rows = n * wh.size_out * ww.size_out
     weights = np.ascontiguousarray(filt.reshape(o, -1).T)
     record = Conv16Record(interior=interior, windows=windows,
@@ -203,19 +208,13 @@ class Depthwise16Record:
 def prepare_depthwise16(ctx: OpContext):
     """reference_integer_ops::DepthwiseConvPerChannel (integer_ops/depthwise_conv.h),
     int16 x int8 with an int64 accumulator."""
-    ops = operands16(ctx, lambda s: s[3], 3)
-    x, filt = ops.x, ops.filt
-    if x.rank != 4 or filt.ndim != 4:
-        raise ctx.shape_error("input and filter must be 4-D (NHWC / 1HWO)")
-    stage = mbqm64_stage(ctx, ops)
+    x, filt, stage = conv_operands16(ctx, lambda s: s[3], 3, "NHWC / 1HWO")
     n, h, w, c = x.shape
     one, kh, kw, o = filt.shape
     if one != 1 or o % c != 0:
         raise ctx.shape_error(f"filter shape {list(filt.shape)} must be [1, KH, KW, O] with O "
                               f"a multiple of the input channels ({c})")
-    wh, ww = conv_windows(ctx, h, w, kh, kw)
-    padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
-    windows = patches_view(padded, wh, ww)
+    wh, ww, interior, windows = conv_windows16(ctx, x.shape, kh, kw)
     m = o // c
     acc = temporary(ctx, (n, wh.size_out, ww.size_out, c, m), np.float64)
     record = Depthwise16Record(interior=interior, windows=windows, multiplier=m,

@@ -32,8 +32,7 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
 from .binary import same_type_pair
-from .requantize import QParams, activation_bounds, qparams
-from ..names import quoted
+from .requantize import QParams, activation_bounds, symmetric16
 
 INT16_LEFT_SHIFT = 15  # add.cc / sub.cc: data->left_shift for int16
 
@@ -95,13 +94,8 @@ def make_prepare16(op: str, general_arithmetic):
 
     def prepare(ctx: OpContext):
         x1, x2, shape = same_type_pair(ctx, (np.int16,))
-        ctx.require_dtype(ctx.outputs[0], (np.int16,), "output")
-        q1, q2 = qparams(ctx, x1, "first input"), qparams(ctx, x2, "second input")
-        out = qparams(ctx, ctx.outputs[0], "output")
-        for t, q in ((x1, q1), (x2, q2), (ctx.outputs[0], out)):
-            if q.zero_point != 0:
-                raise ctx.unsupported(f"int16 tensor {quoted(t.name)} has zero point "
-                                      f"{q.zero_point}; 16x8 quantization needs 0")
+        q1, q2, out = symmetric16(ctx, (x1, "first input"), (x2, "second input"),
+                                  (ctx.outputs[0], "output"))
         arithmetic = _pot_add(ctx, op, q1, q2, out) if op != "MUL" else None
         if arithmetic is None:
             arithmetic = general_arithmetic(q1, q2, out, ctx.quant.rounding)

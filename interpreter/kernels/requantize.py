@@ -80,6 +80,20 @@ def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
     return QParams(scale, zero_point)
 
 
+def symmetric16(ctx: OpContext, *tensors: tuple[TensorInfo, str]) -> list[QParams]:
+    """Per-tensor parameters of int16 activation tensors ``(tensor, role)`` of a 16x8
+    kernel, which must be symmetric (TFLite's kernels check zero point 0)."""
+    params = []
+    for t, role in tensors:
+        ctx.require_dtype(t, (np.int16,), role)
+        q = qparams(ctx, t, role)
+        if q.zero_point != 0:
+            raise ctx.unsupported(f"int16 {role} tensor {quoted(t.name)} has zero point "
+                                  f"{q.zero_point}; 16x8 quantization needs 0")
+        params.append(q)
+    return params
+
+
 def channel_params(ctx: OpContext, t: TensorInfo, role: str, channels: int, axis: int):
     """(float32 scales [channels], int64 zero points [channels]) of a weight tensor:
     per-tensor parameters are broadcast; per-channel ones must lie along ``axis``."""

@@ -26,8 +26,7 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, num_elements
-from .requantize import qparams
-from ..names import quoted
+from .requantize import symmetric16
 
 RANGE = 65535  # int16 max - min
 
@@ -87,15 +86,9 @@ class Softmax16Record:
 def prepare_softmax16(ctx: OpContext, beta: np.float32):
     ctx.check_arity(1, 1)
     x, y = ctx.input(0), ctx.outputs[0]
-    ctx.require_dtype(x, (np.int16,), "input")
-    ctx.require_dtype(y, (np.int16,), "output")
+    xq, out = symmetric16(ctx, (x, "input"), (y, "output"))
     if x.rank < 1 or x.shape[-1] == 0:
         raise ctx.shape_error(f"needs a non-empty last dimension, input is {list(x.shape)}")
-    xq, out = qparams(ctx, x, "input"), qparams(ctx, y, "output")
-    for t, q in ((x, xq), (y, out)):
-        if q.zero_point != 0:
-            raise ctx.unsupported(f"int16 tensor {quoted(t.name)} has zero point "
-                                  f"{q.zero_point}; 16x8 quantization needs 0")
     # TF_LITE_ENSURE_NEAR(output scale, 1 / 32768, 0.001 / 32768)
     if abs(np.float32(out.scale) - np.float32(1 / 32768)) > np.float32(0.001 / 32768):
         raise ctx.unsupported(f"int16 SOFTMAX needs output scale 2^-15, the file gives "

@@ -30,8 +30,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .fixed_point16 import logistic_table, lookup, tanh_table
-from .requantize import QParams, qparams
-from ..names import quoted
+from .requantize import QParams, symmetric16
 from .arith16 import checked_log2
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
@@ -49,14 +48,7 @@ def apply_lut16(rec: Lut16Record, inputs, outputs) -> None:
 def unary16_operands(ctx: OpContext) -> tuple[QParams, QParams]:
     """(input, output) parameters of a 16x8 element-wise op, checked."""
     ctx.check_arity(1, 1)
-    x, y = ctx.input(0), ctx.outputs[0]
-    ctx.require_dtype(x, (np.int16,), "input")
-    ctx.require_dtype(y, (np.int16,), "output")
-    xq, out = qparams(ctx, x, "input"), qparams(ctx, y, "output")
-    for t, q in ((x, xq), (y, out)):
-        if q.zero_point != 0:
-            raise ctx.unsupported(f"int16 tensor {quoted(t.name)} has zero point "
-                                  f"{q.zero_point}; 16x8 quantization needs 0")
+    xq, out = symmetric16(ctx, (ctx.input(0), "input"), (ctx.outputs[0], "output"))
     return xq, out
 
 
@@ -127,28 +119,28 @@ def _rescaled(q: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
     return (q * multiplier + rounding) >> left_shift
 
 
-def reference_logistic(q: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
-    """reference_integer_ops::Logistic (int16)."""
+def _interpolated(x: np.ndarray, bits: int, saturated: int) -> np.ndarray:
+    """sigmoid_table_uint16 at |x| / 2^bits, interpolated linearly with the low ``bits``
+    bits (Q0.16 * 2^bits); ``saturated`` from the table's last step on."""
     table = sigmoid_table_uint16()
-    x = _rescaled(q, multiplier, left_shift)
     a = np.abs(x)
-    uh = np.minimum(a >> 9, 254)
+    uh = np.minimum(a >> bits, 254)
     ua, ub = table[uh], table[uh + 1]
-    result = np.where((a >> 9) >= 255, 0x7FFF << 10, (ua << 9) + (a & 0x1FF) * (ub - ua))
-    result = np.where(x >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1)
-    return result >> 10
+    return np.where((a >> bits) >= 255, saturated, (ua << bits) + (a & ((1 << bits) - 1)) * (ub - ua))
+
+
+def reference_logistic(q: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
+    """reference_integer_ops::Logistic (int16): mirrored for x < 0, back to Q0.15."""
+    x = _rescaled(q, multiplier, left_shift)
+    r = _interpolated(x, 9, 0x7FFF << 10)
+    return np.where(x >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1) >> 10
 
 
 def reference_tanh(q: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
-    """reference_integer_ops::Tanh (int16)."""
-    table = sigmoid_table_uint16()
+    """reference_integer_ops::Tanh (int16): 2 sigmoid(2x) - 1, back to Q0.15."""
     x = _rescaled(q, multiplier, left_shift)
-    a = np.abs(x)
-    uh = np.minimum(a >> 8, 254)
-    ua, ub = table[uh], table[uh + 1]
-    result = np.where((a >> 8) >= 255, 0xFFFF << 8, (ua << 8) + (a & 0xFF) * (ub - ua))
-    result = np.where(x >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
-    return result >> 8
+    r = _interpolated(x, 8, 0xFFFF << 8)
+    return np.where(x >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1) >> 8
 
 
 def _prepare_sigmoid_like(ctx: OpContext, pot_shifts: tuple, reference, optimized):
