@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 class QuantMode(Enum):
     INT8 = "int8"
     UINT8 = "uint8"
+    INT16X8 = "int16x8"  # int16 activations, int8 weights (TFLite's 16x8 mode)
     DYNAMIC = "dynamic"
     FLOAT16 = "float16"
 
