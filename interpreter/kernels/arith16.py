@@ -40,7 +40,8 @@ INT16_LEFT_SHIFT = 15  # add.cc / sub.cc: data->left_shift for int16
 def checked_log2(scale: float) -> tuple[bool, int]:
     """CheckedLog2 (quantization_util): (is a power of two within 1e-3, rounded log2), in
     float32 like TFLite: log(x) * (1 / log(2)), std::round."""
-    x_log2 = np.float32(np.log(np.float32(scale))) * (np.float32(1.0) / np.float32(np.log(np.float32(2.0))))
+    inv_log2 = np.float32(1.0) / np.float32(np.log(np.float32(2.0)))
+    x_log2 = np.float32(np.log(np.float32(scale))) * inv_log2
     rounded = np.float32(qm.round_half_away(np.float64(x_log2)))
     return bool(abs(np.float32(x_log2 - rounded)) < np.float32(1e-3)), int(rounded)
 

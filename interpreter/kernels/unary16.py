@@ -126,7 +126,8 @@ def _interpolated(x: np.ndarray, bits: int, saturated: int) -> np.ndarray:
     a = np.abs(x)
     uh = np.minimum(a >> bits, 254)
     ua, ub = table[uh], table[uh + 1]
-    return np.where((a >> bits) >= 255, saturated, (ua << bits) + (a & ((1 << bits) - 1)) * (ub - ua))
+    fraction = a & ((1 << bits) - 1)
+    return np.where((a >> bits) >= 255, saturated, (ua << bits) + fraction * (ub - ua))
 
 
 def reference_logistic(q: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
