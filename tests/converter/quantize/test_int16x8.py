@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
+from edgelite.interpreter.errors import EdgeliteError
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
 from tests.interpreter.quant_oracle import KERNEL_SETS, run_litert, run_ours
@@ -58,3 +59,10 @@ def test_cli_int16x8(tmp_path):
                                  "--calib", str(MODELS / "digits_calib.npy")])
     assert r.exit_code == 0, r.output
     assert out.read_bytes() == _convert("tf1_cnn")
+
+
+@pytest.mark.parametrize("extra", [{"io_type": IOType.INT8}, {"mean_std": {"input": (0, 1)}}])
+def test_int16x8_integer_io_refused(extra):
+    q = QuantizeOptions(mode=QuantMode.INT16X8, calib=str(MODELS / "digits_calib.npy"), **extra)
+    with pytest.raises(EdgeliteError, match="int16x8 keeps float inputs and outputs"):
+        convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=q))
