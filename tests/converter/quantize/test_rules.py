@@ -1,12 +1,15 @@
-"""--quantize int16x8 (TFLite's 16x8 mode): int16 activations (symmetric), int8 weights,
-int64 bias; ops without a 16x8 kernel kept float. Converted GraphDefs load in LiteRT and
-run bit-exact in edgelite with both kernel sets."""
+"""The int16x8 rules (rules.INT16_OPS, the Q0.15 FIXED_OUTPUT) and --quantize int16x8
+(TFLite's 16x8 mode): int16 activations (symmetric), int8 weights, int64 bias; ops without
+a 16x8 kernel kept float. Converted GraphDefs load in LiteRT and run bit-exact in edgelite
+with both kernel sets."""
 
 import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
+from edgelite.converter.quantize.params import QType
+from edgelite.converter.quantize.rules import FIXED_OUTPUT, INT16_OPS, INTEGER_OPS
 from edgelite.interpreter.errors import EdgeliteError
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
@@ -30,14 +33,26 @@ def test_int16x8_bit_exact_with_litert(name):
                 np.testing.assert_array_equal(a, b)
 
 
+def test_int16_rules():
+    assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "SOFTMAX",
+            "LOGISTIC", "TANH", "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION",
+            "RESHAPE"} <= INT16_OPS <= INTEGER_OPS
+    assert "RELU_N1_TO_1" not in INT16_OPS and "HARD_SWISH" not in INT16_OPS  # no LiteRT int16
+    for op in ("SOFTMAX", "LOGISTIC", "TANH"):
+        assert FIXED_OUTPUT[op][QType.INT16] == (2.0**-15, 0)
+
+
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
 def test_int16x8_structure(name):
     """int16 activations with zero point 0, int8 weights, int64 bias; an op with no 16x8
-    kernel (keras_cnn's MEAN, in this branch) stays float between DEQUANTIZE / QUANTIZE."""
+    kernel (keras_cnn's MEAN, until it has one) stays float between DEQUANTIZE / QUANTIZE."""
     model = load_model(_convert(name))
     sg = model.subgraphs[0]
     kinds = {}
     for op in sg.operators:
+        if op.name not in ("QUANTIZE", "DEQUANTIZE"):
+            x = sg.tensors[op.inputs[0]]
+            assert (x.dtype == np.int16) == (op.name in INT16_OPS), op.name
         if op.name in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
             x, w = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]]
             assert (x.dtype, w.dtype) == (np.int16, np.int8), op.name

@@ -1,6 +1,9 @@
-"""16x8 pools, RESIZE_*, CONCATENATION, QUANTIZE / DEQUANTIZE and the value-moving ops
-(RESHAPE, SQUEEZE, EXPAND_DIMS, PAD, ...) on int16 tensors with quantization parameters:
-bit-exact with both LiteRT kernel sets."""
+"""The 16x8 dispatch (requantize.with_int16 / is_quantized16): int16 tensors with
+quantization parameters reach the integer kernels that take them -- pools, RESIZE_*,
+QUANTIZE -- and the type-generic kernels of CONCATENATION, DEQUANTIZE and the value-moving
+ops (RESHAPE, SQUEEZE, EXPAND_DIMS, PAD, ...) otherwise: bit-exact with both LiteRT kernel
+sets. (The other 16x8 kernels: test_affine16.py, test_arith16.py, test_unary16.py,
+test_softmax16.py.)"""
 
 import numpy as np
 import pytest
