@@ -42,6 +42,11 @@ def _affine_model(rng, op, x_shape, w, out_shape, *, per_channel, axis, bias_dty
     return m.build()
 
 
+def _out(size, k, stride, dilation, padding):
+    eff = (k - 1) * dilation + 1
+    return -(-size // stride) if padding == "SAME" else (size - eff + stride) // stride
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_conv16(seed, per_channel, bias_dtype=np.int64):
@@ -50,17 +55,15 @@ def test_conv16(seed, per_channel, bias_dtype=np.int64):
     kh, kw = (1 + seed % 3, 3 - seed % 2)
     stride = (1 + seed % 2, 1 + (seed // 2) % 2)
     padding = ["SAME", "VALID"][seed % 2]
-    dil = (1 + (seed // 3) % 2, 1)
+    dil = (1 + (seed // 3) % 2, 1 + (seed // 4) % 2)
     filt = full_range(rng, (o, kh, kw, c), np.int8)
-    eff_h, eff_w = (kh - 1) * dil[0] + 1, kw
-    oh = -(-h // stride[0]) if padding == "SAME" else (h - eff_h + stride[0]) // stride[0]
-    ow = -(-w // stride[1]) if padding == "SAME" else (w - eff_w + stride[1]) // stride[1]
+    oh, ow = _out(h, kh, stride[0], dil[0], padding), _out(w, kw, stride[1], dil[1], padding)
     model = _affine_model(rng, "CONV_2D", (n, h, w, c), filt, (n, oh, ow, o),
                           per_channel=per_channel, axis=0, bias_dtype=bias_dtype,
                           out_channels=o, padding=padding, stride_h=stride[0],
-                          stride_w=stride[1], dilation_h_factor=dil[0], dilation_w_factor=1,
-                          fused_activation_function=ACTS[seed % 4])
-    for k in range(2):
+                          stride_w=stride[1], dilation_h_factor=dil[0],
+                          dilation_w_factor=dil[1], fused_activation_function=ACTS[seed % 4])
+    for _ in range(2):
         assert_bit_exact(model, [full_range(rng, (n, h, w, c), np.int16)])
 
 
@@ -73,15 +76,15 @@ def test_depthwise16(seed, per_channel, bias_dtype=np.int64):
     stride = 1 + seed % 2
     padding = ["SAME", "VALID"][(seed // 2) % 2]
     o = c * mult
+    dil = 1 + (seed // 4) % 2
     filt = full_range(rng, (1, kh, kw, o), np.int8)
-    oh = -(-h // stride) if padding == "SAME" else (h - kh + stride) // stride
-    ow = -(-w // stride) if padding == "SAME" else (w - kw + stride) // stride
+    oh, ow = _out(h, kh, stride, dil, padding), _out(w, kw, stride, 1, padding)
     model = _affine_model(rng, "DEPTHWISE_CONV_2D", (n, h, w, c), filt, (n, oh, ow, o),
                           per_channel=per_channel, axis=3, bias_dtype=bias_dtype,
                           out_channels=o, padding=padding, stride_h=stride, stride_w=stride,
-                          depth_multiplier=mult, dilation_h_factor=1, dilation_w_factor=1,
+                          depth_multiplier=mult, dilation_h_factor=dil, dilation_w_factor=1,
                           fused_activation_function=ACTS[seed % 4])
-    for k in range(2):
+    for _ in range(2):
         assert_bit_exact(model, [full_range(rng, (n, h, w, c), np.int16)])
 
 
@@ -98,7 +101,7 @@ def test_fully_connected16(seed, per_channel, bias_dtype):
     # An int32 bias: the default kernels run it (optimized_integer_ops); LiteRT's
     # reference kernel would read it as int64, and edgelite refuses it there.
     kernels = ("default",) if bias_dtype == np.int32 else KERNEL_SETS
-    for k in range(2):
+    for _ in range(2):
         assert_bit_exact(model, [full_range(rng, (batch, depth), np.int16)], kernels)
     if bias_dtype == np.int32:
         with pytest.raises(UnsupportedOpError, match="reads it as int64"):
