@@ -49,8 +49,8 @@ def quantize_options(fn):
     """Decorator adding the quantization flags to a click command."""
     opts = [
         click.option("--quantize", "quantize", type=click.Choice(
-            ["int8", "uint8", "dynamic", "float16"]), help="Quantization mode (default: "
-            "none, a float model)."),
+            ["int8", "uint8", "int16x8", "dynamic", "float16"]), help="Quantization mode "
+            "(default: none, a float model); int16x8: int16 activations, int8 weights."),
         click.option("--per-tensor", is_flag=True,
                      help="int8 weights per tensor instead of per output channel."),
         click.option("--io-type", type=click.Choice(["float", "int8", "uint8"]),

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 class QuantMode(Enum):
     INT8 = "int8"
     UINT8 = "uint8"
+    INT16X8 = "int16x8"  # int16 activations, int8 weights (TFLite's 16x8 mode)
     DYNAMIC = "dynamic"
     FLOAT16 = "float16"
 
@@ -132,6 +133,9 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         float16(graph)
         return report
     qtype = QType(options.mode.value)
+    if qtype is QType.INT16 and (options.io_type is not IOType.FLOAT or options.mean_std):
+        raise EdgeliteError("--quantize int16x8 keeps float inputs and outputs: --io-type "
+                            "int8 / uint8 and --mean-std are for int8 / uint8 models")
     log = options.log or (lambda line: None)
     goal_kind = _goal_kind(options)
     needs_data = options.bias_correction or options.adaround or goal_kind is not None

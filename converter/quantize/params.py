@@ -26,18 +26,20 @@ from .qarith import round_half_away  # noqa: F401 (part of this module's interfa
 class QType(Enum):
     INT8 = "int8"
     UINT8 = "uint8"
+    INT16 = "int16x8"  # 16x8: int16 activations (symmetric), int8 weights, int64 bias
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(np.int8 if self is QType.INT8 else np.uint8)
+        return np.dtype({QType.INT8: np.int8, QType.UINT8: np.uint8,
+                         QType.INT16: np.int16}[self])
 
     @property
     def qmin(self) -> int:
-        return -128 if self is QType.INT8 else 0
+        return int(np.iinfo(self.dtype).min)
 
     @property
     def qmax(self) -> int:
-        return 127 if self is QType.INT8 else 255
+        return int(np.iinfo(self.dtype).max)
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,12 @@ class Affine:
 
 
 def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> Affine:
-    """Activation parameters for the range [rmin, rmax] (widened to include 0)."""
+    """Activation parameters for the range [rmin, rmax] (widened to include 0). int16
+    activations (16x8) are symmetric instead: symmetric16."""
     if not (np.isfinite(rmin) and np.isfinite(rmax)):
         raise ValueError(f"range [{rmin}, {rmax}] is not finite")
+    if qtype is QType.INT16:
+        return symmetric16(rmin, rmax)
     qmin = qtype.qmin + (1 if narrow else 0)
     qmax = qtype.qmax
     rmin, rmax = min(float(rmin), 0.0), max(float(rmax), 0.0)
@@ -62,6 +67,14 @@ def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> 
                                                              else 0], np.int64))
     zp = int(nudged_zero_point(qmin - rmin / scale, qmin, qmax))
     return Affine(np.array([scale], np.float32), np.array([zp], np.int64))
+
+
+def symmetric16(rmin: float, rmax: float) -> Affine:
+    """16x8 activation parameters (TFLite's quantizer for int16 activations): zero point 0,
+    scale = max(|rmin|, |rmax|) / 32767 (1.0 for an all-zero range)."""
+    m = max(abs(float(rmin)), abs(float(rmax)))
+    scale = m / 32767.0 if m > 0 else 1.0
+    return Affine(np.array([scale], np.float32), np.array([0], np.int64))
 
 
 def symmetric_weights(w: np.ndarray, axis: int | None) -> Affine:

@@ -18,7 +18,8 @@ from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, asymmetric, quantize, symmetric_weights
-from .rules import (FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS, WEIGHT_AXIS)
+from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS,
+                    WEIGHT_AXIS)
 from .selective import keep_float_ops
 
 
@@ -58,11 +59,13 @@ class _Rewriter:
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
         kept = keep_float_ops(graph, cfg.keep_float)
-        self.integer = {id(op) for op in graph.ops if op.type in INTEGER_OPS
+        integer_ops = INT16_OPS if self.qt is QType.INT16 else INTEGER_OPS
+        self.integer = {id(op) for op in graph.ops if op.type in integer_ops
                         and all(t.dtype == np.float32 for t in op.outputs)
                         and id(op) not in kept}
         # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
-        self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
+        if self.qt is not QType.INT16:
+            self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
 
     # -- activation parameters --------------------------------------------------------------
     def range_of(self, t: Tensor) -> tuple[float, float]:
@@ -155,7 +158,7 @@ class _Rewriter:
         if pin is not None:
             p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
         elif op.type in WEIGHT_AXIS and i == 1:
-            if qt is QType.INT8:
+            if qt in (QType.INT8, QType.INT16):  # 16x8: int8 weights
                 axis = WEIGHT_AXIS[op.type] if self.cfg.per_channel else None
                 p = symmetric_weights(c.data, axis)
                 data = quantize(c.data, p, np.int8, -127, 127)
@@ -166,8 +169,11 @@ class _Rewriter:
             s_in = self.act(op.inputs[0]).scale.astype(np.float64)
             s_w = op.inputs[1].quant.scale.astype(np.float64)
             p = Affine((s_in * s_w).astype(np.float32), np.zeros(s_w.size, np.int64), 0)
-            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), np.int32,
-                            -2 ** 31, 2 ** 31 - 1)
+            # int32, or int64 for 16x8 (TFLite's 16x8 kernels read an int64 bias)
+            bias_type = np.int64 if qt is QType.INT16 else np.int32
+            info = np.iinfo(bias_type)
+            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), bias_type,
+                            int(info.min), int(info.max))
         else:
             p = asymmetric(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
@@ -206,6 +212,8 @@ class _Rewriter:
             for t in op.outputs:
                 if id(t) in real:
                     t.dtype, t.quant = self.qt.dtype, _quant(self.act(t))
+            if self.qt is QType.INT16 and op.type in ("ADD", "SUB"):
+                op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
         self.fix_inputs()
         self.fix_outputs()
 
