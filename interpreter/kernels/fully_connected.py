@@ -50,6 +50,8 @@ from ..names import quoted
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
+from . import hybrid_fc
+from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .requantize import (
     QUANTIZED,
@@ -242,7 +244,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     OpDef("FULLY_CONNECTED",
-          float=Kernel(prepare, eval),
+          float=by_weight_dtype(Kernel(prepare, eval), hybrid_fc.KERNEL),
           integer=Kernel(prepare_quantized, eval_quantized),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=1),
