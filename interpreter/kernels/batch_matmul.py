@@ -1,7 +1,9 @@
-"""BATCH_MATMUL (float32): batched lhs @ rhs with broadcast batch dimensions.
+"""BATCH_MATMUL: batched lhs @ rhs with broadcast batch dimensions; float32, dynamic-range
+(hybrid: float32 lhs, constant int8 rhs), and full-integer int8 and int16.
 
-Matches tensorflow/lite/kernels/batch_matmul.cc (ResizeOutputTensor) and
-reference_ops::BatchMatMul (tensorflow/lite/kernels/internal/reference/batch_matmul.h):
+Matches tensorflow/lite/kernels/batch_matmul.cc (ResizeOutputTensor, EvalHybrid,
+EvalQuantized) and reference_ops::BatchMatMul (tensorflow/lite/kernels/internal/
+reference/batch_matmul.h):
 
 * both operands have rank >= 2; the last two dimensions are the matrices, the ones
   before are batch dimensions that broadcast like numpy (aligned from the right, 1
@@ -9,7 +11,23 @@ reference_ops::BatchMatMul (tensorflow/lite/kernels/internal/reference/batch_mat
 * adj_x / adj_y (BatchMatMulOptions) transpose the matrices of lhs / rhs first;
 * output = broadcast(batch dims) + [lhs rows, rhs columns].
 
-eval() is one np.matmul on (transposed) views into the output.
+float32: one np.matmul on (transposed) views into the output.
+
+Hybrid (EvalHybrid): every lhs row (of the depth, after adj_x) is quantized on its own,
+symmetric or with ``asymmetric_quantize_inputs`` asymmetric; the rhs is int8 per tensor;
+``out = acc * (s_r * s_w)`` (hybrid.py). The DEFAULT kernel set is XNNPACK's
+dynamically quantized batch matrix multiply (qd8 per lhs row, ``(acc * s_r) * s_w``).
+
+int8 / int16 (EvalQuantized with reference_ops::BatchMatMul, both kernel sets measured
+alike, including where XNNPACK takes the op):
+
+    acc = sum_k (lhs - zp_lhs) * (rhs - zp_rhs)        (int32 for int8, int64 for int16)
+    out = clamp(MultiplyByQuantizedMultiplier(acc, M) + zp_out)
+    M = double(s_lhs) * double(s_rhs) / double(s_out)   (QuantizeMultiplier)
+
+int16 has zero points 0 and takes the int64 overload of MultiplyByQuantizedMultiplier.
+Both operands per tensor; either may be a constant or computed. The sums are exact in
+float64 BLAS.
 """
 
 from __future__ import annotations
@@ -18,22 +36,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec
-from .opdef import OpDef
+from .. import quant_math as qm
+from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
+from .hybrid import (HybridOutput, InputQuant, Order, input_quant, is_hybrid,
+                     quantize_rows, require_int8_weights, weight_scales)
+from .opdef import OpDef, QuantRule
+from .requantize import qparams, require_same_type
 from .versions import OpSignature, T
 
 
-@dataclass(frozen=True)
-class BatchMatMulRecord:
-    adj_x: bool
-    adj_y: bool
-
-
-def prepare(ctx: OpContext):
-    ctx.check_arity(2, 2)
-    a, b = ctx.input(0), ctx.input(1)
-    ctx.require_dtype(a, (np.float32,), "lhs")
-    ctx.require_dtype(b, (np.float32,), "rhs")
+def _shapes(ctx: OpContext, a: TensorInfo, b: TensorInfo) -> tuple[bool, bool, tuple]:
+    """(adj_x, adj_y, output shape), checked."""
     if a.rank < 2 or b.rank < 2:
         raise ctx.shape_error(
             f"lhs {list(a.shape)} and rhs {list(b.shape)} must have at least 2 dimensions"
@@ -53,16 +66,142 @@ def prepare(ctx: OpContext):
         raise ctx.shape_error(
             f"batch dimensions of lhs {list(a.shape)} and rhs {list(b.shape)} do not broadcast"
         ) from None
-    return (OutputSpec(batch + (rows, cols), a.dtype),), BatchMatMulRecord(adj_x, adj_y)
+    return adj_x, adj_y, batch + (rows, cols)
+
+
+def _operands(a: np.ndarray, b: np.ndarray, adj_x: bool, adj_y: bool):
+    return (a.swapaxes(-1, -2) if adj_x else a), (b.swapaxes(-1, -2) if adj_y else b)
+
+
+# --------------------------------------------------------------------------- float32
+
+
+@dataclass(frozen=True)
+class BatchMatMulRecord:
+    adj_x: bool
+    adj_y: bool
+
+
+def prepare(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    a, b = ctx.input(0), ctx.input(1)
+    ctx.require_dtype(a, (np.float32,), "lhs")
+    ctx.require_dtype(b, (np.float32,), "rhs")
+    adj_x, adj_y, out_shape = _shapes(ctx, a, b)
+    return (OutputSpec(out_shape, a.dtype),), BatchMatMulRecord(adj_x, adj_y)
 
 
 def eval(rec: BatchMatMulRecord, inputs, outputs) -> None:
-    a, b = inputs
-    if rec.adj_x:
-        a = a.swapaxes(-1, -2)
-    if rec.adj_y:
-        b = b.swapaxes(-1, -2)
+    a, b = _operands(inputs[0], inputs[1], rec.adj_x, rec.adj_y)
     np.matmul(a, b, out=outputs[0])
+
+
+# --------------------------------------------------------------------------- hybrid
+
+
+@dataclass(frozen=True, kw_only=True)
+class HybridRecord:
+    adj_x: bool
+    lhs_shape: tuple  # after adj_x: (..., rows, depth)
+    quant: InputQuant
+    x_q: np.ndarray  # (lhs rows, depth) float64 scratch: q - o
+    rhs: np.ndarray  # (..., depth, cols) float64
+    output: HybridOutput
+
+
+def prepare_hybrid(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    a, b = ctx.input(0), ctx.input(1)
+    adj_x, adj_y, out_shape = _shapes(ctx, a, b)
+    rhs = require_int8_weights(ctx, b, "rhs")
+    scale = weight_scales(ctx, b, out_shape[-1], b.rank - 1, per_channel_ok=False)
+    xnnpack = not ctx.quant.reference
+    lhs_shape = a.shape[:-2] + (a.shape[-2:][::-1] if adj_x else a.shape[-2:])
+    output = HybridOutput(Order.FMA if xnnpack else Order.SCALE_FIRST, scale, None, None)
+    depth = lhs_shape[-1]
+    record = HybridRecord(
+        adj_x=adj_x, lhs_shape=lhs_shape,
+        quant=input_quant(ctx, xnnpack, bool(ctx.option("asymmetric_quantize_inputs", False))),
+        x_q=temporary(ctx, (int(np.prod(lhs_shape)) // max(depth, 1), depth), np.float64),
+        rhs=np.ascontiguousarray(rhs.swapaxes(-1, -2) if adj_y else rhs), output=output)
+    return (OutputSpec(out_shape, np.dtype(np.float32)),), record
+
+
+def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
+    a = inputs[0].swapaxes(-1, -2) if rec.adj_x else inputs[0]
+    row_scale = quantize_rows(a.reshape(rec.x_q.shape), rec.quant, rec.x_q)
+    acc = np.matmul(rec.x_q.reshape(rec.lhs_shape), rec.rhs)
+    rec.output(acc, row_scale.reshape(rec.lhs_shape[:-1] + (1,)), outputs[0])
+
+
+# --------------------------------------------------------------------------- int8 / int16
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuantizedRecord:
+    adj_x: bool
+    adj_y: bool
+    zp_lhs: int
+    zp_rhs: int
+    zp_out: int
+    multiplier: int
+    shift: int
+    wide: bool  # int16: int64 accumulator and the int64 MultiplyByQuantizedMultiplier
+    lo: int
+    hi: int
+
+
+def prepare_quantized(ctx: OpContext):
+    ctx.check_arity(2, 2)
+    a, b, out = ctx.input(0), ctx.input(1), ctx.outputs[0]
+    ctx.require_dtype(a, (np.int8, np.int16), "lhs")
+    require_same_type(ctx, a, b)
+    require_same_type(ctx, a, out)
+    adj_x, adj_y, out_shape = _shapes(ctx, a, b)
+    pa, pb, po = (qparams(ctx, t, role) for t, role in ((a, "lhs"), (b, "rhs"), (out, "output")))
+    wide = a.dtype == np.int16
+    if wide and (pa.zero_point or pb.zero_point or po.zero_point):
+        raise ctx.unsupported("int16 BATCH_MATMUL needs zero points 0 (TFLite's 16x8 spec)")
+    multiplier, shift = qm.quantize_multiplier(pa.scale * pb.scale / po.scale, ctx.quant.rounding)
+    info = np.iinfo(a.dtype)
+    record = QuantizedRecord(adj_x=adj_x, adj_y=adj_y, zp_lhs=pa.zero_point,
+                             zp_rhs=pb.zero_point, zp_out=po.zero_point,
+                             multiplier=multiplier, shift=shift, wide=wide,
+                             lo=int(info.min), hi=int(info.max))
+    return (OutputSpec(out_shape, a.dtype),), record
+
+
+def eval_quantized(rec: QuantizedRecord, inputs, outputs) -> None:
+    a, b = _operands(inputs[0], inputs[1], rec.adj_x, rec.adj_y)
+    # Exact in float64: |a - zp| * |b - zp| <= 2^30 and depths far below 2^22.
+    acc = np.matmul(a.astype(np.float64) - rec.zp_lhs, b.astype(np.float64) - rec.zp_rhs)
+    acc = acc.astype(np.int64)
+    if rec.wide:
+        scaled = qm.multiply_by_quantized_multiplier_int64(acc, rec.multiplier, rec.shift)
+    else:
+        scaled = qm.multiply_by_quantized_multiplier(qm.wrap_int32(acc), rec.multiplier,
+                                                     rec.shift)
+    np.copyto(outputs[0], np.clip(scaled + rec.zp_out, rec.lo, rec.hi), casting="unsafe")
+
+
+def _prepare_any(ctx: OpContext):
+    """float32; float32 lhs with int8 rhs (hybrid); int16 lhs with parameters (int8 /
+    uint8 ones reach prepare_quantized through the OpDef's integer kernel)."""
+    a = ctx.inputs[0] if ctx.inputs else None
+    if is_hybrid(ctx):
+        return _chosen(prepare_hybrid(ctx), eval_hybrid)
+    if a is not None and a.dtype == np.int16 and is_quantized_int16(a):
+        return _chosen(prepare_quantized(ctx), eval_quantized)
+    return _chosen(prepare(ctx), eval)
+
+
+def _chosen(prepared, evaluate):
+    specs, record = prepared
+    return specs, Chosen(evaluate, record)
+
+
+def is_quantized_int16(t: TensorInfo) -> bool:
+    return t.quantization is not None and len(t.quantization.scale) > 0
 
 
 def version(sig: OpSignature) -> int:
@@ -80,5 +219,9 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
-    OpDef("BATCH_MATMUL", float=Kernel(prepare, eval), version=version),
+    OpDef("BATCH_MATMUL",
+          float=Kernel(_prepare_any, run_chosen),
+          integer=Kernel(prepare_quantized, eval_quantized),
+          quant=QuantRule.OWN_RANGE,
+          version=version),
 )

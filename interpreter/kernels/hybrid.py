@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import quant_math as qm
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen
 from .fused import Clamp, activation_clamp, apply_clamp
@@ -63,12 +64,6 @@ class Order(enum.Enum):
     FMA = "fma(acc * s_r, s_w, bias)"
 
 
-def _round_away(v: np.ndarray) -> np.ndarray:
-    """TfLiteRound / std::round: half away from zero (in float64, exact for float32 v)."""
-    v = v.astype(np.float64)
-    return np.copysign(np.floor(np.abs(v) + 0.5), v)
-
-
 def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarray:
     """Quantize each row of the float32 matrix ``x`` (rows, K): writes q - o into
     ``out`` (float64, same shape) and returns the float32 row scales s_r."""
@@ -78,7 +73,7 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarra
         zero = span == 0
         span = np.where(zero, F32(1), span)
         inv = (F32(127) / span).astype(F32)
-        np.clip(_round_away((x * inv[:, None]).astype(F32)), -127, 127, out=out)
+        np.clip(qm.round_half_away((x * inv[:, None]).astype(F32)), -127, 127, out=out)
         out[zero] = 0
         return np.where(zero, F32(1), (span / F32(127)).astype(F32))
     lo, hi = np.minimum(lo, F32(0)), np.maximum(hi, F32(0))
@@ -89,12 +84,12 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarra
         lo64, hi64 = lo.astype(np.float64) / scale, hi.astype(np.float64) / scale
         from_min = np.abs(-128.0) + np.abs(lo64) < 127.0 + np.abs(hi64)
         zp = np.where(from_min, -128.0 - lo64, 127.0 - hi64)
-        zp = np.where(zp < -128, -128.0, np.where(zp > 127, 127.0, _round_away(zp)))
+        zp = np.where(zp < -128, -128.0, np.where(zp > 127, 127.0, qm.round_half_away(zp)))
         zp[flat] = 0
         s = np.where(flat, F32(0), scale.astype(F32))
         inv = np.where(flat, F32(0), (1.0 / np.where(flat, 1, s).astype(np.float64)).astype(F32))
         v = (zp.astype(F32)[:, None] + (x * inv[:, None]).astype(F32)).astype(F32)
-        np.clip(_round_away(v), -128, 127, out=out)
+        np.clip(qm.round_half_away(v), -128, 127, out=out)
         out -= zp[:, None]
         return s
     # XNNPACK qd8: scale = 255 / (rmax - rmin); zero point from the smaller error.

@@ -1,0 +1,178 @@
+"""Dynamic-range (hybrid) CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL:
+float32 input, int8 weights, against LiteRT's two kernel sets.
+
+Bit-identical float32 outputs with BUILTIN_REF (kernels="reference") everywhere, and with
+the default AUTO resolver (kernels="default": XNNPACK's dynamically quantized operators)
+for FULLY_CONNECTED, CONV_2D and BATCH_MATMUL. DEPTHWISE_CONV_2D's default (optimized
+builtin) kernel rounds a few border outputs differently: there the rule is LiteRT's own
+spread between its two kernel sets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.errors import UnsupportedOpError
+
+from ..quant_oracle import KERNEL_SETS, QuantModel, run_litert, run_ours
+
+SAME, VALID = 0, 1
+RELU, RELU6, RELU_N1_TO_1 = 1, 3, 2
+
+
+def check(model: bytes, feeds, exact=KERNEL_SETS) -> None:
+    """Bit-identical with LiteRT for the kernel sets in ``exact``; the others within
+    LiteRT's own spread between its two kernel sets (elementwise max over the output)."""
+    expected = {k: run_litert(model, feeds, k) for k in KERNEL_SETS}
+    for k in KERNEL_SETS:
+        ours = run_ours(model, feeds, k)
+        for i, (a, b) in enumerate(zip(ours, expected[k])):
+            assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
+            if k in exact:
+                assert np.array_equal(a, b), (k, i, float(np.abs(a - b).max()))
+            else:
+                spread = float(np.abs(expected["reference"][i] - expected["default"][i]).max())
+                assert float(np.abs(a - b).max()) <= spread, (k, i, spread)
+
+
+def weights(rng, shape, channels, per_channel, axis=0):
+    w = rng.integers(-127, 128, size=shape).astype(np.int8)
+    scale = rng.uniform(0.002, 0.02, channels) if per_channel else rng.uniform(0.002, 0.02)
+    return w, np.float32(scale), dict(zp=np.zeros(np.size(scale), int), axis=axis)
+
+
+def feed(rng, shape, kind="normal"):
+    x = rng.standard_normal(shape).astype(np.float32) * np.float32(rng.uniform(0.1, 4))
+    if kind == "positive":
+        return np.abs(x)
+    if kind == "zeros":
+        x[0] = 0
+    return x
+
+
+# --------------------------------------------------------------------------- FULLY_CONNECTED
+
+FC_CASES = [  # (input shape, units, per_channel, asymmetric, activation, bias, keep_num_dims)
+    ((1, 16), 4, False, False, 0, True, False),
+    ((3, 40), 30, True, False, RELU, True, False),
+    ((5, 33), 7, False, True, RELU6, False, False),
+    ((8, 64), 64, True, True, 0, True, False),
+    ((2, 3, 24), 9, True, False, RELU_N1_TO_1, True, True),
+    ((4, 300), 5, False, False, 0, True, False),
+]
+
+
+@pytest.mark.parametrize("case", FC_CASES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fully_connected(case, seed):
+    shape, units, per_channel, asym, act, with_bias, keep = case
+    rng = np.random.default_rng(seed)
+    depth = shape[-1]
+    rows = int(np.prod(shape)) // depth
+    m = QuantModel()
+    x = m.input("x", shape, np.float32)
+    w, scale, q = weights(rng, (units, depth), units, per_channel)
+    operands = [x, m.const("w", w, np.int8, scale=scale, **q)]
+    operands.append(m.const("b", rng.standard_normal(units), np.float32) if with_bias else -1)
+    y = m.output("y", tuple(shape[:-1]) + (units,) if keep else (rows, units), np.float32)
+    m.op("FULLY_CONNECTED", operands, [y], version=12 if per_channel else 9 if asym else 3,
+         fused_activation_function=act, asymmetric_quantize_inputs=asym, keep_num_dims=keep)
+    model = m.build()
+    for kind in ("normal", "positive", "zeros"):
+        check(model, [feed(rng, shape, kind)])
+
+
+# --------------------------------------------------------------------------- CONV_2D
+
+CONV_CASES = [  # (N, H, W, C, O, KH, KW, stride, dilation, padding, per_channel, act)
+    (1, 6, 7, 3, 5, 3, 3, 1, 1, SAME, False, 0),
+    (2, 9, 8, 4, 6, 3, 3, 2, 1, SAME, True, RELU),
+    (2, 9, 9, 2, 3, 3, 2, 1, 2, VALID, True, 0),
+    (1, 5, 5, 8, 4, 1, 1, 1, 1, VALID, False, RELU6),
+    (3, 7, 6, 5, 8, 2, 3, 2, 1, VALID, False, 0),
+    (1, 8, 8, 16, 12, 3, 3, 1, 1, SAME, True, RELU6),
+]
+
+
+def _out_size(size, k, stride, dilation, padding):
+    ek = (k - 1) * dilation + 1
+    return -(-size // stride) if padding == SAME else (size - ek) // stride + 1
+
+
+def conv_model(rng, case, depthwise=False, multiplier=1):
+    n, h, w_, c, o, kh, kw, stride, dil, pad, per_channel, act = case
+    if depthwise:
+        o = c * multiplier
+    m = QuantModel()
+    x = m.input("x", (n, h, w_, c), np.float32)
+    shape = (1, kh, kw, o) if depthwise else (o, kh, kw, c)
+    w, scale, q = weights(rng, shape, o, per_channel, axis=3 if depthwise else 0)
+    operands = [x, m.const("w", w, np.int8, scale=scale, **q),
+                m.const("b", rng.standard_normal(o), np.float32)]
+    out = (n, _out_size(h, kh, stride, dil, pad), _out_size(w_, kw, stride, dil, pad), o)
+    y = m.output("y", out, np.float32)
+    opts = dict(padding=pad, stride_h=stride, stride_w=stride, dilation_h_factor=dil,
+                dilation_w_factor=dil, fused_activation_function=act)
+    if depthwise:
+        m.op("DEPTHWISE_CONV_2D", operands, [y], version=6, depth_multiplier=multiplier,
+             **opts)
+    else:
+        m.op("CONV_2D", operands, [y], version=5 if per_channel else 2, **opts)
+    return m.build(), (n, h, w_, c)
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_conv(case, seed):
+    rng = np.random.default_rng(seed)
+    model, shape = conv_model(rng, case)
+    for kind in ("normal", "positive", "zeros"):
+        check(model, [feed(rng, shape, kind)])
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("multiplier", [1, 2])
+def test_depthwise(case, multiplier):
+    rng = np.random.default_rng(multiplier)
+    case = case[:10] + (True,) + case[11:]  # depthwise_conv.cc: per-channel filters only
+    model, shape = conv_model(rng, case, depthwise=True, multiplier=multiplier)
+    for kind in ("normal", "positive", "zeros"):
+        check(model, [feed(rng, shape, kind)], exact=("reference",))
+
+
+def test_depthwise_per_tensor_filter_is_refused():
+    rng = np.random.default_rng(0)
+    model, shape = conv_model(rng, CONV_CASES[0], depthwise=True)
+    with pytest.raises(UnsupportedOpError, match=r"dynamic-range \(hybrid\) depthwise"):
+        run_ours(model, [feed(rng, shape)], "reference")
+
+
+# --------------------------------------------------------------------------- BATCH_MATMUL
+
+BMM_CASES = [  # (lhs shape, rhs shape, adj_x, adj_y)
+    ((2, 3, 5), (5, 4), False, False),
+    ((2, 3, 5), (2, 4, 5), False, True),
+    ((1, 5, 3), (5, 4), True, False),
+    ((2, 1, 4, 6), (3, 6, 5), False, False),
+    ((4, 17), (17, 9), False, False),
+]
+
+
+@pytest.mark.parametrize("case", BMM_CASES)
+@pytest.mark.parametrize("asym", [False, True])
+def test_batch_matmul(case, asym):
+    lhs, rhs, adj_x, adj_y = case
+    rng = np.random.default_rng(len(lhs) + 3 * asym)
+    m = QuantModel()
+    x = m.input("x", lhs, np.float32)
+    w, scale, q = weights(rng, rhs, 1, False)
+    a = np.zeros(lhs)
+    b = np.zeros(rhs)
+    out = np.matmul(a.swapaxes(-1, -2) if adj_x else a, b.swapaxes(-1, -2) if adj_y else b)
+    y = m.output("y", out.shape, np.float32)
+    m.op("BATCH_MATMUL", [x, m.const("w", w, np.int8, scale=scale, **q)], [y],
+         version=4 if asym else 1, adj_x=adj_x, adj_y=adj_y, asymmetric_quantize_inputs=asym)
+    model = m.build()
+    for kind in ("normal", "positive", "zeros"):
+        check(model, [feed(rng, lhs, kind)])
