@@ -15,8 +15,11 @@ float32: one np.matmul on (transposed) views into the output.
 
 Hybrid (EvalHybrid): every lhs row (of the depth, after adj_x) is quantized on its own,
 symmetric or with ``asymmetric_quantize_inputs`` asymmetric; the rhs is int8 per tensor;
-``out = acc * (s_r * s_w)`` (hybrid.py). The DEFAULT kernel set is XNNPACK's
-dynamically quantized batch matrix multiply (qd8 per lhs row, ``(acc * s_r) * s_w``).
+``out = acc * (s_r * s_w)`` (hybrid.py). With more than one batch dimension that is
+not broadcast, LiteRT's reference kernel reads the scale, offset and weight column sums
+of another matrix than the one it multiplies (_batch_strides): REFERENCE reproduces
+that. The DEFAULT kernel set is XNNPACK's dynamically quantized batch matrix multiply
+(qd8 per lhs row, ``(acc * s_r) * s_w``), which does not.
 
 int8 / int16 (EvalQuantized with reference_ops::BatchMatMul, both kernel sets measured
 alike, including where XNNPACK takes the op):
@@ -109,22 +112,58 @@ class HybridRecord:
     output: HybridOutput
 
 
+@dataclass(frozen=True, kw_only=True)
+class HybridReferenceRecord(HybridRecord):
+    """LiteRT's reference hybrid kernel, including how it indexes the per-row scales,
+    offsets and the weights' column sums per batch (below)."""
+
+    offsets: np.ndarray  # (lhs rows,) float64 scratch: o per row
+    row_index: np.ndarray  # (out batch..., rows, 1): the scale / offset each output row reads
+    col_sums: np.ndarray  # (out batch..., 1, cols) float64: the column sums it reads
+
+
+def _batch_strides(batch: tuple, out_batch: tuple, step: int) -> np.ndarray:
+    """reference_ops::BatchMatMul (hybrid) steps its scale / offset / row-sum pointers
+    by ``step`` -- one matrix -- along every batch dimension the operand does not
+    broadcast (5-D extended shapes, three batch dimensions), not by that dimension's
+    stride: index = step * (b0 + b1 + b2) over the dimensions the operand has. With one
+    non-broadcast batch dimension that is the right matrix; with more, LiteRT reads
+    another one (measured: the installed LiteRT's BUILTIN_REF differs from its XNNPACK
+    there by whole units). Returns the start index per output batch (out_batch shape)."""
+    full = (1,) * (3 - len(out_batch)) + tuple(out_batch)
+    own = (1,) * (3 - len(batch)) + tuple(batch)
+    grids = np.meshgrid(*(np.arange(d) for d in full), indexing="ij")
+    start = sum(g * (step if d != 1 else 0) for g, d in zip(grids, own))
+    return np.asarray(start, np.int64).reshape(out_batch)
+
+
 def prepare_hybrid(ctx: OpContext):
     ctx.check_arity(2, 2)
     a, b = ctx.input(0), ctx.input(1)
     adj_x, adj_y, out_shape = _shapes(ctx, a, b)
     rhs = require_int8_weights(ctx, b, "rhs")
+    rhs = np.ascontiguousarray(rhs.swapaxes(-1, -2) if adj_y else rhs)  # (..., depth, cols)
     scale = weight_scales(ctx, b, out_shape[-1], b.rank - 1, per_channel_ok=False)
     xnnpack = not ctx.quant.reference
     lhs_shape = a.shape[:-2] + (a.shape[-2:][::-1] if adj_x else a.shape[-2:])
-    output = HybridOutput(Order.FMA if xnnpack else Order.SCALE_FIRST, scale, None, None)
-    depth = lhs_shape[-1]
-    record = HybridRecord(
+    depth, rows, cols = lhs_shape[-1], lhs_shape[-2], out_shape[-1]
+    lhs_rows = int(np.prod(lhs_shape)) // max(depth, 1)
+    common = dict(
         adj_x=adj_x, lhs_shape=lhs_shape,
         quant=input_quant(ctx, xnnpack, bool(ctx.option("asymmetric_quantize_inputs", False))),
-        x_q=temporary(ctx, (int(np.prod(lhs_shape)) // max(depth, 1), depth), np.float64),
-        rhs=np.ascontiguousarray(rhs.swapaxes(-1, -2) if adj_y else rhs), output=output)
-    return (OutputSpec(out_shape, np.dtype(np.float32)),), record
+        x_q=temporary(ctx, (lhs_rows, depth), np.float64), rhs=rhs,
+        output=HybridOutput(Order.FMA if xnnpack else Order.SCALE_FIRST, scale, None, None))
+    spec = (OutputSpec(out_shape, np.dtype(np.float32)),)
+    if xnnpack:
+        return spec, Chosen(eval_hybrid, HybridRecord(**common))
+    out_batch = out_shape[:-2]
+    row_index = _batch_strides(lhs_shape[:-2], out_batch, rows)[..., None] + np.arange(rows)
+    sums = rhs.sum(axis=-2).reshape(-1)  # per weight matrix, per column
+    col_index = _batch_strides(rhs.shape[:-2], out_batch, cols)[..., None] + np.arange(cols)
+    record = HybridReferenceRecord(
+        **common, offsets=temporary(ctx, (lhs_rows,), np.float64),
+        row_index=row_index[..., None], col_sums=sums[col_index][..., None, :])
+    return spec, Chosen(eval_hybrid_reference, record)
 
 
 def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
@@ -132,6 +171,16 @@ def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
     row_scale = quantize_rows(a.reshape(rec.x_q.shape), rec.quant, rec.x_q)
     acc = np.matmul(rec.x_q.reshape(rec.lhs_shape), rec.rhs)
     rec.output(acc, row_scale.reshape(rec.lhs_shape[:-1] + (1,)), outputs[0])
+
+
+def eval_hybrid_reference(rec: HybridReferenceRecord, inputs, outputs) -> None:
+    """acc = sum_k q * w - colsum * o, then * (s * s_w), each output row reading the
+    scale and offset of row_index and the column sums of col_sums (_batch_strides)."""
+    a = inputs[0].swapaxes(-1, -2) if rec.adj_x else inputs[0]
+    row_scale = quantize_rows(a.reshape(rec.x_q.shape), rec.quant, rec.x_q, rec.offsets)
+    acc = np.matmul(rec.x_q.reshape(rec.lhs_shape), rec.rhs)
+    acc -= rec.col_sums * rec.offsets[rec.row_index]
+    rec.output(acc, row_scale[rec.row_index], outputs[0])
 
 
 # --------------------------------------------------------------------------- int8 / int16
@@ -189,7 +238,7 @@ def _prepare_any(ctx: OpContext):
     uint8 ones reach prepare_quantized through the OpDef's integer kernel)."""
     a = ctx.inputs[0] if ctx.inputs else None
     if is_hybrid(ctx):
-        return _chosen(prepare_hybrid(ctx), eval_hybrid)
+        return prepare_hybrid(ctx)
     if a is not None and a.dtype == np.int16 and is_quantized_int16(a):
         return _chosen(prepare_quantized(ctx), eval_quantized)
     return _chosen(prepare(ctx), eval)

@@ -17,7 +17,9 @@ bit-exact against the installed LiteRT, see tests/interpreter/kernels/test_hybri
     half away from zero, clamped to +-127 (all float32); an all-zero row gets s = 1.
   - ASYMMETRIC (AsymmetricQuantizeFloats, ``asymmetric_quantize_inputs``): the range
     [min(x, 0), max(x, 0)] over 255 steps in double, the zero point nudged like
-    TFLite's and q = round(o + x * (1 / s)) clamped to [-128, 127].
+    TFLite's and q = round(o + x * (1 / s)) clamped to [-128, 127]; an all-zero row
+    gets q = 0, o = 0 and s = 1 (which matters only where LiteRT reads another row's
+    scale: batch_matmul.py).
   Then the product order (float32): SCALE_FIRST ``acc * (s_r * s_w[c]) + bias``
   (fully_connected.cc EvalHybrid via MatrixBatchVectorMultiplyAccumulate, conv.cc
   EvalHybrid / HybridConv, batch_matmul.cc EvalHybrid, the reference
@@ -64,11 +66,15 @@ class Order(enum.Enum):
     FMA = "fma(acc * s_r, s_w, bias)"
 
 
-def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarray:
+def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray,
+                  offsets: np.ndarray | None = None) -> np.ndarray:
     """Quantize each row of the float32 matrix ``x`` (rows, K): writes q - o into
-    ``out`` (float64, same shape) and returns the float32 row scales s_r."""
+    ``out`` (float64, same shape) and returns the float32 row scales s_r. Given
+    ``offsets`` (rows,), q itself goes to ``out`` and o to ``offsets``."""
     lo, hi = x.min(axis=1), x.max(axis=1)
     if kind is InputQuant.SYMMETRIC:
+        if offsets is not None:
+            offsets[...] = 0
         span = np.maximum(np.abs(lo), np.abs(hi))
         zero = span == 0
         span = np.where(zero, F32(1), span)
@@ -80,17 +86,18 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarra
     flat = lo == hi  # an all-zero row
     if kind is InputQuant.ASYMMETRIC:
         # double scale = (rmax - rmin) / 255 (the difference taken in float32).
+        # double scale = (rmax - rmin) / 255 (the difference taken in float32).
         scale = np.where(flat, 1.0, (hi - lo).astype(F32).astype(np.float64) / 255.0)
         lo64, hi64 = lo.astype(np.float64) / scale, hi.astype(np.float64) / scale
         from_min = np.abs(-128.0) + np.abs(lo64) < 127.0 + np.abs(hi64)
         zp = np.where(from_min, -128.0 - lo64, 127.0 - hi64)
         zp = np.where(zp < -128, -128.0, np.where(zp > 127, 127.0, qm.round_half_away(zp)))
         zp[flat] = 0
-        s = np.where(flat, F32(0), scale.astype(F32))
-        inv = np.where(flat, F32(0), (1.0 / np.where(flat, 1, s).astype(np.float64)).astype(F32))
+        s = scale.astype(F32)  # an all-zero row: q = 0, s = 1
+        inv = np.where(flat, F32(0), (1.0 / s.astype(np.float64)).astype(F32))
         v = (zp.astype(F32)[:, None] + (x * inv[:, None]).astype(F32)).astype(F32)
         np.clip(qm.round_half_away(v), -128, 127, out=out)
-        out -= zp[:, None]
+        _center(out, zp, offsets)
         return s
     # XNNPACK qd8: scale = 255 / (rmax - rmin); zero point from the smaller error.
     scale = np.where(flat, F32(1), (F32(255) / np.where(flat, F32(1), hi - lo)).astype(F32))
@@ -98,8 +105,15 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray) -> np.ndarra
     by_min = ((F32(-128) + lo_s).astype(F32) + (F32(127) + hi_s).astype(F32)) > 0
     zp = np.rint(np.clip(np.where(by_min, F32(-128) - lo_s, F32(127) - hi_s), -128, 127))
     np.clip(np.rint((x * scale[:, None]).astype(F32)) + zp[:, None], -128, 127, out=out)
-    out -= zp[:, None]
+    _center(out, zp, offsets)
     return (F32(1) / scale).astype(F32)
+
+
+def _center(q: np.ndarray, zp: np.ndarray, offsets: np.ndarray | None) -> None:
+    if offsets is None:
+        q -= zp[:, None]
+    else:
+        offsets[...] = zp
 
 
 def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

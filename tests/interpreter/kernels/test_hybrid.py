@@ -156,6 +156,11 @@ BMM_CASES = [  # (lhs shape, rhs shape, adj_x, adj_y)
     ((1, 5, 3), (5, 4), True, False),
     ((2, 1, 4, 6), (3, 6, 5), False, False),
     ((4, 17), (17, 9), False, False),
+    # several batch dimensions: LiteRT's reference kernel reads the scales, offsets and
+    # column sums of other matrices there (batch_matmul._batch_strides), XNNPACK does not
+    ((2, 4, 1, 16), (4, 16, 24), False, False),
+    ((2, 3, 4, 5), (2, 3, 6, 5), False, True),
+    ((1, 2, 3, 5, 4), (3, 5, 2), True, False),
 ]
 
 
