@@ -95,10 +95,13 @@ def prepare_depthwise(ctx: OpContext):
         raise ctx.shape_error(
             f"filter shape {list(f.shape)} must be [1, KH, KW, O] with O a multiple of the "
             f"input channels ({c})")
-    if len(f.quantization.scale) != o:  # depthwise_conv.cc Prepare checks the same
+    if len(f.quantization.scale) != o:
+        # depthwise_conv.cc reads one scale per output channel; given one per tensor
+        # (which its Prepare lets through with quantized_dimension 0) it reads past the
+        # end of the scale array (measured: garbage outputs), so there is nothing to match.
         raise ctx.unsupported(
             f"{HYBRID} depthwise filters must be quantized per channel ({o} scales on "
-            f"dimension 3)")
+            f"dimension 3); LiteRT's kernel misreads a per-tensor one")
     scales = weight_scales(ctx, f, o, 3)
     output = hybrid_output(ctx, Order.SCALE_FIRST, scales, ctx.optional_input(2))
     weights = filt.reshape(kh, kw, c, o // c)
