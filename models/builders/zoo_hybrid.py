@@ -16,9 +16,11 @@ Writes models/hybrid_*.tflite (deterministic: fixed seeds; TF 2.21, tf-keras):
   hybrid_cnn_pt.tf_dr.tflite          per-tensor weights (_experimental_disable_per_channel)
   hybrid_cnn_pt.tf_dr_sym.tflite      the same, symmetric inputs
 
-The CNN: CONV_2D (float: 432 weights), CONV_2D stride 2, DEPTHWISE_CONV_2D x4, a 1x1
+The CNN (every layer with weights hybrid, the per-tensor model's depthwise layer
+excepted): CONV_2D, CONV_2D stride 2, DEPTHWISE_CONV_2D x4, a 1x1
 CONV_2D, a dilated CONV_2D, MEAN, FULLY_CONNECTED, a batched MATMUL with a constant
-(BATCH_MATMUL, 3 batch dimensions), FULLY_CONNECTED; plus an Embedding (TF writes an int8
+(BATCH_MATMUL: [2, 4, 16] @ [2, 16, 40]; with several batch dimensions LiteRT's
+reference kernel misindexes its scales, see kernels/batch_matmul.py), FULLY_CONNECTED; plus an Embedding (TF writes an int8
 GATHER + DEQUANTIZE). The per-tensor model keeps its depthwise layer under 1024 weights
 (float): LiteRT's hybrid depthwise kernel misreads a per-tensor filter scale.
 """
@@ -43,7 +45,7 @@ BATCH = 2
 def cnn(depth_multiplier: int) -> keras.Model:
     keras.utils.set_random_seed(0)
     image = keras.Input((12, 12, 3), batch_size=BATCH, name="image")
-    x = keras.layers.Conv2D(16, 3, padding="same", activation="relu")(image)
+    x = keras.layers.Conv2D(40, 3, padding="same", activation="relu")(image)
     x = keras.layers.Conv2D(32, 3, strides=2, padding="same", activation="relu")(x)
     x = keras.layers.DepthwiseConv2D(3, depth_multiplier=depth_multiplier, padding="same",
                                      activation="relu6")(x)
@@ -51,10 +53,10 @@ def cnn(depth_multiplier: int) -> keras.Model:
     x = keras.layers.Conv2D(16, 3, dilation_rate=2, padding="same")(x)
     x = keras.layers.GlobalAveragePooling2D()(x)
     x = keras.layers.Dense(64, activation="relu")(x)
-    x = keras.layers.Reshape((4, 1, 16))(x)
-    w = tf.constant(np.random.default_rng(0).standard_normal((4, 16, 24)).astype(np.float32)
-                    * np.float32(0.2))
-    x = keras.layers.Lambda(lambda t: tf.matmul(t, w), output_shape=(4, 1, 24))(x)
+    x = keras.layers.Reshape((4, 16))(x)
+    w = tf.constant(np.random.default_rng(0).standard_normal((BATCH, 16, 40))
+                    .astype(np.float32) * np.float32(0.2))
+    x = keras.layers.Lambda(lambda t: tf.matmul(t, w), output_shape=(4, 40))(x)
     x = keras.layers.Flatten()(x)
     logits = keras.layers.Dense(10, name="logits")(x)
     ids = keras.Input((5,), batch_size=BATCH, dtype=tf.int32, name="ids")
