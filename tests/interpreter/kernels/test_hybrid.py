@@ -181,3 +181,37 @@ def test_batch_matmul(case, asym):
     model = m.build()
     for kind in ("normal", "positive", "zeros"):
         check(model, [feed(rng, lhs, kind)])
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def _fc_model(w_dtype=np.int8, constant=True, scale=0.01, zp=0):
+    m = QuantModel()
+    x = m.input("x", (2, 8), np.float32)
+    w = np.ones((3, 8), w_dtype)
+    wt = m.const("w", w, w_dtype, scale=scale, zp=zp) if constant else \
+        m.input("w", (3, 8), w_dtype, scale=scale, zp=zp)
+    m.op("FULLY_CONNECTED", [x, wt, -1], [m.output("y", (2, 3), np.float32)], version=3)
+    return m.build(), [np.ones((2, 8), np.float32)] + ([] if constant else [w])
+
+
+@pytest.mark.parametrize("kind, message", [
+    (dict(w_dtype=np.uint8), r"type uint8: dynamic-range \(hybrid\) kernels support int8"),
+    (dict(constant=False), r"of a dynamic-range \(hybrid\) op must be a constant"),
+    (dict(zp=3), r"dynamic-range \(hybrid\) weights .* must have zero point 0"),
+])
+def test_refusals_name_the_kind(kind, message):
+    model, feeds = _fc_model(**kind)
+    with pytest.raises(UnsupportedOpError, match=r"FULLY_CONNECTED.*" + message):
+        run_ours(model, feeds, "reference")
+
+
+def test_grouped_conv_refused():
+    m = QuantModel()
+    x = m.input("x", (1, 4, 4, 4), np.float32)
+    w = m.const("w", np.ones((4, 3, 3, 2), np.int8), np.int8, scale=0.1, zp=0)
+    m.op("CONV_2D", [x, w, -1], [m.output("y", (1, 4, 4, 4), np.float32)], padding=SAME,
+         stride_h=1, stride_w=1)
+    with pytest.raises(UnsupportedOpError, match=r"grouped convolution .* dynamic-range"):
+        run_ours(m.build(), [np.ones((1, 4, 4, 4), np.float32)], "reference")
