@@ -12,14 +12,17 @@ float input on the fly, accumulates in int32 and scales the accumulator back to 
 How each kernel set quantizes the input and rounds the float product (all measured
 bit-exact against the installed LiteRT, see tests/interpreter/kernels/test_hybrid.py):
 
-* REFERENCE (tensor_utils, portable_tensor_utils.cc):
+* REFERENCE (tensor_utils: portable_tensor_utils.cc, neon_tensor_utils.cc):
   - SYMMETRIC (SymmetricQuantizeFloats): r = max|x|; s = r / 127, q = round(x * (127 / r))
     half away from zero, clamped to +-127 (all float32); an all-zero row gets s = 1.
   - ASYMMETRIC (AsymmetricQuantizeFloats, ``asymmetric_quantize_inputs``): the range
-    [min(x, 0), max(x, 0)] over 255 steps in double, the zero point nudged like
-    TFLite's and q = round(o + x * (1 / s)) clamped to [-128, 127]; an all-zero row
-    gets q = 0, o = 0 and s = 1 (which matters only where LiteRT reads another row's
-    scale: batch_matmul.py).
+    [min(x, 0), max(x, 0)] (its width in float32) over 255 steps in double, the zero
+    point nudged like TFLite's, and q = round(x * (1 / s)) + o clamped to [-128, 127]
+    -- o added after rounding, as the NEON kernel LiteRT's x86 build runs does (the
+    portable one rounds o + x / s in float32, which differs where that sum rounds
+    onto a .5: measured once in 600 random cases); an all-zero row gets q = 0, o = 0
+    and s = 1 (which matters only where LiteRT reads another row's scale:
+    batch_matmul.py).
   Then the product order (float32): SCALE_FIRST ``acc * (s_r * s_w[c]) + bias``
   (fully_connected.cc EvalHybrid via MatrixBatchVectorMultiplyAccumulate, conv.cc
   EvalHybrid / HybridConv, batch_matmul.cc EvalHybrid, the reference
@@ -95,8 +98,8 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray,
         zp[flat] = 0
         s = scale.astype(F32)  # an all-zero row: q = 0, s = 1
         inv = np.where(flat, F32(0), (1.0 / s.astype(np.float64)).astype(F32))
-        v = (zp.astype(F32)[:, None] + (x * inv[:, None]).astype(F32)).astype(F32)
-        np.clip(qm.round_half_away(v), -128, 127, out=out)
+        v = qm.round_half_away((x * inv[:, None]).astype(F32)) + zp[:, None]
+        np.clip(v, -128, 127, out=out)
         _center(out, zp, offsets)
         return s
     # XNNPACK qd8: scale = 255 / (rmax - rmin); zero point from the smaller error.

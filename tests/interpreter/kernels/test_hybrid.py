@@ -19,6 +19,7 @@ from ..quant_oracle import KERNEL_SETS, QuantModel, run_litert, run_ours
 
 SAME, VALID = 0, 1
 RELU, RELU6, RELU_N1_TO_1 = 1, 3, 2
+SEEDS = 12  # random cases per test (measured with 300: all pass)
 
 
 def check(model: bytes, feeds, exact=KERNEL_SETS) -> None:
@@ -215,3 +216,40 @@ def test_grouped_conv_refused():
          stride_h=1, stride_w=1)
     with pytest.raises(UnsupportedOpError, match=r"grouped convolution .* dynamic-range"):
         run_ours(m.build(), [np.ones((1, 4, 4, 4), np.float32)], "reference")
+
+
+# --------------------------------------------------------------------------- random
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_conv_and_depthwise(seed):
+    """Random geometry, per-tensor / per-channel filters, activations, batches."""
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(1, 5))
+    stride, dil = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    size = (k - 1) * dil + 1 + int(rng.integers(0, 6))
+    case = (int(rng.integers(1, 4)), size, size + int(rng.integers(0, 3)),
+            int(rng.integers(1, 9)), int(rng.integers(1, 17)), k, k, stride, dil,
+            int(rng.integers(0, 2)), bool(rng.integers(0, 2)),
+            int(rng.choice([0, RELU, RELU6, RELU_N1_TO_1])))
+    model, shape = conv_model(rng, case)
+    check(model, [feed(rng, shape)])
+    dw_case = case[:10] + (True,) + case[11:]
+    model, shape = conv_model(rng, dw_case, depthwise=True, multiplier=int(rng.integers(1, 4)))
+    check(model, [feed(rng, shape)], exact=("reference",))
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_fully_connected(seed):
+    rng = np.random.default_rng(200 + seed)
+    rows, depth, units = int(rng.integers(1, 9)), int(rng.integers(1, 400)), int(rng.integers(1, 70))
+    per_channel, asym = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
+    m = QuantModel()
+    x = m.input("x", (rows, depth), np.float32)
+    w, scale, q = weights(rng, (units, depth), units, per_channel)
+    bias = m.const("b", rng.standard_normal(units), np.float32) if rng.integers(0, 2) else -1
+    y = m.output("y", (rows, units), np.float32)
+    m.op("FULLY_CONNECTED", [x, m.const("w", w, np.int8, scale=scale, **q), bias], [y],
+         version=12 if per_channel else 9 if asym else 3, asymmetric_quantize_inputs=asym,
+         fused_activation_function=int(rng.choice([0, RELU, RELU6, RELU_N1_TO_1])))
+    check(m.build(), [feed(rng, (rows, depth))])
