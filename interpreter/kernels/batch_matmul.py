@@ -21,14 +21,16 @@ of another matrix than the one it multiplies (_batch_strides): REFERENCE reprodu
 that. The DEFAULT kernel set is XNNPACK's dynamically quantized batch matrix multiply
 (qd8 per lhs row, ``(acc * s_r) * s_w``), which does not.
 
-int8 / int16 (EvalQuantized with reference_ops::BatchMatMul, both kernel sets measured
-alike, including where XNNPACK takes the op):
+int8 / int16 (EvalQuantized with reference_ops::BatchMatMul; the optimized kernel
+rounds alike):
 
     acc = sum_k (lhs - zp_lhs) * (rhs - zp_rhs)        (int32 for int8, int64 for int16)
     out = clamp(MultiplyByQuantizedMultiplier(acc, M) + zp_out)
-    M = double(s_lhs) * double(s_rhs) / double(s_out)   (QuantizeMultiplier)
+    M = double(float(s_lhs * s_rhs)) / double(s_out)    (GetQuantizedConvolutionMultipler)
 
-int16 has zero points 0 and takes the int64 overload of MultiplyByQuantizedMultiplier.
+int16 has zero points 0 and takes the int64 overload of MultiplyByQuantizedMultiplier
+(its 16-bit mantissa makes the float32 product matter). DEFAULT: XNNPACK takes int8 with
+a zero rhs zero point, ``rint(float32(acc) * float32((s_lhs * s_rhs) / s_out))``.
 Both operands per tensor; either may be a constant or computed. The sums are exact in
 float64 BLAS.
 """
@@ -211,13 +213,22 @@ def prepare_quantized(ctx: OpContext):
     wide = a.dtype == np.int16
     if wide and (pa.zero_point or pb.zero_point or po.zero_point):
         raise ctx.unsupported("int16 BATCH_MATMUL needs zero points 0 (TFLite's 16x8 spec)")
-    multiplier, shift = qm.quantize_multiplier(pa.scale * pb.scale / po.scale, ctx.quant.rounding)
     info = np.iinfo(a.dtype)
+    if not ctx.quant.reference and not wide and pb.zero_point == 0:
+        # XNNPACK takes int8 BATCH_MATMUL with a symmetric rhs: its fp32 requantization,
+        # rint(float32(acc) * float32((s_lhs * s_rhs) / s_out)).
+        scale = np.float32(np.float32(pa.scale) * np.float32(pb.scale)) / np.float32(po.scale)
+        return (OutputSpec(out_shape, a.dtype),), Chosen(eval_xnnpack, XnnpackRecord(
+            adj_x=adj_x, adj_y=adj_y, zp_lhs=pa.zero_point, zp_out=po.zero_point,
+            scale=np.float32(scale), lo=int(info.min), hi=int(info.max)))
+    # GetQuantizedConvolutionMultipler: the lhs * rhs scale product is a float32.
+    real = float(np.float32(pa.scale) * np.float32(pb.scale)) / po.scale
+    multiplier, shift = qm.quantize_multiplier(real, ctx.quant.rounding)
     record = QuantizedRecord(adj_x=adj_x, adj_y=adj_y, zp_lhs=pa.zero_point,
                              zp_rhs=pb.zero_point, zp_out=po.zero_point,
                              multiplier=multiplier, shift=shift, wide=wide,
                              lo=int(info.min), hi=int(info.max))
-    return (OutputSpec(out_shape, a.dtype),), record
+    return (OutputSpec(out_shape, a.dtype),), Chosen(eval_quantized, record)
 
 
 def eval_quantized(rec: QuantizedRecord, inputs, outputs) -> None:
@@ -233,6 +244,24 @@ def eval_quantized(rec: QuantizedRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], np.clip(scaled + rec.zp_out, rec.lo, rec.hi), casting="unsafe")
 
 
+@dataclass(frozen=True, kw_only=True)
+class XnnpackRecord:
+    adj_x: bool
+    adj_y: bool
+    zp_lhs: int
+    zp_out: int
+    scale: np.float32  # (s_lhs * s_rhs) / s_out in float32
+    lo: int
+    hi: int
+
+
+def eval_xnnpack(rec: XnnpackRecord, inputs, outputs) -> None:
+    a, b = _operands(inputs[0], inputs[1], rec.adj_x, rec.adj_y)
+    acc = np.matmul(a.astype(np.float64) - rec.zp_lhs, b.astype(np.float64))
+    scaled = np.rint(acc.astype(np.float32) * rec.scale)
+    np.copyto(outputs[0], np.clip(scaled + rec.zp_out, rec.lo, rec.hi), casting="unsafe")
+
+
 def _prepare_any(ctx: OpContext):
     """float32; float32 lhs with int8 rhs (hybrid); int16 lhs with parameters (int8 /
     uint8 ones reach prepare_quantized through the OpDef's integer kernel)."""
@@ -240,7 +269,7 @@ def _prepare_any(ctx: OpContext):
     if is_hybrid(ctx):
         return prepare_hybrid(ctx)
     if a is not None and a.dtype == np.int16 and is_quantized_int16(a):
-        return _chosen(prepare_quantized(ctx), eval_quantized)
+        return prepare_quantized(ctx)
     return _chosen(prepare(ctx), eval)
 
 
@@ -270,7 +299,7 @@ OPS = (
     # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
     OpDef("BATCH_MATMUL",
           float=Kernel(_prepare_any, run_chosen),
-          integer=Kernel(prepare_quantized, eval_quantized),
+          integer=Kernel(prepare_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,
           version=version),
 )
