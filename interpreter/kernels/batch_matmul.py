@@ -139,6 +139,32 @@ def _batch_strides(batch: tuple, out_batch: tuple, step: int) -> np.ndarray:
     return np.asarray(start, np.int64).reshape(out_batch)
 
 
+def _reference_indexing(lhs_shape: tuple, rhs: np.ndarray, adj_x: bool):
+    """(row_index, col_sums) of HybridReferenceRecord, broadcasting against the output.
+
+    Without adj_x, batch_matmul.cc first compresses a rhs [..., 1, K, N] with a lhs
+    [..., Q, M, K] of rank > 2 into rhs [..., K, N] and lhs [..., Q * M, K] (the same
+    products); the indexing of _batch_strides applies to those shapes (measured)."""
+    rows, cols = lhs_shape[-2], rhs.shape[-1]
+    merged = not adj_x and len(lhs_shape) > 2 and rhs.ndim > 2 and rhs.shape[-3] == 1
+    if merged:
+        lhs_shape = lhs_shape[:-3] + (lhs_shape[-3] * rows, lhs_shape[-1])
+        rhs = rhs.reshape(rhs.shape[:-3] + rhs.shape[-2:])
+    m = lhs_shape[-2]
+    out_batch = tuple(np.broadcast_shapes(lhs_shape[:-2], rhs.shape[:-2]))
+    row_index = _batch_strides(lhs_shape[:-2], out_batch, m)[..., None] + np.arange(m)
+    # (LiteRT computes the sums of the matrices of batch dimensions 1 and 2 only: with a
+    # 5-D rhs whose first dimension is > 1, asymmetric inputs read sums it never wrote
+    # -- not reproducible; edgelite uses the true sums there.)
+    sums = rhs.sum(axis=-2).reshape(-1)  # per weight matrix, per column
+    col_index = _batch_strides(rhs.shape[:-2], out_batch, cols)[..., None] + np.arange(cols)
+    col_sums = sums[col_index][..., None, :]  # out_batch + (1, N)
+    if merged:  # back to [..., Q, M] rows; the column sums are the same for every Q
+        row_index = row_index.reshape(out_batch + (-1, rows))
+        col_sums = col_sums[..., None, :, :]
+    return row_index[..., None], col_sums
+
+
 def prepare_hybrid(ctx: OpContext):
     ctx.check_arity(2, 2)
     a, b = ctx.input(0), ctx.input(1)
@@ -158,13 +184,10 @@ def prepare_hybrid(ctx: OpContext):
     spec = (OutputSpec(out_shape, np.dtype(np.float32)),)
     if xnnpack:
         return spec, Chosen(eval_hybrid, HybridRecord(**common))
-    out_batch = out_shape[:-2]
-    row_index = _batch_strides(lhs_shape[:-2], out_batch, rows)[..., None] + np.arange(rows)
-    sums = rhs.sum(axis=-2).reshape(-1)  # per weight matrix, per column
-    col_index = _batch_strides(rhs.shape[:-2], out_batch, cols)[..., None] + np.arange(cols)
+    row_index, col_sums = _reference_indexing(lhs_shape, rhs, adj_x)
     record = HybridReferenceRecord(
         **common, offsets=temporary(ctx, (lhs_rows,), np.float64),
-        row_index=row_index[..., None], col_sums=sums[col_index][..., None, :])
+        row_index=row_index, col_sums=col_sums)
     return spec, Chosen(eval_hybrid_reference, record)
 
 
