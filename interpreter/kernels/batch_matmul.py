@@ -286,23 +286,16 @@ def eval_xnnpack(rec: XnnpackRecord, inputs, outputs) -> None:
 
 
 def _prepare_any(ctx: OpContext):
-    """float32; float32 lhs with int8 rhs (hybrid); int16 lhs with parameters (int8 /
-    uint8 ones reach prepare_quantized through the OpDef's integer kernel)."""
+    """float32; float32 lhs with int8 rhs (hybrid); int16 lhs with quantization
+    parameters (int8 / uint8 ones reach prepare_quantized as the OpDef's integer kernel)."""
     a = ctx.inputs[0] if ctx.inputs else None
     if is_hybrid(ctx):
         return prepare_hybrid(ctx)
-    if a is not None and a.dtype == np.int16 and is_quantized_int16(a):
+    if a is not None and a.dtype == np.int16 and a.quantization is not None \
+            and len(a.quantization.scale) > 0:
         return prepare_quantized(ctx)
-    return _chosen(prepare(ctx), eval)
-
-
-def _chosen(prepared, evaluate):
-    specs, record = prepared
-    return specs, Chosen(evaluate, record)
-
-
-def is_quantized_int16(t: TensorInfo) -> bool:
-    return t.quantization is not None and len(t.quantization.scale) > 0
+    specs, record = prepare(ctx)
+    return specs, Chosen(eval, record)
 
 
 def version(sig: OpSignature) -> int:

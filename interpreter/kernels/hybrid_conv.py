@@ -61,7 +61,8 @@ def _record(ctx: OpContext, x, f, kh: int, kw: int, weights: np.ndarray, depthwi
         rows = n * h * w  # XNNPACK's fully connected: one row per pixel
     padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
     out_shape = (n, wh.size_out, ww.size_out, output.channel_scale.size)
-    record = HybridConvRecord(quant=quant, x_q=temporary(ctx, (rows, h * w * c * n // rows), np.float64),
+    x_q = temporary(ctx, (rows, h * w * c * n // rows), np.float64)
+    record = HybridConvRecord(quant=quant, x_q=x_q,
                               interior=interior, windows=patches_view(padded, wh, ww),
                               weights=weights, depthwise=depthwise, output=output)
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record

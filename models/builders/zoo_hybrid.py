@@ -17,12 +17,13 @@ Writes models/hybrid_*.tflite (deterministic: fixed seeds; TF 2.21, tf-keras):
   hybrid_cnn_pt.tf_dr_sym.tflite      the same, symmetric inputs
 
 The CNN (every layer with weights hybrid, the per-tensor model's depthwise layer
-excepted): CONV_2D, CONV_2D stride 2, DEPTHWISE_CONV_2D x4, a 1x1
-CONV_2D, a dilated CONV_2D, MEAN, FULLY_CONNECTED, a batched MATMUL with a constant
-(BATCH_MATMUL: [2, 4, 16] @ [2, 16, 40]; with several batch dimensions LiteRT's
-reference kernel misindexes its scales, see kernels/batch_matmul.py), FULLY_CONNECTED; plus an Embedding (TF writes an int8
-GATHER + DEQUANTIZE). The per-tensor model keeps its depthwise layer under 1024 weights
-(float): LiteRT's hybrid depthwise kernel misreads a per-tensor filter scale.
+excepted): CONV_2D, CONV_2D stride 2, DEPTHWISE_CONV_2D x4, a 1x1 CONV_2D, a dilated
+CONV_2D, MEAN, FULLY_CONNECTED, a batched MATMUL with a constant (BATCH_MATMUL:
+[2, 4, 16] @ [2, 16, 40] -- one batch dimension: with more, LiteRT's reference kernel
+misindexes its scales, see kernels/batch_matmul.py), FULLY_CONNECTED; plus an Embedding
+(TF writes an int8 GATHER + DEQUANTIZE, not EMBEDDING_LOOKUP). The per-tensor model
+keeps its depthwise layer under 1024 weights (float): LiteRT's hybrid depthwise kernel
+misreads a per-tensor filter scale.
 """
 
 from __future__ import annotations

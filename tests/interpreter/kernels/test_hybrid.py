@@ -242,7 +242,8 @@ def test_random_conv_and_depthwise(seed):
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_random_fully_connected(seed):
     rng = np.random.default_rng(200 + seed)
-    rows, depth, units = int(rng.integers(1, 9)), int(rng.integers(1, 400)), int(rng.integers(1, 70))
+    rows, depth = int(rng.integers(1, 9)), int(rng.integers(1, 400))
+    units = int(rng.integers(1, 70))
     per_channel, asym = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
     m = QuantModel()
     x = m.input("x", (rows, depth), np.float32)
