@@ -208,6 +208,20 @@ def test_refusals_name_the_kind(kind, message):
         run_ours(model, feeds, "reference")
 
 
+def test_conv_uint8_weights_refused():
+    """uint8 hybrid weights (legacy files) are refused: LiteRT's CONV_2D reads them in a
+    way none of the obvious readings reproduces, and its FULLY_CONNECTED reads the bytes
+    as int8 except, measured, for some rows with zero point 0."""
+    m = QuantModel()
+    x = m.input("x", (1, 4, 4, 3), np.float32)
+    w = m.const("w", np.ones((2, 3, 3, 3), np.uint8), np.uint8, scale=0.1, zp=128)
+    m.op("CONV_2D", [x, w, -1], [m.output("y", (1, 4, 4, 2), np.float32)], padding=SAME,
+         stride_h=1, stride_w=1)
+    with pytest.raises(UnsupportedOpError, match=r"type uint8: dynamic-range \(hybrid\) "
+                                                 r"kernels support int8 weights only"):
+        run_ours(m.build(), [np.ones((1, 4, 4, 3), np.float32)], "reference")
+
+
 def test_grouped_conv_refused():
     m = QuantModel()
     x = m.input("x", (1, 4, 4, 4), np.float32)
