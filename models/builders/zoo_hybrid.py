@@ -72,13 +72,22 @@ def convert(model: keras.Model, per_channel: bool) -> bytes:
     return converter.convert()
 
 
+# The operator version TF's op_version.cc gives once asymmetric_quantize_inputs is off.
+SYMMETRIC_VERSION = {("FULLY_CONNECTED", 9): 3, ("BATCH_MATMUL", 4): 1}
+
+
 def clear_asymmetric(data: bytes) -> bytes:
-    """The model with every operator's asymmetric_quantize_inputs option set to False."""
+    """The model with every operator's asymmetric_quantize_inputs option set to False,
+    and its operator version set as TF would write it for that."""
     m = schema.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     for sg in m.subgraphs:
         for op in sg.operators:
-            if hasattr(op.builtinOptions, "asymmetricQuantizeInputs"):
+            if getattr(op.builtinOptions, "asymmetricQuantizeInputs", False):
                 op.builtinOptions.asymmetricQuantizeInputs = False
+                code = m.operatorCodes[op.opcodeIndex]
+                key = (names[max(code.builtinCode, code.deprecatedBuiltinCode)], code.version)
+                code.version = SYMMETRIC_VERSION.get(key, code.version)
     import flatbuffers
 
     b = flatbuffers.Builder(len(data))

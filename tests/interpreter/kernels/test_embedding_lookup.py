@@ -9,10 +9,20 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import DTypeError, ShapeError, UnsupportedOpError
-from edgelite.interpreter.kernels.embedding_lookup import version
-from edgelite.interpreter.kernels.versions import OpSignature, T, TensorSig
+from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..quant_oracle import KERNEL_SETS, QuantModel, run_litert, run_ours
+
+
+# op_version.cc, EMBEDDING_LOOKUP: an int4 table or one quantized per channel (per row) 4,
+# else 1 (collected by test_versions.py)
+_IDS = TensorSig(T.INT32, (3,))
+VERSION_CASES = (
+    ("EMBEDDING_LOOKUP", [_IDS, TensorSig(T.FLOAT32, (4, 2))], 1),
+    ("EMBEDDING_LOOKUP", [_IDS, TensorSig(T.INT8, (4, 2), scales=1)], 1),
+    ("EMBEDDING_LOOKUP", [_IDS, TensorSig(T.INT8, (4, 2), scales=4)], 4),
+    ("EMBEDDING_LOOKUP", [_IDS, TensorSig(T.INT4, (4, 2), scales=1)], 4),
+)
 
 
 def model(table, quant=None, out_dtype=None, n=6, out_quant=None) -> bytes:
@@ -90,12 +100,3 @@ def test_refusals(rng):
                  [np.zeros(6, np.int32)], "reference")
     with pytest.raises(ShapeError, match="at least 2 dimensions"):
         run_ours(model(np.zeros(4, np.float32)), [np.zeros(6, np.int32)], "reference")
-
-
-def test_version():
-    def sig(scales):
-        return OpSignature(inputs=(TensorSig(T.INT32, (3,)), TensorSig(T.INT8, (4, 2),
-                                                                        scales=scales)),
-                           outputs=(TensorSig(T.FLOAT32, (3, 2)),), options={})
-
-    assert version(sig(1)) == 1 and version(sig(4)) == 4
