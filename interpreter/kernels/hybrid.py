@@ -89,10 +89,9 @@ def quantize_rows(x: np.ndarray, kind: InputQuant, out: np.ndarray,
     flat = lo == hi  # an all-zero row
     if kind is InputQuant.ASYMMETRIC:
         # double scale = (rmax - rmin) / 255 (the difference taken in float32).
-        # double scale = (rmax - rmin) / 255 (the difference taken in float32).
         scale = np.where(flat, 1.0, (hi - lo).astype(F32).astype(np.float64) / 255.0)
         lo64, hi64 = lo.astype(np.float64) / scale, hi.astype(np.float64) / scale
-        from_min = np.abs(-128.0) + np.abs(lo64) < 127.0 + np.abs(hi64)
+        from_min = 128.0 + np.abs(lo64) < 127.0 + np.abs(hi64)  # the smaller error
         zp = np.where(from_min, -128.0 - lo64, 127.0 - hi64)
         zp = np.where(zp < -128, -128.0, np.where(zp > 127, 127.0, qm.round_half_away(zp)))
         zp[flat] = 0
