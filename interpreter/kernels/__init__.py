@@ -27,6 +27,7 @@ from . import (
     depthwise_conv,
     dequantize,
     dynamic_update_slice,
+    embedding_lookup,
     fully_connected,
     gather,
     logical,
@@ -66,6 +67,7 @@ OPS: dict[str, OpDef] = collect(
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
     softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
+    embedding_lookup,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

@@ -62,6 +62,8 @@ from ..parallel import output_slices, run_slices, worth_splitting
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
+from . import hybrid_conv
+from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
 from .requantize import (
@@ -445,7 +447,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     OpDef("CONV_2D",
-          float=Kernel(prepare, run_chosen),
+          float=by_weight_dtype(Kernel(prepare, run_chosen), hybrid_conv.CONV),
           integer=with_int16(Kernel(prepare_quantized, eval_quantized), CONV16),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=3),

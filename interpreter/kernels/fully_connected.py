@@ -50,6 +50,8 @@ from ..names import quoted
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
+from . import hybrid_fc
+from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .requantize import (
     QUANTIZED,
@@ -244,7 +246,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     OpDef("FULLY_CONNECTED",
-          float=Kernel(prepare, eval),
+          float=by_weight_dtype(Kernel(prepare, eval), hybrid_fc.KERNEL),
           integer=with_int16(Kernel(prepare_quantized, eval_quantized),
                              fully_connected16(_geometry)),
           quant=QuantRule.OWN_RANGE,
