@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import UnsupportedOpError
 from edgelite.interpreter.model import load_model
 from edgelite.schema import graph_pb2
 from tests.conftest import MODELS, litert_module
@@ -22,10 +21,6 @@ TFLITES = sorted((name, f) for name, entry in MANIFEST.items() for f in entry["t
 REL_TOL = 1e-4  # LiteRT on TF's float files vs TF, relative to max |reference|
 EDGELITE_TOL = 1e-5  # edgelite on TF's float files vs LiteRT, relative to max |LiteRT|
 RUNTIMES = ("litert", "edgelite")
-# edgelite's interpreter refuses these with one line until the kernel lands (asserted, so the
-# entry must go when it does)
-# int8 SUM runs now; the cond subgraph's int8 BATCH_MATMUL is the one op left
-EDGELITE_GAPS = {"rnn_cond.tf_int8.tflite": "BATCH_MATMUL"}
 
 
 def litert(model: bytes, runtime: str = "litert"):
@@ -87,10 +82,6 @@ def test_litert_and_edgelite_run_tf_tflite_as_recorded(name, fname, runtime):
     golden = np.load(MODELS / entry["golden"])
     suffix = fname[len(name) + 1:-len(".tflite")]
     x = golden.get(f"litert_{suffix}_x", golden[entry["inputs"][0]["name"]])
-    if runtime == "edgelite" and fname in EDGELITE_GAPS:
-        with pytest.raises(UnsupportedOpError, match=EDGELITE_GAPS[fname]):
-            litert((MODELS / fname).read_bytes(), runtime)
-        return
     interp = litert((MODELS / fname).read_bytes(), runtime)
     (inp,), (out,) = interp.get_input_details(), interp.get_output_details()
     ys = []
