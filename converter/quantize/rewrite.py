@@ -17,8 +17,9 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
-from .params import Affine, QType, asymmetric, quantize, symmetric_weights
-from .rules import (FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS, WEIGHT_AXIS)
+from .params import Affine, QType, activation, asymmetric, quantize, symmetric_weights
+from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS,
+                    WEIGHT_AXIS)
 from .selective import keep_float_ops
 
 
@@ -26,6 +27,7 @@ class IOType(Enum):
     FLOAT = "float"
     INT8 = "int8"
     UINT8 = "uint8"
+    INT16 = "int16"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class _Rewriter:
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
         kept = keep_float_ops(graph, cfg.keep_float)
-        self.integer = {id(op) for op in graph.ops if op.type in INTEGER_OPS
+        ops = INT16_OPS if cfg.qtype is QType.INT16 else INTEGER_OPS
+        self.integer = {id(op) for op in graph.ops if op.type in ops
                         and all(t.dtype == np.float32 for t in op.outputs)
                         and id(op) not in kept}
         # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
@@ -80,10 +83,10 @@ class _Rewriter:
             elif t.name in self.input_params and self.g.is_input(t):
                 self.params[id(t)] = self.input_params[t.name]
             elif t.is_const:  # a constant a SAME_AS_INPUT op reads (GATHER's table)
-                self.params[id(t)] = asymmetric(float(t.data.min()), float(t.data.max()),
+                self.params[id(t)] = activation(float(t.data.min()), float(t.data.max()),
                                                 self.qt)
             else:
-                self.params[id(t)] = asymmetric(*self.range_of(t), self.qt)
+                self.params[id(t)] = activation(*self.range_of(t), self.qt)
         return self.params[id(t)]
 
     def assign_outputs(self, op: Op) -> None:
@@ -104,7 +107,7 @@ class _Rewriter:
             lows, highs = zip(*[self.range_of(t) if not t.is_const else
                                 (float(t.data.min()), float(t.data.max()))
                                 for t in [*data, out]])
-            shared = asymmetric(min(lows), max(highs), self.qt)
+            shared = activation(min(lows), max(highs), self.qt)
             self.params[id(out)] = shared
             for t in data:
                 producer = self.g.producer(t)
@@ -155,7 +158,7 @@ class _Rewriter:
         if pin is not None:
             p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
         elif op.type in WEIGHT_AXIS and i == 1:
-            if qt is QType.INT8:
+            if qt is not QType.UINT8:  # int8 weights, also under int16 activations
                 axis = WEIGHT_AXIS[op.type] if self.cfg.per_channel else None
                 p = symmetric_weights(c.data, axis)
                 data = quantize(c.data, p, np.int8, -127, 127)
@@ -166,10 +169,11 @@ class _Rewriter:
             s_in = self.act(op.inputs[0]).scale.astype(np.float64)
             s_w = op.inputs[1].quant.scale.astype(np.float64)
             p = Affine((s_in * s_w).astype(np.float32), np.zeros(s_w.size, np.int64), 0)
-            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), np.int32,
-                            -2 ** 31, 2 ** 31 - 1)
+            info = np.iinfo(qt.bias_dtype)
+            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), qt.bias_dtype,
+                            int(info.min), int(info.max))
         else:
-            p = asymmetric(float(c.data.min()), float(c.data.max()), qt)
+            p = activation(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
         if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
             c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)

@@ -19,8 +19,12 @@ from .params import QType
 # kept in float with DEQUANTIZE / QUANTIZE around it.
 INTEGER_OPS = frozenset(n for n, op in OPS.items() if op.quant is not QuantRule.FLOAT_ONLY)
 
+# The ops with 16x8 kernels (int16 activations, int8 weights): the int16x8 mode's integer ops.
+INT16_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].int16)
+
 # Output parameters that the kernels assume, by output type: (scale, zero_point).
-FIXED_OUTPUT = {n: {QType.INT8: op.fixed_output[np.int8], QType.UINT8: op.fixed_output[np.uint8]}
+FIXED_OUTPUT = {n: {qt: op.fixed_output[qt.dtype.type] for qt in QType
+                    if qt.dtype.type in op.fixed_output}
                 for n, op in OPS.items() if op.quant is QuantRule.FIXED_OUTPUT}
 
 # Ops whose output must reuse input 0's parameters (they copy or select values).
@@ -30,6 +34,6 @@ SAME_AS_INPUT = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SA
 SHARED_INPUTS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SHARED)
 
 # Integer affine ops: their constant weights (input 1) are quantized per channel along this
-# axis, their bias (input 2) as int32.
+# axis, their bias (input 2) as int32 (int64 in 16x8 models).
 WEIGHT_AXIS = {n: op.affine.out_axis for n, op in OPS.items()
                if op.affine is not None and n in INTEGER_OPS}
