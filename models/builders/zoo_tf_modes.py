@@ -20,7 +20,9 @@ converter at batch 1 writes:
 
 into models/tf_modes/<model>.<mode>.tflite, and models/tf_modes/manifest.json: per file its
 inputs (node name, golden-file key, batch-1 shape, dtype), size and op list, or the one-line
-reason TF's converter gave when it refused (each conversion runs in a subprocess: TF's
+reason TF's converter gave when it refused; a file over MAX_BYTES is listed, not kept, and
+where models/ already holds TF's file of that model and mode ("existing": keras_cnn.tf.tflite,
+...) the entry points to it instead (each conversion runs in a subprocess: TF's
 calibrator segfaults on some While loops).  Calibration data are the inputs of the model's
 golden file (models/<model>.golden.npz); tests/models/test_tf_modes.py runs every file in
 edgelite against LiteRT.
@@ -37,7 +39,10 @@ MODELS = Path(__file__).resolve().parent.parent
 OUT = MODELS / "tf_modes"
 MODES = ("float", "dr", "fp16", "int8", "16x8")
 SKIP = {"mobilenet_v2_digits"}  # 1.9 MB graph: its files would dwarf the rest of models/
-MAX_BYTES = 160_000  # a file larger than this is not kept (listed with its size instead)
+MAX_BYTES = 120_000  # a file larger than this is not kept (listed with its size instead)
+# TF files of the same model and mode that models/ already holds (built by the model's own
+# script): the manifest points to them instead of keeping a second copy.
+EXISTING = {"float": (".tf.tflite", ".tf_float.tflite"), "int8": (".tf_int8.tflite",)}
 CALIB_SAMPLES = 8
 
 
@@ -133,15 +138,42 @@ def op_list(data: bytes) -> list[str]:
     return [d["op_name"] for d in interp._get_ops_details()]
 
 
-def first_error_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if "rror" in ln]
-    return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip()
-            else "crashed")[:300]
+def error_line(proc) -> str:
+    """The one line saying why a conversion failed (the exception, or the signal)."""
+    if proc.returncode < 0:
+        return f"TF's converter crashed (signal {-proc.returncode})"
+    lines = [ln.strip() for ln in proc.stderr.splitlines()
+             if "rror" in ln and "cuInit" not in ln and ln.strip().endswith(":") is False]
+    return (lines[-1] if lines else "failed")[:300]
+
+
+def existing_file(name: str, mode: str) -> str | None:
+    for suffix in EXISTING.get(mode, ()):
+        if (MODELS / f"{name}{suffix}").exists():
+            return f"{name}{suffix}"
+    return None
+
+
+def use_existing(manifest: dict) -> None:
+    """Entries whose model and mode models/ already holds a TF file of: point to it."""
+    for fname, entry in manifest.items():
+        name, mode = fname.rsplit(".", 2)[:2]
+        other = existing_file(name, mode)
+        if other and "tf_error" not in entry:
+            (OUT / fname).unlink(missing_ok=True)
+            entry.pop("not_kept", None)
+            entry["existing"] = other
 
 
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "--one":
         convert(argv[1], argv[2])
+        return 0
+    if argv == ["--use-existing"]:  # only the last step, on the manifest as it is
+        manifest_path = OUT / "manifest.json"
+        manifest = json.loads(manifest_path.read_text())
+        use_existing(manifest)
+        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         return 0
     OUT.mkdir(exist_ok=True)
     manifest_path = OUT / "manifest.json"
@@ -154,7 +186,7 @@ def main(argv: list[str]) -> int:
             path = OUT / fname
             if proc.returncode != 0:
                 path.unlink(missing_ok=True)
-                manifest[fname] = {"tf_error": first_error_line(proc.stderr or proc.stdout)}
+                manifest[fname] = {"tf_error": error_line(proc)}
             else:
                 spec = json.loads(proc.stdout.strip().splitlines()[-1])
                 data = path.read_bytes()
@@ -170,6 +202,8 @@ def main(argv: list[str]) -> int:
             print(fname, "->", {k: v for k, v in manifest[fname].items() if k != "ops"},
                   flush=True)
             manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    use_existing(manifest)
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return 0
 
 
