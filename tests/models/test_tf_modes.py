@@ -76,9 +76,10 @@ def _litert(data: bytes, kernels: str, feeds):
 def test_manifest_covers_every_mode_of_every_model():
     names = {f.split(".")[0] for f in MANIFEST}
     assert {"keras_cnn", "tf1_cnn", "text_classifier", "rnn_lstm", "op_zoo_math"} <= names
-    for name in names:
-        assert {f"{name}.{m}.tflite" for m in ("float", "dr", "fp16", "int8", "16x8")} \
-            <= set(MANIFEST)
+    for name in names:  # (the Fashion-MNIST networks' float16 files are left out: size)
+        modes = ("float", "dr", "int8", "16x8") if name.startswith("fashion_") else \
+            ("float", "dr", "fp16", "int8", "16x8")
+        assert {f"{name}.{m}.tflite" for m in modes} <= set(MANIFEST)
     kept = [FOLDER / f for f in FILES if "existing" not in MANIFEST[f]]
     assert all(p.exists() for p in kept)
     assert sum(p.stat().st_size for p in kept) < MAX_TOTAL_BYTES
