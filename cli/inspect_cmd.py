@@ -2,8 +2,10 @@
 
 Every name comes from the file, so every name is escaped and cut (``shown`` / ``fit``):
 tensor, subgraph and op names, custom codes, the description, signature keys and their
-input / output names, metadata names, string options. A model edgelite cannot run (custom
-or unknown ops) is still described; only its arena size is then unknown.
+input / output names, metadata names, string options. Any well-formed file is described;
+a model edgelite cannot run (custom or unknown ops, hybrid or sparse weights, ...) gets no
+arena line but a support section listing every problem, each with its kind and what to
+do (interpreter/support.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ..interpreter import Interpreter, load_model
 from ..interpreter.model import read_model_file
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
+from ..interpreter.support import report
 from ..schema.ops import ACTIVATION_NAME, PADDING_NAME
 from .text import fit
 
@@ -65,15 +68,28 @@ def _signatures(model) -> list[str]:
     return ["signatures:", *lines] if lines else []
 
 
-def _arena(path: str) -> str:
+def _arena(path: str) -> tuple[str | None, str | None]:
+    """("arena: N bytes ...", None) when the model allocates, else (None, the error)."""
     try:
         interp = Interpreter(model_path=path)
         interp.allocate_tensors()
     except EdgeliteError as e:
-        reason = str(e).splitlines()[0].rstrip(":") if str(e) else type(e).__name__
-        return f"arena: not planned: {shown(reason)}"
+        return None, (str(e).splitlines()[0].rstrip(":") if str(e) else type(e).__name__)
     return (f"arena: {interp.arena_size} bytes (activations, planned with reuse, 64-byte "
-            "aligned)")
+            "aligned)"), None
+
+
+def _support(model, error: str | None) -> list[str]:
+    """The support section: every problem of every subgraph (support.report), or the
+    allocation error no op explains."""
+    if error is None:
+        return []
+    problems = report(model)
+    if not problems:
+        return [f"\nsupport: allocate_tensors() fails: {shown(error)}"]
+    kinds = ", ".join(sorted({p.kind for p in problems}))
+    return [f"\nsupport: edgelite cannot run this model ({len(problems)} problem(s): "
+            f"{kinds}):", *(f"  {p.line()}" for p in problems)]
 
 
 def _subgraph_lines(sg) -> tuple[list[str], int]:
@@ -129,5 +145,7 @@ def describe(path: str) -> str:
         body, nbytes = _subgraph_lines(sg)
         lines += body
         const_bytes += nbytes
-    lines.append(f"\nconstant data: {const_bytes} bytes; {_arena(path)}")
+    arena, error = _arena(path)
+    lines.append(f"\nconstant data: {const_bytes} bytes" + (f"; {arena}" if arena else ""))
+    lines += _support(model, error)
     return "\n".join(lines)

@@ -18,6 +18,8 @@ from .errors import (
     UnsupportedOpError,
 )
 from .interpreter import Interpreter
+from .kernels.base import Kernel, OpContext, OutputSpec, TensorInfo
+from .kernels.custom import register_custom_kernel, unregister_custom_kernel
 from .model import Model, load_model
 from .profiler import Profile
 from .kernel_set import KernelSet
@@ -26,6 +28,12 @@ from .signature import SignatureRunner
 
 __all__ = [
     "Interpreter",
+    "Kernel",
+    "OpContext",
+    "OutputSpec",
+    "TensorInfo",
+    "register_custom_kernel",
+    "unregister_custom_kernel",
     "SignatureRunner",
     "Profile",
     "Model",

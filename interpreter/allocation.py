@@ -11,7 +11,9 @@ Steps, in order (the interpreter's public class only wraps this):
    inputs are all constants is evaluated right away and its outputs become constants
    (TFLite does the same for e.g. DEQUANTIZE and CONCATENATION of constants) -- when
    its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
-   per invoke().
+   per invoke(). SHAPE and RANK (dynamic.SHAPE_ONLY) fold whenever their input's shape
+   is known, constant or not, so SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE chains
+   become constant shapes once resize_tensor_input() has fixed the inputs.
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
    non-constant tensor is a numpy view into it. Folded constants, work buffers and the
    arena together stay under the memory limit (memory.py), each checked before it is
@@ -28,22 +30,26 @@ resource id, as in LiteRT (var_handle.cc writes an int32).
 Dynamic tensors (outputs whose shape only an invoke tells, kernels/base.py): kept out of
 the arena; the op producing them and every op reading them become
 ``dynamic.DynamicOp`` steps, which read and write the allocation's ``arrays`` table (a
-list then, updated at invoke). Without dynamic tensors nothing of this is built.
+list then, updated at invoke). So does an op whose shape operand (dynamic.SHAPE_OPERANDS)
+is still computed after folding: it is prepared at invoke with the operand's values,
+its outputs checked against the per-tensor and memory limits before they are made.
+Without dynamic tensors nothing of this is built.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from . import planner
-from .dynamic import DynamicOp, run_dynamic
-from .errors import DTypeError, EdgeliteError, ShapeError, UnsupportedOpError
-from .kernels import KERNELS, OPS, OpContext, TensorInfo
-from .kernels.base import Chosen, Workspace, storage_dtype
+from .dynamic import SHAPE_ONLY, DynamicOp, computed_operands, run_dynamic
+from .errors import DTypeError, EdgeliteError, MemoryLimitError, ShapeError, UnsupportedOpError
+from .kernels import KERNELS, OPS, OpContext, OutputSpec, TensorInfo
+from .kernels.base import Chosen, Kernel, Workspace, storage_dtype
+from .kernels.custom import NO_CUSTOM, find_custom_kernel
 from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
                      out_of_memory_as_error)
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
@@ -99,31 +105,46 @@ def _describe(op: Operator, subgraph: Subgraph) -> str:
     return f"{where}operator {op.index} {name}{target}"
 
 
-def unsupported_items(subgraph: Subgraph) -> list[str]:
+def kernel_for(op: Operator, custom: Mapping[str, Kernel] = NO_CUSTOM) -> Kernel | None:
+    """The kernel that runs ``op``: a builtin's from KERNELS, a CUSTOM op's by its custom
+    code (kernels/custom: ``custom`` first, then registered, then built-in ones)."""
+    if op.name == "CUSTOM":
+        return find_custom_kernel(op.custom_code, custom)
+    return KERNELS.get(op.name)
+
+
+def static_problem(op: Operator, subgraph: Subgraph,
+                   custom: Mapping[str, Kernel] = NO_CUSTOM) -> tuple[str, str] | None:
+    """(kind, reason) when ``op`` cannot run whatever the shapes (no kernel, a tensor type
+    numpy cannot hold, a sparse tensor), else None; kinds as support.py names them."""
+    if op.name.startswith("UNKNOWN_BUILTIN_"):
+        return "unknown builtin", f"unknown builtin code {op.builtin_code} (newer schema " \
+            "than edgelite's?)"
+    if kernel_for(op, custom) is None:
+        return ("custom", "custom op, no kernel") if op.name == "CUSTOM" else \
+            ("no kernel", "no kernel")
+    if -1 in op.outputs:
+        return "shape", "an output is omitted (-1)"
+    for t in op.inputs + op.outputs:
+        tensor = subgraph.tensors[t] if t >= 0 else None
+        if tensor is None:
+            continue
+        dtype = storage_dtype(tensor)
+        if dtype is None or dtype.kind == "O":
+            return "dtype", f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
+        if tensor.is_sparse and tensor.data is None:  # not expanded at load
+            return "sparse", f"tensor {quoted(tensor.name)} is sparse"
+    return None
+
+
+def unsupported_items(subgraph: Subgraph, custom: Mapping[str, Kernel] = NO_CUSTOM
+                      ) -> list[str]:
     """One line per op or tensor of ``subgraph`` edgelite cannot run."""
     problems = []
     for op in subgraph.operators:
-        reason = None
-        if op.name.startswith("UNKNOWN_BUILTIN_"):
-            reason = f"unknown builtin code {op.builtin_code} (newer schema than edgelite's?)"
-        elif op.name not in KERNELS:
-            reason = "custom op, no kernel" if op.name == "CUSTOM" else "no kernel"
-        elif -1 in op.outputs:
-            reason = "an output is omitted (-1)"
-        else:
-            for t in op.inputs + op.outputs:
-                tensor = subgraph.tensors[t] if t >= 0 else None
-                if tensor is None:
-                    continue
-                dtype = storage_dtype(tensor)
-                if dtype is None or dtype.kind == "O":
-                    reason = f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
-                elif tensor.is_sparse:
-                    reason = f"tensor {quoted(tensor.name)} is sparse"
-                if reason:
-                    break
-        if reason:
-            problems.append(f"  {_describe(op, subgraph)}: {reason}")
+        found = static_problem(op, subgraph, custom)
+        if found:
+            problems.append(f"  {_describe(op, subgraph)}: {found[1]}")
     for t in subgraph.inputs + subgraph.outputs:
         tensor = subgraph.tensors[t]
         dtype = storage_dtype(tensor)
@@ -134,11 +155,12 @@ def unsupported_items(subgraph: Subgraph) -> list[str]:
     return problems
 
 
-def check_supported(subgraphs: Subgraph | list[Subgraph]) -> None:
+def check_supported(subgraphs: Subgraph | list[Subgraph],
+                    custom: Mapping[str, Kernel] = NO_CUSTOM) -> None:
     """UnsupportedOpError listing every item of ``subgraphs`` edgelite cannot run."""
     if isinstance(subgraphs, Subgraph):
         subgraphs = [subgraphs]
-    problems = [line for sg in subgraphs for line in unsupported_items(sg)]
+    problems = [line for sg in subgraphs for line in unsupported_items(sg, custom)]
     if problems:
         raise UnsupportedOpError(
             f"edgelite's interpreter cannot run this model ({len(problems)} unsupported "
@@ -155,6 +177,8 @@ class _Setting:
     quant: QuantConfig = DEFAULT_CONFIG
     threads: int = 1
     program: Any = None  # program.Program, for ops that call subgraphs or keep state
+    memory_limit: int | None = None  # bytes an op prepared at invoke may take (None: no limit)
+    custom: Mapping[str, Kernel] | None = None  # an Interpreter's custom_kernels
 
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
@@ -172,17 +196,24 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
                           for t in op.intermediates)
     ctx = OpContext(op.index, op.name, op.options, inputs, outputs, setting.quant,
                     setting.threads, workspace, subgraph.index, setting.program,
-                    intermediates=intermediates)
+                    intermediates=intermediates, custom_options=op.custom_options,
+                    custom_code=op.custom_code if op.name == "CUSTOM" else None)
     if workspace is not None:
         workspace.begin_op()
-    kernel = KERNELS[op.name]
+    kernel = kernel_for(op, setting.custom)
+    if kernel is None:
+        raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
     try:
         specs, record = kernel.prepare(ctx)
+        specs = tuple(specs)
     except EdgeliteError:
         raise
     except Exception as exc:  # a kernel bug or an odd shape numpy refuses: name the op
         raise ShapeError(f"{ctx.describe()}: prepare failed: {type(exc).__name__}: {exc}") \
             from exc
+    if len(specs) != len(op.outputs) or not all(isinstance(s, OutputSpec) for s in specs):
+        raise ShapeError(f"{ctx.describe()}: prepare() returned {len(specs)} value(s) for "
+                         f"{len(op.outputs)} output(s); it must return one OutputSpec each")
     for t, spec in zip(op.outputs, specs, strict=True):
         tensor = subgraph.tensors[t]
         if spec.dtype != setting.dtypes[t]:
@@ -211,14 +242,34 @@ def _as_step(kernel, record) -> tuple[Callable, Any]:
     return (record.eval, record.record) if isinstance(record, Chosen) else (kernel.eval, record)
 
 
-def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, inputs: tuple):
-    """dynamic.DynamicOp.prepare: ``op`` prepared for its input arrays at invoke."""
-    ins = tuple(None if t < 0 else setting.info(t, a.shape, values.get(t))
-                for t, a in zip(op.inputs, inputs))
+def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, keyed: tuple,
+                       inputs: tuple):
+    """dynamic.DynamicOp.prepare: ``op`` prepared for its input arrays at invoke; the
+    inputs at positions ``keyed`` (dynamic.SHAPE_OPERANDS) are given as constants, their
+    current values (copied: the record may keep them)."""
+    ins = tuple(None if t < 0 else setting.info(
+        t, a.shape, _frozen(a) if i in keyed else values.get(t))
+        for i, (t, a) in enumerate(zip(op.inputs, inputs)))
     outs = tuple(setting.info(t, setting.subgraph.tensors[t].shape, None) for t in op.outputs)
-    kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace())
+    limit = setting.memory_limit
+    budget = MemoryBudget(default_memory_limit() if limit is None else limit)
+    kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace(budget))
+    if not any(s.dynamic for s in specs):
+        nbytes = sum(num_elements(s.shape) * s.dtype.itemsize for s in specs)
+        if nbytes + budget.work > budget.limit:
+            raise MemoryLimitError(
+                f"{_describe(op, setting.subgraph)}: its outputs of shapes "
+                f"{', '.join(_dims(s.shape) for s in specs)} would take {nbytes} bytes, over "
+                f"the {budget.limit}-byte memory limit; check the input values, or pass "
+                "Interpreter(memory_limit=...) to allow more")
     eval_fn, record = _as_step(kernel, record)
     return eval_fn, record, None if any(s.dynamic for s in specs) else tuple(specs)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    value = np.array(array)
+    value.setflags(write=False)
+    return value
 
 
 def _dims(shape) -> str:
@@ -288,7 +339,8 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
         return infos[t]
 
     for op in subgraph.operators:
-        if any(t in prepared.dynamic for t in op.inputs):
+        if any(t in prepared.dynamic for t in op.inputs) or \
+                computed_operands(op.name, op.inputs, values):
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue
@@ -303,9 +355,10 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
                 shapes[t] = tuple(spec.shape)
                 infos[t] = None
         live_inputs = {t for t in op.inputs if t >= 0}
-        if live_inputs and all(t in values for t in live_inputs) and \
-                op.name not in STATEFUL_OPS:
-            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs)
+        if live_inputs and (op.name in SHAPE_ONLY or all(t in values for t in live_inputs)) \
+                and op.name not in STATEFUL_OPS and op.name != "CUSTOM":  # custom: may keep state
+            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs
+                         if t in values)
             nbytes = sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
             if nbytes <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source):
                 budget.take_constant(_describe(op, subgraph), nbytes)
@@ -334,8 +387,10 @@ def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
         fixed = (*_as_step(kernel, record), None)
         dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, fixed=fixed)
     else:
-        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes,
-                        prepare=functools.partial(_prepare_at_invoke, op, setting, values))
+        keyed = computed_operands(op.name, op.inputs, values)
+        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, keyed=keyed,
+                        prepare=functools.partial(_prepare_at_invoke, op, setting, values,
+                                                  keyed))
     return (run_dynamic, dyn, (), ())
 
 
@@ -352,7 +407,8 @@ def _variable_fill(tensor) -> int:
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
              preserve_all_tensors: bool = False, keep_alive=(),
              quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
-             memory_limit: int | None = None, program: Any = None) -> Allocation:
+             memory_limit: int | None = None, program: Any = None,
+             custom_kernels: Mapping[str, Kernel] = NO_CUSTOM) -> Allocation:
     """(With the garbage collector paused: memory.gc_paused.)
 
     ``keep_alive``: more tensors (signature outputs) that must survive invoke()
@@ -361,8 +417,10 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     ``memory_limit``: bytes the arena, folded constants and kernels' work buffers may
     take together (None: default_memory_limit()); a plan over it is refused before
     anything is allocated. ``program`` (program.Program): the model's other subgraphs
-    and its state, for ops that call subgraphs or use resource variables."""
-    check_supported(subgraph)
+    and its state, for ops that call subgraphs or use resource variables.
+    ``custom_kernels``: CUSTOM op name -> Kernel, before the registered and built-in ones
+    (kernels/custom)."""
+    check_supported(subgraph, custom_kernels)
     tensors = subgraph.tensors
     dtypes = tuple(storage_dtype(t) for t in tensors)
     _check_inputs(subgraph, input_shapes, dtypes)
@@ -372,7 +430,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
         shapes[index] = tuple(shape)
     memory_limit = check_limit(memory_limit)
     budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
-    setting = _Setting(subgraph, dtypes, quant, threads, program)
+    setting = _Setting(subgraph, dtypes, quant, threads, program, memory_limit, custom_kernels)
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
     prepared = _prepare_all(setting, shapes, values, budget)

@@ -14,6 +14,17 @@ edgelite does the same, only for the ops concerned (allocation.py decides which)
   then, and the result is cached per input-shape signature (MAX_VARIANTS, oldest
   dropped); its outputs are new arrays each invoke, dynamic in turn.
 
+* an op whose output shape depends on the *values* of an input (SHAPE_OPERANDS: a
+  RESHAPE's shape, a FILL's dims, a TILE's multiples ...) that is not a constant after
+  allocate_tensors() folded what it could is prepared at invoke too, with those inputs'
+  current values given to its prepare() as constants; the cache key then holds the
+  values as well as the shapes. TFLite does the same: each of these kernels' Prepare
+  calls SetTensorToDynamic(output) when the operand is not constant (reshape.cc,
+  fill.cc, range.cc, tile.cc, broadcast_to.cc, strided_slice.cc, pad.cc, mirror_pad.cc,
+  resize_bilinear.cc, resize_nearest_neighbor.cc, expand_dims.cc, one_hot.cc,
+  transpose.cc, reduce.cc, split.cc, split_v.cc, arg_min_max.cc, space_to_batch_nd.cc,
+  batch_to_space_nd.cc, topk_v2.cc, transpose_conv.cc) and resizes it in Eval.
+
 Either way the op's step is ``(run_dynamic, DynamicOp, (), ())``: it reads its inputs
 from, and stores its outputs into, the allocation's table of current arrays. Static ops
 never read dynamic tensors, so a graph without any runs exactly as before.
@@ -31,6 +42,32 @@ from .model_objects import num_elements
 
 MAX_VARIANTS = 8  # input-shape signatures prepared per op (see the module docstring)
 
+# Inputs whose values fix an op's output shape (see the module docstring): op name ->
+# input positions. SLICE is not here: its kernel reads a computed begin / size itself
+# (kernels/slicing.py).
+_REDUCTIONS = ("MEAN", "SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY",
+               "REDUCE_ALL", "ARG_MAX", "ARG_MIN")
+SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
+    "RESHAPE": (1,), "FILL": (0,), "RANGE": (0, 1, 2), "TILE": (1,), "BROADCAST_TO": (1,),
+    "STRIDED_SLICE": (1, 2, 3), "PAD": (1,), "PADV2": (1,), "MIRROR_PAD": (1,),
+    "RESIZE_BILINEAR": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,), "EXPAND_DIMS": (1,),
+    "ONE_HOT": (1,), "TRANSPOSE": (1,), "SPLIT": (0,), "SPLIT_V": (1, 2),
+    "SPACE_TO_BATCH_ND": (1, 2), "BATCH_TO_SPACE_ND": (1, 2), "TOPK_V2": (1,),
+    "TRANSPOSE_CONV": (0,), **{name: (1,) for name in _REDUCTIONS},
+}
+
+# Ops whose outputs depend on their input's shape only: allocate_tensors() folds them
+# whenever that shape is known (TFLite's shape.cc computes SHAPE in Prepare, as a
+# kTfLitePersistentRo tensor later ops treat as a constant).
+SHAPE_ONLY = frozenset({"SHAPE", "RANK"})
+
+
+def computed_operands(name: str, inputs: tuple[int, ...], constants) -> tuple[int, ...]:
+    """Positions of an op's SHAPE_OPERANDS that are present and not in ``constants``."""
+    return tuple(i for i in SHAPE_OPERANDS.get(name, ())
+                 if i < len(inputs) and inputs[i] >= 0 and inputs[i] not in constants)
+
+
 # (eval, record, output specs); specs None: the outputs are dynamic (eval fills a list)
 Prepared = tuple[Callable, object, tuple | None]
 
@@ -39,11 +76,12 @@ class DynamicOp:
     """One op around dynamic tensors (see the module docstring)."""
 
     __slots__ = ("describe", "arrays", "inputs", "outputs", "dtypes", "fixed", "prepare",
-                 "variants")
+                 "variants", "keyed")
 
     def __init__(self, describe: str, arrays: list, inputs: tuple[int, ...],
                  outputs: tuple[int, ...], dtypes: tuple, fixed: Prepared | None = None,
-                 prepare: Callable[[tuple], Prepared] | None = None):
+                 prepare: Callable[[tuple], Prepared] | None = None,
+                 keyed: tuple[int, ...] = ()):
         self.describe = describe  # "operator 3 WHILE (output 'y')", for messages
         self.arrays = arrays  # the allocation's current array of every tensor
         self.inputs = inputs
@@ -52,11 +90,14 @@ class DynamicOp:
         self.fixed = fixed  # prepared at allocate time (its outputs are dynamic)
         self.prepare = prepare  # prepares the op for its current input arrays
         self.variants: dict[tuple, Prepared] = {}
+        self.keyed = keyed  # input positions whose values prepare() reads (SHAPE_OPERANDS)
 
     def prepared(self, inputs: tuple) -> Prepared:
         if self.fixed is not None:
             return self.fixed
         key = tuple(None if a is None else a.shape for a in inputs)
+        if self.keyed:  # small int vectors and scalars (shapes, axes, paddings)
+            key += tuple(inputs[i].tobytes() for i in self.keyed)
         entry = self.variants.get(key)
         if entry is None:
             entry = self.prepare(inputs)

@@ -32,15 +32,15 @@ numpy's BLAS is limited (blas.py) and the big ops split over edgelite's own pool
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import blas, details
+from . import blas, details, support
 from .allocation import Allocation, allocate, check_supported
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
-                     SignatureError)
+                     SignatureError, UnsupportedOpError)
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
@@ -49,6 +49,8 @@ from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
+from .kernels.base import Kernel
+from .kernels.custom import custom_kernels_map
 from .quant_math import Rounding
 from .signature import SignatureRunner
 
@@ -62,7 +64,8 @@ class Interpreter:
                  model_content: bytes | None = None, num_threads: int | None = None,
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
                  rounding: str | Rounding = "double", split_batch: bool = True,
-                 blas_threads: int | None = 1, memory_limit: int | None = None):
+                 blas_threads: int | None = 1, memory_limit: int | None = None,
+                 custom_kernels: Mapping[str, Kernel] | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
@@ -89,7 +92,13 @@ class Interpreter:
         ``memory_limit``: bytes allocate_tensors() may take for the arena, folded
         constants and kernels' work buffers (memory.py); None: 4 GiB, or half the
         physical memory when that is less. Over it allocate_tensors() refuses, naming
-        the biggest tensors, before allocating."""
+        the biggest tensors, before allocating.
+
+        ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}``, kernels for CUSTOM ops by
+        name, with the builtins' contract (kernels/base.py; the op's option bytes are
+        ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
+        ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
+        that cannot run gets one UnsupportedOpError listing every problem (support.py)."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -97,6 +106,7 @@ class Interpreter:
         if blas_threads is not None and blas_threads < 1:
             raise ValueError(f"blas_threads should be >= 1 (or None), got {blas_threads}")
         memory_limit = check_limit(memory_limit)
+        self._custom_kernels = custom_kernels_map(custom_kernels)
         if model_path is not None:
             model_content = read_model_file(model_path)
         self._model: Model = load_model(model_content)
@@ -226,9 +236,14 @@ class Interpreter:
         self._split = None
         self._program = None  # a new allocation prepares every subgraph afresh
         program = self._new_program(0)
-        self._alloc = allocate(self._subgraph, self._input_shapes, self._preserve_all_tensors,
-                               keep_alive, self._quant, self._num_threads,
-                               memory_limit=self._memory_limit, program=program)
+        try:
+            self._alloc = allocate(self._subgraph, self._input_shapes,
+                                   self._preserve_all_tensors, keep_alive, self._quant,
+                                   self._num_threads, memory_limit=self._memory_limit,
+                                   program=program, custom_kernels=self._custom_kernels)
+        except (UnsupportedOpError, DTypeError) as exc:  # list every op's problem at once
+            support.raise_report(self._model, check_calls(self._model, [0]),
+                                 self._custom_kernels, self._quant, cause=exc)
         program.current[0] = self._alloc
         self._program = program
         self._steps = self._alloc.steps
@@ -251,11 +266,17 @@ class Interpreter:
         checking the subgraphs reachable from it: calls (indices, no recursion) and every
         op's support, all reported at once."""
         program = self._program or Program(self._model, self._state, PrepareOptions(
-            self._quant, self._num_threads, self._preserve_all_tensors, self._memory_limit))
+            self._quant, self._num_threads, self._preserve_all_tensors, self._memory_limit,
+            self._custom_kernels))
         program.after_run = self._subgraph_observer
         if entry not in program.entries:
             reachable = check_calls(self._model, [entry])
-            check_supported([self._model.subgraphs[k] for k in reachable])
+            try:
+                check_supported([self._model.subgraphs[k] for k in reachable],
+                                self._custom_kernels)
+            except UnsupportedOpError as exc:  # the full report: every op's problem
+                support.raise_report(self._model, reachable, self._custom_kernels,
+                                     self._quant, cause=exc)
             program.entries.add(entry)
         return program
 
@@ -269,7 +290,11 @@ class Interpreter:
         shapes = tuple(tuple(values[t].shape) if t in values else sg.tensors[t].shape
                        for t in sg.inputs)
         with blas.threads(self._blas_threads):
-            alloc = program.prepare(index, shapes)
+            try:
+                alloc = program.prepare(index, shapes)
+            except (UnsupportedOpError, DTypeError) as exc:  # every op's problem at once
+                support.raise_report(self._model, check_calls(self._model, [index]),
+                                     self._custom_kernels, self._quant, cause=exc)
             for t, value in values.items():
                 target = alloc.arrays[t]
                 if target is None or t in alloc.constants:
@@ -302,14 +327,15 @@ class Interpreter:
         def make(n: int) -> tuple:
             part = spare.pop() if n == 1 and spare else \
                 allocate(sg, shapes_at(n), False, keep_alive, self._quant, 1,
-                         memory_limit=self._memory_limit)
+                         memory_limit=self._memory_limit, custom_kernels=self._custom_kernels)
             if not same_shapes(alloc.shapes, part.shapes, alloc.constants, batch, n):
                 raise ShapeError("a tensor does not scale with the batch")
             return part.steps, part.arrays
 
         try:
             spare.append(allocate(sg, shapes_at(1), False, keep_alive, self._quant, 1,
-                                  memory_limit=self._memory_limit))
+                                  memory_limit=self._memory_limit,
+                                  custom_kernels=self._custom_kernels))
             chunk = chunk_size(batch, self._num_threads, spare[0].arena_size)
             if not chunk:
                 return None

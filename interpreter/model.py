@@ -18,7 +18,10 @@ directories, pipes and unreadable paths in one line. Everything is checked befor
   are >= -1, no tensor has more than MAX_RANK (numpy's limit) and none exceeds
   MAX_TENSOR_BYTES;
 * each subgraph reads only constants, its inputs, or tensors produced by an earlier op,
-  and each tensor is produced at most once (which also rules out cycles).
+  and each tensor is produced at most once (which also rules out cycles);
+* a sparse constant (SparsityParameters) is checked against its shape and expanded to its
+  dense value here (sparsity.py), so every op reads it like any constant; a file may
+  expand to at most sparsity.dense_budget(file size) bytes in all.
 
 Any parse failure (struct.error, IndexError, ValueError, ...) becomes ModelFormatError
 naming the part of the file being read. Unknown builtin codes are kept (as
@@ -40,15 +43,18 @@ from .memory import gc_paused
 from .fileio import read_regular
 from .names import quoted
 from .model_objects import (
+    DimensionMetadata,
     Model,
     Operator,
     Quantization,
     SignatureDef,
+    Sparsity,
     Subgraph,
     Tensor,
     check_execution_order,
     num_elements,
 )
+from .sparsity import dense_budget, densify
 
 FILE_IDENTIFIER = b"TFL3"
 SCHEMA_VERSION = 3  # TFLITE_SCHEMA_VERSION; TFLite refuses other versions
@@ -79,6 +85,11 @@ QUANT_DIMENSION = 6
 SIGNATURE_INPUTS, SIGNATURE_OUTPUTS, SIGNATURE_KEY, SIGNATURE_SUBGRAPH = 0, 1, 2, 4
 TENSOR_MAP_NAME, TENSOR_MAP_INDEX = 0, 1
 METADATA_NAME, METADATA_BUFFER = 0, 1
+SPARSITY_TRAVERSAL_ORDER, SPARSITY_BLOCK_MAP, SPARSITY_DIM_METADATA = 0, 1, 2
+DIM_FORMAT, DIM_DENSE_SIZE, DIM_SEGMENTS_TYPE, DIM_SEGMENTS = 0, 1, 2, 3
+DIM_INDICES_TYPE, DIM_INDICES, INDEX_VECTOR_VALUES = 4, 5, 0
+# SparseIndexVector union: Int32Vector, Uint16Vector, Uint8Vector -> element type
+INDEX_VECTOR_DTYPE = {1: np.dtype("<i4"), 2: np.dtype("<u2"), 3: np.dtype("u1")}
 
 
 class _Reader(flatbuf.Reader):
@@ -91,6 +102,7 @@ class _Reader(flatbuf.Reader):
         self.budget = 4 * self.size + 65536
         self.where = "the file header"
         self.options: dict[tuple[type, int], Mapping[str, Any]] = {}  # by table position
+        self.dense_left = dense_budget(self.size)  # bytes sparse constants may expand to
 
     def charge(self, nbytes: int) -> None:
         self.budget -= max(int(nbytes), 1)
@@ -226,6 +238,11 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
     is_sparse = r.has(t, TENSOR_SPARSITY)
     raw = buffers[buffer]
     data = None
+    sparsity = None
+    if is_sparse:
+        sparsity = _read_sparsity(r, r.subtable(t, TENSOR_SPARSITY), f"{where}: {label}")
+        if dtype is not None and dtype.kind != "O":
+            data = _densified(r, raw, dtype, shape, sparsity, f"{where}: {label}", nbytes)
     if raw is not None and not is_sparse and dtype is not None and dtype.kind != "O":
         if -1 in shape:
             raise ModelFormatError(f"{where}: constant {label} has an unknown dimension")
@@ -241,7 +258,57 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
         data.setflags(write=False)
     quantization = _read_quantization(r, r.subtable(t, TENSOR_QUANTIZATION))
     return Tensor(index, name, type_code, dtype, shape, signature, buffer, data,
-                  quantization, bool(r.scalar(t, TENSOR_IS_VARIABLE, "u8")), is_sparse)
+                  quantization, bool(r.scalar(t, TENSOR_IS_VARIABLE, "u8")), is_sparse,
+                  sparsity)
+
+
+def _index_vector(r: _Reader, dm, type_slot: int, slot: int) -> np.ndarray | None:
+    """A SparseIndexVector union's values as int64 (None when absent or of no known type)."""
+    dtype = INDEX_VECTOR_DTYPE.get(r.scalar(dm, type_slot, "u8"))
+    table = r.subtable(dm, slot)
+    if dtype is None or table is None:
+        return None
+    start, n = r.counted(table, INDEX_VECTOR_VALUES, dtype.itemsize)
+    values = r.array(start, n, dtype).astype(np.int64) if n else np.zeros(0, np.int64)
+    values.setflags(write=False)
+    return values
+
+
+def _read_sparsity(r: _Reader, sp, where: str) -> Sparsity:
+    """SparsityParameters, read as stored (sparsity.densify checks them against the shape)."""
+    r.charge(16)
+    dims = []
+    for pos in r.table_vector(sp, SPARSITY_DIM_METADATA):
+        dm = r.table(pos)
+        r.charge(16)
+        dim_format = r.scalar(dm, DIM_FORMAT, "i8")
+        if dim_format not in (0, 1):  # DimensionType DENSE, SPARSE_CSR
+            raise ModelFormatError(f"{where}: sparse encoding: unknown dimension format "
+                                   f"{dim_format}")
+        dims.append(DimensionMetadata(
+            dim_format == 1, r.scalar(dm, DIM_DENSE_SIZE, "i32"),
+            _index_vector(r, dm, DIM_SEGMENTS_TYPE, DIM_SEGMENTS),
+            _index_vector(r, dm, DIM_INDICES_TYPE, DIM_INDICES)))
+    return Sparsity(r.int_vector(sp, SPARSITY_TRAVERSAL_ORDER),
+                    r.int_vector(sp, SPARSITY_BLOCK_MAP), tuple(dims))
+
+
+def _densified(r: _Reader, raw, dtype, shape, sparsity: Sparsity, where: str,
+               nbytes: int) -> np.ndarray:
+    """The dense value of a sparse constant (checked; charged against r.dense_left)."""
+    if raw is None:  # no stored values: all zeros (densify checks the encoding agrees)
+        raw = np.zeros(0, np.uint8)
+    if raw.nbytes % dtype.itemsize:
+        raise ModelFormatError(f"{where}: its sparse buffer holds {raw.nbytes} bytes, not a "
+                               f"whole number of {dtype.name} values")
+    if nbytes > r.dense_left:
+        raise ModelFormatError(
+            f"{where}: sparse constant of shape {list(shape)} would expand to {nbytes} "
+            f"bytes, more than a {r.size}-byte file may expand to in all "
+            f"({dense_budget(r.size)} bytes)")
+    r.dense_left -= nbytes
+    r.charge(raw.nbytes)
+    return densify(raw.view(dtype.newbyteorder("<")), shape, sparsity, where)
 
 
 def _read_opcodes(r: _Reader, root) -> list[tuple[str, int, str | None, int]]:

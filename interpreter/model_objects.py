@@ -36,6 +36,26 @@ class Quantization:
 
 
 @dataclass(frozen=True)
+class DimensionMetadata:
+    """One traversed dimension of a sparse tensor (schema DimensionMetadata): DENSE (all
+    ``dense_size`` positions stored) or SPARSE_CSR (``segments`` / ``indices``, int64)."""
+
+    is_csr: bool
+    dense_size: int
+    segments: np.ndarray | None  # SPARSE_CSR: where each parent's stored run starts
+    indices: np.ndarray | None   # SPARSE_CSR: the coordinate of each stored position
+
+
+@dataclass(frozen=True)
+class Sparsity:
+    """A constant tensor stored sparse (schema SparsityParameters; sparsity.py)."""
+
+    traversal_order: tuple[int, ...]  # original dims, then block dims, in storage order
+    block_map: tuple[int, ...]  # block dim j divides original dim block_map[j]
+    dim_metadata: tuple[DimensionMetadata, ...]  # one per traversed dim, in that order
+
+
+@dataclass(frozen=True)
 class Tensor:
     index: int
     name: str
@@ -48,6 +68,7 @@ class Tensor:
     quantization: Quantization | None
     is_variable: bool
     is_sparse: bool
+    sparsity: Sparsity | None = None  # a sparse constant's encoding (``data``: dense value)
 
     @property
     def is_constant(self) -> bool:

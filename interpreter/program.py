@@ -30,13 +30,14 @@ subgraph can share its arena.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
 from .allocation import Allocation, allocate
 from .errors import GraphError, MemoryLimitError
 from .kernel_set import QuantConfig
+from .kernels.base import Kernel
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.variables import resource_key
 from .model import Model
@@ -147,6 +148,7 @@ class PrepareOptions:
     threads: int = 1
     preserve_all_tensors: bool = False
     memory_limit: int | None = None  # per subgraph (allocation.allocate)
+    custom_kernels: Mapping[str, Kernel] | None = None  # the Interpreter's
 
 
 class Program:
@@ -183,7 +185,8 @@ class Program:
             try:
                 alloc = allocate(sg, dict(zip(sg.inputs, shapes)), opts.preserve_all_tensors,
                                  self.keep_alive(index), opts.quant, opts.threads,
-                                 memory_limit=opts.memory_limit, program=self)
+                                 memory_limit=opts.memory_limit, program=self,
+                                 custom_kernels=opts.custom_kernels)
             except MemoryLimitError as exc:  # say which subgraph, for which shapes
                 raise MemoryLimitError(f"subgraph {index}, for input shapes "
                                        f"{[list(s) for s in shapes]}: {exc}") from None

@@ -32,6 +32,7 @@ TESTS = ROOT / "tests"
 MIRRORED = {
     "tests/interpreter": "interpreter",
     "tests/interpreter/kernels": "interpreter/kernels",
+    "tests/interpreter/kernels/custom": "interpreter/kernels/custom",
     "tests/converter": "converter",
     "tests/converter/passes": "converter/passes",
     "tests/converter/quantize": "converter/quantize",

@@ -16,12 +16,14 @@ from . import (
     arithmetic,
     batch_matmul,
     bidirectional_sequence_lstm,
+    bidirectional_sequence_rnn,
     binary,
     cast,
     concatenation,
     control_flow,
     conv,
     cumsum,
+    densify,
     depthwise_conv,
     dequantize,
     dynamic_update_slice,
@@ -45,6 +47,7 @@ from . import (
     space_batch,
     space_depth,
     split,
+    svdf,
     tile,
     topk_v2,
     transpose,
@@ -56,11 +59,12 @@ from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
 
 OPS: dict[str, OpDef] = collect(
-    activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm, binary,
-    cast, concatenation, control_flow, conv, cumsum, depthwise_conv, dequantize,
+    activations, arg_minmax, arithmetic, batch_matmul, bidirectional_sequence_lstm,
+    bidirectional_sequence_rnn, binary, cast, concatenation, control_flow, conv, cumsum,
+    densify, depthwise_conv, dequantize,
     dynamic_update_slice, fully_connected, gather, logical, lstm, normalization, one_hot,
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
-    softmax, space_batch, space_depth, split, tile, topk_v2, transpose, transpose_conv,
+    softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
 )
 

@@ -1,5 +1,5 @@
 """RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LOGISTIC, TANH, LEAKY_RELU, ELU, HARD_SWISH,
-GELU: float32, and int8 / uint8 (all but ELU and GELU). PRELU, which broadcasts a second
+GELU: float32, and int8 / uint8 (ELU int8 only). PRELU, which broadcasts a second
 input, lives in binary.py.
 
 float32 matches tensorflow/lite/kernels/activations.cc with the reference kernels:
@@ -64,6 +64,8 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
+from .lut import table_kernel, with_int16
+from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
                          require_same_type)
@@ -496,7 +498,13 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
-    OpDef("ELU", float=Kernel(prepare_elu, eval_elu), per_sample=True),
-    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen), per_sample=True,
+    OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
+          integer=table_kernel((np.int8,), elu_table),
+          quant=QuantRule.OWN_RANGE,  # int8 only in LiteRT: see unary.py's note on uint8
+          per_sample=True),
+    OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
+                                   table_kernel((np.int16,), gelu_table)),
+          integer=table_kernel(QUANTIZED, gelu_table),
+          quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

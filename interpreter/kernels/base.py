@@ -35,7 +35,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, UnsupportedOpError
+from flatbuffers import flexbuffers
+
+from ..errors import DTypeError, ModelFormatError, ShapeError, UnsupportedOpError
 from ..names import quoted
 from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
 from ..kernel_set import DEFAULT_CONFIG, QuantConfig
@@ -96,11 +98,17 @@ class OpContext:
     subgraph: int = 0  # index of the subgraph the op belongs to
     program: Any = None  # program.Program: the other subgraphs, resource variables
     intermediates: tuple[TensorInfo | None, ...] = ()  # the op's intermediates (LSTM scales)
+    # A CUSTOM op's custom_options bytes as the file holds them (LiteRT's
+    # custom_initial_data), None when absent; flexbuffer_options() decodes a flexbuffer.
+    custom_options: bytes | None = None
+    custom_code: str | None = None  # a CUSTOM op's name ("TFLite_Detection_PostProcess")
 
     def describe(self) -> str:
         out = f", output {quoted(self.outputs[0].name)}" if self.outputs else ""
         where = f"subgraph {self.subgraph} " if self.subgraph else ""
-        return f"{where}operator {self.index} ({self.op_name}{out})"
+        name = self.op_name if self.custom_code is None else \
+            f"{self.op_name} {quoted(self.custom_code)}"
+        return f"{where}operator {self.index} ({name}{out})"
 
     # ---------------------------------------------------------------- errors
 
@@ -158,6 +166,31 @@ class OpContext:
 
     def output_dtype(self, i: int = 0) -> np.dtype:
         return self.outputs[i].dtype
+
+    def flexbuffer_options(self) -> Any:
+        """The op's custom_options decoded as a flexbuffer (``flatbuffers.flexbuffers.Loads``:
+        a map becomes a dict); {} when the file has none. Bytes that are not a valid
+        flexbuffer raise one ModelFormatError naming the op."""
+        return decode_flexbuffer(self, self.custom_options)
+
+
+MAX_FLEXBUFFER_BYTES = 2**20  # custom options larger than this are refused, not decoded
+
+
+def decode_flexbuffer(ctx: OpContext, data: bytes | None) -> Any:
+    """OpContext.flexbuffer_options: ``data`` decoded with flexbuffers.Loads."""
+    if not data:
+        return {}
+    if len(data) > MAX_FLEXBUFFER_BYTES:
+        raise ModelFormatError(f"{ctx.describe()}: custom options of {len(data)} bytes, over "
+                               f"the {MAX_FLEXBUFFER_BYTES}-byte limit")
+    try:
+        return flexbuffers.Loads(bytes(data))
+    except Exception as exc:  # crafted bytes: offsets out of range, cycles, bad types
+        raise ModelFormatError(
+            f"{ctx.describe()}: its custom options ({len(data)} bytes) are not a valid "
+            f"flexbuffer ({type(exc).__name__}); the file is damaged or was written for "
+            "another kernel") from None
 
 
 class Kernel(NamedTuple):

@@ -21,8 +21,8 @@ without one LiteRT's zeroed parameters mean batch-major.
 
 LiteRT has no integer BIDIRECTIONAL_SEQUENCE_LSTM (its Prepare takes float32 input
 only; TensorFlow's converter writes two UNIDIRECTIONAL_SEQUENCE_LSTMs and REVERSE_V2
-instead); int8 weights with float input (hybrid) are refused like the unidirectional
-op's.
+instead). Int8 weights with float input (hybrid, EvalHybrid for each direction) run
+the cell of lstm_hybrid.py, auxiliary weights int8 too.
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..names import quoted
-from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
+from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
 from .lstm import check_clips, time_view
 from .fused import NONE
 from .lstm_float import (FloatCell, input_contributions, nonzero_inputs, prepare_float_cell,
                          run_float)
-from .lstm_operands import (CellOperands, cell_geometry, float_operands, hybrid_message,
-                            input_dims, read_cell, state)
+from .lstm_hybrid import hybrid_input_contributions, is_hybrid, prepare_hybrid_cell, \
+    run_hybrid
+from .lstm_operands import CellOperands, cell_geometry, float_operands, input_dims, \
+    read_cell, state
 from .opdef import OpDef
 from .versions import hybrid_2_asymmetric_3
 
@@ -49,7 +51,7 @@ AUX_INPUT, FW_AUX_FIRST, BW_AUX_FIRST = 39, 40, 44
 
 @dataclass(frozen=True)
 class Direction:
-    cell: FloatCell
+    cell: FloatCell  # a HybridCell in a HybridRecord
     reads_aux_as_input: bool  # the backward pass of the no-cross-link stacking mode
     states: tuple[int, int]  # input indices of its output and cell states
     out_index: int  # the output it writes
@@ -66,6 +68,11 @@ class BidirectionalRecord:
     time_major: bool
     uses_aux: bool  # the auxiliary input feeds both directions through weights
     directions: tuple[Direction, Direction]
+
+
+@dataclass(frozen=True)
+class HybridRecord(BidirectionalRecord):
+    """The same fields; its directions hold lstm_hybrid.HybridCell cells."""
 
 
 def _aux_input(ctx: OpContext, x: TensorInfo, fw: CellOperands, bw: CellOperands,
@@ -122,11 +129,7 @@ def prepare(ctx: OpContext):
         )
     fw = read_cell(ctx, FW_FIRST, aux_first=FW_AUX_FIRST)
     bw = read_cell(ctx, BW_FIRST, aux_first=BW_AUX_FIRST)
-    for cell in (fw, bw):
-        w = cell.input_weights[3]
-        if w is not None and w.dtype in (np.int8, np.uint8):
-            raise ctx.unsupported(f"weights {quoted(w.name)} are {w.dtype.name}: "
-                                  + hybrid_message())
+    hybrid = is_hybrid(x, fw)
     aux, weighted = _aux_input(ctx, x, fw, bw, n_input)
     sizes = [cell_geometry(ctx, cell, n_input) for cell in (fw, bw)]
     (n_fw_cell, n_fw_out), (n_bw_cell, n_bw_out) = sizes
@@ -134,9 +137,9 @@ def prepare(ctx: OpContext):
               state(ctx, FW_STATES[1], "forward cell state", batch * n_fw_cell),
               state(ctx, BW_STATES[0], "backward output state", batch * n_bw_out),
               state(ctx, BW_STATES[1], "backward cell state", batch * n_bw_cell)]
-    float_operands(ctx, [aux, *states] + [t for cell in (fw, bw) for t in (
+    float_operands(ctx, [aux, *states] + ([] if hybrid else [t for cell in (fw, bw) for t in (
         *cell.input_weights, *cell.recurrent_weights, *cell.peephole, *cell.bias,
-        *cell.aux_weights, cell.projection_weights, cell.projection_bias)])
+        *cell.aux_weights, cell.projection_weights, cell.projection_bias)]))
     clips = check_clips(ctx)
     lead = tuple(x.shape[:2])
     specs = [OutputSpec(lead + (n_fw_out + n_bw_out if merge else n_fw_out,),
@@ -146,7 +149,12 @@ def prepare(ctx: OpContext):
     rows = steps * batch
 
     def direction(cell, n_cell, n_out, backward):
-        float_cell = prepare_float_cell(ctx, cell, n_cell, n_out, clips)
+        if hybrid:
+            pair = states[2:] if backward else states[:2]
+            float_cell = prepare_hybrid_cell(ctx, cell, n_cell, n_out, clips, pair, batch,
+                                             time_major)
+        else:
+            float_cell = prepare_float_cell(ctx, cell, n_cell, n_out, clips)
         offset = n_fw_out if (backward and merge) else 0
         return Direction(float_cell, backward and aux is not None and not weighted,
                          BW_STATES if backward else FW_STATES,
@@ -154,31 +162,46 @@ def prepare(ctx: OpContext):
                          temporary(ctx, (rows, 4 * n_cell), np.float32),
                          temporary(ctx, (batch, 4 * n_cell), np.float32))
 
-    record = BidirectionalRecord(
+    record = (HybridRecord if hybrid else BidirectionalRecord)(
         steps, batch, n_input, time_major, weighted,
         (direction(fw, n_fw_cell, n_fw_out, False), direction(bw, n_bw_cell, n_bw_out, True)))
-    return tuple(specs), record
+    return tuple(specs), Chosen(eval_hybrid if hybrid else eval, record)
+
+
+def _views(rec: BidirectionalRecord, d: Direction, inputs, outputs):
+    """(input, auxiliary input rows or None, [time, batch] views of pre and of the
+    direction's output, h, c) of one direction."""
+    aux = inputs[AUX_INPUT]
+    source = aux if d.reads_aux_as_input else inputs[0]
+    aux2d = aux.reshape(rec.steps * rec.batch, -1) if rec.uses_aux else None
+    pre = time_view(d.pre, rec.time_major, rec.steps, rec.batch)
+    out = time_view(outputs[d.out_index], rec.time_major, rec.steps, rec.batch)
+    h = inputs[d.states[0]].reshape(rec.batch, -1)
+    c = inputs[d.states[1]].reshape(rec.batch, -1)
+    return source, aux2d, pre, out[..., d.out_slice], h, c
 
 
 def eval(rec: BidirectionalRecord, inputs, outputs) -> None:
     aux = inputs[AUX_INPUT]
     for backward, d in enumerate(rec.directions):
-        source = aux if d.reads_aux_as_input else inputs[0]
-        aux2d = aux.reshape(rec.steps * rec.batch, -1) if rec.uses_aux else None
+        source, aux2d, pre, out, h, c = _views(rec, d, inputs, outputs)
         input_contributions(d.cell, source.reshape(-1, rec.n_input), aux2d, d.pre)
-        pre = time_view(d.pre, rec.time_major, rec.steps, rec.batch)
-        out = time_view(outputs[d.out_index], rec.time_major, rec.steps, rec.batch)
-        h = inputs[d.states[0]].reshape(rec.batch, -1)
-        c = inputs[d.states[1]].reshape(rec.batch, -1)
         given = None
         if d.cell.activation == NONE:
             views = [None if a is None else time_view(a, rec.time_major, rec.steps, rec.batch)
                      for a in (source, aux if rec.uses_aux else None)]
             given = nonzero_inputs(*views, rec.time_major)
-        run_float(d.cell, pre, h, c, out[..., d.out_slice], bool(backward), d.z, given)
+        run_float(d.cell, pre, h, c, out, bool(backward), d.z, given)
+
+
+def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
+    for backward, d in enumerate(rec.directions):
+        source, aux2d, pre, out, h, c = _views(rec, d, inputs, outputs)
+        hybrid_input_contributions(d.cell, source.reshape(-1, rec.n_input), aux2d, d.pre)
+        run_hybrid(d.cell, pre, h, c, out, bool(backward), d.z)
 
 
 OPS = (
-    OpDef("BIDIRECTIONAL_SEQUENCE_LSTM", float=Kernel(prepare, eval),
+    OpDef("BIDIRECTIONAL_SEQUENCE_LSTM", float=Kernel(prepare, run_chosen),
           version=hybrid_2_asymmetric_3),
 )

@@ -23,6 +23,9 @@ CalculateShapeForBroadcast), like arithmetic.py's ADD / SUB / MUL. Per op:
 * PRELU (prelu.cc, reference/prelu.h): ``x >= 0 ? x : x * alpha`` with alpha broadcast
   against the input (the output has the broadcast shape).
 
+Quantized int8 / uint8 DIV and PRELU, and int8 SQUARED_DIFFERENCE, look each pair of
+input values up in a table of LiteRT's integer arithmetic (pair_table.py).
+
 Float division by zero gives inf / NaN here, as in TensorFlow. (LiteRT's reference DIV
 clamps every result to [lowest, max] even without an activation, so it returns
 +-3.4028235e38 where TensorFlow and LiteRT's default kernels give +-inf; edgelite's
@@ -40,7 +43,9 @@ from ..errors import EdgeliteError
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .lut import with_int16
+from .pair_table import div_values, prelu_values, quantized_pair_kernel, squared_difference_values
 from .versions import INT8_2, OpSignature, T, by_input_type
 
 
@@ -86,7 +91,8 @@ def _floor_div_float(rec, a, b, out):
 
 def _floor_div_int(rec, a, b, out):
     _nonzero(rec, b)
-    np.floor_divide(a, b, out=out)
+    with np.errstate(over="ignore"):  # -128 // -1 wraps in int8, as in C++
+        np.floor_divide(a, b, out=out)
 
 
 def _floor_mod_float(rec, a, b, out):
@@ -209,16 +215,28 @@ def _elementwise(name: str, kernel: Kernel, **facts) -> OpDef:
 # Versions (op_version.cc): FLOOR_DIV 3 for int8 / int16, 2 for float32; FLOOR_MOD 2 for
 # int8 / int16; SQUARED_DIFFERENCE 2 for int8; POW and PRELU have no case: 1.
 OPS = (
-    _elementwise("DIV", _make(_div_float, (np.float32, np.int32, np.int64), integer=_div_int,
-                              fused=True), fused_activation=True, version=div_version),
+    _elementwise("DIV", with_int16(_make(_div_float, (np.float32, np.int32, np.int64),
+                                         integer=_div_int, fused=True),
+                                   quantized_pair_kernel(div_values, (np.int16,), divides=True)),
+                 fused_activation=True, version=div_version,
+                 integer=quantized_pair_kernel(div_values, divides=True),
+                 quant=QuantRule.OWN_RANGE),
     _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
                  version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
     _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int,
                                     mask=True),
                  version=by_input_type({T.INT8: 2, T.INT16: 2})),
-    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), version=min_max_version),
-    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), version=min_max_version),
-    _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2),
+    # Quantized inputs are compared and copied raw (maximum_minimum.cc, both kernel sets):
+    # the quantizer gives the inputs and the output one set of parameters.
+    _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
+                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
+    _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
+                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
+    _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2,
+                 # int8 only in LiteRT: see unary.py's note on uint8
+                 integer=quantized_pair_kernel(squared_difference_values, (np.int8,)),
+                 quant=QuantRule.OWN_RANGE),
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
-    _elementwise("PRELU", _make(_prelu, _F32, mask=True)),
+    _elementwise("PRELU", _make(_prelu, _F32, mask=True),
+                 integer=quantized_pair_kernel(prelu_values), quant=QuantRule.OWN_RANGE),
 )

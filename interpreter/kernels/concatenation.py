@@ -33,8 +33,9 @@ from .. import quant_math as qm
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .fused import Clamp, activation_clamp, apply_clamp
-from .opdef import OpDef, QuantRule
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .requantize import make_lut, qparams
+from .same_params import checked
 from .versions import OpSignature, T, by_input_type
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -175,5 +176,7 @@ OPS = (
           per_sample=True,
           # op_version.cc, CONCATENATION: by the first input's type
           version=by_input_type({T.INT4: 5, T.UINT32: 4, T.INT16: 3, T.INT8: 2})),
-    OpDef("PACK", float=Kernel(prepare_pack, eval_pack), version=pack_version),
+    # PACK copies bits: every input must be quantized like the output (pack.cc).
+    OpDef("PACK", float=checked(Kernel(prepare_pack, eval_pack), inputs=None),
+          integer=TYPE_GENERIC, quant=QuantRule.SHARED, exact=True, version=pack_version),
 )

@@ -2,11 +2,23 @@
 EQUAL, NOT_EQUAL, LOGICAL_AND, LOGICAL_OR, SELECT, SELECT_V2.
 
 * Comparisons (tensorflow/lite/kernels/comparisons.cc): two inputs of one type with
-  numpy broadcasting; a bool output.
+  numpy broadcasting; a bool output. Quantized int8 / uint8 inputs are compared on a
+  common fixed-point scale, so inputs with different parameters compare their real
+  values (ComparisonQuantized with reference_ops::ComparisonWithScaling; every LiteRT
+  kernel set runs it, XNNPACK takes no comparison):
+
+      m, shift = QuantizeMultiplier(double(s))        per input, from its own scale
+      v = MBQMSmallerThanOneExp((q - z) * 2^8, m, shift)
+      out = op(v1, v2)
+
+  int16 inputs with parameters are rescaled the same way by EQUAL and NOT_EQUAL (LiteRT
+  2.3.0, measured: -1, 0 and 1 at scale 0.001 all rescale to 0 and compare equal) and
+  compared raw by the other four.
 * LOGICAL_AND / LOGICAL_OR (logical.cc): bool inputs, broadcasting. (LOGICAL_NOT, one
   bool input, is in unary.py.)
 * SELECT_V2 (select.cc): condition (bool), x, y of one type, all three broadcast
-  against each other; out = condition ? x : y.
+  against each other; out = condition ? x : y. Quantized x / y are selected raw, so the
+  quantizer gives x, y and the output one set of parameters (QuantRule.SHARED).
 * SELECT (select.cc, v1): no broadcasting, except that a 1-D condition may pick whole
   slices along the first dimension of x / y.
 """
@@ -18,10 +30,13 @@ from typing import Callable
 
 import numpy as np
 
-from .base import Kernel, OpContext, OutputSpec
+from .. import quant_math as qm
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .binary import same_type_pair
-from .opdef import OpDef
-from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type, first_version
+from .lut import with_int16
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .requantize import QUANTIZED, make_lut, qparams
+from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type
 from ..names import quoted
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
@@ -50,6 +65,61 @@ def _binary(ufunc: Callable, dtypes: tuple) -> Kernel:
 
 def eval_binary(rec: ElementwiseRecord, inputs, outputs) -> None:
     rec.ufunc(inputs[0], inputs[1], out=outputs[0])
+
+
+# --------------------------------------------------------------------------- quantized
+
+
+@dataclass(frozen=True)
+class QuantizedCompareRecord:
+    ufunc: Callable
+    rescale: tuple[Callable, Callable]  # each input's q -> v (int64)
+
+
+def _rescaler(ctx: OpContext, t, role: str) -> Callable:
+    """q -> v = MBQMSmallerThanOneExp((q - z) * 2^8, QuantizeMultiplier(s)): a table
+    lookup for 8-bit inputs, the arithmetic for int16 ones."""
+    p = qparams(ctx, t, role)
+    if p.scale >= 1.0:
+        # comparisons.cc then calls QuantizeMultiplierGreaterThanOne and shifts right by
+        # a negative amount (undefined in C++): no defined result to reproduce.
+        raise ctx.unsupported(f"{role} {quoted(t.name)} has scale {p.scale}; a quantized "
+                              "comparison needs scales below 1")
+    m, shift = qm.quantize_multiplier(p.scale, ctx.quant.rounding)
+
+    def rescale(q):
+        return qm.multiply_by_quantized_multiplier((q.astype(np.int64) - p.zero_point) * 256,
+                                                   m, shift, ctx.quant.rounding)
+
+    if t.dtype == np.int16:
+        return rescale
+    lut = make_lut(t.dtype, rescale, np.int64)
+    return lambda q: lut.take(q.view(np.uint8))
+
+
+def _prepare_compare_quantized(ctx: OpContext, ufunc: Callable, dtypes: tuple):
+    a, b, shape = same_type_pair(ctx, dtypes)
+    rescale = (_rescaler(ctx, a, "first input"), _rescaler(ctx, b, "second input"))
+    return (OutputSpec(shape, np.dtype(np.bool_)),), QuantizedCompareRecord(ufunc, rescale)
+
+
+def _compare_quantized(ufunc: Callable) -> Kernel:
+    return Kernel(lambda ctx: _prepare_compare_quantized(ctx, ufunc, QUANTIZED),
+                  eval_compare_quantized)
+
+
+def eval_compare_quantized(rec: QuantizedCompareRecord, inputs, outputs) -> None:
+    rec.ufunc(rec.rescale[0](inputs[0]), rec.rescale[1](inputs[1]), out=outputs[0])
+
+
+def _equality(ufunc: Callable) -> Kernel:
+    """EQUAL / NOT_EQUAL's kernel for all but int8 / uint8: int16 with parameters is
+    rescaled, everything else compared raw."""
+    def prepare_int16(ctx: OpContext):
+        specs, rec = _prepare_compare_quantized(ctx, ufunc, (np.int16,))
+        return specs, Chosen(eval_compare_quantized, rec)
+
+    return with_int16(_binary(ufunc, _NUMERIC), Kernel(prepare_int16, run_chosen))
 
 
 @dataclass(frozen=True)
@@ -104,18 +174,27 @@ def select_version(sig: OpSignature) -> int:
 # Versions (op_version.cc), by input 0's type: LESS / GREATER_EQUAL int16 3, int8 2;
 # LESS_EQUAL / GREATER int8 2; EQUAL int16 5, string 3, int8 2; NOT_EQUAL int16 4, string
 # 3, int8 2; SELECT_V2 uint32 2; LOGICAL_AND / LOGICAL_OR have no case: 1.
-OPS = tuple(OpDef(name, float=kernel, per_sample=True, version=version)
-            for name, kernel, version in (
-    ("LESS", _binary(np.less, _NUMERIC), INT8_2_INT16_3),
-    ("LESS_EQUAL", _binary(np.less_equal, _NUMERIC), INT8_2),
-    ("GREATER", _binary(np.greater, _NUMERIC), INT8_2),
-    ("GREATER_EQUAL", _binary(np.greater_equal, _NUMERIC), INT8_2_INT16_3),
-    ("EQUAL", _binary(np.equal, _NUMERIC), by_input_type({T.INT16: 5, T.STRING: 3, T.INT8: 2})),
-    ("NOT_EQUAL", _binary(np.not_equal, _NUMERIC),
-     by_input_type({T.INT16: 4, T.STRING: 3, T.INT8: 2})),
-    ("LOGICAL_AND", _binary(np.logical_and, (np.bool_,)), first_version),
-    ("LOGICAL_OR", _binary(np.logical_or, (np.bool_,)), first_version),
+def _comparison(name: str, ufunc: Callable, version) -> OpDef:
+    float_kernel = _equality(ufunc) if name in ("EQUAL", "NOT_EQUAL") else _binary(ufunc, _NUMERIC)
+    return OpDef(name, float=float_kernel, integer=_compare_quantized(ufunc),
+                 quant=QuantRule.OWN_RANGE, per_sample=True, version=version)
+
+
+def _select_op(name: str, v2: bool, version) -> OpDef:
     # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
-    ("SELECT", _select(v2=False), select_version),
-    ("SELECT_V2", _select(v2=True), by_input_type({T.UINT32: 2})),
-))
+    return OpDef(name, float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
+                 exact=True, per_sample=True, version=version)
+
+
+OPS = (
+    _comparison("LESS", np.less, INT8_2_INT16_3),
+    _comparison("LESS_EQUAL", np.less_equal, INT8_2),
+    _comparison("GREATER", np.greater, INT8_2),
+    _comparison("GREATER_EQUAL", np.greater_equal, INT8_2_INT16_3),
+    _comparison("EQUAL", np.equal, by_input_type({T.INT16: 5, T.STRING: 3, T.INT8: 2})),
+    _comparison("NOT_EQUAL", np.not_equal, by_input_type({T.INT16: 4, T.STRING: 3, T.INT8: 2})),
+    OpDef("LOGICAL_AND", float=_binary(np.logical_and, (np.bool_,)), per_sample=True),
+    OpDef("LOGICAL_OR", float=_binary(np.logical_or, (np.bool_,)), per_sample=True),
+    _select_op("SELECT", False, select_version),
+    _select_op("SELECT_V2", True, by_input_type({T.UINT32: 2})),
+)

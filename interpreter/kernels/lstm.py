@@ -14,8 +14,8 @@ The cell arithmetic: lstm_float.py (EvalFloat) and lstm_integer.py (EvalInteger8
 whose parameters lstm_integer_params.py prepares). Both LiteRT kernel sets register the
 same LSTM kernels built on the same tensor_utils, so ``ctx.quant.kernels`` does not
 change the integer result (``ctx.quant.rounding`` picks MBQM's rounding). Int8 weights
-with float activations (dynamic-range "hybrid" LSTMs) and LSTMOptions' BASIC kernel are
-refused with one line each.
+with float activations (dynamic-range "hybrid" LSTMs): lstm_hybrid.py (EvalHybrid).
+LSTMOptions' BASIC kernel is refused.
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ from .lstm_float import (FloatCell, input_contributions, nonzero_inputs, prepare
                          run_float)
 from .lstm_integer import IntegerCell, make_integer_cell, run_integer
 from .lstm_integer import input_contributions as integer_input_contributions
+from .lstm_hybrid import hybrid_input_contributions, is_hybrid, \
+    prepare_hybrid_cell, run_hybrid
 from .lstm_integer_params import prepare_integer_cell
-from .lstm_operands import (CellOperands, cell_geometry, float_operands, hybrid_message,
-                            input_dims, read_cell, state)
+from .lstm_operands import (CellOperands, cell_geometry, float_operands, input_dims,
+                            read_cell, state)
 from .opdef import OpDef
 from .versions import OpSignature, T
 
@@ -67,13 +69,9 @@ def check_clips(ctx: OpContext) -> tuple[float, float]:
 
 
 def check_types(ctx: OpContext, x: TensorInfo, cell: CellOperands) -> bool:
-    """True for the integer kernel (int8 input), False for float32; hybrid and other
-    types are refused."""
-    weights = cell.input_weights[3]
+    """True for the integer kernel (int8 input), False for float32 (hybrid LSTMs are
+    told apart before: lstm_hybrid.is_hybrid); other types are refused."""
     if x.dtype == np.float32:
-        if weights is not None and weights.dtype in (np.int8, np.uint8):
-            raise ctx.unsupported(f"weights {quoted(weights.name)} are {weights.dtype.name}: "
-                                  + hybrid_message())
         return False
     if x.dtype == np.int8:
         return True
@@ -87,6 +85,11 @@ class FloatRecord:
     cell: FloatCell
     pre: np.ndarray  # [time * batch, 4 n_cell] float32 temporary
     z: np.ndarray  # [batch, 4 n_cell]
+
+
+@dataclass(frozen=True)
+class HybridRecord(FloatRecord):
+    """FloatRecord's fields, ``cell`` a lstm_hybrid.HybridCell."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,8 @@ def _prepare(ctx: OpContext, sequence: bool):
     time_major = bool(ctx.option("time_major", False)) if sequence else True
     steps, batch, n_input = input_dims(ctx, x, sequence, time_major)
     cell = read_cell(ctx, 1, layer_norm_first=20)
-    integer = check_types(ctx, x, cell)
+    hybrid = is_hybrid(x, cell)
+    integer = False if hybrid else check_types(ctx, x, cell)
     diagonal = sequence and cell.recurrent_weights[3] is not None \
         and cell.recurrent_weights[3].rank == 1
     n_cell, n_output = cell_geometry(ctx, cell, n_input, diagonal)
@@ -117,7 +121,13 @@ def _prepare(ctx: OpContext, sequence: bool):
     layout = Layout(steps, batch, n_input, n_cell, n_output, time_major)
     out_shape = tuple(x.shape[:-1]) + (n_output,)
     rows = steps * batch
-    if integer:
+    if hybrid:
+        record = Chosen(eval_hybrid, HybridRecord(
+            layout, prepare_hybrid_cell(ctx, cell, n_cell, n_output, clips,
+                                        (output_state, cell_state), batch, time_major),
+            temporary(ctx, (rows, 4 * n_cell), np.float32),
+            temporary(ctx, (batch, 4 * n_cell), np.float32)))
+    elif integer:
         params = prepare_integer_cell(ctx, cell, n_cell, n_output, x, output_state,
                                       cell_state, ctx.outputs[0], clips)
         record = Chosen(eval_integer, IntegerRecord(
@@ -159,6 +169,13 @@ def eval_float(rec: FloatRecord, inputs, outputs) -> None:
         x = time_view(inputs[0], lay.time_major, lay.steps, lay.batch)
         given = nonzero_inputs(x, None, lay.time_major)
     run_float(rec.cell, pre, h, c, out, False, rec.z, given)
+
+
+def eval_hybrid(rec: HybridRecord, inputs, outputs) -> None:
+    lay = rec.layout
+    hybrid_input_contributions(rec.cell, inputs[0].reshape(-1, lay.n_input), None, rec.pre)
+    h, c, out, pre = _views(lay, inputs, outputs, rec.pre)
+    run_hybrid(rec.cell, pre, h, c, out, False, rec.z)
 
 
 def eval_integer(rec: IntegerRecord, inputs, outputs) -> None:

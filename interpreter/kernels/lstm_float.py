@@ -215,6 +215,20 @@ def _linear_cell_gate(cell: FloatCell, g: np.ndarray, pre_g: np.ndarray,
     np.copyto(g, pre_g, where=(given == 2)[:, None])
 
 
+def update_cell(c: np.ndarray, i: np.ndarray, f: np.ndarray, g: np.ndarray, cifg: bool,
+                clip: np.float32) -> None:
+    """UpdateLstmCellFloat in place: c = clip(f . c + i . g), i = 1 - f with CIFG (the
+    forget gate's buffer then holds 1 - f)."""
+    c *= f
+    if cifg:
+        np.subtract(np.float32(1), f, out=f)
+        c += f * g
+    else:
+        c += i * g
+    if clip > 0:
+        np.clip(c, -clip, clip, out=c)
+
+
 def run_float(cell: FloatCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray,
               out: np.ndarray, reverse: bool, z: np.ndarray,
               given: np.ndarray | None = None) -> None:
@@ -239,14 +253,7 @@ def run_float(cell: FloatCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray,
             _finish_gate(cell, g, gates[g], c)
         if linear:
             _linear_cell_gate(cell, g_, pre[t][:, 2 * n:3 * n], given[t])
-        c *= f
-        if cell.cifg:
-            np.subtract(np.float32(1), f, out=f)
-            c += f * g_
-        else:
-            c += i * g_
-        if cell.cell_clip > 0:
-            np.clip(c, -cell.cell_clip, cell.cell_clip, out=c)
+        update_cell(c, i, f, g_, cell.cifg, cell.cell_clip)
         _finish_gate(cell, 3, o, c)
         hidden = g_.copy() if linear else c.copy()
         apply_activation(cell.activation, hidden)

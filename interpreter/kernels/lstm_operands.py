@@ -235,5 +235,6 @@ def float_operands(ctx: OpContext, tensors) -> None:
 
 
 def hybrid_message() -> str:
-    return ("int8 weights with float activations make a dynamic-range (hybrid) model, "
-            "which edgelite's interpreter does not run yet")
+    return ("LiteRT runs an LSTM with float activations as dynamic-range (hybrid) only when "
+            "its input_to_output_weights are int8 too; requantize the file's weights "
+            "consistently")

@@ -12,6 +12,15 @@ x * rsqrt(max(sum x^2, epsilon)) with its own epsilon (1e-12 by default).
 The fused activation (L2NormOptions) must be NONE in TFLite; RELU / RELU6 /
 RELU_N1_TO_1 are applied here like elsewhere.
 
+Quantized L2_NORMALIZATION (l2norm.cc: both kernel sets run the same integer code; the
+output is fixed at scale 1/128, zero point 0 for int8 and 128 for uint8), per row of
+d = q - z_in:
+
+    (m, shift) = GetInvSqrtQuantizedMultiplierExp(sum d^2, -1)      1/sqrt(sum) ~ m 2^(shift-31)
+    int8  (reference_integer_ops::L2Normalization):  out = clamp(MBQM(d, m, shift + 7))
+    uint8 (reference_ops::L2Normalization):
+          out = clamp(128 + MBQMSmallerThanOneExp(128 d, m, shift))
+
 LOCAL_RESPONSE_NORMALIZATION (local_response_norm.cc, 4-D float32 only; options radius r,
 bias, alpha, beta) has two kernels in LiteRT, which differ in the window and the arithmetic;
 each kernel set reproduces its own (a wider radius than the row only adds zeros, so r is
@@ -37,14 +46,20 @@ clipped to the depth first):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import quant_math as qm
+
 from .base import (Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch,
                    temporary)
 from .fused import Clamp, activation_clamp, apply_clamp
-from .opdef import OpDef
+from .fixed_point16 import inv_sqrt_multiplier
+from .opdef import TANH_OUTPUT, OpDef, QuantRule
+from .lut import unary_quantized
+from .requantize import QUANTIZED
 from .versions import OpSignature, T
 
 EPSILON = np.float32(1e-6)
@@ -79,6 +94,54 @@ def eval(rec: L2NormRecord, inputs, outputs) -> None:
     np.maximum(rec.norm, EPSILON, out=rec.norm)
     np.divide(x, rec.norm, out=out)
     apply_clamp(rec.clamp, out)
+
+
+@dataclass(frozen=True)
+class QuantizedL2NormRecord:
+    rows: int
+    depth: int
+    zero_point: int
+    uint8: bool  # reference_ops' uint8 form, else reference_integer_ops' int8 one
+    rounding: qm.Rounding
+
+
+@functools.lru_cache(maxsize=4096)
+def inv_sqrt(total: int) -> tuple[int, int]:
+    """GetInvSqrtQuantizedMultiplierExp(total, -1) with the mantissa as int32, cached."""
+    m, shift = inv_sqrt_multiplier(total)
+    return int(qm.wrap_int32(m)), shift
+
+
+def prepare_quantized(ctx: OpContext):
+    x, xq, oq = unary_quantized(ctx, QUANTIZED)
+    if x.rank < 1:
+        raise ctx.shape_error("input must have at least one dimension")
+    if int(ctx.option("fused_activation_function", 0)) != 0:
+        raise ctx.unsupported("a fused activation on a quantized L2_NORMALIZATION (LiteRT "
+                              "refuses it)")
+    expected = TANH_OUTPUT[x.dtype.type]
+    if (np.float32(oq.scale), oq.zero_point) != (np.float32(expected[0]), expected[1]):
+        raise ctx.unsupported(f"output scale {oq.scale} and zero point {oq.zero_point}; "
+                              f"LiteRT's quantized L2_NORMALIZATION needs 1/128 and {expected[1]}")
+    rows, depth = num_elements(x.shape[:-1]), x.shape[-1]
+    record = QuantizedL2NormRecord(rows, depth, xq.zero_point, x.dtype == np.uint8,
+                                   ctx.quant.rounding)
+    return (OutputSpec(x.shape, x.dtype),), record
+
+
+def eval_quantized(rec: QuantizedL2NormRecord, inputs, outputs) -> None:
+    d = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64) - rec.zero_point
+    totals = qm.wrap_int32((d * d).sum(axis=1))  # the int32 accumulator wraps past 2^31
+    unique, where = np.unique(totals, return_inverse=True)
+    pairs = np.array([inv_sqrt(int(t)) for t in unique], np.int64).reshape(-1, 2)
+    m, shift = pairs[where, 0][:, None], pairs[where, 1][:, None]
+    if rec.uint8:
+        v = qm.multiply_by_quantized_multiplier(128 * d, m, shift, rec.rounding) + 128
+    else:
+        v = qm.multiply_by_quantized_multiplier(d, m, shift + 7, rec.rounding)
+    info = np.iinfo(outputs[0].dtype)
+    np.copyto(outputs[0].reshape(rec.rows, rec.depth), np.clip(v, info.min, info.max),
+              casting="unsafe")
 
 
 def version(sig: OpSignature) -> int:
@@ -191,6 +254,8 @@ OPS = (
           per_sample=True),
     # fused_activation stays False: LiteRT's l2norm.cc refuses anything but NONE, so the
     # converter must not fuse into it (the kernel above still applies one it finds).
-    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval), per_sample=True, last_axis=True,
-          version=version),
+    OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval),
+          integer=Kernel(prepare_quantized, eval_quantized), quant=QuantRule.FIXED_OUTPUT,
+          fixed_output=TANH_OUTPUT,  # the same 1/128 scale as TANH's
+          per_sample=True, last_axis=True, version=version),
 )

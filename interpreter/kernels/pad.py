@@ -18,6 +18,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .same_params import checked
 from .versions import INT8_2_INT16_3, T, first_match, input_type, rank_above
 from ..names import quoted
 
@@ -142,8 +143,15 @@ OPS = (
     # Padding dim 0 changes its size, which batch_split.py's shape check refuses.
     OpDef("PAD", float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True, version=_PAD_VERSION),
-    OpDef("PADV2", float=Kernel(_make_prepare(3), eval), per_sample=True, version=_PAD_VERSION),
+    # PADV2's constant value must be quantized like the output (pad.cc): data and value
+    # share the output's parameters.
+    OpDef("PADV2", float=checked(Kernel(_make_prepare(3), eval), inputs=(2,)),
+          integer=TYPE_GENERIC, quant=QuantRule.SHARED, per_sample=True, exact=True,
+          version=_PAD_VERSION),
     # op_version.cc, MIRROR_PAD: int16 3, int8 2
-    OpDef("MIRROR_PAD", float=Kernel(prepare_mirror_pad, eval_mirror_pad), per_sample=True,
+    # Input and output quantized alike, int16 zero points 0 (mirror_pad.cc).
+    OpDef("MIRROR_PAD", float=checked(Kernel(prepare_mirror_pad, eval_mirror_pad),
+                                      int16_zero=True),
+          integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True,
           version=INT8_2_INT16_3),
 )

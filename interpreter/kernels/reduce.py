@@ -22,12 +22,39 @@ MEAN on int8 / uint8:
       out = clamp(MBQM(sum(q) - n * z_in, m', shift') + z_out)
 * DEFAULT -- the XNNPACK delegate (xnn_create_reduce_nd / update_params_mean_qs8):
       scale = float32(s_in / s_out) * float32(1 / n)
-      out = clamp(rint(float32(sum(q) - n * z_in) * scale) + z_out)
+      out = clamp(rint(float32(sum(q)) * scale + (z_out - float32(n * z_in) * scale)))
+  all in float32 (measured against LiteRT: z_out is added before rounding, and the input
+  zero point is folded into that float bias, not subtracted from the integer sum).
+
+MEAN on int16 (16x8: zero points 0) takes the REFERENCE arithmetic in both kernel sets
+(reduce.cc EvalMean sends int16 to reference_ops::QuantizedMeanOrSum; XNNPACK takes no
+int16).
+
+SUM on int8 / uint8 / int16 (reduce.cc EvalSum -> QuantizedMeanOrSum, compute_sum):
+(m, shift) = QuantizeMultiplier(s_in / s_out), no 1 / n;
+
+* REFERENCE: out = clamp(MBQM(sum(q) - n * z_in, m, shift) + z_out). LiteRT's reference
+  path reads the data *as uint8* whatever its type (GetTensorData<uint8_t>): an int8
+  tensor's bits are summed as uint8 values and the result clamped to [0, 255] and stored
+  as bits -- reproduced (measured); int16 would read half its bytes: refused.
+* DEFAULT: XNNPACK for int8 / uint8 (the MEAN formula above with scale = float32(s_in) /
+  float32(s_out)); int16 runs optimized_ops::QuantizedMeanOrSum:
+  out = clamp(round_half_away(float32(sum(q)) * scale + float32(-z_in * scale * n)) + z_out).
+
+REDUCE_MAX / REDUCE_MIN on int8 / uint8 / int16 move values: input and output must have
+equal scale and zero point (reduce.cc EvalType refuses otherwise).
+
+REDUCE_PROD on quantized int8 / int16 (reduce.cc PrepareProd / QuantizedReduceProd, both
+kernel sets): with n reduced elements, (m, shift) = QuantizeMultiplier(s_in / s_out^(1/n))
+(double), the product is rescaled after every step, in input order:
+    acc = q_0 - z_in;  acc = MBQM64(acc * (q_i - z_in), m, shift)  (i = 1 .. n-1)
+    out = clamp(MBQM64(acc, m, shift) + z_out)
+with MBQM64 the int64 MultiplyByQuantizedMultiplier overload (common.h).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
 
@@ -37,6 +64,7 @@ from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
+from .same_params import checked
 from .versions import INT8_2, INT8_2_INT16_3, INT8_OR_INT16_2
 
 
@@ -152,29 +180,43 @@ class FixedMeanRecord(QMeanRecord):
 
 @dataclass(frozen=True, kw_only=True)
 class XnnMeanRecord(QMeanRecord):
-    scale: np.float32  # float32(s_in / s_out) * float32(1 / n)
+    scale: np.float32  # float32(s_in / s_out) * float32(1 / n)  (SUM: without 1 / n)
+    bias: np.float32 = np.float32(0)  # z_out - float32(n * z_in) * scale
 
 
-def prepare_mean_quantized(ctx: OpContext):
+_QUANTIZED_16 = QUANTIZED + (np.int16,)
+
+
+def _quantized_operands(ctx: OpContext, dtypes: tuple = _QUANTIZED_16):
+    """(x, output spec, n reduced elements, input / output QParams, the QMeanRecord
+    fields) of a reduction of a quantized tensor; int16 needs zero points 0
+    (reduce.cc PrepareSimple)."""
     ctx.check_arity(2, 2)
     x = ctx.input(0)
-    ctx.require_dtype(x, QUANTIZED, "input")
+    ctx.require_dtype(x, dtypes, "input")
     require_same_type(ctx, x, ctx.outputs[0])
     axes, shape, keep_dims = _output_shape(ctx, x)
     count = 1
     for a in axes:
         count *= x.shape[a]
     if count == 0:
-        raise ctx.shape_error(f"MEAN over an empty axis of shape {list(x.shape)}")
+        raise ctx.shape_error(f"reduction over an empty axis of shape {list(x.shape)}")
     xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    if x.dtype == np.int16 and (xq.zero_point or out.zero_point):
+        raise ctx.shape_error(f"int16 input and output need zero points 0, got "
+                              f"{xq.zero_point} and {out.zero_point}")
     info = np.iinfo(x.dtype)
     common = dict(axes=axes, keep_dims=keep_dims, offset=count * xq.zero_point,
                   z_out=out.zero_point, lo=int(info.min), hi=int(info.max))
-    spec = (OutputSpec(shape, x.dtype),)
-    if not ctx.quant.reference:
+    return x, (OutputSpec(shape, x.dtype),), count, xq, out, common
+
+
+def prepare_mean_quantized(ctx: OpContext):
+    x, spec, count, xq, out, common = _quantized_operands(ctx)
+    if not ctx.quant.reference and x.dtype != np.int16:
         scale = np.float32(xq.scale) / np.float32(out.scale)
-        return spec, Chosen(eval_mean_xnn, XnnMeanRecord(
-            scale=np.float32(scale * (np.float32(1.0) / np.float32(count))), **common))
+        return spec, Chosen(eval_mean_xnn, xnn_record(
+            np.float32(scale * (np.float32(1.0) / np.float32(count))), count, xq, common))
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     k = min(count.bit_length() - 1, 32, 31 + shift)
     return spec, Chosen(eval_mean_fixed, FixedMeanRecord(
@@ -195,16 +237,130 @@ def eval_mean_fixed(rec: FixedMeanRecord, inputs, outputs) -> None:
     clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, outputs[0])
 
 
+def xnn_record(scale: np.float32, count: int, xq, common: dict) -> XnnMeanRecord:
+    """XNNPACK's reduce output stage: v = float32(sum(q)) * scale + bias, with the
+    zero points folded into the float32 bias z_out - float32(n * z_in) * scale."""
+    bias = np.float32(np.float32(common["z_out"]) - np.float32(count * xq.zero_point) * scale)
+    return XnnMeanRecord(scale=scale, bias=bias, **common)
+
+
 def eval_mean_xnn(rec: XnnMeanRecord, inputs, outputs) -> None:
-    total = _centered_sum(rec, inputs[0])
-    values = np.rint(total.astype(np.float32) * rec.scale).astype(np.int64)
+    total = np.add.reduce(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+    values = np.array(total, np.float32)  # an array even for a 0-d result
+    values *= rec.scale
+    values += rec.bias
+    np.rint(values, out=values)
+    clamp_out(values, rec.lo, rec.hi, outputs[0])
+
+
+# --------------------------------------------------------------------------- SUM, quantized
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundSumRecord(QMeanRecord):
+    scale: np.float32  # float32(s_in) / float32(s_out)
+    bias: np.float32  # float32(-z_in * scale * n)
+
+
+def prepare_sum_quantized(ctx: OpContext):
+    x, spec, count, xq, out, common = _quantized_operands(ctx)
+    scale = np.float32(xq.scale) / np.float32(out.scale)
+    if not ctx.quant.reference:
+        if x.dtype != np.int16:
+            return spec, Chosen(eval_mean_xnn, xnn_record(scale, count, xq, common))
+        # optimized_ops::QuantizedMeanOrSum: -z_in * scale * n in float32, left to right
+        bias = np.float32(np.float32(-xq.zero_point) * scale * np.float32(count))
+        return spec, Chosen(eval_sum_rounded, RoundSumRecord(scale=scale, bias=bias, **common))
+    if x.dtype == np.int16:
+        raise ctx.unsupported(
+            "int16 SUM with kernels='reference': LiteRT's reference kernel reads the int16 "
+            "data as uint8 bytes, so there is no result to match; use kernels='default'")
+    m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
+    record = FixedMeanRecord(multiplier=m, shift=shift, rounding=ctx.quant.rounding, **common)
+    if x.dtype == np.int8:  # read and written as uint8 bits (see the module docstring)
+        return spec, Chosen(eval_sum_as_uint8, replace(record, lo=0, hi=255))
+    return spec, Chosen(eval_mean_fixed, record)
+
+
+def eval_sum_as_uint8(rec: FixedMeanRecord, inputs, outputs) -> None:
+    eval_mean_fixed(rec, [inputs[0].view(np.uint8)], [outputs[0].view(np.uint8)])
+
+
+def eval_sum_rounded(rec: RoundSumRecord, inputs, outputs) -> None:
+    total = np.add.reduce(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+    values = total.astype(np.float32) * rec.scale + rec.bias
+    values = qm.round_half_away(values).astype(np.int64) + rec.z_out
+    clamp_out(values, rec.lo, rec.hi, outputs[0])
+
+
+# --------------------------------------------------------------------------- MAX / MIN / PROD
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProdRecord(QMeanRecord):
+    count: int  # n
+    z_in: int
+    multiplier: int
+    shift: int
+
+
+def prepare_prod_quantized(ctx: OpContext):
+    x, spec, count, xq, out, common = _quantized_operands(ctx, (np.int8, np.int16))
+    # GetQuantProdScaling: s_in / s_out^(1/n), in double
+    m, shift = qm.quantize_multiplier(xq.scale / out.scale ** (1.0 / count), ctx.quant.rounding)
+    return spec, Chosen(eval_prod_quantized, ProdRecord(
+        count=count, z_in=xq.zero_point, multiplier=m, shift=shift, **common))
+
+
+def eval_prod_quantized(rec: ProdRecord, inputs, outputs) -> None:
+    x = inputs[0]
+    kept = [a for a in range(x.ndim) if a not in rec.axes]
+    # (outputs, n): each output's elements in input (row-major) order
+    rows = np.transpose(x, kept + list(rec.axes)).reshape(-1, rec.count).astype(np.int64)
+    rows -= rec.z_in
+    acc = rows[:, 0].copy()
+    for i in range(1, rec.count):
+        acc = qm.multiply_by_quantized_multiplier_int64(acc * rows[:, i], rec.multiplier,
+                                                        rec.shift)
+    values = qm.multiply_by_quantized_multiplier_int64(acc, rec.multiplier, rec.shift)
     values += rec.z_out
-    clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, outputs[0])
+    clamp_out(values, rec.lo, rec.hi, outputs[0])
+
+
+def _by_int16(float_kernel: Kernel, quantized: Kernel) -> Kernel:
+    """The float kernel, except for a quantized int16 input (16x8), which goes to
+    ``quantized`` (by_input_dtype sends int8 / uint8 there)."""
+    def prepare(ctx: OpContext):
+        x = ctx.input(0)
+        q = x.quantization
+        use = quantized if (x.dtype == np.int16 and q is not None and len(q.scale)) \
+            else float_kernel
+        specs, record = use.prepare(ctx)
+        return specs, (record if isinstance(record, Chosen) else Chosen(use.eval, record))
+
+    return Kernel(prepare, run_chosen)
 
 
 def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) -> OpDef:
-    return OpDef(name, float=Kernel(_make_prepare(reducer, dtypes), eval), reduction=True,
-                 **facts)
+    float_kernel = Kernel(_make_prepare(reducer, dtypes), eval)
+    if isinstance(facts.get("integer"), Kernel):
+        float_kernel = _by_int16(float_kernel, facts["integer"])
+    return OpDef(name, float=float_kernel, reduction=True, **facts)
+
+
+def _same_params(reducer: Callable) -> Kernel:
+    """REDUCE_MAX / REDUCE_MIN on quantized data: values move, so the parameters must be
+    equal (reduce.cc EvalType: TF_LITE_ENSURE_EQ on scale and zero point; int16 zero
+    points 0) -- except where XNNPACK takes the op (int8 / uint8, DEFAULT set): it moves
+    the values whatever the parameters (measured)."""
+    plain = Kernel(_make_prepare(reducer, _QUANTIZED_16), eval)
+    strict = checked(plain, int16_zero=True)
+
+    def prepare(ctx: OpContext):
+        xnnpack = not ctx.quant.reference and ctx.input(0).dtype != np.int16
+        return (plain if xnnpack else strict).prepare(ctx)
+
+    return Kernel(prepare, eval)
 
 
 # Versions (op_version.cc), by the input's type: MEAN, REDUCE_MAX and REDUCE_MIN int16 3,
@@ -212,10 +368,15 @@ def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) 
 OPS = (
     _reduction("MEAN", _mean, integer=Kernel(prepare_mean_quantized, run_chosen),
                quant=QuantRule.OWN_RANGE, version=INT8_2_INT16_3),
-    _reduction("SUM", _sum, version=INT8_2),
-    _reduction("REDUCE_MAX", _max, version=INT8_2_INT16_3),
-    _reduction("REDUCE_MIN", _min, version=INT8_2_INT16_3),
-    _reduction("REDUCE_PROD", _prod, version=INT8_OR_INT16_2),
+    _reduction("SUM", _sum, integer=Kernel(prepare_sum_quantized, run_chosen),
+               quant=QuantRule.OWN_RANGE, version=INT8_2),
+    # Values move: the output keeps the input's parameters.
+    _reduction("REDUCE_MAX", _max, integer=_same_params(_max), quant=QuantRule.SAME_AS_INPUT,
+               exact=True, version=INT8_2_INT16_3),
+    _reduction("REDUCE_MIN", _min, integer=_same_params(_min), quant=QuantRule.SAME_AS_INPUT,
+               exact=True, version=INT8_2_INT16_3),
+    _reduction("REDUCE_PROD", _prod, integer=Kernel(prepare_prod_quantized, run_chosen),
+               quant=QuantRule.OWN_RANGE, version=INT8_OR_INT16_2),
     _reduction("REDUCE_ANY", _any, (np.bool_,)),
     _reduction("REDUCE_ALL", _all, (np.bool_,)),
 )

@@ -30,7 +30,8 @@ import numpy as np
 from ..model import MAX_TENSOR_BYTES
 from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .same_params import checked
 from .versions import T, by_input_type
 
 INT_TYPES = (np.int32, np.int64)
@@ -172,7 +173,9 @@ OPS = (
     OpDef("RANK", float=Kernel(prepare_rank, eval_constant)),
     # op_version.cc, FILL, by the value's type (input 1): float16 4; int8 / int16 3;
     # bool / string 2. RANGE: int64 2. SHAPE, RANK and ZEROS_LIKE have no case: 1.
-    OpDef("FILL", float=Kernel(prepare_fill, eval_fill),
+    # FILL copies its value: value and output quantized alike (fill.cc), so they share.
+    OpDef("FILL", float=checked(Kernel(prepare_fill, eval_fill), inputs=(1,), int16_zero=True),
+          integer=TYPE_GENERIC, quant=QuantRule.SHARED, exact=True,
           version=by_input_type({T.FLOAT16: 4, T.INT8: 3, T.INT16: 3, T.BOOL: 2, T.STRING: 2},
                                 index=1)),
     OpDef("RANGE", float=Kernel(prepare_range, eval_range),

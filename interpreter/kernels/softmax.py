@@ -44,6 +44,7 @@ from .. import libm
 from .. import quant_math as qm
 from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .requantize import QUANTIZED, qparams, require_same_type
 from .versions import INT8_2, INT8_2_INT16_3
@@ -322,6 +323,131 @@ def eval_log_softmax(rec: LogSoftmaxRecord, inputs, outputs) -> None:
     np.subtract(out, rec.row_sum, out=out)
 
 
+# --------------------------------------------------------------------- LOG_SOFTMAX, int8 / uint8
+#
+# activations.cc LogSoftmaxPrepare / reference_integer_ops::LogSoftmax (int8) and
+# reference_ops::LogSoftmax (uint8), the same gemmlowp arithmetic; the output is fixed at
+# scale 16/256 and zero point qmax (127 / 255). Per row, d = q - max(row):
+#
+#     M, shift = QuantizeMultiplierGreaterThanOne(min(s_in 2^26, 2^31 - 1))
+#     diff_min = -floor(31 * 2^26 / 2^shift)                       CalculateInputRadius
+#     R, r = QuantizeMultiplierSmallerThanOneExp(2^(31 - shift) / M)
+#     sum = sum over d >= diff_min of RDBPOT(exp_on_negative_values(MBQM(d, M, shift)), 12)
+#     L = log_x_for_x_greater_than_or_equal_to_1<5>(sum as Q12.19)              Q5.26
+#     cut = max(diff_min - 1, MBQM(L + INT32_MIN, R, r))
+#     out = d > cut ? clamp(RDBPOT(MBQM(d, M, shift) - L, 22) + qmax) : qmin
+
+LOG_2, SQRT_SQRT_HALF, SQRT_HALF = 1488522236, 1805811301, 1518500250  # Q0.31
+LOG_ALPHA_N, LOG_ALPHA_D, LOG_ALPHA_I, LOG_ALPHA_F = 117049297, 127690142, 1057819769, 638450708
+
+
+def _clz32(x):
+    """CountLeadingZeros of uint32 values (int64 in, 32 for 0)."""
+    x = np.asarray(x, np.int64) & 0xFFFFFFFF
+    return 32 - np.frexp(x.astype(np.float64))[1].astype(np.int64)
+
+
+def _sat_shift_left(x, exponent):
+    """SaturatingRoundingMultiplyByPOTParam for exponents >= 0 (per element)."""
+    x = np.asarray(x, np.int64)
+    exponent = np.asarray(exponent, np.int64)
+    threshold = np.left_shift(np.int64(1), 31 - exponent) - 1
+    out = _wrap(np.left_shift(x, exponent))
+    out = np.where(x > threshold, qm.INT32_MAX, out)
+    return np.where((x < -threshold) & (exponent > 0), qm.INT32_MIN, out)
+
+
+def _saturate(x):
+    return np.clip(x, qm.INT32_MIN, qm.INT32_MAX)
+
+
+def log_x_ge_1(x, input_integer_bits: int, output_integer_bits: int):
+    """TFLite's log_x_for_x_greater_than_or_equal_to_1_impl (internal/common.h): log(x)
+    of a Q(input_integer_bits) raw value x >= 1, as Q(output_integer_bits)."""
+    accum_bits = output_integer_bits + 1
+    shifted_quarter = int(qm.rounding_divide_by_pot(np.int64(1 << 29), accum_bits))
+    z_a = np.asarray(x, np.int64)
+    headroom_a = _clz32(z_a)
+    r_a = _sat_shift_left(_fx_mul(_sat_shift_left(z_a, headroom_a - 1), SQRT_HALF), 1)
+    pow_a = _saturate(_sat_shift_left(input_integer_bits - headroom_a, 31 - accum_bits)
+                      + shifted_quarter)
+    z_b = _fx_mul(z_a, SQRT_HALF)
+    headroom_b = _clz32(z_b) - 1
+    r_b = _sat_shift_left(z_a, headroom_b)
+    pow_b = _saturate(_sat_shift_left(input_integer_bits - headroom_b, 31 - accum_bits)
+                      - shifted_quarter)
+    r = np.minimum(r_a, r_b)
+    z_pow_2_adj = np.maximum(pow_a, pow_b)
+    total = r + SQRT_SQRT_HALF  # RoundingHalfSum: (a + b + sign) / 2, truncated
+    p = np.where(total >= 0, (total + 1) // 2, -((-total + 1) // 2))
+    q = _wrap(2 * _wrap(r - SQRT_SQRT_HALF))
+    common_sq = _fx_mul(q, q)
+    num = _wrap(_fx_mul(q, r) + _fx_mul(_fx_mul(q, common_sq), LOG_ALPHA_N))
+    denom_minus_one = _wrap(
+        _fx_mul(p, _wrap(LOG_ALPHA_I + q + _fx_mul(LOG_ALPHA_D, common_sq)))
+        + _fx_mul(LOG_ALPHA_F, q))
+    recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one)
+    num_scaled = qm.rounding_divide_by_pot(num, accum_bits)
+    result = _wrap(_fx_mul(z_pow_2_adj, LOG_2) + _fx_mul(num_scaled, recip_denom))
+    return qm.saturating_rounding_multiply_by_pot(result, accum_bits - output_integer_bits)
+
+
+@dataclass(frozen=True, kw_only=True)
+class QLogSoftmaxRecord(QSoftmaxRecord):
+    qmax: int
+    multiplier: int
+    left_shift: int
+    reverse_multiplier: int
+    reverse_shift: int
+    diff_min: int
+    rounding: qm.Rounding
+
+
+def prepare_log_softmax_quantized(ctx: OpContext):
+    x, xq, out = unary_quantized(ctx, QUANTIZED)
+    if x.rank < 1 or x.shape[-1] == 0:
+        raise ctx.shape_error(f"needs a non-empty last dimension, input is {list(x.shape)}")
+    info = np.iinfo(x.dtype)
+    if out.zero_point != info.max or np.float32(out.scale) != np.float32(16 / 256):
+        raise ctx.unsupported(f"quantized LOG_SOFTMAX needs output scale 16/256 and zero point "
+                              f"{info.max}, got {out.scale} / {out.zero_point}")
+    rounding = ctx.quant.rounding
+    max_real = 2.0**31 - 1.0 if rounding is qm.Rounding.DOUBLE else 2.0**30 - 1.0
+    real = min(xq.scale * float(1 << (31 - SCALED_DIFF_INTEGER_BITS)), max_real)
+    if not real > 1.0:
+        raise ctx.unsupported(f"input scale {xq.scale} is too small")
+    m, shift = qm.quantize_multiplier_greater_than_one(real, rounding)
+    reverse = qm.quantize_multiplier_smaller_than_one_exp(float(1 << (31 - shift)) / m, rounding)
+    radius = math.floor((2**SCALED_DIFF_INTEGER_BITS - 1)
+                        * 2.0**(31 - SCALED_DIFF_INTEGER_BITS) / 2.0**shift)
+    record = QLogSoftmaxRecord(
+        rows=num_elements(x.shape[:-1]), depth=x.shape[-1], qmin=int(info.min),
+        qmax=int(info.max), multiplier=m, left_shift=shift, reverse_multiplier=reverse[0],
+        reverse_shift=reverse[1], diff_min=-radius, rounding=rounding)
+    return (OutputSpec(x.shape, x.dtype),), record
+
+
+def eval_log_softmax_quantized(rec: QLogSoftmaxRecord, inputs, outputs) -> None:
+    x = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64)
+    diff = x - x.max(axis=1, keepdims=True)
+    scaled = qm.multiply_by_quantized_multiplier(diff, rec.multiplier, rec.left_shift,
+                                                 rec.rounding)
+    exps = exp_on_negative_values(scaled)
+    terms = np.where(diff >= rec.diff_min,
+                     qm.rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0)
+    total = _wrap(terms.sum(axis=1, keepdims=True))
+    log_sum = log_x_ge_1(total, ACCUMULATION_INTEGER_BITS, SCALED_DIFF_INTEGER_BITS)
+    cut = np.maximum(rec.diff_min - 1, qm.multiply_by_quantized_multiplier(
+        _wrap(log_sum + qm.INT32_MIN), rec.reverse_multiplier, rec.reverse_shift,
+        rec.rounding))
+    values = qm.rounding_divide_by_pot(_wrap(scaled - log_sum), 31 - 5 - 4) + rec.qmax
+    values = np.where(diff > cut, np.clip(values, rec.qmin, rec.qmax), rec.qmin)
+    np.copyto(outputs[0], values.reshape(outputs[0].shape), casting="unsafe")
+
+
+LOG_SOFTMAX_OUTPUT = {np.int8: (16 / 256, 127), np.uint8: (16 / 256, 255)}
+
+
 OPS = (
     OpDef("SOFTMAX",
           float=Kernel(prepare, eval),
@@ -330,6 +456,8 @@ OPS = (
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True, last_axis=True,
           version=INT8_2_INT16_3),  # op_version.cc: int16 3, int8 2
-    OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax), per_sample=True,
+    OpDef("LOG_SOFTMAX", float=Kernel(prepare_log_softmax, eval_log_softmax),
+          integer=Kernel(prepare_log_softmax_quantized, eval_log_softmax_quantized),
+          quant=QuantRule.FIXED_OUTPUT, fixed_output=LOG_SOFTMAX_OUTPUT, per_sample=True,
           last_axis=True, version=INT8_2),  # op_version.cc: int8 2
 )

@@ -36,6 +36,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, scratch, temporary
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .same_params import checked
 from .versions import T, first_match, input_type
 from ..names import quoted
 
@@ -190,9 +191,10 @@ _version = first_match((input_type(T.INT16), 4), (lambda sig: sig.input(0).rank 
 
 
 def _record(name: str, kernel: Kernel) -> OpDef:
-    # Values are only moved (the pad value reads as 0.0): int8 / uint8 run exactly with the
-    # input's parameters.
-    return OpDef(name, float=kernel, integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT,
+    # Values are only moved (the pad value reads as 0.0): int8 / uint8 / int16 run exactly
+    # with the input's parameters, which the output must share (int16: zero point 0).
+    return OpDef(name, float=checked(kernel, int16_zero=True), integer=TYPE_GENERIC,
+                 quant=QuantRule.SAME_AS_INPUT,
                  exact=True, version=_version)
 
 

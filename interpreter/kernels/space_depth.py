@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import INT8_2
 from ..names import quoted
 
@@ -70,8 +70,11 @@ def eval(rec: BlockRecord, inputs, outputs) -> None:
 
 OPS = (
     # op_version.cc, both: int8 2
-    OpDef("DEPTH_TO_SPACE", float=Kernel(prepare_depth_to_space, eval), per_sample=True,
+    # Both copy bits: int8 / uint8 keep the input's parameters.
+    OpDef("DEPTH_TO_SPACE", float=Kernel(prepare_depth_to_space, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True,
           version=INT8_2),
-    OpDef("SPACE_TO_DEPTH", float=Kernel(prepare_space_to_depth, eval), per_sample=True,
+    OpDef("SPACE_TO_DEPTH", float=Kernel(prepare_space_to_depth, eval), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True,
           version=INT8_2),
 )

@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .same_params import checked
 from .versions import INT8_2, OpSignature, T, by_input_type
 from ..names import quoted
 
@@ -140,6 +141,7 @@ OPS = (
     OpDef("SPLIT_V", float=Kernel(prepare_split_v, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, version=INT8_2),
     # UNPACK drops its axis: along dim 0 of [N, N, ...] each output is one sample.
-    OpDef("UNPACK", float=Kernel(prepare_unpack, eval), integer=TYPE_GENERIC,
+    # Every part must be quantized like the input (unpack.cc).
+    OpDef("UNPACK", float=checked(Kernel(prepare_unpack, eval)), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, version=unpack_version),
 )

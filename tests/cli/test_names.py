@@ -77,7 +77,8 @@ def test_inspect_escapes_and_cuts_every_name(tmp_path, custom):
         assert "CUSTOM \\x1b[" in op and "...ZZZ" in op
         assert op.index(" in [") == next(
             line for line in lines if line.startswith("    0 RELU")).index(" in [")
-        assert "arena: not planned" in lines[-1]
+        assert "arena" not in lines[-3] and lines[-2].startswith("support: edgelite cannot")
+        assert lines[-1].startswith("  operator 1 CUSTOM '\\x1b[") and "[custom: " in lines[-1]
 
 
 def test_run_prints_escaped_names_and_saves_exact_ones(model, tmp_path):

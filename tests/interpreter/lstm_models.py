@@ -40,6 +40,7 @@ class LstmSpec:
     proj_clip: float = 0.0
     activation: str = "TANH"
     integer: bool = False
+    hybrid: bool = False  # int8 weights (and peepholes), everything else float32
     input_zp: int = 3
     output_zp: int = -7
     hidden_zp: int = -5  # with projection
@@ -74,13 +75,16 @@ class _Weights:
         self.b, self.spec, self.rng, self.tag = b, spec, rng, tag
 
     def matrix(self, name: str, rows: int, cols: int, scale: float) -> int:
-        if self.spec.integer:
+        if self.spec.integer or self.spec.hybrid:
             q = self.rng.integers(-127, 128, (rows, cols)).astype(np.int8)
             return self.b.tensor(f"{self.tag}{name}", q.shape, np.int8, data=q, scale=scale)
         w = self.rng.normal(0, 0.5, (rows, cols)).astype(np.float32)
         return self.b.tensor(f"{self.tag}{name}", w.shape, data=w)
 
     def vector(self, name: str, n: int, dtype, low: int, high: int, scale: float) -> int:
+        if self.spec.hybrid and name.startswith("peephole"):  # int8 in a hybrid LSTM
+            q = self.rng.integers(-127, 128, n).astype(np.int8)
+            return self.b.tensor(f"{self.tag}{name}", [n], np.int8, data=q, scale=0.02)
         if self.spec.integer:
             q = self.rng.integers(low, high, n).astype(dtype)
             return self.b.tensor(f"{self.tag}{name}", [n], dtype, data=q, scale=scale)
@@ -198,7 +202,8 @@ def bidirectional_model(spec: LstmSpec, merge_outputs: bool = False, aux: str = 
         outputs.append(b.tensor("bw_output", spec.seq_shape(spec.outputs)))
     b.op("BIDIRECTIONAL_SEQUENCE_LSTM", [x, *fw, *bw, *states, *aux_ops], outputs,
          fused_activation_function=spec.activation, cell_clip=spec.cell_clip,
-         proj_clip=spec.proj_clip, merge_outputs=merge_outputs, time_major=spec.time_major)
+         proj_clip=spec.proj_clip, merge_outputs=merge_outputs, time_major=spec.time_major,
+         **spec.options)
     return b.build(graph_inputs, outputs)
 
 

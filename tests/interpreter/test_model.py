@@ -219,10 +219,11 @@ def test_unsupported_ops_are_listed_at_allocate():
     with pytest.raises(UnsupportedOpError) as info:
         interp.allocate_tensors()
     text = str(info.value)
-    assert "(3 unsupported item(s))" in text
-    assert "operator 0 CUSTOM 'MyOp' (output 'a')" in text
+    assert "(3 unsupported item(s); custom, no kernel, unknown builtin)" in text
+    assert "operator 0 CUSTOM 'MyOp' (output 'a'): custom op, no kernel [custom: " in text
+    assert "custom_kernels={'MyOp': Kernel(prepare, eval)}" in text
     assert "operator 2 UNKNOWN_BUILTIN_250 (output 'c'): unknown builtin code 250" in text
-    assert "operator 3 CALL (output 'y'): no kernel" in text
+    assert "operator 3 CALL (output 'y'): no kernel [no kernel: " in text
     assert "RELU" not in text
 
 

@@ -43,8 +43,10 @@ class ModelBuilder:
 
     def tensor(self, name: str, shape, dtype=np.float32, data=None, *, scale=None,
                zero_point=None, quantized_dimension=0, shape_signature=None,
-               type_code: int | None = None, is_variable: bool = False) -> int:
-        """``type_code``: a TensorType the dtype cannot say (RESOURCE: 13, VARIANT: 15)."""
+               type_code: int | None = None, is_variable: bool = False,
+               sparsity=None) -> int:
+        """``type_code``: a TensorType the dtype cannot say (RESOURCE: 13, VARIANT: 15).
+        ``sparsity``: a ``tfl.SparsityParametersT`` (``data`` is then the stored values)."""
         t = tfl.TensorT()
         t.name = name
         t.shape = [int(d) for d in shape]
@@ -52,6 +54,7 @@ class ModelBuilder:
             t.shapeSignature = [int(d) for d in shape_signature]
         t.type = schema_ops.tensor_type_of(dtype) if type_code is None else type_code
         t.isVariable = bool(is_variable)
+        t.sparsity = sparsity
         t.buffer = 0
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))

@@ -1,8 +1,11 @@
 """BIDIRECTIONAL_SEQUENCE_LSTM (interpreter/kernels/bidirectional_sequence_lstm.py):
-float32 within 1e-5 of LiteRT over three invokes (both directions' states carry) and
-after a reset, in its output and auxiliary-input modes."""
+float32 within 1e-5 of LiteRT and hybrid (int8 weights, symmetric or asymmetric inputs)
+bit-exact, over three invokes (both directions' states carry) and after a reset, in its output and
+auxiliary-input modes."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -27,16 +30,20 @@ VARIANTS = {
 }
 
 
+@pytest.mark.parametrize("hybrid", ["float", "symmetric", "asymmetric"])
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_float_matches_litert(name):
+def test_matches_litert(name, hybrid):
     spec, merge, aux = VARIANTS[name]
+    if hybrid != "float":
+        spec = replace(spec, hybrid=True,
+                       options={"asymmetric_quantize_inputs": hybrid == "asymmetric"})
     feeds = with_zero_steps(spec, sequence_feeds(spec, 3))
     extra = sequence_feeds(spec, 3, seed=9)
     for e in extra:  # step 2 of the auxiliary input is zero
         (e[2] if spec.time_major else e[:, 2])[...] = 0
     per_invoke = [[f, e] if aux else [f] for f, e in zip(feeds, extra)]
     outs = assert_matches_litert_over_invokes(bidirectional_model(spec, merge, aux),
-                                              per_invoke)
+                                              per_invoke, rtol=0 if spec.hybrid else 1e-5)
     units = 2 * spec.outputs if merge else spec.outputs
     assert outs[0][0].shape == tuple(spec.seq_shape(units))
     np.testing.assert_array_equal(outs[0][0], outs[3][0])  # reset: as the first invoke

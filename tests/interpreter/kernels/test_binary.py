@@ -10,7 +10,8 @@ from edgelite.interpreter import EdgeliteError
 
 from ..op_models import check_op, const, op_model, run_op
 from ..oracle import rand
-from ..quant_oracle import run_litert, run_ours
+from ..quant_oracle import assert_bit_exact, full_range, random_qparams, run_litert, run_ours
+from .test_logical import SHAPES as QUANTIZED_SHAPES, binary_model
 
 I32, I64, F32 = np.int32, np.int64, np.float32
 
@@ -218,3 +219,14 @@ def test_uint8_is_refused_like_litert():
     with pytest.raises(EdgeliteError, match="has type uint8; this kernel supports float32, "
                        "int8, int16, int32, int64"):
         run_op("FLOOR_MOD", [a, a], [((2,), np.uint8)])
+
+
+# Quantized inputs are compared and copied raw: the inputs share the output's parameters.
+@pytest.mark.parametrize("op", ["MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+@pytest.mark.parametrize("shapes", QUANTIZED_SHAPES[1:3])
+def test_quantized_maximum_minimum(rng, op, dtype, shapes):
+    q = random_qparams(rng, dtype, 0.01, 0.1) if dtype != np.int16 else (0.001, 0)
+    model = binary_model(op, dtype, shapes, q, q, dtype, q)
+    feeds = [full_range(rng, s, dtype) for s in shapes]
+    assert_bit_exact(model, feeds)

@@ -1,7 +1,10 @@
 """RNN and UNIDIRECTIONAL_SEQUENCE_RNN (interpreter/kernels/rnn.py): float32 within 1e-5
-of LiteRT over three invokes (the hidden state carries) and after a reset."""
+of LiteRT and hybrid (int8 weights; symmetric or asymmetric inputs) bit-exact, over three
+invokes (the hidden state carries) and after a reset."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -26,6 +29,27 @@ def test_sequence_rnn_matches_litert(name):
         [f] for f in sequence_feeds(spec, 3)])
     assert outs[0][0].shape == tuple(spec.seq_shape(spec.n_cell))
     np.testing.assert_array_equal(outs[0][0], outs[3][0])
+
+
+@pytest.mark.parametrize("asymmetric", [False, True], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_hybrid_sequence_rnn_matches_litert(name, asymmetric):
+    spec = replace(VARIANTS[name], hybrid=True, n_input=9,
+                   options={"asymmetric_quantize_inputs": asymmetric})
+    for seed in (1, 2):
+        feeds = sequence_feeds(spec, 3, seed=seed)
+        (feeds[1][1] if spec.time_major else feeds[1][:, 1])[...] = 0  # an all-zero step
+        outs = assert_matches_litert_over_invokes(rnn_model(spec), [[f] for f in feeds],
+                                                  rtol=0)
+        np.testing.assert_array_equal(outs[0][0], outs[3][0])
+
+
+@pytest.mark.parametrize("asymmetric", [False, True], ids=["symmetric", "asymmetric"])
+def test_hybrid_rnn_step_op_matches_litert(asymmetric):
+    spec = LstmSpec(batch=3, n_cell=7, n_input=5, hybrid=True,
+                    options={"asymmetric_quantize_inputs": asymmetric})
+    assert_matches_litert_over_invokes(rnn_model(spec, op="RNN"), [
+        [f] for f in sequence_feeds(spec, 3, step=True)], rtol=0)
 
 
 def test_rnn_step_op_matches_litert():
@@ -67,3 +91,28 @@ def test_hostile_files_get_one_line(change, error, text):
         interp.allocate_tensors()
     assert text in str(info.value) and "\n" not in str(info.value)
     assert "UNIDIRECTIONAL_SEQUENCE_RNN" in str(info.value)
+
+
+def _per_channel(sg, m):
+    t = sg.tensors[sg.operators[0].inputs[1]]
+    t.quantization.scale = [0.01] * 4
+    t.quantization.zeroPoint = [0] * 4
+
+
+def _mixed_weights(sg, m):  # float recurrent weights beside int8 input weights
+    t = sg.tensors[sg.operators[0].inputs[2]]
+    t.type = 0  # FLOAT32: 4 bytes per value
+    m.buffers[t.buffer].data = np.zeros(16, np.float32).view(np.uint8)
+
+
+@pytest.mark.parametrize("change, text", [
+    (_per_channel, "weights tensor 'weights' is quantized per channel; LiteRT's hybrid RNN "
+                   "takes one scale per tensor"),
+    (_mixed_weights, "recurrent weights 'recurrent_weights' are float32; a hybrid RNN's "
+                     "weights must all be int8"),
+], ids=["per_channel", "mixed"])
+def test_hybrid_refusals(change, text):
+    model = edited(rnn_model(LstmSpec(hybrid=True)), change)
+    with pytest.raises(UnsupportedOpError) as info:
+        Interpreter(model_content=model).allocate_tensors()
+    assert text in str(info.value) and "UNIDIRECTIONAL_SEQUENCE_RNN" in str(info.value)

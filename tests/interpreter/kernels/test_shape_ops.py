@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from edgelite.interpreter import ShapeError, UnsupportedOpError
+from edgelite.interpreter import ShapeError
 
 from ..op_models import check_op, const, run_op
 from ..oracle import rand
@@ -48,9 +48,10 @@ def test_fill_runtime_value():
     np.testing.assert_array_equal(out, [3.25] * 4)
 
 
-def test_fill_runtime_dims_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match=r"FILL.*dims \(input 0, tensor 'input0'\)"):
-        run_op("FILL", [np.array([2, 2], I32), const(1.0, F32)], [((2, 2), F32)])
+def test_fill_runtime_dims_runs_at_invoke():
+    # computed dims: the output is dynamic, prepared at invoke (interpreter/dynamic.py)
+    (out,) = check_op("FILL", [np.array([2, 3], I32), const(1.5, F32)], [((2, 2), F32)])
+    np.testing.assert_array_equal(out, np.full((2, 3), 1.5, F32))
 
 
 @pytest.mark.parametrize("start,limit,delta", [(0, 10, 1), (3, 18, 4), (10, -3, -3),

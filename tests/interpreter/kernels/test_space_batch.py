@@ -183,11 +183,13 @@ def test_refused(op, shape, block, amounts, message):
         run_op(op, [x, const(block, np.int32), const(amounts, np.int32)], [(shape, np.float32)])
 
 
-def test_block_shape_must_be_constant():
-    x = np.zeros((1, 4, 4, 1), np.float32)
-    with pytest.raises(EdgeliteError, match="the block_shape .* must be a constant tensor"):
-        run_op(S2B, [x, np.array([2, 2], np.int32), const([[0, 0], [0, 0]], np.int32)],
-               [((4, 2, 2, 1), np.float32)])
+def test_computed_block_shape_runs_at_invoke():
+    # a computed block_shape: the output is dynamic, prepared at invoke (dynamic.py)
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    pads = const([[0, 0], [0, 0]], np.int32)
+    (out,) = run_op(S2B, [x, np.array([2, 2], np.int32), pads], [((4, 2, 2, 1), np.float32)])
+    (want,) = run_op(S2B, [x, const([2, 2], np.int32), pads], [((4, 2, 2, 1), np.float32)])
+    np.testing.assert_array_equal(out, want)
 
 
 def test_float16_is_refused():
