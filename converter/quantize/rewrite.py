@@ -238,6 +238,8 @@ class _Rewriter:
             for t in op.outputs:
                 if id(t) in real:
                     t.dtype, t.quant = qt.dtype, _quant(self.act(t))
+            if qt is QType.INT16 and op.type in ("ADD", "SUB"):
+                op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
         self.fix_inputs()
         self.fix_outputs()
 

@@ -68,7 +68,8 @@ from .lut import table_kernel, with_int16
 from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
-                         require_same_type)
+                         require_same_type, with_int16)
+from .unary16 import LOGISTIC16, TANH16, lut16_kernel
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
@@ -272,22 +273,30 @@ def _unary_quantized(ctx: OpContext):
 # ----------------------------------------------------------------- RELU family, int8 / uint8
 
 
+def relu_values(dtype, xq: QParams, out: QParams, act_min: float, act_max: float | None,
+                rounding: qm.Rounding):
+    """QuantizedReluX (activations.cc) as a function of int64 inputs q, for int8 / uint8 /
+    int16 ``dtype``."""
+    info = np.iinfo(dtype)
+    m, shift = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
+                                      rounding)
+    inverse_bound = lambda v: out.zero_point + int(  # noqa: E731
+        qm.round_half_away(np.float32(v) / np.float32(out.scale)))
+    lo = max(int(info.min), inverse_bound(act_min))
+    hi = int(info.max) if act_max is None else min(int(info.max), inverse_bound(act_max))
+
+    def values(q):
+        v = qm.multiply_by_quantized_multiplier(q - xq.zero_point, m, shift,
+                                                rounding) + out.zero_point
+        return np.clip(v, lo, hi)
+
+    return values
+
+
 def _relu_prepare_quantized(act_min: float, act_max: float | None):
     def prepare(ctx: OpContext):
         x, xq, out = _unary_quantized(ctx)
-        info = np.iinfo(x.dtype)
-        m, shift = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
-                                          ctx.quant.rounding)
-        inverse_bound = lambda v: out.zero_point + int(  # noqa: E731
-            qm.round_half_away(np.float32(v) / np.float32(out.scale)))
-        lo = max(int(info.min), inverse_bound(act_min))
-        hi = int(info.max) if act_max is None else min(int(info.max), inverse_bound(act_max))
-
-        def values(q):
-            v = qm.multiply_by_quantized_multiplier(q - xq.zero_point, m, shift,
-                                                    ctx.quant.rounding) + out.zero_point
-            return np.clip(v, lo, hi)
-
+        values = relu_values(x.dtype, xq, out, act_min, act_max, ctx.quant.rounding)
         return (OutputSpec(x.shape, x.dtype),), LutRecord(make_lut(x.dtype, values))
 
     return prepare
@@ -422,6 +431,24 @@ def _xnn_lrelu_multipliers(xq: QParams, out: QParams, alpha: float):
     return p, n
 
 
+def leaky_relu_values(xq: QParams, out: QParams, alpha: float, rounding: qm.Rounding):
+    """reference_ops::QuantizeLeakyRelu as a function of int64 inputs q."""
+    # activations.cc LeakyReluPrepare: float products, then QuantizeMultiplier.
+    m_id = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
+                                  rounding)
+    m_alpha = qm.quantize_multiplier(
+        float(np.float32(np.float32(xq.scale) * np.float32(alpha)) / np.float32(out.scale)),
+        rounding)
+
+    def values(q):
+        d = q - xq.zero_point
+        pos = qm.multiply_by_quantized_multiplier(d, *m_id, rounding)
+        neg = qm.multiply_by_quantized_multiplier(d, *m_alpha, rounding)
+        return np.where(d >= 0, pos, neg) + out.zero_point
+
+    return values
+
+
 def prepare_leaky_relu_quantized(ctx: OpContext):
     x, xq, out = _unary_quantized(ctx)
     alpha = float(np.float32(ctx.option("alpha", 0.0)))
@@ -433,19 +460,7 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
             d = q - xq.zero_point
             return ((d * np.where(d >= 0, p, n) + 128) >> 8) + out.zero_point
     else:
-        rounding = ctx.quant.rounding
-        # activations.cc LeakyReluPrepare: float products, then QuantizeMultiplier.
-        m_id = qm.quantize_multiplier(float(np.float32(xq.scale) / np.float32(out.scale)),
-                                      rounding)
-        m_alpha = qm.quantize_multiplier(
-            float(np.float32(np.float32(xq.scale) * np.float32(alpha)) / np.float32(out.scale)),
-            rounding)
-
-        def values(q):
-            d = q - xq.zero_point
-            pos = qm.multiply_by_quantized_multiplier(d, *m_id, rounding)
-            neg = qm.multiply_by_quantized_multiplier(d, *m_alpha, rounding)
-            return np.where(d >= 0, pos, neg) + out.zero_point
+        values = leaky_relu_values(xq, out, alpha, ctx.quant.rounding)
 
     lut = make_lut(x.dtype, values)
     return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
@@ -454,10 +469,21 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
 # --------------------------------------------------------------------------- records
 
 
-def _relu(name: str, low: float, high: float | None, **facts) -> OpDef:
-    return OpDef(name,
+def _relu16(low: float, high: float | None) -> Kernel:
+    return lut16_kernel(lambda ctx, xq, out: relu_values(np.int16, xq, out, low, high,
+                                                         ctx.quant.rounding))
+
+
+def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):
+    alpha = float(np.float32(ctx.option("alpha", 0.0)))
+    return leaky_relu_values(xq, out, alpha, ctx.quant.rounding)
+
+
+def _relu(name: str, low: float, high: float | None, int16: bool = False, **facts) -> OpDef:
+    integer = Kernel(_relu_prepare_quantized(low, high), apply_lut)
+    return OpDef(name, int16=int16,
                  float=Kernel(_relu_prepare(low, high), eval_clamp),
-                 integer=Kernel(_relu_prepare_quantized(low, high), apply_lut),
+                 integer=with_int16(integer, _relu16(low, high)) if int16 else integer,
                  quant=QuantRule.OWN_RANGE,
                  per_sample=True,
                  **facts)
@@ -468,21 +494,23 @@ def _relu(name: str, low: float, high: float | None, **facts) -> OpDef:
 # LEAKY_RELU 2 for int16; GELU 2 for int8 / uint8. RELU_N1_TO_1, RELU_0_TO_1, HARD_SWISH
 # and ELU have no case there: 1.
 OPS = (
-    _relu("RELU", 0.0, None, exact=True,
+    _relu("RELU", 0.0, None, int16=True, exact=True,
           version=by_input_type({T.INT16: 3, T.INT8: 2, T.UINT8: 2})),
-    _relu("RELU6", 0.0, 6.0, exact=True, version=INT8_2_INT16_3),
+    _relu("RELU6", 0.0, 6.0, int16=True, exact=True, version=INT8_2_INT16_3),
     _relu("RELU_N1_TO_1", -1.0, 1.0),
     _relu("RELU_0_TO_1", 0.0, 1.0),
-    OpDef("LOGISTIC",
+    OpDef("LOGISTIC", int16=True,
           float=Kernel(prepare_logistic, eval_logistic),
-          integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
+          integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
+                             LOGISTIC16),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True,
           version=int8_2_int16_in_out_3),
-    OpDef("TANH",
+    OpDef("TANH", int16=True,
           float=Kernel(prepare_tanh, eval_tanh),
-          integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
+          integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
+                             TANH16),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=TANH_OUTPUT,
           per_sample=True,
@@ -492,9 +520,10 @@ OPS = (
           integer=Kernel(prepare_hard_swish_quantized, apply_lut),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
-    OpDef("LEAKY_RELU",
+    OpDef("LEAKY_RELU", int16=True,
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
-          integer=Kernel(prepare_leaky_relu_quantized, apply_lut),
+          integer=with_int16(Kernel(prepare_leaky_relu_quantized, apply_lut),
+                             lut16_kernel(_leaky_relu16)),
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
@@ -502,7 +531,7 @@ OPS = (
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE,  # int8 only in LiteRT: see unary.py's note on uint8
           per_sample=True),
-    OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
+    OpDef("GELU", int16=True, float=with_int16(Kernel(prepare_gelu, run_chosen),
                                    table_kernel((np.int16,), gelu_table)),
           integer=table_kernel(QUANTIZED, gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,

@@ -65,7 +65,9 @@ from .base import Kernel, OpContext, OutputSpec, temporary
 from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
-from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
+from .arith16 import INT16_LEFT_SHIFT, kernel16
+from .requantize import (QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type,
+                         with_int16)
 from .versions import OpSignature, T
 
 SUPPORTED = (np.float32, np.int32, np.int64)
@@ -116,11 +118,12 @@ class FixedAdd:
     mo: tuple[int, int]  # of T / (2^20 * s_out)
     sign: int  # -1 for SUB
     rounding: qm.Rounding
+    left_shift: int = LEFT_SHIFT  # 15 for int16 (arith16.py)
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         mbqm = qm.multiply_by_quantized_multiplier_smaller_than_one_exp
-        a = mbqm(a << LEFT_SHIFT, *self.m1, self.rounding)
-        b = mbqm(b << LEFT_SHIFT, *self.m2, self.rounding)
+        a = mbqm(a << self.left_shift, *self.m1, self.rounding)
+        b = mbqm(b << self.left_shift, *self.m2, self.rounding)
         return mbqm(a + self.sign * b, *self.mo, self.rounding)
 
 
@@ -183,8 +186,10 @@ def _xnn_add(s1: float, s2: float, s_out: float, subtract: bool) -> XnnAdd:
     return XnnAdd((-ma if a < 0 else ma), (-mb if b < 0 else mb), shift)
 
 
-def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool):
-    """The kernel set's formula for ``op`` with these parameters."""
+def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool,
+                left_shift: int = LEFT_SHIFT):
+    """The kernel set's formula for ``op`` with these parameters (``left_shift``: the
+    ADD / SUB headroom, 15 for int16)."""
     if op == "MUL":
         scale = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
         if xnnpack:
@@ -197,8 +202,14 @@ def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool):
         qm.quantize_multiplier_smaller_than_one_exp(q1.scale / twice_max, rounding),
         qm.quantize_multiplier_smaller_than_one_exp(q2.scale / twice_max, rounding),
         qm.quantize_multiplier_smaller_than_one_exp(
-            twice_max / ((1 << LEFT_SHIFT) * out.scale), rounding),
-        -1 if op == "SUB" else 1, rounding)
+            twice_max / ((1 << left_shift) * out.scale), rounding),
+        -1 if op == "SUB" else 1, rounding, left_shift)
+
+
+def _arithmetic16(op: str):
+    """The general-scale 16x8 formula of ``op`` (TFLite's: XNNPACK takes no int16)."""
+    return lambda q1, q2, out, rounding: _arithmetic(op, q1, q2, out, rounding, False,
+                                                     INT16_LEFT_SHIFT)
 
 
 def _make_prepare_quantized(op: str):
@@ -284,9 +295,10 @@ def mul_version(sig: OpSignature) -> int:
 
 
 def _op(name: str, ufunc, version) -> OpDef:
-    return OpDef(name,
+    return OpDef(name, int16=True,
                  float=Kernel(_make_prepare(ufunc), eval),
-                 integer=Kernel(_make_prepare_quantized(name), eval_quantized),
+                 integer=with_int16(Kernel(_make_prepare_quantized(name), eval_quantized),
+                                    kernel16(name, _arithmetic16(name))),
                  quant=QuantRule.OWN_RANGE,
                  fused_activation=True,
                  per_sample=True,

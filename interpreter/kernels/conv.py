@@ -76,7 +76,9 @@ from .requantize import (
     output_stage,
     qparams,
     require_same_type,
+    with_int16,
 )
+from .affine16 import CONV16
 from .window import conv_windows, padded_scratch, patches_view, tap_view
 
 IM2COL_MAX_BYTES = 2**28  # 256 MiB
@@ -442,9 +444,9 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("CONV_2D",
+    OpDef("CONV_2D", int16=True,
           float=Kernel(prepare, run_chosen),
-          integer=Kernel(prepare_quantized, eval_quantized),
+          integer=with_int16(Kernel(prepare_quantized, eval_quantized), CONV16),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=3),
           fused_activation=True,

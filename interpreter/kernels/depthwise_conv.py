@@ -40,7 +40,8 @@ from .conv import check_bias, conv_requant, float_operands, quantized_operands, 
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
-from .requantize import OutputStage, activation_bounds, output_stage, qparams
+from .requantize import OutputStage, activation_bounds, output_stage, qparams, with_int16
+from .affine16 import DEPTHWISE16
 from .window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
                      tap_buffer)
 
@@ -265,9 +266,9 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("DEPTHWISE_CONV_2D",
+    OpDef("DEPTHWISE_CONV_2D", int16=True,
           float=Kernel(prepare, eval),
-          integer=Kernel(prepare_quantized, eval_quantized),
+          integer=with_int16(Kernel(prepare_quantized, eval_quantized), DEPTHWISE16),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=3, in_axis=3),
           fused_activation=True,

@@ -61,7 +61,9 @@ from .requantize import (
     output_stage,
     qparams,
     require_same_type,
+    with_int16,
 )
+from .affine16 import fully_connected16
 from .versions import OpSignature, T
 
 DEFAULT_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.DEFAULT
@@ -241,9 +243,10 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("FULLY_CONNECTED",
+    OpDef("FULLY_CONNECTED", int16=True,
           float=Kernel(prepare, eval),
-          integer=Kernel(prepare_quantized, eval_quantized),
+          integer=with_int16(Kernel(prepare_quantized, eval_quantized),
+                             fully_connected16(_geometry)),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=1),
           fused_activation=True,

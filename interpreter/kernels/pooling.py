@@ -1,4 +1,4 @@
-"""MAX_POOL_2D and AVERAGE_POOL_2D: float32 and int8 / uint8.
+"""MAX_POOL_2D and AVERAGE_POOL_2D: float32, int8 / uint8 and 16x8 int16.
 
 Matches tensorflow/lite/kernels/pooling.cc (Prepare: ComputePaddingHeightWidth with
 dilation 1) and reference_ops::AveragePool / MaxPool
@@ -30,6 +30,9 @@ the raw q:
   whose optimized kernel rounds the same way, so both kernel sets agree.
 * MAX_POOL_2D -- the maximum over the valid pixels, then the fused clamp (TFLite's
   CalculateActivationRangeQuantized, or XNNPACK's for DEFAULT).
+
+int16 (16x8) runs the same arithmetic (reference_integer_ops::AveragePool / MaxPool for
+int16, both kernel sets: XNNPACK takes no int16), the sums in float64.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from .base import Kernel, OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
-from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type
+from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type, with_int16
 from .window import TapBuffer, pool_windows, tap_buffer, valid_counts
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
@@ -119,11 +122,12 @@ class QPoolRecord:
 def _prepare_quantized(ctx: OpContext, is_average: bool):
     ctx.check_arity(1, 1)
     x = ctx.input(0)
-    ctx.require_dtype(x, QUANTIZED, "input")
+    ctx.require_dtype(x, QUANTIZED + (np.int16,), "input")
     require_same_type(ctx, x, ctx.outputs[0])
     if x.rank != 4:
         raise ctx.shape_error(f"input shape {list(x.shape)} must be 4-D NHWC")
     xq, out = qparams(ctx, x, "input"), qparams(ctx, ctx.outputs[0], "output")
+    int16 = x.dtype == np.int16
     if (xq.scale, xq.zero_point) != (out.scale, out.zero_point):
         raise ctx.unsupported(
             f"input {quoted(x.name)} and output {quoted(ctx.outputs[0].name)} need equal "
@@ -131,8 +135,8 @@ def _prepare_quantized(ctx: OpContext, is_average: bool):
         )
     n, h, w, c = x.shape
     wh, ww = pool_windows(ctx, h, w)
-    # XNNPACK takes quantized max pools (its clamp), not average pools.
-    xnnpack = not ctx.quant.reference and not is_average
+    # XNNPACK takes quantized max pools (its clamp), not average pools, nor int16.
+    xnnpack = not ctx.quant.reference and not is_average and not int16
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
     out_shape = (n, wh.size_out, ww.size_out, c)
     if not is_average:  # the max of raw q values, in the input type; padding never wins
@@ -140,9 +144,9 @@ def _prepare_quantized(ctx: OpContext, is_average: bool):
         return (OutputSpec(out_shape, x.dtype),), QPoolRecord(buffer=buffer, lo=lo, hi=hi)
     # Sums of at most KH*KW values of magnitude <= 255 are exact in float32; so is the
     # rounding below while c < 2^14 (the quotient is then far from the next integer
-    # relative to float32's spacing), else float64.
+    # relative to float32's spacing), else float64 (always for int16).
     window = wh.kernel * ww.kernel
-    work = np.float32 if window < 2**14 else np.float64
+    work = np.float32 if window < 2**14 and not int16 else np.float64
     buffer = tap_buffer(ctx, n, wh, ww, c, work, 0)
     counts = np.outer(valid_counts(wh), valid_counts(ww)).reshape(1, wh.size_out,
                                                                     ww.size_out, 1)
@@ -185,17 +189,22 @@ def eval_max_quantized(rec: QPoolRecord, inputs, outputs) -> None:
     clamp_inplace(out, out.dtype.type(rec.lo), out.dtype.type(rec.hi))
 
 
+def _with_int16(kernel: Kernel) -> Kernel:
+    """The integer kernel serves 16x8 int16 too."""
+    return with_int16(kernel, kernel)
+
+
 OPS = (
-    OpDef("AVERAGE_POOL_2D",
+    OpDef("AVERAGE_POOL_2D", int16=True,
           float=Kernel(prepare_average, eval_average),
-          integer=Kernel(prepare_average_quantized, eval_average_quantized),
+          integer=_with_int16(Kernel(prepare_average_quantized, eval_average_quantized)),
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,
           version=int8_2_int16_in_out_3),  # op_version.cc: 16x8 3, int8 2
-    OpDef("MAX_POOL_2D",
+    OpDef("MAX_POOL_2D", int16=True,
           float=Kernel(prepare_max, eval_max),
-          integer=Kernel(prepare_max_quantized, eval_max_quantized),
+          integer=_with_int16(Kernel(prepare_max_quantized, eval_max_quantized)),
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,

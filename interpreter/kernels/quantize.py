@@ -1,4 +1,5 @@
-"""QUANTIZE: float32 -> int8 / uint8, and int8 / uint8 -> int8 / uint8 requantization.
+"""QUANTIZE: float32 -> int8 / uint8 / int16, and requantization between int8 / uint8 /
+int16.
 
 Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
 
@@ -17,6 +18,10 @@ Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
     _optimized_requantize.
 
 Requantization maps 256 values to 256 values, so it runs as a lookup table.
+
+int16 (16x8 quantization): XNNPACK converts no int16, so float32 -> int16 is
+AffineQuantize and every requantization to or from int16 is reference_ops::Requantize
+(MBQM as above) in both kernel sets; an int16 input is looked up in a 65536-entry table.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from .fused import clamp_inplace
 from .opdef import OpDef
 from .requantize import QUANTIZED, LutRecord, apply_lut, make_lut, qparams
 from .versions import OpSignature, T
+
+ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,9 +78,10 @@ def _xnn_cvt_multiplier(s_in: float, s_out: float) -> int | None:
 def prepare(ctx: OpContext):
     ctx.check_arity(1, 1)
     x, y = ctx.input(0), ctx.outputs[0]
-    ctx.require_dtype(x, (np.float32,) + QUANTIZED, "input")
-    if y.dtype.type not in QUANTIZED:
-        raise ctx.unsupported(f"output {quoted(y.name)} is {y.dtype.name}; int8 and uint8 only")
+    ctx.require_dtype(x, (np.float32,) + QUANTIZED + (np.int16,), "input")
+    if y.dtype.type not in QUANTIZED + (np.int16,):
+        raise ctx.unsupported(f"output {quoted(y.name)} is {y.dtype.name}; int8, uint8 and "
+                              "int16 only")
     if y.quantization is not None and len(y.quantization.scale) > 1:
         raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)}")
     out = qparams(ctx, y, "output")
@@ -81,7 +89,7 @@ def prepare(ctx: OpContext):
     info = np.iinfo(y.dtype)
     if x.dtype == np.float32:
         bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
-        if ctx.quant.reference:
+        if ctx.quant.reference or y.dtype == np.int16:  # XNNPACK converts no int16
             return spec, Chosen(eval_reference, QuantizeRecord(
                 scale=np.float32(out.scale), **bounds))
         return spec, Chosen(eval_xnn, XnnQuantizeRecord(
@@ -95,6 +103,8 @@ def prepare(ctx: OpContext):
         return qm.multiply_by_quantized_multiplier(q - xq.zero_point, m, shift,
                                                    rounding) + out.zero_point
 
+    if np.int16 in (x.dtype, y.dtype):  # TFLite's Requantize, both kernel sets
+        return spec, requantize16(x.dtype, scalar, y.dtype)
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
         return spec, Chosen(apply_lut, LutRecord(lut))
@@ -114,6 +124,25 @@ def prepare(ctx: OpContext):
     for d in x.shape:
         size *= d
     return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
+
+
+def requantize16(x_dtype, values, y_dtype) -> Chosen:
+    """q -> q' with int16 on either side: reference_ops::Requantize (MBQM) in both kernel
+    sets, as a table over every input value (65536 entries for an int16 input)."""
+    if x_dtype != np.int16:
+        return Chosen(apply_lut, LutRecord(make_lut(x_dtype, values, y_dtype)))
+    info = np.iinfo(y_dtype)
+    table = np.clip(values(ALL_INT16), info.min, info.max).astype(y_dtype)
+    return Chosen(eval_table16, Table16Record(table))
+
+
+@dataclass(frozen=True)
+class Table16Record:
+    table: np.ndarray  # (65536,) output per int16 input, indexed by x + 32768
+
+
+def eval_table16(rec: Table16Record, inputs, outputs) -> None:
+    np.take(rec.table, inputs[0].astype(np.int64) + 32768, out=outputs[0])
 
 
 def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:

@@ -30,6 +30,12 @@ _ACT_RANGE = {NONE: (-math.inf, math.inf), RELU: (0.0, math.inf),
               RELU_N1_TO_1: (-1.0, 1.0), RELU6: (0.0, 6.0)}
 
 
+def is_quantized16(t: TensorInfo | None) -> bool:
+    """An int16 tensor with quantization parameters (16x8 quantization's activations)."""
+    return (t is not None and t.dtype.type == np.int16 and t.quantization is not None
+            and len(t.quantization.scale) > 0)
+
+
 def is_quantized(t: TensorInfo | None) -> bool:
     """An int8 / uint8 tensor with quantization parameters (plain int8 data without
     them stays with the type-generic kernels)."""
@@ -72,6 +78,20 @@ def qparams(ctx: OpContext, t: TensorInfo, role: str) -> QParams:
             f"{role} tensor {quoted(t.name)} has zero point {zero_point}, outside {t.dtype.name}"
         )
     return QParams(scale, zero_point)
+
+
+def symmetric16(ctx: OpContext, *tensors: tuple[TensorInfo, str]) -> list[QParams]:
+    """Per-tensor parameters of int16 activation tensors ``(tensor, role)`` of a 16x8
+    kernel, which must be symmetric (TFLite's kernels check zero point 0)."""
+    params = []
+    for t, role in tensors:
+        ctx.require_dtype(t, (np.int16,), role)
+        q = qparams(ctx, t, role)
+        if q.zero_point != 0:
+            raise ctx.unsupported(f"int16 {role} tensor {quoted(t.name)} has zero point "
+                                  f"{q.zero_point}; 16x8 quantization needs 0")
+        params.append(q)
+    return params
 
 
 def channel_params(ctx: OpContext, t: TensorInfo, role: str, channels: int, axis: int):
@@ -375,10 +395,29 @@ def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: 
 
     def prepare(ctx: OpContext):
         t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
-        kernel = quantized_kernel if is_quantized(t) else float_kernel
+        int16 = getattr(quantized_kernel.prepare, "takes_int16", False) and is_quantized16(t)
+        kernel = quantized_kernel if is_quantized(t) or int16 else float_kernel
         specs, record = kernel.prepare(ctx)
         if not isinstance(record, Chosen):
             record = Chosen(kernel.eval, record)
         return specs, record
 
+    return Kernel(prepare, run_chosen)
+
+
+def with_int16(kernel8: Kernel, kernel16: Kernel, input_index: int = 0) -> Kernel:
+    """An op's ``integer`` entry serving 16x8 quantization too: an int16 input
+    ``input_index`` with quantization parameters goes to ``kernel16``, int8 / uint8 to
+    ``kernel8``; by_input_dtype sends such int16 tensors here rather than to the float
+    kernel (the entry's prepare is marked ``takes_int16``)."""
+
+    def prepare(ctx: OpContext):
+        t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
+        kernel = kernel16 if is_quantized16(t) else kernel8
+        specs, record = kernel.prepare(ctx)
+        if not isinstance(record, Chosen):
+            record = Chosen(kernel.eval, record)
+        return specs, record
+
+    prepare.takes_int16 = True
     return Kernel(prepare, run_chosen)

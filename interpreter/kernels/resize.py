@@ -56,6 +56,9 @@ interpolates raw q), one strategy per kernel set and type:
   and the integer blend
         t = (q00 << 11) + (q01 - q00) * ax,  b = (q10 << 11) + (q11 - q10) * ax
         out = ((t << 11) + (b - t) * ay + 2^21) >> 22
+
+int16 (16x8): ResizeBilinearInteger with both kernel sets (resize_bilinear.cc; XNNPACK
+takes no int16). RESIZE_NEAREST_NEIGHBOR moves int16 values like any other.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from .. import quant_math as qm
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .requantize import QUANTIZED
+from .requantize import QUANTIZED, with_int16
 from .versions import OpSignature, T
 
 F32 = np.float32
@@ -208,12 +211,14 @@ class QBilinearRecord:
 
 def prepare_bilinear_quantized(ctx: OpContext):
     x, out_shape, align, half = _size(ctx)
-    ctx.require_dtype(x, QUANTIZED, "input")
+    ctx.require_dtype(x, QUANTIZED + (np.int16,), "input")
     if ctx.outputs[0].dtype != x.dtype:
         raise ctx.dtype_error(f"output must be {x.dtype.name} like the input")
     _, h, w, _ = x.shape
     _, oh, ow, _ = out_shape
-    if not ctx.quant.reference:
+    if x.dtype == np.int16:  # both kernel sets: ResizeBilinearInteger (XNNPACK: no int16)
+        blend, axis = eval_bilinear_int10, _int10_axis
+    elif not ctx.quant.reference:
         blend, axis = eval_bilinear_xnn, _xnn_axis
     elif x.dtype == np.int8:
         blend, axis = eval_bilinear_int10, _int10_axis
@@ -319,14 +324,15 @@ def _version(*modes: str):
 
 
 OPS = (
-    OpDef("RESIZE_BILINEAR",
+    OpDef("RESIZE_BILINEAR", int16=True,
           float=Kernel(prepare_bilinear, eval_bilinear),
-          integer=Kernel(prepare_bilinear_quantized, run_chosen),
+          integer=with_int16(Kernel(prepare_bilinear_quantized, run_chosen),
+                             Kernel(prepare_bilinear_quantized, run_chosen)),
           quant=QuantRule.SAME_AS_INPUT,
           per_sample=True,
           # align_corners alone does not raise the bilinear version
           version=_version("half_pixel_centers")),
-    OpDef("RESIZE_NEAREST_NEIGHBOR",
+    OpDef("RESIZE_NEAREST_NEIGHBOR", int16=True,
           float=Kernel(prepare_nearest, eval_nearest),
           integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT,

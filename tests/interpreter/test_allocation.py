@@ -78,7 +78,7 @@ def test_shapes_propagate_from_resized_input():
     assert_close(interp.get_tensor(y), expected)
 
 
-def test_int8_input_goes_to_the_integer_kernel_int16_is_unsupported():
+def test_int8_and_16x8_inputs_go_to_the_integer_kernel_raw_int16_is_unsupported():
     b = ModelBuilder()
     x = b.tensor("x", (1, 4, 4, 1), np.int8, scale=0.1, zero_point=0)
     w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[10]]]], scale=0.1)
@@ -90,12 +90,22 @@ def test_int8_input_goes_to_the_integer_kernel_int16_is_unsupported():
     interp.invoke()  # 0.1 * q * (0.1 * 10) / 0.1 = q
     np.testing.assert_array_equal(interp.get_tensor(y).reshape(-1), np.arange(16))
 
-    b = ModelBuilder()
-    x = b.tensor("x", (1, 4, 4, 1), np.int16, scale=0.1, zero_point=0)
-    w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[1]]]], scale=0.1)
-    y = b.tensor("y", (1, 4, 4, 1), np.int16, scale=0.1)
-    b.op("CONV_2D", [x, w], [y], stride_w=1, stride_h=1)
-    interp = Interpreter(model_content=b.build([x], [y]))
+    def int16_conv(scale):  # 16x8 with quantization parameters, raw int16 without
+        b = ModelBuilder()
+        zp = None if scale is None else 0
+        x = b.tensor("x", (1, 4, 4, 1), np.int16, scale=scale, zero_point=zp)
+        w = b.tensor("w", (1, 1, 1, 1), np.int8, data=[[[[10]]]], scale=0.1)
+        bias = b.tensor("b", (1,), np.int64, data=[0], scale=0.01)
+        y = b.tensor("y", (1, 4, 4, 1), np.int16, scale=scale)
+        b.op("CONV_2D", [x, w, bias], [y], stride_w=1, stride_h=1)
+        return Interpreter(model_content=b.build([x], [y])), x, y
+
+    interp, x, y = int16_conv(0.1)
+    interp.allocate_tensors()
+    interp.set_tensor(x, np.arange(-8, 8, dtype=np.int16).reshape(1, 4, 4, 1) * 1000)
+    interp.invoke()
+    np.testing.assert_array_equal(interp.get_tensor(y).reshape(-1), np.arange(-8, 8) * 1000)
+    interp, _, _ = int16_conv(None)
     with pytest.raises(UnsupportedOpError, match="operator 0 \\(CONV_2D.*'x' has type int16"):
         interp.allocate_tensors()
 
