@@ -50,10 +50,11 @@ def quantize_options(fn):
     opts = [
         click.option("--quantize", "quantize", type=click.Choice(
             ["int8", "uint8", "int16x8", "dynamic", "float16"]), help="Quantization mode "
-            "(default: none, a float model); int16x8: int16 activations, int8 weights."),
+            "(default: none, a float model); int16x8: int16 activations, int8 weights (TFLite's "
+            "16x8)."),
         click.option("--per-tensor", is_flag=True,
                      help="int8 weights per tensor instead of per output channel."),
-        click.option("--io-type", type=click.Choice(["float", "int8", "uint8"]),
+        click.option("--io-type", type=click.Choice(["float", "int8", "uint8", "int16"]),
                      default="float", show_default=True,
                      help="Type of the model's inputs/outputs in full-integer modes."),
         click.option("--calib", type=click.Path(exists=True),

@@ -19,7 +19,7 @@ from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .passes import PASS_NAMES, PassRecord, run_passes
-from .quantize import QuantizeOptions, QuantizeReport, QuantMode, quantize
+from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, QuantMode, quantize
 from .tf_tensor import const_budget
 
 
@@ -36,7 +36,6 @@ class ConvertOptions:
     quantize: QuantizeOptions | None = None  # None: a float model
 
 
-FULL_INTEGER = (QuantMode.INT8, QuantMode.UINT8)
 
 
 @dataclass

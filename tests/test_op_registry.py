@@ -61,8 +61,11 @@ def test_quantization_traits_agree():
         quantized = op.quant is not QuantRule.FLOAT_ONLY
         assert quantized == (op.integer is not None), \
             f"{name}: an integer path exactly when the quantizer may run it in integer"
-        if op.fixed_output is not None:
-            assert set(op.fixed_output) == {np.int8, np.uint8}, name
+        if op.fixed_output is not None:  # (and int16 for the ops with 16x8 kernels)
+            assert set(op.fixed_output) == {np.int8, np.uint8} | (
+                {np.int16} if op.int16 else set()), name
+        if op.int16:  # 16x8 kernels are integer kernels too
+            assert quantized, name
         if op.integer == TYPE_GENERIC:  # the float kernel only moves values around
             assert op.quant in (QuantRule.SAME_AS_INPUT, QuantRule.SHARED), name
         if op.exact:

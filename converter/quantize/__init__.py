@@ -1,7 +1,9 @@
 """Quantization: choose ranges, then rewrite the float graph.
 
 Modes (QuantMode): INT8 / UINT8 full-integer (ranges from FakeQuant nodes, the user, and/or
-calibration), DYNAMIC (int8 weights, float activations), FLOAT16 (float16 weights).
+calibration), INT16X8 (full-integer with symmetric int16 activations, int8 weights and int64
+biases: TFLite's 16x8 scheme, for ops with 16x8 kernels; the others stay float), DYNAMIC (int8
+weights, float activations), FLOAT16 (float16 weights).
 
 Full-integer pipeline (each step switchable in QuantizeOptions):
   equalize         cross-layer equalization of the float weights (equalize.py)
@@ -56,9 +58,21 @@ if TYPE_CHECKING:
 class QuantMode(Enum):
     INT8 = "int8"
     UINT8 = "uint8"
-    INT16X8 = "int16x8"  # int16 activations, int8 weights (TFLite's 16x8 mode)
+    INT16X8 = "int16x8"
     DYNAMIC = "dynamic"
     FLOAT16 = "float16"
+
+    @property
+    def qtype(self) -> QType | None:
+        """The activations' type of a full-integer mode (None for the weights-only ones)."""
+        return {"int8": QType.INT8, "uint8": QType.UINT8, "int16x8": QType.INT16}.get(self.value)
+
+
+FULL_INTEGER = (QuantMode.INT8, QuantMode.UINT8, QuantMode.INT16X8)
+# What each full-integer mode's model may take and give (--io-type).
+IO_TYPES = {QuantMode.INT8: (IOType.FLOAT, IOType.INT8, IOType.UINT8),
+            QuantMode.UINT8: (IOType.FLOAT, IOType.INT8, IOType.UINT8),
+            QuantMode.INT16X8: (IOType.FLOAT, IOType.INT16)}
 
 
 @dataclass
@@ -115,7 +129,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     ``ranges_given``: activation ranges already calibrated with ``options.calib_method``
     on those samples (auto.py reuses one calibration for several candidates)."""
     loops = has_subgraphs(graph)
-    if loops and options.mode in (QuantMode.INT8, QuantMode.UINT8) and (
+    _check_mode(options)
+    if loops and options.mode in FULL_INTEGER and (
             _held_out_check(options) or options.bias_correction or options.adaround
             or options.equalize or _goal_kind(options) is not None):
         raise EdgeliteError("the model has control flow (WHILE / IF): --calib-method auto, "
@@ -132,10 +147,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     if options.mode is QuantMode.FLOAT16:
         float16(graph)
         return report
-    qtype = QType(options.mode.value)
-    if qtype is QType.INT16 and (options.io_type is not IOType.FLOAT or options.mean_std):
-        raise EdgeliteError("--quantize int16x8 keeps float inputs and outputs: --io-type "
-                            "int8 / uint8 and --mean-std are for int8 / uint8 models")
+    qtype = options.mode.qtype
     log = options.log or (lambda line: None)
     goal_kind = _goal_kind(options)
     needs_data = options.bias_correction or options.adaround or goal_kind is not None
@@ -253,10 +265,33 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     return report
 
 
+def _check_mode(options: QuantizeOptions) -> None:
+    """The mode's I/O types; what int16x8 does not combine with yet."""
+    if options.mode not in FULL_INTEGER:
+        return
+    if options.io_type not in IO_TYPES[options.mode]:
+        allowed = " or ".join(io.value for io in IO_TYPES[options.mode])
+        raise EdgeliteError(f"--quantize {options.mode.value} takes --io-type {allowed}, "
+                            f"not {options.io_type.value}")
+    if options.mode is QuantMode.INT16X8:
+        tools = {"--calib-method auto": options.auto, "--bias-correction":
+                 options.bias_correction, "--adaround": options.adaround,
+                 "--min-sqnr": options.min_sqnr is not None,
+                 "--max-accuracy-drop": options.max_accuracy_drop is not None}
+        used = [name for name, on in tools.items() if on]
+        if used:
+            raise EdgeliteError(f"{', '.join(used)}: not available with --quantize int16x8 "
+                                "yet; use --quantize int8 for them, or int16x8 with a "
+                                "calibration method alone (--calib-method ...)")
+        if any(mean != 0 for mean, _ in options.mean_std.values()):
+            raise EdgeliteError("int16x8 inputs are symmetric (zero point 0): --mean-std "
+                                "needs mean 0 with --quantize int16x8")
+
+
 def _held_out_check(options: QuantizeOptions) -> bool:
     """--calib-method auto, or an explicit transform to verify on held-out samples (auto.py)."""
     from .auto import TRANSFORMS
-    if options.mode not in (QuantMode.INT8, QuantMode.UINT8):
+    if options.mode not in FULL_INTEGER:
         return False
     return options.auto or (not options.force_transforms and options.calib is not None
                             and any(getattr(options, t, False) for t in TRANSFORMS))
@@ -315,5 +350,5 @@ def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
             "--default-range MIN,MAX")
 
 
-__all__ = ["QuantMode", "QuantizeOptions", "QuantizeReport", "IOType", "Preprocess",
+__all__ = ["QuantMode", "FULL_INTEGER", "QuantizeOptions", "QuantizeReport", "IOType", "Preprocess",
            "CalibMethod", "CalibConfig", "quantize", "sqnr"]

@@ -24,14 +24,16 @@ from .qarith import round_half_away  # noqa: F401 (part of this module's interfa
 
 
 class QType(Enum):
+    """The type of quantized activations: int8 / uint8, or int16 (16x8: int16 activations
+    with int8 weights)."""
+
     INT8 = "int8"
     UINT8 = "uint8"
-    INT16 = "int16x8"  # 16x8: int16 activations (symmetric), int8 weights, int64 bias
+    INT16 = "int16"
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype({QType.INT8: np.int8, QType.UINT8: np.uint8,
-                         QType.INT16: np.int16}[self])
+        return np.dtype({"int8": np.int8, "uint8": np.uint8, "int16": np.int16}[self.value])
 
     @property
     def qmin(self) -> int:
@@ -40,6 +42,12 @@ class QType(Enum):
     @property
     def qmax(self) -> int:
         return int(np.iinfo(self.dtype).max)
+
+    @property
+    def bias_dtype(self) -> np.dtype:
+        """The affine ops' bias: int32, or int64 with int16 activations (TensorFlow's 16x8
+        files; the kernels accumulate in 64 bits)."""
+        return np.dtype(np.int64 if self is QType.INT16 else np.int32)
 
 
 @dataclass(frozen=True)
@@ -52,12 +60,9 @@ class Affine:
 
 
 def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> Affine:
-    """Activation parameters for the range [rmin, rmax] (widened to include 0). int16
-    activations (16x8) are symmetric instead: symmetric16."""
+    """Activation parameters for the range [rmin, rmax] (widened to include 0)."""
     if not (np.isfinite(rmin) and np.isfinite(rmax)):
         raise ValueError(f"range [{rmin}, {rmax}] is not finite")
-    if qtype is QType.INT16:
-        return symmetric16(rmin, rmax)
     qmin = qtype.qmin + (1 if narrow else 0)
     qmax = qtype.qmax
     rmin, rmax = min(float(rmin), 0.0), max(float(rmax), 0.0)
@@ -69,12 +74,21 @@ def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> 
     return Affine(np.array([scale], np.float32), np.array([zp], np.int64))
 
 
-def symmetric16(rmin: float, rmax: float) -> Affine:
-    """16x8 activation parameters (TFLite's quantizer for int16 activations): zero point 0,
-    scale = max(|rmin|, |rmax|) / 32767 (1.0 for an all-zero range)."""
-    m = max(abs(float(rmin)), abs(float(rmax)))
-    scale = m / 32767.0 if m > 0 else 1.0
+def symmetric_activation(rmin: float, rmax: float) -> Affine:
+    """16x8 activation parameters (TFLite quantizes int16 activations symmetrically):
+    zero point 0, scale = max(|rmin|, |rmax|) / 32767, e.g. [0, 1] -> 1/32767."""
+    if not (np.isfinite(rmin) and np.isfinite(rmax)):
+        raise ValueError(f"range [{rmin}, {rmax}] is not finite")
+    bound = max(abs(float(rmin)), abs(float(rmax)))
+    scale = bound / 32767.0 if bound > 0 else 1.0
     return Affine(np.array([scale], np.float32), np.array([0], np.int64))
+
+
+def activation(rmin: float, rmax: float, qtype: QType) -> Affine:
+    """The parameters of an activation tensor of range [rmin, rmax] stored as `qtype`."""
+    if qtype is QType.INT16:
+        return symmetric_activation(rmin, rmax)
+    return asymmetric(rmin, rmax, qtype)
 
 
 def symmetric_weights(w: np.ndarray, axis: int | None) -> Affine:

@@ -1,8 +1,10 @@
-"""Rewrite a float Graph to full-integer int8 / uint8, given a real-value range per tensor.
+"""Rewrite a float Graph to full-integer int8 / uint8 / 16x8, given a real-value range per tensor.
 
-Every op in INTEGER_OPS runs on quantized tensors; any other op (and any op matched by
-RewriteConfig.keep_float) stays float with DEQUANTIZE / QUANTIZE inserted where storage
-changes. Quantized tensors keep the float tensor's name, so
+Every op in INTEGER_OPS (INT16_OPS for 16x8) runs on quantized tensors; any other op (and any
+op matched by RewriteConfig.keep_float) stays float with DEQUANTIZE / QUANTIZE inserted where
+storage changes. In an int8 model, ops matched by RewriteConfig.int16 (and with 16x8 kernels)
+run with int16 activations instead -- a per-op fallback cheaper than float: a QUANTIZE
+requantizes int8 <-> int16 where the activation type changes. Quantized tensors keep the float tensor's name, so
 the float and quantized models can be compared tensor by tensor; a tensor added at a
 boundary is named "<name>_<dtype>" (e.g. the int8 copy of a float graph input: "input_int8").
 """
@@ -17,7 +19,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
-from .params import Affine, QType, asymmetric, quantize, symmetric_weights
+from .params import Affine, QType, activation, asymmetric, quantize, symmetric_weights
 from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS,
                     WEIGHT_AXIS)
 from .selective import keep_float_ops
@@ -27,6 +29,7 @@ class IOType(Enum):
     FLOAT = "float"
     INT8 = "int8"
     UINT8 = "uint8"
+    INT16 = "int16"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,9 @@ class RewriteConfig:
     # ops kept float even if they have integer kernels: op types, TF node names or output
     # tensor names (selective.op_matches)
     keep_float: frozenset[str] = frozenset()
+    # ops of an int8 model run with int16 activations (16x8) instead, where they have 16x8
+    # kernels (same patterns as keep_float)
+    int16: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -59,13 +65,18 @@ class _Rewriter:
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
         kept = keep_float_ops(graph, cfg.keep_float)
-        integer_ops = INT16_OPS if self.qt is QType.INT16 else INTEGER_OPS
-        self.integer = {id(op) for op in graph.ops if op.type in integer_ops
+        ops = INT16_OPS if cfg.qtype is QType.INT16 else INTEGER_OPS
+        self.integer = {id(op) for op in graph.ops if op.type in ops
                         and all(t.dtype == np.float32 for t in op.outputs)
                         and id(op) not in kept}
         # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
-        if self.qt is not QType.INT16:
-            self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
+        self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
+        wide = keep_float_ops(graph, cfg.int16) if cfg.int16 else set()
+        # the activation type of each integer op, and of each tensor stored quantized
+        self.op_qt = {id(op): QType.INT16 if id(op) in wide and op.type in INT16_OPS
+                      else self.qt for op in graph.ops if id(op) in self.integer}
+        self.tqt: dict[int, QType] = {id(t): self.op_qt[id(op)] for op in graph.ops
+                                      if id(op) in self.integer for t in op.outputs}
 
     # -- activation parameters --------------------------------------------------------------
     def range_of(self, t: Tensor) -> tuple[float, float]:
@@ -76,30 +87,40 @@ class _Rewriter:
                 "with --input-range / --mean-std (inputs) or --default-range MIN,MAX")
         return r
 
+    def qt_of(self, t: Tensor) -> QType:
+        """The type `t` is (or will be) stored quantized as."""
+        return self.tqt.get(id(t), self.qt)
+
+    def values_range(self, t: Tensor) -> tuple[float, float]:
+        return (float(t.data.min()), float(t.data.max())) if t.is_const else self.range_of(t)
+
     def act(self, t: Tensor) -> Affine:
+        """`t`'s parameters in its own storage type."""
         if id(t) not in self.params:
             if id(t) in self.boundary.tensors:
                 self.params[id(t)] = self.boundary.tensors[id(t)]
             elif t.name in self.input_params and self.g.is_input(t):
                 self.params[id(t)] = self.input_params[t.name]
-            elif t.is_const:  # a constant a SAME_AS_INPUT op reads (GATHER's table)
-                self.params[id(t)] = asymmetric(float(t.data.min()), float(t.data.max()),
-                                                self.qt)
-            else:
-                self.params[id(t)] = asymmetric(*self.range_of(t), self.qt)
+            else:  # (a constant: one a SAME_AS_INPUT op reads, GATHER's table)
+                self.params[id(t)] = activation(*self.values_range(t), self.qt_of(t))
         return self.params[id(t)]
+
+    def act_as(self, t: Tensor, qt: QType) -> Affine:
+        """`t`'s parameters when stored as `qt` (a copy of another type than its own)."""
+        return self.act(t) if qt is self.qt_of(t) else activation(*self.values_range(t), qt)
 
     def assign_outputs(self, op: Op) -> None:
         out = op.outputs[0]
+        qt = self.op_qt[id(op)]
         if op.type in FIXED_OUTPUT:
-            scale, zp = FIXED_OUTPUT[op.type][self.qt]
+            scale, zp = FIXED_OUTPUT[op.type][qt]
             self.params[id(out)] = Affine(np.array([scale], np.float32), np.array([zp]))
         elif op.type in SAME_AS_INPUT:
             # the data is the first float input (SPLIT's comes after its axis); every output
             # (SPLIT's and UNPACK's parts) holds some of its values
             data = next(t for t in op.inputs if t is not None and t.dtype == np.float32)
             for t in op.outputs:
-                self.params[id(t)] = self.act(data)
+                self.params[id(t)] = self.act_as(data, qt)
         elif op.type in SHARED_INPUTS:
             # The float operands share; integer ones (DYNAMIC_UPDATE_SLICE's start
             # indices) are no quantized data and stay as they are.
@@ -107,11 +128,12 @@ class _Rewriter:
             lows, highs = zip(*[self.range_of(t) if not t.is_const else
                                 (float(t.data.min()), float(t.data.max()))
                                 for t in [*data, out]])
-            shared = asymmetric(min(lows), max(highs), self.qt)
+            shared = activation(min(lows), max(highs), qt)
             self.params[id(out)] = shared
             for t in data:
                 producer = self.g.producer(t)
                 free = (producer is not None and id(producer) in self.integer
+                        and self.qt_of(t) is qt
                         and producer.type not in set(FIXED_OUTPUT) | SAME_AS_INPUT
                         and self.g.use_count(t) == 1)
                 if free:
@@ -128,14 +150,17 @@ class _Rewriter:
         p = self.g.producer(t)
         return p is not None and id(p) in self.integer
 
-    def as_quantized(self, t: Tensor, before: Op, params: Affine | None = None) -> Tensor:
-        """t (float storage) -> a quantized copy via QUANTIZE, created once per params."""
-        params = params or self.act(t)
-        key = (id(t), f"q{params.scale[0]}:{params.zero_point[0]}")
+    def as_quantized(self, t: Tensor, before: Op, params: Affine | None = None,
+                     qt: QType | None = None) -> Tensor:
+        """t (float storage) -> a `qt` copy via QUANTIZE, created once per params."""
+        qt = qt or self.qt_of(t)
+        params = params or self.act_as(t, qt)
+        key = (id(t), f"{qt.value}:{params.scale[0]}:{params.zero_point[0]}")
         if key not in self.converted:
-            q = self.g.tensor(f"{t.name}_{self.qt.value}", self.qt.dtype, t.shape)
+            q = self.g.tensor(f"{t.name}_{qt.value}", qt.dtype, t.shape)
             q.quant = _quant(params)
             self.params[id(q)] = params
+            self.tqt[id(q)] = qt
             self._insert(before, "QUANTIZE", t, q)
             self.converted[key] = q
         return self.converted[key]
@@ -154,11 +179,11 @@ class _Rewriter:
     # -- constants ----------------------------------------------------------------------------
     def quantize_const(self, op: Op, i: int, pin: Affine | None = None) -> None:
         c = op.inputs[i]
-        qt = self.qt
+        qt = self.op_qt[id(op)]
         if pin is not None:
             p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
         elif op.type in WEIGHT_AXIS and i == 1:
-            if qt in (QType.INT8, QType.INT16):  # 16x8: int8 weights
+            if qt is not QType.UINT8:  # int8 weights, also under int16 activations
                 axis = WEIGHT_AXIS[op.type] if self.cfg.per_channel else None
                 p = symmetric_weights(c.data, axis)
                 data = quantize(c.data, p, np.int8, -127, 127)
@@ -169,13 +194,11 @@ class _Rewriter:
             s_in = self.act(op.inputs[0]).scale.astype(np.float64)
             s_w = op.inputs[1].quant.scale.astype(np.float64)
             p = Affine((s_in * s_w).astype(np.float32), np.zeros(s_w.size, np.int64), 0)
-            # int32, or int64 for 16x8 (TFLite's 16x8 kernels read an int64 bias)
-            bias_type = np.int64 if qt is QType.INT16 else np.int32
-            info = np.iinfo(bias_type)
-            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), bias_type,
+            info = np.iinfo(qt.bias_dtype)
+            data = quantize(c.data, Affine(s_in * s_w, p.zero_point), qt.bias_dtype,
                             int(info.min), int(info.max))
         else:
-            p = asymmetric(float(c.data.min()), float(c.data.max()), qt)
+            p = activation(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
         if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
             c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)
@@ -197,6 +220,7 @@ class _Rewriter:
                              and id(t) in real and self.stored_quantized(t) else t
                              for t in op.inputs]
                 continue
+            qt = self.op_qt[id(op)]
             for i, t in enumerate(op.inputs):
                 if t is None or id(t) not in real:
                     continue
@@ -206,22 +230,28 @@ class _Rewriter:
                 if t.is_const:
                     self.quantize_const(op, i, pin)
                 elif not self.stored_quantized(t):
-                    op.inputs[i] = self.as_quantized(t, op, pin)
+                    op.inputs[i] = self.as_quantized(t, op, pin, qt)
+                elif self.qt_of(t) is not qt:  # int8 <-> int16 between 8- and 16x8-bit ops
+                    op.inputs[i] = self.requantize(t, op, pin or self.act_as(t, qt), qt)
                 elif pin is not None and not _same(self.act(t), pin):
                     op.inputs[i] = self.requantize(t, op, pin)
             for t in op.outputs:
                 if id(t) in real:
-                    t.dtype, t.quant = self.qt.dtype, _quant(self.act(t))
-            if self.qt is QType.INT16 and op.type in ("ADD", "SUB"):
+                    t.dtype, t.quant = qt.dtype, _quant(self.act(t))
+            if qt is QType.INT16 and op.type in ("ADD", "SUB"):
                 op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
         self.fix_inputs()
         self.fix_outputs()
 
-    def requantize(self, t: Tensor, before: Op | None, target: Affine) -> Tensor:
-        """A QUANTIZE of quantized `t` to other parameters (int8 -> int8 rescales)."""
-        q = self.g.tensor(f"{t.name}_requantized", self.qt.dtype, t.shape)
+    def requantize(self, t: Tensor, before: Op | None, target: Affine,
+                   qt: QType | None = None) -> Tensor:
+        """A QUANTIZE of quantized `t` to other parameters (int8 -> int8 rescales), or to
+        another type (int8 <-> int16)."""
+        qt = qt or self.qt_of(t)
+        q = self.g.tensor(f"{t.name}_requantized", qt.dtype, t.shape)
         q.quant = _quant(target)
         self.params[id(q)] = target
+        self.tqt[id(q)] = qt
         self._insert(before, "QUANTIZE", t, q)
         return q
 
@@ -253,7 +283,9 @@ class _Rewriter:
         outs = []
         for t in self.g.outputs:
             if t.dtype == np.float32 and io is not None:
-                t = self.as_quantized(t, None)
+                t = self.as_quantized(t, None, qt=self.qt)
+            elif t.quant is not None and self.qt_of(t) is not self.qt and io is not None:
+                t = self.requantize(t, None, self.act_as(t, self.qt), self.qt)
             # (an output that is not a quantized tensor -- ARG_MAX's int32 indices -- stays)
             if t.quant is not None and t.dtype != np.float32 and (io is None or io is not self.qt):
                 inner_name = t.name

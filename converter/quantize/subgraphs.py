@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir import Graph, Op, Tensor, all_graphs
-from .params import Affine, asymmetric
+from .params import Affine, activation
 from .rewrite import Boundary, IOType, RewriteConfig, quantize_graph
 
 
@@ -100,7 +100,7 @@ def quantize_with_subgraphs(graph: Graph, ranges: dict[str, tuple[float, float]]
         if not span:
             continue  # no range anywhere: the rewrite names the tensor
         lo, hi = min(r[0] for r in span), max(r[1] for r in span)
-        params[root] = asymmetric(lo, hi, cfg.qtype)
+        params[root] = activation(lo, hi, cfg.qtype)
         for g, t in group:
             if not t.is_const:
                 range_of[id(g)][t.name] = (lo, hi)

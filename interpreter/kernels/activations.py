@@ -481,7 +481,7 @@ def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):
 
 def _relu(name: str, low: float, high: float | None, int16: bool = False, **facts) -> OpDef:
     integer = Kernel(_relu_prepare_quantized(low, high), apply_lut)
-    return OpDef(name,
+    return OpDef(name, int16=int16,
                  float=Kernel(_relu_prepare(low, high), eval_clamp),
                  integer=with_int16(integer, _relu16(low, high)) if int16 else integer,
                  quant=QuantRule.OWN_RANGE,
@@ -499,7 +499,7 @@ OPS = (
     _relu("RELU6", 0.0, 6.0, int16=True, exact=True, version=INT8_2_INT16_3),
     _relu("RELU_N1_TO_1", -1.0, 1.0),
     _relu("RELU_0_TO_1", 0.0, 1.0),
-    OpDef("LOGISTIC",
+    OpDef("LOGISTIC", int16=True,
           float=Kernel(prepare_logistic, eval_logistic),
           integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
                              LOGISTIC16),
@@ -507,7 +507,7 @@ OPS = (
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True,
           version=int8_2_int16_in_out_3),
-    OpDef("TANH",
+    OpDef("TANH", int16=True,
           float=Kernel(prepare_tanh, eval_tanh),
           integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
                              TANH16),
@@ -520,7 +520,7 @@ OPS = (
           integer=Kernel(prepare_hard_swish_quantized, apply_lut),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
-    OpDef("LEAKY_RELU",
+    OpDef("LEAKY_RELU", int16=True,
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
           integer=with_int16(Kernel(prepare_leaky_relu_quantized, apply_lut),
                              lut16_kernel(_leaky_relu16)),
@@ -531,7 +531,7 @@ OPS = (
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE,  # int8 only in LiteRT: see unary.py's note on uint8
           per_sample=True),
-    OpDef("GELU", float=with_int16(Kernel(prepare_gelu, run_chosen),
+    OpDef("GELU", int16=True, float=with_int16(Kernel(prepare_gelu, run_chosen),
                                    table_kernel((np.int16,), gelu_table)),
           integer=table_kernel(QUANTIZED, gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,

@@ -295,7 +295,7 @@ def mul_version(sig: OpSignature) -> int:
 
 
 def _op(name: str, ufunc, version) -> OpDef:
-    return OpDef(name,
+    return OpDef(name, int16=True,
                  float=Kernel(_make_prepare(ufunc), eval),
                  integer=with_int16(Kernel(_make_prepare_quantized(name), eval_quantized),
                                     kernel16(name, _arithmetic16(name))),

@@ -218,7 +218,7 @@ OPS = (
     _elementwise("DIV", with_int16(_make(_div_float, (np.float32, np.int32, np.int64),
                                          integer=_div_int, fused=True),
                                    quantized_pair_kernel(div_values, (np.int16,), divides=True)),
-                 fused_activation=True, version=div_version,
+                 fused_activation=True, version=div_version, int16=True,
                  integer=quantized_pair_kernel(div_values, divides=True),
                  quant=QuantRule.OWN_RANGE),
     _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
@@ -229,9 +229,9 @@ OPS = (
     # Quantized inputs are compared and copied raw (maximum_minimum.cc, both kernel sets):
     # the quantizer gives the inputs and the output one set of parameters.
     _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
-                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
+                 quant=QuantRule.SHARED, exact=True, int16=True, version=min_max_version),
     _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
-                 quant=QuantRule.SHARED, exact=True, version=min_max_version),
+                 quant=QuantRule.SHARED, exact=True, int16=True, version=min_max_version),
     _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2,
                  # int8 only in LiteRT: see unary.py's note on uint8
                  integer=quantized_pair_kernel(squared_difference_values, (np.int8,)),

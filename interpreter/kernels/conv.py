@@ -446,7 +446,7 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("CONV_2D",
+    OpDef("CONV_2D", int16=True,
           float=by_weight_dtype(Kernel(prepare, run_chosen), hybrid_conv.CONV),
           integer=with_int16(Kernel(prepare_quantized, eval_quantized), CONV16),
           quant=QuantRule.OWN_RANGE,

@@ -268,7 +268,7 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("DEPTHWISE_CONV_2D",
+    OpDef("DEPTHWISE_CONV_2D", int16=True,
           float=by_weight_dtype(Kernel(prepare, eval), hybrid_conv.DEPTHWISE),
           integer=with_int16(Kernel(prepare_quantized, eval_quantized), DEPTHWISE16),
           quant=QuantRule.OWN_RANGE,

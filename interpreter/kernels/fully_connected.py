@@ -245,7 +245,7 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("FULLY_CONNECTED",
+    OpDef("FULLY_CONNECTED", int16=True,
           float=by_weight_dtype(Kernel(prepare, eval), hybrid_fc.KERNEL),
           integer=with_int16(Kernel(prepare_quantized, eval_quantized),
                              fully_connected16(_geometry)),

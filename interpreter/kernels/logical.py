@@ -182,7 +182,7 @@ def _comparison(name: str, ufunc: Callable, version) -> OpDef:
 
 def _select_op(name: str, v2: bool, version) -> OpDef:
     # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
-    return OpDef(name, float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
+    return OpDef(name, int16=True, float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
                  exact=True, per_sample=True, version=version)
 
 

@@ -256,6 +256,6 @@ OPS = (
     # converter must not fuse into it (the kernel above still applies one it finds).
     OpDef("L2_NORMALIZATION", float=Kernel(prepare, eval),
           integer=Kernel(prepare_quantized, eval_quantized), quant=QuantRule.FIXED_OUTPUT,
-          fixed_output=TANH_OUTPUT,  # the same 1/128 scale as TANH's
+          fixed_output={t: TANH_OUTPUT[t] for t in (np.int8, np.uint8)},  # 1/128, as TANH
           per_sample=True, last_axis=True, version=version),
 )

@@ -36,6 +36,9 @@ The facts:
   leave out dim 0. ``last_axis``: a per_sample op that works along the last axis
   (SOFTMAX, L2_NORMALIZATION) keeps samples apart only when that axis is not the batch
   (input rank >= 2).
+* ``int16``: the integer kernel also runs 16x8 models (TFLite's
+  EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8: symmetric int16 activations,
+  int8 weights, int64 biases), so the quantizer's int16x8 mode may emit the op.
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
 * ``stateful``: the op does more than compute its outputs from its inputs -- it calls
@@ -97,6 +100,7 @@ class OpDef:
     per_sample: bool = False
     reduction: bool = False
     last_axis: bool = False
+    int16: bool = False
     exact: bool = False
     stateful: bool = False
     version: VersionRule = first_version
@@ -120,8 +124,9 @@ class OpDef:
 
 # The output parameters the integer LOGISTIC / SOFTMAX / TANH kernels assume (TFLite's
 # quantization spec; kernels/activations.cc and softmax checks).
-PROBABILITY_OUTPUT = {np.int8: (1 / 256, -128), np.uint8: (1 / 256, 0)}
-TANH_OUTPUT = {np.int8: (1 / 128, 0), np.uint8: (1 / 128, 128)}
+# int16 (16x8): symmetric, 1/32768 for all three (activations.cc / softmax.cc int16 checks).
+PROBABILITY_OUTPUT = {np.int8: (1 / 256, -128), np.uint8: (1 / 256, 0), np.int16: (1 / 32768, 0)}
+TANH_OUTPUT = {np.int8: (1 / 128, 0), np.uint8: (1 / 128, 128), np.int16: (1 / 32768, 0)}
 
 
 def collect(*modules) -> dict[str, OpDef]:

@@ -195,14 +195,14 @@ def _with_int16(kernel: Kernel) -> Kernel:
 
 
 OPS = (
-    OpDef("AVERAGE_POOL_2D",
+    OpDef("AVERAGE_POOL_2D", int16=True,
           float=Kernel(prepare_average, eval_average),
           integer=_with_int16(Kernel(prepare_average_quantized, eval_average_quantized)),
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,
           version=int8_2_int16_in_out_3),  # op_version.cc: 16x8 3, int8 2
-    OpDef("MAX_POOL_2D",
+    OpDef("MAX_POOL_2D", int16=True,
           float=Kernel(prepare_max, eval_max),
           integer=_with_int16(Kernel(prepare_max_quantized, eval_max_quantized)),
           quant=QuantRule.SAME_AS_INPUT,

@@ -367,14 +367,14 @@ def _same_params(reducer: Callable) -> Kernel:
 # int8 2; SUM int8 2; REDUCE_PROD int8 / int16 2; REDUCE_ANY / REDUCE_ALL have no case: 1.
 OPS = (
     _reduction("MEAN", _mean, integer=Kernel(prepare_mean_quantized, run_chosen),
-               quant=QuantRule.OWN_RANGE, version=INT8_2_INT16_3),
+               quant=QuantRule.OWN_RANGE, int16=True, version=INT8_2_INT16_3),
     _reduction("SUM", _sum, integer=Kernel(prepare_sum_quantized, run_chosen),
                quant=QuantRule.OWN_RANGE, version=INT8_2),
     # Values move: the output keeps the input's parameters.
     _reduction("REDUCE_MAX", _max, integer=_same_params(_max), quant=QuantRule.SAME_AS_INPUT,
-               exact=True, version=INT8_2_INT16_3),
+               exact=True, int16=True, version=INT8_2_INT16_3),
     _reduction("REDUCE_MIN", _min, integer=_same_params(_min), quant=QuantRule.SAME_AS_INPUT,
-               exact=True, version=INT8_2_INT16_3),
+               exact=True, int16=True, version=INT8_2_INT16_3),
     _reduction("REDUCE_PROD", _prod, integer=Kernel(prepare_prod_quantized, run_chosen),
                quant=QuantRule.OWN_RANGE, version=INT8_OR_INT16_2),
     _reduction("REDUCE_ANY", _any, (np.bool_,)),

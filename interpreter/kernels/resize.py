@@ -324,7 +324,7 @@ def _version(*modes: str):
 
 
 OPS = (
-    OpDef("RESIZE_BILINEAR",
+    OpDef("RESIZE_BILINEAR", int16=True,
           float=Kernel(prepare_bilinear, eval_bilinear),
           integer=with_int16(Kernel(prepare_bilinear_quantized, run_chosen),
                              Kernel(prepare_bilinear_quantized, run_chosen)),
@@ -332,7 +332,7 @@ OPS = (
           per_sample=True,
           # align_corners alone does not raise the bilinear version
           version=_version("half_pixel_centers")),
-    OpDef("RESIZE_NEAREST_NEIGHBOR",
+    OpDef("RESIZE_NEAREST_NEIGHBOR", int16=True,
           float=Kernel(prepare_nearest, eval_nearest),
           integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT,

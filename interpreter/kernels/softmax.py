@@ -450,7 +450,7 @@ LOG_SOFTMAX_OUTPUT = {np.int8: (16 / 256, 127), np.uint8: (16 / 256, 255)}
 
 
 OPS = (
-    OpDef("SOFTMAX",
+    OpDef("SOFTMAX", int16=True,
           float=Kernel(prepare, eval),
           integer=with_int16(Kernel(prepare_quantized, run_chosen), softmax16(softmax_beta)),
           quant=QuantRule.FIXED_OUTPUT,

@@ -379,7 +379,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # Inputs: output_shape, weights (OHWI), input, bias.
-    OpDef("TRANSPOSE_CONV",
+    OpDef("TRANSPOSE_CONV", int16=True,
           float=Kernel(prepare_by_type, run_chosen),
           integer=Kernel(prepare_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,

@@ -163,7 +163,8 @@ def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool 
     def quantized(types):
         return table_kernel(types, table, nonnegative=nonnegative)
 
-    return OpDef(name, float=with_int16(_make(apply, dtypes), quantized((np.int16,))),
+    return OpDef(name, int16=True,
+                 float=with_int16(_make(apply, dtypes), quantized((np.int16,))),
                  integer=quantized((np.int8,)), quant=QuantRule.OWN_RANGE, per_sample=True,
                  **facts)
 

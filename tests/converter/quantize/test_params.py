@@ -67,3 +67,13 @@ def test_fake_quantize_values():
     step = 2 / 255
     np.testing.assert_allclose(y, [-127 * step, -64 * step, 0.0, 38 * step, 128 * step],
                                atol=1e-6)
+
+
+def test_int16_activations_are_symmetric():
+    from edgelite.converter.quantize.params import activation, symmetric_activation
+    p = symmetric_activation(0.0, 1.0)
+    assert p.scale[0] == np.float32(1 / 32767) and p.zero_point[0] == 0  # TF's input scale
+    p = activation(-3.0, 2.0, QType.INT16)
+    assert p.scale[0] == np.float32(3 / 32767) and p.zero_point[0] == 0
+    assert activation(0.0, 0.0, QType.INT16).scale[0] == 1.0
+    assert QType.INT16.bias_dtype == np.int64 and QType.INT8.bias_dtype == np.int32

@@ -136,8 +136,32 @@ def test_cli_int16x8(tmp_path):
     assert out.read_bytes() == _convert("tf1_cnn")
 
 
-@pytest.mark.parametrize("extra", [{"io_type": IOType.INT8}, {"mean_std": {"input": (0, 1)}}])
-def test_int16x8_integer_io_refused(extra):
+@pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
+def test_int16x8_file_is_what_tensorflow_writes(name):
+    """The same ops in the same order as TF's 16x8 file of the graph (models/tf_modes/),
+    and an SQNR against TF's float outputs no more than 1 dB below that file's."""
+    model = _convert(name)
+    ours = load_model(model).subgraphs[0]
+    tf_file = (MODELS / "tf_modes" / f"{name}.16x8.tflite").read_bytes()
+    assert [op.name for op in ours.operators] == \
+        [op.name for op in load_model(tf_file).subgraphs[0].operators]
+    golden = np.load(MODELS / f"{name}.golden.npz")
+    ref = golden["output"][:16]
+
+    def sqnr(data: bytes) -> float:
+        y = np.concatenate([run_litert(data, [x[None]], "reference")[0] for x in golden["input"][:16]])
+        return 10 * np.log10(np.sum(ref ** 2) / np.sum((y - ref) ** 2))
+
+    assert sqnr(model) >= max(sqnr(tf_file) - 1.0, 30.0)
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"io_type": IOType.INT8}, "takes --io-type float or int16, not int8"),
+    ({"io_type": IOType.UINT8}, "takes --io-type float or int16, not uint8"),
+    ({"mean_std": {"input": (128.0, 255.0)}}, "needs mean 0"),
+    ({"adaround": True}, "--adaround: not available with --quantize int16x8"),
+])
+def test_int16x8_refusals(extra, message):
     q = QuantizeOptions(mode=QuantMode.INT16X8, calib=str(MODELS / "digits_calib.npy"), **extra)
-    with pytest.raises(EdgeliteError, match="int16x8 keeps float inputs and outputs"):
+    with pytest.raises(EdgeliteError, match=message):
         convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=q))
