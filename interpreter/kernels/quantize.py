@@ -166,7 +166,7 @@ def eval_reference(rec: QuantizeRecord, inputs, outputs) -> None:
         scaled = qm.round_half_away(inputs[0] / rec.scale)
         bad = ~(np.abs(scaled) < 2.0**31)
         q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
-        q = qm.wrap_int32(q + rec.zero_point)
+        q = np.asarray(qm.wrap_int32(q + rec.zero_point))  # (a 0-d input gives a scalar)
     np.clip(q, rec.lo, rec.hi, out=q)
     np.copyto(outputs[0], q, casting="unsafe")
 

@@ -164,6 +164,7 @@ def xnn_quantize(value: float, scale: float, zero_point: int, dtype) -> int:
 def clamp_out(values: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
     """Clamp integral ``values`` (int64 or float) to [lo, hi] and store them into the
     int8 / uint8 ``out``."""
+    values = np.asarray(values)  # (a reduction to a scalar gives a numpy scalar)
     clamp_inplace(values, lo, hi)
     np.copyto(out, values.reshape(out.shape), casting="unsafe")
 
