@@ -21,7 +21,7 @@ from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, activation, asymmetric, quantize, symmetric_weights
 from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS,
-                    WEIGHT_AXIS)
+                    UINT8_OPS, WEIGHT_AXIS)
 from .selective import keep_float_ops
 
 
@@ -65,7 +65,7 @@ class _Rewriter:
         self.params: dict[int, Affine] = {}
         self.converted: dict[tuple[int, str], Tensor] = {}
         kept = keep_float_ops(graph, cfg.keep_float)
-        ops = INT16_OPS if cfg.qtype is QType.INT16 else INTEGER_OPS
+        ops = {QType.INT16: INT16_OPS, QType.UINT8: UINT8_OPS}.get(cfg.qtype, INTEGER_OPS)
         self.integer = {id(op) for op in graph.ops if op.type in ops
                         and all(t.dtype == np.float32 for t in op.outputs)
                         and id(op) not in kept}

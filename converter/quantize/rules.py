@@ -19,6 +19,9 @@ from .params import QType
 # kept in float with DEQUANTIZE / QUANTIZE around it.
 INTEGER_OPS = frozenset(n for n, op in OPS.items() if op.quant is not QuantRule.FLOAT_ONLY)
 
+# The ops with uint8 kernels: the uint8 mode's integer ops.
+UINT8_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].uint8)
+
 # The ops with 16x8 kernels (int16 activations, int8 weights): the int16x8 mode's integer ops.
 INT16_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].int16)
 

@@ -529,7 +529,7 @@ OPS = (
           version=by_input_type({T.INT16: 2})),
     OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
           integer=table_kernel((np.int8,), elu_table),
-          quant=QuantRule.OWN_RANGE,  # int8 only in LiteRT: see unary.py's note on uint8
+          quant=QuantRule.OWN_RANGE, uint8=False,  # int8 only in LiteRT
           per_sample=True),
     OpDef("GELU", int16=True, float=with_int16(Kernel(prepare_gelu, run_chosen),
                                    table_kernel((np.int16,), gelu_table)),

@@ -233,9 +233,8 @@ OPS = (
     _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
                  quant=QuantRule.SHARED, exact=True, int16=True, version=min_max_version),
     _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2,
-                 # int8 only in LiteRT: see unary.py's note on uint8
                  integer=quantized_pair_kernel(squared_difference_values, (np.int8,)),
-                 quant=QuantRule.OWN_RANGE),
+                 quant=QuantRule.OWN_RANGE, uint8=False),  # int8 only in LiteRT
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
     _elementwise("PRELU", _make(_prelu, _F32, mask=True),
                  integer=quantized_pair_kernel(prelu_values), quant=QuantRule.OWN_RANGE),

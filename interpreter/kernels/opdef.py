@@ -36,6 +36,9 @@ The facts:
   leave out dim 0. ``last_axis``: a per_sample op that works along the last axis
   (SOFTMAX, L2_NORMALIZATION) keeps samples apart only when that axis is not the batch
   (input rank >= 2).
+* ``uint8``: the integer kernel takes uint8 as well as int8 (False where LiteRT has int8
+  kernels only -- EXP, LOG, SQRT, RSQRT, ABS, ELU, SQUARED_DIFFERENCE, quantized
+  REDUCE_PROD): the quantizer's uint8 mode keeps such ops float.
 * ``int16``: the integer kernel also runs 16x8 models (TFLite's
   EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8: symmetric int16 activations,
   int8 weights, int64 biases), so the quantizer's int16x8 mode may emit the op.
@@ -100,6 +103,7 @@ class OpDef:
     per_sample: bool = False
     reduction: bool = False
     last_axis: bool = False
+    uint8: bool = True
     int16: bool = False
     exact: bool = False
     stateful: bool = False

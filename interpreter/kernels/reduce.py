@@ -376,7 +376,7 @@ OPS = (
     _reduction("REDUCE_MIN", _min, integer=_same_params(_min), quant=QuantRule.SAME_AS_INPUT,
                exact=True, int16=True, version=INT8_2_INT16_3),
     _reduction("REDUCE_PROD", _prod, integer=Kernel(prepare_prod_quantized, run_chosen),
-               quant=QuantRule.OWN_RANGE, version=INT8_OR_INT16_2),
+               quant=QuantRule.OWN_RANGE, uint8=False, version=INT8_OR_INT16_2),
     _reduction("REDUCE_ANY", _any, (np.bool_,)),
     _reduction("REDUCE_ALL", _all, (np.bool_,)),
 )

@@ -163,15 +163,14 @@ def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool 
     def quantized(types):
         return table_kernel(types, table, nonnegative=nonnegative)
 
-    return OpDef(name, int16=True,
+    return OpDef(name, int16=True, uint8=False,
                  float=with_int16(_make(apply, dtypes), quantized((np.int16,))),
                  integer=quantized((np.int8,)), quant=QuantRule.OWN_RANGE, per_sample=True,
                  **facts)
 
 
-# EXP, LOG, SQRT, RSQRT and ABS are OWN_RANGE for the quantizer, which gives an op int8
-# or uint8 as the whole model: LiteRT (and edgelite) refuse them in uint8, so a uint8
-# conversion should keep them float (the quantizer cannot yet tell int8-only ops apart).
+# EXP, LOG, SQRT, RSQRT and ABS: LiteRT (and edgelite) refuse them in uint8, so a uint8
+# conversion keeps them float (uint8=False).
 # Versions (op_version.cc), by the input's type: EXP, LOG and SQRT int8 / int16 2; RSQRT
 # int16 3, int8 2; SIGN int32 2; SQUARE, NEG, FLOOR, CEIL, ROUND, SIN, COS and LOGICAL_NOT
 # have no case: 1.

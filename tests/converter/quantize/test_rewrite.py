@@ -5,11 +5,12 @@ import pytest
 
 from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.export import export_tflite
-from edgelite.converter.ir import Activation, Graph
+from edgelite.converter.ir import Activation, Graph, Padding
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import IOType, RewriteConfig, quantize_graph
 
 from ..irgraph import conv_graph, rand, then
+from ...interpreter.quant_oracle import assert_bit_exact
 
 NONE = dict(fused_activation_function=Activation.NONE)
 
@@ -112,3 +113,39 @@ def test_dynamic_update_slice_shares_params_and_keeps_its_start_indices(qtype, o
     want = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
     want[3] = [0.0, 0.5, 2.5]  # start row 7 clamps to 3
     assert np.abs(y - want).max() <= out.scale[0]
+
+
+@pytest.mark.parametrize("qtype,integer", [(QType.INT8, True), (QType.UINT8, False)])
+def test_int8_only_ops_stay_float_in_uint8_models(qtype, integer):
+    """EXP has int8 (and int16) kernels in LiteRT and no uint8 one (OpDef.uint8 False)."""
+    g, conv = conv_graph()
+    g.outputs = [then(g, "EXP", [conv.outputs[0]], "exp")]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "conv": (-5.0, 3.0), "exp": (0.0, 20.0)},
+                   RewriteConfig(qtype, io_type=IOType.FLOAT))
+    exp = next(op for op in g.ops if op.type == "EXP")
+    assert (exp.inputs[0].dtype == qtype.dtype) is integer
+    assert (exp.outputs[0].dtype == np.float32) is not integer
+
+
+def test_ops_named_in_int16_run_16x8_inside_an_int8_model():
+    """RewriteConfig.int16: the conv keeps int16 activations (int8 weights, int64 bias); a
+    QUANTIZE requantizes int8 <-> int16 where the type changes; LiteRT runs the file as
+    edgelite does, bit for bit."""
+    g, conv = conv_graph()
+    relu = then(g, "RELU", [conv.outputs[0]], "relu")
+    g.outputs = [then(g, "MAX_POOL_2D", [relu], "pool", padding=Padding.VALID, stride_h=2,
+                      stride_w=2, filter_height=2, filter_width=2, **NONE)]
+    infer_shapes(g)
+    ranges = {"x": (-1.0, 1.0), "conv": (-5.0, 3.0), "relu": (0.0, 3.0), "pool": (0.0, 3.0)}
+    quantize_graph(g, ranges, RewriteConfig(QType.INT8, io_type=IOType.FLOAT,
+                                            int16=frozenset({"conv"})))
+    types = {op.type: op for op in g.ops}
+    x16, w, b = types["CONV_2D"].inputs
+    assert (x16.dtype, w.dtype, b.dtype) == (np.int16, np.int8, np.int64)
+    assert types["CONV_2D"].outputs[0].dtype == np.int16 and x16.quant.zero_point[0] == 0
+    assert types["RELU"].inputs[0].dtype == np.int8  # requantized to int8 after the conv
+    assert g.op_counts() == {"QUANTIZE": 2, "CONV_2D": 1, "RELU": 1, "MAX_POOL_2D": 1,
+                             "DEQUANTIZE": 1}
+    x = np.clip(rand(1, 6, 6, 3), -1, 1)
+    assert_bit_exact(export_tflite(g), [x])
