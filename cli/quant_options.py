@@ -91,6 +91,11 @@ def quantize_options(fn):
                      "reverted, with a warning, otherwise)."),
         click.option("--keep-float", multiple=True, metavar="NAME_OR_OPTYPE",
                      help="Keep ops float: an op type (CONV_2D) or a node name (repeatable)."),
+        click.option("--fallback", type=click.Choice(["float", "int16"]), default="float",
+                     show_default=True,
+                     help="What --min-sqnr / --max-accuracy-drop move sensitive ops of an "
+                     "int8 model to: float, or int16 activations (16x8, same int8 weights; "
+                     "ops without a 16x8 kernel go float)."),
         click.option("--min-sqnr", type=float, metavar="DB",
                      help="Keep the most sensitive ops float until the output SQNR on the "
                      "calibration data is at least DB; reports the ops and the size cost."),
@@ -132,4 +137,5 @@ def quantize_config(q: dict):
             force_transforms=q["force_transforms"],
             keep_float=tuple(q["keep_float"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
+            fallback=q["fallback"],
             labels=q["labels"], log=click.echo)

@@ -47,8 +47,8 @@ from .params import Affine, QType
 from .rewrite import IOType, RewriteConfig, quantize_graph
 from .subgraphs import quantize_with_subgraphs
 from ..runner import run_all
-from .selective import (Goal, GoalKind, Measurement, SelectiveReport, candidates,
-                        keep_float_ops, search)
+from .selective import (Fallback, Goal, GoalKind, Measurement, SelectiveReport, candidates,
+                        keep_float_ops, search, split_fallback)
 from .weights_only import dynamic_range, float16
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ class QuantizeOptions:
     adaround: bool = False              # learned weight rounding, needs calibration data
     keep_float: tuple[str, ...] = ()    # op types / node names left float
     min_sqnr: float | None = None       # dB over the outputs on the calibration data
+    fallback: Fallback = Fallback.FLOAT  # where --min-sqnr / --max-accuracy-drop move ops
     max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
     labels: str | None = None           # class per calibration sample (.npy / .npz)
     auto: bool = False                  # choose method and transforms on held-out data (auto.py)
@@ -106,6 +107,7 @@ class QuantizeOptions:
             self.auto, self.calib_method = True, CalibMethod.MINMAX
         self.calib_method = CalibConfig.parse(self.calib_method)
         self.keep_float = tuple(self.keep_float)
+        self.fallback = Fallback(self.fallback)
 
 
 @dataclass
@@ -228,8 +230,9 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         """A quantized copy of float_graph with `extra` ops also kept float."""
         q = copy.deepcopy(float_graph)
         pairs = list(zip(float_graph.ops, q.ops))
+        wide, floats = split_fallback(float_graph, extra, options.fallback)
         quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
-                                                cfg.keep_float | extra), input_params)
+                                                cfg.keep_float | floats, wide), input_params)
         if options.adaround:
             report.adaround = apply_adaround(float_graph, q, pairs, data)
         if options.bias_correction:
@@ -253,7 +256,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
 
         report.selective = search(
             evaluate, candidates(float_graph, keep_float_ops(float_graph, options.keep_float)),
-            goal, float_graph)
+            goal, float_graph, options.fallback)
         final_keep = frozenset(report.selective.kept)
         log(report.selective.summary())
     final = build(final_keep)
@@ -273,6 +276,9 @@ def _check_mode(options: QuantizeOptions) -> None:
         allowed = " or ".join(io.value for io in IO_TYPES[options.mode])
         raise EdgeliteError(f"--quantize {options.mode.value} takes --io-type {allowed}, "
                             f"not {options.io_type.value}")
+    if options.fallback is Fallback.INT16 and options.mode is not QuantMode.INT8:
+        raise EdgeliteError("--fallback int16 runs sensitive ops of an int8 model 16x8: it "
+                            f"needs --quantize int8, not {options.mode.value}")
     if options.mode is QuantMode.INT16X8:
         tools = {"--calib-method auto": options.auto, "--bias-correction":
                  options.bias_correction, "--adaround": options.adaround,
@@ -350,5 +356,5 @@ def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
             "--default-range MIN,MAX")
 
 
-__all__ = ["QuantMode", "FULL_INTEGER", "QuantizeOptions", "QuantizeReport", "IOType", "Preprocess",
-           "CalibMethod", "CalibConfig", "quantize", "sqnr"]
+__all__ = ["QuantMode", "FULL_INTEGER", "Fallback", "QuantizeOptions", "QuantizeReport",
+           "IOType", "Preprocess", "CalibMethod", "CalibConfig", "quantize", "sqnr"]

@@ -19,6 +19,11 @@ The search, on the calibration samples, with
 4. prune: try dropping each kept op again (least sensitive first); drop it if the goal
    still holds -- so no kept op is redundant.
 The size cost is what the kept ops' constants take as float32 instead of int8 / int32.
+
+With ``Fallback.INT16`` (--fallback int16) the ops the search picks run 16x8 instead of
+float: int16 activations, the same int8 weights (int64 biases), QUANTIZE int8 <-> int16
+around them -- cheaper than float, and TFLite Micro runs it. A picked op without a 16x8
+kernel falls back to float as before (split_fallback).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from ...interpreter.kernels import OPS
 from ...interpreter.names import quoted
 from ..ir import Graph, Op
 from ..sample_data import names_list
-from .rules import INTEGER_OPS, WEIGHT_AXIS
+from .rules import INT16_OPS, INTEGER_OPS, WEIGHT_AXIS
 
 # Integer ops that reproduce float exactly given their input (no candidates for --min-sqnr).
 EXACT_OPS = frozenset(n for n, op in OPS.items() if op.exact)
@@ -83,6 +88,23 @@ def float_cost(graph: Graph, names: Iterable[str]) -> tuple[int, int]:
     return as_float, as_int
 
 
+class Fallback(Enum):
+    """Where --min-sqnr / --max-accuracy-drop move a sensitive op."""
+    FLOAT = "float"
+    INT16 = "int16"  # 16x8: int16 activations, int8 weights
+
+
+def split_fallback(graph: Graph, names: Iterable[str], fallback: Fallback
+                   ) -> tuple[frozenset[str], frozenset[str]]:
+    """(ops to run 16x8, ops to keep float) among the ops named (by output name)."""
+    names = frozenset(names)
+    if fallback is Fallback.FLOAT:
+        return frozenset(), names
+    wide = frozenset(op.outputs[0].name for op in graph.ops
+                     if op.outputs[0].name in names and op.type in INT16_OPS)
+    return wide, names - wide
+
+
 class GoalKind(Enum):
     MIN_SQNR = "min-sqnr"                       # value in dB
     MAX_ACCURACY_DROP = "max-accuracy-drop"     # value a fraction: 0.01 = one point
@@ -129,6 +151,8 @@ class SelectiveReport:
     float_weight_bytes: int = 0           # the kept ops' constants as float32 ...
     int_weight_bytes: int = 0             # ... and as int8 / int32
     evaluations: int = 0
+    fallback: Fallback = Fallback.FLOAT
+    wide: list[str] = field(default_factory=list)  # of `kept`, the ops run 16x8
 
     @property
     def initial_db(self) -> float:
@@ -146,16 +170,21 @@ class SelectiveReport:
         if not self.kept and self.met:
             return f"{self.goal}: met with every op quantized ({self.initial})"
         verdict = "met" if self.met else "NOT met"
-        return (f"{self.goal} {verdict}: {self.initial} -> {self.final} keeping "
-                f"{len(self.kept)} op(s) in float {names_list(self.kept)}; weights "
+        floats = [n for n in self.kept if n not in self.wide]
+        wide = f"running {len(self.wide)} op(s) 16x8 {names_list(self.wide)}" \
+            if self.wide else ""
+        kept = f"keeping {len(floats)} op(s) in float {names_list(floats)}" if floats else ""
+        return (f"{self.goal} {verdict}: {self.initial} -> {self.final} "
+                f"{'; '.join(p for p in (wide, kept) if p)}; weights "
                 f"{self.int_weight_bytes} B as int -> {self.float_weight_bytes} B as float "
                 f"(+{self.size_cost} B)")
 
 
 def search(evaluate: Callable[[frozenset[str]], Measurement], names: Sequence[str],
-           goal: Goal, float_graph: Graph) -> SelectiveReport:
-    """Find few ops (from `names`) to keep float so that goal.met(evaluate(kept))."""
-    report = SelectiveReport(goal)
+           goal: Goal, float_graph: Graph, fallback: Fallback = Fallback.FLOAT
+           ) -> SelectiveReport:
+    """Find few ops (from `names`) to move to `fallback` so that goal.met(evaluate(kept))."""
+    report = SelectiveReport(goal, fallback=fallback)
     cache: dict[frozenset[str], Measurement] = {}
 
     def measure(keep: Iterable[str]) -> Measurement:
@@ -186,5 +215,7 @@ def search(evaluate: Callable[[frozenset[str]], Measurement], names: Sequence[st
     report.kept = kept
     report.final = measure(kept)
     report.met = met(kept)
-    report.float_weight_bytes, report.int_weight_bytes = float_cost(float_graph, kept)
+    wide, floats = split_fallback(float_graph, kept, fallback)
+    report.wide = [n for n in kept if n in wide]
+    report.float_weight_bytes, report.int_weight_bytes = float_cost(float_graph, floats)
     return report

@@ -8,7 +8,7 @@ from edgelite.cli.main import main as cli
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.ir import Activation, Graph
-from edgelite.converter.quantize import QuantizeOptions, quantize
+from edgelite.converter.quantize import QuantizeOptions, QuantMode, quantize
 from edgelite.converter.quantize.calibrate import load_samples
 from edgelite.converter.quantize.metrics import sqnr
 from edgelite.converter.runner import run_all
@@ -214,3 +214,27 @@ def test_cli_max_accuracy_drop(tmp_path):
         "convert", str(MODELS / "keras_cnn.pb"), "-o", str(out), "--quantize", "int8",
         "--calib", str(CALIB), "--max-accuracy-drop", "0.01"])
     assert r.exit_code == 1 and "needs --labels" in r.output
+
+
+def test_min_sqnr_with_the_16x8_fallback():
+    """--fallback int16: the picked ops run with int16 activations (int8 weights kept), no
+    op computes in float, the target is met, and LiteRT runs the file as edgelite does."""
+    from tests.interpreter.quant_oracle import assert_bit_exact
+
+    plain = convert("keras_cnn", min_sqnr=0.0).quantization.selective
+    target = plain.initial_db + 0.5  # (int16 activations leave the int8 weights' error)
+    result = convert("keras_cnn", min_sqnr=target, fallback="int16")
+    report = result.quantization.selective
+    assert report.met and report.final_db >= target and report.wide == report.kept != []
+    assert float_ops(result.graph) == [] and report.size_cost == 0
+    wide = [op for op in result.graph.ops if op.outputs[0].name in report.wide]
+    assert all(op.outputs[0].dtype == np.int16 for op in wide)
+    assert "16x8" in report.summary()
+    ref = run_all(convert_detailed(MODELS / "keras_cnn.pb").model, SAMPLES)
+    assert sqnr(ref, run_all(result.model, SAMPLES)) == pytest.approx(report.final_db)
+    assert_bit_exact(result.model, [SAMPLES[0]["input"][None]])
+
+
+def test_16x8_fallback_needs_an_int8_model():
+    with pytest.raises(EdgeliteError, match="--fallback int16 .* needs --quantize int8"):
+        convert("tf1_cnn", mode=QuantMode.UINT8, min_sqnr=30.0, fallback="int16")
