@@ -91,6 +91,9 @@ def quantize_options(fn):
                      "reverted, with a warning, otherwise)."),
         click.option("--keep-float", multiple=True, metavar="NAME_OR_OPTYPE",
                      help="Keep ops float: an op type (CONV_2D) or a node name (repeatable)."),
+        click.option("--int16-ops", multiple=True, metavar="NAME_OR_OPTYPE",
+                     help="Run ops of an int8 model with int16 activations (16x8, same int8 "
+                     "weights): an op type or a node name (repeatable)."),
         click.option("--fallback", type=click.Choice(["float", "int16"]), default="float",
                      show_default=True,
                      help="What --min-sqnr / --max-accuracy-drop move sensitive ops of an "
@@ -135,7 +138,7 @@ def quantize_config(q: dict):
             calib_method=method, equalize=q["equalize"],
             bias_correction=q["bias_correction"], adaround=q["adaround"],
             force_transforms=q["force_transforms"],
-            keep_float=tuple(q["keep_float"]),
+            keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             fallback=q["fallback"],
             labels=q["labels"], log=click.echo)

@@ -93,6 +93,7 @@ class QuantizeOptions:
     bias_correction: bool = False       # needs calibration data
     adaround: bool = False              # learned weight rounding, needs calibration data
     keep_float: tuple[str, ...] = ()    # op types / node names left float
+    int16_ops: tuple[str, ...] = ()     # ... run 16x8 in an int8 model (int16 activations)
     min_sqnr: float | None = None       # dB over the outputs on the calibration data
     fallback: Fallback = Fallback.FLOAT  # where --min-sqnr / --max-accuracy-drop move ops
     max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
@@ -107,6 +108,7 @@ class QuantizeOptions:
             self.auto, self.calib_method = True, CalibMethod.MINMAX
         self.calib_method = CalibConfig.parse(self.calib_method)
         self.keep_float = tuple(self.keep_float)
+        self.int16_ops = tuple(self.int16_ops)
         self.fallback = Fallback(self.fallback)
 
 
@@ -159,6 +161,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
                             "measure the model on calibration data: give --calib DATA")
     if options.keep_float:
         keep_float_ops(graph, options.keep_float)       # fail early on unknown names
+    if options.int16_ops:
+        keep_float_ops(graph, options.int16_ops)
     infer_shapes(graph)
 
     given = samples
@@ -208,7 +212,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     report.ranges = ranges
     _check_ranges(graph, ranges, set(input_params))
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
-                        frozenset(options.keep_float))
+                        frozenset(options.keep_float), frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
         if options.default_range is not None:  # the subgraphs' tensors too
@@ -232,7 +236,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         pairs = list(zip(float_graph.ops, q.ops))
         wide, floats = split_fallback(float_graph, extra, options.fallback)
         quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
-                                                cfg.keep_float | floats, wide), input_params)
+                                                cfg.keep_float | floats, cfg.int16 | wide),
+                       input_params)
         if options.adaround:
             report.adaround = apply_adaround(float_graph, q, pairs, data)
         if options.bias_correction:
@@ -276,9 +281,10 @@ def _check_mode(options: QuantizeOptions) -> None:
         allowed = " or ".join(io.value for io in IO_TYPES[options.mode])
         raise EdgeliteError(f"--quantize {options.mode.value} takes --io-type {allowed}, "
                             f"not {options.io_type.value}")
-    if options.fallback is Fallback.INT16 and options.mode is not QuantMode.INT8:
-        raise EdgeliteError("--fallback int16 runs sensitive ops of an int8 model 16x8: it "
-                            f"needs --quantize int8, not {options.mode.value}")
+    if (options.fallback is Fallback.INT16 or options.int16_ops) and \
+            options.mode is not QuantMode.INT8:
+        raise EdgeliteError("--fallback int16 / --int16-ops run ops of an int8 model 16x8: "
+                            f"they need --quantize int8, not {options.mode.value}")
     if options.mode is QuantMode.INT16X8:
         tools = {"--calib-method auto": options.auto, "--bias-correction":
                  options.bias_correction, "--adaround": options.adaround,

@@ -21,6 +21,10 @@ images it was 8 dB below min/max).
      first: each one left is tried on top of the best so far, the highest scorer that beats
      it is kept, until none does -- last, as they cost the most (AdaRound learns every
      layer's rounding once per fold).
+  4. with ``--fallback int16`` (``Fallback.INT16``), last: 16x8 for the ops that gain most
+     from it -- each candidate op (selective.candidates, with a 16x8 kernel) is ranked by
+     the calibration samples' SQNR with it alone run 16x8, and the top 1, 2, 4, 8, ... are
+     tried (cross-validated like the rest).
   Min/max is the first candidate and every change must beat the best so far, so the choice
   is never below min/max on the held-out samples. The final model is calibrated on all the
   samples with the chosen settings.
@@ -49,6 +53,7 @@ from .calibrate import collect_ranges, load_samples, usable_samples
 from .equalize import channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
+from .selective import Fallback
 
 FOLDS = 4               # cross-validation: each sample held out once, in one of 4 folds
 MIN_SAMPLES = FOLDS     # one held-out sample per fold at least
@@ -66,10 +71,13 @@ class Candidate:
     method: CalibConfig
     transforms: frozenset[str] = frozenset()
     ranges: tuple[tuple[str, str], ...] = ()   # (tensor, method) overrides, per tensor
+    wide: tuple[str, ...] = ()                 # ops run 16x8 (int16 activations)
 
     def label(self) -> str:
         parts = [str(self.method), *sorted(t.replace("_", "-") for t in self.transforms)]
         parts += [f"{shown(name, 40)}: {method}" for name, method in self.ranges]
+        if self.wide:
+            parts.append(f"16x8: {len(self.wide)} op(s)")
         return " + ".join(parts)
 
 
@@ -143,7 +151,7 @@ def _options_for(options, cand: Candidate, scoring: bool = False):
     quiet = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
                  progress=None) if scoring else {}
     return replace(options, calib_method=cand.method, auto=False, force_transforms=True,
-                   **flags, **quiet)
+                   int16_ops=options.int16_ops + cand.wide, **flags, **quiet)
 
 
 def _ranges_for(cand: Candidate, calibrated) -> dict:
@@ -302,8 +310,34 @@ def choose(graph: Graph, options, samples: list) -> AutoReport:
         transform = max(winners)[1]
         best, best_score = scores[transform]
         left.discard(transform)
+    if options.fallback is Fallback.INT16:         # 4. 16x8 for the ops that gain most
+        base = best
+        ranked = _ranked_for_16x8(graph, options, samples, base)
+        k = 1
+        while k <= len(ranked):
+            consider(replace(base, wide=tuple(ranked[:k])))
+            k = k * 2 if k * 2 <= len(ranked) or k == len(ranked) else len(ranked)
     scorer.report.chosen = best
     return scorer.report
+
+
+def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> list[str]:
+    """The candidate ops with a 16x8 kernel, best first: by the calibration samples' SQNR
+    (at the outputs) with that op alone run 16x8 on top of ``base``."""
+    from . import quantize
+    from .rules import INT16_OPS
+    from .selective import candidates
+    names = [n for n in candidates(graph, set())
+             if next(op for op in graph.ops if op.outputs[0].name == n).type in INT16_OPS]
+    reference = run_all(export_tflite(graph), samples)
+    ranges = _ranges_for(base, _Calibrations(graph, samples))
+    gains = []
+    for name in names:
+        q = copy.deepcopy(graph)
+        quantize(q, _options_for(options, replace(base, wide=(name,)), scoring=True),
+                 samples=samples, ranges_given=ranges)
+        gains.append((sqnr(reference, run_all(export_tflite(q), samples)), name))
+    return [name for _, name in sorted(gains, key=lambda g: -g[0])]
 
 
 def check_transforms(graph: Graph, options, samples: list) -> AutoReport:

@@ -99,3 +99,19 @@ def test_auto_from_the_command_line(tmp_path):
     assert "<- chosen" in r.output and out.exists()
     first = r.output.split("candidate\n")[1].split()
     assert np.isfinite(float(first[0])) and first[2] == "minmax"
+
+
+def test_auto_with_the_16x8_fallback_tries_the_ops_that_gain_most():
+    """--fallback int16: after the methods and transforms, 16x8 for the top 1, 2, 4, ...
+    ops by their gain; still never below min/max, and the chosen ops run 16x8."""
+    result = convert_detailed(MODELS / "keras_cnn.pb", ConvertOptions(quantize=QuantizeOptions(
+        calib=CALIB, calib_method="auto", fallback="int16", calib_samples=48)))
+    report = result.quantization.auto
+    wide = [c for c, _ in report.tried if c.wide]
+    assert [len(c.wide) for c in wide] == [1, 2, 4, 7][:len(wide)] and len(wide) >= 3
+    assert all("16x8" in c.label() for c in wide)
+    chosen, baseline = report.score_of(report.chosen), report.tried[0][1]
+    assert chosen.db >= baseline.db and chosen.output_db >= baseline.output_db
+    widened = [op for op in result.graph.ops if op.outputs[0].name in report.chosen.wide
+               and op.type != "DEQUANTIZE"]  # (a graph output's DEQUANTIZE takes its name)
+    assert all(op.inputs[0].dtype == np.int16 for op in widened)

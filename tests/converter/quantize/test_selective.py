@@ -236,5 +236,5 @@ def test_min_sqnr_with_the_16x8_fallback():
 
 
 def test_16x8_fallback_needs_an_int8_model():
-    with pytest.raises(EdgeliteError, match="--fallback int16 .* needs --quantize int8"):
+    with pytest.raises(EdgeliteError, match="they need --quantize int8, not uint8"):
         convert("tf1_cnn", mode=QuantMode.UINT8, min_sqnr=30.0, fallback="int16")
