@@ -19,9 +19,25 @@ Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
 
 Requantization maps 256 values to 256 values, so it runs as a lookup table.
 
-int16 (16x8 quantization): XNNPACK converts no int16, so float32 -> int16 is
-AffineQuantize and every requantization to or from int16 is reference_ops::Requantize
-(MBQM as above) in both kernel sets; an int16 input is looked up in a 65536-entry table.
+int16 (16x8 quantization): XNNPACK converts no int16, so float32 -> int16 is TFLite's own
+kernel:
+  - REFERENCE: reference_ops::AffineQuantize as above;
+  - DEFAULT: optimized_ops::AffineQuantize<int16_t> (optimized_ops.h), which on x86 runs
+    its NEON loop through NEON_2_SSE over the first n - n % 8 values:
+        q = clamp(wrap32(cvtps(x * float32(1 / double(s))) + z))
+    (float32 product, half to even; out of range and NaN convert to INT32_MIN, and
+    vaddq_s32 wraps), and its scalar loop over the last n % 8:
+        q = clamp(wrap32(int32(round_half_away(double(x) / double(s))) + z))
+    -- see eval_optimized16.
+Every requantization to or from int16 is reference_ops::Requantize (MBQM as above) in
+both kernel sets; an int16 input is looked up in a 65536-entry table.
+
+Per-channel output (float32 -> q with one scale and zero point per slice along
+quantized_dimension; TF's float conversion of a QAT graph quantizes its weights this way)
+is reference_ops::PerChannelQuantize in both kernel sets (quantize.cc calls it whatever
+the kernel type; the XNNPACK delegate takes per-tensor outputs only):
+    q = clamp(round_half_away(x / s[c]) + z[c])           (float32 division)
+i.e. AffineQuantize with the parameters broadcast along the channel dimension.
 """
 
 from __future__ import annotations
@@ -35,7 +51,7 @@ from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .fused import clamp_inplace
 from .opdef import OpDef
-from .requantize import QUANTIZED, LutRecord, apply_lut, make_lut, qparams
+from .requantize import QUANTIZED, LutRecord, apply_lut, channel_params, make_lut, qparams
 from .versions import OpSignature, T
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
@@ -45,8 +61,9 @@ ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
 class QuantizeRecord:
     """float32 -> q: the output's parameters and the type's range."""
 
-    scale: np.float32  # REFERENCE: s; DEFAULT: float32(1 / s)
-    zero_point: int
+    scale: np.float32 | np.ndarray  # REFERENCE: s (float32 [.., C, ..] per channel);
+    #                                 DEFAULT: float32(1 / s)
+    zero_point: int | np.ndarray  # int64 [.., C, ..] per channel
     lo: int
     hi: int
 
@@ -82,16 +99,21 @@ def prepare(ctx: OpContext):
     if y.dtype.type not in QUANTIZED + (np.int16,):
         raise ctx.unsupported(f"output {quoted(y.name)} is {y.dtype.name}; int8, uint8 and "
                               "int16 only")
-    if y.quantization is not None and len(y.quantization.scale) > 1:
-        raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)}")
-    out = qparams(ctx, y, "output")
     spec = (OutputSpec(x.shape, y.dtype),)
     info = np.iinfo(y.dtype)
+    if y.quantization is not None and len(y.quantization.scale) > 1:
+        if x.dtype != np.float32:
+            raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)} "
+                                  "from a quantized input (TFLite requantizes per tensor)")
+        return spec, Chosen(eval_reference, per_channel_record(ctx, x, y))
+    out = qparams(ctx, y, "output")
     if x.dtype == np.float32:
         bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
-        if ctx.quant.reference or y.dtype == np.int16:  # XNNPACK converts no int16
+        if ctx.quant.reference:
             return spec, Chosen(eval_reference, QuantizeRecord(
                 scale=np.float32(out.scale), **bounds))
+        if y.dtype == np.int16:  # XNNPACK converts no int16: TFLite's optimized kernel
+            return spec, Chosen(eval_optimized16, optimized16_record(x, out, bounds))
         return spec, Chosen(eval_xnn, XnnQuantizeRecord(
             scale=np.float32(1.0) / np.float32(out.scale),
             work=temporary(ctx, x.shape, np.float32), **bounds))
@@ -124,6 +146,61 @@ def prepare(ctx: OpContext):
     for d in x.shape:
         size *= d
     return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
+
+
+def per_channel_record(ctx: OpContext, x, y) -> QuantizeRecord:
+    """reference_ops::PerChannelQuantize's parameters, shaped to broadcast along
+    ``quantized_dimension``."""
+    axis = y.quantization.quantized_dimension
+    if not 0 <= axis < x.rank:
+        raise ctx.shape_error(f"output {quoted(y.name)} is quantized along dimension {axis} "
+                              f"of shape {list(x.shape)}")
+    scales, zps = channel_params(ctx, y, "output", x.shape[axis], axis)
+    bshape = [1] * x.rank
+    bshape[axis] = len(scales)
+    info = np.iinfo(y.dtype)
+    return QuantizeRecord(scale=scales.reshape(bshape), zero_point=zps.reshape(bshape),
+                          lo=int(info.min), hi=int(info.max))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Optimized16Record:
+    inverse: np.float32  # float32(1.0f / double(s)): the NEON loop's multiplier
+    scale: np.float64  # double(s): the scalar loop's divisor
+    zero_point: int
+    split: int  # n - n % 8: values the NEON loop converts
+
+
+OPT16_BLOCK = 8  # optimized_ops::AffineQuantize<int16_t> converts 8 values per iteration
+
+
+def optimized16_record(x, out, bounds) -> Optimized16Record:
+    size = 1
+    for d in x.shape:
+        size *= d
+    return Optimized16Record(inverse=np.float32(1.0 / np.float64(np.float32(out.scale))),
+                             scale=np.float64(np.float32(out.scale)),
+                             zero_point=bounds["zero_point"],
+                             split=size - size % OPT16_BLOCK)
+
+
+def _to_int32_x86(r: np.ndarray) -> np.ndarray:
+    """An integral float array as int64 holding the int32 that x86's conversions give:
+    out of range and NaN become INT32_MIN (cvtps2dq / cvttsd2si)."""
+    bad = ~(np.abs(r) < 2.0**31)
+    return np.where(bad, qm.INT32_MIN, np.where(bad, 0, r)).astype(np.int64)
+
+
+def eval_optimized16(rec: Optimized16Record, inputs, outputs) -> None:
+    x, k = inputs[0].reshape(-1), rec.split
+    with np.errstate(over="ignore", invalid="ignore"):
+        # NEON loop (vmulq_f32, RoundToNearest = vcvtnq_s32_f32: half to even).
+        head = _to_int32_x86(np.rint(x[:k] * rec.inverse))
+        # Scalar loop: static_cast<int32>(TfLiteRound(val / scale)) with a double scale.
+        tail = _to_int32_x86(qm.round_half_away(x[k:].astype(np.float64) / rec.scale))
+    q = qm.wrap_int32(np.concatenate((head, tail)) + rec.zero_point)
+    np.clip(q, -32768, 32767, out=q)
+    np.copyto(outputs[0].reshape(-1), q, casting="unsafe")
 
 
 def requantize16(x_dtype, values, y_dtype) -> Chosen:
@@ -163,9 +240,7 @@ def eval_reference(rec: QuantizeRecord, inputs, outputs) -> None:
     # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values convert
     # to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = qm.round_half_away(inputs[0] / rec.scale)
-        bad = ~(np.abs(scaled) < 2.0**31)
-        q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
+        q = _to_int32_x86(qm.round_half_away(inputs[0] / rec.scale))
         q = np.asarray(qm.wrap_int32(q + rec.zero_point))  # (a 0-d input gives a scalar)
     np.clip(q, rec.lo, rec.hi, out=q)
     np.copyto(outputs[0], q, casting="unsafe")
