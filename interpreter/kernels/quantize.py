@@ -1,43 +1,40 @@
 """QUANTIZE: float32 -> int8 / uint8 / int16, and requantization between int8 / uint8 /
 int16.
 
-Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
+Matches tensorflow/lite/kernels/quantize.cc:
 
-* float32 -> q
+* float32 -> q, per-tensor output
   - REFERENCE: reference_ops::AffineQuantize (reference/quantize.h):
         q = clamp(round_half_away(x / s) + z)            (float32 division)
     where x / s beyond int32 (and NaN) converts to INT32_MIN as on x86.
-  - DEFAULT: the XNNPACK delegate's f32 -> qs8 / qu8 convert
+  - DEFAULT, int8 / uint8: the XNNPACK delegate's f32 -> qs8 / qu8 convert
     (xnn_init_f32_qs8_cvt_scalar_params: scale = 1 / s in float32):
         q = clamp(rint(x * (1 / s)) + z)                  (float32 product, half to even)
-* q -> q' (any mix of int8 / uint8)
-  - REFERENCE: reference_ops::Requantize with
-    (m, shift) = QuantizeMultiplier(double(s_in) / double(s_out)):
-        q' = clamp(MBQM(q - z_in, m, shift) + z_out)
-  - DEFAULT: TFLite's optimized Requantize (the delegate leaves it to TFLite); see
-    _optimized_requantize.
-
-Requantization maps 256 values to 256 values, so it runs as a lookup table.
-
-int16 (16x8 quantization): XNNPACK converts no int16, so float32 -> int16 is TFLite's own
-kernel:
-  - REFERENCE: reference_ops::AffineQuantize as above;
-  - DEFAULT: optimized_ops::AffineQuantize<int16_t> (optimized_ops.h), which on x86 runs
-    its NEON loop through NEON_2_SSE over the first n - n % 8 values:
+    where NaN gives the type's maximum (minps(NaN, max) is max).
+  - DEFAULT, int16 (XNNPACK converts no int16), and int8 / uint8 outputs with another
+    quantized_dimension than 0 (the delegate's CheckTensorQInt8OrQUInt8Type refuses them
+    even with a single scale): optimized_ops::AffineQuantize (optimized_ops.h). On x86 its
+    NEON loop runs through NEON_2_SSE over the first n - n % 8 values:
         q = clamp(wrap32(cvtps(x * float32(1 / double(s))) + z))
     (float32 product, half to even; out of range and NaN convert to INT32_MIN, and
     vaddq_s32 wraps), and its scalar loop over the last n % 8:
         q = clamp(wrap32(int32(round_half_away(double(x) / double(s))) + z))
-    -- see eval_optimized16.
-Every requantization to or from int16 is reference_ops::Requantize (MBQM as above) in
-both kernel sets; an int16 input is looked up in a 65536-entry table.
-
-Per-channel output (float32 -> q with one scale and zero point per slice along
-quantized_dimension; TF's float conversion of a QAT graph quantizes its weights this way)
-is reference_ops::PerChannelQuantize in both kernel sets (quantize.cc calls it whatever
-the kernel type; the XNNPACK delegate takes per-tensor outputs only):
-    q = clamp(round_half_away(x / s[c]) + z[c])           (float32 division)
-i.e. AffineQuantize with the parameters broadcast along the channel dimension.
+    -- see eval_optimized.
+* float32 -> q, per-channel output (one scale and zero point per slice along
+  quantized_dimension; TF's float conversion of a QAT graph quantizes its weights this
+  way): reference_ops::PerChannelQuantize in both kernel sets (quantize.cc calls it
+  whatever the kernel type; XNNPACK takes per-tensor outputs only):
+        q = clamp(round_half_away(x / s[c]) + z[c])       (float32 division)
+  i.e. AffineQuantize with the parameters broadcast along the channel dimension.
+* q -> q' (any mix of int8 / uint8)
+  - REFERENCE: reference_ops::Requantize with
+    (m, shift) = QuantizeMultiplier(double(s_in) / double(s_out)):
+        q' = clamp(MBQM(q - z_in, m, shift) + z_out)
+  - DEFAULT: XNNPACK's qs8 / qu8 convert where the delegate takes it, else TFLite's
+    optimized Requantize (eval_block_lut).
+  Requantization maps 256 values to 256 values, so it runs as a lookup table.
+* q -> q' with int16 on either side: reference_ops::Requantize (MBQM as above) in both
+  kernel sets; an int16 input is looked up in a 65536-entry table.
 """
 
 from __future__ import annotations
@@ -112,8 +109,8 @@ def prepare(ctx: OpContext):
         if ctx.quant.reference:
             return spec, Chosen(eval_reference, QuantizeRecord(
                 scale=np.float32(out.scale), **bounds))
-        if y.dtype == np.int16:  # XNNPACK converts no int16: TFLite's optimized kernel
-            return spec, Chosen(eval_optimized16, optimized16_record(x, out, bounds))
+        if y.dtype == np.int16 or not _xnn_takes(y):  # TFLite's optimized kernel
+            return spec, Chosen(eval_optimized, optimized_record(x, out, bounds))
         return spec, Chosen(eval_xnn, XnnQuantizeRecord(
             scale=np.float32(1.0) / np.float32(out.scale),
             work=temporary(ctx, x.shape, np.float32), **bounds))
@@ -130,7 +127,8 @@ def prepare(ctx: OpContext):
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
         return spec, Chosen(apply_lut, LutRecord(lut))
-    xnn = _xnn_cvt_multiplier(xq.scale, out.scale) if x.dtype == y.dtype else None
+    xnn = _xnn_cvt_multiplier(xq.scale, out.scale) \
+        if x.dtype == y.dtype and _xnn_takes(x) and _xnn_takes(y) else None
     if xnn is not None:
         # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
         return spec, Chosen(apply_lut, LutRecord(make_lut(
@@ -163,25 +161,32 @@ def per_channel_record(ctx: OpContext, x, y) -> QuantizeRecord:
                           lo=int(info.min), hi=int(info.max))
 
 
+def _xnn_takes(t) -> bool:
+    """The XNNPACK delegate quantizes only along dimension 0 (CheckTensorQInt8OrQUInt8Type
+    refuses any other quantized_dimension, even with a single scale)."""
+    return t.quantization is None or t.quantization.quantized_dimension == 0
+
+
 @dataclass(frozen=True, kw_only=True)
-class Optimized16Record:
+class OptimizedRecord:
     inverse: np.float32  # float32(1.0f / double(s)): the NEON loop's multiplier
     scale: np.float64  # double(s): the scalar loop's divisor
     zero_point: int
+    lo: int
+    hi: int
     split: int  # n - n % 8: values the NEON loop converts
 
 
-OPT16_BLOCK = 8  # optimized_ops::AffineQuantize<int16_t> converts 8 values per iteration
+OPT_BLOCK = 8  # optimized_ops::AffineQuantize converts 8 values per NEON iteration
 
 
-def optimized16_record(x, out, bounds) -> Optimized16Record:
+def optimized_record(x, out, bounds) -> OptimizedRecord:
     size = 1
     for d in x.shape:
         size *= d
-    return Optimized16Record(inverse=np.float32(1.0 / np.float64(np.float32(out.scale))),
-                             scale=np.float64(np.float32(out.scale)),
-                             zero_point=bounds["zero_point"],
-                             split=size - size % OPT16_BLOCK)
+    return OptimizedRecord(inverse=np.float32(1.0 / np.float64(np.float32(out.scale))),
+                           scale=np.float64(np.float32(out.scale)),
+                           split=size - size % OPT_BLOCK, **bounds)
 
 
 def _to_int32_x86(r: np.ndarray) -> np.ndarray:
@@ -191,7 +196,7 @@ def _to_int32_x86(r: np.ndarray) -> np.ndarray:
     return np.where(bad, qm.INT32_MIN, np.where(bad, 0, r)).astype(np.int64)
 
 
-def eval_optimized16(rec: Optimized16Record, inputs, outputs) -> None:
+def eval_optimized(rec: OptimizedRecord, inputs, outputs) -> None:
     x, k = inputs[0].reshape(-1), rec.split
     with np.errstate(over="ignore", invalid="ignore"):
         # NEON loop (vmulq_f32, RoundToNearest = vcvtnq_s32_f32: half to even).
@@ -199,7 +204,7 @@ def eval_optimized16(rec: Optimized16Record, inputs, outputs) -> None:
         # Scalar loop: static_cast<int32>(TfLiteRound(val / scale)) with a double scale.
         tail = _to_int32_x86(qm.round_half_away(x[k:].astype(np.float64) / rec.scale))
     q = qm.wrap_int32(np.concatenate((head, tail)) + rec.zero_point)
-    np.clip(q, -32768, 32767, out=q)
+    np.clip(q, rec.lo, rec.hi, out=q)
     np.copyto(outputs[0].reshape(-1), q, casting="unsafe")
 
 
@@ -223,7 +228,8 @@ def eval_table16(rec: Table16Record, inputs, outputs) -> None:
 
 
 def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:
-    # XNNPACK clamps in float before converting: overflow saturates, NaN reads as 0.
+    # XNNPACK clamps in float before converting: overflow saturates, and NaN gives the
+    # maximum (x86's minps(NaN, max) returns max).
     # Clipping to [lo - z, hi - z] before adding z equals clipping after (integral
     # bounds), so it all stays in place in float32.
     f = rec.work
@@ -231,7 +237,7 @@ def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:
         np.multiply(inputs[0], rec.scale, out=f)
         np.rint(f, out=f)
         if np.isnan(np.add.reduce(f, axis=None)):  # one cheap pass; NaN is rare
-            np.nan_to_num(f, copy=False, nan=0.0)
+            np.nan_to_num(f, copy=False, nan=rec.hi - rec.zero_point)
         clamp_inplace(f, np.float32(rec.lo - rec.zero_point), np.float32(rec.hi - rec.zero_point))
         np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
 

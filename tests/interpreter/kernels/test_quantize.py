@@ -29,7 +29,7 @@ def test_quantize_float(rng, dtype):
     for q_out in (random_qparams(rng, dtype), (0.25, 0 if dtype == np.int8 else 128)):
         # Multiples of s/2 put half of the values exactly on rounding ties.
         x = (rng.integers(-700, 700, size=(5, 200)) * q_out[0] / 2).astype(np.float32)
-        x[0, :5] = [np.inf, -np.inf, 1e30, -1e30, 0.0]
+        x[0, :7] = [np.inf, -np.inf, 1e30, -1e30, 0.0, np.nan, -np.nan]
         assert_bit_exact(quantize_model(np.float32, dtype, x.shape, None, q_out), [x])
 
 
@@ -93,6 +93,33 @@ def test_quantize_float_per_channel(rng, dtype, shape, axis):
     x = (k * scales.reshape(bshape)).astype(np.float32)
     x.reshape(-1)[:len(SPECIALS)] = SPECIALS[:x.size]
     assert_bit_exact(per_channel_model(shape, dtype, scales, zps, axis), [x])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", [5, 8, 16, 23])
+def test_quantize_float_single_scale_off_axis_0(rng, dtype, size):
+    # One scale but quantized_dimension 1: XNNPACK refuses the output, so the default set
+    # runs TFLite's optimized_ops::AffineQuantize (blocks of 8 + scalar tail).
+    info = np.iinfo(dtype)
+    scale, zp = 2.0**-7, int(rng.integers(info.min, info.max + 1))
+    # Exact ties (k + 0.5) * 2^-7: half to even in the blocks, half away in the tail.
+    x = ((rng.integers(-200, 200, (2, size)) + 0.5) * scale).astype(np.float32)
+    x.reshape(-1)[rng.permutation(x.size)[:5]] = SPECIALS[:5]
+    assert_bit_exact(per_channel_model((2, size), dtype, [scale], [zp], 1), [x])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_requantize_off_axis_0(rng, dtype):
+    # XNNPACK refuses tensors quantized along another dimension than 0: TFLite's
+    # optimized Requantize runs instead of the delegate's convert.
+    m = QuantModel()
+    x = m.b.tensor("x", (3, 90), dtype, scale=0.05, zero_point=3, quantized_dimension=1)
+    y = m.b.tensor("y", (3, 90), dtype, scale=0.07, zero_point=-5 if dtype == np.int8 else 120,
+                   quantized_dimension=1)
+    m.inputs.append(x)
+    m.outputs.append(y)
+    m.op("QUANTIZE", [x], [y], version=2)
+    assert_bit_exact(m.build(), [full_range(rng, (3, 90), dtype)])
 
 
 def test_quantize_per_channel_bad_axis():
