@@ -205,7 +205,7 @@ def eval_optimized(rec: OptimizedRecord, inputs, outputs) -> None:
         tail = _to_int32_x86(qm.round_half_away(x[k:].astype(np.float64) / rec.scale))
     q = qm.wrap_int32(np.concatenate((head, tail)) + rec.zero_point)
     np.clip(q, rec.lo, rec.hi, out=q)
-    np.copyto(outputs[0].reshape(-1), q, casting="unsafe")
+    np.copyto(outputs[0], q.reshape(outputs[0].shape), casting="unsafe")
 
 
 def requantize16(x_dtype, values, y_dtype) -> Chosen:
