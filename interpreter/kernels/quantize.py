@@ -1,27 +1,40 @@
 """QUANTIZE: float32 -> int8 / uint8 / int16, and requantization between int8 / uint8 /
 int16.
 
-Matches tensorflow/lite/kernels/quantize.cc (per-tensor output parameters):
+Matches tensorflow/lite/kernels/quantize.cc:
 
-* float32 -> q
+* float32 -> q, per-tensor output
   - REFERENCE: reference_ops::AffineQuantize (reference/quantize.h):
         q = clamp(round_half_away(x / s) + z)            (float32 division)
     where x / s beyond int32 (and NaN) converts to INT32_MIN as on x86.
-  - DEFAULT: the XNNPACK delegate's f32 -> qs8 / qu8 convert
+  - DEFAULT, int8 / uint8: the XNNPACK delegate's f32 -> qs8 / qu8 convert
     (xnn_init_f32_qs8_cvt_scalar_params: scale = 1 / s in float32):
         q = clamp(rint(x * (1 / s)) + z)                  (float32 product, half to even)
+    where NaN gives the type's maximum (minps(NaN, max) is max).
+  - DEFAULT, int16 (XNNPACK converts no int16), and int8 / uint8 outputs with another
+    quantized_dimension than 0 (the delegate's CheckTensorQInt8OrQUInt8Type refuses them
+    even with a single scale): optimized_ops::AffineQuantize (optimized_ops.h). On x86 its
+    NEON loop runs through NEON_2_SSE over the first n - n % 8 values:
+        q = clamp(wrap32(cvtps(x * float32(1 / double(s))) + z))
+    (float32 product, half to even; out of range and NaN convert to INT32_MIN, and
+    vaddq_s32 wraps), and its scalar loop over the last n % 8:
+        q = clamp(wrap32(int32(round_half_away(double(x) / double(s))) + z))
+    -- see eval_optimized.
+* float32 -> q, per-channel output (one scale and zero point per slice along
+  quantized_dimension; TF's float conversion of a QAT graph quantizes its weights this
+  way): reference_ops::PerChannelQuantize in both kernel sets (quantize.cc calls it
+  whatever the kernel type; XNNPACK takes per-tensor outputs only):
+        q = clamp(round_half_away(x / s[c]) + z[c])       (float32 division)
+  i.e. AffineQuantize with the parameters broadcast along the channel dimension.
 * q -> q' (any mix of int8 / uint8)
   - REFERENCE: reference_ops::Requantize with
     (m, shift) = QuantizeMultiplier(double(s_in) / double(s_out)):
         q' = clamp(MBQM(q - z_in, m, shift) + z_out)
-  - DEFAULT: TFLite's optimized Requantize (the delegate leaves it to TFLite); see
-    _optimized_requantize.
-
-Requantization maps 256 values to 256 values, so it runs as a lookup table.
-
-int16 (16x8 quantization): XNNPACK converts no int16, so float32 -> int16 is
-AffineQuantize and every requantization to or from int16 is reference_ops::Requantize
-(MBQM as above) in both kernel sets; an int16 input is looked up in a 65536-entry table.
+  - DEFAULT: XNNPACK's qs8 / qu8 convert where the delegate takes it, else TFLite's
+    optimized Requantize (eval_block_lut).
+  Requantization maps 256 values to 256 values, so it runs as a lookup table.
+* q -> q' with int16 on either side: reference_ops::Requantize (MBQM as above) in both
+  kernel sets; an int16 input is looked up in a 65536-entry table.
 """
 
 from __future__ import annotations
@@ -35,7 +48,7 @@ from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .fused import clamp_inplace
 from .opdef import OpDef
-from .requantize import QUANTIZED, LutRecord, apply_lut, make_lut, qparams
+from .requantize import QUANTIZED, LutRecord, apply_lut, channel_params, make_lut, qparams
 from .versions import OpSignature, T
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
@@ -45,8 +58,9 @@ ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
 class QuantizeRecord:
     """float32 -> q: the output's parameters and the type's range."""
 
-    scale: np.float32  # REFERENCE: s; DEFAULT: float32(1 / s)
-    zero_point: int
+    scale: np.float32 | np.ndarray  # REFERENCE: s (float32 [.., C, ..] per channel);
+    #                                 DEFAULT: float32(1 / s)
+    zero_point: int | np.ndarray  # int64 [.., C, ..] per channel
     lo: int
     hi: int
 
@@ -82,16 +96,21 @@ def prepare(ctx: OpContext):
     if y.dtype.type not in QUANTIZED + (np.int16,):
         raise ctx.unsupported(f"output {quoted(y.name)} is {y.dtype.name}; int8, uint8 and "
                               "int16 only")
-    if y.quantization is not None and len(y.quantization.scale) > 1:
-        raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)}")
-    out = qparams(ctx, y, "output")
     spec = (OutputSpec(x.shape, y.dtype),)
     info = np.iinfo(y.dtype)
+    if y.quantization is not None and len(y.quantization.scale) > 1:
+        if x.dtype != np.float32:
+            raise ctx.unsupported(f"per-channel output quantization of {quoted(y.name)} "
+                                  "from a quantized input (TFLite requantizes per tensor)")
+        return spec, Chosen(eval_reference, per_channel_record(ctx, x, y))
+    out = qparams(ctx, y, "output")
     if x.dtype == np.float32:
         bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
-        if ctx.quant.reference or y.dtype == np.int16:  # XNNPACK converts no int16
+        if ctx.quant.reference:
             return spec, Chosen(eval_reference, QuantizeRecord(
                 scale=np.float32(out.scale), **bounds))
+        if y.dtype == np.int16 or not _xnn_takes(y):  # TFLite's optimized kernel
+            return spec, Chosen(eval_optimized, optimized_record(x, out, bounds))
         return spec, Chosen(eval_xnn, XnnQuantizeRecord(
             scale=np.float32(1.0) / np.float32(out.scale),
             work=temporary(ctx, x.shape, np.float32), **bounds))
@@ -108,7 +127,8 @@ def prepare(ctx: OpContext):
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
         return spec, Chosen(apply_lut, LutRecord(lut))
-    xnn = _xnn_cvt_multiplier(xq.scale, out.scale) if x.dtype == y.dtype else None
+    xnn = _xnn_cvt_multiplier(xq.scale, out.scale) \
+        if x.dtype == y.dtype and _xnn_takes(x) and _xnn_takes(y) else None
     if xnn is not None:
         # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
         return spec, Chosen(apply_lut, LutRecord(make_lut(
@@ -124,6 +144,68 @@ def prepare(ctx: OpContext):
     for d in x.shape:
         size *= d
     return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
+
+
+def per_channel_record(ctx: OpContext, x, y) -> QuantizeRecord:
+    """reference_ops::PerChannelQuantize's parameters, shaped to broadcast along
+    ``quantized_dimension``."""
+    axis = y.quantization.quantized_dimension
+    if not 0 <= axis < x.rank:
+        raise ctx.shape_error(f"output {quoted(y.name)} is quantized along dimension {axis} "
+                              f"of shape {list(x.shape)}")
+    scales, zps = channel_params(ctx, y, "output", x.shape[axis], axis)
+    bshape = [1] * x.rank
+    bshape[axis] = len(scales)
+    info = np.iinfo(y.dtype)
+    return QuantizeRecord(scale=scales.reshape(bshape), zero_point=zps.reshape(bshape),
+                          lo=int(info.min), hi=int(info.max))
+
+
+def _xnn_takes(t) -> bool:
+    """The XNNPACK delegate quantizes only along dimension 0 (CheckTensorQInt8OrQUInt8Type
+    refuses any other quantized_dimension, even with a single scale)."""
+    return t.quantization is None or t.quantization.quantized_dimension == 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimizedRecord:
+    inverse: np.float32  # float32(1.0f / double(s)): the NEON loop's multiplier
+    scale: np.float64  # double(s): the scalar loop's divisor
+    zero_point: int
+    lo: int
+    hi: int
+    split: int  # n - n % 8: values the NEON loop converts
+
+
+OPT_BLOCK = 8  # optimized_ops::AffineQuantize converts 8 values per NEON iteration
+
+
+def optimized_record(x, out, bounds) -> OptimizedRecord:
+    size = 1
+    for d in x.shape:
+        size *= d
+    return OptimizedRecord(inverse=np.float32(1.0 / np.float64(np.float32(out.scale))),
+                           scale=np.float64(np.float32(out.scale)),
+                           split=size - size % OPT_BLOCK, **bounds)
+
+
+def _to_int32_x86(r: np.ndarray) -> np.ndarray:
+    """An integral float array as int64 holding the int32 that x86's conversions give:
+    out of range and NaN become INT32_MIN (cvtps2dq / cvttsd2si)."""
+    bad = ~(np.abs(r) < 2.0**31)
+    return np.where(bad, qm.INT32_MIN, np.where(bad, 0, r)).astype(np.int64)
+
+
+def eval_optimized(rec: OptimizedRecord, inputs, outputs) -> None:
+    x, k = inputs[0].reshape(-1), rec.split
+    with np.errstate(over="ignore", invalid="ignore"):
+        # NEON loop (vmulq_f32, RoundToNearest = vcvtnq_s32_f32: half to even).
+        head = _to_int32_x86(np.rint(x[:k] * rec.inverse))
+        # Scalar loop: static_cast<int32>(TfLiteRound(val / scale)) with a double scale.
+        tail = _to_int32_x86(qm.round_half_away(x[k:].astype(np.float64) / rec.scale))
+    q = qm.wrap_int32(np.concatenate((head, tail)) + rec.zero_point)
+    np.clip(q, rec.lo, rec.hi, out=q)
+    np.copyto(outputs[0], q.reshape(outputs[0].shape), casting="unsafe")
 
 
 def requantize16(x_dtype, values, y_dtype) -> Chosen:
@@ -146,7 +228,8 @@ def eval_table16(rec: Table16Record, inputs, outputs) -> None:
 
 
 def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:
-    # XNNPACK clamps in float before converting: overflow saturates, NaN reads as 0.
+    # XNNPACK clamps in float before converting: overflow saturates, and NaN gives the
+    # maximum (x86's minps(NaN, max) returns max).
     # Clipping to [lo - z, hi - z] before adding z equals clipping after (integral
     # bounds), so it all stays in place in float32.
     f = rec.work
@@ -154,7 +237,7 @@ def eval_xnn(rec: XnnQuantizeRecord, inputs, outputs) -> None:
         np.multiply(inputs[0], rec.scale, out=f)
         np.rint(f, out=f)
         if np.isnan(np.add.reduce(f, axis=None)):  # one cheap pass; NaN is rare
-            np.nan_to_num(f, copy=False, nan=0.0)
+            np.nan_to_num(f, copy=False, nan=rec.hi - rec.zero_point)
         clamp_inplace(f, np.float32(rec.lo - rec.zero_point), np.float32(rec.hi - rec.zero_point))
         np.add(f, rec.zero_point, out=outputs[0], casting="unsafe")
 
@@ -163,9 +246,7 @@ def eval_reference(rec: QuantizeRecord, inputs, outputs) -> None:
     # static_cast<int32_t>(TfLiteRound(x / s)) + z: out-of-range and NaN values convert
     # to INT32_MIN on x86 (cvttss2si), and the int32 sum wraps.
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = qm.round_half_away(inputs[0] / rec.scale)
-        bad = ~(np.abs(scaled) < 2.0**31)
-        q = np.where(bad, qm.INT32_MIN, np.where(bad, 0, scaled)).astype(np.int64)
+        q = _to_int32_x86(qm.round_half_away(inputs[0] / rec.scale))
         q = np.asarray(qm.wrap_int32(q + rec.zero_point))  # (a 0-d input gives a scalar)
     np.clip(q, rec.lo, rec.hi, out=q)
     np.copyto(outputs[0], q, casting="unsafe")

@@ -37,12 +37,6 @@ MAX_TOTAL_BYTES = 1_700_000
 # Files edgelite does not run as LiteRT does yet: each fails (strict xfail, so the entry must
 # go when its file runs) -- {file: why}.
 GAPS = {
-    "qat_cnn.float.tflite": "QUANTIZE of a weight to per-channel int8 (the QAT graph's "
-                            "weight fake-quant) has no kernel",
-    "qat_cnn.fp16.tflite": "the same per-channel weight QUANTIZE",
-    "qat_cnn.dr.tflite": "the same per-channel weight QUANTIZE",
-    "tf1_mobilenet_unfolded_bn.16x8.tflite": "float32 -> int16 QUANTIZE on LiteRT's default "
-                                             "kernels rounds differently (1 LSB)",
     "rnn_grouped_conv.16x8.tflite": "grouped 16x8 CONV_2D",
 }
 # What edgelite refuses on purpose, in one line, where LiteRT computes garbage: its reference
