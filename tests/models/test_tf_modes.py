@@ -43,7 +43,6 @@ GAPS = {
     "qat_cnn.dr.tflite": "the same per-channel weight QUANTIZE",
     "tf1_mobilenet_unfolded_bn.16x8.tflite": "float32 -> int16 QUANTIZE on LiteRT's default "
                                              "kernels rounds differently (1 LSB)",
-    "rnn_grouped_conv.16x8.tflite": "grouped 16x8 CONV_2D",
 }
 # What edgelite refuses on purpose, in one line, where LiteRT computes garbage: its reference
 # SUM reads int16 data as uint8 bytes (kernels/reduce.py). {(file, kernel set): message}
