@@ -72,7 +72,8 @@ def test_conv16(seed, per_channel, bias_dtype=np.int64):
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_grouped_conv16(seed, groups, per_channel):
     """Input channels = groups x filter input channels (reference_integer_ops::
-    ConvPerChannel's groups): output channel o reads group o // (O / groups)."""
+    ConvPerChannel's groups): output channel o reads group o // (O / groups). Always with
+    a bias: LiteRT's conv.cc Prepare requires one."""
     rng = np.random.default_rng(300 + 10 * seed + groups)
     cf, og = 1 + seed % 3, 1 + (seed + groups) % 3
     c, o = groups * cf, groups * og
@@ -80,13 +81,14 @@ def test_grouped_conv16(seed, groups, per_channel):
     kh, kw = 1 + seed % 3, 3 - seed % 2
     stride = (1 + seed % 2, 1 + (seed // 2) % 2)
     padding = ["SAME", "VALID"][(seed // 2) % 2]
+    dil = 1 + (seed // 3) % 2
     filt = full_range(rng, (o, kh, kw, cf), np.int8)
-    oh, ow = _out(h, kh, stride[0], 1, padding), _out(w, kw, stride[1], 1, padding)
+    oh, ow = _out(h, kh, stride[0], dil, padding), _out(w, kw, stride[1], 1, padding)
     model = _affine_model(rng, "CONV_2D", (n, h, w, c), filt, (n, oh, ow, o),
                           per_channel=per_channel, axis=0,
                           bias_dtype=np.int64, out_channels=o,
                           padding=padding, stride_h=stride[0], stride_w=stride[1],
-                          dilation_h_factor=1, dilation_w_factor=1,
+                          dilation_h_factor=dil, dilation_w_factor=1,
                           fused_activation_function=ACTS[seed % 4])
     for _ in range(2):
         assert_bit_exact(model, [full_range(rng, (n, h, w, c), np.int16)])
