@@ -1,5 +1,6 @@
-"""TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below): the gradient of CONV_2D with respect
-to its input.
+"""TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below; dynamic-range -- float32 input,
+int8 weights -- in hybrid_transpose_conv.py): the gradient of CONV_2D with respect to its
+input.
 
 Inputs (tensorflow/lite/kernels/transpose_conv.cc): output_shape (int32 [4], constant
 here: it is the output's shape), weights OHWI (O output channels, I = input channels;
