@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
+from .base import Kernel, OpContext, OutputSpec, TensorInfo, scratch, temporary
 from .requantize import activation_bounds, channel_params, symmetric16
 from .window import conv_windows, padded_scratch, patches_view
 from ..names import quoted
@@ -180,20 +180,21 @@ def prepare_conv16(ctx: OpContext):
             f"channels ({o}) a multiple of the groups")
     wh, ww, interior, windows = conv_windows16(ctx, x.shape, kh, kw)
     rows = n * wh.size_out * ww.size_out
-    weights = block_diagonal(filt, c // cf)
+    weights = block_diagonal(ctx, filt, c // cf)
     record = Conv16Record(interior=interior, windows=windows,
                           cols=temporary(ctx, windows.shape, np.float64), weights=weights,
                           acc=temporary(ctx, (rows, o), np.float64), output=stage)
     return (OutputSpec((n, wh.size_out, ww.size_out, o), np.dtype(np.int16)),), record
 
 
-def block_diagonal(filt: np.ndarray, groups: int) -> np.ndarray:
+def block_diagonal(ctx: OpContext, filt: np.ndarray, groups: int) -> np.ndarray:
     """Filter OHWI (I = C / groups) -> the (KH*KW*C, O) matrix of the im2col product over
     all C input channels: output channel o of group g = o // (O / groups) reads input
     channels g*I .. g*I + I - 1 (reference_integer_ops::ConvPerChannel's groups), zero
-    weights elsewhere -- exact, the sums stay float64 integers."""
+    weights elsewhere -- exact, the sums stay float64 integers (groups times the
+    multiplies of a per-group product, for one matmul)."""
     o, kh, kw, cf = filt.shape
-    full = np.zeros((kh * kw, groups, cf, groups, o // groups))
+    full = scratch(ctx, (kh * kw, groups, cf, groups, o // groups), np.float64, fill=0)
     blocks = filt.reshape(groups, o // groups, kh * kw, cf).transpose(2, 0, 3, 1)
     for g in range(groups):
         full[:, g, :, g, :] = blocks[:, g]

@@ -4,7 +4,7 @@ or int32 bias): bit-exact with both LiteRT kernel sets on random cases."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
 
 from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, full_range, run_ours
 
@@ -146,3 +146,17 @@ def test_conv16_int32_bias_refused(op):
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match="needs an int64 bias"):
             run_ours(model, [np.zeros((1, 4, 4, 2), np.int16)], kernels)
+
+
+def test_grouped_conv16_huge_weights_refused():
+    """65536 groups of one channel: the (C, O) matrix of the grouped product would take
+    32 GiB; refused in prepare() with one line, nothing allocated."""
+    rng = np.random.default_rng(5)
+    c = 1 << 16
+    model = _affine_model(rng, "CONV_2D", (1, 1, 1, c), np.ones((c, 1, 1, 1), np.int8),
+                          (1, 1, 1, c), per_channel=False, axis=0, bias_dtype=np.int64,
+                          out_channels=c, padding="VALID", stride_h=1, stride_w=1,
+                          dilation_h_factor=1, dilation_w_factor=1)
+    with pytest.raises(ShapeError, match=r"work buffer of shape \[1, 65536, 1, 65536, 1\], "
+                                         "over the 2147483648-byte limit"):
+        run_ours(model, [np.zeros((1, 1, 1, c), np.int16)], "reference")
