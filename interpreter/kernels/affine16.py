@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, TensorInfo, temporary
+from .base import Kernel, OpContext, OutputSpec, TensorInfo, scratch, temporary
 from .requantize import activation_bounds, channel_params, symmetric16
 from .window import conv_windows, padded_scratch, patches_view
 from ..names import quoted
@@ -169,20 +169,36 @@ class Conv16Record:
 
 
 def prepare_conv16(ctx: OpContext):
-    """reference_integer_ops::ConvPerChannel (integer_ops/conv.h), int16 x int8."""
+    """reference_integer_ops::ConvPerChannel (integer_ops/conv.h), int16 x int8, grouped
+    when the input has groups x the filter's input channels."""
     x, filt, stage = conv_operands16(ctx, lambda s: s[0], 0, "NHWC / OHWI")
     n, h, w, c = x.shape
     o, kh, kw, cf = filt.shape
-    if cf != c:
-        raise ctx.unsupported(f"grouped 16x8 convolution (input channels {c}, filter {cf}) "
-                              "is not supported")
+    if cf < 1 or c % cf != 0 or o % (c // cf) != 0:
+        raise ctx.shape_error(
+            f"input channels ({c}) must be a multiple of the filter's ({cf}), and output "
+            f"channels ({o}) a multiple of the groups")
     wh, ww, interior, windows = conv_windows16(ctx, x.shape, kh, kw)
     rows = n * wh.size_out * ww.size_out
-    weights = np.ascontiguousarray(filt.reshape(o, -1).T)
+    weights = block_diagonal(ctx, filt, c // cf)
     record = Conv16Record(interior=interior, windows=windows,
                           cols=temporary(ctx, windows.shape, np.float64), weights=weights,
                           acc=temporary(ctx, (rows, o), np.float64), output=stage)
     return (OutputSpec((n, wh.size_out, ww.size_out, o), np.dtype(np.int16)),), record
+
+
+def block_diagonal(ctx: OpContext, filt: np.ndarray, groups: int) -> np.ndarray:
+    """Filter OHWI (I = C / groups) -> the (KH*KW*C, O) matrix of the im2col product over
+    all C input channels: output channel o of group g = o // (O / groups) reads input
+    channels g*I .. g*I + I - 1 (reference_integer_ops::ConvPerChannel's groups), zero
+    weights elsewhere -- exact, the sums stay float64 integers (groups times the
+    multiplies of a per-group product, for one matmul)."""
+    o, kh, kw, cf = filt.shape
+    full = scratch(ctx, (kh * kw, groups, cf, groups, o // groups), np.float64, fill=0)
+    blocks = filt.reshape(groups, o // groups, kh * kw, cf).transpose(2, 0, 3, 1)
+    for g in range(groups):
+        full[:, g, :, g, :] = blocks[:, g]
+    return full.reshape(kh * kw * groups * cf, o)
 
 
 def eval_conv16(rec: Conv16Record, inputs, outputs) -> None:

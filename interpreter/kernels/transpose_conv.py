@@ -1,5 +1,6 @@
-"""TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below): the gradient of CONV_2D with respect
-to its input.
+"""TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below; dynamic-range -- float32 input,
+int8 weights -- in hybrid_transpose_conv.py): the gradient of CONV_2D with respect to its
+input.
 
 Inputs (tensorflow/lite/kernels/transpose_conv.cc): output_shape (int32 [4], constant
 here: it is the output's shape), weights OHWI (O output channels, I = input channels;
@@ -67,6 +68,7 @@ from ..names import quoted
 from .accumulator import AccumulatorPlan, GemmPath
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .conv import conv_requant
+from . import hybrid_transpose_conv
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
 from .requantize import (OutputStage, activation_bounds, channel_params,
@@ -353,12 +355,14 @@ def eval_quantized(rec: QTransposeConvRecord, inputs, outputs) -> None:
 
 
 def prepare_by_type(ctx: OpContext):
-    """The float kernel, or the quantized one for a quantized input (input 2 is the
-    data: by_input_dtype looks at input 0, the output shape, so the choice is here)."""
-    x = ctx.input(2)
+    """The float kernel, the quantized one for a quantized input, or the hybrid one for a
+    float32 input with int8 weights (input 2 is the data: by_input_dtype and
+    hybrid.by_weight_dtype look at input 0, the output shape, so the choice is here)."""
+    x, w = ctx.input(2), ctx.input(1)
     q = x.quantization
     quantized = x.dtype in (np.int8, np.uint8, np.int16) and q is not None and len(q.scale) > 0
-    use = prepare_quantized if quantized else prepare
+    hybrid = x.dtype == np.float32 and w.dtype.type in (np.int8, np.uint8)
+    use = prepare_quantized if quantized else hybrid_transpose_conv.prepare if hybrid else prepare
     specs, record = use(ctx)
     return specs, record if isinstance(record, Chosen) else Chosen(eval, record)
 

@@ -37,7 +37,6 @@ MAX_TOTAL_BYTES = 1_700_000
 # Files edgelite does not run as LiteRT does yet: each fails (strict xfail, so the entry must
 # go when its file runs) -- {file: why}.
 GAPS = {
-    "rnn_grouped_conv.16x8.tflite": "grouped 16x8 CONV_2D",
 }
 # What edgelite refuses on purpose, in one line, where LiteRT computes garbage: its reference
 # SUM reads int16 data as uint8 bytes (kernels/reduce.py). {(file, kernel set): message}

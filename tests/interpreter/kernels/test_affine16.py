@@ -4,7 +4,7 @@ or int32 bias): bit-exact with both LiteRT kernel sets on random cases."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
 
 from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, full_range, run_ours
 
@@ -67,6 +67,33 @@ def test_conv16(seed, per_channel, bias_dtype=np.int64):
         assert_bit_exact(model, [full_range(rng, (n, h, w, c), np.int16)])
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("groups", [2, 3, 4])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_grouped_conv16(seed, groups, per_channel):
+    """Input channels = groups x filter input channels (reference_integer_ops::
+    ConvPerChannel's groups): output channel o reads group o // (O / groups). Always with
+    a bias: LiteRT's conv.cc Prepare requires one."""
+    rng = np.random.default_rng(300 + 10 * seed + groups)
+    cf, og = 1 + seed % 3, 1 + (seed + groups) % 3
+    c, o = groups * cf, groups * og
+    n, h, w = 1 + seed % 2, 4 + seed, 6 - seed % 3
+    kh, kw = 1 + seed % 3, 3 - seed % 2
+    stride = (1 + seed % 2, 1 + (seed // 2) % 2)
+    padding = ["SAME", "VALID"][(seed // 2) % 2]
+    dil = 1 + (seed // 3) % 2
+    filt = full_range(rng, (o, kh, kw, cf), np.int8)
+    oh, ow = _out(h, kh, stride[0], dil, padding), _out(w, kw, stride[1], 1, padding)
+    model = _affine_model(rng, "CONV_2D", (n, h, w, c), filt, (n, oh, ow, o),
+                          per_channel=per_channel, axis=0,
+                          bias_dtype=np.int64, out_channels=o,
+                          padding=padding, stride_h=stride[0], stride_w=stride[1],
+                          dilation_h_factor=dil, dilation_w_factor=1,
+                          fused_activation_function=ACTS[seed % 4])
+    for _ in range(2):
+        assert_bit_exact(model, [full_range(rng, (n, h, w, c), np.int16)])
+
+
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_depthwise16(seed, per_channel, bias_dtype=np.int64):
@@ -119,3 +146,17 @@ def test_conv16_int32_bias_refused(op):
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match="needs an int64 bias"):
             run_ours(model, [np.zeros((1, 4, 4, 2), np.int16)], kernels)
+
+
+def test_grouped_conv16_huge_weights_refused():
+    """65536 groups of one channel: the (C, O) matrix of the grouped product would take
+    32 GiB; refused in prepare() with one line, nothing allocated."""
+    rng = np.random.default_rng(5)
+    c = 1 << 16
+    model = _affine_model(rng, "CONV_2D", (1, 1, 1, c), np.ones((c, 1, 1, 1), np.int8),
+                          (1, 1, 1, c), per_channel=False, axis=0, bias_dtype=np.int64,
+                          out_channels=c, padding="VALID", stride_h=1, stride_w=1,
+                          dilation_h_factor=1, dilation_w_factor=1)
+    with pytest.raises(ShapeError, match=r"work buffer of shape \[1, 65536, 1, 65536, 1\], "
+                                         "over the 2147483648-byte limit"):
+        run_ours(model, [np.zeros((1, 1, 1, c), np.int16)], "reference")
