@@ -125,14 +125,17 @@ def classify(op, subgraph, exc: EdgeliteError) -> str:
     if not any(name in text for name in ("int8", "int16", "float")):
         # the kernel refuses something other than a type (a scale, a missing tensor)
         return "dtype" if isinstance(exc, DTypeError) else "unsupported"
-    # the activations: the op's first input and first output (an integer LSTM's int16
-    # cell state, a gather's indices do not make it a 16x8 or an integer op)
-    main = [subgraph.tensors[t] for t in (op.inputs[:1] + op.outputs[:1]) if t >= 0]
+    # the activations: the op's first computed input (TRANSPOSE_CONV's comes after its
+    # constant output shape) and first output (an integer LSTM's int16 cell state, a
+    # gather's indices do not make it a 16x8 or an integer op)
+    first = next((subgraph.tensors[t] for t in op.inputs
+                  if t >= 0 and subgraph.tensors[t].data is None), None)
+    main = [t for t in [first] + [subgraph.tensors[t] for t in op.outputs[:1] if t >= 0]
+            if t is not None]
     main = [t.dtype.type for t in main if t.data is None and t.dtype is not None]
     weights = [subgraph.tensors[t] for t in op.inputs if t >= 0
                and subgraph.tensors[t].data is not None]
-    first = subgraph.tensors[op.inputs[0]] if op.inputs and op.inputs[0] >= 0 else None
-    if first is not None and first.data is None and first.dtype is not None and \
+    if first is not None and first.dtype is not None and \
             first.dtype.type in FLOAT_KINDS and \
             any(t.dtype is not None and t.dtype.type in INT8_KINDS for t in weights):
         return "hybrid"

@@ -168,3 +168,16 @@ def test_a_recursive_call_is_reported_not_followed():
     b.op("RELU", [x], [y])
     (problem,) = report(load_model(b.build([x], [y])))
     assert problem.kind == "format" and "recursive subgraph call" in problem.text
+
+
+def test_a_hybrid_op_is_named_by_its_data_input_not_its_first():
+    """TRANSPOSE_CONV's first input is its constant output shape: the float data input
+    (2) with uint8 weights -- which LiteRT's hybrid kernel refuses -- is 'hybrid'."""
+    b = ModelBuilder()
+    shape = b.tensor("shape", (4,), np.int32, data=np.array([1, 4, 4, 2]))
+    w = b.tensor("w", (2, 3, 3, 3), np.uint8, data=np.ones((2, 3, 3, 3)), scale=0.1,
+                 zero_point=128)
+    x, y = b.tensor("x", (1, 4, 4, 3)), b.tensor("y", (1, 4, 4, 2))
+    b.op("TRANSPOSE_CONV", [shape, w, x], [y], padding="SAME", stride_w=1, stride_h=1)
+    (problem,) = report(load_model(b.build([x], [y])))
+    assert problem.kind == "hybrid" and "dynamic-range" in str(problem)

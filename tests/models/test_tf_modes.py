@@ -36,8 +36,7 @@ MAX_TOTAL_BYTES = 1_700_000
 
 # Files edgelite does not run as LiteRT does yet: each fails (strict xfail, so the entry must
 # go when its file runs) -- {file: why}.
-GAPS = {
-}
+GAPS: dict[str, str] = {}
 # What edgelite refuses on purpose, in one line, where LiteRT computes garbage: its reference
 # SUM reads int16 data as uint8 bytes (kernels/reduce.py). {(file, kernel set): message}
 REFUSALS = {(f"{name}.16x8.tflite", "reference"): "reads the int16 data as uint8"
