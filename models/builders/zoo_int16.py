@@ -11,10 +11,8 @@ Small Keras models, converted with a representative dataset and
 * models/int16_audio.tflite -- FULLY_CONNECTED with TANH / LOGISTIC / RELU activations,
   SUB, MUL, RESHAPE; float input and output (QUANTIZE / DEQUANTIZE at the edges).
 
-* models/int16_<m>.tflite   -- TF's v1 converter (from_frozen_graph) in 16x8 mode on
-  models/<m>.pb, calibrated on the inputs of models/<m>.golden.npz; float input / output.
-  The GraphDefs whose every 16x8 op edgelite runs today (PB_MODELS); keras_cnn,
-  tf1_mobilenet_unfolded_bn and efficientnet_like also convert, but need an int16 MEAN.
+TF's 16x8 conversions of the sample GraphDefs themselves are in models/tf_modes/
+(models/builders/zoo_tf_modes.py, tests/models/test_tf_modes.py).
 
 Deterministic: fixed seeds, fixed calibration data. tests/models/test_int16_models.py runs
 them bit-exact against LiteRT.
@@ -97,46 +95,12 @@ def convert(model: keras.Model, shape, int16_io: bool) -> bytes:
     return conv.convert()
 
 
-# GraphDef -> (input nodes, output nodes), as in their golden files.
-PB_MODELS = {
-    "tf1_cnn": (["input"], ["probs"]),
-    "keras_dynamic_shape": (["input"], ["probs"]),
-    "tf1_cond_is_training": (["input"], ["probs"]),
-    "tf1_dilated_conv1d": (["x", "seq"], ["same", "valid"]),
-}
-
-
-def convert_pb(name: str) -> bytes:
-    inputs, outputs = PB_MODELS[name]
-    golden = np.load(MODELS / f"{name}.golden.npz")
-    feeds = {n: golden[f"inputs/{n}"] if f"inputs/{n}" in golden.files else golden["input"]
-             for n in inputs}
-    conv = tf.compat.v1.lite.TFLiteConverter.from_frozen_graph(
-        str(MODELS / f"{name}.pb"), input_arrays=inputs, output_arrays=outputs,
-        input_shapes={n: [1] + list(v.shape[1:]) for n, v in feeds.items()})
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.target_spec.supported_ops = [
-        tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
-
-    def representative():
-        for i in range(len(feeds[inputs[0]])):
-            yield [feeds[n][i:i + 1].astype(np.float32) for n in inputs]
-
-    conv.representative_dataset = representative
-    return conv.convert()
-
-
 def main() -> None:
     for name, make, shape, int16_io in (("cnn", cnn, (12, 12, 3), True),
                                         ("audio", audio, (40,), False)):
         tf.keras.utils.set_random_seed(SEED)
         model = make()
         data = convert(model, shape, int16_io)
-        path = MODELS / f"int16_{name}.tflite"
-        path.write_bytes(data)
-        print(f"{path.name}: {len(data)} bytes")
-    for name in PB_MODELS:
-        data = convert_pb(name)
         path = MODELS / f"int16_{name}.tflite"
         path.write_bytes(data)
         print(f"{path.name}: {len(data)} bytes")

@@ -9,9 +9,7 @@ from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
 from tests.interpreter.quant_oracle import assert_bit_exact
 
-FILES = ["int16_cnn.tflite", "int16_audio.tflite", "int16_tf1_cnn.tflite",
-         "int16_keras_dynamic_shape.tflite", "int16_tf1_cond_is_training.tflite",
-         "int16_tf1_dilated_conv1d.tflite"]
+FILES = ["int16_cnn.tflite", "int16_audio.tflite"]  # (the GraphDefs': test_tf_modes.py)
 
 
 def _inputs(path, seed):
