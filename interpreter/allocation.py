@@ -183,7 +183,8 @@ class _Setting:
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
         return TensorInfo(t, tensor.name, tuple(shape), self.dtypes[t], value,
-                          tensor.quantization, is_variable=tensor.is_variable)
+                          tensor.quantization, is_variable=tensor.is_variable,
+                          sparsity=tensor.sparsity)
 
 
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
