@@ -1,5 +1,5 @@
-"""FULLY_CONNECTED with weights stored sparse (edgelite densifies them at load), against
-LiteRT's sparse paths (fully_connected.cc):
+"""FULLY_CONNECTED with weights stored sparse (ModelBuilder files; edgelite densifies them at
+load) against LiteRT's sparse paths (fully_connected.cc):
 
 * int8 weights 1x16 block-sparse: FullyConnectedSparseWeight1x16 on both LiteRT kernel
   sets (XNNPACK does not take sparse weights), requantizing in fixed point -- bit-exact
@@ -23,9 +23,8 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from tests.conftest import litert_module
-
-from ..sparse_encoding import encode
-from ..tflite_builder import ModelBuilder
+from tests.interpreter.sparse_encoding import encode
+from tests.interpreter.tflite_builder import ModelBuilder
 
 F32 = np.float32
 KERNEL_SETS = {"reference": "BUILTIN_REF", "default": "AUTO"}
