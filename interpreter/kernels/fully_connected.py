@@ -29,6 +29,9 @@ The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
   -- no QuantizeMultiplier at all. The clamp is CalculateActivationRangeQuantized's.
 * DEFAULT: the XNNPACK delegate takes the op: rint(float32(acc) * float32(M)) with the
   float32 M = (s_x * s_w[o]) / s_out, and XNNPACK's clamp.
+* int8 weights stored 1x16 block-sparse (either set): XNNPACK does not take them; LiteRT
+  runs optimized_ops::FullyConnectedSparseWeight1x16: MultiplyByQuantizedMultiplier with
+  QuantizeMultiplier(M[o]) (fixed point), and CalculateActivationRangeQuantized's clamp.
 
 Integer weights are constant; int8 weights are per tensor (any zero point, applied like
 TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8 weights are
