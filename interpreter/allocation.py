@@ -13,7 +13,8 @@ Steps, in order (the interpreter's public class only wraps this):
    its outputs are small (FOLD_ALWAYS_BYTES, FOLD_GROWTH below); it then costs nothing
    per invoke(). SHAPE and RANK (dynamic.SHAPE_ONLY) fold whenever their input's shape
    is known, constant or not, so SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE chains
-   become constant shapes once resize_tensor_input() has fixed the inputs.
+   become constant shapes once resize_tensor_input() has fixed the inputs. An op whose
+   output is a variable tensor is never folded (RUN_ONCE_OPS below).
 3. Arena: lifetimes and offsets from planner.py; one aligned uint8 buffer; every
    non-constant tensor is a numpy view into it. Folded constants, work buffers and the
    arena together stay under the memory limit (memory.py), each checked before it is
@@ -69,6 +70,16 @@ FOLD_GROWTH = 8
 
 # Ops never folded at allocate time (they call subgraphs or keep state: OpDef.stateful).
 STATEFUL_OPS = frozenset(name for name, op in OPS.items() if op.stateful)
+
+# An all-constant op whose output is a variable tensor (TF's float16 LSTM: DEQUANTIZE of a
+# float16 zero constant writes each state) is not folded: the tensor stays a variable,
+# updated by the ops that read it and zeroed by reset_all_variables(). Such an op runs on
+# every invoke() like in LiteRT (measured: an ADD of constants rewrites the state each
+# time) -- except a DEQUANTIZE, which LiteRT runs once in the interpreter's life, on its
+# first invoke (dequantize.cc caches the output of a constant input:
+# float_dequantized_weights_initialized; not again after reset_all_variables() or a
+# resize and new allocate_tensors()).
+RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 
 
 Step = tuple[Callable, Any, tuple, tuple]
@@ -183,7 +194,8 @@ class _Setting:
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
         return TensorInfo(t, tensor.name, tuple(shape), self.dtypes[t], value,
-                          tensor.quantization, is_variable=tensor.is_variable)
+                          tensor.quantization, is_variable=tensor.is_variable,
+                          sparsity=tensor.sparsity)
 
 
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
@@ -316,8 +328,31 @@ class _Prepared:
 
 
 # How an op of _Prepared.ops runs: prepared now with static outputs, prepared now with
-# dynamic outputs, or prepared at invoke (it reads a dynamic tensor).
-STATIC, DYNAMIC_OUTPUTS, AT_INVOKE = "static", "dynamic outputs", "at invoke"
+# dynamic outputs, or prepared at invoke (it reads a dynamic tensor); or static, on the
+# first invoke only (RUN_ONCE_OPS writing a variable tensor).
+STATIC, DYNAMIC_OUTPUTS, AT_INVOKE, ONCE = "static", "dynamic outputs", "at invoke", "once"
+
+
+def _writes_variable(op: Operator, subgraph: Subgraph) -> bool:
+    return any(t >= 0 and subgraph.tensors[t].is_variable for t in op.outputs)
+
+
+@dataclass(frozen=True)
+class _Once:
+    """A step run on the first invoke only: ``key`` (subgraph, operator) joins ``done``,
+    the interpreter's program.State.ran_once (kept across allocations, as LiteRT keeps a
+    node's op data)."""
+
+    eval: Callable
+    record: Any
+    key: tuple[int, int]
+    done: set
+
+
+def _run_once(rec: _Once, inputs, outputs) -> None:
+    if rec.key not in rec.done:
+        rec.eval(rec.record, inputs, outputs)
+        rec.done.add(rec.key)
 
 
 def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBudget
@@ -355,6 +390,10 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
                 shapes[t] = tuple(spec.shape)
                 infos[t] = None
         live_inputs = {t for t in op.inputs if t >= 0}
+        if _writes_variable(op, subgraph):
+            prepared.ops.append((op, kernel, record, ONCE if op.name in RUN_ONCE_OPS and
+                                 all(t in values for t in live_inputs) else STATIC))
+            continue
         if live_inputs and (op.name in SHAPE_ONLY or all(t in values for t in live_inputs)) \
                 and op.name not in STATEFUL_OPS and op.name != "CUSTOM":  # custom: may keep state
             source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs
@@ -377,9 +416,14 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
 def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
     """The invoke() step of one prepared op."""
     op, kernel, record, mode = entry
-    if mode == STATIC:
-        return (*_as_step(kernel, record), tuple(arrays[t] if t >= 0 else None
-                                                 for t in op.inputs),
+    if mode in (STATIC, ONCE):
+        eval_fn, rec = _as_step(kernel, record)
+        if mode == ONCE:
+            state = getattr(setting.program, "state", None)
+            done = state.ran_once if state is not None else set()
+            eval_fn, rec = _run_once, _Once(eval_fn, rec, (setting.subgraph.index, op.index),
+                                            done)
+        return (eval_fn, rec, tuple(arrays[t] if t >= 0 else None for t in op.inputs),
                 tuple(arrays[t] for t in op.outputs))
     dtypes = tuple(setting.dtypes[t] for t in op.outputs)
     describe = _describe(op, setting.subgraph)
@@ -471,7 +515,8 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     # 4. The flat invoke() list. An op whose outputs are all empty (a batch of 0) has
     # nothing to compute and is left out. With dynamic tensors, ``arrays`` stays a list:
     # the DynamicOp steps read and write it at invoke.
-    ops = [entry for entry in ops if entry[3] != STATIC or not _all_empty(entry[0], sizes)]
+    ops = [entry for entry in ops if entry[3] not in (STATIC, ONCE)
+           or not _all_empty(entry[0], sizes)]
     table = arrays if prepared.dynamic else tuple(arrays)
     steps = tuple(_step(entry, setting, table, values) for entry in ops)
     step_ops = tuple(entry[0].index for entry in ops)

@@ -13,7 +13,8 @@ LiteRT, where every subgraph is a tflite::Subgraph with its own arena).
   the next id (var_handle.cc: ``resource_ids().size()``). Nothing here is reset by
   ``reset_all_variables()``: LiteRT's ResetVariableTensors only touches variable
   *tensors* (``Tensor.is_variable``), never resources or the init status
-  (interpreter_experimental.cc, subgraph.cc).
+  (interpreter_experimental.cc, subgraph.cc); nor ``ran_once``, the run-once ops
+  (allocation.RUN_ONCE_OPS) that have run.
 * ``Program`` -- one per allocate_tensors(): ``prepare(k, shapes)`` plans and prepares
   subgraph k for a tuple of input shapes (allocation.allocate: its own arena, its own
   flat step list) once, and caches it. A WHILE whose carried tensor keeps its shape
@@ -71,6 +72,7 @@ class State:
     resource_ids: dict[tuple[str, str], int]
     variables: dict[int, np.ndarray] = field(default_factory=dict)
     initialized: set[int] = field(default_factory=set)  # CALL_ONCE init subgraphs run
+    ran_once: set[tuple[int, int]] = field(default_factory=set)  # (subgraph, operator)
 
     def variable_name(self, resource_id: int) -> str:
         """How a message names resource ``resource_id``: its shared_name, quoted."""

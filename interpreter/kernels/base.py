@@ -64,6 +64,7 @@ class TensorInfo:
     data: np.ndarray | None  # the (read-only) value of a constant tensor, else None
     quantization: Any = None  # model.Quantization or None
     is_variable: bool = False  # a variable tensor (state a kernel updates in place)
+    sparsity: Any = None  # model.Sparsity of a constant stored sparse (its data is dense)
 
     @property
     def is_constant(self) -> bool:

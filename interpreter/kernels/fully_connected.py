@@ -29,6 +29,9 @@ The two LiteRT kernel sets requantize differently (measured, see quant_math.py):
   -- no QuantizeMultiplier at all. The clamp is CalculateActivationRangeQuantized's.
 * DEFAULT: the XNNPACK delegate takes the op: rint(float32(acc) * float32(M)) with the
   float32 M = (s_x * s_w[o]) / s_out, and XNNPACK's clamp.
+* int8 weights stored 1x16 block-sparse (either set): XNNPACK does not take them; LiteRT
+  runs optimized_ops::FullyConnectedSparseWeight1x16: MultiplyByQuantizedMultiplier with
+  QuantizeMultiplier(M[o]) (fixed point), and CalculateActivationRangeQuantized's clamp.
 
 Integer weights are constant; int8 weights are per tensor (any zero point, applied like
 TFLite's weights_offset) or per channel along axis 0 (zero point 0); uint8 weights are
@@ -58,6 +61,7 @@ from .requantize import (
     OutputStage,
     activation_bounds,
     channel_params,
+    fixed_requant,
     float64_requant,
     fp32_requant,
     output_stage,
@@ -180,8 +184,13 @@ def prepare_quantized(ctx: OpContext):
         raise ctx.unsupported(
             f"per-channel weights {quoted(w.name)} must be int8 with zero point 0"
         )
-    xnnpack = not ctx.quant.reference
-    if xnnpack:
+    sparse = _sparse_1x16(w)
+    xnnpack = not ctx.quant.reference and not sparse
+    if sparse:
+        # both sets: optimized_ops::FullyConnectedSparseWeight1x16 (fully_connected.cc
+        # EvalQuantized, sparse filter), MultiplyByQuantizedMultiplier per channel
+        requant = fixed_requant([xq.scale * float(s) / out.scale for s in scales], ctx.quant)
+    elif xnnpack:
         requant = fp32_requant(np.float32(xq.scale) * scales / np.float32(out.scale))
     else:
         requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
@@ -201,6 +210,15 @@ def prepare_quantized(ctx: OpContext):
         acc=temporary(ctx, (rows, units), plan.acc_dtype), part=part, zp_x=xq.zero_point,
         output=stage)
     return (OutputSpec(out_shape, x.dtype),), record
+
+
+def _sparse_1x16(w: TensorInfo) -> bool:
+    """Weights stored 1x16 block-sparse ([O, I/16] dense x CSR, blocks of 16): LiteRT runs
+    them with FullyConnectedSparseWeight1x16 (fully_connected.cc, kDimMetadataSizeBlockSparse
+    with dim_metadata[2].dense_size 16), XNNPACK does not take them."""
+    sp = w.sparsity
+    return (sp is not None and len(sp.dim_metadata) == 3 and not sp.dim_metadata[0].is_csr
+            and sp.dim_metadata[1].is_csr and sp.dim_metadata[2].dense_size == 16)
 
 
 def eval_quantized(rec: QFullyConnectedRecord, inputs, outputs) -> None:

@@ -169,3 +169,73 @@ def test_feed_forward_allocations_build_nothing_for_subgraphs_or_dynamic_tensors
     assert type(alloc.arrays) is tuple and alloc.dynamic == frozenset()
     assert all(step[0] is not run_dynamic and type(step[2]) is tuple for step in alloc.steps)
     assert interp._program.current == {0: alloc}
+
+
+STATE_INIT = np.array([[0.5, -0.25, 1.0, 2.0]], F32)
+RNN_W = (0.5 * np.random.default_rng(3).normal(size=(2, 4, 4))).astype(F32)  # w: [:, :3]
+
+
+def _state_model(writer: str) -> tuple[bytes, int]:
+    """x [1, 2, 3] -> UNIDIRECTIONAL_SEQUENCE_RNN whose hidden state (a variable tensor) is
+    written by an all-constant op: DEQUANTIZE of a float16 constant (as in TF's float16
+    LSTMs) or ADD of two float32 constants. Returns (model, the state's tensor index)."""
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 2, 3))
+    h = b.tensor("h", (1, 4), is_variable=True)
+    if writer == "DEQUANTIZE":
+        b.op("DEQUANTIZE", [b.const("init16", STATE_INIT.astype(np.float16))], [h])
+    else:
+        b.op("ADD", [b.const("init", STATE_INIT), b.const("zero", np.zeros((1, 4), F32))], [h])
+    y = b.tensor("y", (1, 2, 4))
+    b.op("UNIDIRECTIONAL_SEQUENCE_RNN",
+         [x, b.const("w", RNN_W[0, :, :3]), b.const("r", RNN_W[1]),
+          b.const("bias", np.zeros(4, F32)), h], [y],
+         fused_activation_function="TANH", time_major=False)
+    return b.build([x], [y]), h
+
+
+def _state_script(interp, h: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(inputs, seen): the state before the first invoke, then the output of invokes
+    around reset_all_variables() and a resize (with the new allocate_tensors())."""
+    rng = np.random.default_rng(5)
+    interp.allocate_tensors()
+    seen, xs = [interp.get_tensor(h).copy()], []
+
+    def run(steps: int) -> None:
+        xs.append(rng.uniform(-1, 1, (1, steps, 3)).astype(F32))
+        interp.set_tensor(0, xs[-1])
+        interp.invoke()
+        seen.append(interp.get_tensor(interp.get_output_details()[0]["index"]).copy())
+
+    run(2), run(2)
+    interp.reset_all_variables()
+    run(2), run(2)
+    interp.resize_tensor_input(0, (1, 3, 3))
+    interp.allocate_tensors()
+    run(3), run(3)
+    return xs, seen
+
+
+@pytest.mark.parametrize("kernels,resolver", [("reference", "BUILTIN_REF"), ("default", "AUTO")])
+@pytest.mark.parametrize("writer", ["DEQUANTIZE", "ADD"])
+def test_an_op_writing_a_variable_is_not_folded(writer, kernels, resolver):
+    # LiteRT runs a DEQUANTIZE of a constant on the first invoke only (the state then
+    # carries; reset_all_variables() and a resize zero it for good), an ADD on every invoke.
+    from tests.conftest import litert_module
+    litert = litert_module()
+    model, h = _state_model(writer)
+    _, theirs = _state_script(litert.Interpreter(
+        model_content=model, experimental_op_resolver_type=getattr(litert.OpResolverType,
+                                                                   resolver)), h)
+    interp = Interpreter(model_content=model, kernels=kernels)
+    xs, ours = _state_script(interp, h)
+    assert h not in interp._alloc.constants
+    for a, b in zip(ours, theirs, strict=True):
+        assert_close(a, b)
+    np.testing.assert_array_equal(ours[0], 0)  # nothing ran before the first invoke
+    # the first step of each invoke: tanh(x W^T + state R^T), the state the constant on the
+    # first invoke; after a reset or resize 0 (DEQUANTIZE) or the constant again (ADD)
+    for k in (0, 2, 4):
+        state = STATE_INIT if k == 0 or writer == "ADD" else 0 * STATE_INIT
+        first = np.tanh(xs[k][:, 0] @ RNN_W[0, :, :3].T + state @ RNN_W[1].T)
+        assert_close(ours[k + 1][:, 0], first)

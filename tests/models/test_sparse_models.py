@@ -14,14 +14,12 @@ file itself:
 * sparse_cnn.tf_int8, kernels="default": LiteRT's default resolver fails to allocate
   ("failed to delegate FULLY_CONNECTED": XNNPACK takes no int8 weights from a DENSIFY).
 
-One file edgelite does not yet match bit for bit (a known gap, asserted so that it is noticed
-when closed): sparse_mlp16.tf_int8. With int8 weights stored 1x16 block-sparse, LiteRT's
-FULLY_CONNECTED (both kernel sets) runs optimized_ops::FullyConnectedSparseWeight1x16,
-which requantizes with the fixed-point MultiplyByQuantizedMultiplier (per-channel
-QuantizeMultiplier multipliers, double rounding); edgelite's FULLY_CONNECTED sees dense
-weights and requantizes as LiteRT's dense kernels do (float64 for the reference set), so
-about 1 output in 1000 differs by 1. test_sparse_int8_fc_requantizes_in_fixed_point shows
-the arithmetic LiteRT uses; edgelite matches LiteRT on the file's dense twin.
+sparse_mlp16.tf_int8 stores its int8 weights 1x16 block-sparse: LiteRT's FULLY_CONNECTED
+(both kernel sets) runs optimized_ops::FullyConnectedSparseWeight1x16 on them, which
+requantizes with the fixed-point MultiplyByQuantizedMultiplier (per-channel
+QuantizeMultiplier multipliers), not as the dense kernels do; edgelite's FULLY_CONNECTED does
+the same for such weights (test_sparse_int8_fc_requantizes_in_fixed_point), so the file is
+compared with LiteRT directly.
 """
 
 from __future__ import annotations
@@ -52,8 +50,7 @@ FILES = {
 TWIN_ONLY = {("sparse_mlp.tf_f16.tflite", "reference"), ("sparse_mlp.tf_f16.tflite", "default"),
              ("sparse_cnn.tf_int8.tflite", "default")}
 RESOLVERS = {"reference": "BUILTIN_REF", "default": "AUTO"}
-FC_1X16_GAP = "sparse_mlp16.tf_int8.tflite"
-TWIN_ONLY |= {(FC_1X16_GAP, k) for k in RESOLVERS}
+FC_1X16 = "sparse_mlp16.tf_int8.tflite"
 
 
 def _data(fname: str) -> bytes:
@@ -150,15 +147,18 @@ def test_sparse_int8_fc_requantizes_in_fixed_point(golden):
     """LiteRT's 1x16 block-sparse int8 FULLY_CONNECTED (sparse_mlp16.tf_int8) on more
     inputs: every layer's output is round(acc * m * 2^(shift - 31)) in fixed point,
     (m, shift) = QuantizeMultiplier(s_x s_w[c] / s_out), double rounding -- not what the
-    dense kernels compute (the gap in the module docstring)."""
-    data = _data(FC_1X16_GAP)
+    dense kernels compute (the module docstring); edgelite matches it with both sets."""
+    data = _data(FC_1X16)
     sg = load_model(data).subgraphs[0]
     litert = litert_module()
     xs = np.random.default_rng(14).normal(size=(64, 64)).astype(np.float32)
     twin = run_litert(dense_twin(data), "reference", xs)
     sparse_out = {k: run_litert(data, k, xs) for k in RESOLVERS}
     assert np.array_equal(sparse_out["reference"], sparse_out["default"])
-    assert not np.array_equal(sparse_out["reference"], twin)  # the gap is real
+    assert not np.array_equal(sparse_out["reference"], twin)  # not the dense arithmetic
+    for k in RESOLVERS:
+        np.testing.assert_array_equal(_run(Interpreter(model_content=data, kernels=k), xs),
+                                      sparse_out[k], err_msg=k)
     interp = litert.Interpreter(model_content=data, experimental_preserve_all_tensors=True,
                                 experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
     interp.allocate_tensors()
