@@ -25,6 +25,7 @@ PENDING_PREFIXES = ("rnn_", "kws_")
 
 INSTALL = "pip install -e '.[test,regen]'"       # the README's test set-up
 ORACLE = "ai_edge_litert.interpreter"
+MICRO_ORACLE = "tflite_micro.python.tflite_micro.runtime"  # TFLite Micro's interpreter
 
 
 def sample_files(pattern: str, folder: pathlib.Path = MODELS) -> list[pathlib.Path]:
@@ -65,11 +66,24 @@ def litert_module(name: str = ORACLE) -> ModuleType:
     return module
 
 
+def micro_module() -> ModuleType:
+    """TFLite Micro's Python runtime (``tflite_micro.python.tflite_micro.runtime``, the
+    oracle of kernels="micro" and of the micro arena); the calling test skips when
+    tflite-micro is not installed (under CI the session never gets this far)."""
+    __tracebackhide__ = True
+    module = _import_oracle(MICRO_ORACLE)
+    if module is None:
+        missing(f"tflite-micro (TFLite Micro's runtime, an oracle) is not installed: {INSTALL}")
+    return module
+
+
 def _ci_problems() -> list[str]:
     """What the full suite needs and this environment lacks (checked under CI only)."""
     problems = []
     if _import_oracle() is None:
         problems.append("ai-edge-litert (the oracle) is not installed")
+    if _import_oracle(MICRO_ORACLE) is None:
+        problems.append("tflite-micro (TFLite Micro's runtime, an oracle) is not installed")
     return problems + regenerate_problems()
 
 
