@@ -223,7 +223,11 @@ class Interpreter:
 
     @guarded("allocate_tensors()")
     def allocate_tensors(self) -> None:
-        """Prepare every op, plan the arena and build the invoke() list."""
+        """Prepare every op, plan the arena and build the invoke() list. Once allocated and
+        with no input resized since, a call does nothing (as LiteRT's): tensors and
+        variable state stay as they are."""
+        if self._allocated:
+            return
         with blas.threads(self._blas_threads):  # constant folding runs kernels
             self._allocate()
 

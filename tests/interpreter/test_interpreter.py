@@ -306,3 +306,20 @@ def test_intermediates_of_a_quantized_model():
         np.testing.assert_array_equal(it.get_dequantized_tensor(out), want)
         checked += 1
     assert checked >= 5 and dequantize_ops == 1
+
+
+def test_allocating_again_without_a_resize_changes_nothing(litert):
+    """As LiteRT: a second allocate_tensors() with no input resized keeps the inputs set
+    and the variable state (the float16 LSTM's h / c carry on); a resize re-plans."""
+    data = (MODELS / "fp16_lstm.tf_fp16.tflite").read_bytes()
+    x = np.random.default_rng(3).normal(size=(1, 5, 8)).astype(np.float32)
+    runs = []
+    for interp in (Interpreter(model_content=data), litert.Interpreter(model_content=data)):
+        interp.allocate_tensors()
+        (inp,), (out,) = interp.get_input_details(), interp.get_output_details()
+        interp.set_tensor(inp["index"], x)
+        interp.invoke()
+        interp.allocate_tensors()
+        interp.invoke()  # the input is still set, the state carried
+        runs.append(interp.get_tensor(out["index"]).copy())
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-5, atol=1e-6)
