@@ -67,8 +67,7 @@ class _Rewriter:
         kept = keep_float_ops(graph, cfg.keep_float)
         ops = {QType.INT16: INT16_OPS, QType.UINT8: UINT8_OPS}.get(cfg.qtype, INTEGER_OPS)
         self.integer = {id(op) for op in graph.ops if op.type in ops
-                        and all(t.dtype == np.float32 for t in op.outputs)
-                        and id(op) not in kept}
+                        and _integer_outputs(op) and id(op) not in kept}
         # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
         self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
         wide = keep_float_ops(graph, cfg.int16) if cfg.int16 else set()
@@ -177,6 +176,15 @@ class _Rewriter:
         self.g.insert_op(Op(type_, [src], [dst], {}, name=dst.name), before)
 
     # -- constants ----------------------------------------------------------------------------
+    def compared_const(self, op: Op, c: Tensor, qt: QType) -> Affine:
+        """A comparison's constant operand (``x > 0``): parameters over its values and the
+        data's range together -- its own range alone may be a single value, whose scale 1.0
+        LiteRT's quantized comparisons refuse."""
+        data = [t for t in op.inputs if t is not None and not t.is_const
+                and (t.dtype == np.float32 or t.quant is not None)]  # (maybe quantized now)
+        lows, highs = zip(*[self.values_range(t) for t in [c, *data]])
+        return activation(min(lows), max(highs), qt)
+
     def quantize_const(self, op: Op, i: int, pin: Affine | None = None) -> None:
         c = op.inputs[i]
         qt = self.op_qt[id(op)]
@@ -227,6 +235,9 @@ class _Rewriter:
                 pin = self.boundary.operands.get((id(op), i))
                 if pin is None and op.type in SHARED_INPUTS:
                     pin = self.params[id(op.outputs[0])]
+                if pin is None and t.is_const and not any(
+                        o.dtype == np.float32 for o in op.outputs):
+                    pin = self.compared_const(op, t, qt)
                 if t.is_const:
                     self.quantize_const(op, i, pin)
                 elif not self.stored_quantized(t):
@@ -315,6 +326,16 @@ class _Rewriter:
                 t = self.requantize(t, None, pin)
             outs.append(t)
         self.g.outputs = outs
+
+
+def _integer_outputs(op: Op) -> bool:
+    """Whether the op's outputs allow it to run on quantized inputs: all float (they become
+    quantized), or none float while it reads float data (a comparison's bool, ARG_MAX's
+    int32 indices: they stay as they are)."""
+    floats = [t.dtype == np.float32 for t in op.outputs]
+    reads_float = any(t is not None and not t.is_const and t.dtype == np.float32
+                      for t in op.inputs)
+    return all(floats) or (not any(floats) and reads_float)
 
 
 def _same(a: Affine, b: Affine) -> bool:

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
-from .opdef import OpDef
+from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
 from ..names import quoted
 
@@ -65,6 +65,10 @@ _VERSION = by_input_type({T.BOOL: 3, T.INT8: 2})
 
 OPS = (
     # Input 1 holds the axis: samples stay apart when it is not dim 0.
-    OpDef("ARG_MAX", float=_make(np.argmax), reduction=True, version=_VERSION),
-    OpDef("ARG_MIN", float=_make(np.argmin), reduction=True, version=_VERSION),
+    # Quantized inputs: the positions of the largest / smallest codes are those of the
+    # values (a scale is positive), so the float kernel serves them (arg_min_max.cc).
+    OpDef("ARG_MAX", float=_make(np.argmax), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, reduction=True, version=_VERSION),
+    OpDef("ARG_MIN", float=_make(np.argmin), integer=TYPE_GENERIC,
+          quant=QuantRule.SAME_AS_INPUT, reduction=True, version=_VERSION),
 )

@@ -149,3 +149,25 @@ def test_ops_named_in_int16_run_16x8_inside_an_int8_model():
                              "DEQUANTIZE": 1}
     x = np.clip(rand(1, 6, 6, 3), -1, 1)
     assert_bit_exact(export_tflite(g), [x])
+
+
+def test_comparisons_and_arg_max_read_the_quantized_data():
+    """Ops whose outputs are no quantized data (GREATER's bool, ARG_MAX's int32) run on the
+    int8 tensors, as in TF's files -- no DEQUANTIZE before them; a compared constant gets
+    parameters over its value and the data's range (its own, a single 0.0, would have scale
+    1.0, which LiteRT's comparisons refuse)."""
+    g, conv = conv_graph()
+    y = conv.outputs[0]
+    big = g.tensor("big", np.bool_)
+    g.add_op("GREATER", [y, g.const("zero", np.float32(0.0))], [big], {})
+    idx = g.tensor("idx", np.int32)
+    g.add_op("ARG_MAX", [y, g.const("axis", np.int32([3]))], [idx], {"output_type": 2})
+    g.outputs = [big, idx]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "conv": (-5.0, 3.0)},
+                   RewriteConfig(QType.INT8, io_type=IOType.FLOAT))
+    assert "DEQUANTIZE" not in g.op_counts()
+    greater = next(op for op in g.ops if op.type == "GREATER")
+    assert [t.dtype for t in greater.inputs] == [np.int8, np.int8]
+    assert greater.inputs[1].quant.scale[0] == greater.inputs[0].quant.scale[0] < 1.0
+    assert_bit_exact(export_tflite(g), [np.clip(rand(1, 6, 6, 3), -1, 1)])
