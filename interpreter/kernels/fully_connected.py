@@ -186,8 +186,10 @@ def prepare_quantized(ctx: OpContext):
         )
     sparse = _sparse_1x16(w)
     xnnpack = not ctx.quant.reference and not sparse
-    if sparse:
-        # both sets: optimized_ops::FullyConnectedSparseWeight1x16 (fully_connected.cc
+    if sparse or ctx.quant.micro:
+        # micro: TFLM's reference_integer_ops::FullyConnected with MultiplyByQuantizedMultiplier
+        # (micro/kernels/fully_connected_common.cc quantizes M like conv), not LiteRT's
+        # float64 rescale; both sets, sparse: optimized_ops::FullyConnectedSparseWeight1x16 (fully_connected.cc
         # EvalQuantized, sparse filter), MultiplyByQuantizedMultiplier per channel
         requant = fixed_requant([xq.scale * float(s) / out.scale for s in scales], ctx.quant)
     elif xnnpack:
