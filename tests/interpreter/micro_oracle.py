@@ -17,10 +17,10 @@ import tempfile
 import numpy as np
 import pytest
 
+from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import micro_module
 
-from .quant_oracle import run_ours
 
 
 def _interpreter(model: bytes):
@@ -29,12 +29,33 @@ def _interpreter(model: bytes):
 
 def run_micro(model: bytes, feeds) -> list[np.ndarray]:
     """TFLM's outputs for ``feeds`` (one array per model input, in order)."""
+    return run_micro_samples(model, [feeds])[0]
+
+
+def run_micro_samples(model: bytes, samples) -> list[list[np.ndarray]]:
+    """TFLM's outputs for each of ``samples`` (lists of input arrays), in turn on one
+    interpreter (a streaming model's state carries over, as in run_ours_samples)."""
     interp = _interpreter(model)
-    for i, value in enumerate(feeds):
-        interp.set_input(np.ascontiguousarray(value), i)
-    interp.invoke()
     count = len(load_model(model).subgraphs[0].outputs)
-    return [np.array(interp.get_output(i)) for i in range(count)]
+    results = []
+    for feeds in samples:
+        for i, value in enumerate(feeds):
+            interp.set_input(np.ascontiguousarray(value), i)
+        interp.invoke()
+        results.append([np.array(interp.get_output(i)) for i in range(count)])
+    return results
+
+
+def run_ours_samples(model: bytes, samples, kernels: str = "micro") -> list[list[np.ndarray]]:
+    interp = Interpreter(model_content=model, kernels=kernels)
+    interp.allocate_tensors()
+    results = []
+    for feeds in samples:
+        for detail, value in zip(interp.get_input_details(), feeds):
+            interp.set_tensor(detail["index"], value)
+        interp.invoke()
+        results.append([interp.get_tensor(d["index"]) for d in interp.get_output_details()])
+    return results
 
 
 def _captured_stderr(fn) -> tuple[BaseException | None, str]:
@@ -71,16 +92,27 @@ def micro_refusal(model: bytes, feeds=None) -> str | None:
 
 def assert_micro_exact(model: bytes, feeds) -> list[np.ndarray]:
     """Every output of edgelite(kernels="micro") equals TFLM's, dtype and shape too."""
-    expected = run_micro(model, feeds)
-    ours = run_ours(model, feeds, "micro")
+    return assert_micro_exact_samples(model, [feeds])[0]
+
+
+def assert_micro_exact_samples(model: bytes, samples) -> list[list[np.ndarray]]:
+    """assert_micro_exact on each of ``samples``, with one interpreter of each kind."""
+    expected = run_micro_samples(model, samples)
+    ours = run_ours_samples(model, samples)
+    for n, (mine, theirs) in enumerate(zip(ours, expected)):
+        _compare(n, mine, theirs)
+    return ours
+
+
+def _compare(sample: int, ours: list[np.ndarray], expected: list[np.ndarray]) -> None:
     assert len(ours) == len(expected)
     for i, (a, b) in enumerate(zip(ours, expected)):
         assert a.dtype == b.dtype and a.shape == b.shape, (i, a.dtype, b.dtype, a.shape, b.shape)
-        if not np.array_equal(a, b):
-            diff = np.flatnonzero(a.astype(np.int64) != b.astype(np.int64))
+        if not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            diff = np.flatnonzero((a != b) & ~(np.isnan(a) & np.isnan(b))
+                                  if a.dtype.kind == "f" else a != b)
             pytest.fail(
-                f"kernels=micro output {i}: {diff.size} of {a.size} elements differ; first "
-                f"at {diff[:5].tolist()}: ours {a.reshape(-1)[diff[:5]].tolist()} vs "
-                f"TFLM {b.reshape(-1)[diff[:5]].tolist()}"
+                f"kernels=micro sample {sample} output {i}: {diff.size} of {a.size} elements "
+                f"differ; first at {diff[:5].tolist()}: ours {a.reshape(-1)[diff[:5]].tolist()}"
+                f" vs TFLM {b.reshape(-1)[diff[:5]].tolist()}"
             )
-    return ours
