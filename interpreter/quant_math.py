@@ -340,6 +340,18 @@ def multiply_by_quantized_multiplier_int64(x, multiplier, shift):
     return wrap_int32(np.right_shift(x * reduced + np.left_shift(np.int64(1), total - 1), total))
 
 
+def mul_multiplier(s1: float, s2: float, s_out: float, micro: bool = False) -> float:
+    """MUL's real multiplier M = s1 * s2 / s_out (int8 and int16), before QuantizeMultiplier.
+    LiteRT (kernels/mul.cc Prepare) forms it from float32 values in float32:
+    float32(float32(s1 * s2) / s_out). TFLite Micro (micro/kernels/mul_common.cc
+    CalculateOpDataMul) in double: double(s1) * double(s2) / double(s_out). The two can
+    differ in the last bits of M and so give a different mantissa (1 LSB on a few outputs,
+    measured on TF's 16x8 EfficientNet-like file)."""
+    if micro:
+        return float(np.float32(s1)) * float(np.float32(s2)) / float(np.float32(s_out))
+    return float(np.float32(np.float32(s1) * np.float32(s2)) / np.float32(s_out))
+
+
 # --------------------------------------------------------------------------- quantize
 
 
