@@ -57,7 +57,12 @@ NO_ORACLE = {
                                    "block-sparse weight buffer as if it were dense",
 }
 # Files TFLM runs and kernels="micro" does not match yet: {file: what differs}.
-DIFFERS: dict[str, str] = {}
+LSTM = ("TFLM's own UNIDIRECTIONAL_SEQUENCE_LSTM (micro/kernels/lstm_eval.cc: int16 gate "
+        "LUTs and its own requantization) is not reproduced by kernels='micro' yet")
+DIFFERS = {f"{name}.tf_int8{io}.tflite": LSTM
+           for name in ("rnn_bilstm", "rnn_lstm") for io in ("", "_io")}
+# The digit MobileNetV2 costs ~20 ms per image in each interpreter: its first images only.
+FEW_DIGITS = {"mobilenet_v2_digits": 64}
 
 
 def _input_names(model: bytes) -> list[tuple[str, dict]]:
@@ -137,4 +142,4 @@ def test_edgelite_int8_file_bit_exact_with_micro(name, io, per_channel):
                               io_type=IOType(io), per_channel=per_channel)
     model = convert_detailed(MODELS / f"{name}.pb", ConvertOptions(quantize=options)).model
     assert micro_refusal(model) is None
-    _check(name, model, len(np.load(MODELS / "digits_test.npz")["y"]))
+    _check(name, model, FEW_DIGITS.get(name, len(np.load(MODELS / "digits_test.npz")["y"])))
