@@ -131,3 +131,12 @@ def test_tflm_differs_from_litert_reference(case):
     float32 one only on rare scales: TF's 16x8 EfficientNet-like file,
     tests/models/test_micro_models.py, is its evidence)."""
     assert _differs_from_reference(*CASES[case])
+
+
+def test_micro_kernel_set_is_reference_plus_its_differences():
+    from edgelite.interpreter.kernel_set import KernelSet, QuantConfig
+    micro = QuantConfig.make("micro")
+    assert micro.kernels is KernelSet.MICRO and micro.micro and micro.reference
+    assert not QuantConfig.make("reference").micro and not QuantConfig.make("default").micro
+    with pytest.raises(ValueError, match="'micro'"):
+        QuantConfig.make("tflm")
