@@ -3,6 +3,7 @@
     outputs = run_micro(model, [x])            # TFLM's results (the tflite-micro runtime)
     assert_micro_exact(model, [x])             # == edgelite Interpreter(kernels="micro")
     reason = micro_refusal(model)              # why TFLM will not load / run it, or None
+    assert_micro_exact_samples(model, samples) # many inputs, one interpreter of each kind
 
 TFLM is the oracle of kernels="micro" the way LiteRT is that of "reference" and
 "default" (quant_oracle.py). TFLM reports failures on stderr from C++ and raises a bare
