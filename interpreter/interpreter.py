@@ -68,7 +68,8 @@ class Interpreter:
                  custom_kernels: Mapping[str, Kernel] | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
-        XNNPACK) or "reference" (BUILTIN_REF), and the fixed-point rounding ("double",
+        XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
+        kernels), and the fixed-point rounding ("double",
         LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See kernel_set.py.
 
         ``num_threads``: how many threads an invoke() may use: the big kernels

@@ -8,11 +8,24 @@ round alike (see the table in quant_math.py). edgelite reproduces two of them:
   takes (its own requantization: float32 scales, round half to even), the optimized
   builtin kernels for the rest.
 * ``KernelSet.REFERENCE`` -- ``OpResolverType.BUILTIN_REF``: TFLite's reference kernels.
+* ``KernelSet.MICRO`` -- TensorFlow Lite Micro's reference kernels (what the
+  ``tflite-micro`` runtime and a firmware built from TFLM's portable kernels compute).
+  TFLM shares most of LiteRT's reference code (tensorflow/lite/kernels/internal/
+  reference/), so this set is REFERENCE (``QuantConfig.reference`` is true for both)
+  except where TFLM's own kernel sources differ; each such op picks its one documented
+  difference in prepare() through ``QuantConfig.micro`` (the list is in quant_math.py's
+  table, column MICRO).
 
 ``Rounding`` picks how the fixed-point MultiplyByQuantizedMultiplier rounds where a kernel
-uses it (DOUBLE in the installed LiteRT 2.3.0 build; SINGLE is that of builds with
-``TFLITE_SINGLE_ROUNDING=1``, such as some TFLite Micro ports).
+uses it. DOUBLE is that of the installed LiteRT 2.3.0 build and of TFLM's ``tflite-micro``
+build; SINGLE is that of builds compiled with ``TFLITE_SINGLE_ROUNDING=1`` (a compile-time
+flag of TFLite's common.h, off by default in LiteRT and TFLM alike; a firmware build may
+set it). Measured against the tflite-micro runtime on the 397 test digits: kernels="micro"
+matches TFLM on every image of keras_cnn.tf_int8 and tf1_cnn.tf_int8 with DOUBLE, and
+differs on 76 and 3 images with SINGLE (on 67 of 397 for the 16x8 keras_cnn file) --
+SINGLE does not model the tflite-micro package, only builds with that flag.
 
+    Interpreter(model_path=..., kernels="micro")
     Interpreter(model_path=..., kernels="reference", rounding="single")
 """
 
@@ -27,6 +40,7 @@ from .quant_math import Rounding
 class KernelSet(enum.Enum):
     DEFAULT = "default"  # LiteRT AUTO / BUILTIN: XNNPACK where it applies, else optimized
     REFERENCE = "reference"  # LiteRT BUILTIN_REF
+    MICRO = "micro"  # TensorFlow Lite Micro's reference kernels
 
 
 @dataclass(frozen=True)
@@ -36,7 +50,13 @@ class QuantConfig:
 
     @property
     def reference(self) -> bool:
-        return self.kernels is KernelSet.REFERENCE
+        """TFLite's reference kernels: LiteRT's BUILTIN_REF, or TFLM's (which share them)."""
+        return self.kernels in (KernelSet.REFERENCE, KernelSet.MICRO)
+
+    @property
+    def micro(self) -> bool:
+        """TFLM's reference kernels, where they differ from LiteRT's BUILTIN_REF."""
+        return self.kernels is KernelSet.MICRO
 
     @classmethod
     def make(cls, kernels="default", rounding="double") -> "QuantConfig":

@@ -18,7 +18,8 @@ and every invoke() computes ``round(x * M)`` from ``x``, ``m`` and ``shift`` alo
 
   rounding twice: the high-mul rounds half *up* (towards +inf), the divide rounds half
   *away from zero*.
-* ``Rounding.SINGLE`` (builds with ``TFLITE_SINGLE_ROUNDING=1``, e.g. some TFLite Micro ports)::
+* ``Rounding.SINGLE`` (builds compiled with ``TFLITE_SINGLE_ROUNDING=1``; neither LiteRT's
+  wheel nor TFLite Micro's tflite-micro package is one: both round twice, measured)::
 
       t = 31 - shift
       out = (x * m + 2^(t-1)) >> t                            # round half up, once
@@ -72,6 +73,32 @@ LSTM, UNIDIRECTIONAL_    double; int16 gemmlowp sigmoid  same kernel (not delega
   SEQUENCE_LSTM (int8)   / tanh; peephole: NEON half-up
                          per 16-block (lstm_integer.py)
 =======================  ==============================  ===================================
+
+MICRO (``kernels="micro"``, TensorFlow Lite Micro's reference kernels, measured against the
+tflite-micro runtime on random single-op files and every int8 / 16x8 file of the suite) is
+REF everywhere except:
+
+=======================  ==================================================================
+op                       MICRO (TFLM's micro/kernels/*.cc)
+=======================  ==================================================================
+FULLY_CONNECTED (int8)   double MBQM of the int32 acc (reference_integer_ops::FullyConnected);
+                         per-tensor M = float32(s_x * s_w) / s_out (requantize.micro_fc_reals)
+FULLY_CONNECTED (16x8)   MBQM, int64 overload (int64 bias) -- LiteRT REF: float64 rescale
+MUL (int8, 16x8)         M = double(s1) * double(s2) / double(s_out) (mul_multiplier)
+RELU6 (int8, int16)      clamp(q, z_in, q(6.0) in the input's scale): no rescale to the output
+SUM (int8, int16)        data read as its own type (LiteRT REF reads it as uint8)
+SOFTMAX (16x8)           LUTPopulateInt16<float>: tables in float32 (LiteRT: double)
+=======================  ==================================================================
+
+Equal to REF (random single-op files, several seeds): CONV_2D, DEPTHWISE_CONV_2D (int8 and
+16x8), ADD / SUB (int8, 16x8), SQUARED_DIFFERENCE, MAXIMUM, PRELU, LOGISTIC, TANH (int8,
+16x8), SOFTMAX (int8), HARD_SWISH, LEAKY_RELU, RELU, ELU, ABS, AVERAGE_POOL_2D, MAX_POOL_2D,
+MEAN (int8, int16), REDUCE_MAX, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, BATCH_MATMUL,
+QUANTIZE (float -> int8 / int16, int8 -> int8), DEQUANTIZE. Not reproduced yet: TFLM's own
+UNIDIRECTIONAL_SEQUENCE_LSTM (lstm_eval.cc). TFLM lacks (edgelite still runs them): TILE,
+POW, RANGE, DENSIFY, sparse tensors, non-constant PAD paddings, int16 GATHER, float16
+DEQUANTIZE, uint8 kernels; it refuses AVERAGE_POOL_2D, MAX_POOL_2D and CONCATENATION whose
+input and output quantization differ, and LOG_SOFTMAX / EXP outside its parameter limits.
 
 The kernel sets differ from each other on every op above except AVERAGE_POOL_2D,
 HARD_SWISH, the RELU family, LOGISTIC, TANH, CONCATENATION, the exact ops and
@@ -338,6 +365,18 @@ def multiply_by_quantized_multiplier_int64(x, multiplier, shift):
     reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
     total = 15 - np.asarray(shift, np.int64)
     return wrap_int32(np.right_shift(x * reduced + np.left_shift(np.int64(1), total - 1), total))
+
+
+def mul_multiplier(s1: float, s2: float, s_out: float, micro: bool = False) -> float:
+    """MUL's real multiplier M = s1 * s2 / s_out (int8 and int16), before QuantizeMultiplier.
+    LiteRT (kernels/mul.cc Prepare) forms it from float32 values in float32:
+    float32(float32(s1 * s2) / s_out). TFLite Micro (micro/kernels/mul_common.cc
+    CalculateOpDataMul) in double: double(s1) * double(s2) / double(s_out). The two can
+    differ in the last bits of M and so give a different mantissa (1 LSB on a few outputs,
+    measured on TF's 16x8 EfficientNet-like file)."""
+    if micro:
+        return float(np.float32(s1)) * float(np.float32(s2)) / float(np.float32(s_out))
+    return float(np.float32(np.float32(s1) * np.float32(s2)) / np.float32(s_out))
 
 
 # --------------------------------------------------------------------------- quantize

@@ -293,10 +293,31 @@ def relu_values(dtype, xq: QParams, out: QParams, act_min: float, act_max: float
     return values
 
 
+def micro_relu6_values(dtype, xq: QParams):
+    """TFLM's RELU6 (micro/kernels/activations_common.cc Relu6Prepare, activations.cc
+    Relu6Quantized): the input codes clamped to [zp_in, six] and copied, with
+    ``six = FloatToQuantizedType(6.0f, s_in, zp_in)`` = clamp(round_half_away(6f / s_in)
+    + zp_in) -- in the *input's* quantization, never rescaled to the output's (TFLM takes
+    the two as equal, as converters write them). LiteRT's QuantizedReluX rescales."""
+    info = np.iinfo(dtype)
+    six = int(qm.round_half_away(np.float32(6.0) / np.float32(xq.scale))) + xq.zero_point
+    six = min(max(six, int(info.min)), int(info.max))
+    return lambda q: np.clip(q, xq.zero_point, six)
+
+
+def relu_values_for(ctx: OpContext, dtype, xq: QParams, out: QParams, act_min: float,
+                    act_max: float | None):
+    """The kernel set's QuantizedReluX: TFLM's RELU6 differs (micro_relu6_values); RELU is
+    TFLM's CalculateReluOpData, the same as LiteRT's."""
+    if ctx.quant.micro and (act_min, act_max) == (0.0, 6.0):
+        return micro_relu6_values(dtype, xq)
+    return relu_values(dtype, xq, out, act_min, act_max, ctx.quant.rounding)
+
+
 def _relu_prepare_quantized(act_min: float, act_max: float | None):
     def prepare(ctx: OpContext):
         x, xq, out = _unary_quantized(ctx)
-        values = relu_values(x.dtype, xq, out, act_min, act_max, ctx.quant.rounding)
+        values = relu_values_for(ctx, x.dtype, xq, out, act_min, act_max)
         return (OutputSpec(x.shape, x.dtype),), LutRecord(make_lut(x.dtype, values))
 
     return prepare
@@ -470,8 +491,8 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
 
 
 def _relu16(low: float, high: float | None) -> Kernel:
-    return lut16_kernel(lambda ctx, xq, out: relu_values(np.int16, xq, out, low, high,
-                                                         ctx.quant.rounding))
+    return lut16_kernel(lambda ctx, xq, out: relu_values_for(ctx, np.int16, xq, out, low,
+                                                             high))
 
 
 def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):

@@ -25,7 +25,8 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, scratch, temporary
-from .requantize import activation_bounds, channel_params, symmetric16
+from .requantize import (FixedRequant, activation_bounds, channel_params, micro_fc_reals,
+                         symmetric16)
 from .window import conv_windows, padded_scratch, patches_view
 from ..names import quoted
 
@@ -73,7 +74,7 @@ class Neon32:
 class Stage16:
     """acc (float64, channels last) -> + bias, requantize per channel, clamp -> int16."""
 
-    requant: Mbqm64 | Float64Scale | Neon32
+    requant: Mbqm64 | Float64Scale | Neon32 | FixedRequant
     bias: np.ndarray | None  # int64 per channel
     width: int  # channels
     lo: int
@@ -93,6 +94,9 @@ class Operands16:
     x: TensorInfo
     filt: np.ndarray  # filter values, float64
     reals: list  # the real multiplier per output channel (double)
+    xq_scale: float  # s_x, s_w (per channel), s_out
+    w_scales: np.ndarray
+    out_scale: float
     bias: np.ndarray | None  # int64 per channel
     bias_type: type | None  # the bias tensor's dtype
     lo: int
@@ -124,7 +128,8 @@ def operands16(ctx: OpContext, channels_of, axis: int) -> Operands16:
     reals = [xq.scale * float(s) / out.scale for s in scales]
     lo, hi = activation_bounds(ctx, out, np.int16, xnnpack=False)
     return Operands16(x=x, filt=ctx.constant_input(1, "filter").astype(np.float64),
-                      reals=reals, bias=bias_values,
+                      reals=reals, xq_scale=xq.scale, w_scales=scales,
+                      out_scale=out.scale, bias=bias_values,
                       bias_type=None if bias is None else bias.dtype.type, lo=lo, hi=hi)
 
 
@@ -299,6 +304,16 @@ def fc_requant(ctx: OpContext, ops: Operands16):
     an int32 bias without it would be read as int64, so it is refused there."""
     bias_type = int(ctx.option("quantized_bias_type", 0))
     int64_bias = ops.bias_type == np.int64 or bias_type == INT64_TYPE
+    if ctx.quant.micro:
+        # TFLM (micro/kernels/fully_connected.cc, kTfLiteInt16): reference_integer_ops::
+        # FullyConnected with MultiplyByQuantizedMultiplier -- the int64 overload for an
+        # int64 bias, the int32 one (an int32 accumulator) for an int32 bias
+        m, s = qm.quantize_multipliers(micro_fc_reals(ops.xq_scale, ops.w_scales,
+                                                      ops.out_scale), ctx.quant.rounding)
+        if int64_bias:
+            return Mbqm64(np.asarray(m, np.int64), np.asarray(s, np.int64))
+        return FixedRequant(np.asarray(m, np.int64), np.asarray(s, np.int64),
+                            ctx.quant.rounding)
     if ctx.quant.reference or int64_bias:
         if ops.bias_type == np.int32 and bias_type != INT32_TYPE:
             raise ctx.unsupported(

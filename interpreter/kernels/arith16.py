@@ -90,7 +90,7 @@ def _pot_add(ctx: OpContext, op: str, q1: QParams, q2: QParams, out: QParams):
 
 
 def make_prepare16(op: str, general_arithmetic):
-    """prepare() of the 16x8 ``op``; ``general_arithmetic(q1, q2, out, rounding)`` builds
+    """prepare() of the 16x8 ``op``; ``general_arithmetic(q1, q2, out, rounding, micro=)`` builds
     the general-scale formula (arithmetic.py's, with 15 bits of headroom for ADD / SUB)."""
 
     def prepare(ctx: OpContext):
@@ -99,7 +99,8 @@ def make_prepare16(op: str, general_arithmetic):
                                   (ctx.outputs[0], "output"))
         arithmetic = _pot_add(ctx, op, q1, q2, out) if op != "MUL" else None
         if arithmetic is None:
-            arithmetic = general_arithmetic(q1, q2, out, ctx.quant.rounding)
+            arithmetic = general_arithmetic(q1, q2, out, ctx.quant.rounding,
+                                            micro=ctx.quant.micro)
         lo, hi = activation_bounds(ctx, out, np.int16, xnnpack=False)
         return (OutputSpec(shape, np.dtype(np.int16)),), Binary16Record(arithmetic, lo, hi)
 

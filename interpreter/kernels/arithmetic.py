@@ -187,14 +187,15 @@ def _xnn_add(s1: float, s2: float, s_out: float, subtract: bool) -> XnnAdd:
 
 
 def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool,
-                left_shift: int = LEFT_SHIFT):
+                left_shift: int = LEFT_SHIFT, micro: bool = False):
     """The kernel set's formula for ``op`` with these parameters (``left_shift``: the
-    ADD / SUB headroom, 15 for int16)."""
+    ADD / SUB headroom, 15 for int16; ``micro``: TFLM's MUL multiplier)."""
     if op == "MUL":
         scale = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
         if xnnpack:
             return XnnMul(scale)
-        return FixedMul(*qm.quantize_multiplier(float(scale), rounding), rounding)
+        real = qm.mul_multiplier(q1.scale, q2.scale, out.scale, micro)
+        return FixedMul(*qm.quantize_multiplier(real, rounding), rounding)
     if xnnpack:
         return _xnn_add(q1.scale, q2.scale, out.scale, op == "SUB")
     twice_max = 2.0 * max(q1.scale, q2.scale)
@@ -208,8 +209,8 @@ def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool,
 
 def _arithmetic16(op: str):
     """The general-scale 16x8 formula of ``op`` (TFLite's: XNNPACK takes no int16)."""
-    return lambda q1, q2, out, rounding: _arithmetic(op, q1, q2, out, rounding, False,
-                                                     INT16_LEFT_SHIFT)
+    return lambda q1, q2, out, rounding, micro=False: _arithmetic(
+        op, q1, q2, out, rounding, False, INT16_LEFT_SHIFT, micro)
 
 
 def _make_prepare_quantized(op: str):
@@ -227,7 +228,8 @@ def _make_prepare_quantized(op: str):
                          for s in (q1.scale, q2.scale))
         xnnpack = not ctx.quant.reference and xnn_ok
         lo, hi = activation_bounds(ctx, out, x1.dtype, xnnpack)
-        arithmetic = _arithmetic(op, q1, q2, out, ctx.quant.rounding, xnnpack)
+        arithmetic = _arithmetic(op, q1, q2, out, ctx.quant.rounding, xnnpack,
+                                 micro=ctx.quant.micro)
         # Every (x1, x2) pair, as bytes: row u1, column u2.
         values = np.arange(256, dtype=np.uint8).view(x1.dtype).astype(np.int64)
         table = arithmetic(values[:, None] - q1.zero_point, values[None, :] - q2.zero_point)

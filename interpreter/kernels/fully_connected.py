@@ -64,6 +64,7 @@ from .requantize import (
     fixed_requant,
     float64_requant,
     fp32_requant,
+    micro_fc_reals,
     output_stage,
     qparams,
     require_same_type,
@@ -186,7 +187,9 @@ def prepare_quantized(ctx: OpContext):
         )
     sparse = _sparse_1x16(w)
     xnnpack = not ctx.quant.reference and not sparse
-    if sparse:
+    if ctx.quant.micro:  # TFLM: MultiplyByQuantizedMultiplier, not a double rescale
+        requant = fixed_requant(micro_fc_reals(xq.scale, scales, out.scale), ctx.quant)
+    elif sparse:
         # both sets: optimized_ops::FullyConnectedSparseWeight1x16 (fully_connected.cc
         # EvalQuantized, sparse filter), MultiplyByQuantizedMultiplier per channel
         requant = fixed_requant([xq.scale * float(s) / out.scale for s in scales], ctx.quant)

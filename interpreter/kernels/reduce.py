@@ -37,6 +37,8 @@ SUM on int8 / uint8 / int16 (reduce.cc EvalSum -> QuantizedMeanOrSum, compute_su
   path reads the data *as uint8* whatever its type (GetTensorData<uint8_t>): an int8
   tensor's bits are summed as uint8 values and the result clamped to [0, 255] and stored
   as bits -- reproduced (measured); int16 would read half its bytes: refused.
+* MICRO: TFLM's SUM (micro/kernels/reduce_common.cc EvalSumHelper) runs the same
+  QuantizedMeanOrSum on int8 and int16 data read as their own types (no uint8 view).
 * DEFAULT: XNNPACK for int8 / uint8 (the MEAN formula above with scale = float32(s_in) /
   float32(s_out)); int16 runs optimized_ops::QuantizedMeanOrSum:
   out = clamp(round_half_away(float32(sum(q)) * scale + float32(-z_in * scale * n)) + z_out).
@@ -271,12 +273,14 @@ def prepare_sum_quantized(ctx: OpContext):
         # optimized_ops::QuantizedMeanOrSum: -z_in * scale * n in float32, left to right
         bias = np.float32(np.float32(-xq.zero_point) * scale * np.float32(count))
         return spec, Chosen(eval_sum_rounded, RoundSumRecord(scale=scale, bias=bias, **common))
+    m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
+    record = FixedMeanRecord(multiplier=m, shift=shift, rounding=ctx.quant.rounding, **common)
+    if ctx.quant.micro:  # TFLM's reduce_common.cc EvalSumHelper reads each type as itself
+        return spec, Chosen(eval_mean_fixed, record)
     if x.dtype == np.int16:
         raise ctx.unsupported(
             "int16 SUM with kernels='reference': LiteRT's reference kernel reads the int16 "
-            "data as uint8 bytes, so there is no result to match; use kernels='default'")
-    m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
-    record = FixedMeanRecord(multiplier=m, shift=shift, rounding=ctx.quant.rounding, **common)
+            "data as uint8 bytes, so there is no result to match; use kernels='default' or 'micro'")
     if x.dtype == np.int8:  # read and written as uint8 bits (see the module docstring)
         return spec, Chosen(eval_sum_as_uint8, replace(record, lo=0, hi=255))
     return spec, Chosen(eval_mean_fixed, record)

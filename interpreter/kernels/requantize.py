@@ -377,6 +377,20 @@ def fixed_requant(reals, config: QuantConfig) -> FixedRequant:
     return FixedRequant(m, s, config.rounding)
 
 
+def micro_fc_reals(input_scale: float, weight_scales, output_scale: float) -> list[float]:
+    """TFLM's FULLY_CONNECTED multipliers M (micro/kernels/fully_connected_common.cc
+    CalculateOpDataFullyConnected), quantized by QuantizeMultiplier and applied with
+    MultiplyByQuantizedMultiplier (reference_integer_ops::FullyConnected), where LiteRT's
+    reference kernel rescales in double: per channel double(s_x) * double(s_w[o]) /
+    double(s_out); per tensor GetQuantizedConvolutionMultipler (kernel_util.cc), the
+    float32 product s_x * s_w divided in double by s_out."""
+    scales = np.asarray(weight_scales, np.float32).reshape(-1)
+    if scales.size == 1:
+        return [float(np.float32(input_scale) * scales[0]) / float(output_scale)]
+    return [float(np.float32(input_scale)) * float(s) / float(np.float32(output_scale))
+            for s in scales]
+
+
 def float64_requant(reals) -> Float64Requant:
     return Float64Requant(np.asarray(reals, np.float64))
 

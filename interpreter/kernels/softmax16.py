@@ -26,7 +26,8 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec, num_elements
-from .requantize import symmetric16
+from .lut import cfloat, populate_int16
+from .requantize import QParams, symmetric16
 
 RANGE = 65535  # int16 max - min
 
@@ -64,6 +65,22 @@ def softmax_luts() -> tuple[np.ndarray, np.ndarray]:
     return exp_lut, recip_lut
 
 
+@functools.lru_cache(maxsize=1)
+def micro_softmax_luts() -> tuple[np.ndarray, np.ndarray]:
+    """TFLM's tables (micro/kernels/softmax_common.cc CalculateSoftmaxParams): the same two
+    functions through LUTPopulate<int16_t> with float callbacks, i.e. LUTPopulateInt16<float>
+    -- every step in float32, exp as expf -- where LiteRT's SoftmaxPrepare populates in
+    double (1 LSB apart on a few outputs)."""
+    f32, span = np.float32, np.float32(RANGE)
+    expf = cfloat("expf")
+    exp_lut = populate_int16(QParams(float(f32(10.0) / span), 32767),
+                             QParams(float(f32(2.0) / span), 0), expf)
+    recip_lut = populate_int16(QParams(float(f32(1.0) / span), -32768),
+                               QParams(float(f32(2.0) / span), 0),
+                               lambda v: f32(1.0) / (f32(1.0) + v))
+    return exp_lut, recip_lut
+
+
 def lut_lookup(value: np.ndarray, lut: np.ndarray) -> np.ndarray:
     """LUTLookup (int16 -> int16 with interpolation), on int64 arrays of int16 values."""
     index = 256 + (value >> 7)
@@ -81,6 +98,7 @@ class Softmax16Record:
     multiplier: int
     shift: int
     rounding: qm.Rounding
+    luts: tuple[np.ndarray, np.ndarray]  # (exp, 1 / (1 + x)): softmax_luts or micro's
 
 
 def prepare_softmax16(ctx: OpContext, beta: np.float32):
@@ -95,13 +113,14 @@ def prepare_softmax16(ctx: OpContext, beta: np.float32):
                               f"{out.scale}")
     real = float(np.float32(np.float32(xq.scale) * beta)) / (10.0 / 65535.0)
     m, shift = qm.quantize_multiplier(real, ctx.quant.rounding)
+    luts = micro_softmax_luts() if ctx.quant.micro else softmax_luts()
     record = Softmax16Record(num_elements(x.shape[:-1]), x.shape[-1], m, shift,
-                             ctx.quant.rounding)
+                             ctx.quant.rounding, luts)
     return (OutputSpec(x.shape, np.dtype(np.int16)),), record
 
 
 def eval_softmax16(rec: Softmax16Record, inputs, outputs) -> None:
-    exp_lut, recip_lut = softmax_luts()
+    exp_lut, recip_lut = rec.luts
     x = inputs[0].reshape(rec.rows, rec.depth).astype(np.int64)
     diff = x - x.max(axis=1, keepdims=True)
     scaled = qm.multiply_by_quantized_multiplier(diff, rec.multiplier, rec.shift, rec.rounding)
