@@ -153,7 +153,7 @@ def describe(path: str) -> str:
 
 def micro_arena_line(path: str) -> str:
     """`inspect --target micro`: the tensor arena TFLite Micro needs (micro_arena.py)."""
-    from ..interpreter.micro_arena import micro_arena_report
+    from ..interpreter.tflm_arena import micro_arena_report
     model = load_model(read_model_file(path))
     r32, host = (micro_arena_report(model, t) for t in ("32bit", "host"))
     return "\n".join([f"micro arena: {r32.total} bytes (32-bit target), {host.total} bytes "

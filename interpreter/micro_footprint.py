@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .micro_arena import micro_arena_report
+from .tflm_arena import micro_arena_report
 from .model import load_model
 from .model_objects import num_elements
 

@@ -1,7 +1,7 @@
 """TensorFlow Lite Micro's memory plan, recomputed: which buffers its arena holds, when each
 is alive, and where TFLM's GreedyMemoryPlanner puts it.
 
-This is the non-persistent ("head") part of TFLM's tensor arena (micro_arena.py adds the
+This is the non-persistent ("head") part of TFLM's tensor arena (tflm_arena.py adds the
 persistent tail). Everything here follows TFLM's sources, in our own words:
 
 - lifetimes: tensorflow/lite/micro/micro_allocation_info.cc (AllocationInfoBuilder).

@@ -65,7 +65,7 @@ SIZES = {
                    affine_quantization=12, allocation_info=24, scratch_request=12, resource_variable=20,
                    fixed=520),
 }
-PLANNER_BYTES_PER_BUFFER = 36  # GreedyMemoryPlanner::per_buffer_size(): 9 ints
+PLANNER_BYTES_PER_BUFFER = 40  # GreedyMemoryPlanner::per_buffer_size(): 10 ints
 MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp
 
 # Persistent bytes an op's kernel allocates in Init (its OpData) and Prepare (besides the
@@ -80,7 +80,7 @@ OP_BYTES = {
     "RELU": (32, 0), "RELU6": (32, 0), "LEAKY_RELU": (32, 8), "HARD_SWISH": (48, 0),
     "MEAN": (64, 8), "SUM": (64, 8), "REDUCE_MAX": (64, 8), "REDUCE_MIN": (64, 8),
     "CONCATENATION": (48, 8), "STRIDED_SLICE": (112, 32), "PAD": (48, 0), "PADV2": (48, 0),
-    "MIRROR_PAD": (32, 8), "RESHAPE": (16, 40), "SQUEEZE": (16, 40), "EXPAND_DIMS": (16, 0),
+    "MIRROR_PAD": (32, 8), "RESHAPE": (0, 40), "SQUEEZE": (0, 40), "EXPAND_DIMS": (0, 0),
     "GATHER": (48, 8), "UNPACK": (16, 8), "PACK": (16, 8), "SPLIT": (16, 8),
     "SPLIT_V": (16, 8), "REVERSE_V2": (96, 0), "GREATER": (80, 0), "LESS": (80, 0),
     "EQUAL": (80, 0), "NOT_EQUAL": (80, 0), "GREATER_EQUAL": (80, 0), "LESS_EQUAL": (80, 0),
@@ -205,6 +205,26 @@ def _resource_variables(model, sizes: Sizes) -> int:
             + sum(buffers.values()))
 
 
+def _temp_tensor(t, sizes: Sizes) -> int:
+    """A TfLiteTensor a kernel's Prepare allocates in the head (AllocateTempTfLiteTensor),
+    with its TfLiteAffineQuantization and zero-point array when quantized."""
+    q = t.quantization
+    if q is None or not q.scale.size or not q.zero_point.size:
+        return sizes.tensor
+    return sizes.tensor + sizes.affine_quantization + align_up(4 + 4 * q.scale.size, 8)
+
+
+def _prepare_temps(model, sizes: Sizes, n_scratch: int) -> int:
+    """Head room while an op's Prepare runs: the scratch-request buffer and temporary
+    TfLiteTensors for the op's inputs and outputs (at most all of them at once)."""
+    worst = 0
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            ids = [i for i in (*op.inputs, *op.outputs) if 0 <= i < len(sg.tensors)]
+            worst = max(worst, sum(_temp_tensor(sg.tensors[i], sizes) for i in ids))
+    return align_up(sizes.scratch_request * (n_scratch + MAX_SCRATCH_PER_OP)) + worst
+
+
 def _tail(model, sizes: Sizes, n_scratch: int) -> dict[str, int]:
     n_tensors = sum(len(sg.tensors) for sg in model.subgraphs)
     n_ops = sum(len(sg.operators) for sg in model.subgraphs)
@@ -251,8 +271,12 @@ def micro_arena_report(model: bytes, target: str = "32bit") -> MicroArenaReport:
                 + PLANNER_BYTES_PER_BUFFER * len(buffers))
     parts = _tail(m, sizes, n_scratch)
     tail = sum(parts.values())
-    # the input / output TfLiteTensors are allocated after planning
-    total = max(tail + head, tail - parts["input/output tensors"] + planning)
+    # the input / output TfLiteTensors are allocated after planning; the scratch handles
+    # and variables after Prepare
+    before_plan = tail - parts["input/output tensors"]
+    before_prepare = before_plan - parts["scratch handles"] - parts["variables"]
+    preparing = _prepare_temps(m, sizes, n_scratch)
+    total = max(tail + head, before_plan + planning, before_prepare + preparing)
     return MicroArenaReport(target, total, head, planning, tail, parts, buffers)
 
 
