@@ -39,7 +39,10 @@ class Footprint:
     arena_host: int
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON types (lists, ints, strings)."""
+        d = asdict(self)
+        d["layers"] = list(d["layers"])
+        return d
 
 
 def _macs(sg, op) -> int:
