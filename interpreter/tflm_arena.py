@@ -61,7 +61,7 @@ SIZES = {
     "host": Sizes(pointer=8, eval_tensor=24, tensor=64, node_and_registration=64,
                   affine_quantization=24, allocation_info=32, scratch_request=16, resource_variable=40,
                   fixed=520),
-    "32bit": Sizes(pointer=4, eval_tensor=12, tensor=40, node_and_registration=36,
+    "32bit": Sizes(pointer=4, eval_tensor=12, tensor=40, node_and_registration=32,
                    affine_quantization=12, allocation_info=24, scratch_request=12, resource_variable=20,
                    fixed=520),
 }
