@@ -19,6 +19,8 @@ from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter import micro_arena, micro_arena_report
 from edgelite.interpreter.micro_plan import greedy_offsets, peak, plan
 from edgelite.interpreter.model import load_model
+from edgelite.schema import generated_tflite as tfl
+from edgelite.schema import model_io
 from tests.conftest import MODELS, micro_module
 from tests.interpreter.tflite_builder import ModelBuilder
 
@@ -67,6 +69,31 @@ def test_plan_of_a_chain_is_exact():
     buffers = plan(load_model(data))
     assert [(b.tensor, b.first, b.last, b.size, b.offset) for b in buffers] == [
         (0, 0, 2, 256, 0), (1, 1, 3, 256, 512), (2, 2, 3, 256, 256), (3, 3, 3, 256, 0)]
+    assert peak(buffers) == 768 == _recorded_head(micro_module(), data)
+
+
+def _with_offline_plan(data: bytes, offsets: list[int]) -> bytes:
+    """``data`` with TFLM's OfflineMemoryAllocation metadata: version 1, subgraph 0, the
+    tensor count, then one offset per tensor (-1: plan online)."""
+    m = tfl.ModelT.InitFromPackedBuf(data, 0)
+    buf = tfl.BufferT()
+    buf.data = np.array([1, 0, len(offsets), *offsets], "<i4").view(np.uint8)
+    m.buffers.append(buf)
+    meta = tfl.MetadataT()
+    meta.name = "OfflineMemoryAllocation"
+    meta.buffer = len(m.buffers) - 1
+    m.metadata = [meta]
+    return model_io.pack_model(m)
+
+
+def test_offline_plan_is_followed():
+    # b and y offline at 512 and 0 (placed first); then the online ones, a before x
+    # (same size, higher index first): a overlaps y and b, fits between them at 256;
+    # x ([0, 2]) misses y, fits below a at 0
+    data = _with_offline_plan(_chain_model(), [-1, -1, 512, 0])
+    buffers = plan(load_model(data))
+    assert [(b.tensor, b.offset, b.offline) for b in buffers] == [
+        (0, 0, False), (1, 256, False), (2, 512, True), (3, 0, True)]
     assert peak(buffers) == 768 == _recorded_head(micro_module(), data)
 
 
