@@ -127,7 +127,8 @@ def check(graphdef, inputs, outputs, input_shape):
 @click.option("--footprint", is_flag=True,
               help="Per-op MACs, weight bytes and live activation bytes (TFLite Micro's "
                    "plan) instead of the summary.")
-@click.option("--json", "as_json", is_flag=True, help="With --footprint: JSON output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="The footprint as JSON (implies --footprint).")
 def inspect(model, target, footprint, as_json):
     """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
     from .inspect_cmd import describe, footprint_text, micro_arena_line

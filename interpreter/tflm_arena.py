@@ -5,7 +5,7 @@ TFLM's arena has a head and a tail (tensorflow/lite/micro/micro_allocator.cc):
 - the head (non-persistent) holds the activation tensors and the scratch buffers ops
   request in Prepare, placed by TFLM's GreedyMemoryPlanner. micro_plan.py recomputes that
   plan exactly (checked against TFLM's RecordingMicroAllocator "head" on every sample
-  model, tests/interpreter/test_micro_arena.py).
+  model, tests/interpreter/test_tflm_arena.py).
 - the tail (persistent) holds TFLM's own objects (the arena allocator, the memory planner,
   the MicroAllocator, the builtin-data allocator), one TfLiteEvalTensor per tensor, one
   NodeAndRegistration per op, each op's parsed builtin options and its OpData (Init) and
@@ -22,7 +22,7 @@ they are the least certain. An op missing from the table is counted with
 ``DEFAULT_OP_BYTES`` and named in the report (``estimated_ops``).
 
 Bound: on every sample model the host report is >= the smallest arena TFLM accepts and
-at most 5 % above it (measured 0.7 % to 3.8 %; tests/interpreter/test_micro_arena.py
+at most 5 % above it (measured 0.7 % to 4.2 %; tests/interpreter/test_tflm_arena.py
 asserts both with TFLM as the oracle); the head is exact. The 32-bit figure uses the
 32-bit sizes of the structs with pointers (TfLiteEvalTensor 12, TfLiteTensor 40,
 NodeAndRegistration 32, ...) and the host sizes of op data and of TFLM's own objects,
