@@ -64,11 +64,11 @@ class Sizes:
 # pointers and size_t (micro_allocator.h, common.h, micro_allocation_info.h).
 SIZES = {
     "host": Sizes(pointer=8, eval_tensor=24, tensor=64, node_and_registration=64,
-                  affine_quantization=24, allocation_info=32, scratch_request=16, resource_variable=40,
-                  fixed=520),
+                  affine_quantization=24, allocation_info=32, scratch_request=16,
+                  resource_variable=40, fixed=520),
     "32bit": Sizes(pointer=4, eval_tensor=12, tensor=40, node_and_registration=32,
-                   affine_quantization=12, allocation_info=24, scratch_request=12, resource_variable=20,
-                   fixed=520),
+                   affine_quantization=12, allocation_info=24, scratch_request=12,
+                   resource_variable=20, fixed=520),
 }
 PLANNER_BYTES_PER_BUFFER = 40  # GreedyMemoryPlanner::per_buffer_size(): 10 ints
 MAX_SCRATCH_PER_OP = 12  # kMaxScratchBuffersPerOp
