@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from .tflm_arena import micro_arena_report
+from .micro_plan import called_subgraphs
 from .model import load_model
 from .model_objects import num_elements
 
@@ -99,19 +100,15 @@ def footprint(model: bytes) -> Footprint:
 def _op_scopes(model) -> list[int]:
     """The scope each op of subgraph 0 runs at (micro_plan.lifetimes' counting): one per
     op, plus one per subgraph an IF / WHILE / CALL_ONCE walks and that subgraph's ops."""
-    from .micro_plan import CONTROL_FLOW
-
-    def walk(sg_index: int, scope: int, out: list[int] | None) -> int:
+    def walk(sg_index: int, scope: int, out: list[int] | None, running) -> int:
         for op in model.subgraphs[sg_index].operators:
             scope += 1
             if out is not None:
                 out.append(scope)
-            for key in CONTROL_FLOW.get(op.name, ()):
-                sub = op.options.get(key)
-                if sub is not None:
-                    scope = walk(int(sub), scope + 1, None)
+            for sub in called_subgraphs(model, sg_index, op, running):
+                scope = walk(sub, scope + 1, None, (*running, sub))
         return scope
 
     scopes: list[int] = []
-    walk(0, 0, scopes)
+    walk(0, 0, scopes, (0,))
     return scopes

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ModelFormatError
 from .model_objects import num_elements
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment() (micro_arena_constants.h)
@@ -59,6 +60,27 @@ class PlannedBuffer:
     last: int  # last scope it is used at
     offset: int  # bytes from the start of the head
     offline: bool = False
+
+
+def called_subgraphs(model, sg_index: int, op, running: tuple[int, ...]) -> list[int]:
+    """The subgraphs an IF / WHILE / CALL_ONCE op runs, in TFLM's order; ModelFormatError
+    for an index out of range or a subgraph that would run itself (``running``: the
+    subgraphs being walked)."""
+    out = []
+    for key in CONTROL_FLOW.get(op.name, ()):
+        sub = op.options.get(key)
+        if sub is None:
+            continue
+        if not 0 <= int(sub) < len(model.subgraphs):
+            raise ModelFormatError(f"{op.name} op {op.index} of subgraph {sg_index} runs "
+                                   f"subgraph {int(sub)}; the model has "
+                                   f"{len(model.subgraphs)}")
+        if int(sub) in running:
+            raise ModelFormatError(f"{op.name} op {op.index} of subgraph {sg_index} runs "
+                                   f"subgraph {int(sub)}, which is already running: "
+                                   "TFLM's planner would never end")
+        out.append(int(sub))
+    return out
 
 
 def tensor_bytes(tensor) -> int:
@@ -107,7 +129,7 @@ def lifetimes(model, scratch: dict[tuple[int, int], list[int]]):
         if row[1] == -1:
             row[1] = s
 
-    def mark(sg_index: int) -> None:
+    def mark(sg_index: int, running: tuple[int, ...]) -> None:
         sg = model.subgraphs[sg_index]
         rows = tensor_info[sg_index]
         for i in sg.inputs:
@@ -118,11 +140,9 @@ def lifetimes(model, scratch: dict[tuple[int, int], list[int]]):
             for i in op.outputs:
                 first(rows[i], scope[0])
             start = scope[0]
-            for key in CONTROL_FLOW.get(op.name, ()):
-                sub = op.options.get(key)
-                if sub is not None:
-                    scope[0] += 1
-                    mark(int(sub))
+            for sub in called_subgraphs(model, sg_index, op, running):
+                scope[0] += 1
+                mark(sub, (*running, sub))
             for i in op.inputs:
                 if i >= 0:
                     rows[i][2] = scope[0]
@@ -135,7 +155,7 @@ def lifetimes(model, scratch: dict[tuple[int, int], list[int]]):
             first(rows[i], scope[0])
             rows[i][2] = scope[0]
 
-    mark(0)
+    mark(0, (0,))
     out = []
     for s, rows in enumerate(tensor_info):
         for t, (nbytes, f, last, needs, off) in enumerate(rows):

@@ -16,12 +16,13 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter import micro_arena, micro_arena_report
+from edgelite.interpreter import ModelFormatError, micro_arena, micro_arena_report
 from edgelite.interpreter.micro_plan import greedy_offsets, peak, plan
 from edgelite.interpreter.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import model_io
 from tests.conftest import MODELS, micro_module
+from tests.interpreter import subgraph_models
 from tests.interpreter.tflite_builder import ModelBuilder
 
 TOLERANCE = 0.05
@@ -194,12 +195,23 @@ def edgelite_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tflm_works(edgelite_files):
+def built_files(tmp_path_factory):
+    """Hand-built models TFLM runs: a WHILE loop over int8 subgraphs, the ADD chain."""
+    folder = tmp_path_factory.mktemp("built")
+    files = {"int8_while": folder / "int8_while.tflite", "chain": folder / "chain.tflite"}
+    files["int8_while"].write_bytes(subgraph_models.int8_while())
+    files["chain"].write_bytes(_chain_model())
+    return files
+
+
+@pytest.fixture(scope="module")
+def tflm_works(edgelite_files, built_files):
     """Whether TFLM runs each model with the reported host arena and with 5 % less:
     {(path, arena): bool}, from one batch of child processes for all models."""
     micro_module()
     jobs = []
-    for path in TF_FILES + [edgelite_files[n] for n in sorted(GRAPHDEFS)]:
+    for path in (TF_FILES + [edgelite_files[n] for n in sorted(GRAPHDEFS)]
+                 + [built_files[n] for n in sorted(built_files)]):
         arena = micro_arena(path.read_bytes(), "host")
         jobs += [(path, arena), (path, int(arena / (1 + TOLERANCE)))]
     return dict(zip(jobs, works_in_tflm(jobs)))
@@ -223,6 +235,18 @@ def test_tensorflow_int8_files(path, tflm_works):
 @pytest.mark.parametrize("name", sorted(GRAPHDEFS))
 def test_edgelite_int8_conversions(name, edgelite_files, tflm_works):
     _check_against_tflm(edgelite_files[name], tflm_works, f"edgelite {name}")
+
+
+@pytest.mark.parametrize("name", ["chain", "int8_while"])
+def test_built_models(name, built_files, tflm_works):
+    _check_against_tflm(built_files[name], tflm_works, name)
+
+
+def test_a_subgraph_that_runs_itself_is_refused():
+    m = tfl.ModelT.InitFromPackedBuf(subgraph_models.int8_while(), 0)
+    m.subgraphs[0].operators[0].builtinOptions.bodySubgraphIndex = 0
+    with pytest.raises(ModelFormatError, match="runs subgraph 0, which is already running"):
+        micro_arena(model_io.pack_model(m))
 
 
 def test_bad_target():
