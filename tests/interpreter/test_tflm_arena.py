@@ -1,7 +1,9 @@
 """The TFLite Micro arena (interpreter/micro_plan.py, tflm_arena.py): the greedy planner on
 hand-built graphs, and, with TFLM's runtime as the oracle, on every int8 sample model that
 TFLM runs (TensorFlow's files and edgelite's conversions of the sample GraphDefs): the plan's
-peak equals TFLM's RecordingMicroAllocator head, the reported host arena works in TFLM, and
+peak equals TFLM's RecordingMicroAllocator head (and its TfLiteEvalTensor and
+NodeAndRegistration figures match ours to the 16-byte rounding), the reported host arena
+works in TFLM, and
 5 % less does not (so the report is >= the smallest arena TFLM accepts and within 5 %)."""
 
 import os
@@ -98,8 +100,9 @@ def test_offline_plan_is_followed():
     assert peak(buffers) == 768 == _recorded_head(micro_module(), data)
 
 
-def _recorded_head(runtime, data: bytes) -> int:
-    """TFLM's RecordingMicroAllocator "head" (printed from C++ to stderr)."""
+def _recorded(runtime, data: bytes) -> dict[str, int]:
+    """TFLM's RecordingMicroAllocator figures (printed from C++ to stderr): "head", and the
+    bytes used by "TfLiteEvalTensor data" and "NodeAndRegistration struct"."""
     interp = runtime.Interpreter.from_bytes(
         data, arena_size=4_000_000,
         intrepreter_config=runtime.InterpreterConfig.kAllocationRecording)
@@ -113,7 +116,15 @@ def _recorded_head(runtime, data: bytes) -> int:
             os.close(saved)
         f.seek(0)
         text = f.read().decode(errors="replace")
-    return int(re.search(r"head (\d+) bytes", text).group(1))
+    figures = {"head": int(re.search(r"head (\d+) bytes", text).group(1))}
+    for key in ("TfLiteEvalTensor", "NodeAndRegistration"):
+        found = re.search(key + r"[^']*' used (\d+) bytes", text)
+        figures[key] = int(found.group(1)) if found else 0
+    return figures
+
+
+def _recorded_head(runtime, data: bytes) -> int:
+    return _recorded(runtime, data)["head"]
 
 
 # A child process runs TFLM on "path arena" lines (stdin) and prints "ok" / "fails" for
@@ -220,7 +231,10 @@ def tflm_works(edgelite_files, built_files):
 def _check_against_tflm(path: pathlib.Path, tflm_works: dict, what: str) -> None:
     data = path.read_bytes()
     report = micro_arena_report(data, "host")
-    assert report.head == _recorded_head(micro_module(), data), what
+    recorded = _recorded(micro_module(), data)
+    assert report.head == recorded["head"], what
+    for key in ("TfLiteEvalTensor", "NodeAndRegistration"):  # ours: rounded up to 16
+        assert 0 <= report.parts[key] - recorded[key] < 16, (what, key)
     assert tflm_works[(path, report.total)], f"{what}: the reported arena is too small"
     below = int(report.total / (1 + TOLERANCE))
     assert not tflm_works[(path, below)], f"{what}: more than 5 % above the smallest arena"
