@@ -3,8 +3,8 @@ hand-built graphs, and, with TFLM's runtime as the oracle, on every int8 sample 
 TFLM runs (TensorFlow's files and edgelite's conversions of the sample GraphDefs): the plan's
 peak equals TFLM's RecordingMicroAllocator head (and its TfLiteEvalTensor and
 NodeAndRegistration figures match ours to the 16-byte rounding), the reported host arena
-works in TFLM, and
-5 % less does not (so the report is >= the smallest arena TFLM accepts and within 5 %)."""
+works in TFLM, and 5 % less does not (so the report is >= the smallest arena TFLM accepts
+and within 5 %)."""
 
 import os
 import pathlib
