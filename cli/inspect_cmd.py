@@ -149,3 +149,39 @@ def describe(path: str) -> str:
     lines.append(f"\nconstant data: {const_bytes} bytes" + (f"; {arena}" if arena else ""))
     lines += _support(model, error)
     return "\n".join(lines)
+
+
+def micro_arena_line(path: str) -> str:
+    """`inspect --target micro`: the tensor arena TFLite Micro needs (micro_arena.py)."""
+    from ..interpreter.tflm_arena import micro_arena_report
+    model = load_model(read_model_file(path))
+    r32, host = (micro_arena_report(model, t) for t in ("32bit", "host"))
+    return "\n".join([f"micro arena: {r32.total} bytes (32-bit target), {host.total} bytes "
+                      "(64-bit host)", *r32.lines()[1:], *host.lines()])
+
+
+FOOTPRINT_HEADER = (f"{'idx':>4} {'op':<{OP_WIDTH}} {'output':<{NAME_WIDTH}} {'MACs':>12} "
+                    f"{'weights (B)':>12} {'activations (B)':>16}")
+
+
+def footprint_text(path: str, as_json: bool = False) -> str:
+    """`inspect --footprint`: per-op MACs, weight bytes (flash), live activation bytes in
+    TFLM's plan (RAM), the peak and the totals (micro_footprint.py); ``as_json``: the same
+    data as JSON (names as in the file)."""
+    import json
+
+    from ..interpreter.micro_footprint import footprint
+    fp = footprint(read_model_file(path))
+    if as_json:
+        return json.dumps(fp.as_dict(), indent=1)
+    lines = [FOOTPRINT_HEADER]
+    for x in fp.layers:
+        mark = "  <- peak" if x.index == fp.peak_op else ""
+        lines.append(f"{x.index:>4} {fit(x.op, OP_WIDTH):<{OP_WIDTH}} "
+                     f"{fit(x.output, NAME_WIDTH):<{NAME_WIDTH}} {x.macs:>12} "
+                     f"{x.weight_bytes:>12} {x.activation_bytes:>16}{mark}")
+    lines += [f"total: {fp.macs} MACs, {fp.weight_bytes} weight bytes (flash), peak "
+              f"activations {fp.peak_activation_bytes} bytes at op {fp.peak_op} (RAM)",
+              f"micro arena: {fp.arena_32bit} bytes (32-bit target), {fp.arena_host} bytes "
+              "(64-bit host)"]
+    return "\n".join(lines)

@@ -122,10 +122,22 @@ def check(graphdef, inputs, outputs, input_shape):
 
 @main.command()
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-def inspect(model):
+@click.option("--target", type=click.Choice(["micro"]), default=None,
+              help="micro: also the tensor arena TensorFlow Lite Micro needs.")
+@click.option("--footprint", is_flag=True,
+              help="Per-op MACs, weight bytes and live activation bytes (TFLite Micro's "
+                   "plan) instead of the summary.")
+@click.option("--json", "as_json", is_flag=True,
+              help="The footprint as JSON (implies --footprint).")
+def inspect(model, target, footprint, as_json):
     """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
-    from .inspect_cmd import describe
+    from .inspect_cmd import describe, footprint_text, micro_arena_line
+    if footprint or as_json:
+        click.echo(footprint_text(model, as_json))
+        return
     click.echo(describe(model))
+    if target == "micro":
+        click.echo(micro_arena_line(model))
 
 
 @main.command()

@@ -25,6 +25,7 @@ from .profiler import Profile
 from .kernel_set import KernelSet
 from .quant_math import Rounding
 from .signature import SignatureRunner
+from .tflm_arena import micro_arena, micro_arena_report
 
 __all__ = [
     "Interpreter",
@@ -40,6 +41,8 @@ __all__ = [
     "load_model",
     "KernelSet",
     "Rounding",
+    "micro_arena",
+    "micro_arena_report",
     "EdgeliteError",
     "ModelFormatError",
     "UnsupportedOpError",
