@@ -1,4 +1,4 @@
-"""The `edgelite` command: convert, check, inspect, run, compare, eval."""
+"""The `edgelite` command: convert, check, inspect, run, compare, eval, export."""
 
 from __future__ import annotations
 

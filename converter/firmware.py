@@ -53,7 +53,6 @@ template this thread_local throw true try typedef typeid typename union unsigned
 virtual void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex
 _Generic _Imaginary _Noreturn _Static_assert _Thread_local
 """.split())
-_HEX = [f"0x{b:02x}" for b in range(256)]
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,9 @@ def check_name(name: str, origin: str) -> str:
 
 
 def _byte_lines(data: bytes) -> str:
-    hexes = [_HEX[b] for b in data]
-    return ",\n".join("  " + ", ".join(hexes[i:i + BYTES_PER_LINE])
-                      for i in range(0, len(hexes), BYTES_PER_LINE))
+    """xxd -i's layout: 12 bytes a line, ``0x1c, 0x00, ...``."""
+    return ",\n".join("  0x" + data[i:i + BYTES_PER_LINE].hex(" ").replace(" ", ", 0x")
+                      for i in range(0, len(data), BYTES_PER_LINE))
 
 
 def _banner(source: str) -> str:
@@ -97,7 +96,7 @@ def _banner(source: str) -> str:
 
 def array_sources(data: bytes, name: str, source: str) -> tuple[str, str]:
     """(NAME.h, NAME.cc) texts."""
-    guard = f"EDGELITE_{name.upper()}_H_"
+    guard = f"EDGELITE_ARRAY_{name}_H_"  # the name verbatim: distinct names, distinct guards
     header = (f"{_banner(source)}#ifndef {guard}\n#define {guard}\n\n"
               f"extern const unsigned char {name}[];\n"
               f"extern const unsigned int {name}_len;\n\n#endif  // {guard}\n")
@@ -111,7 +110,7 @@ def array_sources(data: bytes, name: str, source: str) -> tuple[str, str]:
 def ops_source(name: str, methods: list[str], arena_bytes: int, lower_bound: bool,
                source: str) -> str:
     """NAME_ops.h text: the resolver type, the registration function, the arena size."""
-    guard = f"EDGELITE_{name.upper()}_OPS_H_"
+    guard = f"EDGELITE_OPS_{name}_H_"
     calls = "".join(f"  if (resolver.{m}() != kTfLiteOk) return kTfLiteError;\n"
                     for m in methods)
     if lower_bound:
