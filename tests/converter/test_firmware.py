@@ -102,7 +102,8 @@ def test_files_and_their_text(tmp_path):
                                                              "g_model_ops.h"))
     assert _array_text_bytes(cc, "g_model") == data
     assert f"const unsigned int g_model_len = {len(data)};" in cc
-    assert "#ifndef EDGELITE_G_MODEL_H_\n#define EDGELITE_G_MODEL_H_" in h
+    assert "#ifndef EDGELITE_ARRAY_g_model_H_\n#define EDGELITE_ARRAY_g_model_H_" in h
+    assert "#ifndef EDGELITE_OPS_g_model_H_\n#define EDGELITE_OPS_g_model_H_" in ops
     assert "extern const unsigned char g_model[];" in h
     assert "extern const unsigned int g_model_len;" in h
     assert "tflite::MicroMutableOpResolver<8>;" in ops
