@@ -19,7 +19,8 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   (no float16 weights); no kernel takes float activations with int8 weights ("Hybrid models
   are not supported on TFLite Micro"). The ops of ``FLOAT_ONLY`` have float kernels only
   (exp.cc, floor.cc, ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and
-  elementwise.cc's SIN / COS / LOG / SQRT / SQUARE).
+  elementwise.cc's SIN / COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
+  activations.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ CUSTOM_METHOD = {
 }
 FLOAT_ONLY = frozenset({"EXP", "FLOOR", "CEIL", "ROUND", "FLOOR_DIV", "FLOOR_MOD",
                         "L2_POOL_2D", "SIN", "COS", "LOG", "SQRT", "SQUARE"})
+# ops whose TFLM kernels take float and int8 (some int32) but not int16 activations (their
+# kernels' type switches: add_n.cc, arg_min_max.cc, div.cc, resize_bilinear.cc, ...)
+NO_INT16 = FLOAT_ONLY | frozenset({
+    "ADD_N", "ARG_MAX", "ARG_MIN", "BATCH_TO_SPACE_ND", "CUMSUM", "DEPTH_TO_SPACE", "DIV",
+    "ELU", "EMBEDDING_LOOKUP", "GATHER", "GATHER_ND", "HARD_SWISH", "L2_NORMALIZATION",
+    "LOG_SOFTMAX", "MIRROR_PAD", "NEG", "RESIZE_BILINEAR", "SPACE_TO_BATCH_ND",
+    "SPACE_TO_DEPTH", "ZEROS_LIKE"})
 UINT8_OPS = frozenset({"QUANTIZE", "DEQUANTIZE"})  # TFLM's only uint8 kernels
 DEQUANTIZE_INPUTS = frozenset({"INT8", "INT16", "UINT8"})
 UINT8_ADVICE = ("TFLite Micro has no uint8 kernels (it dropped them); use --quantize int8 "
@@ -139,6 +147,8 @@ def _type_problem(sg: Subgraph, op: Operator) -> str | None:
         return UINT8_ADVICE
     if op.name in FLOAT_ONLY and any(t == "INT8" for t, _ in everything):
         return "TFLM has only a float kernel for this op"
+    if op.name in NO_INT16 and any(t == "INT16" and not const for t, const in everything):
+        return "TFLM has no int16 kernel for this op (int16 activations)"
     float_acts = any(t == "FLOAT32" and not const for t, const in everything)
     int8_weights = any(t == "INT8" and const for t, const in ins)
     if float_acts and int8_weights:
@@ -193,5 +203,5 @@ def check_micro_model(data: bytes) -> None:
             "\nkeep those ops out of the graph, or quantize fully (--quantize int8)"))
 
 
-__all__ = ["Target", "check_micro_options", "check_micro_model", "RESOLVER_METHOD", "CUSTOM_METHOD", "FLOAT_ONLY", "UINT8_ADVICE", "MicroProblem",
+__all__ = ["Target", "check_micro_options", "check_micro_model", "RESOLVER_METHOD", "CUSTOM_METHOD", "FLOAT_ONLY", "NO_INT16", "UINT8_ADVICE", "MicroProblem",
            "micro_problems", "problems_text", "resolver_method", "resolver_methods"]
