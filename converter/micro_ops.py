@@ -20,7 +20,8 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   are not supported on TFLite Micro"). The ops of ``FLOAT_ONLY`` have float kernels only
   (exp.cc, floor.cc, ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and
   elementwise.cc's SIN / COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
-  activations.
+  activations. ``CONSTANT_INPUTS`` and ``MAX_RANK``: the inputs some kernels need
+  constant, and the rank limits of some.
 """
 
 from __future__ import annotations
@@ -92,6 +93,16 @@ NO_INT16 = FLOAT_ONLY | frozenset({
     "ELU", "EMBEDDING_LOOKUP", "GATHER", "GATHER_ND", "HARD_SWISH", "L2_NORMALIZATION",
     "LOG_SOFTMAX", "MIRROR_PAD", "NEG", "RESIZE_BILINEAR", "SPACE_TO_BATCH_ND",
     "SPACE_TO_DEPTH", "ZEROS_LIKE"})
+# inputs TFLM's kernels read once, in Prepare, and so need as constants ("Non-constant
+# >paddings< tensor is not supported": pad_common.cc, broadcast_to.cc, expand_dims.cc, fill.cc,
+# resize_bilinear.cc, resize_nearest_neighbor.cc)
+CONSTANT_INPUTS = {"BROADCAST_TO": (1, "shape"), "EXPAND_DIMS": (1, "axis"),
+                   "FILL": (0, "dims"), "PAD": (1, "paddings"), "PADV2": (1, "paddings"),
+                   "RESIZE_BILINEAR": (1, "size"), "RESIZE_NEAREST_NEIGHBOR": (1, "size")}
+# the highest input rank of kernels with fixed-size loops (strided_slice_common.cc kMaxDim,
+# batch_to_space_nd.cc / space_to_batch_nd.cc, l2norm.cc, slice.cc, broadcast_to.cc)
+MAX_RANK = {"STRIDED_SLICE": 4, "BATCH_TO_SPACE_ND": 4, "SPACE_TO_BATCH_ND": 4,
+            "L2_NORMALIZATION": 4, "SLICE": 5, "BROADCAST_TO": 5}
 UINT8_OPS = frozenset({"QUANTIZE", "DEQUANTIZE"})  # TFLM's only uint8 kernels
 DEQUANTIZE_INPUTS = frozenset({"INT8", "INT16", "UINT8"})
 UINT8_ADVICE = ("TFLite Micro has no uint8 kernels (it dropped them); use --quantize int8 "
@@ -157,6 +168,21 @@ def _type_problem(sg: Subgraph, op: Operator) -> str | None:
     return None
 
 
+def _shape_problem(sg: Subgraph, op: Operator) -> str | None:
+    """A constant input TFLM needs and the file computes, or an input of too high a rank."""
+    if op.name in CONSTANT_INPUTS:
+        k, what = CONSTANT_INPUTS[op.name]
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        if 0 <= i < len(sg.tensors) and sg.tensors[i].data is None:
+            return f"its {what} input is computed; TFLM needs it constant"
+    rank = MAX_RANK.get(op.name)
+    if rank is not None and op.inputs and 0 <= op.inputs[0] < len(sg.tensors) \
+            and len(sg.tensors[op.inputs[0]].shape) > rank:
+        return (f"{len(sg.tensors[op.inputs[0]].shape)}-D input; TFLM's kernel takes at "
+                f"most {rank}-D")
+    return None
+
+
 def micro_problems(model: Model) -> list[MicroProblem]:
     """Every op of every subgraph TFLM cannot run: no resolver entry, or no kernel for its
     tensor types."""
@@ -168,7 +194,7 @@ def micro_problems(model: Model) -> list[MicroProblem]:
                 problems.append(MicroProblem(op_label(op), where,
                                              "TFLM's op resolver has no entry for it", False))
                 continue
-            reason = _type_problem(sg, op)
+            reason = _type_problem(sg, op) or _shape_problem(sg, op)
             if reason:
                 problems.append(MicroProblem(op_label(op), where, reason, True))
     return problems

@@ -60,11 +60,13 @@ def tflm_runs(data: bytes) -> bool:
     ("hybrid_tconv.tf_dr.tflite", [("TRANSPOSE_CONV", "hybrid")] * 3),
     ("int16_cnn.tflite", [("RESIZE_BILINEAR", "int16")]),
     ("int16_audio.tflite", []),
+    ("shape_audio.tf_int8.tflite", [("PAD", "constant")]),      # computed paddings
+    ("rnn_convlstm.tf_float.tflite", [("STRIDED_SLICE", "-D")]),  # a 5-D input
 ])
 def test_problems_agree_with_tflm(file_name, problems):
     data = (MODELS / file_name).read_bytes()
     found = micro_problems(load_model(data))
-    kinds = ("float16", "hybrid", "no entry", "int16", "uint8")
+    kinds = ("float16", "hybrid", "no entry", "int16", "uint8", "constant", "-D")
     assert sorted((p.op, next(k for k in kinds if k in p.reason)) for p in found) \
         == sorted(problems)
     assert tflm_runs(data) == (not problems)
