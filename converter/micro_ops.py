@@ -83,6 +83,9 @@ CUSTOM_METHOD = {
     "SignalFramer": "AddFramer", "SignalIrfft": "AddIrfft", "SignalOverlapAdd": "AddOverlapAdd",
     "SignalPCAN": "AddPCAN", "SignalRfft": "AddRfft", "SignalStacker": "AddStacker",
     "SignalWindow": "AddWindow",
+    # Vela's Ethos-U NPU op; AddEthosU registers it only in a TFLM built for Ethos-U
+    # (kernels/ethos_u/ethosu.cc), elsewhere it registers nothing
+    "ethos-u": "AddEthosU",
 }
 FLOAT_ONLY = frozenset({"EXP", "FLOOR", "CEIL", "ROUND", "FLOOR_DIV", "FLOOR_MOD",
                         "L2_POOL_2D", "SIN", "COS", "LOG", "SQRT", "SQUARE"})
