@@ -129,10 +129,9 @@ def ops_source(name: str, methods: list[str], arena_bytes: int, lower_bound: boo
 
 
 def _edgelite_arena(data: bytes) -> int:
-    from ..interpreter import Interpreter
+    from .runner import ModelRunner   # the converter's one model runner (allocates only here)
     try:
-        interp = Interpreter(model_content=data)
-        interp.allocate_tensors()
+        interp = ModelRunner(data).interp
     except EdgeliteError as e:
         raise EdgeliteError(f"edgelite cannot plan this model's arena ({str(e).splitlines()[0]});"
                             " give the arena size with --arena-size") from None
