@@ -17,9 +17,10 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
 * kernels/*.cc: TFLM has no uint8 kernels except QUANTIZE (uint8 <-> int8) and DEQUANTIZE
   (quantize_common.cc, dequantize_common.cc); DEQUANTIZE takes int8 / int16 / uint8 only
   (no float16 weights); no kernel takes float activations with int8 weights ("Hybrid models
-  are not supported on TFLite Micro"). The ops of ``FLOAT_ONLY`` have float kernels only
-  (exp.cc, floor.cc, ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and
-  elementwise.cc's SIN / COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
+  are not supported on TFLite Micro") but EMBEDDING_LOOKUP's (embedding_lookup.cc's
+  EvalHybrid). The ops of ``FLOAT_ONLY`` have float kernels only (exp.cc, floor.cc,
+  ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and elementwise.cc's SIN /
+  COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
   activations. ``CONSTANT_INPUTS`` and ``MAX_RANK``: the inputs some kernels need
   constant, and the rank limits of some.
 """
@@ -106,6 +107,7 @@ CONSTANT_INPUTS = {"BROADCAST_TO": (1, "shape"), "EXPAND_DIMS": (1, "axis"),
 # batch_to_space_nd.cc / space_to_batch_nd.cc, l2norm.cc, slice.cc, broadcast_to.cc)
 MAX_RANK = {"STRIDED_SLICE": 4, "BATCH_TO_SPACE_ND": 4, "SPACE_TO_BATCH_ND": 4,
             "L2_NORMALIZATION": 4, "SLICE": 5, "BROADCAST_TO": 5}
+HYBRID_OPS = frozenset({"EMBEDDING_LOOKUP"})  # int8 table, float output: EvalHybrid
 UINT8_OPS = frozenset({"QUANTIZE", "DEQUANTIZE"})  # TFLM's only uint8 kernels
 DEQUANTIZE_INPUTS = frozenset({"INT8", "INT16", "UINT8"})
 UINT8_ADVICE = ("TFLite Micro has no uint8 kernels (it dropped them); use --quantize int8 "
@@ -119,7 +121,7 @@ class MicroProblem:
     op: str          # "CONV_2D", or "CUSTOM <name>" (name escaped)
     where: str       # "subgraph 0 op 3"
     reason: str
-    registrable: bool  # TFLM's resolver has the op (the problem is its tensor types)
+    registrable: bool  # TFLM's resolver has the op (the problem is its types or shapes)
 
     def line(self) -> str:
         return f"{self.op} ({self.where}): {self.reason}"
@@ -165,7 +167,7 @@ def _type_problem(sg: Subgraph, op: Operator) -> str | None:
         return "TFLM has no int16 kernel for this op (int16 activations)"
     float_acts = any(t == "FLOAT32" and not const for t, const in everything)
     int8_weights = any(t == "INT8" and const for t, const in ins)
-    if float_acts and int8_weights:
+    if float_acts and int8_weights and op.name not in HYBRID_OPS:
         return ("float activations with int8 weights (hybrid): TFLM has no hybrid kernels; "
                 "quantize fully (--quantize int8)")
     return None
@@ -187,8 +189,8 @@ def _shape_problem(sg: Subgraph, op: Operator) -> str | None:
 
 
 def micro_problems(model: Model) -> list[MicroProblem]:
-    """Every op of every subgraph TFLM cannot run: no resolver entry, or no kernel for its
-    tensor types."""
+    """Every op of every subgraph TFLM cannot run: no resolver entry, no kernel for its
+    tensor types, or an input its kernel cannot take (computed, or of too high a rank)."""
     problems = []
     for sg in model.subgraphs:
         for op in sg.operators:
@@ -232,5 +234,6 @@ def check_micro_model(data: bytes) -> None:
             "\nkeep those ops out of the graph, or quantize fully (--quantize int8)"))
 
 
-__all__ = ["Target", "check_micro_options", "check_micro_model", "RESOLVER_METHOD", "CUSTOM_METHOD", "FLOAT_ONLY", "NO_INT16", "UINT8_ADVICE", "MicroProblem",
+__all__ = ["Target", "check_micro_options", "check_micro_model", "RESOLVER_METHOD",
+           "CUSTOM_METHOD", "FLOAT_ONLY", "NO_INT16", "UINT8_ADVICE", "MicroProblem",
            "micro_problems", "problems_text", "resolver_method", "resolver_methods"]

@@ -16,6 +16,7 @@ from edgelite.interpreter.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema.model_io import pack_model
 from tests.conftest import MODELS, micro_module
+from tests.interpreter.tflite_builder import ModelBuilder
 
 DIGITS = np.load(MODELS / "digits_calib.npy")
 ARENA = 4 << 20  # ample for every file here: this test is about ops, not the arena
@@ -172,3 +173,31 @@ def test_dynamic_range_weights_pass_tflm_dequantizes_them():
     data = micro_convert("tf1_cnn.pb", mode=QuantMode.DYNAMIC)
     assert {op.name for op in load_model(data).subgraphs[0].operators} >= {"DEQUANTIZE"}
     assert tflm_runs(data)
+
+
+def _int8_table_model(op_name: str) -> bytes:
+    """``op_name`` with a float runtime input and an int8 constant (scale 0.5): the hybrid
+    pattern. EMBEDDING_LOOKUP: int32 ids into an int8 table; FULLY_CONNECTED: int8 weights."""
+    b = ModelBuilder()
+    table = np.arange(-12, 12, dtype=np.int8).reshape(4, 6)
+    w = b.tensor("table", table.shape, np.int8, data=table, scale=[0.5], zero_point=[0])
+    out = b.tensor("out", (2, 6) if op_name == "EMBEDDING_LOOKUP" else (1, 4))
+    if op_name == "EMBEDDING_LOOKUP":
+        x = b.tensor("ids", (2,), np.int32)
+        b.op(op_name, [x, w], [out])
+    else:
+        x = b.tensor("x", (1, 6))
+        b.op(op_name, [x, w, -1], [out])
+    return b.build([x], [out])
+
+
+def test_hybrid_rule_agrees_with_tflm():
+    # TFLM's only hybrid kernel: EMBEDDING_LOOKUP of an int8 table (real = 0.5 * q)
+    lookup = _int8_table_model("EMBEDDING_LOOKUP")
+    assert micro_problems(load_model(lookup)) == []
+    out = tflm_run(lookup, [[np.array([3, 1], np.int32)]])[0][0]
+    np.testing.assert_array_equal(out, 0.5 * np.arange(-12, 12).reshape(4, 6)[[3, 1]])
+    fc = _int8_table_model("FULLY_CONNECTED")
+    assert [p.reason.split(":")[0] for p in micro_problems(load_model(fc))] == [
+        "float activations with int8 weights (hybrid)"]
+    assert not tflm_runs(fc)
