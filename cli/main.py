@@ -171,6 +171,8 @@ def export(model, folder, name, arena_size):
         if out.arena_is_lower_bound else ""
     click.echo(f"{len(out.methods)} op(s): {', '.join(out.methods)}; kTensorArenaSize "
                f"{out.arena_bytes}{note}")
+    for line in out.warnings:
+        click.echo(f"warning: TFLite Micro will refuse {line}", err=True)
 
 
 def _graphdef_options(fn):

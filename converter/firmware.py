@@ -64,6 +64,7 @@ class FirmwareFiles:
     methods: tuple[str, ...]   # the Add...() calls, in the order written
     arena_bytes: int
     arena_is_lower_bound: bool
+    warnings: tuple[str, ...] = ()  # ops TFLM registers but cannot run with these types
 
 
 def xxd_name(file_name: str) -> str:
@@ -145,8 +146,10 @@ def export_c_array(data: bytes, folder: str | os.PathLike, name: str,
     the model in the files' banner (escaped)."""
     check_name(name, "name")
     model = load_model(data)
-    # the export needs a resolver entry per op; kernel types are convert --target micro's check
-    unknown = [p for p in micro_problems(model) if not p.registrable]
+    # the export needs a resolver entry per op; ops TFLM registers but whose kernels refuse
+    # the file's types or shapes are warnings (convert --target micro refuses them)
+    problems = micro_problems(model)
+    unknown = [p for p in problems if not p.registrable]
     if unknown:
         raise EdgeliteError(problems_text(unknown, "cannot export"))
     if arena_bytes is not None and not 0 < arena_bytes <= MAX_ARENA_BYTES:
@@ -168,7 +171,8 @@ def export_c_array(data: bytes, folder: str | os.PathLike, name: str,
         path = os.path.join(folder, file_name)
         write_atomic(path, text.encode("ascii"))
         paths.append(path)
-    return FirmwareFiles(name, tuple(paths), tuple(methods), arena, lower_bound)
+    return FirmwareFiles(name, tuple(paths), tuple(methods), arena, lower_bound,
+                         tuple(p.line() for p in problems))
 
 
 __all__ = ["FirmwareFiles", "export_c_array", "xxd_name", "check_name"]

@@ -61,6 +61,17 @@ def test_export_refuses_ops_tflm_lacks_listing_all(tmp_path):
     assert not (tmp_path / "fw").exists()
 
 
+def test_export_warns_about_kernels_tflm_lacks(tmp_path):
+    result = invoke("export", MODELS / "tf1_cnn.tf_uint8.tflite", "--c-array", tmp_path)
+    assert result.exit_code == 0, result.output
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 6 and warnings[0] == (
+        "warning: TFLite Micro will refuse CONV_2D (subgraph 0 op 0): TFLite Micro has no "
+        "uint8 kernels (it dropped them); use --quantize int8 --io-type uint8 for uint8 "
+        "inputs and outputs")
+    assert invoke("export", MODEL, "--c-array", tmp_path).stderr == ""
+
+
 def test_convert_target_micro_refuses_uint8_with_the_alternative(tmp_path):
     result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite",
                     "--quantize", "uint8", "--default-range", "-8,8", "--target", "micro")
