@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, Target, convert_detailed
-from edgelite.converter.micro_ops import micro_problems
+from edgelite.converter.micro_ops import (CUSTOM_METHOD, FLOAT_ONLY, NO_INT16,
+                                          RESOLVER_METHOD, micro_problems)
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.converter.runner import as_input
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError, UnsupportedOpError
 from edgelite.interpreter.model import load_model
 from edgelite.schema import generated_tflite as tfl
+from edgelite.schema.ops import BUILTIN_CODE
 from edgelite.schema.model_io import pack_model
 from tests.conftest import MODELS, micro_module
 from tests.interpreter.tflite_builder import ModelBuilder
@@ -47,6 +49,16 @@ def tflm_runs(data: bytes) -> bool:
     except Exception:  # TFLM reports any failure as a bare RuntimeError
         return False
     return True
+
+
+def test_tables_name_schema_ops_and_tflm_methods():
+    # 100: every builtin Add method of micro_mutable_op_resolver.h (tflite-micro, 2026-08)
+    assert len(RESOLVER_METHOD) == 100 and set(RESOLVER_METHOD) <= set(BUILTIN_CODE)
+    assert all(re.fullmatch(r"Add[A-Z][A-Za-z0-9]*", m) for m in
+               [*RESOLVER_METHOD.values(), *CUSTOM_METHOD.values()])
+    assert RESOLVER_METHOD["CONV_2D"] == "AddConv2D" and \
+        RESOLVER_METHOD["UNIDIRECTIONAL_SEQUENCE_LSTM"] == "AddUnidirectionalSequenceLSTM"
+    assert NO_INT16 >= FLOAT_ONLY and set(NO_INT16) <= set(RESOLVER_METHOD)
 
 
 @pytest.mark.parametrize("file_name, problems", [
