@@ -1,4 +1,4 @@
-"""The `edgelite` command: convert, check, inspect, run, compare, eval."""
+"""The `edgelite` command: convert, check, inspect, run, compare, eval, export."""
 
 from __future__ import annotations
 
@@ -60,17 +60,21 @@ def main():
 @click.option("--allow-custom-ops", is_flag=True,
               help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
 @quantize_options
+@click.option("--target", type=click.Choice(["default", "micro"]), default="default",
+              show_default=True, help="micro: check the result runs in TensorFlow Lite Micro "
+              "(every op and its types; no uint8), else refuse, listing what TFLM lacks.")
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, verbose, **quant):
+            allow_custom_ops, target, verbose, **quant):
     """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
-    from ..converter import ConvertOptions, convert_detailed
+    from ..converter import ConvertOptions, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
     check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
-                                 batch_size, frozenset(disabled), allow_custom_ops, qopts)
+                                 batch_size, frozenset(disabled), allow_custom_ops, qopts,
+                                 Target(target))
         result = convert_detailed(graphdef, options)
     calib = result.quantization and result.quantization.calibration
     if calib:
@@ -153,6 +157,34 @@ def run(model, inputs, output):
 
 
 main.add_command(bench_command)
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--c-array", "folder", required=True, type=click.Path(file_okay=False),
+              metavar="DIR", help="Write NAME.cc, NAME.h (the model as a C array) and "
+              "NAME_ops.h (TFLite Micro op resolver, arena size) into DIR.")
+@click.option("--name", help="The array's name (a C identifier; default: what `xxd -i` "
+              "derives from the file name).")
+@click.option("--arena-size", type=click.IntRange(min=1), metavar="BYTES",
+              help="kTensorArenaSize (TFLite Micro's arena); default: edgelite's activation "
+              "arena, marked as a lower bound.")
+def export(model, folder, name, arena_size):
+    """Export a .tflite model for TensorFlow Lite Micro firmware: C++ sources."""
+    from ..converter.files import shown_path
+    from ..converter.firmware import check_name, export_c_array, xxd_name
+    from ..interpreter.model import read_model_file
+    name = check_name(name, "--name") if name is not None else \
+        check_name(xxd_name(model), "the name derived from the file name")
+    out = export_c_array(read_model_file(model), folder, name, arena_size, model)
+    for path in out.paths:
+        click.echo(f"wrote {shown_path(path)}")
+    note = " (edgelite's activation arena: a lower bound, give --arena-size)" \
+        if out.arena_is_lower_bound else ""
+    click.echo(f"{len(out.methods)} op(s): {', '.join(out.methods)}; kTensorArenaSize "
+               f"{out.arena_bytes}{note}")
+    for line in out.warnings:
+        click.echo(f"warning: TFLite Micro will refuse {line}", err=True)
 
 
 def _graphdef_options(fn):

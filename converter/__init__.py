@@ -18,6 +18,7 @@ from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
+from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, QuantMode, quantize
 from .tf_tensor import const_budget
@@ -34,6 +35,7 @@ class ConvertOptions:
     disabled_passes: frozenset[str] = frozenset()
     allow_custom_ops: bool = False           # write unsupported TF ops as CUSTOM ops
     quantize: QuantizeOptions | None = None  # None: a float model
+    target: Target = Target.DEFAULT          # MICRO: checked for TFLite Micro (micro_ops.py)
 
 
 
@@ -49,6 +51,9 @@ class ConversionResult:
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
     options = options or ConvertOptions()
+    micro = Target(options.target) is Target.MICRO
+    if micro:
+        check_micro_options(options.quantize)
     tf = TFGraph(load_graphdef(source))
     inputs = tf.resolve(options.inputs, tf.default_inputs, "input")
     outputs = tf.resolve(options.outputs, tf.default_outputs, "output")
@@ -70,6 +75,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     qreport = quantize(graph, options.quantize) if options.quantize else None
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
+    if micro:
+        check_micro_model(model)
     return ConversionResult(model, graph, records, lowered, qreport)
 
 
@@ -99,5 +106,5 @@ def check(source, inputs=None, outputs=None, input_shapes=None) -> SupportReport
         return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
-__all__ = ["QuantizeOptions", "ConvertOptions", "ConversionResult", "convert", "convert_detailed", "check",
+__all__ = ["QuantizeOptions", "ConvertOptions", "Target", "ConversionResult", "convert", "convert_detailed", "check",
            "PASS_NAMES"]
