@@ -102,3 +102,9 @@ def _counts(graph: Graph) -> dict[str, int]:
         for name, k in g.op_counts().items():
             total[name] = total.get(name, 0) + k
     return dict(sorted(total.items()))
+
+
+def reorder_quantized(graph: Graph) -> int:
+    """order_for_memory again after quantization, which adds QUANTIZE / DEQUANTIZE ops (a
+    requantization before a CONCATENATION, ...) and changes tensor sizes."""
+    return sum(order_for_memory.run(g, quantized=True) for g in all_graphs(graph))

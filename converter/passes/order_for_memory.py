@@ -12,8 +12,10 @@ time 0 and graph outputs to the last time; a tensor lives from its producer to i
 reader. Buffers are placed largest first (ties: the later tensor first, as TFLM's stable sort
 of a list filled from the back), each at the lowest offset that fits between the buffers
 already placed that overlap it in time; the arena is the highest end. Sizes are counted one
-byte per float element, as in the full-integer file the converter writes after quantization
-(a float model's sizes are 4x, the same up to the 16-byte rounding). Per-op scratch buffers
+byte per float element in the float graph, as in the full-integer file quantization makes
+of it (a float model's sizes are 4x, the same up to the 16-byte rounding); the converter
+runs the pass again after quantization (passes.reorder_quantized), on the real sizes, so
+the QUANTIZE ops it adds (requantizing a CONCATENATION's inputs, ...) are ordered too. Per-op scratch buffers
 are not modelled (they are the same set in every order).
 
 Search, region by region (a region ends where a single activation tensor crosses from the
@@ -62,17 +64,18 @@ class Dag:
         return {self.producer[t] for t in self.inputs[op] if self.producer[t] >= 0}
 
 
-def _bytes(t: Tensor) -> int | None:
+def _bytes(t: Tensor, float_as_int8: bool) -> int | None:
     if t.shape is None or any(d is None or d < 0 for d in t.shape):
         return None
     dtype = np.dtype(t.dtype)
-    item = 1 if dtype.kind == "f" else dtype.itemsize  # float -> int8 after quantization
+    item = 1 if dtype.kind == "f" and float_as_int8 else dtype.itemsize
     size = int(np.prod(t.shape, dtype=np.int64)) * item
     return -(-size // ALIGN) * ALIGN
 
 
-def build_dag(graph: Graph) -> Dag | None:
-    """The graph as a Dag, or None where its order must not change (see module doc)."""
+def build_dag(graph: Graph, float_as_int8: bool = True) -> Dag | None:
+    """The graph as a Dag, or None where its order must not change (see module doc).
+    `float_as_int8`: count float tensors one byte per element (before quantization)."""
     ops = list(graph.ops)
     if graph.is_subgraph or any(op.subgraphs or op.type in STATEFUL for op in ops):
         return None
@@ -82,7 +85,7 @@ def build_dag(graph: Graph) -> Dag | None:
 
     def tid(t: Tensor, prod: int) -> int | None:
         if id(t) not in ids:
-            size = _bytes(t)
+            size = _bytes(t, float_as_int8)
             if size is None:
                 raise _Unknown
             ids[id(t)] = len(sizes)
@@ -308,8 +311,10 @@ def best_order(dag: Dag) -> list[int]:
     return best
 
 
-def run(graph: Graph) -> int:
-    dag = build_dag(graph)
+def run(graph: Graph, quantized: bool = False) -> int:
+    """Reorder `graph`'s ops; 1 if the order changed, else 0. `quantized`: the graph is
+    final (sizes as they are), not a float graph quantization will make int8."""
+    dag = build_dag(graph, float_as_int8=not quantized)
     if dag is None or dag.n < 3:
         return 0
     order = best_order(dag)
