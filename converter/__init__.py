@@ -18,7 +18,7 @@ from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
-from .passes import PASS_NAMES, PassRecord, reorder_quantized, run_passes
+from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, QuantMode, quantize
 from .tf_tensor import const_budget
 
@@ -68,8 +68,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         records = run_passes(graph, disabled)
         infer_shapes(graph)
     qreport = quantize(graph, options.quantize) if options.quantize else None
-    if qreport is not None and "order_for_memory" not in disabled:
-        reorder_quantized(graph)  # the ops quantization added take part in the order
+    if qreport is not None:
+        after_quantization(graph, disabled)  # integer biases, the ops quantization added
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
     return ConversionResult(model, graph, records, lowered, qreport)

@@ -26,7 +26,7 @@ from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_co
                identify_hard_swish, identify_l2_norm, identify_leaky_relu, identify_prelu,
                identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
                order_for_memory, prune_loop_vars, remove_dead, remove_identities,
-               remove_trivial_arithmetic)
+               remove_trivial_arithmetic, trim_constants)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars, remove_dead,
-              order_for_memory))
+              trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
 REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})
@@ -104,7 +104,14 @@ def _counts(graph: Graph) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
-def reorder_quantized(graph: Graph) -> int:
-    """order_for_memory again after quantization, which adds QUANTIZE / DEQUANTIZE ops (a
-    requantization before a CONCATENATION, ...) and changes tensor sizes."""
-    return sum(order_for_memory.run(g, quantized=True) for g in all_graphs(graph))
+def after_quantization(graph: Graph, disabled: frozenset[str] | set[str] = frozenset()) -> int:
+    """trim_constants and order_for_memory again on the quantized graph (unless disabled):
+    quantization makes the biases integers and adds QUANTIZE / DEQUANTIZE ops (a
+    requantization before a CONCATENATION, ...), and the tensors get their final sizes."""
+    n = 0
+    for g in all_graphs(graph):
+        if "trim_constants" not in disabled:
+            n += trim_constants.run(g)
+        if "order_for_memory" not in disabled:
+            n += order_for_memory.run(g, quantized=True)
+    return n
