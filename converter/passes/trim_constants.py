@@ -31,7 +31,8 @@ def _quant_key(q: QuantParams | None):
 
 def _key(t: Tensor):
     data = np.ascontiguousarray(t.data)
-    return (data.dtype.str, data.shape, data.tobytes(), _quant_key(t.quant))
+    return (data.dtype.str, data.shape, t.shape, t.shape_signature, data.tobytes(),
+            _quant_key(t.quant))
 
 
 def run(graph: Graph) -> int:
