@@ -44,6 +44,8 @@ from ..ir import Graph, Tensor
 ALIGN = 16             # TFLM's kBufferAlignment: each buffer's size is rounded up to it
 EXACT_STATES = 20_000  # states of the exact search per region; larger regions: heuristic
 EXACT_ORDERS = 2_000   # graphs with at most this many orders: every order scored by the planner
+HEURISTIC_OPS = 2_000  # a region with more ops than this keeps the file's order
+PLANNER_OPS = 600      # graphs with more ops are scored by their live-bytes peak
 STATEFUL = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"})
 
 
@@ -191,60 +193,77 @@ def regions(dag: Dag) -> list[list[int]]:
 
 
 class _Live:
-    """Live bytes of a set of ops already run (a bit mask), what one more op changes, and
-    which ops become ready (all producers run)."""
+    """One region's ops (file order; local numbers 0..k-1, bit masks of local numbers for
+    the ops already run): live bytes, what one more op changes, which ops are ready. Ops
+    before the region have run, ops after it have not: O(region) memory."""
 
-    def __init__(self, dag: Dag) -> None:
-        self.dag = dag
-        self.reader_mask = [sum(1 << r for r in rs) for rs in dag.readers]
-        self.pred_mask = [sum(1 << p for p in dag.preds(op)) for op in range(dag.n)]
-        succs: list[set[int]] = [set() for _ in range(dag.n)]
-        for op in range(dag.n):
+    def __init__(self, dag: Dag, ops: list[int]) -> None:
+        self.dag, self.ops = dag, ops
+        local = {op: i for i, op in enumerate(ops)}
+        self.pred_mask = [sum(1 << local[p] for p in dag.preds(op) if p in local)
+                          for op in ops]
+        self.succs: list[list[int]] = [[] for _ in ops]
+        for i, op in enumerate(ops):
             for p in dag.preds(op):
-                succs[p].add(op)
-        self.succs = [sorted(s) for s in succs]
-        self.initial = sum(dag.sizes[t] for t in dag.graph_inputs if self._alive(t, 0))
+                if p in local:
+                    self.succs[local[p]].append(i)
+        last = ops[-1] if ops else -1
+        self.readers: dict[int, int] = {}   # tensor: local mask of its readers here
+        self.kept: set[int] = set()         # tensors read after the region, or outputs
+        for op in ops:
+            for t in (*dag.inputs[op], *dag.outputs[op]):
+                if t in self.readers:
+                    continue
+                self.readers[t] = sum(1 << local[r] for r in dag.readers[t] if r in local)
+                if t in dag.graph_outputs or any(r > last for r in dag.readers[t]):
+                    self.kept.add(t)
 
     def _alive(self, t: int, done: int) -> bool:
-        return t in self.dag.graph_outputs or self.reader_mask[t] & ~done != 0
+        return t in self.kept or self.readers[t] & ~done != 0
 
-    def step(self, done: int, op: int) -> tuple[int, int]:
-        """(bytes allocated while `op` runs, change of the live bytes after it)."""
-        dag, after = self.dag, done | 1 << op
+    def step(self, done: int, i: int) -> tuple[int, int]:
+        """(bytes allocated while op i runs, change of the live bytes after it)."""
+        dag, op, after = self.dag, self.ops[i], done | 1 << i
         made = sum(dag.sizes[t] for t in dag.outputs[op])
-        freed = sum(dag.sizes[t] for t in dag.inputs[op] if not self._alive(t, after))
-        freed += sum(dag.sizes[t] for t in dag.outputs[op] if not self._alive(t, after))
+        freed = sum(dag.sizes[t] for t in (*dag.inputs[op], *dag.outputs[op])
+                    if not self._alive(t, after))
         return made, made - freed
 
-    def ready(self, ops: list[int], done: int) -> tuple[int, ...]:
-        return tuple(op for op in ops if not done >> op & 1 and
-                     self.pred_mask[op] & ~done == 0)
+    def ready(self, done: int) -> tuple[int, ...]:
+        return tuple(i for i in range(len(self.ops))
+                     if not done >> i & 1 and self.pred_mask[i] & ~done == 0)
 
-    def after(self, ready: tuple[int, ...], done: int, op: int, members: int) -> tuple:
-        """The ready ops (of the region `members`) once `op` has run: O(its readers)."""
-        done |= 1 << op
-        new = [s for s in self.succs[op] if members >> s & 1 and self.pred_mask[s] & ~done == 0]
-        return tuple(sorted({*ready, *new} - {op}))
+    def after(self, ready: tuple[int, ...], done: int, i: int) -> tuple[int, ...]:
+        """The ready ops once op i has run: O(its readers)."""
+        done |= 1 << i
+        new = [s for s in self.succs[i] if self.pred_mask[s] & ~done == 0]
+        return tuple(sorted({*ready, *new} - {i}))
+
+    def walk(self, order: list[int], now: int) -> tuple[int, int]:
+        """(live-bytes peak, live bytes after) along `order` (local numbers)."""
+        done, peak = 0, now
+        for i in order:
+            made, change = self.step(done, i)
+            peak, now, done = max(peak, now + made), now + change, done | 1 << i
+        return peak, now
 
 
-def exact_region(live: _Live, ops: list[int], done: int, now: int) -> list[int] | None:
-    """The order of `ops` (the ops in `done` already run, `now` live bytes) of smallest
-    live-bytes peak, or None past EXACT_STATES states. States are the sets of ops run; the
-    DP goes level by level (one more op each), keeping per state the best peak, the ops
-    ready there and the order that reached it."""
-    members = sum(1 << op for op in ops)
-    level = {done: (0, now, live.ready(ops, done), ())}
+def exact_region(live: _Live, now: int) -> list[int] | None:
+    """The order of the region's ops (`now` live bytes before it) of smallest live-bytes
+    peak, in local numbers, or None past EXACT_STATES states. States are the sets of ops
+    run; the DP goes level by level (one more op each), keeping per state the best peak,
+    the ops ready there and the order that reached it."""
+    level = {0: (0, now, live.ready(0), ())}
     states = 1
-    for _ in ops:
+    for _ in live.ops:
         nxt: dict[int, tuple] = {}
         for state, (peak, now, ready, path) in level.items():
-            for op in ready:
-                made, change = live.step(state, op)
-                new = state | 1 << op
+            for i in ready:
+                made, change = live.step(state, i)
                 top = max(peak, now + made)
+                new = state | 1 << i
                 if new not in nxt or top < nxt[new][0]:
-                    nxt[new] = (top, now + change, live.after(ready, state, op, members),
-                                (*path, op))
+                    nxt[new] = (top, now + change, live.after(ready, state, i), (*path, i))
         states += len(nxt)
         if states > EXACT_STATES:
             return None
@@ -253,27 +272,28 @@ def exact_region(live: _Live, ops: list[int], done: int, now: int) -> list[int] 
     return list(path)
 
 
-def heuristic_region(live: _Live, ops: list[int], done: int) -> list[int]:
+def heuristic_region(live: _Live) -> list[int]:
     """Run, of the ready ops, the one that adds the fewest live bytes (file order on ties):
-    O(ops x ready ops)."""
-    members = sum(1 << op for op in ops)
-    ready, order = live.ready(ops, done), []
-    for _ in ops:
-        op = min(ready, key=lambda o: (live.step(done, o)[1], o))
-        ready = live.after(ready, done, op, members)
-        order.append(op)
-        done |= 1 << op
+    O(ops x ready ops); a region of more than HEURISTIC_OPS ops keeps the file's order."""
+    if len(live.ops) > HEURISTIC_OPS:
+        return list(range(len(live.ops)))
+    done, ready, order = 0, live.ready(0), []
+    for _ in live.ops:
+        i = min(ready, key=lambda j: (live.step(done, j)[1], j))
+        ready = live.after(ready, done, i)
+        order.append(i)
+        done |= 1 << i
     return order
 
 
-def all_orders(dag: Dag, limit: int):
+def all_orders(dag: Dag, limit: int) -> list[list[int]] | None:
     """Every topological order, or None when there are more than `limit`."""
-    live, every = _Live(dag), list(range(dag.n))
+    live = _Live(dag, list(range(dag.n)))
     count = {0: 1}
     for _ in range(dag.n):
         nxt: dict[int, int] = {}
         for state, c in count.items():
-            for op in live.ready(every, state):
+            for op in live.ready(state):
                 nxt[state | 1 << op] = nxt.get(state | 1 << op, 0) + c
         if sum(nxt.values()) > limit:
             return None
@@ -283,29 +303,54 @@ def all_orders(dag: Dag, limit: int):
     def walk(done: int, path: list[int]) -> None:
         if len(path) == dag.n:
             out.append(list(path))
-        for op in live.ready(every, done):
+        for op in live.ready(done):
             walk(done | 1 << op, [*path, op])
     walk(0, [])
     return out
 
 
+def initial_live(dag: Dag) -> int:
+    """Live bytes before the first op: the graph inputs something reads or returns."""
+    return sum(dag.sizes[t] for t in dag.graph_inputs
+               if dag.readers[t] or t in dag.graph_outputs)
+
+
+def searched_order(dag: Dag) -> list[int]:
+    """Region by region: the exact order, or the heuristic's past EXACT_STATES."""
+    now, order = initial_live(dag), []
+    for ops in regions(dag):
+        live = _Live(dag, ops)
+        local = (exact_region(live, now) if len(ops) > 1 else None) or \
+            heuristic_region(live)
+        now = live.walk(local, now)[1]
+        order += [ops[i] for i in local]
+    return order
+
+
+def score(dag: Dag, order: list[int]) -> int:
+    """The planner's arena (PLANNER_OPS ops at most: it is quadratic in the tensors), else
+    the live-bytes peak over TFLM's lifetimes (linear)."""
+    buffers = lifetimes(dag, order)
+    if dag.n <= PLANNER_OPS:
+        return planner_peak(buffers)
+    change = [0] * (dag.n + 2)
+    for size, first, last in buffers:
+        change[first] += size
+        change[last + 1] -= size
+    peak = now = 0
+    for c in change:
+        now += c
+        peak = max(peak, now)
+    return peak
+
+
 def best_order(dag: Dag) -> list[int]:
-    """The order with the smallest planner arena found (the file's order on ties)."""
+    """The order with the smallest arena found (the file's order on ties)."""
     original = list(range(dag.n))
     orders = all_orders(dag, EXACT_ORDERS) if dag.n <= 64 else None
-    if orders is None:
-        live, done, searched = _Live(dag), 0, []
-        now = live.initial
-        for ops in regions(dag):
-            part = exact_region(live, ops, done, now) if len(ops) > 1 else ops
-            for op in part if part is not None else heuristic_region(live, ops, done):
-                now += live.step(done, op)[1]
-                done |= 1 << op
-                searched.append(op)
-        orders = [searched]
-    best, smallest = original, arena(dag, original)
-    for order in orders:
-        size = arena(dag, order)
+    best, smallest = original, score(dag, original)
+    for order in orders if orders is not None else [searched_order(dag)]:
+        size = score(dag, order)
         if size < smallest:
             best, smallest = order, size
     return best
