@@ -35,6 +35,7 @@ left as they are.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +72,7 @@ def _bytes(t: Tensor, float_as_int8: bool) -> int | None:
         return None
     dtype = np.dtype(t.dtype)
     item = 1 if dtype.kind == "f" and float_as_int8 else dtype.itemsize
-    size = int(np.prod(t.shape, dtype=np.int64)) * item
+    size = math.prod(t.shape) * item
     return -(-size // ALIGN) * ALIGN
 
 
@@ -348,8 +349,12 @@ def best_order(dag: Dag) -> list[int]:
     """The order with the smallest arena found (the file's order on ties)."""
     original = list(range(dag.n))
     orders = all_orders(dag, EXACT_ORDERS) if dag.n <= 64 else None
+    if orders is None:
+        orders = [searched_order(dag)]
+        if orders[0] == original:
+            return original   # nothing to compare (a chain, or the file's order won)
     best, smallest = original, score(dag, original)
-    for order in orders if orders is not None else [searched_order(dag)]:
+    for order in orders:
         size = score(dag, order)
         if size < smallest:
             best, smallest = order, size
