@@ -43,8 +43,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
-              fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars, remove_dead,
-              trim_constants, order_for_memory))
+              fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars,
+              remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
 REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})

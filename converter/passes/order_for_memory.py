@@ -14,9 +14,10 @@ of a list filled from the back), each at the lowest offset that fits between the
 already placed that overlap it in time; the arena is the highest end. Sizes are counted one
 byte per float element in the float graph, as in the full-integer file quantization makes
 of it (a float model's sizes are 4x, the same up to the 16-byte rounding); the converter
-runs the pass again after quantization (passes.reorder_quantized), on the real sizes, so
-the QUANTIZE ops it adds (requantizing a CONCATENATION's inputs, ...) are ordered too. Per-op scratch buffers
-are not modelled (they are the same set in every order).
+runs the pass again after quantization (passes.after_quantization), on the real sizes, so
+the QUANTIZE ops it adds (requantizing a CONCATENATION's inputs, ...) are ordered too.
+Per-op scratch buffers are not modelled (they are the same set in every order). Graphs of
+more than PLANNER_OPS ops are scored by their live-bytes peak (the planner is quadratic).
 
 Search, region by region (a region ends where a single activation tensor crosses from the
 ops before to the ops after; a linear chain is a chain of one-op regions):
@@ -25,8 +26,8 @@ ops before to the ops after; a linear chain is a chain of one-op regions):
     capped at EXACT_STATES states per region;
   * heuristic, where a region has more states: list scheduling that runs, of the ready ops,
     the one that adds the fewest live bytes (the branch that frees memory first), ties in
-    the file's order.
-When the whole graph has at most EXACT_ORDERS topological orders every order is scored with
+    the file's order; a region of more than HEURISTIC_OPS ops keeps the file's order.
+When the whole graph (64 ops at most) has at most EXACT_ORDERS topological orders every order is scored with
 the planner itself (exact for the true objective). The order found replaces the file's only
 when its planner arena is strictly smaller, so the pass never makes the arena larger and a
 second run changes nothing. Graphs with control flow, variable tensors or unknown shapes are

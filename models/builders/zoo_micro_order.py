@@ -5,10 +5,11 @@ about a minute):
     /work/wt/threads/.venv/bin/python models/builders/zoo_micro_order.py   # repository root
 
 Each model is a tf-keras functional network with fixed-seed random weights (the arena does
-not depend on training), frozen to models/micro_order_<name>.pb, and converted by TF's v1
+not depend on training), frozen to models/micro_order/<name>.pb, and converted by TF's v1
 ``from_frozen_graph`` converter at batch 1 with Optimize.DEFAULT, TFLITE_BUILTINS_INT8 and
 float I/O, calibrated on 8 fixed-seed uniform [0, 1) samples, into
-models/micro_order_<name>.tf_int8.tflite:
+models/micro_order/<name>.tf_int8.tflite (a folder of their own: the tests that take every
+models/*.pb or models/*.tf_int8.tflite calibrate with the digits):
 
   inception  an Inception block: 1x1 | 1x1-3x3 | 1x1-5x5 | maxpool-1x1 branches, concatenated
   densenet   a DenseNet block: three BN-ReLU-1x1-3x3 layers each concatenated to its input
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (MODELS_DIR, atomic_write, freeze_keras, keras, np,  # noqa: E402
                     print_written, seed_everything, tf, v1_converter, write_graph)
 
-PREFIX = "micro_order"
+FOLDER = "micro_order"
 CALIB_SAMPLES = 8
 L = keras.layers
 
@@ -97,7 +98,7 @@ def build(name: str) -> None:
                                rng.normal(0, .1, m.shape), rng.uniform(0.5, 1.5, v.shape)])
     shape = tuple(inp.shape)
     gd = freeze_keras(model, {"input": ((None, *shape[1:]), tf.float32)})
-    stem = f"{PREFIX}_{name}"
+    stem = f"{FOLDER}/{name}"
     write_graph(gd, f"{stem}.pb", as_text=False)
     conv_ = v1_converter(MODELS_DIR / f"{stem}.pb", {"input": [1, *shape[1:]]}, ["probs"])
     conv_.optimizations = [tf.lite.Optimize.DEFAULT]

@@ -8,12 +8,14 @@ part GreedyMemoryPlanner lays the activations out in, the part the op order deci
 follows from the ops and tensors each converter writes, not from their order.
 
 ARENAS holds the numbers: {model: (TF's smallest arena, edgelite's, TF's head, edgelite's
-head)}, WITHOUT_PASS edgelite's head with --disable-pass order_for_memory where it differs. The models/micro_order_* networks
-(models/builders/zoo_micro_order.py) are the branching ones: an Inception block, a DenseNet
-block, a U-Net and MobileNetV2 residuals. Where the pass gains nothing, OPTIMAL shows the
-order edgelite writes is already the best: every topological order of its final graph,
-scored with the pass's model of TFLM's planner (which gives TFLM's head exactly on these
-models), needs at least as much.
+head)}, WITHOUT_PASS edgelite's head with --disable-pass order_for_memory where it differs.
+The models/micro_order/ networks (models/builders/zoo_micro_order.py) are the branching
+ones: an Inception block, a DenseNet block, a U-Net and MobileNetV2 residuals. Where the
+pass gains nothing, OPTIMAL shows the order edgelite writes is already the best: every
+topological order of its final graph, scored with the pass's model of TFLM's planner
+(which gives TFLM's head exactly on these models), needs at least as much. The tail is
+TF's or smaller except in LARGER_TAIL (trim_constants writes one tensor for equal constants
+and no zero FULLY_CONNECTED bias, as TF does).
 
 Not compared: op_zoo_math and op_zoo_array (TFLM has kernels for neither file's ops),
 rnn_tf1_cond (the random calibration data never take the branch one MatMul is in: edgelite
@@ -42,10 +44,10 @@ OFF = frozenset({"order_for_memory"})
 
 # model: (TF min arena, edgelite min arena, TF head, edgelite head)
 ARENAS = {
-    "micro_order_inception": (18896, 18384, 14848, 14336),
-    "micro_order_densenet": (20776, 17944, 15360, 12288),
-    "micro_order_unet": (53280, 53520, 49152, 49152),
-    "micro_order_mbv2": (14240, 14240, 7168, 7168),
+    "micro_order/inception": (18896, 18384, 14848, 14336),
+    "micro_order/densenet": (20776, 17944, 15360, 12288),
+    "micro_order/unet": (53280, 53520, 49152, 49152),
+    "micro_order/mbv2": (14240, 14240, 7168, 7168),
     "keras_cnn": (6088, 6088, 3072, 3072),
     "efficientnet_like": (60920, 60920, 53248, 53248),
     "fashion_mobilenet_v2": (45864, 45864, 28224, 28224),
@@ -64,14 +66,14 @@ ARENAS = {
     "keras_dynamic_shape": (4000, 4000, 2048, 2048),
 }
 WITHOUT_PASS = {
-    "micro_order_densenet": 16384,
+    "micro_order/densenet": 16384,
     "fashion_xception": 31360,
     "rnn_lstm_unrolled": 928,
 }
 # edgelite's total arena is larger than TF's where its file has more tensors or ops (the
 # tail): {model: why}. The head is never larger.
 LARGER_TAIL: dict[str, str] = {
-    "micro_order_unet": "2 more ops: QUANTIZE requantizing a CONCATENATION input (TF gives "
+    "micro_order/unet": "2 more ops: QUANTIZE requantizing a CONCATENATION input (TF gives "
                         "the inputs the output's scale)",
     "qat_cnn": "per-channel weights where TF keeps the fake-quant per-tensor range: more "
                "per-op multipliers",
@@ -82,10 +84,10 @@ LARGER_TAIL: dict[str, str] = {
 # Where edgelite's head equals TF's, TF's order is optimal too; a single order (residual
 # blocks, a U-Net's skips) leaves no choice to any converter.
 OPTIMAL = {
-    "micro_order_inception": (630, 14336),
-    "micro_order_densenet": (25, 12288),
-    "micro_order_unet": (1, 49152),
-    "micro_order_mbv2": (1, 7168),
+    "micro_order/inception": (630, 14336),
+    "micro_order/densenet": (25, 12288),
+    "micro_order/unet": (1, 49152),
+    "micro_order/mbv2": (1, 7168),
     "efficientnet_like": (1, 53248),
     "fashion_mobilenet_v2": (1, 28224),
     "fashion_xception": (42, 28224),
