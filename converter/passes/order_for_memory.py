@@ -87,7 +87,7 @@ def build_dag(graph: Graph, float_as_int8: bool = True) -> Dag | None:
     sizes: list[int] = []
     producer: list[int] = []
 
-    def tid(t: Tensor, prod: int) -> int | None:
+    def tid(t: Tensor, prod: int) -> int:
         if id(t) not in ids:
             size = _bytes(t, float_as_int8)
             if size is None:
