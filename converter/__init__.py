@@ -19,8 +19,8 @@ from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .micro_ops import Target, check_micro_model, check_micro_options
-from .passes import PASS_NAMES, PassRecord, run_passes
-from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, QuantMode, quantize
+from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
+from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
 from .tf_tensor import const_budget
 
 
@@ -73,6 +73,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         records = run_passes(graph, disabled)
         infer_shapes(graph)
     qreport = quantize(graph, options.quantize) if options.quantize else None
+    if qreport is not None:
+        after_quantization(graph, disabled)  # integer biases, the ops quantization added
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
     if micro:

@@ -25,7 +25,8 @@ from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_co
                fuse_activation, fuse_bias, fuse_lstm_loop, identify_dilated_conv,
                identify_hard_swish, identify_l2_norm, identify_leaky_relu, identify_prelu,
                identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
-               prune_loop_vars, remove_dead, remove_identities, remove_trivial_arithmetic)
+               order_for_memory, prune_loop_vars, remove_dead, remove_identities,
+               remove_trivial_arithmetic, trim_constants)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
-              fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars, remove_dead))
+              fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars,
+              remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
 REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})
@@ -100,3 +102,16 @@ def _counts(graph: Graph) -> dict[str, int]:
         for name, k in g.op_counts().items():
             total[name] = total.get(name, 0) + k
     return dict(sorted(total.items()))
+
+
+def after_quantization(graph: Graph, disabled: frozenset[str] | set[str] = frozenset()) -> int:
+    """trim_constants and order_for_memory again on the quantized graph (unless disabled):
+    quantization makes the biases integers and adds QUANTIZE / DEQUANTIZE ops (a
+    requantization before a CONCATENATION, ...), and the tensors get their final sizes."""
+    n = 0
+    for g in all_graphs(graph):
+        if "trim_constants" not in disabled:
+            n += trim_constants.run(g)
+        if "order_for_memory" not in disabled:
+            n += order_for_memory.run(g, quantized=True)
+    return n
