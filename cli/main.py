@@ -167,8 +167,8 @@ main.add_command(bench_command)
 @click.option("--name", help="The array's name (a C identifier; default: what `xxd -i` "
               "derives from the file name).")
 @click.option("--arena-size", type=click.IntRange(min=1), metavar="BYTES",
-              help="kTensorArenaSize (TFLite Micro's arena); default: edgelite's activation "
-              "arena, marked as a lower bound.")
+              help="kTensorArenaSize (TFLite Micro's arena); default: what TFLite Micro "
+              "needs for the model on a 32-bit target (as `edgelite inspect --target micro`).")
 def export(model, folder, name, arena_size):
     """Export a .tflite model for TensorFlow Lite Micro firmware: C++ sources."""
     from ..converter.files import shown_path
@@ -179,8 +179,7 @@ def export(model, folder, name, arena_size):
     out = export_c_array(read_model_file(model), folder, name, arena_size, model)
     for path in out.paths:
         click.echo(f"wrote {shown_path(path)}")
-    note = " (edgelite's activation arena: a lower bound, give --arena-size)" \
-        if out.arena_is_lower_bound else ""
+    note = "" if out.arena_given else " (TFLite Micro's arena on a 32-bit target)"
     click.echo(f"{len(out.methods)} op(s): {', '.join(out.methods)}; kTensorArenaSize "
                f"{out.arena_bytes}{note}")
     for line in out.warnings:

@@ -13,9 +13,9 @@
   calls the model needs (micro_ops.RESOLVER_METHOD / CUSTOM_METHOD: TFLM's names), and
   ``constexpr int kTensorArenaSize``.
 
-The arena size is the caller's (``arena_bytes``: TFLM's real need); without it the header
-gets edgelite's activation arena with a comment saying it is a lower bound only (TFLM also
-keeps per-op data and scratch buffers in its arena).
+The arena size is what TFLite Micro needs for the model on a 32-bit target
+(``edgelite.interpreter.micro_arena``: TFLM's planned activations plus its per-op data,
+scratch buffers and bookkeeping), or the caller's ``arena_bytes``.
 
 NAME comes from the file name the way ``xxd -i`` derives it (every byte that is not an
 ASCII letter or digit becomes ``_``; a leading digit gets ``__`` in front), or from the
@@ -63,7 +63,7 @@ class FirmwareFiles:
     paths: tuple[str, ...]     # NAME.cc, NAME.h, NAME_ops.h
     methods: tuple[str, ...]   # the Add...() calls, in the order written
     arena_bytes: int
-    arena_is_lower_bound: bool
+    arena_given: bool  # the caller's size, not micro_arena()'s
     warnings: tuple[str, ...] = ()  # ops TFLM registers but cannot run with these types
 
 
@@ -108,18 +108,18 @@ def array_sources(data: bytes, name: str, source: str) -> tuple[str, str]:
     return header, body
 
 
-def ops_source(name: str, methods: list[str], arena_bytes: int, lower_bound: bool,
+def ops_source(name: str, methods: list[str], arena_bytes: int, given: bool,
                source: str) -> str:
     """NAME_ops.h text: the resolver type, the registration function, the arena size."""
     guard = f"EDGELITE_OPS_{name}_H_"
     calls = "".join(f"  if (resolver.{m}() != kTfLiteOk) return kTfLiteError;\n"
                     for m in methods)
-    if lower_bound:
-        arena_note = ("// LOWER BOUND ONLY: edgelite's activation arena. TFLite Micro also "
-                      "keeps per-op data and\n// scratch buffers in its arena and needs more; "
-                      "give the real size with --arena-size.\n")
+    if given:
+        arena_note = "// The tensor arena for this model, in bytes (given to edgelite export).\n"
     else:
-        arena_note = "// The tensor arena TFLite Micro needs for this model, in bytes.\n"
+        arena_note = ("// The tensor arena TFLite Micro needs for this model on a 32-bit target, "
+                      "in bytes\n// (edgelite.interpreter.micro_arena: planned tensors, per-op "
+                      "data, scratch buffers).\n")
     return (f"{_banner(source)}#ifndef {guard}\n#define {guard}\n\n"
             "#include \"tensorflow/lite/micro/micro_mutable_op_resolver.h\"\n\n"
             f"{arena_note}constexpr int kTensorArenaSize = {arena_bytes};\n\n"
@@ -129,14 +129,14 @@ def ops_source(name: str, methods: list[str], arena_bytes: int, lower_bound: boo
             f"{calls}  return kTfLiteOk;\n}}\n\n#endif  // {guard}\n")
 
 
-def _edgelite_arena(data: bytes) -> int:
-    from .runner import ModelRunner   # the converter's one model runner (allocates only here)
+def _micro_arena(data: bytes) -> int:
+    from ..interpreter.tflm_arena import micro_arena
     try:
-        interp = ModelRunner(data).interp
+        return micro_arena(data, "32bit")
     except EdgeliteError as e:
-        raise EdgeliteError(f"edgelite cannot plan this model's arena ({str(e).splitlines()[0]});"
-                            " give the arena size with --arena-size") from None
-    return interp.arena_size
+        raise EdgeliteError(f"edgelite cannot size this model's TFLite Micro arena "
+                            f"({str(e).splitlines()[0]}); give the size with --arena-size"
+                            ) from None
 
 
 def export_c_array(data: bytes, folder: str | os.PathLike, name: str,
@@ -155,15 +155,15 @@ def export_c_array(data: bytes, folder: str | os.PathLike, name: str,
     if arena_bytes is not None and not 0 < arena_bytes <= MAX_ARENA_BYTES:
         raise EdgeliteError(f"arena size {arena_bytes} is out of range: give 1 to "
                             f"{MAX_ARENA_BYTES} bytes")
-    lower_bound = arena_bytes is None
-    arena = _edgelite_arena(data) if lower_bound else arena_bytes
+    given = arena_bytes is not None
+    arena = arena_bytes if given else _micro_arena(data)
     methods = resolver_methods(model)
     # the banner names the file by its base name, in characters that cannot end or splice
     # the // comment (no newline, no trailing backslash)
     shown_source = re.sub(r"[^A-Za-z0-9._-]", "?", os.path.basename(source))[:MAX_NAME_CHARS]
     header, body = array_sources(data, name, shown_source)
     texts = {f"{name}.cc": body, f"{name}.h": header,
-             f"{name}_ops.h": ops_source(name, methods, arena, lower_bound, shown_source)}
+             f"{name}_ops.h": ops_source(name, methods, arena, given, shown_source)}
     folder = os.fspath(folder)
     os.makedirs(folder, exist_ok=True)
     paths = []
@@ -171,7 +171,7 @@ def export_c_array(data: bytes, folder: str | os.PathLike, name: str,
         path = os.path.join(folder, file_name)
         write_atomic(path, text.encode("ascii"))
         paths.append(path)
-    return FirmwareFiles(name, tuple(paths), tuple(methods), arena, lower_bound,
+    return FirmwareFiles(name, tuple(paths), tuple(methods), arena, given,
                          tuple(p.line() for p in problems))
 
 

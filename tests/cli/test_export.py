@@ -3,7 +3,7 @@
 
 import pytest
 
-from edgelite.interpreter import Interpreter
+from edgelite.interpreter import micro_arena
 from tests.cli.clitools import error_line, invoke
 from tests.conftest import MODELS
 
@@ -12,17 +12,16 @@ METHODS = ("AddAveragePool2D, AddConv2D, AddDepthwiseConv2D, AddDequantize, "
            "AddFullyConnected, AddMean, AddQuantize, AddSoftmax")
 
 
-def test_export_names_from_the_file_and_marks_the_arena_a_lower_bound(tmp_path):
-    interp = Interpreter(model_path=str(MODEL))
-    interp.allocate_tensors()
+def test_export_names_from_the_file_and_sizes_the_arena_for_tflite_micro(tmp_path):
+    arena = micro_arena(MODEL.read_bytes(), "32bit")
     result = invoke("export", MODEL, "--c-array", tmp_path / "fw")
     assert result.exit_code == 0, result.output
     name = "keras_cnn_tf_int8_tflite"
     assert sorted(p.name for p in (tmp_path / "fw").iterdir()) == [
         f"{name}.cc", f"{name}.h", f"{name}_ops.h"]
     assert result.output.splitlines()[-1] == (
-        f"8 op(s): {METHODS}; kTensorArenaSize {interp.arena_size} (edgelite's activation "
-        "arena: a lower bound, give --arena-size)")
+        f"8 op(s): {METHODS}; kTensorArenaSize {arena} (TFLite Micro's arena on a 32-bit "
+        "target)")
 
 
 def test_export_with_name_and_arena_size(tmp_path):

@@ -97,7 +97,7 @@ def test_files_and_their_text(tmp_path):
     out = export_c_array(data, tmp_path / "fw", "g_model", 40_000, KERAS_INT8.name)
     assert [os.path.basename(p) for p in out.paths] == ["g_model.cc", "g_model.h",
                                                         "g_model_ops.h"]
-    assert list(out.methods) == KERAS_INT8_METHODS and not out.arena_is_lower_bound
+    assert list(out.methods) == KERAS_INT8_METHODS and out.arena_given
     cc, h, ops = ((tmp_path / "fw" / f).read_text() for f in ("g_model.cc", "g_model.h",
                                                              "g_model_ops.h"))
     assert _array_text_bytes(cc, "g_model") == data
@@ -108,18 +108,19 @@ def test_files_and_their_text(tmp_path):
     assert "extern const unsigned int g_model_len;" in h
     assert "tflite::MicroMutableOpResolver<8>;" in ops
     assert re.findall(r"resolver\.(Add\w+)\(\)", ops) == KERAS_INT8_METHODS
-    assert "constexpr int kTensorArenaSize = 40000;" in ops and "LOWER BOUND" not in ops
+    assert "constexpr int kTensorArenaSize = 40000;" in ops and "32-bit target" not in ops
 
 
-def test_arena_defaults_to_edgelites_activation_arena_marked_a_lower_bound(tmp_path):
-    from edgelite.interpreter import Interpreter
+def test_arena_defaults_to_what_tflite_micro_needs_on_a_32bit_target(tmp_path):
+    from edgelite.interpreter import Interpreter, micro_arena
     interp = Interpreter(model_path=str(KERAS_INT8))
     interp.allocate_tensors()
     out = export_c_array(KERAS_INT8.read_bytes(), tmp_path, "m")
     ops = (tmp_path / "m_ops.h").read_text()
-    assert out.arena_is_lower_bound and out.arena_bytes == interp.arena_size > 0
-    assert f"constexpr int kTensorArenaSize = {interp.arena_size};" in ops
-    assert "LOWER BOUND ONLY" in ops
+    expected = micro_arena(KERAS_INT8.read_bytes(), "32bit")
+    assert not out.arena_given and out.arena_bytes == expected > interp.arena_size
+    assert f"constexpr int kTensorArenaSize = {expected};" in ops
+    assert "on a 32-bit target" in ops
 
 
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
