@@ -88,14 +88,17 @@ MUL (int8, 16x8)         M = double(s1) * double(s2) / double(s_out) (mul_multip
 RELU6 (int8, int16)      clamp(q, z_in, q(6.0) in the input's scale): no rescale to the output
 SUM (int8, int16)        data read as its own type (LiteRT REF reads it as uint8)
 SOFTMAX (16x8)           LUTPopulateInt16<float>: tables in float32 (LiteRT: double)
+UNIDIRECTIONAL_SEQUENCE_ TFLM's own lstm_eval.cc (lstm_micro.py): FC multipliers to 2^-12,
+  LSTM (int8)            reference LUT sigmoid / tanh, MulElementwise cell and hidden
+                         updates, h requantized to the output state's own parameters;
+                         no CIFG / peephole / layer norm / projection (refused, as TFLM)
 =======================  ==================================================================
 
 Equal to REF (random single-op files, several seeds): CONV_2D, DEPTHWISE_CONV_2D (int8 and
 16x8), ADD / SUB (int8, 16x8), SQUARED_DIFFERENCE, MAXIMUM, PRELU, LOGISTIC, TANH (int8,
 16x8), SOFTMAX (int8), HARD_SWISH, LEAKY_RELU, RELU, ELU, ABS, AVERAGE_POOL_2D, MAX_POOL_2D,
 MEAN (int8, int16), REDUCE_MAX, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, BATCH_MATMUL,
-QUANTIZE (float -> int8 / int16, int8 -> int8), DEQUANTIZE. Not reproduced yet: TFLM's own
-UNIDIRECTIONAL_SEQUENCE_LSTM (lstm_eval.cc). TFLM lacks (edgelite still runs them): TILE,
+QUANTIZE (float -> int8 / int16, int8 -> int8), DEQUANTIZE. TFLM lacks (edgelite still runs them): TILE,
 POW, RANGE, DENSIFY, sparse tensors, non-constant PAD paddings, int16 GATHER, float16
 DEQUANTIZE, uint8 kernels; it refuses AVERAGE_POOL_2D, MAX_POOL_2D and CONCATENATION whose
 input and output quantization differ, and LOG_SOFTMAX / EXP outside its parameter limits.

@@ -45,6 +45,7 @@ import numpy as np
 from .. import quant_math as qm
 from . import fixed_point16 as fp
 from .lstm_integer_params import IntegerCellParams, LayerNormParams, Requant
+from .lstm_micro import micro_cell_update, micro_hidden, micro_tables
 
 NEON_BLOCK = 16  # NeonVectorBatchVectorCwiseProductAccumulate's unrolled block
 
@@ -116,6 +117,8 @@ class IntegerCell:
 
 
 def make_integer_cell(params: IntegerCellParams, time_major: bool) -> IntegerCell:
+    if params.micro is not None:  # TFLM's reference LUT activations (lstm_micro.py)
+        return IntegerCell(params, *micro_tables(params.cell_scale), time_major)
     return IntegerCell(params, fp.logistic_table(3), fp.tanh_table(3),
                        fp.tanh_table(15 + params.cell_scale), time_major)
 
@@ -160,13 +163,20 @@ def run_integer(cell: IntegerCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray
             i = 32767 - f  # Sub1Vector
         else:
             i = _finish_gate(cell, 0, z[:, :n], state)
-        kept = qm.rounding_divide_by_pot(f * state, 15)
-        added = fp._wrap(qm.rounding_divide_by_pot(i * g, 30 + p.cell_scale))
-        state = _sat(kept + added, -32768, 32767)
-        if p.cell_clip > 0:
-            state = _sat(state, -p.cell_clip, p.cell_clip)
+        if p.micro is not None:
+            state = micro_cell_update(p.micro, f, i, g, state, p.cell_clip, rounding)
+        else:
+            kept = qm.rounding_divide_by_pot(f * state, 15)
+            added = fp._wrap(qm.rounding_divide_by_pot(i * g, 30 + p.cell_scale))
+            state = _sat(kept + added, -32768, 32767)
+            if p.cell_clip > 0:
+                state = _sat(state, -p.cell_clip, p.cell_clip)
         c[...] = state
         o = _finish_gate(cell, 3, z[:, 3 * n:], state)
+        if p.micro is not None:
+            h[...] = micro_hidden(p.micro, o, cell.tanh_cell[state + 32768], rounding)
+            out[t] = h
+            continue
         hidden = o * cell.tanh_cell[state + 32768]
         scaled = _mbqm(hidden, p.hidden, rounding)
         if p.projection is None:

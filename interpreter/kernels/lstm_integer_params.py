@@ -36,8 +36,9 @@ import numpy as np
 from .. import quant_math as qm
 from ..names import quoted
 from .base import OpContext, TensorInfo
+from .lstm_micro import MicroCellParams, micro_cell_clip, micro_cell_params
 from .lstm_operands import GATES, CellOperands
-from .requantize import per_tensor_scale
+from .requantize import micro_fc_reals, per_tensor_scale
 
 _F32 = np.float32
 
@@ -81,6 +82,7 @@ class IntegerCellParams:
     output_state_zp: int
     proj_clip: int
     rounding: qm.Rounding
+    micro: MicroCellParams | None = None  # kernels="micro": TFLM's cell (lstm_micro.py)
 
 
 def _scale(ctx: OpContext, t: TensorInfo, role: str) -> float:
@@ -192,6 +194,8 @@ def prepare_integer_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outp
     cell_scale = _cell_scale(ctx, cell_state, max_cell_log2)
     gate_scales, s_hidden, zp_hidden = _intermediate_scales(ctx, cell.uses_layer_norm)
 
+    if ctx.quant.micro:
+        _check_micro(ctx, cell)
     computed = [g for g in range(4) if g > 0 or not cell.cifg]
     w_in, w_rec, eff_x, eff_h, bias_x, bias_h = {}, {}, [1.0] * 4, [1.0] * 4, {}, {}
     for g in computed:
@@ -203,6 +207,9 @@ def prepare_integer_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outp
         s_r = _scale(ctx, cell.recurrent_weights[g], f"recurrent_to_{name}_weights")
         eff_x[g] = float(_F32(s_w) * _F32(s_in) / _F32(gate_scales[g]))
         eff_h[g] = float(_F32(s_r) * _F32(s_state) / _F32(gate_scales[g]))
+        if ctx.quant.micro:  # TFLM: FULLY_CONNECTED multipliers to 2^-12 (lstm_micro.py)
+            eff_x[g] = micro_fc_reals(s_in, [s_w], 2.0**-12)[0]
+            eff_h[g] = micro_fc_reals(s_state, [s_r], 2.0**-12)[0]
         bias = _typed(ctx, cell.bias[g], np.int32, f"{name}_gate_bias")
         base = np.zeros(n_cell, np.int64) if cell.uses_layer_norm else bias
         bias_x[g] = qm.wrap_int32(base - zp_in * _row_sums(w_in[g]))
@@ -261,6 +268,10 @@ def prepare_integer_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outp
     if proj_clip > 0:
         quantized_proj_clip = int(np.clip(_F32(proj_clip) / _F32(_scale(ctx, output, "output")),
                                           -128, 127))
+    micro = None
+    if ctx.quant.micro:
+        micro = micro_cell_params(cell_scale, s_state, zp_state, rounding)
+        quantized_cell_clip = micro_cell_clip(cell_clip, cell_scale)
     return IntegerCellParams(
         n_cell=n_cell, n_output=n_output, cifg=cell.cifg,
         w_x=_stack_t([w_in.get(g) for g in range(4)], int(x.shape[-1]), n_cell),
@@ -271,4 +282,15 @@ def prepare_integer_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outp
         cell_clip=quantized_cell_clip, hidden=_requant(hidden_scale, rounding),
         hidden_zp=zp_hidden, projection=projection, projection_bias=projection_bias,
         projection_requant=projection_requant, output_state_zp=zp_state,
-        proj_clip=quantized_proj_clip, rounding=rounding)
+        proj_clip=quantized_proj_clip, rounding=rounding, micro=micro)
+
+
+def _check_micro(ctx: OpContext, cell: CellOperands) -> None:
+    """TFLM's LSTM takes Keras-style cells only (unidirectional_sequence_lstm.cc)."""
+    lacks = [name for name, used in (("CIFG", cell.cifg), ("peephole", cell.uses_peephole),
+                                     ("layer norm", cell.uses_layer_norm),
+                                     ("projection", cell.projection_weights is not None))
+             if used]
+    if lacks:
+        raise ctx.unsupported(f"TFLite Micro's integer LSTM has no {', '.join(lacks)}; "
+                              "use kernels=\"reference\" for this file")
