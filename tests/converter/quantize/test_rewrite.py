@@ -221,3 +221,27 @@ def test_comparisons_and_arg_max_read_the_quantized_data():
     assert [t.dtype for t in greater.inputs] == [np.int8, np.int8]
     assert greater.inputs[1].quant.scale[0] == greater.inputs[0].quant.scale[0] < 1.0
     assert_bit_exact(export_tflite(g), [np.clip(rand(1, 6, 6, 3), -1, 1)])
+
+
+def test_a_tensor_read_by_two_concatenations_keeps_the_finer_parameters():
+    """a feeds two concatenations that both read more than a's [-8, 8] (b, a constant 30):
+    tied, a would be 2.5 times coarser (over WIDEN) for the ADD that reads it too, so it keeps
+    its own parameters and is requantized for both; cat2 (a result, its constant beyond its
+    own range) stays wide however often it is looked at (the search ends)."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (1, 4))
+    g.inputs = [x]
+    a, b = (then(g, "ADD", [x, x], n, **NONE) for n in ("a", "b"))
+    thirty = g.const("thirty", np.full((1, 4), 30.0, np.float32))
+    g.outputs = [then(g, "CONCATENATION", [a, b], "cat1", axis=1, **NONE),
+                 then(g, "CONCATENATION", [a, thirty], "cat2", axis=1, **NONE),
+                 then(g, "ADD", [a, a], "d", **NONE)]
+    infer_shapes(g)
+    ranges = {"x": (-1.0, 1.0), "a": (-8.0, 8.0), "b": (-20.0, 20.0), "cat1": (-20.0, 20.0),
+              "cat2": (-8.0, 8.0), "d": (-16.0, 16.0)}
+    quantize_graph(g, ranges, RewriteConfig(QType.INT8, io_type=IOType.INT8))
+    scale = {t.name: t.quant.scale[0] for op in g.ops for t in op.outputs}
+    assert scale["a"] == np.float32(16 / 255)
+    assert scale["b"] == scale["cat1"] == scale["a_requantized"] == np.float32(40 / 255)
+    assert scale["cat2"] == scale["a_requantized_1"] == np.float32(38 / 255)
+    assert g.op_counts()["QUANTIZE"] == 2
