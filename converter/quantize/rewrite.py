@@ -25,6 +25,11 @@ from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_
 from .selective import keep_float_ops
 
 
+# A tensor other ops read too joins a SHARED op's parameters only if they are at most this
+# many times coarser than its own (tie_shared).
+WIDEN = 2.0
+
+
 class IOType(Enum):
     FLOAT = "float"
     INT8 = "int8"
@@ -127,7 +132,7 @@ class _Rewriter:
             lows, highs = zip(*[self.range_of(t) if not t.is_const else
                                 (float(t.data.min()), float(t.data.max()))
                                 for t in [*data, out]])
-            shared = activation(min(lows), max(highs), qt)
+            shared = self.tied.get(id(out)) or activation(min(lows), max(highs), qt)
             self.params[id(out)] = shared
             for t in data:
                 producer = self.g.producer(t)
@@ -141,6 +146,134 @@ class _Rewriter:
             for t in op.outputs:
                 if t.dtype == np.float32:
                     self.act(t)
+
+    def free(self, t: Tensor | None, qt: QType) -> bool:
+        """Whether `t` may take parameters chosen for it by a SHARED op it feeds: its own
+        are fixed by nothing else (not a kernel's fixed output, a graph input with given or
+        integer-typed parameters, a subgraph boundary) and it is stored as `qt`."""
+        if t is None or t.is_const or t.dtype != np.float32 or self.qt_of(t) is not qt:
+            return False
+        if id(t) in self.boundary.tensors:
+            return False
+        if self.g.is_input(t):
+            return self.cfg.io_type is IOType.FLOAT and t.name not in self.input_params
+        p = self.g.producer(t)
+        return p is not None and not p.subgraphs and p.type not in FIXED_OUTPUT
+
+    def tie_shared(self) -> dict[int, Affine]:
+        """One set of parameters per group of tensors a SHARED op (CONCATENATION, PACK, ...)
+        ties together, followed back through its operands' producers: every operand of the
+        SHARED op, and across SAME_AS_INPUT ops (RESIZE, MAX_POOL, RESHAPE, UNPACK, ...) their
+        data input and outputs. TF's quantizer propagates the same way (a concat's operands
+        take the concat's parameters, whatever else reads them), so no QUANTIZE requantizes
+        an operand. Where it is not safe -- the group's scale would be over WIDEN times the
+        one of a tensor other ops read too (a concat of a [-1, 1] and a [-8, 8] tensor) --
+        that tensor keeps its own parameters and is requantized for the SHARED op; where it
+        is the SHARED op's own result (a graph output PACK of RNN states, tied through the
+        states to the concatenations of the cell inputs), the op takes in only the operands
+        it alone reads. So does
+        a SHARED op's result that other ops read too (DenseNet's running concatenations,
+        each read by its block and by the next concatenation): tied, every block would read
+        its input at the last concatenation's coarser scale.
+        {id(tensor): parameters}; tensors in no such group absent. Not in a graph that meets
+        subgraphs (a loop body, its caller): their parameters are fixed on both sides of the
+        boundary (subgraphs.py), which a group would only move away from."""
+        b = self.boundary
+        if b.operands or b.tensors or b.outputs:
+            return {}
+        kept: set[int] = set()
+        while True:
+            tied, wide = self._tie_groups(kept)
+            if not wide:
+                return tied
+            kept |= wide
+
+    def _tie_groups(self, kept: set[int]) -> tuple[dict[int, Affine], set[int]]:
+        parent: dict[int, int] = {}
+
+        def find(k: int) -> int:
+            while parent.setdefault(k, k) != k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+
+        def joins(t: Tensor | None, qt: QType) -> bool:
+            return t is not None and id(t) not in kept and self.free(t, qt)
+
+        tensors: dict[int, Tensor] = {}
+        derived: dict[int, int] = {}   # a SAME_AS_INPUT output: its data input (same range)
+        sole: set[int] = set()      # a SHARED op's only reader: nothing else sees its scale
+        shared_outs: set[int] = set()
+        for op in self.g.ops:
+            if id(op) not in self.integer:
+                continue
+            qt = self.op_qt[id(op)]
+            if op.type in SAME_AS_INPUT:
+                data = next((t for t in op.inputs if t is not None and t.dtype == np.float32),
+                            None)
+                if not joins(data, qt):
+                    continue
+                for o in op.outputs:
+                    if o.dtype == np.float32:
+                        tensors[id(data)], tensors[id(o)] = data, o
+                        parent[find(id(o))] = find(id(data))
+                        derived[id(o)] = id(data)
+            elif op.type in SHARED_INPUTS:
+                out = op.outputs[0]
+                tensors[id(out)] = out
+                shared_outs.add(id(out))
+                find(id(out))
+                alone = id(out) in kept   # (takes in only the operands it alone reads)
+                for t in op.inputs:
+                    shared_elsewhere = self.g.use_count(t) > 1 and (
+                        alone or id(t) in shared_outs)
+                    if joins(t, qt) and not shared_elsewhere:
+                        tensors[id(t)] = t
+                        parent[find(id(t))] = find(id(out))
+                        if self.g.use_count(t) == 1:
+                            sole.add(id(t))
+        groups: dict[int, list[Tensor]] = {}
+        for k, t in tensors.items():
+            groups.setdefault(find(k), []).append(t)
+        tied: dict[int, Affine] = {}
+        wide: set[int] = set()
+        for members in groups.values():
+            ids = {id(t) for t in members}
+            if not ids & shared_outs:
+                continue
+            ranges = [self.range_of(t) for t in members if id(t) not in derived]
+            for op in self.g.ops:   # every operand of the group's SHARED ops (constants too)
+                if op.type in SHARED_INPUTS and id(op.outputs[0]) in ids:
+                    ranges += [self.values_range(t) for t in op.inputs
+                               if t is not None and t.dtype == np.float32]
+            lows, highs = zip(*ranges)
+            qt = self.qt_of(members[0])
+            p = activation(min(lows), max(highs), qt)
+            tied.update((k, p) for k in ids)
+            # a root (an operand or a SAME_AS_INPUT chain's data) read outside the group,
+            # itself or through the chain (MAX_POOL's output read by a CONV_2D), must not
+            # become much coarser for that reader
+            seen = {}
+            for t in members:
+                root = id(t)
+                while root in derived:
+                    root = derived[root]
+                seen[root] = seen.get(root, False) or self._read_outside(t, ids)
+            for root, outside in seen.items():
+                if not outside or root in sole or root in kept:
+                    continue
+                own = activation(*self.range_of(tensors[root]), qt).scale[0]
+                if p.scale[0] > WIDEN * own:
+                    wide.add(root)
+        return tied, wide
+
+    def _read_outside(self, t: Tensor, group: set[int]) -> bool:
+        """Whether an op that ties no tensor of `group` (a SAME_AS_INPUT or SHARED op
+        computing one) reads `t`, or `t` is a result."""
+        ties = SAME_AS_INPUT | SHARED_INPUTS
+        return self.g.is_output(t) or any(
+            c.type not in ties or not any(id(o) in group for o in c.outputs)
+            for c in self.g.consumers(t))
 
     # -- storage conversion -----------------------------------------------------------------
     def stored_quantized(self, t: Tensor) -> bool:
@@ -192,7 +325,8 @@ class _Rewriter:
             p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
         elif op.type in WEIGHT_AXIS and i == 1:
             if qt is not QType.UINT8:  # int8 weights, also under int16 activations
-                axis = WEIGHT_AXIS[op.type] if self.cfg.per_channel else None
+                per_channel = self.cfg.per_channel and not _on_one_grid(c.data)
+                axis = WEIGHT_AXIS[op.type] if per_channel else None
                 p = symmetric_weights(c.data, axis)
                 data = quantize(c.data, p, np.int8, -127, 127)
             else:
@@ -219,6 +353,8 @@ class _Rewriter:
     def run(self) -> None:
         # tensors that were float before the rewrite (outputs change dtype as we go)
         real = {id(t) for t in self.g.tensors() if t.dtype == np.float32}
+        self.tied = self.tie_shared()
+        self.params.update(self.tied)
         for op in list(self.g.ops):
             if id(op) in self.integer:
                 self.assign_outputs(op)
@@ -336,6 +472,18 @@ def _integer_outputs(op: Op) -> bool:
     reads_float = any(t is not None and not t.is_const and t.dtype == np.float32
                       for t in op.inputs)
     return all(floats) or (not any(floats) and reads_float)
+
+
+def _on_one_grid(w: np.ndarray) -> bool:
+    """Whether weights already are int8 values times one scale, max|w| / 127: a
+    quantization-aware graph's weights after a per-tensor FakeQuant (narrow range, symmetric),
+    which TF keeps per tensor. Stored per tensor they are exact (per channel they would be
+    rounded again to each channel's own scale)."""
+    top = float(np.abs(w).max()) if w.size else 0.0
+    if top == 0.0:
+        return False
+    q = w.astype(np.float64) * (127.0 / top)
+    return bool(np.all(np.abs(q - np.round(q)) < 1e-3))
 
 
 def _same(a: Affine, b: Affine) -> bool:

@@ -25,16 +25,21 @@ def concat_graph():
 
 
 @pytest.mark.parametrize("qtype", [QType.INT8, QType.UINT8])
-def test_concat_inputs_share_output_params(qtype, litert):
+@pytest.mark.parametrize("low,high,quantizes", [(-5.0, 3.0, 2), (-1.5, 1.5, 1)])
+def test_concat_inputs_share_output_params(qtype, low, high, quantizes, litert):
+    # x is read by the conv and (through MAX_POOL) by the concat: it takes the concat's
+    # parameters if they are at most WIDEN (2) times coarser than its own [-1, 1] ones
+    # (scale 3/255: one QUANTIZE, the input's), else the pool's result is requantized
+    # (scale 8/255: the conv would read x 4 times coarser)
     g = concat_graph()
-    ranges = {"x": (-1.0, 1.0), "conv": (-5.0, 3.0), "pool": (-1.0, 1.0), "cat": (-5.0, 3.0)}
+    ranges = {"x": (-1.0, 1.0), "conv": (low, high), "pool": (-1.0, 1.0), "cat": (low, high)}
     quantize_graph(g, ranges, RewriteConfig(qtype, io_type=IOType.FLOAT))
     cat = next(op for op in g.ops if op.type == "CONCATENATION")
     out = cat.outputs[0].quant
-    for t in cat.inputs:  # conv's output takes the shared params; the pool is requantized
+    for t in cat.inputs:  # conv's output takes the shared params
         assert t.quant.scale[0] == out.scale[0] and t.quant.zero_point[0] == out.zero_point[0]
     assert g.op_counts() == {"CONCATENATION": 1, "CONV_2D": 1, "DEQUANTIZE": 1,
-                             "MAX_POOL_2D": 1, "QUANTIZE": 2}
+                             "MAX_POOL_2D": 1, "QUANTIZE": quantizes}
     interp = litert.Interpreter(model_content=export_tflite(g))
     interp.allocate_tensors()
     x = np.clip(rand(1, 6, 6, 3), -1, 1)
@@ -42,6 +47,51 @@ def test_concat_inputs_share_output_params(qtype, litert):
     interp.invoke()
     y = interp.get_tensor(interp.get_output_details()[0]["index"])
     assert np.abs(y[..., 4:] - x).max() <= 2 * out.scale[0]  # the pooled copy survives
+
+
+def test_concat_params_go_back_through_same_scale_ops_and_shared_producers(litert):
+    """A U-Net's skip: the conv's output feeds a MAX_POOL and the CONCATENATION, the concat's
+    other operand comes through a RESHAPE. All of them take the concat's parameters, as in
+    TF's file: no QUANTIZE requantizes an operand."""
+    g, conv = conv_graph()
+    c = conv.outputs[0]
+    pool = then(g, "MAX_POOL_2D", [c], "pool", padding=0, stride_h=1, stride_w=1,
+                filter_height=1, filter_width=1, **NONE)
+    flat = then(g, "RESHAPE", [pool, g.const("shape", np.int32([1, 6, 6, 4]))], "flat",
+                new_shape=[1, 6, 6, 4])
+    g.outputs = [then(g, "CONCATENATION", [flat, c], "cat", axis=3, **NONE)]
+    infer_shapes(g)
+    ranges = {"x": (-1.0, 1.0), "conv": (-2.0, 2.5), "pool": (-1.0, 2.5), "flat": (-1.0, 2.5),
+              "cat": (-2.0, 2.5)}
+    quantize_graph(g, ranges, RewriteConfig(QType.INT8, io_type=IOType.FLOAT))
+    assert g.op_counts() == {"CONCATENATION": 1, "CONV_2D": 1, "DEQUANTIZE": 1,
+                             "MAX_POOL_2D": 1, "QUANTIZE": 1, "RESHAPE": 1}
+    expected = (np.float32(4.5 / 255), -128 + round(2.0 / (4.5 / 255)))
+    for t in (c, pool, flat, next(op for op in g.ops if op.type == "CONCATENATION").outputs[0]):
+        assert (t.quant.scale[0], t.quant.zero_point[0]) == expected
+    interp = litert.Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()   # LiteRT accepts the shared parameters
+
+
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_weights_on_one_int8_grid_stay_per_tensor(on_grid):
+    """QAT weights after a per-tensor FakeQuant are int8 values times one scale: they stay
+    per tensor (exactly, as TF keeps them); other weights are per channel."""
+    g, conv = conv_graph()
+    rng = np.random.default_rng(3)
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.float32)
+    w[0, 0, 0, 0] = 127
+    scale = np.float32(0.0123)
+    w = w * scale if on_grid else w * scale + rng.uniform(0, scale / 2, w.shape).astype(
+        np.float32)
+    conv.inputs[1].data = w
+    g.outputs = [conv.outputs[0]]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "conv": (-4.0, 4.0)}, RewriteConfig(QType.INT8))
+    weights = conv.inputs[1]
+    assert weights.quant.scale.size == (1 if on_grid else 4)
+    if on_grid:
+        np.testing.assert_allclose(weights.data * weights.quant.scale[0], w, rtol=1e-6)
 
 
 def test_fixed_and_same_as_input_params():
@@ -171,3 +221,27 @@ def test_comparisons_and_arg_max_read_the_quantized_data():
     assert [t.dtype for t in greater.inputs] == [np.int8, np.int8]
     assert greater.inputs[1].quant.scale[0] == greater.inputs[0].quant.scale[0] < 1.0
     assert_bit_exact(export_tflite(g), [np.clip(rand(1, 6, 6, 3), -1, 1)])
+
+
+def test_a_tensor_read_by_two_concatenations_keeps_the_finer_parameters():
+    """a feeds two concatenations that both read more than a's [-8, 8] (b, a constant 30):
+    tied, a would be 2.5 times coarser (over WIDEN) for the ADD that reads it too, so it keeps
+    its own parameters and is requantized for both; cat2 (a result, its constant beyond its
+    own range) stays wide however often it is looked at (the search ends)."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (1, 4))
+    g.inputs = [x]
+    a, b = (then(g, "ADD", [x, x], n, **NONE) for n in ("a", "b"))
+    thirty = g.const("thirty", np.full((1, 4), 30.0, np.float32))
+    g.outputs = [then(g, "CONCATENATION", [a, b], "cat1", axis=1, **NONE),
+                 then(g, "CONCATENATION", [a, thirty], "cat2", axis=1, **NONE),
+                 then(g, "ADD", [a, a], "d", **NONE)]
+    infer_shapes(g)
+    ranges = {"x": (-1.0, 1.0), "a": (-8.0, 8.0), "b": (-20.0, 20.0), "cat1": (-20.0, 20.0),
+              "cat2": (-8.0, 8.0), "d": (-16.0, 16.0)}
+    quantize_graph(g, ranges, RewriteConfig(QType.INT8, io_type=IOType.INT8))
+    scale = {t.name: t.quant.scale[0] for op in g.ops for t in op.outputs}
+    assert scale["a"] == np.float32(16 / 255)
+    assert scale["b"] == scale["cat1"] == scale["a_requantized"] == np.float32(40 / 255)
+    assert scale["cat2"] == scale["a_requantized_1"] == np.float32(38 / 255)
+    assert g.op_counts()["QUANTIZE"] == 2
