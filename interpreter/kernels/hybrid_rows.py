@@ -37,16 +37,14 @@ class QuantizedRows:
 
 
 def quantize_rows_symmetric(x: np.ndarray) -> QuantizedRows:
-    """SymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32)."""
-    r = np.max(np.abs(x), axis=1).astype(_F32)
-    zero = r == 0
-    r = np.where(zero, _F32(1), r)
-    sf = (r / _F32(127)).astype(_F32)
-    inv = (_F32(127) / r).astype(_F32)
-    q = np.clip(round_half_away((x * inv[:, None]).astype(_F32)), -127, 127)
-    q[zero] = 0
-    sf[zero] = 1
-    return QuantizedRows(q.astype(np.float64), sf, None)
+    """SymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32): the same
+    arithmetic as the conv / FC kernels' (hybrid.quantize_rows). (The asymmetric one below
+    is its own: the LSTM / RNN / SVDF kernels run tensor_utils' portable form, in float32
+    with the zero point added before rounding.)"""
+    from .hybrid import InputQuant, quantize_rows as quantize_matrix_rows
+    q = np.empty(x.shape, np.float64)
+    scale = quantize_matrix_rows(np.asarray(x, _F32), InputQuant.SYMMETRIC, q)
+    return QuantizedRows(q, scale.astype(_F32), None)
 
 
 def quantize_rows_asymmetric(x: np.ndarray) -> QuantizedRows:
