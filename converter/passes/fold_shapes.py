@@ -21,7 +21,7 @@ def run(graph: Graph) -> int:
     n = 0
     for op in list(graph.ops):
         if op.type == "SHAPE" and op.inputs[0].shape is not None \
-                and not graph.is_output(op.outputs[0]):
+                and not graph.is_output(op.outputs[0]) and not _values_tell(graph, op.inputs[0]):
             out = op.outputs[0]
             out.data = np.asarray(op.inputs[0].shape, dtype=out.dtype)
             out.shape = tuple(out.data.shape)
@@ -33,3 +33,8 @@ def run(graph: Graph) -> int:
                 and op.type not in PSEUDO_OPS:
             infer_op_shapes(op)
     return n
+
+
+def _values_tell(graph: Graph, t) -> bool:
+    """A computed tensor with a -1 dim (WHERE's rows): its shape is not a constant."""
+    return not graph.is_input(t) and t.shape_signature is not None and -1 in t.shape_signature

@@ -97,7 +97,7 @@ def _prepare(ctx: OpContext, reduce: Callable, identity: str, unsorted: bool):
             count = int(np.asarray(n.data).reshape(-1)[0])
     rec = SegmentRecord(reduce, identity, inner, count, ctx.describe())
     if count is None:
-        return (OutputSpec((0,) + inner, data.dtype, dynamic=True),), rec
+        return (OutputSpec((-1,) + inner, data.dtype, dynamic=True),), rec
     _check_count(rec, count)
     _checked_rows(rec, count, data.dtype)
     if ids.data is not None:

@@ -40,7 +40,7 @@ def prepare(ctx: OpContext):
     if idx_type.type not in (np.int32, np.int64):
         raise ctx.dtype_error(f"output 1 (the positions) must be int32 or int64, the file "
                               f"declares {idx_type.name}")
-    return ((OutputSpec((0,), x.dtype, dynamic=True), OutputSpec(x.shape, idx_type)),
+    return ((OutputSpec((-1,), x.dtype, dynamic=True), OutputSpec(x.shape, idx_type)),
             UniqueRecord(idx_type, ctx.describe()))
 
 

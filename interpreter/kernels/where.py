@@ -40,7 +40,7 @@ def prepare(ctx: OpContext):
     if out != np.int64:
         raise ctx.dtype_error(f"the output must be int64 (coordinates), the file declares "
                               f"{out.name}")
-    return ((OutputSpec((0, cond.rank), np.dtype(np.int64), dynamic=True),),
+    return ((OutputSpec((-1, cond.rank), np.dtype(np.int64), dynamic=True),),
             WhereRecord(cond.rank, ctx.describe()))
 
 
