@@ -21,12 +21,12 @@ from ..ir import Graph, all_graphs, has_subgraphs, index_checks_enabled
 from ..shape_inference import infer_shapes
 from ..sample_data import names_list
 from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_constants,
-               fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
-               fuse_activation, fuse_bias, fuse_lstm_loop, identify_dilated_conv,
-               identify_hard_swish, identify_l2_norm, identify_leaky_relu, identify_prelu,
-               identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
-               order_for_memory, prune_loop_vars, remove_dead, remove_identities,
-               remove_trivial_arithmetic, trim_constants)
+               fold_input_scale, fold_pad, fold_reshape_of_own_shape, fold_shapes,
+               fold_transpose_into_matmul, fold_unique_gather, fuse_activation, fuse_bias,
+               fuse_lstm_loop, identify_dilated_conv, identify_hard_swish, identify_l2_norm,
+               identify_leaky_relu, identify_prelu, identify_relu_clamps,
+               matmul_to_fully_connected, merge_duplicates, order_for_memory, prune_loop_vars,
+               remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,9 @@ PIPELINE: tuple[Pass, ...] = tuple(
               remove_trivial_arithmetic, fuse_lstm_loop, collapse_reshapes,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
-              identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
+              identify_l2_norm, merge_duplicates, fold_unique_gather,
+              fold_reshape_of_own_shape, fold_pad,
+              fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars,
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)

@@ -85,9 +85,19 @@ def _inputs(dtype: str = "int64", weights: bool = False) -> dict:
     return spec
 
 
+def calib_rows(rng, n: int) -> np.ndarray:
+    """Calibration ids that reach the extremes int8 must cover: half full rows of random
+    ids, half one id repeated in every slot (sums of IDS copies of one embedding row), one
+    empty row."""
+    ids = rng.randint(1, VOCAB, (n, IDS))
+    ids[n // 2:] = (np.arange(n - n // 2) * 7 % (VOCAB - 1) + 1)[:, None]
+    ids[n // 4] = 0
+    return ids
+
+
 def _golden_and_calib(rng, weights: bool = False, dtype=np.int64):
     golden = {"ids": id_rows(rng, N_GOLDEN, empty=(5, N_GOLDEN - 1)).astype(dtype)}
-    calib = {"ids": id_rows(rng, N_CALIB, empty=(7,)).astype(dtype)}
+    calib = {"ids": calib_rows(rng, N_CALIB).astype(dtype)}
     if weights:
         golden["weights"] = rng.uniform(0.2, 2.0, (N_GOLDEN, IDS)).astype(np.float32)
         calib["weights"] = rng.uniform(0.2, 2.0, (N_CALIB, IDS)).astype(np.float32)
@@ -150,12 +160,15 @@ def segment_ops(rng):
                    tf.sparse.segment_mean(table, flat, rows, num_segments=n),
                    tf.sparse.segment_sqrt_n(table, flat, rows, num_segments=n)]
         gathered = tf.gather(table, flat)
-        # max / min / prod of an empty row are +-FLT_MAX / 1: keep them out of the Dense
-        # layer by zeroing rows without ids (what a model guarding against empty rows does).
+        # max / min of an empty row are -+FLT_MAX: every row also gets a zero entry (max /
+        # min pooling with 0 as floor / ceiling), so int8 has a finite range to cover.
+        padded = tf.concat([gathered, tf.zeros(tf.stack([n, DIM]))], 0)
+        padded_rows = tf.concat([rows, tf.range(n)], 0)
+        # which rows have ids: the max of an int32 segment (lowest for an empty one)
         has = tf.cast(tf.math.unsorted_segment_max(rows, rows, n) >= 0, tf.float32)[:, None]
         unsorted = [tf.math.unsorted_segment_sum(gathered, rows, n),
-                    tf.math.unsorted_segment_max(gathered, rows, n) * has,
-                    tf.math.unsorted_segment_min(gathered, rows, n) * has,
+                    tf.math.unsorted_segment_max(padded, padded_rows, n),
+                    tf.math.unsorted_segment_min(padded, padded_rows, n),
                     tf.math.unsorted_segment_prod(tf.tanh(gathered), rows, n) * has]
         return [_dense(rng, tf.concat(per_row, 1), UNITS, outs[0], 3 * DIM),
                 _dense(rng, tf.concat(unsorted, 1), UNITS, outs[1], 4 * DIM)]
