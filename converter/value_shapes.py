@@ -27,6 +27,9 @@ MAX_ELEMENTS = 64  # shape vectors and scalars, not data
 # (value, value with the moving dims one larger), per computed small int tensor
 REPS: "weakref.WeakKeyDictionary[Tensor, tuple[np.ndarray, np.ndarray]]" = \
     weakref.WeakKeyDictionary()
+# Tensors whose -1 dims come from values (not from a dynamic dim of the model's inputs,
+# which the converter fixes): their SHAPE is never a constant (passes/fold_shapes.py).
+VALUE_DIMS: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
 _now: "weakref.WeakKeyDictionary[Tensor, np.ndarray]" = weakref.WeakKeyDictionary()
 _current: "weakref.WeakKeyDictionary[Tensor, np.ndarray]" = weakref.WeakKeyDictionary()
 
@@ -109,3 +112,15 @@ def settle(op: Op, first: dict, second: dict | None) -> None:
 def taken() -> dict:
     """The outputs' values noted by the last prepare."""
     return dict(_now)
+
+
+def mark(op: Op, own: list, moved_by: list) -> None:
+    """After op's shapes were set: its outputs with a -1 dim have it from values when the
+    op itself said so (own signatures) or an input moving it has one from values."""
+    from_values = any(t in VALUE_DIMS for t in moved_by)
+    for t, sig in zip(op.outputs, own):
+        if t.shape_signature is not None and -1 in t.shape_signature and \
+                (from_values or (sig is not None and -1 in sig)):
+            VALUE_DIMS.add(t)
+        else:
+            VALUE_DIMS.discard(t)

@@ -95,6 +95,7 @@ def _infer_builtin(op: Op, single_op, static: frozenset) -> None:
     for t, shape, sig in zip(op.outputs, first, sigs):
         _set(t, shape, sig)
     value_shapes.settle(op, values, bumped_values)
+    value_shapes.mark(op, own, dynamic + varying)
 
 
 # Sizes tried for dims only values tell when their representative size (1) does not fit

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
+from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Tensor
 from .context import LowerCtx, attr_dtype, attr_int, fail
 from .spec import (ANY, BOOL, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input,
@@ -301,6 +301,10 @@ def _flat(ctx: LowerCtx, node, idx: Tensor, d: Tensor, m: int) -> tuple[Tensor, 
 def dynamic_stitch(ctx: LowerCtx, node) -> None:
     ins = ctx.inputs(node)
     k = len(ins) // 2
+    if len(ins) % 2 or k != attr_int(node, "N", k):
+        raise fail(GraphError, node, f"takes N indices and N data inputs (N = "
+                   f"{attr_int(node, 'N', k)}), found {len(ins)} inputs; the GraphDef is "
+                   "malformed")
     indices, data = ins[:k], ins[k:]
     flat_idx, flat_data, row_ranks = [], [], set()
     for m, (idx, d) in enumerate(zip(indices, data)):

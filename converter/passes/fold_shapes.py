@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import value_shapes
 from ..shape_inference import infer_op_shapes
 from ..ir import PSEUDO_OPS, Graph
 from .fold_constants import try_fold
@@ -36,5 +37,6 @@ def run(graph: Graph) -> int:
 
 
 def _values_tell(graph: Graph, t) -> bool:
-    """A computed tensor with a -1 dim (WHERE's rows): its shape is not a constant."""
-    return not graph.is_input(t) and t.shape_signature is not None and -1 in t.shape_signature
+    """A tensor with a dim only values tell (WHERE's rows): its shape is not a constant."""
+    return t in value_shapes.VALUE_DIMS and t.shape_signature is not None \
+        and -1 in t.shape_signature

@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .versions import OpSignature, T
 
 CONDITIONS = (np.bool_, np.float32, np.int32, np.int64, np.int8, np.uint8)
 
@@ -51,9 +52,14 @@ def eval(rec: WhereRecord, inputs, outputs: list) -> None:
     outputs[0] = np.argwhere(cond).astype(np.int64, copy=False)
 
 
+def version(sig: OpSignature) -> int:
+    """op_version.cc, WHERE: a bool condition 1, any other type 2."""
+    return 1 if sig.input(0).type == T.BOOL else 2
+
+
 OPS = (
     # Integer output (coordinates): nothing to quantize; a quantized condition's codes are
     # read as they are (like ARG_MAX: the int64 output takes no parameters).
     OpDef("WHERE", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
-          quant=QuantRule.SAME_AS_INPUT),
+          quant=QuantRule.SAME_AS_INPUT, version=version),
 )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 
@@ -241,3 +241,11 @@ def test_dynamic_stitch_of_matrices_of_indices():
     want = np.zeros((4, 3), np.float32)
     want[i0.reshape(-1)] = d0.reshape(4, 3)
     check(g, {"i0": i0, "d0": d0}, want, ["RESHAPE", "RESHAPE", *STITCH])
+
+
+def test_dynamic_stitch_refuses_unpaired_inputs():
+    g = graph(i0=((2,), I32), d0=(2, 3), d1=(2, 3))
+    g.node("y", "DynamicStitch", ["i0", "d0", "d1"], T=F32, N=1)
+    with pytest.raises(GraphError, match=r"^node 'y' \(DynamicStitch\): takes N indices and N "
+                       r"data inputs \(N = 1\), found 3 inputs"):
+        convert_detailed(g.bytes(), ConvertOptions(inputs=["i0", "d0", "d1"], outputs=["y"]))

@@ -7,12 +7,19 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError
+from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import check_op, const, op_model, run_op
 from ..oracle import run_litert
 from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
 
 PARAMS = [np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_]
+
+# op_version.cc, GATHER_ND (test_versions.py runs them)
+_F32, _I32, _I16 = TensorSig(T.FLOAT32), TensorSig(T.INT32), TensorSig(T.INT16)
+VERSION_CASES = [("GATHER_ND", [TensorSig(T.BOOL), _I32], 5), ("GATHER_ND", [_F32, _I16], 4),
+                 ("GATHER_ND", [_I16, _I32], 3), ("GATHER_ND", [TensorSig(T.INT8), _I32], 1),
+                 ("GATHER_ND", [_F32, _I32], 1)]
 
 
 def expected(params, idx):

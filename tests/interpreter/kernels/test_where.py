@@ -6,12 +6,17 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
+from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import check_op, run_op
 from ..tflite_builder import ModelBuilder
 from ..oracle import run_litert
 
 CONDITIONS = [np.bool_, np.float32, np.int32, np.int64, np.int8, np.uint8]
+
+# op_version.cc, WHERE (test_versions.py runs them)
+VERSION_CASES = [("WHERE", [TensorSig(T.BOOL)], 1), ("WHERE", [TensorSig(T.FLOAT32)], 2),
+                 ("WHERE", [TensorSig(T.INT8)], 2)]
 
 
 @pytest.mark.parametrize("dtype", CONDITIONS, ids=lambda d: np.dtype(d).name)
