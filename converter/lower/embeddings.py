@@ -33,7 +33,7 @@ import numpy as np
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Tensor
 from .context import LowerCtx, attr_dtype, attr_int, fail
-from .spec import (ANY, BOOL, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input,
+from .spec import (ANY, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input,
                    spec)
 
 _I32, _I64, _F32 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32)

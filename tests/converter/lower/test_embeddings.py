@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.interpreter.errors import GraphError, UnsupportedOpError
 
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 
@@ -249,3 +249,28 @@ def test_dynamic_stitch_refuses_unpaired_inputs():
     with pytest.raises(GraphError, match=r"^node 'y' \(DynamicStitch\): takes N indices and N "
                        r"data inputs \(N = 1\), found 3 inputs"):
         convert_detailed(g.bytes(), ConvertOptions(inputs=["i0", "d0", "d1"], outputs=["y"]))
+
+
+@pytest.mark.parametrize("kind", ["Sum", "Mean", "SqrtN"])
+def test_embedding_lookup_sparse_graph(kind):
+    """What tf.nn.embedding_lookup_sparse(table, SparseTensor(indices, ids, shape)) freezes
+    to: Unique(ids) -> GatherV2(table, values) -> SparseSegment*(rows, positions,
+    indices[:, 0]). Rows 1 and 4 have no ids: row 1 is 0, row 4 is dropped (TF returns
+    last row + 1 rows). The Unique and its gather fold away (passes/fold_unique_gather.py)."""
+    table = floats(rng(), 7, 3)
+    indices = np.array([[0, 0], [0, 1], [2, 0], [3, 0], [3, 1], [3, 2]], np.int64)
+    ids = np.array([4, 6, 4, 0, 6, 6], np.int64)
+    g = graph(ind=(indices.shape, I64), ids=(ids.shape, I64))
+    g.const("table", table)
+    g.node("u", "Unique", ["ids"], T=I64, out_idx=I32)
+    g.const("axis", np.int32(0))
+    g.node("rows", "GatherV2", ["table", "u", "axis"], Tparams=F32, Tindices=I64, Taxis=I32)
+    for name, v in (("b", [0, 0]), ("e", [0, 1]), ("s", [1, 1])):
+        g.const(name, np.array(v, np.int32))
+    g.node("seg", "StridedSlice", ["ind", "b", "e", "s"], T=I64, Index=I32, begin_mask=1,
+           end_mask=1, shrink_axis_mask=2)
+    g.node("y", f"SparseSegment{kind}", ["rows", "u:1", "seg"], T=F32, Tidx=I32,
+           Tsegmentids=I64)
+    want = _sparse_segment(table, ids, indices[:, 0], 4, kind)
+    gather, *rest = SPARSE_OPS[kind, False][1]  # the GATHER reads the table by the ids
+    check(g, {"ind": indices, "ids": ids}, want, [gather, "STRIDED_SLICE", *rest])
