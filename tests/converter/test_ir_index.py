@@ -142,6 +142,8 @@ def test_deepcopy_gets_its_own_index():
 SAMPLE_MODELS = [p.stem for p in sample_files("*.pb")]
 MODES = {"float": None,
          "int8": QuantizeOptions(mode=QuantMode.INT8, default_range=(-8.0, 8.0)),
+         "uint8": QuantizeOptions(mode=QuantMode.UINT8, default_range=(-8.0, 8.0)),
+         "int16x8": QuantizeOptions(mode=QuantMode.INT16X8, default_range=(-8.0, 8.0)),
          "dynamic": QuantizeOptions(mode=QuantMode.DYNAMIC),
          "float16": QuantizeOptions(mode=QuantMode.FLOAT16)}
 
