@@ -62,6 +62,10 @@ def saved_model_file(source) -> str | None:
         for name in PROTO_NAMES:
             if os.path.isfile(os.path.join(path, name)):
                 return os.path.join(path, name)
+        if os.path.isfile(os.path.join(path, "saved_model.cpb")):
+            raise ModelFormatError(f"{quoted_path(path)} holds a chunked SavedModel "
+                                   "(saved_model.cpb, written for graphs over 2 GB), which "
+                                   "edgelite does not read; save it without chunking")
         raise ModelFormatError(f"{quoted_path(path)} is a directory without saved_model.pb: "
                                "give a SavedModel directory or a frozen .pb file")
     return path if os.path.basename(path) in PROTO_NAMES else None

@@ -41,6 +41,9 @@ def test_wrong_choices_list_the_models_own(kwargs, message):
 def test_a_folder_without_saved_model(tmp_path):
     with pytest.raises(ModelFormatError, match="is a directory without saved_model.pb"):
         load_source(tmp_path)
+    (tmp_path / "saved_model.cpb").write_bytes(b"chunks")
+    with pytest.raises(ModelFormatError, match="holds a chunked SavedModel"):
+        load_source(tmp_path)
 
 
 def test_signature_options_on_a_frozen_graph():
