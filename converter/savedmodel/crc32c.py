@@ -13,6 +13,8 @@ TF stores checksums masked (crc32c.h Mask): rotate right by 15 bits, add 0xa282e
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 POLY = 0x82F63B78
@@ -32,7 +34,7 @@ TABLE = _table()
 
 
 # -- the register as a GF(2) vector: a 32x32 bit matrix is 32 column ints -----------------------
-def _apply(matrix: list[int], v: int) -> int:
+def _apply(matrix, v: int) -> int:
     out, i = 0, 0
     while v:
         if v & 1:
@@ -42,7 +44,7 @@ def _apply(matrix: list[int], v: int) -> int:
     return out
 
 
-def _compose(a: list[int], b: list[int]) -> list[int]:
+def _compose(a, b) -> list[int]:
     """a after b."""
     return [_apply(a, col) for col in b]
 
@@ -52,7 +54,8 @@ def _one_zero_byte() -> list[int]:
     return [t[(1 << i) & 0xFF] ^ ((1 << i) >> 8) for i in range(32)]
 
 
-def _zeros(n: int) -> list[int]:
+@lru_cache(maxsize=64)
+def _zeros(n: int) -> tuple[int, ...]:
     """The map 'feed n zero bytes' (matrix power by squaring)."""
     result = [1 << i for i in range(32)]
     step = _one_zero_byte()
@@ -62,7 +65,16 @@ def _zeros(n: int) -> list[int]:
         n >>= 1
         if n:
             step = _compose(step, step)
-    return result
+    return tuple(result)
+
+
+@lru_cache(maxsize=16)
+def _shift_tables(length: int) -> tuple[np.ndarray, ...]:
+    """Per byte of a register: the contribution of each of its 256 values after `length`
+    zero bytes."""
+    shift = _zeros(length)
+    return tuple(np.array([_apply(shift, v << (8 * k)) for v in range(256)], np.uint32)
+                 for k in range(4))
 
 
 def _raw(data: np.ndarray) -> int:
@@ -78,10 +90,7 @@ def _raw(data: np.ndarray) -> int:
         reg = TABLE[(reg ^ rows[:, col]) & 0xFF] ^ (reg >> 8)
     if lanes == 1:
         return int(reg[0])
-    shift = _zeros(length)
-    # per byte of the register: the shifted contribution of each of its 256 values
-    parts = [np.array([_apply(shift, v << (8 * k)) for v in range(256)], np.uint32)
-             for k in range(4)]
+    parts = _shift_tables(length)
     out = 0
     for r in reg.tolist():
         out = (int(parts[0][out & 0xFF]) ^ int(parts[1][(out >> 8) & 0xFF])
