@@ -72,3 +72,13 @@ def test_compare_a_saved_model_with_its_int8_file(tmp_path):
     result = invoke("compare", SAVED / "sm_tf1_builder", q, "--data", tmp_path / "x.npz")
     assert result.exit_code == 0, result.output
     assert "probs" in result.output
+
+
+def test_eval_a_saved_model(tmp_path):
+    g = np.load(SAVED / "sm_keras_cnn_export.golden.npz")
+    np.save(tmp_path / "x.npy", g["serving_default/in/image"])
+    np.save(tmp_path / "y.npy", g["serving_default/out/output_0"].argmax(axis=1))
+    result = invoke("eval", SAVED / "sm_keras_cnn_export", "--data", tmp_path / "x.npy",
+                    "--labels", tmp_path / "y.npy", "--min-accuracy", "1.0")
+    assert result.exit_code == 0, result.output
+    assert "100.00" in result.output
