@@ -91,7 +91,7 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
     classes = np.unique(y if samples is None else y[:samples])
     for model in loaded:
         runner = model.runner()
-        arrays = load_inputs(raw, runner.input_names, what)
+        arrays = load_inputs(raw, runner.input_names, what, runner.aliases)
         count = len(next(iter(arrays.values())))
         if count != len(y):
             raise ShapeError(f"{what} holds {count} samples but the labels {len(y)}")

@@ -39,7 +39,7 @@ from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
-                        usable_indexed, usable_samples)
+                        signature_aliases, usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
@@ -171,7 +171,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         if given is not None:
             return iter(given)
         return load_samples(options.calib, [t.name for t in graph.inputs],
-                            options.calib_preprocess)
+                            options.calib_preprocess, signature_aliases(graph))
 
     if options.equalize:
         observed = None
