@@ -18,6 +18,7 @@ from .files import write_atomic
 from .graphdef import TFGraph, load_graphdef
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
+from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
@@ -64,6 +65,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         with const_budget():  # every constant decoded is charged before it is allocated
             graph = lower_graph(tf, inputs, outputs, options.input_shapes,
                                 options.batch_size, options.allow_custom_ops)
+        if options.quantize is None:
+            quantize_dequantize(graph)  # a float model computes TF's FakeQuant (fake_quant.py)
         lowered = graph.op_counts()
         disabled = options.disabled_passes
         if options.quantize is not None and options.quantize.mode in FULL_INTEGER:
