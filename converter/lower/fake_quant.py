@@ -8,13 +8,13 @@ range and whose options hold the node's grid; then
   quantization range (no calibration data needed for it) and the IDENTITY goes away;
 - in a float model, `quantize_dequantize` makes it TF's quantize-dequantize, as TensorFlow's
   converter writes it in float mode (QUANTIZE -> DEQUANTIZE with the nudged scale and zero
-  point): [MAXIMUM nudged_min] [MINIMUM nudged_max] QUANTIZE DEQUANTIZE, int8 for num_bits
-  <= 8, int16 above. Grid level k (qmin <= k <= qmax) is stored as k + shift, the stored zero
-  point as near 0 as the type's range allows (int16: exactly 0, as LiteRT's DEQUANTIZE
-  requires); a clamp is written only where the stored grid stops short of the type's range
-  (8 bits: narrow_range's lowest level; fewer bits, or 9..15: both ends; 16 bits: none
-  but narrow_range's). The float model then computes TF's
-  FakeQuant except where x / scale falls exactly halfway between two levels (TFLite's
+  point): [MAXIMUM nudged_min] [MINIMUM nudged_max] QUANTIZE DEQUANTIZE. Up to 8 bits the
+  levels are stored as uint8 as they are (zero point = TF's nudged one: TF's file, same
+  types and op versions); above, as int16 with zero point 0 (LiteRT's DEQUANTIZE requires
+  it), level k stored as k - zero_point. A clamp is written only where the stored grid
+  stops short of the type's range: MAXIMUM for narrow_range (level 0 unused), MINIMUM below
+  8 bits (levels above 2^num_bits - 1), both for 9..15 bits. The float model then computes
+  TF's FakeQuant except where x / scale falls exactly halfway between two levels (TFLite's
   QUANTIZE rounds half away from zero, TF's kernel half up) -- as TF's own float file.
   TF 2.21's converter writes the same pair without the clamps: wrong for narrow_range
   activations (values below nudged_min become level 0, not 1), for num_bits 2, 3, 5, 6, 7
@@ -135,13 +135,12 @@ def quantize_dequantize(graph: Graph) -> int:
 
 def _expand(g: Graph, op: Op, grid: Grid) -> None:
     x, out = op.inputs[0], op.outputs[0]
-    dtype = np.dtype(np.int8 if grid.qmax < 256 else np.int16)
+    dtype = np.dtype(np.uint8 if grid.qmax < 256 else np.int16)  # TF's float files: uint8
     lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
-    # stored integer = level + shift; the stored zero point as near 0 as the grid allows
-    # (LiteRT's optimized DEQUANTIZE computes q * scale - zero_point * scale in float32: a
-    # zero point far from 0 costs precision); int16 needs it 0 (dequantize.cc)
-    shift = int(np.clip(-grid.zero_point, lo - grid.qmin, hi - grid.qmax))
-    if dtype == np.int16 and shift != -grid.zero_point:
+    # stored integer = level + shift: uint8 stores the levels as they are; int16 needs the
+    # stored zero point 0 (dequantize.cc), so level zero_point is stored as 0
+    shift = 0 if dtype == np.uint8 else -grid.zero_point
+    if not lo <= grid.qmin + shift <= grid.qmax + shift <= hi:
         del op.options[GRID]  # no int16 grid for it: values pass through (module docstring)
         return
     t = x

@@ -131,7 +131,7 @@ def levels_and_spread(rmin, rmax, num_bits, narrow_range):
 
 BOTH = ["MAXIMUM", "MINIMUM"]
 CLAMPS = {  # (num_bits, narrow_range) -> the clamps written before QUANTIZE
-    (8, False): [], (8, True): ["MAXIMUM"], (4, False): BOTH, (2, True): BOTH,
+    (8, False): [], (8, True): ["MAXIMUM"], (4, False): ["MINIMUM"], (2, True): BOTH,
     (16, False): [], (16, True): ["MAXIMUM"], (12, False): BOTH,
 }
 
@@ -141,7 +141,7 @@ CLAMPS = {  # (num_bits, narrow_range) -> the clamps written before QUANTIZE
 @pytest.mark.parametrize("op", ["FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars"])
 def test_on_an_activation_quantizes_and_dequantizes(op, rmin, rmax, num_bits, narrow_range):
     """x -> Neg -> FakeQuant -> Neg: the float model computes TF's FakeQuant with
-    [MAXIMUM] [MINIMUM] QUANTIZE DEQUANTIZE (int8 up to 8 bits, int16 above), in edgelite
+    [MAXIMUM] [MINIMUM] QUANTIZE DEQUANTIZE (uint8 up to 8 bits, int16 above), in edgelite
     and LiteRT; the clamps only where the grid stops short of the integer type's range."""
     x = levels_and_spread(rmin, rmax, num_bits, narrow_range)
     g = graph(x=x.shape)
@@ -153,7 +153,7 @@ def test_on_an_activation_quantizes_and_dequantizes(op, rmin, rmax, num_bits, na
     result = check(g, {"x": x}, want, ops, rtol=0, atol=2e-7 * float(np.abs(want).max()))
     (q,) = [op.outputs[0] for op in result.graph.ops if op.type == "QUANTIZE"]
     _, _, scale = tf_nudge(rmin, rmax, num_bits, narrow_range)
-    assert q.dtype == (np.int8 if num_bits <= 8 else np.int16)
+    assert q.dtype == (np.uint8 if num_bits <= 8 else np.int16)
     assert q.quant.scale[0] == scale
 
 
