@@ -19,6 +19,7 @@ from .graphdef import TFGraph
 from .savedmodel import load_source, signature_refs
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
+from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
@@ -69,6 +70,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
             graph = lower_graph(tf, inputs, outputs, options.input_shapes,
                                 options.batch_size, options.allow_custom_ops)
         graph.signature = sig
+        if options.quantize is None:
+            quantize_dequantize(graph)  # a float model computes TF's FakeQuant (fake_quant.py)
         lowered = graph.op_counts()
         disabled = options.disabled_passes
         if options.quantize is not None and options.quantize.mode in FULL_INTEGER:

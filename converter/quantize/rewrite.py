@@ -466,12 +466,13 @@ class _Rewriter:
 
 def _integer_outputs(op: Op) -> bool:
     """Whether the op's outputs allow it to run on quantized inputs: all float (they become
-    quantized), or none float while it reads float data (a comparison's bool, ARG_MAX's
-    int32 indices: they stay as they are)."""
+    quantized), or it reads float data: its float outputs become quantized and the others
+    stay as they are (a comparison's bool, ARG_MAX's int32 indices; TOPK_V2's values and
+    indices)."""
     floats = [t.dtype == np.float32 for t in op.outputs]
     reads_float = any(t is not None and not t.is_const and t.dtype == np.float32
                       for t in op.inputs)
-    return all(floats) or (not any(floats) and reads_float)
+    return all(floats) or reads_float
 
 
 def _on_one_grid(w: np.ndarray) -> bool:
