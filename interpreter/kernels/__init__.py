@@ -30,6 +30,7 @@ from . import (
     embedding_lookup,
     fully_connected,
     gather,
+    gather_nd,
     logical,
     lstm,
     normalization,
@@ -42,6 +43,7 @@ from . import (
     resize,
     reverse,
     rnn,
+    segment,
     shape_ops,
     slicing,
     softmax,
@@ -54,7 +56,9 @@ from . import (
     transpose,
     transpose_conv,
     unary,
+    unique,
     variables,
+    where,
 )
 from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
@@ -68,6 +72,7 @@ OPS: dict[str, OpDef] = collect(
     softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
     embedding_lookup,
+    gather_nd, segment, unique, where,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
