@@ -14,7 +14,8 @@ A constant operand without batch indices is a dense layer (Keras EinsumDense, th
 of MultiHeadAttention: `abc,cde->abde`, `abcd,cde->abe`): FULLY_CONNECTED with weights
 [free, contracted], which flattens its input to rows of the contracted size itself.
 
-One-operand equations are a sum over the dropped indices and a transpose. An index repeated
+One-operand equations are a sum over the dropped indices and a transpose. A sum is written
+as MEAN times the count (see _Emitter.reduce_sum). An index repeated
 in one operand (a diagonal or trace) has no TFLite lowering and is refused.
 """
 
@@ -168,8 +169,14 @@ class _Emitter:
         if not axes:
             return x, labels
         shape = [d for i, d in enumerate(x.shape) if i not in axes]
-        y = self.op("SUM", [x, self.const("axes", np.array(axes, np.int32))], shape,
-                     dict(keep_dims=False))
+        # n * MEAN, not SUM: LiteRT's reference int8 SUM reads int8 data as uint8
+        # (interpreter/kernels/reduce.py), so a quantized SUM is wrong in one kernel set.
+        y = self.op("MEAN", [x, self.const("axes", np.array(axes, np.int32))], shape,
+                    dict(keep_dims=False))
+        n = math.prod(x.shape[i] for i in axes)
+        if n != 1:
+            y = self.op("MUL", [y, self.const("count", np.float32(n))], shape,
+                        dict(fused_activation_function=Activation.NONE))
         return y, [c for c in labels if c in keep]
 
     def const(self, suffix: str, data) -> Tensor:
