@@ -246,12 +246,34 @@ def _contract(em: _Emitter, a, la, b, lb, out) -> Tensor:
                   [size[c] for c in free_a] + [n] if keep else [m, n],
                   dict(fused_activation_function=Activation.NONE, keep_num_dims=keep))
     else:
-        x, adj_x = _arrange(em, a, la, batch, free_a, contracted)
-        z, adj_y = _arrange(em, b, lb, batch, free_b, contracted, right=True)
+        batch, free_a, free_b = _broadcast_batch(out, la, lb, batch, free_a, free_b)
+        m = math.prod(size[c] for c in free_a)
+        n = math.prod(size[c] for c in free_b)
+        x, adj_x = _arrange(em, a, la, [c for c in batch if c in la], free_a, contracted)
+        z, adj_y = _arrange(em, b, lb, [c for c in batch if c in lb], free_b, contracted,
+                            right=True)
         bshape = [size[c] for c in batch]
         y = em.op("BATCH_MATMUL", [x, z], bshape + [m, n], dict(adj_x=adj_x, adj_y=adj_y))
     y = em.reshape(y, [size[c] for c in batch + free_a + free_b])
     return em.transpose(y, batch + free_a + free_b, out)
+
+
+def _broadcast_batch(out, la, lb, batch, free_a, free_b):
+    """Free indices leading the output become batch indices of the one operand that has
+    them: BATCH_MATMUL broadcasts a missing leading batch dimension (`...ij,jk->...ik` or
+    `abij,bjk->abik` need no reshape). Taken while the output keeps each operand's last
+    free index after them, and only if each operand lacks a leading run of the new batch
+    order; otherwise the batch indices stay those of both operands."""
+    last = [out.index(f[-1]) for f in (free_a, free_b) if f]
+    p = min(last) if last else 0
+    if not any(c in free_a or c in free_b for c in out[:p]):
+        return batch, free_a, free_b
+    order = out[:p] + [c for c in batch if c not in out[:p]]
+    for labels in (la, lb):
+        present = [c in labels for c in order]
+        if present != sorted(present):  # a missing index after a present one
+            return batch, free_a, free_b
+    return (order, [c for c in free_a if c not in order], [c for c in free_b if c not in order])
 
 
 def _arrange(em: _Emitter, t, labels, batch, free, contracted, right: bool = False):
