@@ -18,8 +18,8 @@ Writes models/<name>.pb, .golden.npz, .calib.npz, .tf.tflite, .tf_ops.json for
 * ``tfm_einsum``: tf.einsum equations over four inputs: batch matmul ``bij,bjk->bik``,
   attention scores ``bhqd,bhkd->bhqk``, a transposed output ``bij,bjk->bki``, ellipsis
   ``...qd,...kd->...kq``, dense layers with constant weights ``bhqd,dn->bhqn`` and
-  ``bqhd,hdn->bqn``, a one-operand transpose ``bij->bji``, plus a layer norm written with tf.nn.moments and the erf form of GELU
-  0.5 x (1 + erf(x / sqrt 2)).
+  ``bqhd,hdn->bqn``, a one-operand transpose ``bij->bji``, plus a layer norm written with
+  tf.nn.moments and the erf form of GELU 0.5 x (1 + erf(x / sqrt 2)).
 * ``tfm_einsum_reduce``: equations TF's converter needs FlexEinsum for: an index summed away
   before the product ``bij,bjk->bk`` and a one-operand sum ``bij->bj``.
 """
