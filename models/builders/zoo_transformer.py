@@ -71,8 +71,13 @@ class _Encoder(keras.Model):
 
 
 def _randomize(model) -> None:
-    """Larger random gammas / betas than Keras' ones / zeros, so LN's affine part matters."""
+    """Larger random gammas / betas than Keras' ones / zeros, so LN's affine part matters;
+    query and key kernels x 3, so the attention logits spread over several units (Glorot
+    weights give near-uniform attention, which a broken softmax or mask would not show)."""
     rng = np.random.RandomState(SEED + 16)
+    for proj in (model.mha._query_dense, model.mha._key_dense):
+        kernel, bias = proj.get_weights()
+        proj.set_weights([kernel * np.float32(3.0), bias])
     for layer in (model.ln1, model.ln2):
         gamma, beta = layer.get_weights()
         layer.set_weights([rng.uniform(0.5, 1.5, gamma.shape).astype(np.float32),
