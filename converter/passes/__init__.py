@@ -20,14 +20,14 @@ from ...interpreter.errors import EdgeliteError
 from ..ir import Graph, all_graphs, has_subgraphs, index_checks_enabled
 from ..shape_inference import infer_shapes
 from ..sample_data import names_list
-from . import (collapse_reshapes, decompose_erf, fold_affine_constants, fold_batchnorm,
-               fold_constants, fold_dense_reshapes, fold_input_scale, fold_pad, fold_shapes,
-               fold_transpose_into_matmul, fuse_activation, fuse_bias, fuse_lstm_loop,
-               identify_dilated_conv, identify_gelu, identify_hard_swish, identify_l2_norm, identify_leaky_relu,
-               identify_prelu,
-               identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
-               order_for_memory, prune_loop_vars, remove_dead, remove_identities,
-               remove_trivial_arithmetic, trim_constants)
+from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf,
+               fold_affine_constants, fold_batchnorm, fold_constants, fold_dense_reshapes,
+               fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
+               fuse_activation, fuse_bias, fuse_lstm_loop, identify_dilated_conv,
+               identify_gelu, identify_hard_swish, identify_l2_norm, identify_leaky_relu,
+               identify_prelu, identify_relu_clamps, matmul_to_fully_connected,
+               merge_duplicates, order_for_memory, prune_loop_vars, remove_dead,
+               remove_identities, remove_trivial_arithmetic, trim_constants)
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, identify_gelu, decompose_erf, fuse_lstm_loop,
-              collapse_reshapes, fold_dense_reshapes,
+              collapse_reshapes, fold_dense_reshapes, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,

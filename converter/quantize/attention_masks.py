@@ -13,7 +13,8 @@ any t <= floor = -(hi - lo + MARGIN) puts a masked logit at least MARGIN below e
 maximum, weight below e^-MARGIN. So before the rewrite the mask's large constant becomes
 `floor` (the constant of t = MUL(m, c) with m in [0, 1], or the constant t itself, clamped),
 t's range becomes [floor, max(t)] and the sum's [lo + floor, hi + max(t)]: the scores keep a
-resolution of about (2 (hi - lo) + MARGIN) / 255. The float model is unchanged.
+resolution of about (2 (hi - lo) + MARGIN) / 255. A selected mask (where(mask, scores, c),
+Keras 3) only needs c = lo - MARGIN. The float model is unchanged.
 """
 
 from __future__ import annotations
@@ -48,13 +49,34 @@ def _mask_multiply(graph: Graph, t: Tensor, ranges) -> tuple[Op, int] | None:
     return None
 
 
+def _clamp_selected(graph: Graph, sel: Op, ranges: dict) -> bool:
+    """SELECT_V2(cond, scores, c) (either order; Keras 3 writes where(mask, scores, -1e9)):
+    the constant c <= MASK_BELOW becomes MARGIN below the scores' minimum."""
+    for k in (1, 2):
+        scores, c = sel.inputs[k], sel.inputs[3 - k]
+        s = ranges.get(scores.name)
+        if s is None or scores.is_const or not c.is_const or not c.data.size \
+                or float(np.max(c.data)) > MASK_BELOW:
+            continue
+        floor = s[0] - MARGIN
+        graph.set_const_input(sel, 3 - k, np.full_like(c.data, floor))
+        ranges[sel.outputs[0].name] = (floor, s[1])
+        return True
+    return False
+
+
 def clamp_additive_masks(graph: Graph, ranges: dict) -> int:
-    """Rewrite every SOFTMAX(ADD(scores, mask term)) as described above; returns how many."""
+    """Rewrite every SOFTMAX(ADD(scores, mask term)) as described above, and every
+    SOFTMAX(SELECT_V2(mask, scores, -1e9)) alike; returns how many."""
     n = 0
     for sm in [op for op in graph.ops if op.type == "SOFTMAX"]:
         add = graph.producer(sm.inputs[0])
-        if add is None or add.type != "ADD" or add.options.get("fused_activation_function", 0) \
-                or graph.use_count(sm.inputs[0]) != 1:
+        if add is None or graph.use_count(sm.inputs[0]) != 1:
+            continue
+        if add.type == "SELECT_V2":
+            n += _clamp_selected(graph, add, ranges)
+            continue
+        if add.type != "ADD" or add.options.get("fused_activation_function", 0):
             continue
         for k in (0, 1):
             scores, term = add.inputs[k], add.inputs[1 - k]

@@ -15,6 +15,8 @@ Writes models/<name>.pb, .golden.npz, .calib.npz, .tf.tflite, .tf_ops.json for
   Dense(32, exact GELU: 0.5 x erfc(-x / sqrt 2)) -> Dense(16) + residual + LayerNormalization.
 * ``tfm_encoder_tanh``: the same block over x alone with a causal mask (a lower-triangular
   constant) and the tanh approximation of GELU.
+* ``tfm_encoder_keras3``: the padding-mask block built with Keras 3 (``keras``): its mask is
+  a SelectV2, its layer norms Mean / SquaredDifference / Rsqrt, exact GELU.
 * ``tfm_einsum``: tf.einsum equations over four inputs: batch matmul ``bij,bjk->bik``,
   attention scores ``bhqd,bhkd->bhqk``, a transposed output ``bij,bjk->bki``, ellipsis
   ``...qd,...kd->...kq``, dense layers with constant weights ``bhqd,dn->bhqn`` and
@@ -29,7 +31,8 @@ from __future__ import annotations
 import sys
 
 from .beyond import finish_beyond  # first: sets TF_USE_LEGACY_KERAS
-from .common import SEED, freeze_keras, keras, np, print_written, seed_everything, tf
+from .common import (SEED, convert_variables_to_constants_v2, freeze_keras, keras, np,
+                     print_written, rename_node, seed_everything, tf)
 from .real_world import Built, Spec
 
 SEQ, DIM, HEADS, FFN = 8, 16, 2, 32
@@ -105,6 +108,46 @@ def build_encoder(approximate: bool, causal: bool, seed: int) -> tuple[Built, di
     return built, calib
 
 
+def build_encoder_keras3() -> tuple[Built, dict]:
+    """The padding-mask block in Keras 3 (the `keras` package): its MultiHeadAttention masks
+    with where(mask, scores, -large) (SelectV2), its LayerNormalization is Mean /
+    SquaredDifference / Rsqrt, its projections partly BatchMatMulV2 instead of Einsum."""
+    import keras as keras3  # Keras 3 (tf.keras is tf_keras here: TF_USE_LEGACY_KERAS)
+
+    seed = SEED + 1630
+    seed_everything(seed)
+    keras3.utils.set_random_seed(seed)
+    rng = np.random.RandomState(seed)
+    x = keras3.Input((SEQ, DIM), name="x")
+    mask = keras3.Input((SEQ, SEQ), name="mask")
+    mha = keras3.layers.MultiHeadAttention(HEADS, DIM // HEADS, name="mha")
+    h = keras3.layers.LayerNormalization(epsilon=1e-3, name="ln1")(
+        x + mha(x, x, attention_mask=mask))
+    f = keras3.layers.Dense(DIM, name="ff2")(keras3.layers.Dense(FFN, activation="gelu",
+                                                                 name="ff1")(h))
+    model = keras3.Model([x, mask], keras3.layers.LayerNormalization(epsilon=1e-3,
+                                                                     name="ln2")(h + f))
+    for proj in (mha._query_dense, mha._key_dense):  # spread attention logits (_randomize)
+        kernel, bias = proj.get_weights()
+        proj.set_weights([kernel * np.float32(3.0), bias])
+    specs = [tf.TensorSpec((None, SEQ, DIM), tf.float32, name="x"),
+             tf.TensorSpec((None, SEQ, SEQ), tf.float32, name="mask")]
+
+    @tf.function(input_signature=specs)
+    def serve(x, mask):
+        return model([x, mask], training=False)
+
+    frozen = convert_variables_to_constants_v2(serve.get_concrete_function())
+    gd = frozen.graph.as_graph_def()
+    rename_node(gd, frozen.outputs[0].op.name, "output")
+    golden = {"x": _tokens(rng, N_GOLDEN), "mask": _padding_masks(rng, N_GOLDEN)}
+    calib = {"x": _tokens(rng, N_CALIB), "mask": _padding_masks(rng, N_CALIB)}
+    built = Built(gd, {"x": ((None, SEQ, DIM), "float32"), "mask": ((None, SEQ, SEQ),
+                                                                     "float32")},
+                  ["output"], golden, expect_ops=("Einsum", "Erfc", "SelectV2", "Mean"))
+    return built, calib
+
+
 # --------------------------------------------------------------------------- tf.einsum zoo
 EINSUM_INPUTS = {"a": (None, 4, 6), "b": (None, 6, 5), "q": (None, 2, 4, 8),
                  "k": (None, 2, 5, 8)}
@@ -176,6 +219,7 @@ def build_einsum() -> tuple[Built, dict]:
 MODELS = {
     "tfm_encoder": lambda: build_encoder(approximate=False, causal=False, seed=SEED + 1610),
     "tfm_encoder_tanh": lambda: build_encoder(approximate=True, causal=True, seed=SEED + 1620),
+    "tfm_encoder_keras3": build_encoder_keras3,
     "tfm_einsum": build_einsum,
     "tfm_einsum_reduce": build_einsum_reduce,
 }

@@ -33,9 +33,18 @@ def _graph(kind: str, big: float = -1e9) -> Graph:
     g = Graph()
     scores = g.tensor("scores", np.float32, SHAPE)
     g.inputs = [scores]
-    if kind == "input":
+    if kind in ("input", "select"):
         mask = g.tensor("mask", np.float32, SHAPE)
         g.inputs.append(mask)
+    if kind == "select":  # Keras 3: where(mask, scores, -1e9)
+        keep = g.tensor("keep", np.bool_)
+        g.add_op("CAST", [mask], [keep], name="keep")
+        logits = then(g, "SELECT_V2", [keep, scores, g.const("big", np.float32(big))],
+                      "logits")
+        g.outputs = [then(g, "SOFTMAX", [logits], "probs", beta=1.0)]
+        infer_shapes(g)
+        return g
+    if kind == "input":
         inv = then(g, "SUB", [g.const("one", np.float32(1)), mask], "inv", **NONE)
         term = then(g, "MUL", [inv, g.const("big", np.float32(big))], "term", **NONE)
     else:
@@ -51,7 +60,7 @@ def _samples(kind, n):
     out = []
     for k, m in enumerate(_masks(n)):
         sample = {"scores": (3 * R.standard_normal(SHAPE)).astype(np.float32)}
-        if kind == "input":
+        if kind != "causal":
             sample["mask"] = m
         out.append(sample)
     return out
@@ -76,7 +85,7 @@ def _sqnr(ref, got):
 
 
 @pytest.mark.parametrize("mode, floor_db", [(QuantMode.INT8, 30.0), (QuantMode.INT16X8, 45.0)])
-@pytest.mark.parametrize("kind", ["input", "causal"])
+@pytest.mark.parametrize("kind", ["input", "causal", "select"])
 def test_masked_softmax_keeps_its_scores(kind, mode, floor_db, litert):
     g = _graph(kind)
     calib, test = _samples(kind, 32), _samples(kind, 16)
@@ -85,7 +94,8 @@ def test_masked_softmax_keeps_its_scores(kind, mode, floor_db, litert):
     report = quantize(q, QuantizeOptions(mode=mode), samples=calib)
     model = export_tflite(q)
     lo, hi = report.ranges["scores"]
-    assert report.ranges["logits"][0] == pytest.approx(lo - (hi - lo + MARGIN))
+    floor = lo - MARGIN if kind == "select" else lo - (hi - lo + MARGIN)
+    assert report.ranges["logits"][0] == pytest.approx(floor)
     for got in (_run(model, test), _run(model, test, litert)):
         assert _sqnr(ref, got) >= floor_db
         # masked keys: no weight (int8), or below 2 e^-MARGIN (16x8's 1/32768 steps)
