@@ -27,6 +27,7 @@ import string
 import numpy as np
 
 from ...interpreter.errors import ShapeError, UnsupportedOpError
+from ...interpreter.names import quoted
 from ..ir import PSEUDO_OPS, Activation, Tensor
 from ..passes.fold_constants import try_fold
 from ..shape_inference import infer_op_shapes
@@ -113,8 +114,10 @@ def _static_shape(ctx: LowerCtx, node, t: Tensor) -> tuple[int, ...]:
                 _pseudo_shape(op)
             elif not try_fold(ctx.graph, op) and op.type != "CUSTOM":
                 infer_op_shapes(op)
-    if t.shape is None:
-        raise fail(ShapeError, node, f"the shape of {t.name!r} is not static; give the "
+    producer = ctx.graph.producer(t)
+    if t.shape is None or (producer is not None and producer.type == "RESHAPE"
+                           and not producer.inputs[1].is_const):  # a shape from values
+        raise fail(ShapeError, node, f"the shape of {quoted(t.name)} is not static; give the "
                    "model's input shapes (--input-shape) so the einsum can be lowered")
     return tuple(t.shape)
 

@@ -123,3 +123,15 @@ def test_operand_shapes_behind_shape_computations_are_worked_out():
     want = np.einsum("abc,cd->abd", x.astype(np.float64), w).astype(np.float32)
     check(g, {"x": x.reshape(2, 12)}, want, ["RESHAPE", "FULLY_CONNECTED"], rtol=1e-5,
           atol=2e-6)
+
+
+def test_an_operand_shaped_by_a_runtime_value_is_refused():
+    """A reshape to a shape computed from an input's values has no static shape."""
+    g = graph(x=(2, 12), dims=((3,), np.dtype(np.int32)))
+    g.node("x3", "Reshape", ["x", "dims"], T=F32, Tshape=np.dtype(np.int32))
+    g.const("w", np.ones((4, 5), np.float32))
+    g.node("y", "Einsum", ["x3", "w"], T=F32, N=2, equation="abc,cd->abd")
+    with pytest.raises(Exception, match=r"^node 'y' \(Einsum\): the shape of 'x3' is not "
+                       r"static; give the model's input shapes"):
+        run(g, {"x": np.zeros((2, 12), np.float32), "dims": np.array([2, 3, 4], np.int32)},
+            ["y"])
