@@ -31,11 +31,12 @@ def _product_leaves(graph: Graph, t, top: bool = True) -> list:
     return [leaf for u in op.inputs[:2] for leaf in _product_leaves(graph, u, top=False)]
 
 
-def _scaled(graph: Graph, t) -> tuple[object, float]:
-    """(v, c) with t = c * v, peeling MUL / DIV by scalar constants and NEG."""
+def _scaled(graph: Graph, t, x) -> tuple[object, float]:
+    """(v, c) with t = c * v, peeling MUL / DIV by scalar constants and NEG down to x at
+    the most (x may itself be a scaled tensor)."""
     factor = 1.0
     while True:
-        op = graph.producer(t)
+        op = None if t is x else graph.producer(t)
         if op is None or op.options.get("fused_activation_function", 0):
             return t, factor
         if op.type == "NEG":
@@ -73,13 +74,13 @@ def _is_cube_of(graph: Graph, t, x) -> bool:
 
 def _tanh_argument_is(graph: Graph, t, x) -> bool:
     """t = sqrt(2 / pi) * (x + 0.044715 x^3)?"""
-    inner, c = _scaled(graph, t)
+    inner, c = _scaled(graph, t, x)
     add = graph.producer(inner)
     if not _close(c, SQRT_2_OVER_PI) or add is None or add.type != "ADD" \
             or add.options.get("fused_activation_function", 0):
         return False
     for u, v in (add.inputs[:2], add.inputs[1::-1]):
-        cube, k = _scaled(graph, v)
+        cube, k = _scaled(graph, v, x)
         if u is x and _close(k, CUBIC) and _is_cube_of(graph, cube, x):
             return True
     return False
@@ -89,11 +90,11 @@ def _gate(graph: Graph, g, x) -> bool | None:
     """approximate (True / False) if g is the gate 2 P(X <= x) of x, else None."""
     op = graph.producer(g)
     if op is not None and op.type == "ERFC":
-        v, c = _scaled(graph, op.inputs[0])
+        v, c = _scaled(graph, op.inputs[0], x)
         return False if v is x and _close(c, -INV_SQRT2) else None
     erf = _one_plus(graph, g, {"ERF"})
     if erf is not None:
-        v, c = _scaled(graph, erf.inputs[0])
+        v, c = _scaled(graph, erf.inputs[0], x)
         return False if v is x and _close(c, INV_SQRT2) else None
     tanh = _one_plus(graph, g, {"TANH"})
     if tanh is not None and _tanh_argument_is(graph, tanh.inputs[0], x):

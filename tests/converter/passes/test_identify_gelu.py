@@ -103,3 +103,14 @@ def test_near_misses_are_left_alone(change):
     counts = g.op_counts()
     assert identify_gelu.run(g) == 0
     assert g.op_counts() == counts
+
+
+def test_gelu_of_a_scaled_tensor():
+    """x itself a MUL by a constant: the peeling of x / sqrt 2 stops at x."""
+    g, inp = input_graph(X.shape)
+    x = then(g, "MUL", [inp, _c(g, "two", 2.0)], "x", **NONE)
+    g.outputs = [_product(g, x, _erfc_gate(g, x, "mul"), "half-x-first")]
+    assert identify_gelu.run(g) == 1
+    assert g.op_counts() == {"MUL": 1, "GELU": 1}
+    np.testing.assert_allclose(run_ir(g, X)[0], _reference(2 * X, False), rtol=1e-5,
+                               atol=1e-6)
