@@ -6,7 +6,8 @@ Floors are against TF's float outputs, from TF's int8 file's SQNR (<name>.tf_ops
 16x8 at least 3 dB above it (int16 activations), uint8 (TOCO's scheme; BATCH_MATMUL, which
 has no uint8 kernel, stays float) within 0.5 dB of it. The encoders mask attention with
 -1e9: quantized over that range the scores collapse (TF's int8 files: 4 to 14 dB);
-quantize/attention_masks.py keeps them, at least 10 dB above TF's int8.
+quantize/attention_masks.py keeps them, at least 10 dB above TF's int8. The int8 and 16x8
+files are bit-exact with LiteRT, edgelite's kernel sets against LiteRT's.
 """
 
 import json
@@ -89,3 +90,20 @@ def test_masked_attention_survives_int8(name):
     got = _run(Interpreter(model_content=_convert(name, QuantMode.INT8)), ins)
     (out,) = ref
     assert _sqnr(ref[out], got[out]) >= INFOS[name]["tf_int8"]["sqnr_db"][out] + 10.0
+
+
+@pytest.mark.parametrize("mode", [QuantMode.INT8, QuantMode.INT16X8], ids=["int8", "16x8"])
+@pytest.mark.parametrize("name", NAMES)
+def test_integer_files_are_bit_exact_with_litert(name, mode, litert):
+    """Whole encoders (FULLY_CONNECTED, BATCH_MATMUL, SOFTMAX, GELU's LUT, the layer norms'
+    MEAN / SQUARED_DIFFERENCE / RSQRT, ...): edgelite's "reference" kernels against
+    LiteRT's BUILTIN_REF, its "default" ones against LiteRT's AUTO (XNNPACK)."""
+    model = _convert(name, mode)
+    ins, _ = _golden(name)
+    for kernels, kind in (("reference", litert.OpResolverType.BUILTIN_REF),
+                          ("default", litert.OpResolverType.AUTO)):
+        ours = _run(Interpreter(model_content=model, kernels=kernels), ins)
+        theirs = _run(litert.Interpreter(model_content=model,
+                                         experimental_op_resolver_type=kind), ins)
+        for out in ours:
+            np.testing.assert_array_equal(ours[out], theirs[out], err_msg=f"{kernels} {out}")
