@@ -25,9 +25,10 @@ from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf
                fold_input_scale, fold_pad, fold_scalar_through_layout, fold_shapes,
                fold_transpose_into_matmul, fuse_activation, fuse_bias, fuse_lstm_loop,
                identify_dilated_conv, identify_gelu, identify_hard_swish, identify_l2_norm,
-               identify_leaky_relu, identify_prelu, identify_relu_clamps, matmul_to_fully_connected,
-               merge_duplicates, order_for_memory, prune_loop_vars, remove_dead,
-               remove_identities, remove_trivial_arithmetic, trim_constants)
+               identify_leaky_relu, identify_prelu, identify_relu_clamps,
+               matmul_to_fully_connected, merge_duplicates, order_for_memory, prune_loop_vars,
+               remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
+from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ class Pass:
 PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
-              remove_trivial_arithmetic, identify_gelu, decompose_erf, fuse_lstm_loop,
-              collapse_reshapes, fold_dense_reshapes, batch_matmul_to_fully_connected,
+              remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
+              identify_gelu, decompose_erf, fuse_lstm_loop, collapse_reshapes,
+              fold_dense_reshapes, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
