@@ -22,8 +22,8 @@ from ..shape_inference import infer_shapes
 from ..sample_data import names_list
 from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf,
                fold_affine_constants, fold_batchnorm, fold_constants, fold_dense_reshapes,
-               fold_input_scale, fold_pad, fold_scalar_through_layout, fold_shapes,
-               fold_transpose_into_matmul, fuse_activation, fuse_bias, fuse_lstm_loop,
+               fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
+               fuse_activation, fuse_bias, fuse_lstm_loop,
                identify_dilated_conv, identify_gelu, identify_hard_swish, identify_l2_norm,
                identify_leaky_relu, identify_prelu, identify_relu_clamps,
                matmul_to_fully_connected, merge_duplicates, order_for_memory, prune_loop_vars,
@@ -47,7 +47,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
-              fold_affine_constants, fold_scalar_through_layout, fold_input_scale,
+              fold_affine_constants, fold_input_scale,
               fuse_activation, prune_loop_vars,
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
