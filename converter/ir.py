@@ -27,7 +27,7 @@ Activation = IntEnum("Activation", schema_ops.ACTIVATION)  # fused_activation_fu
 
 
 # Ops that exist only inside the converter and must be rewritten away before export.
-PSEUDO_OPS = frozenset({"IDENTITY", "MATMUL"})
+PSEUDO_OPS = frozenset({"IDENTITY", "MATMUL", "ERF", "ERFC"})
 
 
 @dataclass(eq=False)

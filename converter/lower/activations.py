@@ -84,6 +84,15 @@ def softplus(ctx: LowerCtx, node) -> None:
     ctx.emit("LOG", node, [e1])
 
 
+def erf(ctx: LowerCtx, node) -> None:
+    """Erf / Erfc -> the converter-only ERF / ERFC: TFLite has no such builtin (TF's converter
+    needs FlexErf / FlexErfc for a bare one). identify_gelu turns GELU written with them into
+    GELU; decompose_erf writes any other as builtins."""
+    x = ctx.input(node, 0)
+    y = ctx.emit(node.op.upper(), node, [x])
+    y.shape = x.shape
+
+
 _FLOAT_IN = spec(In("the input", FLOAT))
 RULES = {
     **{tf_op: Lowering(_unary(tfl), spec(In("the input", dtypes)))
@@ -93,4 +102,6 @@ RULES = {
     "Softmax": Lowering(softmax, _FLOAT_IN),
     "LogSoftmax": Lowering(log_softmax, _FLOAT_IN),
     "Softplus": Lowering(softplus, _FLOAT_IN),
+    "Erf": Lowering(erf, _FLOAT_IN),
+    "Erfc": Lowering(erf, _FLOAT_IN),
 }

@@ -32,12 +32,12 @@ def fused_batch_norm(ctx: LowerCtx, node) -> None:
     With s = gamma / sqrt(var + eps) and b = beta - mean * s this is y = x * s + b; the
     fold_batchnorm pass then moves s into the preceding conv's weights and b into its bias.
     """
-    require_nhwc(node)
     # TF's default is true (nn_ops.cc "is_training: bool = true"): a node without the
     # attribute -- a graph saved with default attributes stripped -- is in training mode.
     if attr_bool(node, "is_training", True):
-        raise fail(UnsupportedOpError, node, "is in training mode (is_training=true); export "
-                   "the graph for inference (Keras: call the model with training=False).")
+        batch_norm_training(ctx, node)
+        return
+    require_nhwc(node)
     x = ctx.input(node, 0)
     gamma, beta, mean, var = params = [ctx.const_input(node, i, what).astype(np.float64)
                                        for i, what in enumerate(_BN_PARAMS, start=1)]
@@ -61,6 +61,50 @@ def fused_batch_norm(ctx: LowerCtx, node) -> None:
                      dict(fused_activation_function=Activation.NONE), name=node.name)
     ctx.emit("ADD", node, [scaled, ctx.const(node, "offset", b, x.dtype)],
              dict(fused_activation_function=Activation.NONE))
+
+
+def batch_norm_training(ctx: LowerCtx, node) -> None:
+    """Batch norm over the batch's own moments (is_training=true; Keras' LayerNormalization
+    freezes to one: x reshaped to [1, rows, features, 1] NCHW, gamma 1 and beta 0, so each row
+    is normalized over its features). y = (x - m) * gamma / sqrt(v + eps) + beta with m, v
+    the mean and (biased) variance of each channel over the other three axes, as MEAN,
+    SQUARED_DIFFERENCE, MEAN, ADD, RSQRT, SUB, MUL (+ MUL gamma, ADD beta unless 1 / 0): the
+    moments TF's converter writes for it, without its NCHW <-> NHWC transposes. Only output
+    0 (y) is lowered; a graph reading the batch statistics is refused by the reader."""
+    x, gamma, beta = ctx.input(node, 0), ctx.input(node, 1), ctx.input(node, 2)
+    channel = 1 if attr_str(node, "data_format", "NHWC") == "NCHW" else 3
+    for what, p in (("scale", gamma), ("offset", beta)):
+        if x.shape is not None and p.shape is not None and p.shape != (x.shape[channel],):
+            raise fail(ShapeError, node, f"the {what} has shape {list(p.shape)} but the input "
+                       f"(shape {list(x.shape)}) has {x.shape[channel]} channels")
+    axes = ctx.const(node, "axes", np.array([a for a in range(4) if a != channel], np.int32))
+    eps = np.float32(attr_float(node, "epsilon", 1e-4))
+    g = ctx.graph
+
+    def op(type_, *inputs, **options):
+        t = g.tensor(f"{node.name}/{type_.lower()}", x.dtype)
+        if type_ in ("ADD", "SUB", "MUL"):
+            options["fused_activation_function"] = Activation.NONE
+        g.add_op(type_, list(inputs), [t], options, name=node.name)
+        return t
+
+    mean = op("MEAN", x, axes, keep_dims=True)
+    var = op("MEAN", op("SQUARED_DIFFERENCE", x, mean), axes, keep_dims=True)
+    inv = op("RSQRT", op("ADD", var, ctx.const(node, "epsilon", eps)))
+    steps = [("MUL", inv)]
+    # gamma and beta as [C, 1, 1] for NCHW; Keras' ones / zeros (FILLs of the input's shape
+    # until fold_shapes runs) then go with remove_trivial_arithmetic.
+    for type_, p, neutral in (("MUL", gamma, 1), ("ADD", beta, 0)):
+        if p.is_const and np.all(p.data == neutral):
+            continue
+        if channel == 1:
+            p = op("RESHAPE", p, ctx.const(node, "shape", np.array([-1, 1, 1], np.int32)))
+        steps.append((type_, p))
+    y = op("SUB", x, mean)
+    for type_, operand in steps[:-1]:
+        y = op(type_, y, operand)
+    type_, operand = steps[-1]
+    ctx.emit(type_, node, [y, operand], dict(fused_activation_function=Activation.NONE))
 
 
 def _pool(tfl_type: str):
@@ -117,8 +161,9 @@ _BN_ATTRS = (DATA_FORMAT, Attr("is_training", "b"), Attr("epsilon", "f", lo=0.0,
 
 
 def _batch_norm(param_type: str):
-    params = (In(f"the {what}", FLOAT, param_type, const=True, ranks=(1,))
-              for what in _BN_PARAMS)
+    # const: checked by the rules (training mode takes computed scale / offset: Keras' LN
+    # fills them from the input's shape)
+    params = (In(f"the {what}", FLOAT, param_type, ranks=(1,)) for what in _BN_PARAMS)
     return spec(In("the input", FLOAT, ranks=(4,)), *params, attrs=_BN_ATTRS)
 
 

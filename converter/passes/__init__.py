@@ -20,13 +20,14 @@ from ...interpreter.errors import EdgeliteError
 from ..ir import Graph, all_graphs, has_subgraphs, index_checks_enabled
 from ..shape_inference import infer_shapes
 from ..sample_data import names_list
-from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_constants,
+from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf,
+               fold_affine_constants, fold_batchnorm, fold_constants, fold_dense_reshapes,
                fold_input_scale, fold_pad, fold_shapes, fold_transpose_into_matmul,
-               fuse_activation, fuse_bias, fuse_lstm_loop, identify_dilated_conv,
-               identify_hard_swish, identify_l2_norm, identify_leaky_relu, identify_prelu,
-               identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
-               order_for_memory, prune_loop_vars, remove_dead, remove_identities,
-               remove_trivial_arithmetic, trim_constants)
+               fuse_activation, fuse_bias, fuse_lstm_loop,
+               identify_dilated_conv, identify_gelu, identify_hard_swish, identify_l2_norm,
+               identify_leaky_relu, identify_prelu, identify_relu_clamps,
+               matmul_to_fully_connected, merge_duplicates, order_for_memory, prune_loop_vars,
+               remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
 from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import fold_reshape_of_own_shape, fold_unique_gather
 
@@ -42,7 +43,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
-              fuse_lstm_loop, collapse_reshapes,
+              identify_gelu, decompose_erf, fuse_lstm_loop, collapse_reshapes,
+              fold_dense_reshapes, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_unique_gather,
@@ -52,7 +54,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
-REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected"})
+REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected", "decompose_erf"})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from ..runner import ModelRunner
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
 # WHILE / IF run subgraphs (and a loop over constants may run for ever).
-KEEP = frozenset({"QUANTIZE", "DEQUANTIZE", "CUSTOM", "MATMUL", "WHILE", "IF", "CALL_ONCE"})
+KEEP = frozenset({"QUANTIZE", "DEQUANTIZE", "CUSTOM", "MATMUL", "ERF", "ERFC", "WHILE", "IF",
+                  "CALL_ONCE"})
 
 
 def try_fold(graph: Graph, op: Op) -> bool:

@@ -37,6 +37,7 @@ from ..files import quoted_path
 from ..ir import Graph, all_graphs, has_subgraphs
 from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
+from .attention_masks import clamp_additive_masks
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
                         signature_aliases, usable_indexed, usable_samples)
@@ -210,6 +211,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
             if not t.is_const and t.dtype == np.float32:
                 ranges.setdefault(t.name, options.default_range)
     report.ranges = ranges
+    clamp_additive_masks(graph, ranges)  # attention masks: a floor, not -1e9
     non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
     _check_ranges(graph, ranges, set(input_params), non_finite)
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,

@@ -136,7 +136,7 @@ def test_check_table_escapes_node_names(tmp_path):
     from tests.converter.tfgraph import GraphBuilder
     g = GraphBuilder()
     g.placeholder("x", [1, 4])
-    g.node("\x1b[2Jerf", "Erf", ["x"])
+    g.node("\x1b[2Jerf", "Digamma", ["x"])
     path = tmp_path / "erf.pb"
     path.write_bytes(g.bytes())
     result = invoke("check", path)

@@ -4,14 +4,16 @@ References follow TensorFlow's op definitions (tensorflow/core/ops/math_ops.cc, 
 and kernels (cwise_ops.h, relu_op_functor.h, softmax_op_functor.h), written in numpy.
 """
 
+import math
+
 import numpy as np
 import pytest
 
-from .lowering import BOOL, DEFAULT, F32, I32, NONE, check, floats, graph, rng
+from .lowering import BOOL, DEFAULT, F32, I32, NONE, check, floats, graph, rng, run
 
 COVERED = {"Relu", "Relu6", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Square",
            "Abs", "Neg", "Floor", "Ceil", "Sin", "Cos", "Round", "Sign", "LogicalNot",
-           "ZerosLike", "LeakyRelu", "Softmax", "LogSoftmax", "Softplus"}
+           "ZerosLike", "LeakyRelu", "Softmax", "LogSoftmax", "Softplus", "Erf", "Erfc"}
 
 # Values on and around every kink and rounding boundary the references below care about.
 EDGES = np.array([-8.0, -6.0, -2.5, -1.5, -1.0, -0.5, -0.49, 0.0, 0.49, 0.5, 1.0, 1.5, 2.5,
@@ -180,3 +182,70 @@ def test_softplus(passes):
 def test_softplus_of_large_inputs_is_the_input():
     x = np.array([89.0, 100.0, 1000.0], np.float32)
     check(_softplus_graph(x), {"x": x}, x, SOFTPLUS_OPS)
+
+
+def _erf(x):
+    return np.vectorize(math.erf)(x.astype(np.float64))
+
+
+@pytest.mark.parametrize("op", ["Erf", "Erfc"])
+def test_bare_erf_is_written_as_builtins(op):
+    """TFLite has no erf (TF's converter needs FlexErf / FlexErfc): a bare Erf / Erfc becomes
+    the erfcc formula in builtins (passes/decompose_erf.py), within 2e-7 of math.erf."""
+    x = np.concatenate([EDGES, [-3.0, -0.1, 0.1, 3.0, 5.0, -5.0, 12.0]]).astype(np.float32)
+    g = graph(x=x.shape)
+    g.node("y", op, ["x"], T=F32)
+    want = _erf(x) if op == "Erf" else 1.0 - _erf(x)
+    r = run(g, {"x": x}, ["y"])
+    np.testing.assert_allclose(r.outputs[0], want, rtol=0, atol=2e-7)
+    assert r.lowered == {op.upper(): 1}
+    assert "CUSTOM" not in r.ops and r.ops.count("EXP") == 1
+
+
+def _gelu_graph(x, form):
+    """GELU as TF / Keras / BERT write it (nn_ops.py gelu; the erf and tanh forms)."""
+    g = graph(x=x.shape)
+    g.const("half", np.float32(0.5))
+    g.const("one", np.float32(1.0))
+    if form == "erfc":    # 0.5 * x * erfc(-x * (1 / sqrt 2)), tf.nn.gelu in TF >= 2.16
+        g.const("c", np.float32(0.7071067811865476))
+        g.node("neg", "Neg", ["x"], T=F32)
+        g.node("s", "Mul", ["neg", "c"], T=F32)
+        g.node("e", "Erfc", ["s"], T=F32)
+        g.node("h", "Mul", ["half", "x"], T=F32)
+        g.node("y", "Mul", ["h", "e"], T=F32)
+    elif form == "erf":   # x * 0.5 * (1 + erf(x / sqrt 2))
+        g.const("c", np.float32(1.4142135623730951))
+        g.node("s", "RealDiv", ["x", "c"], T=F32)
+        g.node("e", "Erf", ["s"], T=F32)
+        g.node("p", "AddV2", ["one", "e"], T=F32)
+        g.node("h", "Mul", ["x", "half"], T=F32)
+        g.node("y", "Mul", ["h", "p"], T=F32)
+    else:                 # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+        g.const("three", np.float32(3.0))
+        g.const("k", np.float32(0.044715))
+        g.const("c", np.float32(0.7978845608028654))
+        g.node("cube", "Pow", ["x", "three"], T=F32)
+        g.node("kc", "Mul", ["k", "cube"], T=F32)
+        g.node("inner", "AddV2", ["x", "kc"], T=F32)
+        g.node("s", "Mul", ["c", "inner"], T=F32)
+        g.node("t", "Tanh", ["s"], T=F32)
+        g.node("p", "AddV2", ["one", "t"], T=F32)
+        g.node("h", "Mul", ["half", "x"], T=F32)
+        g.node("y", "Mul", ["h", "p"], T=F32)
+    return g
+
+
+@pytest.mark.parametrize("form", ["erfc", "erf", "tanh"])
+def test_gelu_forms_become_one_gelu(form):
+    """The three ways TF graphs write GELU end as one GELU op (identify_gelu), within float
+    rounding of the formula itself (the tanh form: 1e-6 absolute where 1 + tanh cancels,
+    x < -4; LiteRT's own two kernel sets differ by that much there)."""
+    x = np.concatenate([EDGES, floats(rng(), 15, lo=-9.0, hi=9.0)]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    if form == "tanh":
+        want = 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3)))
+    else:
+        want = 0.5 * x64 * (1 + _erf(x64 / np.sqrt(2)))
+    check(_gelu_graph(x, form), {"x": x}, want.astype(np.float32), ["GELU"], rtol=2e-6,
+          atol=1e-6 if form == "tanh" else 2e-7)

@@ -67,15 +67,42 @@ def test_fused_batch_norm_inference(op, passes, epsilon):
           atol=1e-5, lowered={"MUL": 1, "ADD": 1})
 
 
+def _batch_moments_reference(x, gamma, beta, eps, channel):
+    """y = (x - m) * gamma / sqrt(v + eps) + beta, m and v (biased) over all axes but the
+    channel's (nn_ops.cc FusedBatchNorm, is_training=true; fused_batch_norm_op.cc)."""
+    axes = tuple(a for a in range(4) if a != channel)
+    x = x.astype(np.float64)
+    m, v = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    shape = [-1 if a == channel else 1 for a in range(4)]
+    return ((x - m) / np.sqrt(v + eps) * gamma.reshape(shape) + beta.reshape(shape)
+            ).astype(np.float32)
+
+
+TRAINING_OPS = ["MEAN", "SQUARED_DIFFERENCE", "MEAN", "ADD", "RSQRT", "SUB", "MUL"]
+
+
 @pytest.mark.parametrize("attrs", [{"is_training": True}, {}], ids=["true", "absent"])
-def test_fused_batch_norm_in_training_mode_is_refused(attrs):
-    """Training mode normalises with the batch's own statistics. is_training defaults to
-    true in TF's op definition (nn_ops.cc: "is_training: bool = true"), so a node without
-    the attribute is in training mode too."""
-    g = batch_norm_graph("FusedBatchNormV3", (1, 2, 2, 4), bn_params(rng()), **attrs)
-    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(FusedBatchNormV3\): is in "
-                       r"training mode \(is_training=true\)"):
-        run(g, {"x": np.zeros((1, 2, 2, 4), np.float32)}, ["y"])
+@pytest.mark.parametrize("fmt, affine", [("NHWC", True), ("NCHW", True), ("NCHW", False)])
+def test_fused_batch_norm_in_training_mode_uses_the_batch_moments(attrs, fmt, affine):
+    """Training mode normalises with the batch's own statistics (Keras' LayerNormalization
+    freezes to one: [1, rows, features, 1] NCHW, scale 1, offset 0). is_training defaults to
+    true in TF's op definition (nn_ops.cc: "is_training: bool = true"), so a node without the
+    attribute is in training mode too. Scale 1 / offset 0 add no MUL / ADD."""
+    r = rng()
+    shape = (1, 3, 5, 1) if fmt == "NCHW" else (2, 2, 3, 4)
+    channel = 1 if fmt == "NCHW" else 3
+    c = shape[channel]
+    gamma, beta = (floats(r, c, lo=0.5, hi=2.0), floats(r, c)) if affine else (
+        np.ones(c, np.float32), np.zeros(c, np.float32))
+    params = [gamma, beta, np.zeros(0, np.float32), np.zeros(0, np.float32)]
+    g = batch_norm_graph("FusedBatchNormV3", shape, params, data_format=fmt, epsilon=1e-3,
+                         **attrs)
+    x = floats(r, *shape, lo=-3, hi=3)
+    # (an NCHW scale / offset is reshaped to [C, 1, 1]: folded at once when constant)
+    r_ = check(g, {"x": x}, _batch_moments_reference(x, gamma, beta, 1e-3, channel),
+               TRAINING_OPS + (["MUL", "ADD"] if affine else []), rtol=1e-5, atol=2e-6,
+               passes=NONE)
+    assert r_.lowered["MEAN"] == 2
 
 
 def pool_reference(x, ksize, strides, padding, kind):

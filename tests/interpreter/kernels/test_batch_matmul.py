@@ -103,3 +103,27 @@ def test_xnnpack_takes_symmetric_int8(zp_rhs, delegated):
     assert litert_delegates(model) is delegated
     for seed in range(5):
         assert_bit_exact(model, [full_range(np.random.default_rng(seed), (3, 1, 27, 3), np.int8)])
+
+
+def test_uint8_is_refused_like_litert(litert):
+    """batch_matmul.cc takes float32, int8 and int16 only: a uint8 BATCH_MATMUL fails to
+    prepare in LiteRT and in edgelite, and the record says so (the quantizer's uint8 mode
+    keeps it float)."""
+    from edgelite.interpreter import Interpreter, UnsupportedOpError
+    from edgelite.interpreter.kernels import OPS
+
+    from ..quant_oracle import QuantModel
+
+    m = QuantModel()
+    a = m.input("a", (2, 3), np.uint8, scale=0.02, zp=128)
+    b = m.input("b", (3, 4), np.uint8, scale=0.02, zp=128)
+    y = m.output("y", (2, 4), np.uint8, scale=0.05, zp=128)
+    m.op("BATCH_MATMUL", [a, b], [y], version=1, adj_x=False, adj_y=False)
+    model = m.build()
+    ref = litert.Interpreter(model_content=model,
+                             experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    with pytest.raises(RuntimeError, match="BATCH_MATMUL"):
+        ref.allocate_tensors()
+    with pytest.raises(UnsupportedOpError, match="has type uint8"):
+        Interpreter(model_content=model).allocate_tensors()
+    assert OPS["BATCH_MATMUL"].uint8 is False
