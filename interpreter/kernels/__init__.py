@@ -32,6 +32,7 @@ from . import (
     gather,
     logical,
     lstm,
+    non_max_suppression,
     normalization,
     one_hot,
     pad,
@@ -67,7 +68,7 @@ OPS: dict[str, OpDef] = collect(
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
     softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
-    embedding_lookup,
+    embedding_lookup, non_max_suppression,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
