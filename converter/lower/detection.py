@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...interpreter.errors import ShapeError, UnsupportedOpError
+from ..shape_inference import infer_shapes
 from .context import LowerCtx, attr_bool, fail
 from .spec import FLOAT, Attr, In, Lowering, scalar_input, spec
 
@@ -177,6 +178,8 @@ class _Emit:
 
 def _combined_params(ctx: LowerCtx, node):
     boxes, scores = ctx.input(node, 0), ctx.input(node, 1)
+    if boxes.shape is None or scores.shape is None:  # the ops lowered so far tell them
+        infer_shapes(ctx.graph, strict=False)
     if boxes.shape is None or scores.shape is None or any(
             d is None or d < 0 for d in boxes.shape + scores.shape):
         raise fail(UnsupportedOpError, node, "needs the shapes of boxes and scores; give "
