@@ -157,7 +157,11 @@ class _Emit:
         self.n += 1
         return self.ctx.const(self.node, f"{self.prefix}c{self.n}", data, dtype)
 
-    def op(self, type_: str, inputs, dtype, options=None, n_outputs: int = 1):
+    def op(self, type_: str, inputs, dtype, options=None, n_outputs: int = 1, out=None):
+        """One op; its output(s) fresh tensors, or `out` (a node output) if given."""
+        if out is not None:
+            self.ctx.graph.add_op(type_, inputs, [out], options, name=self.node.name)
+            return out
         outs = []
         for _ in range(n_outputs):
             self.n += 1
@@ -225,6 +229,7 @@ def combined_non_max_suppression(ctx: LowerCtx, node) -> None:
     boxes_t = e.op("TRANSPOSE", [boxes, e.const(np.array([0, 2, 1, 3], I32))], F32) \
         if q > 1 else boxes
     plan = _Plan(n, q, c, s, k, k_out, attr_bool(node, "clip_boxes", True))
+    outs = [ctx.output(node, dtype, i) for i, dtype in enumerate((F32, F32, F32, I32))]
     results = ([], [], [], [])
     for bi in range(b):
         img_scores = scores_t if b == 1 else e.slice(scores_t, [bi, 0, 0], [1, c, n], F32)
@@ -245,18 +250,13 @@ def combined_non_max_suppression(ctx: LowerCtx, node) -> None:
             picked.append(idx)
             counts.append(cnt)
         fill = _fill(e, score_t, score, img_scores)
-        outs = _combine_image(e, plan, picked, counts, img_scores, img_boxes, fill)
-        for parts, t in zip(results, outs):
+        image = _combine_image(e, plan, picked, counts, img_scores, img_boxes, fill,
+                               outs if b == 1 else [None] * 4)
+        for parts, t in zip(results, image):
             parts.append(t)
-    for i, (parts, dtype) in enumerate(zip(results, (F32, F32, F32, I32))):
-        out = ctx.output(node, dtype, i)
-        shape = (b,) + ((k_out, 4) if i == 0 else (k_out,) if i < 3 else ())
-        if b == 1:
-            ctx.graph.add_op("RESHAPE", [parts[0], e.const(np.array(shape, I32))], [out],
-                             dict(new_shape=list(shape)), name=node.name)
-        else:
-            rows = [e.reshape(t, (1,) + shape[1:], dtype) for t in parts]
-            ctx.graph.add_op("CONCATENATION", rows, [out], dict(axis=0), name=node.name)
+    if b > 1:
+        for out, parts in zip(outs, results):
+            ctx.graph.add_op("CONCATENATION", parts, [out], dict(axis=0), name=node.name)
 
 
 @dataclass(frozen=True)
@@ -283,10 +283,10 @@ def _fill(e: _Emit, score_t, score, img_scores):
     return e.op("SUB", [low, margin], F32)
 
 
-def _combine_image(e: _Emit, p: _Plan, picked, counts, img_scores, img_boxes, fill):
+def _combine_image(e: _Emit, p: _Plan, picked, counts, img_scores, img_boxes, fill, dest):
     """One image: the selections of every class, in class order (slot = class * s + j),
-    ranked by score (SelectResultPerBatch). Returns boxes [k_out, 4], scores, classes
-    [k_out] and the count."""
+    ranked by score (SelectResultPerBatch). Returns boxes [1, k_out, 4], scores and
+    classes [1, k_out] and the count [1], written into `dest` where given."""
     slot_class = np.repeat(np.arange(p.c, dtype=I32), p.s)
     indices = picked[0] if p.c == 1 else e.op("CONCATENATION", picked, I32, dict(axis=0))
     count = e.reshape(counts[0], (1,), I32) if p.c == 1 else \
@@ -295,31 +295,35 @@ def _combine_image(e: _Emit, p: _Plan, picked, counts, img_scores, img_boxes, fi
     row = e.op("ADD", [indices, e.const(slot_class * p.n)], I32)
     slot_scores = e.op("GATHER", [e.reshape(img_scores, (p.c * p.n,), F32), row], F32,
                        dict(axis=0))
-    filled = e.op("LESS", [e.const(np.tile(np.arange(p.s, dtype=I32), p.c)),
+    filled = e.op("LESS", [e.const(np.tile(np.arange(p.s, dtype=I32), p.c)[None]),
                            e.op("GATHER", [count, e.const(slot_class)], I32, dict(axis=0))],
-                  np.bool_)
+                  np.bool_)  # [1, c * s]: the batch dimension from here on
     ranked = e.op("SELECT_V2", [filled, slot_scores, fill], F32)
     top_scores, top_slots = e.op("TOPK_V2", [ranked, e.const(np.array(p.k, I32))],
                                  (F32, I32), n_outputs=2)
     # valid_detections: min(selected, per_batch_size); selected <= c * s, so min(., k)
-    total = e.op("SUM", [count, e.const(np.array([0], I32))], I32, dict(keep_dims=False))
-    valid = e.op("MINIMUM", [total, e.const(np.array(p.k, I32))], I32)
-    keep = e.op("LESS", [e.const(np.arange(p.k, dtype=I32)), valid], np.bool_)
+    total = e.op("SUM", [count, e.const(np.array([0], I32))], I32, dict(keep_dims=True))
+    valid = e.op("MINIMUM", [total, e.const(np.array(p.k, I32))], I32, out=dest[3])
+    padded = p.k_out > p.k  # per_batch_size beyond what can be selected: zeros
+    final = [None] * 3 if padded else dest[:3]
+    keep = e.op("LESS", [e.const(np.arange(p.k, dtype=I32)[None]), valid], np.bool_)
     zeros = e.const(np.zeros((), F32))
-    out_scores = e.op("SELECT_V2", [keep, top_scores, zeros], F32)
+    out_scores = e.op("SELECT_V2", [keep, top_scores, zeros], F32, out=final[1])
     classes = e.op("GATHER", [e.const(slot_class.astype(F32)), top_slots], F32, dict(axis=0))
-    out_classes = e.op("SELECT_V2", [keep, classes, zeros], F32)
+    out_classes = e.op("SELECT_V2", [keep, classes, zeros], F32, out=final[2])
     box_row = e.op("GATHER", [row if p.q > 1 else indices, top_slots], I32, dict(axis=0))
     box = e.op("GATHER", [img_boxes, box_row], F32, dict(axis=0))
     if p.clip:
         box = e.op("MAXIMUM", [e.op("MINIMUM", [box, e.const(np.ones((), F32))], F32), zeros],
                    F32)
-    out_boxes = e.op("SELECT_V2", [e.reshape(keep, (p.k, 1), np.bool_), box, zeros], F32)
+    keep_box = e.op("LESS", [e.const(np.arange(p.k, dtype=I32)[None, :, None]), valid],
+                    np.bool_)
+    out_boxes = e.op("SELECT_V2", [keep_box, box, zeros], F32, out=final[0])
     outs = [out_boxes, out_scores, out_classes]
-    if p.k_out > p.k:  # per_batch_size beyond what can be selected: zeros
-        outs = [e.op("PAD", [t, e.const(np.array([[0, p.k_out - p.k]] + [[0, 0]] * (i == 0),
-                                                 I32))], F32)
-                for i, t in enumerate(outs)]
+    if padded:
+        outs = [e.op("PAD", [t, e.const(np.array([[0, 0], [0, p.k_out - p.k]] +
+                                                 [[0, 0]] * (i == 0), I32))], F32, out=d)
+                for i, (t, d) in enumerate(zip(outs, dest))]
     return outs + [valid]
 
 
