@@ -63,10 +63,9 @@ def _tf_pairs():
         yield pytest.param(name, mode, io, path, id=path.name)
 
 
-# The one op whose operands differ from TF's: edgelite keeps a StridedSlice's ellipsis
-# (ellipsis_mask), which the kernel takes from version 6, where TF's converter spells the
-# ellipsis out as begin / end masks (version 1).
-SIGNATURE_DIFFERS = {("op_zoo_array", "STRIDED_SLICE"): (6, 1)}
+# Ops whose operands differ from TF's: none (edgelite spells a StridedSlice's ellipsis out,
+# as TF's converter does: passes/collapse_strided_slices.py).
+SIGNATURE_DIFFERS: dict = {}
 
 
 @pytest.mark.parametrize("name, mode, io, tf_path", list(_tf_pairs()))
@@ -79,15 +78,14 @@ def test_versions_are_tensorflows(name, mode, io, tf_path):
         assert (ours[op], theirs[op]) == want, op
 
 
-def test_the_stridedslice_difference_is_the_ellipsis():
-    model = load_model(_convert("op_zoo_array"))
-    sg = model.subgraphs[0]
-    raised = [op for op in sg.operators if op.name == "STRIDED_SLICE"
-              and OPS[op.name].version(signature_of(op, sg)) > 1]
-    assert raised and all(op.options["ellipsis_mask"] for op in raised)
-    theirs = load_model((MODELS / "op_zoo_array.tf.tflite").read_bytes()).subgraphs[0]
-    assert not any(op.options["ellipsis_mask"] for op in theirs.operators
-                   if op.name == "STRIDED_SLICE")
+def test_stridedslices_spell_the_ellipsis_out_as_tensorflow_does():
+    """op_zoo_array has h[..., 0]: version 1 without the ellipsis (6 with it)."""
+    for model in (load_model(_convert("op_zoo_array")),
+                  load_model((MODELS / "op_zoo_array.tf.tflite").read_bytes())):
+        sg = model.subgraphs[0]
+        slices = [op for op in sg.operators if op.name == "STRIDED_SLICE"]
+        assert slices and not any(op.options["ellipsis_mask"] for op in slices)
+        assert {OPS["STRIDED_SLICE"].version(signature_of(op, sg)) for op in slices} == {1}
 
 
 def test_raised_versions():
