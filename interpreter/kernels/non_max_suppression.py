@@ -5,7 +5,8 @@ internal/reference/non_max_suppression.h:
 
 * inputs: boxes [N, 4] (any two diagonal corners y1, x1, y2, x2), scores [N], max_output_size
   (int32 scalar), iou_threshold and score_threshold (float scalars); V5 adds soft_nms_sigma.
-  Float32 only here (LiteRT's newest sources add int8 / int16 kernels; refused in one line);
+  Float32 only, as the installed LiteRT (2.3.0: "input_boxes->type != kTfLiteFloat32");
+  its newest sources add int8 / int16 kernels. Others are refused in one line;
 * outputs: V4 selected_indices [max_output_size] int32 and the count selected (int32
   scalar); V5 selected_indices, selected_scores [max_output_size] float32 and the count.
   Slots past the count are zero (ResetUnusedElementsToZeroes). A constant max_output_size
@@ -166,23 +167,34 @@ def suppress(boxes: np.ndarray, scores: np.ndarray, max_output_size: int, iou_th
     return selected, selected_scores
 
 
+def _min(a, b):
+    """std::min(a, b): (b < a) ? b : a -- a NaN in b is not taken (np.minimum takes it)."""
+    return np.where(b < a, b, a)
+
+
+def _max(a, b):
+    """std::max(a, b): (a < b) ? b : a."""
+    return np.where(a < b, b, a)
+
+
 def _corners(boxes: np.ndarray):
     """(ymin, xmin, ymax, xmax, area) per box, float32 (ComputeIntersectionAndUnion)."""
     y1, x1, y2, x2 = boxes.T
-    ymin, ymax = np.minimum(y1, y2), np.maximum(y1, y2)
-    xmin, xmax = np.minimum(x1, x2), np.maximum(x1, x2)
+    ymin, ymax = _min(y1, y2), _max(y1, y2)
+    xmin, xmax = _min(x1, x2), _max(x1, x2)
     return ymin, xmin, ymax, xmax, (ymax - ymin) * (xmax - xmin)
 
 
 def _iou(corners, i: int, js: np.ndarray) -> np.ndarray:
-    """IoU of box i with boxes js, float32, in LiteRT's order of operations."""
+    """IoU of box i with boxes js, float32, in LiteRT's order of operations (std::min /
+    std::max as C++ has them, so NaN corners give LiteRT's result too)."""
     ymin, xmin, ymax, xmax, area = corners
-    dy = np.minimum(ymax[i], ymax[js]) - np.maximum(ymin[i], ymin[js])
-    dx = np.minimum(xmax[i], xmax[js]) - np.maximum(xmin[i], xmin[js])
-    inter = np.maximum(dy, F32(0)) * np.maximum(dx, F32(0))
+    dy = _min(ymax[i], ymax[js]) - _max(ymin[i], ymin[js])
+    dx = _min(xmax[i], xmax[js]) - _max(xmin[i], xmin[js])
+    inter = _max(dy, F32(0)) * _max(dx, F32(0))
     union = (area[i] + area[js]) - inter
     degenerate = (area[i] <= 0) | (area[js] <= 0) | (union == 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         iou = inter / np.where(degenerate, F32(1), union)
     return np.where(degenerate, F32(0), iou).astype(F32)
 

@@ -63,6 +63,17 @@ def test_random_cases_match_litert(seed, soft):
     exact(*nms_model(boxes, scores, size, iou, score, sigma))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_nan_and_inf_corners_and_scores(seed):
+    rng = np.random.default_rng(seed)
+    boxes, scores = random_boxes(rng, 20), rng.uniform(0, 1, 20).astype(F32)
+    boxes.reshape(-1)[rng.choice(80, 12, replace=False)] = F32(np.nan)
+    boxes.reshape(-1)[rng.choice(80, 4, replace=False)] = F32(np.inf)
+    scores[rng.choice(20, 3, replace=False)] = F32(np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact(*nms_model(boxes, scores, 12, 0.3, 0.1, 0.5 if seed % 2 else None))
+
+
 def test_ties_leave_in_litert_heap_order():
     """Seven equal scores, no overlap: LiteRT's std::priority_queue pops them in its heap's
     order, not by index."""
