@@ -70,19 +70,22 @@ def _float_scalar(ctx: LowerCtx, node, t, what: str):
     if t.dtype != F32:
         raise fail(UnsupportedOpError, node, f"the {what} is computed as {t.dtype.name}; "
                    "LiteRT's kernel takes float32")
-    out = ctx.graph.tensor(f"{node.name}/{what}", F32, ())
-    ctx.graph.add_op("RESHAPE", [t, ctx.const(node, f"{what}/shape", np.zeros(0, I32))],
-                     [out], dict(new_shape=[]), name=node.name)
-    return out
+    return _rank0(ctx, node, t, what)
 
 
 def _int_scalar(ctx: LowerCtx, node, t, what: str):
-    if t.is_const:
-        value = int(np.asarray(t.data).reshape(-1)[0])
-        if value < 0:
-            raise fail(ShapeError, node, f"{what} {value} must be >= 0")
-        return ctx.const(node, what, np.array(value, I32))
-    out = ctx.graph.tensor(f"{node.name}/{what}", I32, ())
+    """An int32 scalar operand (a constant one checked >= 0)."""
+    if not t.is_const:
+        return _rank0(ctx, node, t, what)
+    value = int(np.asarray(t.data).reshape(-1)[0])
+    if value < 0:
+        raise fail(ShapeError, node, f"{what} {value} must be >= 0")
+    return ctx.const(node, what, np.array(value, I32))
+
+
+def _rank0(ctx: LowerCtx, node, t, what: str):
+    """A computed one-element operand as the rank-0 tensor LiteRT's kernel requires."""
+    out = ctx.graph.tensor(f"{node.name}/{what}", t.dtype, ())
     ctx.graph.add_op("RESHAPE", [t, ctx.const(node, f"{what}/shape", np.zeros(0, I32))],
                      [out], dict(new_shape=[]), name=node.name)
     return out
@@ -149,13 +152,13 @@ def non_max_suppression(version: int):
 class _Emit:
     """Small helper: adds ops under one node's name, each output a fresh named tensor."""
 
-    def __init__(self, ctx: LowerCtx, node, prefix: str) -> None:
-        self.ctx, self.node, self.prefix = ctx, node, prefix
+    def __init__(self, ctx: LowerCtx, node) -> None:
+        self.ctx, self.node = ctx, node
         self.n = 0
 
     def const(self, data, dtype=None):
         self.n += 1
-        return self.ctx.const(self.node, f"{self.prefix}c{self.n}", data, dtype)
+        return self.ctx.const(self.node, f"c{self.n}", data, dtype)
 
     def op(self, type_: str, inputs, dtype, options=None, n_outputs: int = 1, out=None):
         """One op; its output(s) fresh tensors, or `out` (a node output) if given."""
@@ -166,7 +169,7 @@ class _Emit:
         for _ in range(n_outputs):
             self.n += 1
             outs.append(self.ctx.graph.tensor(
-                f"{self.node.name}/{self.prefix}t{self.n}", dtype[len(outs)]
+                f"{self.node.name}/t{self.n}", dtype[len(outs)]
                 if isinstance(dtype, tuple) else dtype))
         self.ctx.graph.add_op(type_, inputs, outs, options, name=self.node.name)
         return outs if n_outputs > 1 else outs[0]
@@ -217,7 +220,7 @@ def combined_non_max_suppression(ctx: LowerCtx, node) -> None:
     s = min(per_class, n)  # size_per_class
     k_out = min(total, per_class * c) if pad_per_class else total  # per_batch_size
     k = min(k_out, s * c)  # entries ranked (TOPK_V2 needs k <= c * s)
-    e = _Emit(ctx, node, "")
+    e = _Emit(ctx, node)
     boxes = _float_input(ctx, node, 0, "boxes")
     scores = _float_input(ctx, node, 1, "scores")
     iou = _iou_threshold(ctx, node, ctx.input(node, 4), False)

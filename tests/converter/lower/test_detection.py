@@ -182,6 +182,22 @@ def test_selected_boxes_gather_with_the_dynamic_count():
     np.testing.assert_array_equal(got.outputs[0], boxes[want])
 
 
+def test_computed_size_and_thresholds():
+    """Operands fed at run time: rank-0 tensors for LiteRT's kernel, outputs sized then."""
+    r = np.random.default_rng(11)
+    boxes, scores = random_boxes(r, 16, 0.5), distinct_scores(r, (16,))
+    g = graph(boxes=(16, 4), scores=(16,), size=((), I32), iou=((), F32), score=((), F32))
+    g.node("y", "NonMaxSuppressionV4", ["boxes", "scores", "size", "iou", "score"], T=F32,
+           T_threshold=F32, pad_to_max_output_size=False)
+    feeds = {"boxes": boxes, "scores": scores, "size": np.array(7, np.int32),
+             "iou": np.array(0.3, F32), "score": np.array(0.2, F32)}
+    got = run(g, feeds, ["y", "y:1"])
+    want, _ = tf_nms(boxes, scores, 7, 0.3, 0.2)
+    np.testing.assert_array_equal(got.outputs[0], want)
+    assert int(got.outputs[1]) == len(want)
+    assert got.ops == ["NON_MAX_SUPPRESSION_V4", "RESHAPE", "SLICE"]  # (rank-0 reshapes go)
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("sigma", [0.0, 0.3, 1.0])
 def test_v5_soft_nms_as_tensorflow(seed, sigma):
