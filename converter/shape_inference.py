@@ -26,7 +26,8 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
         if strict and not graph.is_subgraph:  # (a subgraph's come from its caller)
             raise EdgeliteError(f"internal: an input of graph {quoted(graph.name)} has no shape")
         return
-    if has_subgraphs(graph) or any(op.type == "CUSTOM" for op in graph.ops):
+    if has_subgraphs(graph) or any(op.type == "CUSTOM" for op in graph.ops) or \
+            _sized_at_run_time(graph):
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
         infer_graph(graph, _prepare_one, strict, static)
         return
@@ -41,6 +42,15 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
             t.shape = None
     for t, detail in zip(graph.tensors(), interp.get_tensor_details()):
         t.shape = tuple(int(d) for d in detail["shape"])
+
+
+def _sized_at_run_time(graph: Graph) -> bool:
+    """A tensor (not an input) whose shape an invoke tells (-1 in its signature, e.g. the
+    selection NonMaxSuppressionV3 cuts to its count): its readers' shapes follow from it
+    op by op, as around a WHILE."""
+    inputs = {id(t) for t in graph.inputs}
+    return any(t.shape_signature is not None and -1 in t.shape_signature
+               and id(t) not in inputs for t in graph.tensors())
 
 
 def infer_op_shapes(op: Op) -> None:

@@ -68,6 +68,9 @@ def _set(t: Tensor, shape, sig) -> None:
 def _infer_builtin(op: Op, single_op, static: frozenset) -> None:
     dynamic = [t for t in op.inputs if t is not None and not t.is_const
                and -1 in signature(t, static)]
+    if not dynamic and op.outputs and all(t.shape_signature is not None
+                                          and -1 in t.shape_signature for t in op.outputs):
+        return  # sized by the values it reads (a SLICE to a computed count): set when made
     single_op(op)
     first = [t.shape for t in op.outputs]
     sigs = list(first)

@@ -198,6 +198,29 @@ def test_computed_size_and_thresholds():
     assert got.ops == ["NON_MAX_SUPPRESSION_V4", "RESHAPE", "SLICE"]  # (rank-0 reshapes go)
 
 
+def test_v3_selection_made_fixed_size_with_zeros():
+    """concat([boxes[selected], zeros[k]])[:k] (models/det_nms_v3.pb's pattern) with fewer
+    than k selected: zeros follow the selected boxes (TF's converter, writing V3 as the
+    padded V4, gives box 0 there)."""
+    r = np.random.default_rng(4)
+    boxes, scores = random_boxes(r, 16, 0.6), distinct_scores(r, (16,))
+    g = nms_graph("NonMaxSuppressionV3", 16, _consts(10, 0.2, 0.3))
+    for name, value in (("axis", np.array(0, np.int32)), ("zeros", np.zeros((10, 4), F32)),
+                        ("b", np.array([0], np.int32)), ("e", np.array([10], np.int32)),
+                        ("s", np.array([1], np.int32))):
+        g.const(name, value)
+    g.node("picked", "GatherV2", ["boxes", "y", "axis"], Tparams=F32, Tindices=I32, Taxis=I32)
+    g.node("cat", "ConcatV2", ["picked", "zeros", "axis"], T=F32, N=2, Tidx=I32)
+    g.node("out", "StridedSlice", ["cat", "b", "e", "s"], T=F32, Index=I32)
+    got = run(g, {"boxes": boxes, "scores": scores}, ["out"])
+    want, _ = tf_nms(boxes, scores, 10, 0.2, 0.3)
+    assert 0 < len(want) < 10
+    np.testing.assert_array_equal(got.outputs[0], np.concatenate(
+        [boxes[want], np.zeros((10 - len(want), 4), F32)]))
+    (out,) = got.graph.outputs
+    assert out.shape == (10, 4) and out.shape_signature is None  # static again after [:k]
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("sigma", [0.0, 0.3, 1.0])
 def test_v5_soft_nms_as_tensorflow(seed, sigma):
