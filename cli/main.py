@@ -44,8 +44,22 @@ def main():
     """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
 
 
+def _saved_model_options(fn):
+    """--signature / --tag / --checkpoint: which part of a SavedModel (or .meta graph)."""
+    for opt in reversed([
+        click.option("--signature", metavar="KEY", help="For a SavedModel: the signature to "
+                     "convert (default: serving_default, or the only one)."),
+        click.option("--tag", "tags", multiple=True, metavar="TAG", help="For a SavedModel: "
+                     "the meta graph's tags (repeatable; default: serve, or the only one)."),
+        click.option("--checkpoint", metavar="PREFIX", help="For a TF1 .meta graph: the "
+                     "checkpoint prefix its Saver wrote (e.g. model.ckpt)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
 @main.command()
-@click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
+@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True))
 @click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
               help="Where to write the .tflite file.")
 @click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
@@ -63,10 +77,12 @@ def main():
 @click.option("--target", type=click.Choice(["default", "micro"]), default="default",
               show_default=True, help="micro: check the result runs in TensorFlow Lite Micro "
               "(every op and its types; no uint8), else refuse, listing what TFLM lacks.")
+@_saved_model_options
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, verbose, **quant):
-    """Convert a frozen GraphDef (.pb or .pbtxt) to a .tflite model."""
+            allow_custom_ops, target, signature, tags, checkpoint, verbose, **quant):
+    """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
+    SavedModel directory, or a TF1 .meta graph with --checkpoint."""
     from ..converter import ConvertOptions, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
@@ -74,7 +90,7 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
-                                 Target(target))
+                                 Target(target), signature, tuple(tags) or None, checkpoint)
         result = convert_detailed(graphdef, options)
     calib = result.quantization and result.quantization.calibration
     if calib:
@@ -106,15 +122,18 @@ def passes():
 
 
 @main.command()
-@click.argument("graphdef", type=click.Path(exists=True, dir_okay=False))
+@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True))
 @click.option("--inputs", help="Comma-separated input node names.")
 @click.option("--outputs", help="Comma-separated output node names.")
 @click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
               help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
-def check(graphdef, inputs, outputs, input_shape):
-    """Report which TF ops of a GraphDef edgelite supports (exit 1 if any is not)."""
+@_saved_model_options
+def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint):
+    """Report which TF ops of a GraphDef / SavedModel edgelite supports (exit 1 if any is
+    not)."""
     from ..converter import check as check_graph
-    report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape))
+    report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape),
+                         signature, tuple(tags) or None, checkpoint)
     click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     bad = report.unsupported
     if bad:
@@ -200,7 +219,7 @@ def _graphdef_options(fn):
 
 
 @main.command()
-@click.argument("reference", type=click.Path(exists=True, dir_okay=False))
+@click.argument("reference", type=click.Path(exists=True))
 @click.argument("quantized", type=click.Path(exists=True, dir_okay=False))
 @click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Input samples: .npy (first axis = samples) or .npz (one array per input "
@@ -219,7 +238,7 @@ def _graphdef_options(fn):
 @_graphdef_options
 def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
             outputs, input_shape):
-    """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt) tensor by
+    """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt / SavedModel) tensor by
     tensor: SQNR, cosine, max error in LSB, bias, worst first; output SQNR, top-1 agreement."""
     from .compare_cmd import run_compare
     run_compare(reference, quantized, data, samples, fmt or "table", output, plot, top, sort,
@@ -227,7 +246,7 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
 
 
 @main.command("eval")
-@click.argument("models", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("models", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
               help="Input samples: .npy or .npz (one array per input name, or 'x').")
 @click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False),
@@ -247,7 +266,8 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
                 inputs, outputs, input_shape):
     """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /
-    .pbtxt converted to float, or float / int8 / uint8 .tflite); thresholds for CI."""
+    .pbtxt / SavedModel directories converted to float, or float / int8 / uint8 .tflite);
+    thresholds for CI."""
     from .eval_cmd import run_eval
     run_eval(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
              _names(inputs), _names(outputs), _input_shapes(input_shape))

@@ -15,9 +15,11 @@ from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
-from .graphdef import TFGraph, load_graphdef
+from .graphdef import TFGraph
+from .savedmodel import load_source, signature_refs
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
+from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
@@ -36,6 +38,11 @@ class ConvertOptions:
     allow_custom_ops: bool = False           # write unsupported TF ops as CUSTOM ops
     quantize: QuantizeOptions | None = None  # None: a float model
     target: Target = Target.DEFAULT          # MICRO: checked for TFLite Micro (micro_ops.py)
+    # SavedModels (a directory) and TF1 .meta graphs: which signature / meta graph, and the
+    # checkpoint prefix of a .meta graph (savedmodel/)
+    signature: str | None = None             # default "serving_default" (or the only one)
+    tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
+    checkpoint: str | None = None
 
 
 
@@ -54,9 +61,7 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     micro = Target(options.target) is Target.MICRO
     if micro:
         check_micro_options(options.quantize)
-    tf = TFGraph(load_graphdef(source))
-    inputs = tf.resolve(options.inputs, tf.default_inputs, "input")
-    outputs = tf.resolve(options.outputs, tf.default_outputs, "output")
+    tf, inputs, outputs, sig = _graph(source, options.inputs, options.outputs, options)
     # The collector is paused while the graph is built and rewritten: these steps make
     # many long-lived objects and little garbage, and its full collections re-scanning them
     # cost a quarter of the time on a 100k-node graph (bench/scale_convert.py).
@@ -64,6 +69,9 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         with const_budget():  # every constant decoded is charged before it is allocated
             graph = lower_graph(tf, inputs, outputs, options.input_shapes,
                                 options.batch_size, options.allow_custom_ops)
+        graph.signature = sig
+        if options.quantize is None:
+            quantize_dequantize(graph)  # a float model computes TF's FakeQuant (fake_quant.py)
         lowered = graph.op_counts()
         disabled = options.disabled_passes
         if options.quantize is not None and options.quantize.mode in FULL_INTEGER:
@@ -96,14 +104,26 @@ def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> b
     return model
 
 
-def check(source, inputs=None, outputs=None, input_shapes=None) -> SupportReport:
+def _graph(source, inputs, outputs, options: ConvertOptions):
+    """The TF graph, its chosen inputs and outputs, and the signature they stand for."""
+    loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs)
+    tf = TFGraph(loaded.graph_def)
+    sig = loaded.signature if inputs is None and outputs is None else None
+    if sig is not None:
+        inputs, outputs = signature_refs(sig)
+    ins = tf.resolve(inputs, tf.default_inputs, "input")
+    outs = tf.resolve(outputs, tf.default_outputs, "output")
+    return tf, ins, outs, sig
+
+
+def check(source, inputs=None, outputs=None, input_shapes=None, signature=None, tags=None,
+          checkpoint=None) -> SupportReport:
     """Which op types the graph's live nodes use and which edgelite supports.
 
     Runs the real lowering (so untaken tf.cond branches are left out, as in convert).
     """
-    tf = TFGraph(load_graphdef(source))
-    ins = tf.resolve(inputs, tf.default_inputs, "input")
-    outs = tf.resolve(outputs, tf.default_outputs, "output")
+    options = ConvertOptions(signature=signature, tags=tags, checkpoint=checkpoint)
+    tf, ins, outs, _ = _graph(source, inputs, outputs, options)
     with const_budget():
         return lower_with_report(tf, ins, outs, input_shapes)[1]
 

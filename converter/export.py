@@ -222,11 +222,18 @@ def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
 
 
 def _signature(graph: Graph, index: dict) -> object:
+    """The SavedModel signature converted (its key and names), else "serving_default" with
+    the tensors' own names."""
     sig = tfl.SignatureDefT()
-    sig.signatureKey = SIGNATURE_KEY
     sig.subgraphIndex = 0
-    sig.inputs = [_tensor_map(t.name, index[id(t)]) for t in graph.inputs]
-    sig.outputs = [_tensor_map(t.name, index[id(t)]) for t in graph.outputs]
+    source = graph.signature
+    sig.signatureKey = source.key if source else SIGNATURE_KEY
+    in_names = [n for n, _ in source.inputs] if source else [t.name for t in graph.inputs]
+    out_names = [n for n, _ in source.outputs] if source else [t.name for t in graph.outputs]
+    sig.inputs = [_tensor_map(n, index[id(t)]) for n, t in zip(in_names, graph.inputs,
+                                                               strict=True)]
+    sig.outputs = [_tensor_map(n, index[id(t)]) for n, t in zip(out_names, graph.outputs,
+                                                                strict=True)]
     return sig
 
 

@@ -126,6 +126,8 @@ class Graph:
         self._names: set[str] = set()
         self._next_suffix: dict[str, int] = {}
         self.name = "main"          # the subgraph's name in the .tflite
+        self.signature = None       # the SavedModel signature converted (SignatureIO):
+        # its key, and its input / output names in the order of inputs / outputs
         self.is_subgraph = False    # True for a graph called by a WHILE / IF op: its
         # inputs and outputs are an interface the caller relies on (count, order, dtypes)
 

@@ -65,6 +65,15 @@ class ModelRunner:
         return [d["name"] for d in self.inputs]
 
     @cached_property
+    def aliases(self) -> dict[str, str]:
+        """The model's signature names for its input tensors ({"x": "serving_default_x"}):
+        data may be keyed either way."""
+        names = {d["index"]: d["name"] for d in self.inputs}
+        return {alias: names[i]
+                for sig in self.interp._get_full_signature_list().values()
+                for alias, i in sig["inputs"].items() if i in names}
+
+    @cached_property
     def details(self) -> dict[str, dict]:
         """Every tensor's details, by name."""
         return {d["name"]: d for d in self.interp.get_tensor_details()}

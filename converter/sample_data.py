@@ -238,11 +238,13 @@ def _check_directory(members: list[zipfile.ZipInfo], size: int, label: str) -> N
 
 
 def pick_inputs(data: np.ndarray | Mapping[str, np.ndarray], input_names: list[str],
-                what: str) -> dict[str, np.ndarray]:
+                what: str, aliases: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
     """{input name: array whose first axis is the sample axis}, all with the same length.
 
     ``data`` is one array (a model with one input) or {name: array}: arrays named after the
-    inputs, or for a single input an array "x" (an (x, y) data set) or the only array."""
+    inputs (or after their `aliases`: a SavedModel signature's names for the input tensors,
+    {"x": "serving_default_x"}), or for a single input an array "x" (an (x, y) data set)
+    or the only array."""
     if isinstance(data, np.ndarray) or not hasattr(data, "keys"):
         if len(input_names) != 1:
             raise EdgeliteError(f"the model has {len(input_names)} inputs "
@@ -251,13 +253,18 @@ def pick_inputs(data: np.ndarray | Mapping[str, np.ndarray], input_names: list[s
         arrays = {input_names[0]: np.asarray(data)}
     else:
         keys = list(data.keys())
-        if set(input_names) <= set(keys):
-            arrays = {n: np.asarray(data[n]) for n in input_names}
+        key_of = {k: k for k in keys}  # input name -> the data's key for it
+        for alias, name in (aliases or {}).items():
+            if alias in key_of and name not in key_of:
+                key_of[name] = alias
+        if set(input_names) <= set(key_of):
+            arrays = {n: np.asarray(data[key_of[n]]) for n in input_names}
         elif len(input_names) == 1 and ("x" in keys or len(keys) == 1):
             arrays = {input_names[0]: np.asarray(data["x" if "x" in keys else keys[0]])}
         else:
+            named = names_list(sorted(aliases)) if aliases else names_list(input_names)
             raise EdgeliteError(f"{what} holds arrays {names_list(keys)}; name them after the "
-                                f"model inputs {names_list(input_names)}")
+                                f"model inputs {named}")
     for name, a in arrays.items():
         if a.dtype.kind not in NUMERIC_KINDS:
             raise DTypeError(f"{what}: the data for input {quoted(name)} holds "

@@ -38,6 +38,7 @@ MIRRORED = {
     "tests/converter/quantize": "converter/quantize",
     "tests/converter/accuracy": "converter/accuracy",
     "tests/converter/control_flow": "converter/control_flow",
+    "tests/converter/savedmodel": "converter/savedmodel",
     "tests/bench": "bench",
 }
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py

@@ -91,7 +91,7 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
     classes = np.unique(y if samples is None else y[:samples])
     for model in loaded:
         runner = model.runner()
-        arrays = load_inputs(raw, runner.input_names, what)
+        arrays = load_inputs(raw, runner.input_names, what, runner.aliases)
         count = len(next(iter(arrays.values())))
         if count != len(y):
             raise ShapeError(f"{what} holds {count} samples but the labels {len(y)}")
@@ -139,13 +139,17 @@ def precision(runner: ModelRunner) -> str:
     "dynamic" (int8 weights, float activations), "float16" (float16 weights) or "float"."""
     sg = runner.interp.model.subgraphs[0]
     acts, consts = set(), set()
-    for t in sg.tensors:
+    # an integer tensor only QUANTIZE writes and DEQUANTIZE reads is a float model's
+    # quantize-dequantize (a QAT graph's FakeQuant, as TF's converter writes it in float mode)
+    computed = {i for op in sg.operators if op.name not in ("QUANTIZE", "DEQUANTIZE")
+                for i in (*op.inputs, *op.outputs)}
+    for k, t in enumerate(sg.tensors):
         if t.dtype is None:
             continue
         quantized = t.quantization is not None and t.quantization.scale.size > 0
         if t.is_constant:
             consts.add(t.dtype.name)
-        elif quantized and t.dtype.kind in "iu":
+        elif quantized and t.dtype.kind in "iu" and k in computed:
             acts.add(t.dtype.name)
     for name in ("int8", "uint8", "int16"):
         if name in acts:

@@ -149,7 +149,7 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
                             f"{shown_path(ref_model.label)} has {names_list(ref.input_names)}, "
                             f"{shown_path(quant_model.label)} has "
                             f"{names_list(quant.input_names)}")
-    arrays = load_inputs(data, ref.input_names)
+    arrays = load_inputs(data, ref.input_names, aliases=ref.aliases)
     quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
                     if base_name(q) == base_name(r)}
     if samples is not None and samples < 1:

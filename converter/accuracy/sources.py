@@ -48,7 +48,7 @@ def load_model(source: ModelSource, label: str | None = None, inputs=None, outpu
             return LoadedModel(label or "<bytes>", content, False)
         return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
     path = os.fspath(source)
-    if path.lower().endswith(GRAPHDEF_EXTENSIONS):
+    if path.lower().endswith(GRAPHDEF_EXTENSIONS) or os.path.isdir(path):  # or a SavedModel
         return _convert(path, label or path, inputs, outputs, input_shapes)
     content = read_regular(path, f"model {quoted_path(path)}")
     if not path.lower().endswith(".tflite") and not _is_tflite(content):
@@ -76,13 +76,13 @@ def read_data(data: DataSource) -> tuple[np.ndarray | dict[str, np.ndarray], str
     return data, "the data"
 
 
-def load_inputs(data: DataSource, input_names: list[str],
-                what: str | None = None) -> dict[str, np.ndarray]:
+def load_inputs(data: DataSource, input_names: list[str], what: str | None = None,
+                aliases: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
     """{input name: array whose first axis is the sample axis}, all with the same length and
     free of NaN / inf."""
     if what is None:
         data, what = read_data(data)
-    arrays = pick_inputs(data, input_names, what)
+    arrays = pick_inputs(data, input_names, what, aliases)
     for name, a in arrays.items():
         if a.dtype.kind == "f":
             bad = np.flatnonzero(~np.isfinite(a.reshape(len(a), -1)).all(axis=1))

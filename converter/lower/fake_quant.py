@@ -1,8 +1,28 @@
 """FakeQuantWithMinMaxVars / Args / VarsPerChannel: ranges for quantization-aware graphs.
 
-On an activation, a FakeQuant node becomes an IDENTITY whose output carries the nudged range
-(so quantization needs no calibration data for it). On a constant (QAT weights) it is
-applied numerically, so the float model computes what TensorFlow computes.
+On a constant (QAT weights) a FakeQuant node is applied numerically at conversion (TF's kernel,
+bit for bit). On an activation it is lowered to an IDENTITY whose output carries the nudged
+range and whose options hold the node's grid; then
+
+- when quantizing (convert_detailed with a quantize mode), the range is the tensor's
+  quantization range (no calibration data needed for it) and the IDENTITY goes away;
+- in a float model, `quantize_dequantize` makes it TF's quantize-dequantize, as TensorFlow's
+  converter writes it in float mode (QUANTIZE -> DEQUANTIZE with the nudged scale and zero
+  point): [MAXIMUM nudged_min] [MINIMUM nudged_max] QUANTIZE DEQUANTIZE. Up to 8 bits the
+  levels are stored as uint8 as they are (zero point = TF's nudged one: TF's file, same
+  types and op versions); above, as int16 with zero point 0 (LiteRT's DEQUANTIZE requires
+  it), level k stored as k - zero_point. A clamp is written only where the stored grid
+  stops short of the type's range: MAXIMUM for narrow_range (level 0 unused), MINIMUM below
+  8 bits (levels above 2^num_bits - 1), both for 9..15 bits. The float model then computes
+  TF's FakeQuant except where x / scale falls exactly halfway between two levels (TFLite's
+  QUANTIZE rounds half away from zero, TF's kernel half up) -- as TF's own float file.
+  TF 2.21's converter writes the same pair without the clamps: wrong for narrow_range
+  activations (values below nudged_min become level 0, not 1), for num_bits 2, 3, 5, 6, 7
+  (an 8-bit grid) and 9..16 (uint16 tensors LiteRT's QUANTIZE refuses to load).
+- What a float model drops (values pass through, no rounding): a per-channel FakeQuant on an
+  activation (no TFLite QUANTIZE for per-channel activations), and a 16-bit one whose zero
+  point is not the middle level (no int16 grid with zero point 0 holds its 65536 levels;
+  half a level is at most 2^-17 of its range).
 
 TF's nudging (fake_quant_ops_functor.h), qmin = 1 if narrow_range else 0, qmax = 2^bits - 1:
     scale = (max - min) / (qmax - qmin)
@@ -12,9 +32,12 @@ TF's nudging (fake_quant_ops_functor.h), qmin = 1 if narrow_range else 0, qmax =
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError
+from ..ir import Graph, Op, QuantParams, all_graphs
 from ..quantize.qarith import nudged_zero_point
 from .context import LowerCtx, attr_bool, attr_float, attr_int, fail
 from .spec import FLOAT, Attr, In, Lowering, spec
@@ -72,11 +95,68 @@ def fake_quant(ctx: LowerCtx, node) -> None:
         out.shape = tuple(out.data.shape)
         return
     out = ctx.output(node, x.dtype)
-    ctx.graph.add_op("IDENTITY", [x], [out], name=node.name)
-    nmin, nmax, _ = nudge(rmin, rmax, bits, narrow)
+    op = ctx.graph.add_op("IDENTITY", [x], [out], name=node.name)
+    nmin, nmax, scale = nudge(rmin, rmax, bits, narrow)
     if np.ndim(nmin) == 0:
         out.range = (float(nmin), float(nmax))
         x.range = x.range or out.range
+        qmin = 1 if narrow else 0
+        zp = int(round(qmin - float(nmin) / float(scale))) if scale > 0 else qmin
+        op.options[GRID] = Grid(np.float32(nmin), np.float32(nmax), np.float32(scale), zp,
+                                qmin, 2 ** bits - 1)
+
+
+# -- float models: TF's quantize-dequantize ---------------------------------------------------
+GRID = "fake_quant_grid"  # the IDENTITY option holding an activation FakeQuant's Grid
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One FakeQuant's nudged grid: level k in [qmin, qmax] is (k - zero_point) * scale."""
+
+    nmin: np.float32
+    nmax: np.float32
+    scale: np.float32
+    zero_point: int
+    qmin: int
+    qmax: int
+
+
+def quantize_dequantize(graph: Graph) -> int:
+    """Float model: every activation FakeQuant becomes TF's quantize-dequantize (see the module
+    docstring). Returns how many were rewritten."""
+    n = 0
+    for g in all_graphs(graph):
+        for op in [o for o in g.ops if o.type == "IDENTITY" and GRID in o.options]:
+            _expand(g, op, op.options[GRID])
+            n += 1
+    return n
+
+
+def _expand(g: Graph, op: Op, grid: Grid) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    dtype = np.dtype(np.uint8 if grid.qmax < 256 else np.int16)  # TF's float files: uint8
+    lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    # stored integer = level + shift: uint8 stores the levels as they are; int16 needs the
+    # stored zero point 0 (dequantize.cc), so level zero_point is stored as 0
+    shift = 0 if dtype == np.uint8 else -grid.zero_point
+    if not lo <= grid.qmin + shift <= grid.qmax + shift <= hi:
+        del op.options[GRID]  # no int16 grid for it: values pass through (module docstring)
+        return
+    t = x
+    for needed, kind, bound in ((grid.qmin + shift > lo, "MAXIMUM", grid.nmin),
+                                (grid.qmax + shift < hi, "MINIMUM", grid.nmax)):
+        if needed or grid.scale == 0:  # (min == max: clamped to 0.0 both ways)
+            clamped = g.tensor(f"{out.name}/{kind.lower()}", np.float32, x.shape)
+            bound_t = g.const(f"{out.name}/{kind.lower()}/y", np.float32(bound))
+            g.insert_op(Op(kind, [t, bound_t], [clamped], {}, op.name), op)
+            t = clamped
+    q = g.tensor(f"{out.name}_{dtype.name}", dtype, x.shape)
+    scale = grid.scale if grid.scale > 0 else np.float32(1)  # min == max: every value is 0.0
+    q.quant = QuantParams(np.asarray([scale], np.float32),
+                          np.asarray([grid.zero_point + shift], np.int64))
+    g.insert_op(Op("QUANTIZE", [t], [q], {}, op.name), op)
+    g.replace_op(op, Op("DEQUANTIZE", [q], [out], {}, op.name))
 
 
 # -- specs (TF op definitions: array_ops.cc; num_bits in [2, 16]) ------------------------------

@@ -27,6 +27,7 @@ from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_co
                identify_relu_clamps, matmul_to_fully_connected, merge_duplicates,
                order_for_memory, prune_loop_vars, remove_dead, remove_identities,
                remove_trivial_arithmetic, trim_constants)
+from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import collapse_strided_slices
 
 
@@ -40,8 +41,8 @@ class Pass:
 PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
-              remove_trivial_arithmetic, fuse_lstm_loop, collapse_reshapes,
-              collapse_strided_slices,
+              remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
+              fuse_lstm_loop, collapse_reshapes, collapse_strided_slices,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,

@@ -1,15 +1,16 @@
-"""Collapse consecutive STRIDED_SLICEs and write each one in its plainest form.
+"""Collapse consecutive STRIDED_SLICEs.
 
   STRIDED_SLICE(STRIDED_SLICE(x))      -> one STRIDED_SLICE of x (every reader of the first
                                           slice that is a slice is rewritten; the first goes
-                                          when nothing else reads it)
-  STRIDED_SLICE with an ellipsis       -> the same slice, every dimension spelled out
-  STRIDED_SLICE that only adds axes    -> RESHAPE (only removing some stays a slice)
+                                          when nothing else reads it), written without masks
+                                          but the end of a negative stride (version 1 / 2)
+  STRIDED_SLICE that only adds axes    -> RESHAPE (only removing some stays a slice): a
+                                          new-axis mask is version 6, which LiteRT's
+                                          reference kernels do not register
   STRIDED_SLICE that selects everything -> removed
 
 A YOLO head's `p[0]` then `[:, 0:2]`, `[:, 2:4]`, `[:, 4:5]`, `[:, 5:]` becomes four slices of
-p. Spelling the ellipsis out keeps the op at a low version (op_version.cc gives an ellipsis
-or new-axis mask version 6, which LiteRT's reference kernels do not register).
+p. (spell_out_ellipsis.py writes a lone slice's ellipsis out.)
 
 A slice is resolved against its input's static shape into one (start, count, step, shrink)
 per input dimension -- TF's ValidateStridedSliceOp rules: masks, negative indices wrapped
@@ -45,7 +46,6 @@ class Dim:
 class Resolved:
     dims: tuple[Dim, ...]  # one per input dimension
     new_axes: bool  # the output has axes of size 1 the input has not
-    plain: bool  # already written without ellipsis / new-axis masks
 
 
 def _bits(mask: int, i: int) -> bool:
@@ -110,8 +110,7 @@ def resolve(op: Op) -> Resolved | None:
         e = _clamp_index(end[i], n, s, _bits(masks["end_mask"], i), False)
         dims.append(Dim(b, max(0, -(-(e - b) // s)), s))
     dims += [Dim(0, n, 1) for n in x.shape[len(dims):]]
-    plain = not masks["ellipsis_mask"] and not masks["new_axis_mask"]
-    return Resolved(tuple(dims), new_axes, plain)
+    return Resolved(tuple(dims), new_axes)
 
 
 def compose(outer: tuple[Dim, ...], inner: tuple[Dim, ...]) -> tuple[Dim, ...]:
@@ -189,8 +188,5 @@ def run(graph: Graph) -> int:
             producer.type == "STRIDED_SLICE" else None
         if outer is not None and not outer.new_axes:
             _write(graph, op, producer.inputs[0], compose(outer.dims, r.dims))
-            n += 1
-        elif not r.plain:
-            _write(graph, op, x, r.dims)
             n += 1
     return n

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Graph, Tensor
+from ...interpreter.micro_plan import ONLINE, greedy_offsets
 
 ALIGN = 16             # TFLM's kBufferAlignment: each buffer's size is rounded up to it
 EXACT_STATES = 20_000  # states of the exact search per region; larger regions: heuristic
@@ -147,25 +148,13 @@ def lifetimes(dag: Dag, order: list[int]) -> list[tuple[int, int, int]]:
 
 
 def planner_peak(buffers: list[tuple[int, int, int]]) -> int:
-    """The arena TFLM's GreedyMemoryPlanner lays these buffers out in (see module doc)."""
-    # TFLM fills its sort list from the back, then sorts it stably by decreasing size.
-    ranked = sorted(reversed(buffers), key=lambda b: -b[0])
-    placed: list[tuple[int, int, int, int]] = []   # (offset, size, first, last) by offset
-    peak = 0
-    for size, first, last in ranked:
-        offset = 0
-        for at, other, f, l in placed:
-            if f > last or first > l:
-                continue      # not alive at the same time
-            if at - offset >= size:
-                break         # the gap before this buffer fits
-            offset = max(offset, at + other)
-        k = 0
-        while k < len(placed) and placed[k][0] <= offset:
-            k += 1
-        placed.insert(k, (offset, size, first, last))
-        peak = max(peak, offset + size)
-    return peak
+    """The arena TFLM's GreedyMemoryPlanner lays these (size, first, last) buffers out in:
+    the interpreter's reimplementation of the planner (interpreter/micro_plan.py)."""
+    if not buffers:
+        return 0
+    sizes, firsts, lasts = zip(*buffers)
+    offsets = greedy_offsets(sizes, firsts, lasts, [ONLINE] * len(sizes))
+    return max(o + s for o, s in zip(offsets, sizes))
 
 
 def arena(dag: Dag, order: list[int]) -> int:

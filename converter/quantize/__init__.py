@@ -39,7 +39,7 @@ from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
-                        usable_indexed, usable_samples)
+                        signature_aliases, usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
@@ -171,7 +171,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         if given is not None:
             return iter(given)
         return load_samples(options.calib, [t.name for t in graph.inputs],
-                            options.calib_preprocess)
+                            options.calib_preprocess, signature_aliases(graph))
 
     if options.equalize:
         observed = None
@@ -210,9 +210,11 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
             if not t.is_const and t.dtype == np.float32:
                 ranges.setdefault(t.name, options.default_range)
     report.ranges = ranges
-    _check_ranges(graph, ranges, set(input_params))
+    non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
+    _check_ranges(graph, ranges, set(input_params), non_finite)
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
-                        frozenset(options.keep_float), frozenset(options.int16_ops))
+                        frozenset(options.keep_float) | non_finite,
+                        frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
         if options.default_range is not None:  # the subgraphs' tensors too
@@ -345,11 +347,27 @@ def _top1(outputs: list[list[np.ndarray]], labels: np.ndarray) -> float:
     return float(np.mean(scores.argmax(axis=1) == labels))
 
 
-def _check_ranges(graph: Graph, ranges, given: set[str]) -> None:
+def _non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
+    """Ops about NaN and inf, which int8 cannot hold, stay float (named by their first output,
+    as --keep-float takes them): IsFinite's SUB and EQUAL (x - x == 0: calibrated, x - x is
+    the single value 0, which a quantized comparison cannot take -- TF's int8 files keep them
+    float too), and after calibration the ops writing or reading a float activation it gave no
+    range because it held NaN or inf on every sample (the log of a negative number)."""
+    def unranged(t) -> bool:
+        return (calibrated and t is not None and t.dtype == np.float32 and not t.is_const
+                and t.range is None and t.name not in ranges and not graph.is_input(t))
+    return frozenset(op.outputs[0].name for op in graph.ops if op.outputs and (
+        op.origin == "IsFinite" or any(map(unranged, (*op.inputs, *op.outputs)))))
+
+
+def _check_ranges(graph: Graph, ranges, given: set[str],
+                  kept_float: frozenset[str] = frozenset()) -> None:
     """One error naming every tensor that needs a range and has none."""
     from .rules import FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT
     need = [t for t in graph.inputs if t.dtype == np.float32 and t.name not in given]
     for op in graph.ops:
+        if op.outputs and op.outputs[0].name in kept_float:
+            continue
         if op.type in INTEGER_OPS and op.type not in set(FIXED_OUTPUT) | SAME_AS_INPUT:
             need += [t for t in op.outputs if t.dtype == np.float32]
     missing = [t.name for t in need if t.range is None and t.name not in ranges]

@@ -49,7 +49,7 @@ from ...interpreter.names import shown
 from ..export import export_tflite
 from ..ir import Graph
 from ..runner import run_all
-from .calibrate import collect_ranges, load_samples, usable_samples
+from .calibrate import collect_ranges, load_samples, signature_aliases, usable_samples
 from .equalize import channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
@@ -364,7 +364,8 @@ def quantize_checked(graph: Graph, options):
         raise EdgeliteError("--calib-method auto holds out calibration samples to choose the "
                             "method: give --calib DATA")
     samples = usable_samples(load_samples(options.calib, [t.name for t in graph.inputs],
-                                          options.calib_preprocess), options.calib_samples)
+                                          options.calib_preprocess, signature_aliases(graph)),
+                             options.calib_samples)
     report = (choose if options.auto else check_transforms)(copy.deepcopy(graph), options,
                                                             samples)
     chosen = report.chosen

@@ -58,8 +58,15 @@ class CalibrationStats:
     subgraph_ranges: dict[int, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
 
+def signature_aliases(graph) -> dict[str, str]:
+    """A SavedModel signature's input names -> the graph's input tensor names."""
+    sig = graph.signature
+    return {name: t.name for (name, _), t in zip(sig.inputs, graph.inputs)} if sig else {}
+
+
 def load_samples(path: str | os.PathLike, input_names: list[str],
-                 preprocess: Preprocess = Preprocess()) -> Iterator[dict[str, np.ndarray]]:
+                 preprocess: Preprocess = Preprocess(),
+                 aliases: dict[str, str] | None = None) -> Iterator[dict[str, np.ndarray]]:
     """Yield one {input name: array (no batch dim)} per sample.
 
     Files go through the one data reader (sample_data.read_arrays: checked before anything
@@ -69,7 +76,7 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
         yield from _folder_samples(path, input_names[0], preprocess)
         return
     what = f"calibration data {quoted_path(path)}"
-    arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what)
+    arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what, aliases)
     for i in range(len(next(iter(arrays.values())))):
         yield {n: preprocess(a[i]) for n, a in arrays.items()}
 

@@ -20,8 +20,8 @@ from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, activation, asymmetric, quantize, symmetric_weights
-from .rules import (FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT, SHARED_INPUTS,
-                    UINT8_OPS, WEIGHT_AXIS)
+from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT,
+                    SHARED_INPUTS, UINT8_OPS, WEIGHT_AXIS)
 from .selective import keep_float_ops
 
 
@@ -323,7 +323,7 @@ class _Rewriter:
         qt = self.op_qt[id(op)]
         if pin is not None:
             p, data = pin, quantize(c.data, pin, qt.dtype, qt.qmin, qt.qmax)
-        elif op.type in WEIGHT_AXIS and i == 1:
+        elif op.type in AFFINE and i == AFFINE[op.type].weights:
             if qt is not QType.UINT8:  # int8 weights, also under int16 activations
                 per_channel = self.cfg.per_channel and not _on_one_grid(c.data)
                 axis = WEIGHT_AXIS[op.type] if per_channel else None
@@ -332,9 +332,9 @@ class _Rewriter:
             else:
                 p = asymmetric(float(c.data.min()), float(c.data.max()), qt)
                 data = quantize(c.data, p, np.uint8, 0, 255)
-        elif op.type in WEIGHT_AXIS and i == 2:
-            s_in = self.act(op.inputs[0]).scale.astype(np.float64)
-            s_w = op.inputs[1].quant.scale.astype(np.float64)
+        elif op.type in AFFINE and i == AFFINE[op.type].bias:
+            s_in = self.act(op.inputs[AFFINE[op.type].data]).scale.astype(np.float64)
+            s_w = op.inputs[AFFINE[op.type].weights].quant.scale.astype(np.float64)
             p = Affine((s_in * s_w).astype(np.float32), np.zeros(s_w.size, np.int64), 0)
             info = np.iinfo(qt.bias_dtype)
             data = quantize(c.data, Affine(s_in * s_w, p.zero_point), qt.bias_dtype,
@@ -466,12 +466,13 @@ class _Rewriter:
 
 def _integer_outputs(op: Op) -> bool:
     """Whether the op's outputs allow it to run on quantized inputs: all float (they become
-    quantized), or none float while it reads float data (a comparison's bool, ARG_MAX's
-    int32 indices: they stay as they are)."""
+    quantized), or it reads float data: its float outputs become quantized and the others
+    stay as they are (a comparison's bool, ARG_MAX's int32 indices; TOPK_V2's values and
+    indices)."""
     floats = [t.dtype == np.float32 for t in op.outputs]
     reads_float = any(t is not None and not t.is_const and t.dtype == np.float32
                       for t in op.inputs)
-    return all(floats) or (not any(floats) and reads_float)
+    return all(floats) or reads_float
 
 
 def _on_one_grid(w: np.ndarray) -> bool:

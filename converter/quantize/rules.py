@@ -36,7 +36,8 @@ SAME_AS_INPUT = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SA
 # Ops whose inputs must all share the output's parameters.
 SHARED_INPUTS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SHARED)
 
-# Integer affine ops: their constant weights (input 1) are quantized per channel along this
-# axis, their bias (input 2) as int32 (int64 in 16x8 models).
-WEIGHT_AXIS = {n: op.affine.out_axis for n, op in OPS.items()
-               if op.affine is not None and n in INTEGER_OPS}
+# Integer affine ops: where their data, constant weights and bias are (OpDef.affine).
+AFFINE = {n: op.affine for n, op in OPS.items() if op.affine is not None and n in INTEGER_OPS}
+# Their weights are quantized per channel along this axis, their bias as int32 (int64 in
+# 16x8 models) with scale s_data * s_w.
+WEIGHT_AXIS = {n: a.out_axis for n, a in AFFINE.items()}

@@ -313,7 +313,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
-    OpDef("BATCH_MATMUL", int16=True,
+    OpDef("BATCH_MATMUL", int16=True, uint8=False,  # batch_matmul.cc: float32, int8, int16
           float=Kernel(_prepare_any, run_chosen),
           integer=Kernel(prepare_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,

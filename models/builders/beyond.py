@@ -9,7 +9,7 @@ and <name>.tf_ops.json) it writes
 
 and adds to <name>.tf_ops.json
 
-  "family"             transformer | detection | embedding | misc (tests/models/test_beyond_cnn.py
+  "family"             transformer | detection | embedding | segmentation | misc (tests/models/test_beyond_cnn.py
                        runs every model that has one)
   "tf_flex"            where TF's converter refuses the graph with builtins only: the op list of
                        its SELECT_TF_OPS conversion (Flex ops named "Flex<Op>"), or its error
@@ -26,7 +26,7 @@ import json
 from .real_world import Built, Spec, finish  # first: sets TF_USE_LEGACY_KERAS
 from .common import MODELS_DIR, litert_run, np, tf, v1_converter, write_json, write_npz
 
-FAMILIES = ("transformer", "detection", "embedding", "misc")
+FAMILIES = ("transformer", "detection", "embedding", "segmentation", "misc")
 
 
 def sqnr_db(ref: np.ndarray, test: np.ndarray) -> float:

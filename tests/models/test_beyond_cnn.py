@@ -125,3 +125,15 @@ def test_int8_runs_within_tensorflows_sqnr(int8_model, runtime, litert):
             continue  # indices, counts: checked through the float outputs that use them
         assert _sqnr(r, y) >= _floor(info, out), \
             f"{name}/{out} in {runtime}: {_sqnr(r, y):.2f} dB, TF int8 {info['tf_int8']}"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if (MODELS / f"{n}.tf.tflite").exists()])
+def test_tensorflows_float_file_runs_in_edgelite(name):
+    """TF's own builtin-only float file of the same graph: edgelite within 1e-4 x max |TF|."""
+    info = INFOS[name]
+    ins, ref = _golden(name, info)
+    got = _run_all(Interpreter(model_content=(MODELS / f"{name}.tf.tflite").read_bytes()), ins)
+    for out, r in ref.items():
+        y = np.asarray(got[_output_key(out, got)], np.float64)
+        err = np.abs(y - r).max() if r.size else 0.0
+        assert err <= 1e-4 * max(np.abs(r).max(), 1e-6), f"{name}/{out}: {err:.3g}"

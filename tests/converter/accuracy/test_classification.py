@@ -91,3 +91,15 @@ def test_errors():
         evaluate([float_model()], x, y, min_accuracy=95)
     with pytest.raises(EdgeliteError, match="no output 'logits'"):
         evaluate([float_model()], x, y, output="logits")
+
+
+@pytest.mark.parametrize("quantized, kind", [(False, "float"), (True, "int8")])
+def test_precision_of_a_qat_graph(quantized, kind):
+    """A QAT graph's float model holds int8 tensors between QUANTIZE and DEQUANTIZE (its
+    FakeQuants, as TF's converter writes them in float mode): it computes in float."""
+    from edgelite.converter import QuantizeOptions, convert
+    from edgelite.converter.accuracy.classification import precision
+    from edgelite.converter.runner import ModelRunner
+
+    model = convert(MODELS / "qat_cnn.pb", quantize=QuantizeOptions() if quantized else None)
+    assert precision(ModelRunner(model)) == kind

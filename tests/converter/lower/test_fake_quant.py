@@ -10,14 +10,18 @@ Nudge and FakeQuantWithMinMaxArgsFunctor) in float32 numpy, independently of edg
     nudged_min = (quant_min - nudged_zp) * scale, nudged_max = (quant_max - nudged_zp) * scale
     out = floor((clamp(x, nudged_min, nudged_max) - nudged_min) * (1 / scale) + 0.5)
           * scale + nudged_min
-On a constant (QAT weights) the node is applied at conversion; on an activation it becomes
-the tensor's range for quantization and the float model passes values through, as TFLite's
-converter does (FakeQuant carries ranges; it is not an op of the float model).
+On a constant (QAT weights) the node is applied at conversion. On an activation it becomes the
+tensor's range when quantizing, and in a float model TF's quantize-dequantize (QUANTIZE ->
+DEQUANTIZE, as TensorFlow's converter writes it in float mode, plus the clamps TF's file
+lacks for narrow_range and num_bits other than 8 and 16); per channel it passes values
+through (no TFLite QUANTIZE for per-channel activations).
 """
 
 import numpy as np
 import pytest
 
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter.errors import GraphError
 
 from .lowering import F32, check, floats, graph, rng, run
@@ -114,20 +118,74 @@ def test_per_channel_on_constant_weights():
     check(g, {"x": x}, x + want, ["ADD"], rtol=0, atol=0)
 
 
+def levels_and_spread(rmin, rmax, num_bits, narrow_range):
+    """Every grid level (at most 64 of them) and random values in and beyond the range --
+    no value exactly halfway between two levels (TFLite's QUANTIZE rounds those half away
+    from zero, TF's kernel half up)."""
+    nmin, nmax, scale = tf_nudge(rmin, rmax, num_bits, narrow_range)
+    n = int(round(float((nmax - nmin) / scale)))
+    levels = nmin + np.linspace(0, n, min(n + 1, 64)).round().astype(np.float32) * scale
+    spread = floats(rng(), 200, lo=float(nmin) - 1, hi=float(nmax) + 1)
+    return np.concatenate([levels, spread]).astype(np.float32)[None]
+
+
+BOTH = ["MAXIMUM", "MINIMUM"]
+CLAMPS = {  # (num_bits, narrow_range) -> the clamps written before QUANTIZE
+    (8, False): [], (8, True): ["MAXIMUM"], (4, False): ["MINIMUM"], (2, True): BOTH,
+    (16, False): [], (16, True): ["MAXIMUM"], (12, False): BOTH,
+}
+
+
+@pytest.mark.parametrize("rmin, rmax, num_bits, narrow_range",
+                         [*RANGES, (-1.0, 1.0, 16, True), (-1.0, 2.0, 12, False)], ids=str)
+@pytest.mark.parametrize("op", ["FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars"])
+def test_on_an_activation_quantizes_and_dequantizes(op, rmin, rmax, num_bits, narrow_range):
+    """x -> Neg -> FakeQuant -> Neg: the float model computes TF's FakeQuant with
+    [MAXIMUM] [MINIMUM] QUANTIZE DEQUANTIZE (uint8 up to 8 bits, int16 above), in edgelite
+    and LiteRT; the clamps only where the grid stops short of the integer type's range."""
+    x = levels_and_spread(rmin, rmax, num_bits, narrow_range)
+    g = graph(x=x.shape)
+    g.node("n", "Neg", ["x"], T=F32)
+    fake_quant_node(g, op, "n", rmin, rmax, num_bits, narrow_range)
+    g.node("y", "Neg", ["fq"], T=F32)
+    want = -tf_fake_quant(-x, rmin, rmax, num_bits, narrow_range)
+    ops = ["NEG", *CLAMPS[num_bits, narrow_range], "QUANTIZE", "DEQUANTIZE", "NEG"]
+    result = check(g, {"x": x}, want, ops, rtol=0, atol=2e-7 * float(np.abs(want).max()))
+    (q,) = [op.outputs[0] for op in result.graph.ops if op.type == "QUANTIZE"]
+    _, _, scale = tf_nudge(rmin, rmax, num_bits, narrow_range)
+    assert q.dtype == (np.uint8 if num_bits <= 8 else np.int16)
+    assert q.quant.scale[0] == scale
+
+
 @pytest.mark.parametrize("rmin, rmax, num_bits, narrow_range", RANGES[:5], ids=str)
 @pytest.mark.parametrize("op", ["FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars"])
-def test_on_an_activation_sets_its_range(op, rmin, rmax, num_bits, narrow_range):
-    """x -> Relu -> FakeQuant -> Neg: the float model is -relu(x) and the Relu's output
-    carries TF's nudged range."""
-    x = floats(rng(), 2, 5, lo=-3, hi=3)
-    g = graph(x=x.shape)
+def test_when_quantizing_an_activation_carries_the_range(op, rmin, rmax, num_bits,
+                                                         narrow_range):
+    """x -> Relu -> FakeQuant -> Identity converted to int8 (the input's range given): no
+    QUANTIZE / DEQUANTIZE pair for the FakeQuant, and the Relu's output has TF's nudged
+    range."""
+    g = graph(x=(2, 5))
     g.node("r", "Relu", ["x"], T=F32)
     fake_quant_node(g, op, "r", rmin, rmax, num_bits, narrow_range)
-    g.node("y", "Neg", ["fq"], T=F32)
-    result = check(g, {"x": x}, -np.maximum(x, 0), ["RELU", "NEG"])
+    g.node("y", "Identity", ["fq"], T=F32)
+    result = convert_detailed(g.bytes(), ConvertOptions(
+        outputs=["y"], quantize=QuantizeOptions(mode=QuantMode.INT8,
+                                                input_ranges={"x": (-3.0, 3.0)})))
+    assert [op.type for op in result.graph.ops] == ["QUANTIZE", "RELU", "DEQUANTIZE"]
     nmin, nmax, _ = tf_nudge(rmin, rmax, num_bits, narrow_range)
     (relu,) = [op.outputs[0] for op in result.graph.ops if op.type == "RELU"]
     assert relu.range == pytest.approx((float(nmin), float(nmax)), rel=1e-6, abs=1e-7)
+
+
+def test_16_bits_with_an_off_centre_zero_point_pass_values_through():
+    """A 16-bit grid whose zero point is not level 32768 has no int16 QUANTIZE with zero point
+    0 (LiteRT's DEQUANTIZE needs it): the float model passes values through."""
+    x = floats(rng(), 2, 6)
+    g = graph(x=x.shape)
+    g.node("n", "Neg", ["x"], T=F32)
+    fake_quant_node(g, "FakeQuantWithMinMaxVars", "n", -0.3, 5.0, 16, False)
+    g.node("y", "Neg", ["fq"], T=F32)
+    check(g, {"x": x}, x, ["NEG", "NEG"])
 
 
 def test_per_channel_on_an_activation_passes_values_through():

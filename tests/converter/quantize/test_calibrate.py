@@ -90,3 +90,48 @@ def test_mean_std_is_tocos_input_stats():
 def test_unknown_input_name_in_ranges():
     with pytest.raises(EdgeliteError, match="'inp' is not a model input"):
         quantized(mode=QuantMode.INT8, input_ranges={"inp": (0.0, 1.0)})
+
+
+def _where_log_is_finite():
+    """y = where(is_finite(log(x)), x, -2 x): log is NaN for x < 0 (TF's spelling of
+    a test for non-finite values)."""
+    from tests.converter.lower.lowering import F32, graph
+
+    g = graph(x=(2, 6))
+    g.node("l", "Log", ["x"], T=F32)
+    g.node("f", "IsFinite", ["l"], T=F32)
+    g.const("k", np.float32(-2.0))
+    g.node("m", "Mul", ["x", "k"], T=F32)
+    g.node("y", "SelectV2", ["f", "x", "m"], T=F32)
+    return g
+
+
+def test_ops_about_nan_and_inf_stay_float(tmp_path, litert):
+    """Calibration sees NaN in log(x) on every sample (no range): the LOG, and IsFinite's SUB
+    and EQUAL, stay float; the rest is int8 and computes the float model's values."""
+    rng = np.random.default_rng(5)
+    np.save(tmp_path / "calib.npy", rng.normal(0, 2, (16, 2, 6)).astype(np.float32))
+    result = convert_detailed(_where_log_is_finite().bytes(), ConvertOptions(
+        quantize=QuantizeOptions(mode=QuantMode.INT8, calib=str(tmp_path / "calib.npy"))))
+    kinds = {(op.type, op.outputs[0].dtype.name) for op in result.graph.ops}
+    assert {("LOG", "float32"), ("SUB", "float32"), ("EQUAL", "bool"),
+            ("MUL", "int8"), ("SELECT_V2", "int8")} <= kinds
+    x = rng.normal(0, 2, (2, 6)).astype(np.float32)
+    want = np.where(x > 0, x, -2 * x)
+    for interp in (Interpreter(model_content=result.model),
+                   litert.Interpreter(model_content=result.model)):
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+        assert np.abs(got - want).max() < 0.05 * np.abs(want).max()
+
+
+def test_is_finite_stays_float_with_given_ranges():
+    """IsFinite's x - x is the single value 0: no quantized comparison takes it (scale 1.0),
+    so its SUB and EQUAL run in float even without calibration."""
+    result = convert_detailed(_where_log_is_finite().bytes(), ConvertOptions(
+        quantize=QuantizeOptions(mode=QuantMode.INT8, input_ranges={"x": (-4.0, 4.0)},
+                                 default_range=(-8.0, 8.0))))
+    kinds = {(op.type, op.outputs[0].dtype.name) for op in result.graph.ops}
+    assert {("SUB", "float32"), ("EQUAL", "bool"), ("LOG", "int8")} <= kinds

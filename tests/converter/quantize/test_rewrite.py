@@ -245,3 +245,25 @@ def test_a_tensor_read_by_two_concatenations_keeps_the_finer_parameters():
     assert scale["b"] == scale["cat1"] == scale["a_requantized"] == np.float32(40 / 255)
     assert scale["cat2"] == scale["a_requantized_1"] == np.float32(38 / 255)
     assert g.op_counts()["QUANTIZE"] == 2
+
+
+def test_top_k_selects_int8_values_and_keeps_its_int32_indices():
+    """TOPK_V2 (values, indices): the values are the input's int8 codes with its parameters
+    (TFLite's spec: restrict_same_input_output_scale), the indices stay int32 -- as TF's
+    int8 files; no DEQUANTIZE before it. Bit-exact with both LiteRT kernel sets."""
+    g, conv = conv_graph()
+    flat = then(g, "RESHAPE", [conv.outputs[0], g.const("shape", np.int32([1, 144]))], "flat",
+                new_shape=[1, 144])
+    values = g.tensor("values", np.float32)
+    idx = g.tensor("idx", np.int32)
+    g.add_op("TOPK_V2", [flat, g.const("k", np.int32(5))], [values, idx], {})
+    g.outputs = [values, idx]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-1.0, 1.0), "conv": (-5.0, 3.0)},
+                   RewriteConfig(QType.INT8, io_type=IOType.FLOAT))
+    topk = next(op for op in g.ops if op.type == "TOPK_V2")
+    assert [t.dtype for t in topk.inputs] == [np.int8, np.int32]
+    assert [t.dtype for t in topk.outputs] == [np.int8, np.int32]
+    assert topk.outputs[0].quant.scale[0] == topk.inputs[0].quant.scale[0]
+    assert g.outputs[1] is idx and g.op_counts()["DEQUANTIZE"] == 1
+    assert_bit_exact(export_tflite(g), [np.clip(rand(1, 6, 6, 3), -1, 1)])

@@ -1,0 +1,189 @@
+"""TensorFlow's tensor bundle (the V2 checkpoint format: tensorflow/core/util/tensor_bundle/),
+read without TensorFlow.
+
+    <prefix>.index                    a sorted string table (table.py): under the empty key a
+                                      BundleHeaderProto (shard count, endianness), under each
+                                      tensor's name a BundleEntryProto (dtype, shape, shard,
+                                      offset, size, masked CRC-32C of the bytes)
+    <prefix>.data-NNNNN-of-MMMMM      the shards: each tensor's raw little-endian bytes at its
+                                      offset; a string tensor as varint64 lengths, a masked
+                                      CRC-32C of the lengths, then the bytes
+
+A SavedModel's bundle is `DIR/variables/variables`. Every tensor is checked before it is used:
+dtype, shape against size, the shard's length, and the CRC; a damaged bundle gets one
+ModelFormatError naming the file and the tensor, never a wrong value.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...interpreter.errors import ModelFormatError, UnsupportedOpError
+from ...interpreter.names import quoted
+from ...schema import graph_pb2 as pb
+from ..files import quoted_path
+from ..tf_tensor import MAX_RANK, dtype_name, num_elements, numpy_dtype
+from .crc32c import crc32c, unmask
+from .table import read_table
+
+MAX_SHARDS = 1 << 16
+STRING = 7
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    dtype: int
+    shape: tuple[int, ...]
+    shard: int
+    offset: int
+    size: int
+    crc: int          # unmasked
+    sliced: bool
+
+
+def data_path(prefix: str, shard: int, shards: int) -> str:
+    return f"{prefix}.data-{shard:05d}-of-{shards:05d}"
+
+
+class Bundle:
+    """The tensors of one checkpoint, read lazily: `Bundle(prefix)[key]` -> numpy array."""
+
+    def __init__(self, prefix: str | os.PathLike):
+        self.prefix = os.fspath(prefix)
+        index = f"{self.prefix}.index"
+        try:
+            with open(index, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise ModelFormatError(f"cannot read the checkpoint index {quoted_path(index)}: "
+                                   f"{exc.strerror or exc}") from None
+        what = f"checkpoint index {quoted_path(index)}"
+        self.entries: dict[str, Entry] = {}
+        header = None
+        for key, value in read_table(data, what):
+            if key == b"":
+                header = _parse(pb.BundleHeaderProto, value, f"{what}: the header")
+                continue
+            name = key.decode("utf-8", "replace")
+            self.entries[name] = _entry(name, value, what)
+        if header is None:
+            raise ModelFormatError(f"{what} has no header entry; the file is damaged")
+        if header.endianness != pb.BundleHeaderProto.LITTLE:
+            raise UnsupportedOpError(f"{what} was written on a big-endian machine; re-save "
+                                     "the checkpoint on a little-endian one")
+        if not 1 <= header.num_shards <= MAX_SHARDS:
+            raise ModelFormatError(f"{what}: {header.num_shards} data shards; the header is "
+                                   "damaged")
+        self.shards = header.num_shards
+        for e in self.entries.values():
+            if e.shard >= self.shards:
+                raise ModelFormatError(f"{what}: tensor {quoted(e.key)} is in shard {e.shard} "
+                                       f"of {self.shards}; the index is damaged")
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.entries
+
+    def keys(self) -> list[str]:
+        return list(self.entries)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        e = self.entries.get(key)
+        if e is None:
+            raise ModelFormatError(f"checkpoint {quoted_path(self.prefix)} has no tensor "
+                                   f"{quoted(key)}")
+        where = f"tensor {quoted(key)} of checkpoint {quoted_path(self.prefix)}"
+        if e.sliced:
+            raise UnsupportedOpError(f"{where} is saved in slices (a partitioned variable); "
+                                     "save the model without variable partitioning")
+        raw = self._read(e, where)
+        if e.dtype == STRING:
+            return _strings(raw, e, where)
+        if crc32c(raw) != e.crc:
+            raise ModelFormatError(f"{where} fails its CRC-32C check; the checkpoint is "
+                                   "damaged -- copy or save it again")
+        dtype = numpy_dtype(e.dtype, where)
+        if num_elements(e.shape) * dtype.itemsize != e.size:
+            raise ModelFormatError(f"{where}: {e.size} bytes for shape {list(e.shape)} of "
+                                   f"{dtype_name(e.dtype)}; the index is damaged")
+        return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(e.shape)
+
+    def _read(self, e: Entry, where: str) -> bytes:
+        path = data_path(self.prefix, e.shard, self.shards)
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                length = f.tell()
+                if e.offset + e.size > length:
+                    raise ModelFormatError(
+                        f"{where}: bytes [{e.offset}, {e.offset + e.size}) lie past the end of "
+                        f"{quoted_path(path)} ({length} bytes); the data file is truncated")
+                f.seek(e.offset)
+                return f.read(e.size)
+        except OSError as exc:
+            raise ModelFormatError(f"{where}: cannot read {quoted_path(path)}: "
+                                   f"{exc.strerror or exc}") from None
+
+
+def _parse(cls, value: bytes, what: str):
+    msg = cls()
+    try:
+        msg.ParseFromString(value)
+    except Exception:  # protobuf's DecodeError, or worse on hostile bytes
+        raise ModelFormatError(f"{what} is not a valid {cls.__name__}; the file is "
+                               "damaged") from None
+    return msg
+
+
+def _entry(name: str, value: bytes, what: str) -> Entry:
+    proto = _parse(pb.BundleEntryProto, value, f"{what}: the entry of {quoted(name)}")
+    dims = tuple(int(d.size) for d in proto.shape.dim)
+    if len(dims) > MAX_RANK or any(d < 0 for d in dims) or proto.offset < 0 or proto.size < 0:
+        raise ModelFormatError(f"{what}: the entry of {quoted(name)} has shape {list(dims)}, "
+                               f"offset {proto.offset}, size {proto.size}; the index is "
+                               "damaged")
+    return Entry(name, int(proto.dtype), dims, int(proto.shard_id), int(proto.offset),
+                 int(proto.size), unmask(proto.crc32c), len(proto.slices) > 0)
+
+
+def _varint(raw: bytes, pos: int, where: str) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(raw) or shift > 63:
+            raise ModelFormatError(f"{where}: a string length is malformed")
+        byte = raw[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+
+
+def _strings(raw: bytes, e: Entry, where: str) -> np.ndarray:
+    """tensor_bundle.cc WriteStringTensor: varint64 lengths, the masked CRC-32C of the
+    lengths (each as 4 little-endian bytes, or 8 past 2^32), then the bytes. The entry's
+    CRC covers those fixed-width lengths, the 4 checksum bytes and the strings."""
+    count = num_elements(e.shape)
+    if count > len(raw):
+        raise ModelFormatError(f"{where}: {count} strings in {len(raw)} bytes")
+    lengths, pos = [], 0
+    for _ in range(count):
+        n, pos = _varint(raw, pos, where)
+        lengths.append(n)
+    fixed = b"".join(struct.pack("<I" if n <= 0xFFFFFFFF else "<Q", n) for n in lengths)
+    if pos + 4 > len(raw) or crc32c(fixed) != unmask(struct.unpack_from("<I", raw, pos)[0]):
+        raise ModelFormatError(f"{where}: the string lengths fail their CRC-32C check; the "
+                               "checkpoint is damaged -- copy or save it again")
+    body = raw[pos + 4:]
+    if sum(lengths) != len(body) or crc32c(fixed + raw[pos:]) != e.crc:
+        raise ModelFormatError(f"{where} fails its CRC-32C check; the checkpoint is "
+                               "damaged -- copy or save it again")
+    out, start = np.empty(count, object), 0
+    for i, n in enumerate(lengths):
+        out[i] = body[start:start + n]
+        start += n
+    return out.reshape(e.shape)
