@@ -13,6 +13,7 @@ from .export import export_tflite
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted
 from .control_flow.shapes import infer_graph, infer_op
+from . import value_shapes
 from .ir import Graph, Op, has_subgraphs
 
 
@@ -26,8 +27,7 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
         if strict and not graph.is_subgraph:  # (a subgraph's come from its caller)
             raise EdgeliteError(f"internal: an input of graph {quoted(graph.name)} has no shape")
         return
-    if has_subgraphs(graph) or any(op.type == "CUSTOM" for op in graph.ops) or \
-            _sized_at_run_time(graph):
+    if has_subgraphs(graph) or any(op.type == "CUSTOM" for op in graph.ops):
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
         infer_graph(graph, _prepare_one, strict, static)
         return
@@ -40,17 +40,13 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
     finally:
         for t in unknown:
             t.shape = None
-    for t, detail in zip(graph.tensors(), interp.get_tensor_details()):
+    details = interp.get_tensor_details()
+    if any(-1 in d["shape"] for d in details):  # an op whose output shape values tell
+        static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
+        infer_graph(graph, _prepare_one, strict, static)  # (WHERE): op by op, -1 dims kept
+        return
+    for t, detail in zip(graph.tensors(), details):
         t.shape = tuple(int(d) for d in detail["shape"])
-
-
-def _sized_at_run_time(graph: Graph) -> bool:
-    """A tensor (not an input) whose shape an invoke tells (-1 in its signature, e.g. the
-    selection NonMaxSuppressionV3 cuts to its count): its readers' shapes follow from it
-    op by op, as around a WHILE."""
-    inputs = {id(t) for t in graph.inputs}
-    return any(t.shape_signature is not None and -1 in t.shape_signature
-               and id(t) not in inputs for t in graph.tensors())
 
 
 def infer_op_shapes(op: Op) -> None:
@@ -64,11 +60,12 @@ def infer_op_shapes(op: Op) -> None:
 def _prepare_one(op: Op) -> None:
     """Prepare one builtin op alone in the interpreter; its outputs take the shapes found."""
     g = Graph()
-    g.inputs = [t for t in op.inputs if t is not None and not t.is_const]
+    copy = value_shapes.with_values(op)  # computed shape operands as their values
+    g.inputs = [t for t in copy.inputs if t is not None and not t.is_const]
     saved = [t.shape for t in op.outputs]
     for t in op.outputs:
         t.shape = ()
-    g.insert_op(op.copy())
+    g.insert_op(copy)
     g.outputs = list(op.outputs)
     try:
         interp = Interpreter(model_content=export_tflite(g))
@@ -79,4 +76,9 @@ def _prepare_one(op: Op) -> None:
         raise
     shapes = [tuple(int(x) for x in d["shape"]) for d in interp.get_output_details()]
     for t, s in zip(op.outputs, shapes):
-        t.shape = s
+        # A -1 dim is one only the values tell (WHERE's rows, UNIQUE's values): it takes
+        # 1 as its shape and stays -1 in the signature (control_flow/shapes.py keeps it).
+        t.shape = tuple(1 if d == -1 else d for d in s)
+        t.shape_signature = s if -1 in s else None
+    from .passes.fold_constants import evaluate_op  # (the passes import this module)
+    value_shapes.note(copy, evaluate_op)

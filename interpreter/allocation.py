@@ -384,6 +384,9 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
         if any(spec.dynamic for spec in specs):
             prepared.ops.append((op, kernel, record, DYNAMIC_OUTPUTS))
             prepared.dynamic.update(op.outputs)
+            for t, spec in zip(op.outputs, specs):  # -1: a dim only values tell (WHERE's
+                if not spec.dynamic or -1 in spec.shape:  # rows): shown until an invoke
+                    shapes[t] = tuple(spec.shape)
             continue
         for t, spec in zip(op.outputs, specs, strict=True):
             if shapes[t] != tuple(spec.shape):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...interpreter.errors import EdgeliteError, ShapeError
 from ...interpreter.names import quoted
 from ..ir import PSEUDO_OPS, Graph, Op, Tensor
+from .. import value_shapes
 
 
 def infer_graph(graph: Graph, single_op, strict: bool, static: frozenset = frozenset()) -> None:
@@ -68,21 +69,24 @@ def _set(t: Tensor, shape, sig) -> None:
 def _infer_builtin(op: Op, single_op, static: frozenset) -> None:
     dynamic = [t for t in op.inputs if t is not None and not t.is_const
                and -1 in signature(t, static)]
-    if not dynamic and op.outputs and all(t.shape_signature is not None
-                                          and -1 in t.shape_signature for t in op.outputs):
-        return  # sized by the values it reads (a SLICE to a computed count): set when made
-    single_op(op)
+    varying = [t for t in op.inputs if t is not None and value_shapes.moving(t)]
+    value_shapes.use(op, bumped=False)  # shape operands computed from -1 dims (WHERE's)
+    _prepare_fitting(op, single_op, dynamic)
+    values, bumped_values = value_shapes.taken(), None
     first = [t.shape for t in op.outputs]
-    sigs = list(first)
-    if dynamic:
+    own = [t.shape_signature for t in op.outputs]  # -1 where only values tell the dim
+    sigs = [f if o is None else o for f, o in zip(first, own)]
+    if dynamic or varying:
         saved = [(t, t.shape) for t in dynamic]
         for t in dynamic:
             t.shape = tuple(d + 1 if s == -1 else d for d, s in zip(t.shape, t.shape_signature))
         try:
+            value_shapes.use(op, bumped=True)
             single_op(op)
+            bumped_values = value_shapes.taken()
             second = [t.shape for t in op.outputs]
-            sigs = [tuple(-1 if a != b else a for a, b in zip(f, s)) if len(f) == len(s)
-                    else f for f, s in zip(first, second)]
+            sigs = [tuple(-1 if a != b or g == -1 else a for a, b, g in zip(f, s, o))
+                    if len(f) == len(s) == len(o) else o for f, s, o in zip(first, second, sigs)]
         except EdgeliteError:
             pass  # the bumped shapes do not fit together: take the dims as static
         finally:
@@ -90,6 +94,39 @@ def _infer_builtin(op: Op, single_op, static: frozenset) -> None:
                 t.shape = shape
     for t, shape, sig in zip(op.outputs, first, sigs):
         _set(t, shape, sig)
+    value_shapes.settle(op, values, bumped_values)
+    value_shapes.mark(op, own, dynamic + varying)
+
+
+# Sizes tried for dims only values tell when their representative size (1) does not fit
+# the op (a RESHAPE of WHERE-selected rows back to a static shape).
+_FIT_SIZES = range(2, 257)
+
+
+def _prepare_fitting(op: Op, single_op, dynamic: list) -> None:
+    """single_op(op); if it refuses the inputs' representative shapes, the -1 dims take
+    the first size it accepts (the same for all: at run time the values decide)."""
+    try:
+        single_op(op)
+        return
+    except EdgeliteError:
+        if not dynamic:
+            raise
+    saved = [(t, t.shape) for t in dynamic]
+    try:
+        for size in _FIT_SIZES:
+            for t, shape in saved:
+                t.shape = tuple(size if s == -1 else d for d, s in zip(shape,
+                                                                      t.shape_signature))
+            try:
+                single_op(op)
+                return
+            except EdgeliteError:
+                continue
+    finally:
+        for t, shape in saved:
+            t.shape = shape
+    single_op(op)  # none fits: the original error
 
 
 def _infer_pseudo(op: Op, static: frozenset) -> None:

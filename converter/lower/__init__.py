@@ -23,8 +23,9 @@ from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
-from . import (activations, array_ops, basic, control, conv, detection, fake_quant, functional,
+from . import (activations, array_ops, basic, control, conv, embeddings, fake_quant, functional,
                image, math_ops, nn, tensor_lists)
+from . import detection
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -40,6 +41,7 @@ REGISTRY: dict[str, Lowering] = {
     **fake_quant.RULES,
     **functional.RULES,
     **tensor_lists.RULES,
+    **embeddings.RULES,
     **detection.RULES,
 }
 

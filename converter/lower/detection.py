@@ -141,12 +141,9 @@ def non_max_suppression(version: int):
                                                        np.array([1], I32))],
                          [size_1], dict(new_shape=[1]), name=node.name)
         begin = ctx.const(node, "begin", np.zeros(1, I32))
-        bound = _scalar_value(size)  # at most max_output_size entries: that many, dynamic
-        for k, t in enumerate(padded):
-            out = ctx.output(node, t.dtype, k)
-            if bound is not None:
-                out.shape, out.shape_signature = (int(bound),), (-1,)
-            ctx.graph.add_op("SLICE", [t, begin, size_1], [out], name=node.name)
+        for k, t in enumerate(padded):  # (a dynamic shape: SLICE's size is computed)
+            ctx.graph.add_op("SLICE", [t, begin, size_1], [ctx.output(node, t.dtype, k)],
+                             name=node.name)
     rule.__name__ = f"non_max_suppression_v{version}"
     return rule
 

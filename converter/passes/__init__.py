@@ -28,6 +28,7 @@ from . import (collapse_reshapes, fold_affine_constants, fold_batchnorm, fold_co
                order_for_memory, prune_loop_vars, remove_dead, remove_identities,
                remove_trivial_arithmetic, trim_constants)
 from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
+from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import collapse_strided_slices
 
 
@@ -45,7 +46,9 @@ PIPELINE: tuple[Pass, ...] = tuple(
               fuse_lstm_loop, collapse_reshapes, collapse_strided_slices,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
-              identify_l2_norm, merge_duplicates, fold_pad, fold_batchnorm, fuse_bias,
+              identify_l2_norm, merge_duplicates, fold_unique_gather,
+              fold_reshape_of_own_shape, fold_pad,
+              fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars,
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)

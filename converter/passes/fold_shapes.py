@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import value_shapes
 from ..shape_inference import infer_op_shapes
 from ..ir import PSEUDO_OPS, Graph
 from .fold_constants import try_fold
@@ -21,7 +22,7 @@ def run(graph: Graph) -> int:
     n = 0
     for op in list(graph.ops):
         if op.type == "SHAPE" and op.inputs[0].shape is not None \
-                and not graph.is_output(op.outputs[0]):
+                and not graph.is_output(op.outputs[0]) and not _values_tell(graph, op.inputs[0]):
             out = op.outputs[0]
             out.data = np.asarray(op.inputs[0].shape, dtype=out.dtype)
             out.shape = tuple(out.data.shape)
@@ -33,3 +34,9 @@ def run(graph: Graph) -> int:
                 and op.type not in PSEUDO_OPS:
             infer_op_shapes(op)
     return n
+
+
+def _values_tell(graph: Graph, t) -> bool:
+    """A tensor with a dim only values tell (WHERE's rows): its shape is not a constant."""
+    return t in value_shapes.VALUE_DIMS and t.shape_signature is not None \
+        and -1 in t.shape_signature

@@ -96,7 +96,14 @@ class _Rewriter:
         return self.tqt.get(id(t), self.qt)
 
     def values_range(self, t: Tensor) -> tuple[float, float]:
-        return (float(t.data.min()), float(t.data.max())) if t.is_const else self.range_of(t)
+        if t.is_const:
+            return float(t.data.min()), float(t.data.max())
+        if t.quant is not None and t.range is None and t.name not in self.ranges:
+            # quantized here already (a QUANTIZE after a float-only op): what its codes span
+            info = np.iinfo(t.dtype)
+            scale, zp = float(t.quant.scale.reshape(-1)[0]), int(t.quant.zero_point.reshape(-1)[0])
+            return (info.min - zp) * scale, (info.max - zp) * scale
+        return self.range_of(t)
 
     def act(self, t: Tensor) -> Affine:
         """`t`'s parameters in its own storage type."""
@@ -342,6 +349,8 @@ class _Rewriter:
         else:
             p = activation(float(c.data.min()), float(c.data.max()), qt)
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
+        if op.type == "FILL" and c.data.ndim == 0:  # fill.cc: the value must be a scalar
+            data = data.reshape(())
         if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
             c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)
             new = c

@@ -30,6 +30,7 @@ from . import (
     embedding_lookup,
     fully_connected,
     gather,
+    gather_nd,
     logical,
     lstm,
     non_max_suppression,
@@ -43,6 +44,7 @@ from . import (
     resize,
     reverse,
     rnn,
+    segment,
     shape_ops,
     slicing,
     softmax,
@@ -55,7 +57,9 @@ from . import (
     transpose,
     transpose_conv,
     unary,
+    unique,
     variables,
+    where,
 )
 from .base import Kernel, OpContext, OutputSpec, TensorInfo
 from .opdef import OpDef, collect
@@ -68,7 +72,9 @@ OPS: dict[str, OpDef] = collect(
     pad, pooling, quantize, reduce, reshape, resize, reverse, rnn, shape_ops, slicing,
     softmax, space_batch, space_depth, split, svdf, tile, topk_v2, transpose, transpose_conv,
     unary, variables,
-    embedding_lookup, non_max_suppression,
+    embedding_lookup,
+    gather_nd, segment, unique, where,
+    non_max_suppression,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

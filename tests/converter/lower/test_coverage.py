@@ -19,8 +19,8 @@ def _covered(module: str) -> set[str]:
 
 
 def test_every_rule_module_has_a_test_module():
-    assert RULE_MODULES == ["activations", "array_ops", "basic", "control", "conv",
-                            "detection", "fake_quant", "functional", "image", "math_ops", "nn",
+    assert RULE_MODULES == ["activations", "array_ops", "basic", "control", "conv", "detection",
+                            "embeddings", "fake_quant", "functional", "image", "math_ops", "nn",
                             "tensor_lists"]
     for module in RULE_MODULES:
         rules = set(importlib.import_module(f"{lower.__name__}.{module}").RULES)

@@ -272,7 +272,8 @@ def test_every_op_has_a_spec():
                for e in lower.REGISTRY.values())
     variadic = {op for op, e in lower.REGISTRY.items() if e.spec.variadic is not None}
     assert variadic == {"ConcatV2", "Pack", "IdentityN", "Merge", "While", "StatelessWhile",
-                        "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"}
+                        "If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall",
+                        "DynamicStitch", "ParallelDynamicStitch"}
 
 
 def test_check_still_lists_unsupported_ops_next_to_a_malformed_node():

@@ -267,3 +267,41 @@ def test_top_k_selects_int8_values_and_keeps_its_int32_indices():
     assert topk.outputs[0].quant.scale[0] == topk.inputs[0].quant.scale[0]
     assert g.outputs[1] is idx and g.op_counts()["DEQUANTIZE"] == 1
     assert_bit_exact(export_tflite(g), [np.clip(rand(1, 6, 6, 3), -1, 1)])
+
+
+def test_gather_nd_keeps_params_segment_sums_stay_float_fill_keeps_a_scalar(litert):
+    """The sparse-embedding ops: GATHER_ND moves int8 codes (same parameters as its
+    params); UNSORTED_SEGMENT_SUM has no int8 kernel in LiteRT and stays float between
+    DEQUANTIZE / QUANTIZE; a comparison with the re-quantized sum reads that tensor's range
+    from its parameters; FILL's value stays a scalar (fill.cc refuses a [1] value)."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (4, 3))
+    g.inputs = [x]
+    rows = g.tensor("rows", np.float32)
+    g.add_op("GATHER_ND", [x, g.const("idx", np.int32([[3], [0], [3]]))], [rows], {})
+    sums = g.tensor("sums", np.float32)
+    g.add_op("UNSORTED_SEGMENT_SUM", [rows, g.const("ids", np.int32([1, 0, 1])),
+                                      g.const("n", np.int32(2))], [sums], {})
+    empty = g.tensor("empty", np.bool_)
+    g.add_op("EQUAL", [sums, g.const("zero", np.float32(0.0))], [empty], {})
+    filled = g.tensor("filled", np.float32)
+    g.add_op("FILL", [g.const("dims", np.int32([2, 3])), g.const("v", np.float32(0.5))],
+             [filled], {})
+    out = g.tensor("out", np.float32)
+    g.add_op("ADD", [sums, filled], [out], dict(fused_activation_function=Activation.NONE))
+    g.outputs = [out, empty]
+    infer_shapes(g)
+    quantize_graph(g, {"x": (-2.0, 2.0), "rows": (-2.0, 2.0), "sums": (-4.0, 4.0),
+                       "filled": (0.0, 0.5), "out": (-4.0, 4.5)},
+                   RewriteConfig(QType.INT8, io_type=IOType.FLOAT))
+    gather = next(op for op in g.ops if op.type == "GATHER_ND")
+    assert gather.inputs[0].dtype == gather.outputs[0].dtype == np.int8
+    assert gather.outputs[0].quant.scale[0] == gather.inputs[0].quant.scale[0]
+    segment = next(op for op in g.ops if op.type == "UNSORTED_SEGMENT_SUM")
+    assert segment.inputs[0].dtype == segment.outputs[0].dtype == np.float32
+    fill = next(op for op in g.ops if op.type == "FILL")
+    assert fill.inputs[1].dtype == np.int8 and fill.inputs[1].shape == ()
+    interp = litert.Interpreter(model_content=export_tflite(g))
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], rand(4, 3))
+    interp.invoke()
