@@ -46,6 +46,8 @@ MULTI_OUTPUT_ARGS = {
     "BroadcastGradientArgs": ("r0", "r1"),
     "NonMaxSuppressionV4": ("selected_indices", "valid_outputs"),
     "NonMaxSuppressionV5": ("selected_indices", "selected_scores", "valid_outputs"),
+    "CombinedNonMaxSuppression": ("nmsed_boxes", "nmsed_scores", "nmsed_classes",
+                                  "valid_detections"),
     "TensorArrayV3": ("handle", "flow"),
     "TensorArrayGradV3": ("grad_handle", "flow_out"),
     "TensorListPopBack": ("output_handle", "tensor"),

@@ -23,8 +23,8 @@ from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
-from . import (activations, array_ops, basic, control, conv, einsum, embeddings, fake_quant,
-               functional, image, math_ops, nn, tensor_lists)
+from . import (activations, array_ops, basic, control, conv, detection, einsum, embeddings,
+               fake_quant, functional, image, math_ops, nn, tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -42,6 +42,7 @@ REGISTRY: dict[str, Lowering] = {
     **tensor_lists.RULES,
     **embeddings.RULES,
     **einsum.RULES,
+    **detection.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)

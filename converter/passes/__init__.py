@@ -30,6 +30,7 @@ from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf
                remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
 from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import fold_reshape_of_own_shape, fold_unique_gather
+from . import collapse_strided_slices
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
               identify_gelu, decompose_erf, fuse_lstm_loop, collapse_reshapes,
-              fold_dense_reshapes, batch_matmul_to_fully_connected,
+              collapse_strided_slices, fold_dense_reshapes, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_unique_gather,

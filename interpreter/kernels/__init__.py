@@ -33,6 +33,7 @@ from . import (
     gather_nd,
     logical,
     lstm,
+    non_max_suppression,
     normalization,
     one_hot,
     pad,
@@ -73,6 +74,7 @@ OPS: dict[str, OpDef] = collect(
     unary, variables,
     embedding_lookup,
     gather_nd, segment, unique, where,
+    non_max_suppression,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

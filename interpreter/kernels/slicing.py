@@ -83,7 +83,9 @@ def prepare_slice(ctx: OpContext):
     begin = _int_vector(ctx, 1, "begin", x.rank, needs)
     sizes = _int_vector(ctx, 2, "size", x.rank, needs)
     if sizes is None or (begin is None and -1 in sizes):
-        return (OutputSpec(ctx.outputs[0].shape, x.dtype, dynamic=True),), Chosen(
+        # every dim only the values tell: -1, as WHERE's rows (the converter's shape
+        # inference keeps such dims dynamic: value_shapes.py)
+        return (OutputSpec((-1,) * x.rank, x.dtype, dynamic=True),), Chosen(
             eval_computed_slice, DynamicSliceRecord(sizes=(), dims=x.shape,
                                                     where=ctx.describe()))
     if begin is None:
