@@ -16,7 +16,10 @@ and adds to <name>.tf_ops.json
   "tf_int8"            TF's int8 conversion (Optimize.DEFAULT + representative_dataset = the
                        calibration inputs in order, float input / output, builtins with float
                        fallback): its op list and the SQNR (dB) of each float output against
-                       TF's float golden outputs on the golden inputs; or its error.
+                       TF's float golden outputs on the golden inputs -- in LiteRT's builtin
+                       kernels without delegate (`sqnr_db`), and per kernel set as the tests
+                       run edgelite's file (`sqnr_db_by_runtime`: reference = BUILTIN_REF,
+                       default = AUTO, XNNPACK included); or its error.
 """
 
 from __future__ import annotations
@@ -74,15 +77,24 @@ def _tf_int8(pb_path, built: Built, calib: dict, golden_out: dict) -> dict:
             yield [calib[k][i:i + 1] for k in built.inputs]
 
     conv.representative_dataset = representative_dataset
+    feeds = {k: np.ascontiguousarray(v) for k, v in built.golden.items()}
     try:
         model = conv.convert()
-        feeds = {k: np.ascontiguousarray(v) for k, v in built.golden.items()}
         out, ops, _ = litert_run(model, feeds, built.outputs)
     except Exception as exc:  # record it, keep the model
         return {"error": _error(exc)}
-    sqnr = {o: sqnr_db(golden_out[o], out[o]) for o in built.outputs
-            if np.issubdtype(golden_out[o].dtype, np.floating)}
-    return {"ops": ops, "n_ops": len(ops), "sqnr_db": sqnr, "size": len(model)}
+    floats = [o for o in built.outputs if np.issubdtype(golden_out[o].dtype, np.floating)]
+    by_runtime = {}
+    for runtime, resolver in (("reference", "ref"), ("default", "default")):
+        try:
+            got, _, _ = litert_run(model, feeds, built.outputs, resolver)
+        except Exception as exc:  # e.g. the reference resolver lacks an op version
+            by_runtime[runtime] = {"error": _error(exc)}
+            continue
+        by_runtime[runtime] = {o: sqnr_db(golden_out[o], got[o]) for o in floats}
+    return {"ops": ops, "n_ops": len(ops),
+            "sqnr_db": {o: sqnr_db(golden_out[o], out[o]) for o in floats},
+            "sqnr_db_by_runtime": by_runtime, "size": len(model)}
 
 
 def finish_beyond(spec: Spec, built: Built, family: str, calib: dict) -> dict:

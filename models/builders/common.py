@@ -325,11 +325,12 @@ def interpreter(model: bytes, resolver: str = "builtin"):
     return interp
 
 
-def litert_run(model_bytes: bytes, feeds: dict, outputs: list):
-    """Run a .tflite in LiteRT one sample at a time (batch 1), builtin kernels, no delegate.
+def litert_run(model_bytes: bytes, feeds: dict, outputs: list, resolver: str = "builtin"):
+    """Run a .tflite in LiteRT one sample at a time (batch 1), with one of RESOLVERS' kernel
+    sets (default: builtin kernels, no delegate).
 
     Returns ({output: stacked results}, op names in execution order, io description)."""
-    interp = interpreter(model_bytes, "builtin")
+    interp = interpreter(model_bytes, resolver)
     ins = {d["name"]: d for d in interp.get_input_details()}
     outs = {d["name"]: d for d in interp.get_output_details()}
     assert set(ins) == set(feeds), f"LiteRT inputs {sorted(ins)} != {sorted(feeds)}"

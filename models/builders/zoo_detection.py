@@ -118,11 +118,8 @@ def _yolo(image, rng):
     idx, valid = tf.raw_ops.NonMaxSuppressionV4(
         boxes=box, scores=score, max_output_size=MAX_OUT, iou_threshold=IOU,
         score_threshold=SCORE, pad_to_max_output_size=True)
-    # No scores output (the other models have it): on these golden images TF's own int8
-    # file scores 35.6 dB without XNNPACK and 34.9 dB with it, as edgelite's does, and
-    # tests/models/test_beyond_cnn.py holds every runtime to the first number.
-    return {"boxes": tf.gather(box, idx)[None], "classes": tf.gather(label, idx)[None],
-            "count": tf.reshape(valid, [1])}, \
+    return {"boxes": tf.gather(box, idx)[None], "scores": tf.gather(score, idx)[None],
+            "classes": tf.gather(label, idx)[None], "count": tf.reshape(valid, [1])}, \
         {"boxes": box, "scores": score, "labels": class_scores}
 
 
