@@ -73,7 +73,8 @@ def _nonzero(rec: BinaryRecord, b: np.ndarray) -> None:
 
 
 def _div_float(rec, a, b, out):
-    np.divide(a, b, out=out)
+    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: +-inf or NaN, as in C++
+        np.divide(a, b, out=out)
 
 
 def _div_int(rec, a, b, out):
@@ -85,7 +86,8 @@ def _div_int(rec, a, b, out):
 
 
 def _floor_div_float(rec, a, b, out):
-    np.divide(a, b, out=out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(a, b, out=out)
     np.floor(out, out=out)
 
 
