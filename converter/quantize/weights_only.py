@@ -40,6 +40,16 @@ def dynamic_range(graph: Graph, per_channel: bool = True) -> int:
     return n
 
 
+FLOAT16_MAX = float(np.finfo(np.float16).max)  # 65504
+
+
+def _fits_float16(data: np.ndarray) -> bool:
+    """No finite value beyond float16's range: a -1e9 attention mask stays float32 rather
+    than turn into -inf (and NaN after a multiply by 0)."""
+    finite = data[np.isfinite(data)]
+    return finite.size == 0 or float(np.abs(finite).max()) <= FLOAT16_MAX
+
+
 def float16(graph: Graph) -> int:
     n = 0
     for op in list(graph.ops):
@@ -47,7 +57,7 @@ def float16(graph: Graph) -> int:
             continue
         for i, t in enumerate(op.inputs):
             if t is not None and t.is_const and t.data.dtype == np.float32 \
-                    and t.data.size >= MIN_FLOAT16_ELEMENTS:
+                    and t.data.size >= MIN_FLOAT16_ELEMENTS and _fits_float16(t.data):
                 _dequantized(graph, op, i, t.data.astype(np.float16))
                 n += 1
     return n
