@@ -28,7 +28,7 @@ from ...schema import graph_pb2 as pb
 from ..files import quoted_path
 from ..tf_tensor import MAX_RANK, dtype_name, num_elements, numpy_dtype
 from .crc32c import crc32c, unmask
-from .table import read_table
+from .table import read_table, varint
 
 MAX_SHARDS = 1 << 16
 STRING = 7
@@ -150,19 +150,6 @@ def _entry(name: str, value: bytes, what: str) -> Entry:
                  int(proto.size), unmask(proto.crc32c), len(proto.slices) > 0)
 
 
-def _varint(raw: bytes, pos: int, where: str) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(raw) or shift > 63:
-            raise ModelFormatError(f"{where}: a string length is malformed")
-        byte = raw[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-
-
 def _strings(raw: bytes, e: Entry, where: str) -> np.ndarray:
     """tensor_bundle.cc WriteStringTensor: varint64 lengths, the masked CRC-32C of the
     lengths (each as 4 little-endian bytes, or 8 past 2^32), then the bytes. The entry's
@@ -172,7 +159,7 @@ def _strings(raw: bytes, e: Entry, where: str) -> np.ndarray:
         raise ModelFormatError(f"{where}: {count} strings in {len(raw)} bytes")
     lengths, pos = [], 0
     for _ in range(count):
-        n, pos = _varint(raw, pos, where)
+        n, pos = varint(raw, pos, len(raw), f"{where}: a string length")
         lengths.append(n)
     fixed = b"".join(struct.pack("<I" if n <= 0xFFFFFFFF else "<Q", n) for n in lengths)
     if pos + 4 > len(raw) or crc32c(fixed) != unmask(struct.unpack_from("<I", raw, pos)[0]):

@@ -32,7 +32,8 @@ class TableError(ModelFormatError):
     """The index file is damaged; `what` names the file."""
 
 
-def _varint(buf: bytes, pos: int, end: int, what: str, bits: int = 64) -> tuple[int, int]:
+def varint(buf: bytes, pos: int, end: int, what: str, bits: int = 64) -> tuple[int, int]:
+    """A little-endian base-128 integer at buf[pos:end] and the position after it."""
     value = shift = 0
     while True:
         if pos >= end or shift >= bits:
@@ -46,8 +47,8 @@ def _varint(buf: bytes, pos: int, end: int, what: str, bits: int = 64) -> tuple[
 
 
 def _handle(buf: bytes, pos: int, end: int, what: str) -> tuple[tuple[int, int], int]:
-    offset, pos = _varint(buf, pos, end, what)
-    size, pos = _varint(buf, pos, end, what)
+    offset, pos = varint(buf, pos, end, what)
+    size, pos = varint(buf, pos, end, what)
     return (offset, size), pos
 
 
@@ -80,9 +81,9 @@ def _entries(block: bytes, what: str) -> Iterator[tuple[bytes, bytes]]:
         raise TableError(f"{what}: a block's restart array is malformed")
     pos, key = 0, b""
     while pos < end:
-        shared, pos = _varint(block, pos, end, what, 32)
-        unshared, pos = _varint(block, pos, end, what, 32)
-        n_value, pos = _varint(block, pos, end, what, 32)
+        shared, pos = varint(block, pos, end, what, 32)
+        unshared, pos = varint(block, pos, end, what, 32)
+        n_value, pos = varint(block, pos, end, what, 32)
         if shared > len(key) or pos + unshared + n_value > end:
             raise TableError(f"{what}: a block entry is malformed")
         key = key[:shared] + block[pos:pos + unshared]
