@@ -147,3 +147,10 @@ def test_tensorflows_float_file_runs_in_edgelite(name):
         y = np.asarray(got[_output_key(out, got)], np.float64)
         err = np.abs(y - r).max() if r.size else 0.0
         assert err <= 1e-4 * max(np.abs(r).max(), 1e-6), f"{name}/{out}: {err:.3g}"
+
+
+def test_every_family_is_there():
+    """The suite cannot shrink silently: each kind has its models, and some need Flex in TF."""
+    families = {info["family"] for info in INFOS.values()}
+    assert families == {"transformer", "detection", "embedding", "segmentation", "misc"}
+    assert len(NAMES) >= 17 and len(FLEX) >= 6
