@@ -238,22 +238,64 @@ def _sparse_segment(kind: str, with_count: bool):
             _reduce_segments(ctx, node, "UNSORTED_SEGMENT_SUM", rows, ids, n, final=True)
             return
         total = _reduce_segments(ctx, node, "UNSORTED_SEGMENT_SUM", rows, ids, n, False)
-        same = _op(ctx, node, "EQUAL", [ids, ids], "each_id", np.bool_)
-        ones = _op(ctx, node, "CAST", [same], "ones", _F32)  # one per id: true -> 1.0
-        count = _reduce_segments(ctx, node, "UNSORTED_SEGMENT_SUM", ones, ids, n, False,
-                                 "count")
-        count = _op(ctx, node, "MAXIMUM", [count, ctx.const(
-            node, "at_least_1", np.ones((), np.float32))], "count_or_1", _F32)
-        if kind == "sqrtn":
-            count = _op(ctx, node, "SQRT", [count], "sqrt_count", _F32)
-        r = rank_of(ctx, data)
-        if r is None:
-            raise fail(ShapeError, node, "the rank of the data is unknown; edgelite needs it "
-                       "to divide each row by its count")
-        column = _op(ctx, node, "RESHAPE", [count, ctx.const(
-            node, "column", np.int32([-1] + [1] * (r - 1)))], "count_column", _F32)
-        ctx.emit("DIV", node, [total, column], _NONE, dtype=_F32)
+        _divide_by_count(ctx, node, total, data, ids, n, kind == "sqrtn")
     rule.__name__ = f"sparse_segment_{kind}"
+    return rule
+
+
+def _counts(ctx: LowerCtx, node, ids: Tensor, n: Tensor) -> Tensor:
+    """How many rows each segment has (float32, [n])."""
+    same = _op(ctx, node, "EQUAL", [ids, ids], "each_id", np.bool_)
+    ones = _op(ctx, node, "CAST", [same], "ones", _F32)  # one per id: true -> 1.0
+    return _reduce_segments(ctx, node, "UNSORTED_SEGMENT_SUM", ones, ids, n, False, "count")
+
+
+def _column(ctx: LowerCtx, node, per_segment: Tensor, data: Tensor) -> Tensor:
+    """[n] -> [n, 1, ...]: one value per segment against the data's rows."""
+    r = rank_of(ctx, data)
+    if r is None:
+        raise fail(ShapeError, node, "the rank of the data is unknown; edgelite needs it to "
+                   "weigh each segment by its row count")
+    return _op(ctx, node, "RESHAPE", [per_segment, ctx.const(
+        node, "column", np.int32([-1] + [1] * (r - 1)))], "count_column", per_segment.dtype)
+
+
+def _divide_by_count(ctx: LowerCtx, node, total: Tensor, data: Tensor, ids: Tensor,
+                     n: Tensor, sqrt: bool) -> None:
+    """total / max(count, 1) (a mean; an empty segment stays 0), or by its square root."""
+    count = _op(ctx, node, "MAXIMUM", [_counts(ctx, node, ids, n), ctx.const(
+        node, "at_least_1", np.ones((), np.float32))], "count_or_1", _F32)
+    if sqrt:
+        count = _op(ctx, node, "SQRT", [count], "sqrt_count", _F32)
+    ctx.emit("DIV", node, [total, _column(ctx, node, count, data)], _NONE, dtype=_F32)
+
+
+def _sorted_segment(kind: str):
+    """Segment{Mean,Max,Min,Prod}(data, sorted ids): last id + 1 rows (math_ops.cc); an empty
+    segment is 0 (1 for a product), where TFLite's unsorted max / min give the lowest /
+    highest value -- those rows are selected away."""
+    def rule(ctx: LowerCtx, node) -> None:
+        data = ctx.input(node, 0)
+        _check_data(node, data)
+        ids = _int32(ctx, node, ctx.input(node, 1), "ids")
+        n = _segment_count(ctx, node, ids)
+        if kind == "Prod":
+            _reduce_segments(ctx, node, "UNSORTED_SEGMENT_PROD", data, ids, n, final=True)
+            return
+        if kind == "Mean":
+            if data.dtype != _F32:
+                raise fail(UnsupportedOpError, node, "a mean of non-float data")
+            total = _reduce_segments(ctx, node, "UNSORTED_SEGMENT_SUM", data, ids, n, False)
+            _divide_by_count(ctx, node, total, data, ids, n, False)
+            return
+        extreme = _reduce_segments(ctx, node, f"UNSORTED_SEGMENT_{kind.upper()}", data, ids,
+                                   n, False, kind.lower())
+        count = _column(ctx, node, _counts(ctx, node, ids, n), data)
+        filled = _op(ctx, node, "GREATER", [count, ctx.const(
+            node, "none", np.zeros((), np.float32))], "filled", np.bool_)
+        zero = ctx.const(node, "zero", np.zeros((), data.dtype))
+        ctx.emit("SELECT_V2", node, [filled, extreme, zero], dtype=data.dtype)
+    rule.__name__ = f"segment_{kind.lower()}"
     return rule
 
 
@@ -368,6 +410,9 @@ RULES = {
     "Rank": Lowering(rank, spec(In("the input", ANY))),
     "DivNoNan": Lowering(div_no_nan, spec(In("operand x", REAL), In("operand y", REAL))),
     "SegmentSum": Lowering(segment_sum, spec(_DATA, In("the segment ids", INDEX, "Tindices"))),
+    **{f"Segment{kind}": Lowering(_sorted_segment(kind),
+                                  spec(_DATA, In("the segment ids", INDEX, "Tindices")))
+       for kind in ("Mean", "Max", "Min", "Prod")},
     **{f"UnsortedSegment{op}": Lowering(_unsorted(f"UNSORTED_SEGMENT_{op.upper()}"),
                                         spec(_DATA, In("the segment ids", INDEX, "Tindices"),
                                              _NUM))

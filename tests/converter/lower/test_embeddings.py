@@ -12,6 +12,7 @@ from edgelite.interpreter.errors import GraphError, UnsupportedOpError
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 
 COVERED = {"Where", "GatherNd", "Unique", "Size", "Rank", "DivNoNan", "SegmentSum",
+           "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd",
            "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin",
            "UnsortedSegmentProd", "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN",
            "SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
@@ -117,6 +118,53 @@ def test_segment_sum_gives_gaps_zero_rows(ids_const):
     feeds = {"d": data} if ids_const else {"d": data, "ids": ids}
     ops = ["UNSORTED_SEGMENT_SUM"] if ids_const else ["CAST"] + COUNT + ["UNSORTED_SEGMENT_SUM"]
     check(g, feeds, _segments(data, ids, 4, np.add.at, 0), ops)
+
+
+SORTED = {  # TF's Segment* (math_ops.cc): empty segments are 0, a product's 1. Constant ids:
+    # the counts fold (a mean divides by constants: a MUL, div_to_mul)
+    "SegmentMean": ["UNSORTED_SEGMENT_SUM", "MUL"],
+    "SegmentMax": ["UNSORTED_SEGMENT_MAX", "SELECT_V2"],
+    "SegmentMin": ["UNSORTED_SEGMENT_MIN", "SELECT_V2"],
+    "SegmentProd": ["UNSORTED_SEGMENT_PROD"],
+}
+COUNTED = ["CAST", *COUNT]  # ids at run time: last id + 1, then the rows per segment
+RUNTIME_IDS = {
+    "SegmentMean": COUNTED + ["UNSORTED_SEGMENT_SUM", "EQUAL", "CAST", "UNSORTED_SEGMENT_SUM",
+                              "MAXIMUM", "RESHAPE", "DIV"],
+    "SegmentMax": COUNTED + ["UNSORTED_SEGMENT_MAX", "EQUAL", "CAST", "UNSORTED_SEGMENT_SUM",
+                             "RESHAPE", "GREATER", "SELECT_V2"],
+}
+
+
+def _sorted_reference(op, data, ids, n):
+    out = np.zeros((n,) + data.shape[1:], np.float64)
+    for s in range(n):
+        rows = data[ids == s].astype(np.float64)
+        if op == "SegmentProd":
+            out[s] = rows.prod(axis=0)
+        elif len(rows):
+            out[s] = {"SegmentMean": rows.mean, "SegmentMax": rows.max,
+                      "SegmentMin": rows.min}[op](axis=0)
+    return out.astype(np.float32)
+
+
+@pytest.mark.parametrize("op", sorted(SORTED))
+def test_sorted_segments_empty_segments_as_tf(op):
+    data = floats(rng(), 6, 3) - 2.0  # all negative: an empty max must still be 0
+    ids = np.array([0, 0, 2, 2, 2, 4], np.int64)  # segments 1 and 3 empty
+    g = graph(d=data.shape)
+    g.const("ids", ids)
+    g.node("y", op, ["d", "ids"], T=F32, Tindices=I64)
+    check(g, {"d": data}, _sorted_reference(op, data, ids, 5), SORTED[op])
+
+
+@pytest.mark.parametrize("op", sorted(RUNTIME_IDS))
+def test_sorted_segments_with_ids_at_run_time(op):
+    data = floats(rng(), 6, 3) - 2.0
+    ids = np.array([1, 1, 1, 3, 3, 4], np.int64)  # segments 0 and 2 empty
+    g = graph(d=data.shape, ids=(ids.shape, I64))
+    g.node("y", op, ["d", "ids"], T=F32, Tindices=I64)
+    check(g, {"d": data, "ids": ids}, _sorted_reference(op, data, ids, 5), RUNTIME_IDS[op])
 
 
 F32_MAX = np.finfo(np.float32).max
