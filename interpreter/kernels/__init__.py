@@ -28,6 +28,7 @@ from . import (
     dequantize,
     dynamic_update_slice,
     embedding_lookup,
+    fft,
     fully_connected,
     gather,
     gather_nd,
@@ -75,6 +76,7 @@ OPS: dict[str, OpDef] = collect(
     embedding_lookup,
     gather_nd, segment, unique, where,
     non_max_suppression,
+    fft,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
