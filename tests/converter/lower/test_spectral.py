@@ -1,0 +1,114 @@
+"""converter/lower/spectral.py: RFFT / RFFT2D, ComplexAbs, Real, Imag, Complex of constants,
+BroadcastArgs, one small graph each; references are numpy's FFT (TF's spectral_ops.cc:
+"Equivalent to np.fft.rfft"), every model also run in LiteRT."""
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError, UnsupportedOpError
+
+from .lowering import F32, I32, I64, check, floats, graph, rng, run
+
+C64 = np.dtype(np.complex64)
+COVERED = {"RFFT", "RFFT2D", "ComplexAbs", "Real", "Imag", "Complex", "BroadcastArgs"}
+
+RFFT_OPS = ["EXPAND_DIMS", "RFFT2D", "SQUEEZE"]  # TF's ConvertRfftToRfft2d
+
+
+def _rfft(g, x: str, n: int, name: str = "z") -> str:
+    g.const(f"{name}/n", np.array([n], np.int32))
+    return g.node(name, "RFFT", [x, f"{name}/n"], Treal=F32, Tcomplex=C64)
+
+
+@pytest.mark.parametrize("shape, n", [((3, 256), 256), ((2, 5, 200), 256), ((4, 300), 128),
+                                      ((64,), 64)])
+@pytest.mark.parametrize("op, part, tfl", [("ComplexAbs", np.abs, "COMPLEX_ABS"),
+                                           ("Real", np.real, "REAL"), ("Imag", np.imag, "IMAG")])
+def test_rfft_then_a_real_part(shape, n, op, part, tfl):
+    """RFFT crops / zero-pads the last axis to fft_length (spectral_ops.cc), then the
+    magnitude, real or imaginary part: float32 out of a complex64 tensor in the model."""
+    x = floats(rng(), *shape)
+    g = graph(x=shape)
+    _rfft(g, "x", n)
+    g.node("y", op, ["z"], T=C64, Tout=F32)
+    want = part(np.fft.rfft(x.astype(np.float64), n=n)).astype(np.float32)
+    check(g, {"x": x}, want, RFFT_OPS + [tfl], atol=2e-5 * np.abs(want).max(),
+          lowered={"EXPAND_DIMS": 1, "RFFT2D": 1, "SQUEEZE": 1, tfl: 1})
+
+
+def test_rfft2d():
+    x = floats(rng(), 2, 3, 6)
+    g = graph(x=x.shape)
+    g.const("n", np.array([4, 8], np.int32))
+    g.node("z", "RFFT2D", ["x", "n"], Treal=F32, Tcomplex=C64)
+    g.node("y", "ComplexAbs", ["z"], T=C64, Tout=F32)
+    want = np.abs(np.fft.rfft2(x.astype(np.float64), s=(4, 8))).astype(np.float32)
+    check(g, {"x": x}, want, ["RFFT2D", "COMPLEX_ABS"], atol=1e-5)
+
+
+def test_complex_of_constants_folds():
+    """tf.signal.dct's twiddles: Complex(0, -k pi / 2N) of constants becomes one constant;
+    multiplied by a spectrum's real part here through Real(Complex) -> REAL of a constant."""
+    k = np.arange(5, dtype=np.float32)
+    g = graph(x=(5,))
+    g.const("re", np.float32(0.5))
+    g.const("im", -k)
+    g.node("c", "Complex", ["re", "im"], T=F32, Tout=C64)
+    g.node("ci", "Imag", ["c"], T=C64, Tout=F32)
+    g.node("y", "Mul", ["x", "ci"], T=F32)
+    x = floats(rng(), 5)
+    check(g, {"x": x}, x * -k, ["MUL"])
+
+
+@pytest.mark.parametrize("index", [I32, I64])
+def test_broadcast_args(index):
+    """Computed shapes: BROADCAST_ARGS; the mel matrix's constant ones fold (no op)."""
+    g = graph(a=((3,), index), b=((2,), index))
+    g.node("y", "BroadcastArgs", ["a", "b"], T=index)
+    a, b = np.array([2, 1, 5], index), np.array([4, 1], index)
+    check(g, {"a": a, "b": b}, np.array([2, 4, 5], index), ["BROADCAST_ARGS"])
+    g = graph(x=(3,))
+    g.const("a", np.array([3, 1], index))
+    g.const("b", np.array([1, 3], index))
+    g.node("s", "BroadcastArgs", ["a", "b"], T=index)
+    g.node("y", "BroadcastTo", ["x", "s"], T=F32, Tidx=index)
+    x = floats(rng(), 3)
+    check(g, {"x": x}, np.broadcast_to(x, (3, 3)), ["BROADCAST_TO"])
+
+
+def test_refusals():
+    x = np.zeros((2, 200), np.float32)
+    g = graph(x=x.shape)
+    _rfft(g, "x", 200, "y")
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(RFFT\): fft_length \[200\] is "
+                       "not a power of two; TFLite's RFFT2D takes powers of two only"):
+        run(g, {"x": x}, ["y"])
+    g = graph(x=x.shape)
+    g.const("n", np.array([-4], np.int32))
+    g.node("y", "RFFT", ["x", "n"], Treal=F32, Tcomplex=C64)
+    with pytest.raises(UnsupportedOpError, match=r"fft_length \[-4\] is not a power of two"):
+        run(g, {"x": x}, ["y"])
+    g = graph(x=x.shape, n=((1,), I32))
+    g.node("y", "RFFT", ["x", "n"], Treal=F32, Tcomplex=C64)
+    with pytest.raises(GraphError, match=r"^node 'y' \(RFFT\): input 1 \('n', fft_length\) must "
+                       "be a constant"):
+        run(g, {"x": x, "n": np.array([256], np.int32)}, ["y"])
+    g = graph(x=((2, 8), np.dtype(np.float64)))
+    _rfft(g, "x", 8, "y")
+    g.gd.node[-1].attr["Treal"].type = 2
+    with pytest.raises(DTypeError, match=r"^node 'y' \(RFFT\): input 0 \('x', the input\) is "
+                       "float64; RFFT takes float32 there"):
+        run(g, {"x": np.zeros((2, 8))}, ["y"])
+    g = graph(x=(2,))
+    g.const("zero", np.zeros(2, np.float32))
+    g.node("y", "Complex", ["x", "zero"], T=F32, Tout=C64)
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(Complex\): builds a complex "
+                       "tensor from computed values; TFLite has no builtin for that"):
+        run(g, {"x": np.zeros(2, np.float32)}, ["y"])
+    for shape, what in (((4,), r"the input has shape \[4\]; RFFT2D needs at least 2 "
+                         "dimensions"), ((2, 4), "fft_length has 1 values; RFFT2D takes 2")):
+        g = graph(x=shape)
+        g.const("n", np.array([4], np.int32))
+        g.node("y", "RFFT2D", ["x", "n"], Treal=F32, Tcomplex=C64)
+        with pytest.raises(ShapeError, match=r"^node 'y' \(RFFT2D\): " + what):
+            run(g, {"x": np.zeros(shape, np.float32)}, ["y"])
