@@ -7,7 +7,11 @@ import pytest
 
 from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError, UnsupportedOpError
 
-from .lowering import F32, I32, I64, check, floats, graph, rng, run
+from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
+from edgelite.interpreter import Interpreter
+
+from .lowering import F32, I32, I64, check, floats, graph, litert, rng, run
 
 C64 = np.dtype(np.complex64)
 COVERED = {"RFFT", "RFFT2D", "ComplexAbs", "Real", "Imag", "Complex", "BroadcastArgs"}
@@ -74,6 +78,31 @@ def test_broadcast_args(index):
     g.node("y", "BroadcastTo", ["x", "s"], T=F32, Tidx=index)
     x = floats(rng(), 3)
     check(g, {"x": x}, np.broadcast_to(x, (3, 3)), ["BROADCAST_TO"])
+
+
+def test_int8_keeps_the_spectrum_float(tmp_path):
+    """No integer RFFT2D / COMPLEX_ABS in LiteRT (OpDef: FLOAT_ONLY): an int8 model
+    dequantizes the frames before them and quantizes the magnitudes after, and runs."""
+    x = floats(rng(), 1, 64)
+    g = graph(x=(-1, 64))
+    _rfft(g, "x", 64)
+    g.node("m", "ComplexAbs", ["z"], T=C64, Tout=F32)
+    g.const("w", floats(rng(), 33, 4))
+    g.node("y", "MatMul", ["m", "w"], T=F32, transpose_a=False, transpose_b=False)
+    np.save(tmp_path / "x.npy", floats(rng(), 8, 64)[:, None])  # 8 samples of [1, 64]
+    q = QuantizeOptions(QuantMode.INT8, calib=str(tmp_path / "x.npy"))
+    result = convert_detailed(g.bytes(), ConvertOptions(quantize=q, input_shapes={"x": (1, 64)}))
+    assert [op.type for op in result.graph.ops] == [
+        "QUANTIZE", "EXPAND_DIMS", "DEQUANTIZE", "RFFT2D", "SQUEEZE", "COMPLEX_ABS", "QUANTIZE",
+        "FULLY_CONNECTED", "DEQUANTIZE"]
+    want = np.abs(np.fft.rfft(x.astype(np.float64))) @ floats(rng(), 33, 4)
+    for runtime in [Interpreter] + ([litert.Interpreter] if litert is not None else []):
+        interp = runtime(model_content=result.model)
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+        assert np.abs(y - want).max() < 0.03 * np.abs(want).max()
 
 
 def test_refusals():
