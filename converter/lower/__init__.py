@@ -153,6 +153,7 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
         if ref.name not in ctx.tensors:
             raise GraphError(f"output {quoted(ref.name)} does not exist (node "
                              f"{quoted(ref.node)} has no output {ref.index})")
+        spectral.check_output(ctx, ref.name)
         graph.outputs.append(ctx.tensors[ref.name])
     return graph, report
 
@@ -194,7 +195,7 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
 
 def _lower_node(ctx: LowerCtx, node) -> None:
     """Validate the node against its spec, run its rule and fold the ops it added."""
-    entry = REGISTRY.get(node.op)
+    entry = spectral.complex_lowering(ctx, node) or REGISTRY.get(node.op)
     if entry is None:
         _custom_op(ctx, node)
         return

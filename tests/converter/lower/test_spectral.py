@@ -105,7 +105,89 @@ def test_int8_keeps_the_spectrum_float(tmp_path):
         assert np.abs(y - want).max() < 0.03 * np.abs(want).max()
 
 
+def _dct_graph(n: int, tail: str = "Real"):
+    """tf.signal.dct (type 2) as TF writes it: Pad to 2N, RFFT, StridedSlice [..., :N], times
+    2 exp(-i pi k / 2N) (Complex, Exp, Mul of constants), Real."""
+    g = graph(x=(3, n))
+    g.const("pads", np.array([[0, 0], [0, n]], np.int32))
+    g.node("padded", "Pad", ["x", "pads"], T=F32, Tpaddings=I32)
+    _rfft(g, "padded", 2 * n)
+    for name, v in (("b", [0, 0]), ("e", [0, n]), ("s", [1, 1])):
+        g.const(name, np.array(v, np.int32))
+    g.node("sliced", "StridedSlice", ["z", "b", "e", "s"], T=C64, Index=I32, begin_mask=3,
+           end_mask=1)
+    g.const("zeros", np.zeros(n, np.float32))
+    g.const("angles", (-np.arange(n) * np.pi / (2 * n)).astype(np.float32))
+    g.node("c", "Complex", ["zeros", "angles"], T=F32, Tout=C64)
+    g.node("e_c", "Exp", ["c"], T=C64)
+    g.const("two", np.complex64(2))
+    g.node("twiddle", "Mul", ["two", "e_c"], T=C64)
+    g.node("prod", "Mul", ["sliced", "twiddle"], T=C64)
+    g.node("y", tail, ["prod"], T=C64, Tout=F32)
+    return g
+
+
+def dct2(x: np.ndarray) -> np.ndarray:
+    """DCT-II without normalization (tf.signal.dct type 2, norm None):
+    y_k = 2 sum_n x_n cos(pi k (2n + 1) / 2N)."""
+    n = x.shape[-1]
+    k, m = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    return 2 * x.astype(np.float64) @ np.cos(np.pi * k * (2 * m + 1) / (2 * n)).T
+
+
+def test_dct_on_builtins():
+    """TF's converter needs Flex here (no complex STRIDED_SLICE / MUL in TFLite): edgelite
+    slices and multiplies the real and imaginary parts; the imaginary product is dead."""
+    x = floats(rng(), 3, 8)
+    check(_dct_graph(8), {"x": x}, dct2(x).astype(np.float32),
+          ["PAD"] + RFFT_OPS + ["REAL", "IMAG", "STRIDED_SLICE", "STRIDED_SLICE", "MUL", "MUL",
+                                "SUB"], atol=1e-5)
+
+
+@pytest.mark.parametrize("tail, part", [("Imag", np.imag), ("ComplexAbs", np.abs)])
+def test_parts_reach_imag_and_abs(tail, part):
+    x = floats(rng(), 3, 8)
+    z = np.fft.rfft(np.pad(x.astype(np.float64), [(0, 0), (0, 8)]))[:, :8]
+    twiddle = 2 * np.exp(-1j * np.arange(8) * np.pi / 16)
+    r = run(_dct_graph(8, tail), {"x": x}, ["y"])
+    np.testing.assert_allclose(r.outputs[0], part(z * twiddle), atol=1e-5)
+    assert ("SQRT" if tail == "ComplexAbs" else "IMAG") in r.ops
+
+
+def test_parts_through_identity_reshape_add_and_a_real_factor():
+    """Identity and Reshape carry the parts; Add of two complex values adds the parts; a
+    real tensor multiplies both."""
+    x = floats(rng(), 2, 8)
+    g = graph(x=(2, 8))
+    _rfft(g, "x", 8)
+    g.node("zi", "Identity", ["z"], T=C64)
+    g.const("shape", np.array([10], np.int32))
+    g.node("flat", "Reshape", ["zi", "shape"], T=C64, Tshape=I32)
+    g.node("twice", "AddV2", ["flat", "flat"], T=C64)
+    g.const("w", floats(rng(), 10))
+    g.node("scaled", "Mul", ["twice", "w"], T=C64)
+    g.node("y", "Imag", ["scaled"], T=C64, Tout=F32)
+    want = np.imag(2 * np.fft.rfft(x.astype(np.float64)).reshape(10) * floats(rng(), 10))
+    r = run(g, {"x": x}, ["y"])
+    np.testing.assert_allclose(r.outputs[0], want, atol=1e-5)
+
+
 def test_refusals():
+    g = graph(x=(2, 8))
+    _rfft(g, "x", 8)
+    for name, v in (("b", [0, 0]), ("e", [0, 4]), ("s", [1, 1])):
+        g.const(name, np.array(v, np.int32))
+    g.node("sliced", "StridedSlice", ["z", "b", "e", "s"], T=C64, Index=I32, begin_mask=1)
+    g.const("axis", np.int32(1))
+    g.node("y", "Sum", ["sliced", "axis"], T=C64, Tidx=I32)
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(Sum\): reads the complex value "
+                       r"'sliced', which edgelite carries as real and imaginary parts \(TFLite "
+                       r"has no complex Sum\); only StridedSlice, .*, Real, Imag and ComplexAbs "
+                       "take it$"):
+        run(g, {"x": np.zeros((2, 8), np.float32)}, ["y"])
+    with pytest.raises(UnsupportedOpError, match=r"^output 'prod' is a complex value TFLite "
+                       "cannot compute with builtins"):
+        run(_dct_graph(8), {"x": np.zeros((3, 8), np.float32)}, ["prod"])
     x = np.zeros((2, 200), np.float32)
     g = graph(x=x.shape)
     _rfft(g, "x", 200, "y")
