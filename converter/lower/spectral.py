@@ -5,8 +5,9 @@ TFLite's builtins (and TF's converter, prepare_tf.cc ConvertRfftToRfft2d + legal
 
 * RFFT(x, [n]) has no 1-D builtin: x [.., n] -> EXPAND_DIMS(axis -2) [.., 1, n] ->
   RFFT2D(fft_length [1, n]) -> SQUEEZE(-2) [.., n / 2 + 1]; RFFT2D maps one to one.
-  LiteRT's RFFT2D takes float32 -> complex64 with power-of-two lengths (rfft2d.cc), so other
-  dtypes and lengths are refused here, naming the node;
+  LiteRT's RFFT2D takes float32 -> complex64 with power-of-two lengths (rfft2d.cc): an RFFT
+  of another length becomes the DFT as two constant matrix products (its real and imaginary
+  parts, below; TF's converter refuses it), an RFFT2D of one is refused, naming the node;
 * ComplexAbs -> COMPLEX_ABS, Real -> REAL, Imag -> IMAG (complex64 -> float32);
 * Complex(re, im) has no builtin: constants are combined here (tf.signal.dct builds its
   twiddle factors that way); a computed one is refused;
@@ -40,6 +41,7 @@ from ...interpreter.names import quoted
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Activation
 from .context import LowerCtx, fail
+from .einsum import _static_shape
 from .spec import INDEX, REAL, Attr, In, Lowering, NodeSpec, spec, validate
 
 _D = np.dtype
@@ -47,16 +49,23 @@ F32 = frozenset({_D(np.float32)})
 C64 = frozenset({_D(np.complex64)})
 
 
-def _lengths(ctx: LowerCtx, node, n: int) -> list[int]:
-    """fft_length: n constant powers of two (LiteRT's fft2d library takes nothing else)."""
+def _lengths(ctx: LowerCtx, node, n: int, powers_of_two: bool = True) -> list[int]:
+    """fft_length: n constant positive lengths, powers of two unless told otherwise (LiteRT's
+    fft2d library takes nothing else)."""
     lengths = [int(v) for v in np.asarray(ctx.const_input(node, 1, "fft_length")).reshape(-1)]
     if len(lengths) != n:
         raise fail(ShapeError, node, f"fft_length has {len(lengths)} values; {node.op} takes "
                    f"{n}")
-    if not all(v > 0 and not v & (v - 1) for v in lengths):
+    if any(v <= 0 for v in lengths):
+        raise fail(ShapeError, node, f"fft_length {lengths} must be positive")
+    if powers_of_two and any(v & (v - 1) for v in lengths):
         raise fail(UnsupportedOpError, node, f"fft_length {lengths} is not a power of two; "
                    "TFLite's RFFT2D takes powers of two only (pad the frames to one)")
     return lengths
+
+
+def _power_of_two(v: int) -> bool:
+    return not v & (v - 1)
 
 
 def _rank_at_least(node, x, rank: int) -> None:
@@ -69,7 +78,10 @@ def rfft(ctx: LowerCtx, node) -> None:
     """[.., n] -> [.., 1, n] -> RFFT2D [1, n] -> [.., n / 2 + 1] (TF's ConvertRfftToRfft2d)."""
     x = ctx.input(node, 0)
     _rank_at_least(node, x, 1)
-    (n,) = _lengths(ctx, node, 1)
+    (n,) = _lengths(ctx, node, 1, powers_of_two=False)
+    if not _power_of_two(n):
+        _dft(ctx, node, x, n)
+        return
     g = ctx.graph
     expanded = g.tensor(f"{node.name}/expand", x.dtype)
     g.add_op("EXPAND_DIMS", [x, ctx.const(node, "axis", np.array([-2], np.int32))],
@@ -78,6 +90,41 @@ def rfft(ctx: LowerCtx, node) -> None:
     g.add_op("RFFT2D", [expanded, ctx.const(node, "fft_length", np.array([1, n], np.int32))],
              [spectrum], name=node.name)
     ctx.emit("SQUEEZE", node, [spectrum], dict(squeeze_dims=[-2]), dtype=np.complex64)
+
+
+def _dft(ctx: LowerCtx, node, x, n: int) -> None:
+    """RFFT of a length RFFT2D cannot take (tf.signal.dct of 20 mel bins: 40): the DFT as two
+    constant matrices, re = x W_cos and im = -x W_sin (W[j, k] = cos / sin(2 pi j k / n),
+    rows past n zero: the crop; a shorter input is zero-padded, so its rows are all there is),
+    carried as parts. Each is one FULLY_CONNECTED after the passes."""
+    try:  # the shapes of the ops lowered so far tell it (einsum's helper works them out)
+        shape = _static_shape(ctx, node, x)
+    except ShapeError:
+        shape = None
+    width = shape[-1] if shape else None
+    if width is None or width < 0:
+        raise fail(ShapeError, node, f"fft_length {n} is not a power of two, so edgelite "
+                   "computes the DFT as a matrix product, which needs the input's last "
+                   "dimension; give the input's shape (--input-shape)")
+    bins = n // 2 + 1
+    if width * bins > MAX_DFT_VALUES:
+        raise fail(UnsupportedOpError, node, f"fft_length {n} is not a power of two, and its "
+                   f"DFT matrix for {width} samples would hold {width * bins} values (limit "
+                   f"{MAX_DFT_VALUES}); pad the frames to a power of two")
+    j = np.arange(width)[:, None]
+    angle = 2 * np.pi * ((j * np.arange(bins)[None, :]) % n) / n  # exact phases, then cos
+    keep = (j < n).astype(np.float64)
+    parts = []
+    for name, w in (("dft_re", np.cos(angle) * keep), ("dft_im", -np.sin(angle) * keep)):
+        out = ctx.graph.tensor(f"{node.name}/{name}", np.float32)
+        ctx.graph.add_op("BATCH_MATMUL", [x, ctx.const(node, name, w.astype(np.float32))],
+                         [out], dict(adj_x=False, adj_y=False), name=node.name)
+        parts.append(out)
+    _set_parts(ctx, node, *parts)
+
+
+# A DFT matrix's values (each of the two): 2^20 float32 = 4 MB, e.g. 2048 samples x 513 bins.
+MAX_DFT_VALUES = 1 << 20
 
 
 def rfft2d(ctx: LowerCtx, node) -> None:

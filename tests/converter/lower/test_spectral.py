@@ -40,6 +40,20 @@ def test_rfft_then_a_real_part(shape, n, op, part, tfl):
           lowered={"EXPAND_DIMS": 1, "RFFT2D": 1, "SQUEEZE": 1, tfl: 1})
 
 
+@pytest.mark.parametrize("width, n", [(20, 40), (50, 12), (7, 7)])
+def test_rfft_of_other_lengths_is_a_dft_matrix(width, n):
+    """A length TFLite's RFFT2D refuses: two constant DFT matrices (re, im) after the
+    passes FULLY_CONNECTED ops; zero-padded (20 -> 40) or cropped (50 -> 12) as RFFT."""
+    x = floats(rng(), 3, width)
+    g = graph(x=x.shape)
+    _rfft(g, "x", n)
+    g.node("re", "Real", ["z"], T=C64, Tout=F32)
+    g.node("im", "Imag", ["z"], T=C64, Tout=F32)
+    want = np.fft.rfft(x.astype(np.float64), n=n)
+    check(g, {"x": x}, [np.real(want).astype(np.float32), np.imag(want).astype(np.float32)],
+          ["FULLY_CONNECTED", "FULLY_CONNECTED"], outputs=["re", "im"], atol=1e-5)
+
+
 def test_rfft2d():
     x = floats(rng(), 2, 3, 6)
     g = graph(x=x.shape)
@@ -190,14 +204,22 @@ def test_refusals():
         run(_dct_graph(8), {"x": np.zeros((3, 8), np.float32)}, ["prod"])
     x = np.zeros((2, 200), np.float32)
     g = graph(x=x.shape)
-    _rfft(g, "x", 200, "y")
-    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(RFFT\): fft_length \[200\] is "
-                       "not a power of two; TFLite's RFFT2D takes powers of two only"):
+    g.const("n", np.array([6, 200], np.int32))
+    g.node("y", "RFFT2D", ["x", "n"], Treal=F32, Tcomplex=C64)
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(RFFT2D\): fft_length \[6, 200\] "
+                       "is not a power of two; TFLite's RFFT2D takes powers of two only"):
         run(g, {"x": x}, ["y"])
+    g = graph(x=(2, 4000))
+    _rfft(g, "x", 3000, "y")
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(RFFT\): fft_length 3000 is not a "
+                       r"power of two, and its DFT matrix for 4000 samples would hold 6004000 "
+                       r"values \(limit 1048576\); pad the frames to a power of two"):
+        run(g, {"x": np.zeros((2, 4000), np.float32)}, ["y"])
     g = graph(x=x.shape)
     g.const("n", np.array([-4], np.int32))
     g.node("y", "RFFT", ["x", "n"], Treal=F32, Tcomplex=C64)
-    with pytest.raises(UnsupportedOpError, match=r"fft_length \[-4\] is not a power of two"):
+    with pytest.raises(ShapeError, match=r"^node 'y' \(RFFT\): fft_length \[-4\] must be "
+                       "positive"):
         run(g, {"x": x}, ["y"])
     g = graph(x=x.shape, n=((1,), I32))
     g.node("y", "RFFT", ["x", "n"], Treal=F32, Tcomplex=C64)
