@@ -20,6 +20,8 @@ calibration set covers the same kinds, louder and quieter than the golden one.
   The DCT is Real(StridedSlice(RFFT(x, 64)) * twiddles): TF's converter needs Flex for the
   complex StridedSlice / Mul; edgelite writes builtins (the slices and products on the
   real and imaginary parts: converter/lower/spectral.py).
+* aud_mfcc20: the same with 20 mel bins: the DCT's RFFT is 40 long, which TFLite's RFFT2D
+  cannot take; edgelite writes it as two constant DFT matrices (FULLY_CONNECTED).
 
 Int8 and the log: LOG's input (mel energies) is quantized on one linear grid, so energies
 below a step become 0 and their log -13.8 (log 1e-6): aud_logmel's int8 log-mel has an SQNR
@@ -76,46 +78,47 @@ def _log_mel(wave, mels: int = MELS, offset: float = 1e-6):
     return tf.math.log(tf.matmul(spec, mel) + offset)
 
 
+def _with_head(rng, features, width: int, name: str, expect: tuple, centre: float = 0.0):
+    """features(wave) -> [batch, frames, width] (output `name`) and a Dense + tanh head on
+    its frame mean (output "logits"); the golden and calibration waveforms."""
+    w = tf.constant((rng.randn(width, UNITS) / np.sqrt(width) / 3).astype(np.float32))
+    # the bias centres the head's inputs (log energies around -6: +6 on every mean)
+    b = tf.constant((rng.randn(UNITS) * 0.1 + centre * w.numpy().sum(0)).astype(np.float32))
+    outs = [name, "logits"]
+
+    def fn(wave):
+        f = features(wave)
+        pooled = tf.reduce_mean(f, axis=1)
+        return [tf.identity(f, name=outs[0]), tf.tanh(tf.matmul(pooled, w) + b, name=outs[1])]
+
+    gd = _freeze(fn, [tf.TensorSpec((None, SAMPLES), tf.float32, name="wave")])
+    golden = {"wave": waveforms(rng, N_GOLDEN)}
+    calib = {"wave": waveforms(rng, N_CALIB, loud=(0.02, 1.0))}
+    return Built(gd, {"wave": ((None, SAMPLES), "float32")}, outs, golden,
+                 expect_ops=expect), calib
+
+
 def logmel(rng):
-    w = tf.constant((rng.randn(MELS, UNITS) / np.sqrt(MELS) / 3).astype(np.float32))
-    # log energies sit around -6: the bias centres the head's inputs (+6 on every mean)
-    b = tf.constant((rng.randn(UNITS) * 0.1 + 6.0 * w.numpy().sum(0)).astype(np.float32))
-    outs = ["logmel", "logits"]
-
-    def fn(wave):
-        lm = _log_mel(wave)
-        pooled = tf.reduce_mean(lm, axis=1)
-        return [tf.identity(lm, name=outs[0]), tf.tanh(tf.matmul(pooled, w) + b, name=outs[1])]
-
-    gd = _freeze(fn, [tf.TensorSpec((None, SAMPLES), tf.float32, name="wave")])
-    golden = {"wave": waveforms(rng, N_GOLDEN)}
-    calib = {"wave": waveforms(rng, N_CALIB, loud=(0.02, 1.0))}
-    return Built(gd, {"wave": ((None, SAMPLES), "float32")}, outs, golden,
-                 expect_ops=("RFFT", "ComplexAbs", "BroadcastArgs")), calib
+    return _with_head(rng, _log_mel, MELS, "logmel", ("RFFT", "ComplexAbs", "BroadcastArgs"),
+                      centre=6.0)
 
 
-def mfcc(rng):
-    w = tf.constant((rng.randn(COEFFS, UNITS) / np.sqrt(COEFFS) / 3).astype(np.float32))
-    b = tf.constant((rng.randn(UNITS) * 0.1).astype(np.float32))
-    outs = ["mfcc", "logits"]
+def mfcc(mels: int):
+    """MFCCs of `mels` bins: the DCT's RFFT is 2 * mels long -- 64, a power of two as
+    TFLite's RFFT2D needs, or 40, which edgelite computes as DFT matrices."""
+    def features(wave):
+        lm = _log_mel(wave, mels, offset=1.0)
+        return tf.signal.mfccs_from_log_mel_spectrograms(lm)[..., :COEFFS]
 
-    def fn(wave):
-        # 32 mel bins: the DCT's RFFT is 64 long, a power of two as TFLite's RFFT2D needs
-        lm = _log_mel(wave, MFCC_MELS, offset=1.0)
-        m = tf.signal.mfccs_from_log_mel_spectrograms(lm)[..., :COEFFS]
-        pooled = tf.reduce_mean(m, axis=1)
-        return [tf.identity(m, name=outs[0]), tf.tanh(tf.matmul(pooled, w) + b, name=outs[1])]
-
-    gd = _freeze(fn, [tf.TensorSpec((None, SAMPLES), tf.float32, name="wave")])
-    golden = {"wave": waveforms(rng, N_GOLDEN)}
-    calib = {"wave": waveforms(rng, N_CALIB, loud=(0.02, 1.0))}
-    return Built(gd, {"wave": ((None, SAMPLES), "float32")}, outs, golden,
-                 expect_ops=("RFFT", "ComplexAbs", "Complex", "Real")), calib
+    def build(rng):
+        return _with_head(rng, features, COEFFS, "mfcc", ("RFFT", "Complex", "Real"))
+    return build
 
 
 MODELS = {
     "aud_logmel": logmel,
-    "aud_mfcc": mfcc,
+    "aud_mfcc": mfcc(MFCC_MELS),
+    "aud_mfcc20": mfcc(MELS),
 }
 
 
