@@ -7,7 +7,8 @@ TFLite's builtins (and TF's converter, prepare_tf.cc ConvertRfftToRfft2d + legal
   RFFT2D(fft_length [1, n]) -> SQUEEZE(-2) [.., n / 2 + 1]; RFFT2D maps one to one.
   LiteRT's RFFT2D takes float32 -> complex64 with power-of-two lengths (rfft2d.cc): an RFFT
   of another length becomes the DFT as two constant matrix products (its real and imaginary
-  parts, below; TF's converter refuses it), an RFFT2D of one is refused, naming the node;
+  parts, below; TF's converter writes an RFFT2D of that length, which LiteRT refuses when
+  it allocates), an RFFT2D of one is refused, naming the node;
 * ComplexAbs -> COMPLEX_ABS, Real -> REAL, Imag -> IMAG (complex64 -> float32);
 * Complex(re, im) has no builtin: constants are combined here (tf.signal.dct builds its
   twiddle factors that way); a computed one is refused;
