@@ -1,4 +1,5 @@
-"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions, ArgMax, Cumsum, Cast, IsFinite."""
+"""Arithmetic: binary ops, MatMul/BatchMatMul, reductions (Any / All too), ArgMax, Cumsum, Cast,
+IsFinite."""
 
 from __future__ import annotations
 
@@ -114,6 +115,10 @@ _TRANSPOSES = tuple(Attr(a, "b") for a in ("transpose_a", "transpose_b"))
 _ADJOINTS = tuple(Attr(a, "b") for a in ("adj_x", "adj_y"))
 _REDUCE = spec(In("the input", REAL), In("the reduction axes", INDEX, "Tidx", const=True,
                                           ranks=(0, 1)), attrs=(Attr("keep_dims", "b"),))
+# Any / All: bool input, no type attribute (math_ops.cc)
+_LOGICAL_REDUCE = spec(In("the input", BOOL, None),
+                       In("the reduction axes", INDEX, "Tidx", const=True, ranks=(0, 1)),
+                       attrs=(Attr("keep_dims", "b"),))
 _ARG = spec(In("the input", REAL), scalar_input("the axis", typed="Tidx"),
             attrs=(Attr("output_type", "type", dtypes=INDEX),))
 # TFLite's CUMSUM takes float32, int32 and int64 (kernels/cumsum.cc).
@@ -143,6 +148,7 @@ RULES = {
                                                  In("operand y", REAL, "Tb"), attrs=_ADJOINTS)),
     **_family(_reduce, _REDUCE, (("Mean", "MEAN"), ("Sum", "SUM"), ("Max", "REDUCE_MAX"),
                                  ("Min", "REDUCE_MIN"), ("Prod", "REDUCE_PROD"))),
+    **_family(_reduce, _LOGICAL_REDUCE, (("Any", "REDUCE_ANY"), ("All", "REDUCE_ALL"))),
     **_family(_arg, _ARG, (("ArgMax", "ARG_MAX"), ("ArgMin", "ARG_MIN"))),
     "Cumsum": Lowering(cumsum, _CUMSUM),
     "Cast": Lowering(cast, _CAST),

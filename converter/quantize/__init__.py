@@ -23,7 +23,7 @@ model runner, also used by constant folding and the accuracy tools).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
@@ -44,7 +44,7 @@ from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_sampl
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
-from .params import Affine, QType
+from .params import Affine, QType, activation
 from .rewrite import IOType, RewriteConfig, quantize_graph
 from .subgraphs import quantize_with_subgraphs
 from ..runner import run_all
@@ -215,7 +215,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
     _check_ranges(graph, ranges, set(input_params), non_finite)
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
-                        frozenset(options.keep_float) | non_finite,
+                        frozenset(options.keep_float) | non_finite
+                        | _outside_kernels(graph, ranges, qtype),
                         frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
@@ -225,6 +226,11 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
                 for t in sub.tensors():
                     if not t.is_const and t.dtype == np.float32:
                         given.setdefault(t.name, options.default_range)
+        elif report.calibration is not None:
+            cfg = replace(cfg, keep_float=cfg.keep_float | _never_ran(graph, inner))
+        for k, sub in enumerate(all_graphs(graph)[1:], 1):
+            cfg = replace(cfg, keep_float=cfg.keep_float
+                          | _outside_kernels(sub, inner.get(k, {}), qtype))
         quantize_with_subgraphs(graph, ranges, inner, cfg, input_params)
         return report
     if not needs_data:
@@ -360,6 +366,55 @@ def _non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
                 and t.range is None and t.name not in ranges and not graph.is_input(t))
     return frozenset(op.outputs[0].name for op in graph.ops if op.outputs and (
         op.origin == "IsFinite" or any(map(unranged, (*op.inputs, *op.outputs)))))
+
+
+COMPARISONS = frozenset({"EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+                         "LESS_EQUAL"})
+
+
+def _outside_kernels(graph: Graph, ranges, qtype: QType) -> frozenset[str]:
+    """Ops whose integer kernels cannot take what calibration saw stay float: a comparison
+    of a tensor whose scale would be 1 or more (comparisons.cc then shifts by a negative
+    amount: undefined), a DIV whose divisor's range comes within half a step of 0 (a
+    divisor quantized to the zero point: div.cc refuses it at invoke). Index arithmetic a graph does in float (loop counters, box areas) is where
+    they come from."""
+    def span(t) -> tuple[float, float] | None:
+        if t.is_const:
+            return (float(t.data.min()), float(t.data.max())) if t.data.size else None
+        return t.range or ranges.get(t.name)
+
+    def coarse(t) -> bool:
+        r = span(t)
+        return r is not None and float(activation(r[0], r[1], qtype).scale[0]) >= 1.0
+
+    kept = set()
+    for op in graph.ops:
+        floats = [t for t in op.inputs if t is not None and t.dtype == np.float32]
+        if op.type in COMPARISONS and any(map(coarse, floats)):
+            kept.add(op.outputs[0].name)
+        elif op.type == "DIV" and len(op.inputs) > 1 and op.inputs[1].dtype == np.float32:
+            r = span(op.inputs[1])  # a divisor within half a step of 0 quantizes to 0
+            half = float(activation(*r, qtype).scale[0]) / 2 if r is not None else 0.0
+            if r is not None and r[0] - half <= 0.0 <= r[1] + half:
+                kept.add(op.outputs[0].name)
+    return frozenset(kept)
+
+
+def _never_ran(graph: Graph, inner: dict[int, dict]) -> frozenset[str]:
+    """Ops of a subgraph that calibration never ran (a loop whose body no sample entered,
+    an IF branch never taken) stay float: no range was seen for their activations. The
+    subgraph's inputs and outputs are not asked: the caller's tensors give them theirs."""
+    kept = set()
+    for k, sub in enumerate(all_graphs(graph)[1:], 1):
+        seen = inner.get(k, {})
+        edge = {id(t) for t in (*sub.inputs, *sub.outputs)}
+
+        def unranged(t) -> bool:
+            return (t is not None and t.dtype == np.float32 and not t.is_const
+                    and id(t) not in edge and t.range is None and t.name not in seen)
+        kept |= {op.outputs[0].name for op in sub.ops
+                 if op.outputs and any(map(unranged, (*op.inputs, *op.outputs)))}
+    return frozenset(kept)
 
 
 def _check_ranges(graph: Graph, ranges, given: set[str],

@@ -28,6 +28,7 @@ import numpy as np
 from ..ir import Graph, Op, Tensor, all_graphs
 from .params import Affine, activation
 from .rewrite import Boundary, IOType, RewriteConfig, quantize_graph
+from .selective import keep_float_ops, op_matches
 
 
 def boundary_pairs(op: Op) -> list[tuple[Tensor, list[tuple[Graph, Tensor]]]]:
@@ -126,10 +127,26 @@ def quantize_with_subgraphs(graph: Graph, ranges: dict[str, tuple[float, float]]
                 for k, t in enumerate(sub.outputs):
                     if (p := pin(t)) is not None:
                         b.outputs[k] = p
-    inner_cfg = replace(cfg, io_type=IOType(cfg.qtype.value))
+    local = _local_patterns(cfg, graphs)
     for i, g in enumerate(graphs):
-        quantize_graph(g, range_of[id(g)], inner_cfg if i else cfg,
-                       input_params if i == 0 else {}, boundaries[id(g)])
+        own = local[id(g)] if i == 0 else replace(local[id(g)], io_type=IOType(cfg.qtype.value))
+        quantize_graph(g, range_of[id(g)], own, input_params if i == 0 else {},
+                       boundaries[id(g)])
+
+
+def _local_patterns(cfg: RewriteConfig, graphs: list[Graph]) -> dict[int, RewriteConfig]:
+    """Each graph's config with the keep-float / int16 patterns that match its own ops: a
+    pattern (an op type, a node name) must match an op in some graph, not in every one."""
+    for patterns in (cfg.keep_float, cfg.int16):
+        unmatched = [p for p in patterns
+                     if not any(op_matches(op, p) for g in graphs for op in g.ops)]
+        if unmatched:
+            keep_float_ops(graphs[0], unmatched)  # the one error naming them
+
+    def mine(patterns, g) -> frozenset[str]:
+        return frozenset(p for p in patterns if any(op_matches(op, p) for op in g.ops))
+    return {id(g): replace(cfg, keep_float=mine(cfg.keep_float, g), int16=mine(cfg.int16, g))
+            for g in graphs}
 
 
 def _range(t: Tensor, ranges: dict[str, tuple[float, float]]) -> tuple[float, float] | None:

@@ -13,7 +13,7 @@ COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod
            "Minimum", "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
            "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cumsum",
            "Cast", "IsFinite", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
-           "NotEqual", "LogicalAnd", "LogicalOr"}
+           "NotEqual", "LogicalAnd", "LogicalOr", "Any", "All"}
 
 
 def tf_floor_mod(x, y):
@@ -192,6 +192,18 @@ def test_int32_reduction(op, tfl, ref):
     g.const("axes", np.int32(0))
     g.node("y", op, ["x", "axes"], T=I32, Tidx=I32)
     check(g, {"x": x}, ref(x).astype(np.int32), [tfl])
+
+
+@pytest.mark.parametrize("keep_dims", [False, True])
+@pytest.mark.parametrize("op, tfl, ref", [("Any", "REDUCE_ANY", np.any),
+                                          ("All", "REDUCE_ALL", np.all)])
+def test_logical_reduction(op, tfl, ref, keep_dims):
+    """Any / All over bool data (math_ops.cc), e.g. in tf.image.non_max_suppression_padded."""
+    x = rng().random((3, 4, 2)) < 0.6
+    g = graph(x=(x.shape, BOOL))
+    g.const("axes", np.array([0, 2], np.int32))
+    g.node("y", op, ["x", "axes"], Tidx=I32, keep_dims=keep_dims)
+    check(g, {"x": x}, ref(x, axis=(0, 2), keepdims=keep_dims), [tfl])
 
 
 def test_reduction_over_no_axes_is_the_identity():

@@ -127,6 +127,42 @@ def test_ops_about_nan_and_inf_stay_float(tmp_path, litert):
         assert np.abs(got - want).max() < 0.05 * np.abs(want).max()
 
 
+def test_ops_their_integer_kernels_cannot_take_stay_float(tmp_path, litert):
+    """A DIV by |x| (calibrated down to ~0: a divisor quantized to its zero point, which
+    div.cc refuses at invoke) and a comparison of 1000 x (scale >= 1: undefined in
+    comparisons.cc) stay float; the file runs in LiteRT and edgelite."""
+    from tests.converter.lower.lowering import F32, graph
+
+    g = graph(x=(2, 6))
+    g.node("a", "Abs", ["x"], T=F32)
+    g.const("eps", np.float32(0.25))
+    g.node("d", "AddV2", ["a", "eps"], T=F32)       # |x| + 0.25: a safe divisor, stays int8
+    g.node("q", "RealDiv", ["x", "d"], T=F32)
+    g.node("r", "RealDiv", ["x", "a"], T=F32)       # x / |x|: stays float
+    g.const("k", np.float32(1000.0))
+    g.node("big", "Mul", ["x", "k"], T=F32)
+    g.const("zero", np.float32(0.0))
+    g.node("c", "Greater", ["big", "zero"], T=F32)  # stays float
+    g.node("y", "SelectV2", ["c", "q", "r"], T=F32)
+    rng = np.random.default_rng(6)
+    np.save(tmp_path / "calib.npy", rng.normal(0, 2, (16, 2, 6)).astype(np.float32))
+    result = convert_detailed(g.bytes(), ConvertOptions(quantize=QuantizeOptions(
+        mode=QuantMode.INT8, calib=str(tmp_path / "calib.npy"))))
+    kinds = [(op.type, op.outputs[0].dtype.name, op.inputs[0].dtype.name)
+             for op in result.graph.ops if op.type in ("DIV", "GREATER")]
+    assert sorted(kinds) == [("DIV", "float32", "float32"), ("DIV", "int8", "int8"),
+                             ("GREATER", "bool", "float32")]
+    x = np.array([[-3, -1, -0.5, 0.5, 1, 3], [2, -2, 0.1, -0.1, 4, -4]], np.float32)
+    want = np.where(x > 0, x / (np.abs(x) + 0.25), np.sign(x))
+    for interp in (Interpreter(model_content=result.model),
+                   litert.Interpreter(model_content=result.model)):
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+        assert np.abs(got - want).max() < 0.05
+
+
 def test_is_finite_stays_float_with_given_ranges():
     """IsFinite's x - x is the single value 0: no quantized comparison takes it (scale 1.0),
     so its SUB and EQUAL run in float even without calibration."""

@@ -70,3 +70,46 @@ def test_a_quantized_loop_runs_bit_exact_with_litert(tmp_path, kernels):
     # of error there, doubled on each of the three trips
     scale = (float((8 * x).max()) - float((8 * x).min())) / 255
     assert np.max(np.abs(ours - x * 8)) <= 5 * scale
+
+
+def _if_graph() -> bytes:
+    """y = IF(p, relu(x) * 3, (-x) * (-x)): the else branch's -x has a range only if it ran
+    (its result stays within the then branch's, which gives the IF's output its range)."""
+    from ..control_flow.library import BOOL, F32, Function, call
+    from ..tfgraph import GraphBuilder
+    g = GraphBuilder()
+    g.placeholder("x", [1, 4])
+    g.placeholder("p", [], BOOL)
+    then = Function(g, "then", {"a": F32}, {"out": "m:z:0"})
+    then.node("r", "Relu", ["a"], T=F32)
+    then.const("three", np.float32(3))
+    then.node("m", "Mul", ["r", "three"], T=F32)
+    other = Function(g, "else", {"a": F32}, {"out": "m:z:0"})
+    other.node("n", "Neg", ["a"], T=F32)
+    other.node("m", "Mul", ["n", "n"], T=F32)
+    call(g, "cond", "If", ["p", "x"], then_branch="then", else_branch="else")
+    g.node("y", "Identity", ["cond"], T=F32)
+    return g.bytes()
+
+
+def test_a_branch_calibration_never_took_stays_float(tmp_path, litert):
+    """Calibrated with p always true: the else branch's ops stay float (no range was seen),
+    the file loads and runs that branch in LiteRT and edgelite."""
+    x = np.random.default_rng(5).uniform(-1, 1, (8, 1, 4)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x, p=np.ones(8, bool))
+    result = convert_detailed(_if_graph(), ConvertOptions(
+        inputs=["x", "p"], outputs=["y"],
+        quantize=QuantizeOptions(calib=str(tmp_path / "calib.npz"))))
+    (cond,) = [op for op in result.graph.ops if op.type == "IF"]
+    then, other = cond.subgraphs.values()
+    assert "DEQUANTIZE" in other.op_counts() and "NEG" in other.op_counts()
+    assert "DEQUANTIZE" not in then.op_counts()
+    feeds = {"x": x[0], "p": np.array(False)}
+    for interp in (Interpreter(model_content=result.model),
+                   litert.Interpreter(model_content=result.model)):
+        interp.allocate_tensors()
+        for d in interp.get_input_details():
+            interp.set_tensor(d["index"], feeds[d["name"]].astype(d["dtype"]))
+        interp.invoke()
+        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.testing.assert_allclose(y, x[0] ** 2, atol=0.02)
