@@ -78,6 +78,7 @@ _DTYPES: dict[int, tuple[np.dtype, str]] = {
     5: (np.dtype(np.int16), "int_val"),
     6: (np.dtype(np.int8), "int_val"),
     7: (np.dtype(object), "string_val"),
+    8: (np.dtype(np.complex64), "scomplex_val"),  # (re, im) float pairs
     9: (np.dtype(np.int64), "int64_val"),
     10: (np.dtype(np.bool_), "bool_val"),
     17: (np.dtype(np.uint16), "int_val"),
@@ -171,6 +172,11 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
         values = np.asarray(getattr(proto, field))
         if field == "half_val":  # float16 bit patterns stored in int32s
             values = values.astype(np.uint16).view(np.float16)
+        elif field == "scomplex_val":  # (re, im) pairs
+            if values.size % 2:
+                raise ModelFormatError(f"{where}: scomplex_val holds {values.size} floats; "
+                                       "complex values come in (re, im) pairs")
+            values = values.astype(np.float32).view(np.complex64)
     if values.size > count:
         raise ModelFormatError(f"{where}: constant has {values.size} values for {count} "
                                "elements")

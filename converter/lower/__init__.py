@@ -24,7 +24,7 @@ from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
 from . import (activations, array_ops, basic, control, conv, detection, einsum, embeddings,
-               fake_quant, functional, image, math_ops, nn, tensor_lists)
+               fake_quant, functional, image, math_ops, nn, spectral, tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -43,6 +43,7 @@ REGISTRY: dict[str, Lowering] = {
     **embeddings.RULES,
     **einsum.RULES,
     **detection.RULES,
+    **spectral.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)
@@ -152,6 +153,7 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
         if ref.name not in ctx.tensors:
             raise GraphError(f"output {quoted(ref.name)} does not exist (node "
                              f"{quoted(ref.node)} has no output {ref.index})")
+        spectral.check_output(ctx, ref.name)
         graph.outputs.append(ctx.tensors[ref.name])
     return graph, report
 
@@ -193,7 +195,7 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
 
 def _lower_node(ctx: LowerCtx, node) -> None:
     """Validate the node against its spec, run its rule and fold the ops it added."""
-    entry = REGISTRY.get(node.op)
+    entry = spectral.complex_lowering(ctx, node) or REGISTRY.get(node.op)
     if entry is None:
         _custom_op(ctx, node)
         return

@@ -39,6 +39,8 @@ class LowerCtx:
         self.scope = ""
         self.report = None  # the SupportReport nodes are counted in (set by the caller)
         self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
+        # complex values carried as float parts (spectral.py): id(stand-in) -> (stand-in, re, im)
+        self.complex_parts: dict[int, tuple] = {}
 
     def child(self, graph: Graph, fn_name: str, scope: str) -> "LowerCtx":
         """A context for lowering function `fn_name` into `graph` (a new subgraph, or this

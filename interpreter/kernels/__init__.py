@@ -18,6 +18,7 @@ from . import (
     bidirectional_sequence_lstm,
     bidirectional_sequence_rnn,
     binary,
+    broadcast_args,
     cast,
     concatenation,
     control_flow,
@@ -28,6 +29,7 @@ from . import (
     dequantize,
     dynamic_update_slice,
     embedding_lookup,
+    fft,
     fully_connected,
     gather,
     gather_nd,
@@ -75,6 +77,7 @@ OPS: dict[str, OpDef] = collect(
     embedding_lookup,
     gather_nd, segment, unique, where,
     non_max_suppression,
+    broadcast_args, fft,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}

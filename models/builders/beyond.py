@@ -29,7 +29,7 @@ import json
 from .real_world import Built, Spec, finish  # first: sets TF_USE_LEGACY_KERAS
 from .common import MODELS_DIR, litert_run, np, tf, v1_converter, write_json, write_npz
 
-FAMILIES = ("transformer", "detection", "embedding", "segmentation", "misc")
+FAMILIES = ("transformer", "detection", "embedding", "segmentation", "misc", "audio")
 
 
 def sqnr_db(ref: np.ndarray, test: np.ndarray) -> float:

@@ -55,6 +55,24 @@ def test_short_fields_are_filled_with_their_last_value():
     np.testing.assert_array_equal(tensor_to_numpy(fill_proto([3], []), "c"), [0, 0, 0])
 
 
+def test_complex64_constants_come_in_pairs():
+    """scomplex_val holds (re, im) float pairs (tensor.proto); tensor_content raw complex64."""
+    t = graph_pb2.TensorProto(dtype=8)
+    t.tensor_shape.dim.add(size=2)
+    t.scomplex_val.extend([1.0, -2.0, 0.5, 3.0])
+    got = tensor_to_numpy(t, "c")
+    assert got.dtype == np.complex64
+    np.testing.assert_array_equal(got, [1 - 2j, 0.5 + 3j])
+    t.ClearField("scomplex_val")
+    t.tensor_content = np.array([2j, 1], np.complex64).tobytes()
+    np.testing.assert_array_equal(tensor_to_numpy(t, "c"), [2j, 1])
+    t.ClearField("tensor_content")
+    t.scomplex_val.extend([1.0, 2.0, 3.0])
+    with pytest.raises(ModelFormatError, match="^c: scomplex_val holds 3 floats; complex "
+                       r"values come in \(re, im\) pairs"):
+        tensor_to_numpy(t, "c")
+
+
 def test_a_tiny_file_declaring_a_huge_fill_is_refused_before_allocating():
     data = const_graph([650_000_000])            # 2.6 GB of float32 from one value
     assert len(data) < 100
