@@ -98,7 +98,7 @@ def _check_term(term: str) -> None:
 
 
 # --------------------------------------------------------------------------- shapes
-def _static_shape(ctx: LowerCtx, node, t: Tensor) -> tuple[int, ...]:
+def static_shape(ctx: LowerCtx, node, t: Tensor) -> tuple[int, ...]:
     """t's shape; the shapes of the ops lowered so far are worked out first if needed
     (Shape ops of static tensors fold, as the fold_shapes pass folds them)."""
     if t.shape is None:
@@ -118,7 +118,7 @@ def _static_shape(ctx: LowerCtx, node, t: Tensor) -> tuple[int, ...]:
     if t.shape is None or (producer is not None and producer.type == "RESHAPE"
                            and not producer.inputs[1].is_const):  # a shape from values
         raise fail(ShapeError, node, f"the shape of {quoted(t.name)} is not static; give the "
-                   "model's input shapes (--input-shape) so the einsum can be lowered")
+                   "model's input shapes (--input-shape) so the node can be lowered")
     return tuple(t.shape)
 
 
@@ -191,7 +191,7 @@ def einsum(ctx: LowerCtx, node) -> None:
     if len(ins) > 2:
         raise fail(UnsupportedOpError, node, f"has {len(ins)} operands; TFLite's lowering "
                    "takes one or two (split the einsum into pairwise ones)")
-    shapes = [_static_shape(ctx, node, t) for t in ins]
+    shapes = [static_shape(ctx, node, t) for t in ins]
     equation = attr_str(node, "equation")
     try:
         labels, out = parse(equation, [len(s) for s in shapes])

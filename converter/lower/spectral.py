@@ -42,7 +42,7 @@ from ...interpreter.names import quoted
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Activation
 from .context import LowerCtx, fail
-from .einsum import _static_shape
+from .einsum import static_shape
 from .spec import INDEX, REAL, Attr, In, Lowering, NodeSpec, spec, validate
 
 _D = np.dtype
@@ -99,7 +99,7 @@ def _dft(ctx: LowerCtx, node, x, n: int) -> None:
     rows past n zero: the crop; a shorter input is zero-padded, so its rows are all there is),
     carried as parts. Each is one FULLY_CONNECTED after the passes."""
     try:  # the shapes of the ops lowered so far tell it (einsum's helper works them out)
-        shape = _static_shape(ctx, node, x)
+        shape = static_shape(ctx, node, x)
     except ShapeError:
         shape = None
     width = shape[-1] if shape else None
