@@ -119,3 +119,15 @@ def finish_beyond(spec: Spec, built: Built, family: str, calib: dict) -> dict:
     print(f"  TF int8: { {k: v for k, v in info['tf_int8'].items() if k != 'ops'} }")
     write_json(info_path, info)
     return result
+
+
+def build_all(models: dict, family: str, seed: int, names=None) -> int:
+    """A builder's main: each model of `models` (name -> build(rng) -> (Built, calib)), or only
+    `names`, finished with its own RandomState(seed + its position)."""
+    for i, (name, build) in enumerate(models.items()):
+        if names and name not in names:
+            continue
+        print(name)
+        built, calib = build(np.random.RandomState(seed + i))
+        finish_beyond(Spec(name, None), built, family, calib)
+    return 0

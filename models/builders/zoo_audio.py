@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-from .beyond import finish_beyond
-from .real_world import Built, Spec, np, tf
+from .beyond import build_all
+from .real_world import Built, np, tf
 
 SEED = 1716
 RATE = 8000
@@ -123,14 +123,7 @@ MODELS = {
 
 
 def main(names=None) -> int:
-    for i, (name, build) in enumerate(MODELS.items()):
-        if names and name not in names:
-            continue
-        print(name)
-        rng = np.random.RandomState(SEED + i)
-        built, calib = build(rng)
-        finish_beyond(Spec(name, None), built, "audio", calib)
-    return 0
+    return build_all(MODELS, "audio", SEED, names)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-from .beyond import finish_beyond
-from .real_world import Built, Spec, np, tf
+from .beyond import build_all
+from .real_world import Built, np, tf
 
 SEED = 1616
 VOCAB = 24   # ids 1..VOCAB-1; 0 is padding
@@ -210,14 +210,7 @@ MODELS = {
 
 
 def main(names=None) -> int:
-    for i, (name, build) in enumerate(MODELS.items()):
-        if names and name not in names:
-            continue
-        print(name)
-        rng = np.random.RandomState(SEED + i)
-        built, calib = build(rng)
-        finish_beyond(Spec(name, None), built, "embedding", calib)
-    return 0
+    return build_all(MODELS, "embedding", SEED, names)
 
 
 if __name__ == "__main__":
