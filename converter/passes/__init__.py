@@ -30,6 +30,7 @@ from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf
                remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
 from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import fold_reshape_of_own_shape, fold_unique_gather
+from . import fold_input_affine
 from . import collapse_strided_slices
 
 
@@ -51,7 +52,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_l2_norm, merge_duplicates, fold_unique_gather,
               fold_reshape_of_own_shape, fold_pad,
               fold_batchnorm, fuse_bias,
-              fold_affine_constants, fold_input_scale, fuse_activation, prune_loop_vars,
+              fold_affine_constants, fold_input_affine, fold_input_scale, fuse_activation,
+              prune_loop_vars,
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
