@@ -92,6 +92,17 @@ def test_unknown_input_name_in_ranges():
         quantized(mode=QuantMode.INT8, input_ranges={"inp": (0.0, 1.0)})
 
 
+def _in_edgelite_and_litert(model: bytes, x: np.ndarray, litert) -> list[np.ndarray]:
+    """The one-input model's output on x, in edgelite and in LiteRT."""
+    outs = []
+    for interp in (Interpreter(model_content=model), litert.Interpreter(model_content=model)):
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    return outs
+
+
 def _where_log_is_finite():
     """y = where(is_finite(log(x)), x, -2 x): log is NaN for x < 0 (TF's spelling of
     a test for non-finite values)."""
@@ -118,12 +129,7 @@ def test_ops_about_nan_and_inf_stay_float(tmp_path, litert):
             ("MUL", "int8"), ("SELECT_V2", "int8")} <= kinds
     x = rng.normal(0, 2, (2, 6)).astype(np.float32)
     want = np.where(x > 0, x, -2 * x)
-    for interp in (Interpreter(model_content=result.model),
-                   litert.Interpreter(model_content=result.model)):
-        interp.allocate_tensors()
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+    for got in _in_edgelite_and_litert(result.model, x, litert):
         assert np.abs(got - want).max() < 0.05 * np.abs(want).max()
 
 
@@ -154,12 +160,7 @@ def test_ops_their_integer_kernels_cannot_take_stay_float(tmp_path, litert):
                              ("GREATER", "bool", "float32")]
     x = np.array([[-3, -1, -0.5, 0.5, 1, 3], [2, -2, 0.1, -0.1, 4, -4]], np.float32)
     want = np.where(x > 0, x / (np.abs(x) + 0.25), np.sign(x))
-    for interp in (Interpreter(model_content=result.model),
-                   litert.Interpreter(model_content=result.model)):
-        interp.allocate_tensors()
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+    for got in _in_edgelite_and_litert(result.model, x, litert):
         assert np.abs(got - want).max() < 0.05
 
 
