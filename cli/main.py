@@ -78,19 +78,24 @@ def _saved_model_options(fn):
               show_default=True, help="micro: check the result runs in TensorFlow Lite Micro "
               "(every op and its types; no uint8), else refuse, listing what TFLM lacks.")
 @_saved_model_options
+@click.option("--rnn-state", type=click.Choice(["reset", "keep"]), default="reset",
+              show_default=True, help="A fused LSTM's h / c between invokes: reset (zero "
+              "state every invoke, as the TF graph computes) or keep (carried over until "
+              "reset_all_variables(): streaming a sequence in chunks).")
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, signature, tags, checkpoint, verbose, **quant):
+            allow_custom_ops, target, signature, tags, checkpoint, rnn_state, verbose, **quant):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
     SavedModel directory, or a TF1 .meta graph with --checkpoint."""
-    from ..converter import ConvertOptions, Target, convert_detailed
+    from ..converter import ConvertOptions, RnnState, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
     check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
-                                 Target(target), signature, tuple(tags) or None, checkpoint)
+                                 Target(target), signature, tuple(tags) or None, checkpoint,
+                                 rnn_state=RnnState(rnn_state))
         result = convert_detailed(graphdef, options)
     calib = result.quantization and result.quantization.calibration
     if calib:
@@ -103,6 +108,8 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
             click.echo(f"pass {r.name}: {r.rewrites} rewrite(s); {sum(r.before.values())} -> "
                        f"{sum(r.after.values())} ops")
     write_atomic(output, result.model)
+    if result.state_note():
+        click.echo(result.state_note())
     g = result.graph
     click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
                f"{len(result.model)} bytes")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from enum import Enum
 
 from .. import __version__
 from ..interpreter.memory import gc_paused
@@ -21,9 +22,17 @@ from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
-from .passes import PASS_NAMES, PassRecord, after_quantization, run_passes
+from .passes import PASS_NAMES, PassRecord, after_quantization, reset_state, run_passes
 from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
 from .tf_tensor import const_budget
+
+
+class RnnState(Enum):
+    """What a fused recurrent op (UNIDIRECTIONAL_SEQUENCE_LSTM) does with its h and c
+    between invoke() calls (passes/reset_state.py)."""
+
+    RESET = "reset"   # zero state at every invoke: the TF graph's function (default)
+    KEEP = "keep"     # carried over until reset_all_variables(): a streaming model
 
 
 @dataclass
@@ -43,8 +52,7 @@ class ConvertOptions:
     signature: str | None = None             # default "serving_default" (or the only one)
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
-
-
+    rnn_state: RnnState = RnnState.RESET     # fused recurrent ops: reset or keep their state
 
 
 @dataclass
@@ -54,6 +62,21 @@ class ConversionResult:
     passes: list[PassRecord]
     lowered_op_counts: dict[str, int]
     quantization: QuantizeReport | None = None
+    # ops keeping state in variable tensors (fused LSTMs), by type, and whether it is reset
+    # on every invoke (RnnState.RESET) or carried over (KEEP)
+    stateful_ops: dict[str, int] = field(default_factory=dict)
+    rnn_state: RnnState = RnnState.RESET
+
+    def state_note(self) -> str | None:
+        """One line saying what the model's stateful ops do between invokes, or None."""
+        if not self.stateful_ops:
+            return None
+        ops = ", ".join(f"{v} {k}" for k, v in self.stateful_ops.items())
+        if self.rnn_state is RnnState.RESET:
+            return (f"state: {ops}: zero h / c at every invoke, as the graph computes "
+                    "(--rnn-state keep carries them from one invoke to the next)")
+        return (f"state: {ops}: h / c carried from one invoke to the next (--rnn-state keep); "
+                "call reset_all_variables() between independent sequences")
 
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
@@ -83,11 +106,22 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     qreport = quantize(graph, options.quantize) if options.quantize else None
     if qreport is not None:
         after_quantization(graph, disabled)  # integer biases, the ops quantization added
+    stateful = _op_types(reset_state.stateful_ops(graph))
+    rnn_state = RnnState(options.rnn_state)
+    if rnn_state is RnnState.RESET:
+        reset_state.run(graph)  # after quantization: the states' final types are known
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
     if micro:
         check_micro_model(model)
-    return ConversionResult(model, graph, records, lowered, qreport)
+    return ConversionResult(model, graph, records, lowered, qreport, stateful, rnn_state)
+
+
+def _op_types(ops) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op.type] = counts.get(op.type, 0) + 1
+    return counts
 
 
 def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> bytes:
@@ -128,5 +162,5 @@ def check(source, inputs=None, outputs=None, input_shapes=None, signature=None, 
         return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
-__all__ = ["QuantizeOptions", "ConvertOptions", "Target", "ConversionResult", "convert", "convert_detailed", "check",
+__all__ = ["QuantizeOptions", "ConvertOptions", "RnnState", "Target", "ConversionResult", "convert", "convert_detailed", "check",
            "PASS_NAMES"]

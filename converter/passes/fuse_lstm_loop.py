@@ -34,12 +34,13 @@ results reads the op's: the final h is the output's last step (a STRIDED_SLICE),
 every step is the output (transposed back when batch-major), a list of one step is the last
 step; Keras' `outputs[-1]` and TF1's stacking GATHER + TRANSPOSE are absorbed.
 
-Like TensorFlow's fused op (and unlike the loop) the op keeps h and c in its state tensors
-from one invoke() to the next: run independent sequences with reset_all_variables() between
-them, as with TensorFlow's own LSTM files. (edgelite's calibration, compare and eval reset
-them before each sample: converter/runner.py.) With --quantize int8 / uint8 the converter
-leaves this pass off: the fused op has no integer quantization rule yet, and the loop itself
-quantizes to all-integer ops.
+The op keeps h and c in variable tensors from one invoke() to the next (TensorFlow's Keras-
+path files do too); the loop starts from zero on every call. After quantization
+reset_state.py writes zero into the state tensors in front of the op on every invoke, so
+the model computes the graph's function; `--rnn-state keep` leaves them carried over (a
+streaming model: call reset_all_variables() between independent sequences). With
+--quantize int8 / uint8 the converter leaves this pass off: the fused op has no integer
+quantization rule yet, and the loop itself quantizes to all-integer ops.
 """
 
 from __future__ import annotations

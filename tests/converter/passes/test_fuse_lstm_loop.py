@@ -1,11 +1,13 @@
 """fuse_lstm_loop on the issue-13 models: exact op counts (no more than TensorFlow's Keras-path
-file), float results against TensorFlow's goldens in edgelite and LiteRT, loops that are not an
-LSTM over the whole sequence left alone, and the switch."""
+file with --rnn-state keep, than TensorFlow's frozen-graph file by default), float results
+against TensorFlow's goldens in edgelite and LiteRT for samples run one after another (no
+reset: the default file starts every invoke from zero state), loops that are not an LSTM over
+the whole sequence left alone, and the switch."""
 
 import numpy as np
 import pytest
 
-from edgelite.converter import ConvertOptions, convert, convert_detailed
+from edgelite.converter import ConvertOptions, RnnState, convert, convert_detailed
 from edgelite.converter.passes import fuse_lstm_loop
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
@@ -25,21 +27,29 @@ FUSED = {
 GOLDEN = {"rnn_lstm": "tokens", "rnn_bilstm": "x", "rnn_tf1_dynamic_rnn": "x"}
 REL_TOL = 1e-4   # the issue's float tolerance, relative to max |TensorFlow's output|
 NO_FUSION = ConvertOptions(disabled_passes=frozenset({"fuse_lstm_loop"}))
+KEEP = ConvertOptions(rnn_state=RnnState.KEEP)
 
 
-def _ops(path) -> dict[str, int]:
-    return convert_detailed(MODELS / path).graph.op_counts()
+def _ops(path, options=None) -> dict[str, int]:
+    return convert_detailed(MODELS / path, options).graph.op_counts()
 
 
 @pytest.mark.parametrize("path", sorted(FUSED))
 def test_lstm_loops_become_fused_lstms(path):
-    assert _ops(path) == FUSED[path]
+    assert _ops(path, KEEP) == FUSED[path]
+    # by default each LSTM's h and c are zeroed in front of it: one SUB(z, z) each
+    assert _ops(path) == {**FUSED[path], "SUB": 2 * FUSED[path][LSTM]}
 
 
 @pytest.mark.parametrize("model", ["rnn_lstm", "rnn_bilstm"])
-def test_no_more_ops_than_tensorflows_keras_path_file(model):
-    tf_file = load_model((MODELS / f"{model}.tf_float.tflite").read_bytes())
-    assert sum(_ops(f"{model}.pb").values()) <= len(tf_file.subgraphs[0].operators)
+def test_no_more_ops_than_tensorflows_files(model):
+    # the stateful form against TF's Keras-path file (stateful too); the default, stateless
+    # form against TF's file of the frozen graph (stateless: it keeps the loop)
+    def count(suffix):
+        f = load_model((MODELS / f"{model}.{suffix}.tflite").read_bytes())
+        return sum(len(sg.operators) for sg in f.subgraphs)
+    assert sum(_ops(f"{model}.pb", KEEP).values()) <= count("tf_float")
+    assert sum(_ops(f"{model}.pb").values()) <= count("tf_frozen")
 
 
 @pytest.mark.parametrize("path", ["rnn_gru.pb", "rnn_convlstm.pb", "rnn_convlstm_seq.pb",
@@ -56,8 +66,9 @@ def _runtimes(model: bytes):
     yield "edgelite", Interpreter(model_content=model)
 
 
+@pytest.mark.parametrize("reset", [False, True], ids=["in_a_row", "reset_between"])
 @pytest.mark.parametrize("path", sorted(FUSED))
-def test_fused_model_matches_tensorflow(path):
+def test_fused_model_matches_tensorflow(path, reset):
     model = path.split(".")[0]
     golden = np.load(MODELS / f"{model}.golden.npz")
     x, ref = golden[GOLDEN[model]], golden["output"]
@@ -65,17 +76,31 @@ def test_fused_model_matches_tensorflow(path):
         interp.allocate_tensors()
         inp, out = interp.get_input_details()[0], interp.get_output_details()[0]
         for k in range(len(ref)):
-            # The fused op keeps h and c between invokes, as TensorFlow's does: each
-            # sequence starts from zero state after a reset.
-            interp.reset_all_variables()
+            # the samples one after another: each invoke starts from zero state, as the
+            # graph does, with or without a reset in between
+            if reset:
+                interp.reset_all_variables()
             interp.set_tensor(inp["index"], x[k:k + 1].astype(inp["dtype"]))
             interp.invoke()
             err = np.max(np.abs(interp.get_tensor(out["index"]) - ref[k:k + 1]))
             assert err <= REL_TOL * np.max(np.abs(ref)), (runtime, k, err)
 
 
-def test_state_carries_across_invokes_as_in_litert():
-    model = convert(MODELS / "rnn_lstm.pb")
+@pytest.mark.parametrize("path", sorted(FUSED))
+def test_micro_runs_the_stateless_file_sample_after_sample(path):
+    from tests.interpreter.micro_oracle import run_micro_samples
+    model = path.split(".")[0]
+    golden = np.load(MODELS / f"{model}.golden.npz")
+    x, ref = golden[GOLDEN[model]], golden["output"]
+    dtype = np.int32 if model == "rnn_lstm" else np.float32
+    ys = run_micro_samples(convert(MODELS / path), [[x[k:k + 1].astype(dtype)]
+                                                    for k in range(len(ref))])
+    for k, (y,) in enumerate(ys):
+        assert np.max(np.abs(y - ref[k:k + 1])) <= REL_TOL * np.max(np.abs(ref)), k
+
+
+def test_state_carries_across_invokes_as_in_litert_with_rnn_state_keep():
+    model = convert(MODELS / "rnn_lstm.pb", rnn_state="keep")
     tokens = np.load(MODELS / "rnn_lstm.golden.npz")["tokens"][:1].astype(np.int32)
     seen = {}
     for runtime, interp in _runtimes(model):
