@@ -32,12 +32,28 @@ SUPPORTED = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np
 
 @dataclass(frozen=True)
 class Saturating:
-    """float (or a complex's real part) -> integer: truncate, clamp, NaN -> ``nan``."""
+    """float (or a complex's real part) -> integer: truncate, clamp to [low, high], NaN ->
+    ``nan``. The clamp runs in ``work`` (float64 for a float64 input, else float32), up to
+    ``top``: ``high`` when ``work`` holds it, else the largest ``work`` value below it
+    (float32 has no 2^31 - 1: 2147483520); values from ``over`` (high rounded up in
+    ``work``: 2^31) then get ``high`` itself."""
 
-    dtype: np.dtype
-    low: int
+    low: float
+    top: np.floating
+    over: np.floating
     high: int
     nan: int
+    work: np.dtype
+
+
+def _saturating(ctx: OpContext, source: np.dtype, target: np.dtype) -> Saturating:
+    info = np.iinfo(target)
+    work = np.dtype(np.float64 if source == np.float64 else np.float32)
+    rounded = work.type(info.max)  # 2^k - 1 -> 2^k where ``work`` lacks the bits
+    exact = int(rounded) == info.max
+    top = rounded if exact else np.nextafter(rounded, work.type(0))
+    over = work.type(np.inf) if exact else rounded
+    return Saturating(float(info.min), top, over, int(info.max), _nan_as(ctx, info), work)
 
 
 def _nan_as(ctx: OpContext, info: np.iinfo) -> int:
@@ -54,9 +70,8 @@ def prepare(ctx: OpContext):
         raise ctx.unsupported(f"casting to {out_type.name} is not supported")
     spec = OutputSpec(x.shape, out_type)
     if x.dtype.kind in "fc" and out_type.kind in "iu":
-        info = np.iinfo(out_type)
-        rec = Saturating(out_type, int(info.min), int(info.max), _nan_as(ctx, info))
-        return (spec,), Chosen(eval_saturating, rec)
+        part = np.dtype(np.float32) if x.dtype.kind == "c" else x.dtype
+        return (spec,), Chosen(eval_saturating, _saturating(ctx, part, out_type))
     if x.dtype.kind == "c" and out_type.kind != "c":
         return (spec,), Chosen(eval_real_part, None)
     return (spec,), Chosen(eval_copy, None)
@@ -73,15 +88,15 @@ def eval_real_part(rec, inputs, outputs) -> None:
 
 
 def eval_saturating(rec: Saturating, inputs, outputs) -> None:
-    # float64 holds every float16 / float32 value (and a float64) exactly; a bound that
-    # float64 rounds up (2^63 - 1 -> 2^63) still splits the values at the right place
-    t = np.trunc(inputs[0].real.astype(np.float64))
-    high, low, nan = t >= rec.high, t <= rec.low, np.isnan(t)
+    x = inputs[0].real.astype(rec.work, copy=False)  # float16: exactly
     out = outputs[0]
-    np.copyto(out, np.where(high | low | nan, 0.0, t), casting="unsafe")
-    out[high] = rec.high
-    out[low] = rec.low
-    out[nan] = rec.nan
+    with np.errstate(invalid="ignore"):  # NaN: replaced below
+        clamped = np.clip(x, rec.low, rec.top)
+        np.copyto(out, clamped, casting="unsafe")  # truncates toward zero
+    out[x >= rec.over] = rec.high
+    nan = np.isnan(clamped)
+    if nan.any():
+        out[nan] = rec.nan
 
 
 def version(sig: OpSignature) -> int:
