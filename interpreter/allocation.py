@@ -337,6 +337,39 @@ def _writes_variable(op: Operator, subgraph: Subgraph) -> bool:
     return any(t >= 0 and subgraph.tensors[t].is_variable for t in op.outputs)
 
 
+def prepared_at_invoke(op: Operator, dynamic, values) -> bool:
+    """True when allocate_tensors() leaves ``op`` to be prepared at invoke: it reads a
+    tensor in ``dynamic`` (shape known only then), or a shape operand of it
+    (dynamic.SHAPE_OPERANDS) is still computed after folding (not in ``values``)."""
+    return any(t in dynamic for t in op.inputs) or \
+        bool(computed_operands(op.name, op.inputs, values))
+
+
+def fold_source(op: Operator, subgraph: Subgraph, values, folded: Mapping[int, int]
+                ) -> int | None:
+    """When allocate_tensors() may fold ``op`` (every input a constant in ``values``, or a
+    SHAPE / RANK: dynamic.SHAPE_ONLY; never a stateful or custom op, which may keep
+    state, nor one writing a variable), the bytes of file constants its outputs come from
+    (``folded``: those of earlier folded tensors); else None."""
+    live = {t for t in op.inputs if t >= 0}
+    if not live or op.name in STATEFUL_OPS or op.name == "CUSTOM" or \
+            _writes_variable(op, subgraph):
+        return None
+    if op.name not in SHAPE_ONLY and any(t not in values for t in live):
+        return None
+    return sum(folded.get(t, values[t].nbytes) for t in live if t in values)
+
+
+def output_bytes(specs) -> int:
+    return sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
+
+
+def folds(specs, source: int) -> bool:
+    """Whether outputs ``specs`` computed from ``source`` bytes of file constants are
+    folded: small, or not much bigger than their source (FOLD_ALWAYS_BYTES, FOLD_GROWTH)."""
+    return output_bytes(specs) <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source)
+
+
 @dataclass(frozen=True)
 class _Once:
     """A step run on the first invoke only: ``key`` (subgraph, operator) joins ``done``,
@@ -374,8 +407,7 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
         return infos[t]
 
     for op in subgraph.operators:
-        if any(t in prepared.dynamic for t in op.inputs) or \
-                computed_operands(op.name, op.inputs, values):
+        if prepared_at_invoke(op, prepared.dynamic, values):
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue
@@ -392,26 +424,21 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
             if shapes[t] != tuple(spec.shape):
                 shapes[t] = tuple(spec.shape)
                 infos[t] = None
-        live_inputs = {t for t in op.inputs if t >= 0}
         if _writes_variable(op, subgraph):
-            prepared.ops.append((op, kernel, record, ONCE if op.name in RUN_ONCE_OPS and
-                                 all(t in values for t in live_inputs) else STATIC))
+            once = op.name in RUN_ONCE_OPS and all(t in values for t in op.inputs if t >= 0)
+            prepared.ops.append((op, kernel, record, ONCE if once else STATIC))
             continue
-        if live_inputs and (op.name in SHAPE_ONLY or all(t in values for t in live_inputs)) \
-                and op.name not in STATEFUL_OPS and op.name != "CUSTOM":  # custom: may keep state
-            source = sum(prepared.folded.get(t, values[t].nbytes) for t in live_inputs
-                         if t in values)
-            nbytes = sum(num_elements(spec.shape) * spec.dtype.itemsize for spec in specs)
-            if nbytes <= max(FOLD_ALWAYS_BYTES, FOLD_GROWTH * source):
-                budget.take_constant(_describe(op, subgraph), nbytes)
-                outs = tuple(np.zeros(spec.shape, spec.dtype) for spec in specs)
-                kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
-                for t, arr in zip(op.outputs, outs, strict=True):
-                    arr.setflags(write=False)
-                    values[t] = arr
-                    infos[t] = None
-                    prepared.folded[t] = source
-                continue
+        source = fold_source(op, subgraph, values, prepared.folded)
+        if source is not None and folds(specs, source):
+            budget.take_constant(_describe(op, subgraph), output_bytes(specs))
+            outs = tuple(np.zeros(spec.shape, spec.dtype) for spec in specs)
+            kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
+            for t, arr in zip(op.outputs, outs, strict=True):
+                arr.setflags(write=False)
+                values[t] = arr
+                infos[t] = None
+                prepared.folded[t] = source
+            continue
         prepared.ops.append((op, kernel, record, STATIC))
     return prepared
 

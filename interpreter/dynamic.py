@@ -23,7 +23,7 @@ edgelite does the same, only for the ops concerned (allocation.py decides which)
   fill.cc, range.cc, tile.cc, broadcast_to.cc, strided_slice.cc, pad.cc, mirror_pad.cc,
   resize_bilinear.cc, resize_nearest_neighbor.cc, expand_dims.cc, one_hot.cc,
   transpose.cc, reduce.cc, split.cc, split_v.cc, arg_min_max.cc, space_to_batch_nd.cc,
-  batch_to_space_nd.cc, topk_v2.cc, transpose_conv.cc) and resizes it in Eval.
+  batch_to_space_nd.cc, topk_v2.cc, transpose_conv.cc, rfft2d.cc) and resizes it in Eval.
 
 Either way the op's step is ``(run_dynamic, DynamicOp, (), ())``: it reads its inputs
 from, and stores its outputs into, the allocation's table of current arrays. Static ops
@@ -53,7 +53,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "RESIZE_BILINEAR": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,), "EXPAND_DIMS": (1,),
     "ONE_HOT": (1,), "TRANSPOSE": (1,), "SPLIT": (0,), "SPLIT_V": (1, 2),
     "SPACE_TO_BATCH_ND": (1, 2), "BATCH_TO_SPACE_ND": (1, 2), "TOPK_V2": (1,),
-    "TRANSPOSE_CONV": (0,), **{name: (1,) for name in _REDUCTIONS},
+    "TRANSPOSE_CONV": (0,), "RFFT2D": (1,), **{name: (1,) for name in _REDUCTIONS},
 }
 
 # Ops whose outputs depend on their input's shape only: allocate_tensors() folds them

@@ -31,6 +31,7 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -417,9 +418,21 @@ def _read_subgraph(r: _Reader, pos: int, index: int, opcodes, buffers) -> Subgra
     for i, op_pos in enumerate(r.table_vector(sg, SUBGRAPH_OPERATORS)):
         r.where = f"subgraph {index} operator {i}"
         operators.append(_read_operator(r, r.table(op_pos), i, opcodes, n_tensors))
+    tensors = _written_empties_are_activations(tensors, inputs, operators)
     subgraph = Subgraph(index, name, tuple(tensors), tuple(operators), inputs, outputs)
     check_execution_order(subgraph)
     return subgraph
+
+
+def _written_empties_are_activations(tensors: list[Tensor], inputs, operators) -> list[Tensor]:
+    """A zero-element tensor on a buffer of its own reads as an empty constant (it needs no
+    bytes) -- unless an operator writes it or it is a subgraph input: TF's converter gives
+    every tensor a buffer, and a SPLIT_V piece of size 0 is an activation. LiteRT makes
+    no tensor without bytes read-only (interpreter_builder.cc, GetBuffer: only a buffer
+    with data sets kTfLiteMmapRo)."""
+    written = set(inputs).union(t for op in operators for t in op.outputs if t >= 0)
+    return [replace(t, data=None) if t.index in written and t.data is not None
+            and t.data.size == 0 and not t.is_sparse else t for t in tensors]
 
 
 def _read_signatures(r: _Reader, root, subgraphs) -> tuple[SignatureDef, ...]:

@@ -8,8 +8,11 @@ report ``edgelite inspect`` appends.
    builtin code (a newer schema), a builtin with no kernel, a tensor type numpy cannot
    hold, a sparse tensor;
 2. every other op is prepared, in order, for the shapes the file declares (outputs of
-   the ops before it as their prepare() computed them; small all-constant ops folded as
-   allocate_tensors() folds them), and the error it raises, if any, is classified.
+   the ops before it as their prepare() computed them), and the error it raises, if any,
+   is classified. Ops fold as allocate_tensors() folds them (allocation.fold_source:
+   SHAPE / RANK of a known shape and the chains over them, a float16 filter behind a
+   DEQUANTIZE), and an op whose shape operand is still computed is, as there, left to
+   invoke: its "must be constant" or shape error is no problem.
 
 The kind of a prepare() error comes from the error's class and the op's operand types,
 not from a list of what edgelite lacks today, so it stays right as kernels are added.
@@ -38,8 +41,9 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .allocation import (FOLD_ALWAYS_BYTES, STATEFUL_OPS, _as_step, _describe, _prepare_op,
-                         _Setting, static_problem)
+from .allocation import (_as_step, _describe, _prepare_op, _Setting, fold_source, folds,
+                         static_problem)
+from .dynamic import computed_operands
 from .errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
                      UnsupportedOpError)
 from .kernel_set import DEFAULT_CONFIG, QuantConfig
@@ -47,7 +51,6 @@ from .kernels.base import Kernel, storage_dtype
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.custom import NO_CUSTOM
 from .model import Model
-from .model_objects import num_elements
 from .names import quoted
 
 FLOAT_KINDS = (np.float32, np.float16, np.float64)
@@ -151,13 +154,17 @@ def _callees(op) -> list[int]:
 
 
 def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list:
-    """(Problem, op, consequence?) for each op of subgraph ``index`` that fails."""
+    """(Problem, op, consequence?) for each op of subgraph ``index`` that fails, prepared
+    and folded as allocate_tensors() does it for the declared shapes."""
     sg = model.subgraphs[index]
     dtypes = tuple(storage_dtype(t) for t in sg.tensors)
     setting = _Setting(sg, dtypes, quant, 1, program, custom=custom)
-    shapes = [tuple(max(int(d), 1) for d in t.shape) for t in sg.tensors]
+    shapes = [tuple(1 if d < 0 else int(d) for d in t.shape) for t in sg.tensors]
     values = {t.index: t.data for t in sg.tensors if t.data is not None}
-    failed: set[int] = set()  # tensors computed by ops with problems (or unknown)
+    folded: dict[int, int] = {}  # folded tensor -> bytes of file constants it comes from
+    # tensors whose shape or value only an invoke tells: computed by ops with problems,
+    # dynamic outputs, and what ops prepared at invoke compute
+    unknown: set[int] = set()
     found = []
     for op in sg.operators:
         where = _describe(op, sg)
@@ -166,8 +173,11 @@ def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list
         if static:
             found.append((Problem(index, op.index, where, static[0], static[1], code), op,
                           False))
-            failed.update(op.outputs)
+            unknown.update(op.outputs)
             continue
+        # a shape operand still computed: allocate_tensors() prepares the op at invoke,
+        # with the operand's values; only a problem the values cannot change is one
+        waits = bool(computed_operands(op.name, op.inputs, values))
         try:
             infos = tuple(setting.info(t, shapes[t], values.get(t)) if t >= 0 else None
                           for t in op.inputs)
@@ -175,33 +185,34 @@ def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list
             kernel, specs, record = _prepare_op(op, setting, infos, outs)
         except EdgeliteError as exc:
             kind = classify(op, sg, exc)
-            consequence = kind == "shape" and any(t in failed for t in op.inputs)
+            unknown.update(op.outputs)
+            if waits and kind in ("dynamic", "shape"):
+                continue
+            consequence = kind == "shape" and any(t in unknown for t in op.inputs)
             found.append((Problem(index, op.index, where, kind, _detail(exc, op, index),
                                   code, _first_line(exc)), op, consequence))
-            failed.update(op.outputs)
             continue
         except Exception as exc:  # noqa: BLE001 -- a report must not stop at one op
             found.append((Problem(index, op.index, where, "unsupported",
                                   f"{type(exc).__name__}: {exc}", code), op, False))
-            failed.update(op.outputs)
+            unknown.update(op.outputs)
             continue
-        if any(spec.dynamic for spec in specs):
-            failed.update(op.outputs)  # shapes known only at invoke: later errors may follow
+        if waits or any(spec.dynamic for spec in specs) or \
+                any(t in unknown for t in op.inputs):
+            unknown.update(op.outputs)  # shapes known only at invoke: later errors may follow
             continue
         for t, spec in zip(op.outputs, specs):
             shapes[t] = tuple(spec.shape)
-        _fold(op, kernel, record, specs, values)
+        _fold(op, sg, kernel, record, specs, values, folded)
     return found
 
 
-def _fold(op, kernel, record, specs, values: dict) -> None:
-    """Evaluate a small all-constant op, as allocate_tensors() folds it (a filter behind a
-    DEQUANTIZE must be constant for the convolution reading it)."""
-    live = [t for t in op.inputs if t >= 0]
-    if not live or any(t not in values for t in live) or op.name in STATEFUL_OPS or \
-            op.name == "CUSTOM":
-        return
-    if sum(num_elements(s.shape) * s.dtype.itemsize for s in specs) > FOLD_ALWAYS_BYTES:
+def _fold(op, sg, kernel, record, specs, values: dict, folded: dict) -> None:
+    """Evaluate ``op`` when allocate_tensors() folds it (allocation.fold_source / folds:
+    a SHAPE chain, a filter behind a DEQUANTIZE), so later ops see its outputs as constants
+    as they do there."""
+    source = fold_source(op, sg, values, folded)
+    if source is None or not folds(specs, source):
         return
     try:
         outs = tuple(np.zeros(s.shape, s.dtype) for s in specs)
@@ -211,6 +222,7 @@ def _fold(op, kernel, record, specs, values: dict) -> None:
         return
     for t, arr in zip(op.outputs, outs):
         values[t] = arr
+        folded[t] = source
 
 
 def report(model: Model, subgraphs: Iterable[int] | None = None,

@@ -10,6 +10,7 @@ TFLite's builtins (and TF's converter, prepare_tf.cc ConvertRfftToRfft2d + legal
   parts, below; TF's converter writes an RFFT2D of that length, which LiteRT refuses when
   it allocates), an RFFT2D of one is refused, naming the node;
 * ComplexAbs -> COMPLEX_ABS, Real -> REAL, Imag -> IMAG (complex64 -> float32);
+* Cast of a complex64 tensor -> CAST (LiteRT's cast.cc casts its real part to any type);
 * Complex(re, im) has no builtin: constants are combined here (tf.signal.dct builds its
   twiddle factors that way); a computed one is refused;
 * BroadcastArgs -> BROADCAST_ARGS (folded away when both shapes are constants).
@@ -24,7 +25,8 @@ takes over a node reading a complex tensor when TFLite cannot run its op on comp
 * Mul / Add / Sub / AddV2 of parts and real or complex operands: the complex arithmetic
   on the parts (a constant's real and imaginary parts as constants);
 * ops on constants only (Exp, Mul, ... of tf.signal's twiddle factors) are folded in numpy;
-* Real / Imag / ComplexAbs of parts: the real part, the imaginary part, sqrt(re^2 + im^2).
+* Real / Imag / ComplexAbs of parts: the real part, the imaginary part, sqrt(re^2 + im^2);
+  a Cast of parts: the real part, cast (to complex64: the parts themselves).
 
 The node's own output is then a complex64 tensor no op computes (a stand-in the parts are
 keyed by): any other consumer of it is refused, naming both nodes.
@@ -41,9 +43,9 @@ from ...interpreter.errors import ShapeError, UnsupportedOpError
 from ...interpreter.names import quoted
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Activation
-from .context import LowerCtx, fail
+from .context import LowerCtx, attr_dtype, fail
 from .einsum import static_shape
-from .spec import INDEX, REAL, Attr, In, Lowering, NodeSpec, spec, validate
+from .spec import ANY, INDEX, REAL, Attr, In, Lowering, NodeSpec, spec, validate
 
 _D = np.dtype
 F32 = frozenset({_D(np.float32)})
@@ -177,6 +179,7 @@ _BINARY_FOLD = {"Mul": np.multiply, "Add": np.add, "AddV2": np.add, "Sub": np.su
 _ARITHMETIC = ("Mul", "Add", "AddV2", "Sub")
 _OPERAND = In("operand", REAL | C64, None)
 _ONE, _TWO = spec(_OPERAND), spec(_OPERAND, _OPERAND)
+_CAST = spec(In("the input", C64, "SrcT"), attrs=(Attr("DstT", "type", True, dtypes=ANY | C64),))
 
 
 def _parts_of(ctx: LowerCtx, t):
@@ -228,6 +231,8 @@ def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
             return Lowering(_fold(_BINARY_FOLD[node.op]), _TWO)
     if node.op == "Identity":
         return Lowering(_identity, _ONE)
+    if node.op == "Cast":
+        return Lowering(_cast, _CAST)
     if node.op in PER_PART:
         return Lowering(_per_part, NodeSpec(variadic=_OPERAND, n_min=1))
     if node.op in _ARITHMETIC:
@@ -237,8 +242,8 @@ def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
     if carried is not None:
         raise fail(UnsupportedOpError, node, f"reads the complex value {quoted(carried)}, "
                    "which edgelite carries as real and imaginary parts (TFLite has no complex "
-                   f"{node.op}); only {', '.join(PER_PART + _ARITHMETIC)}, Identity, Real, "
-                   "Imag and ComplexAbs take it")
+                   f"{node.op}); only {', '.join(PER_PART + _ARITHMETIC)}, Identity, Cast, "
+                   "Real, Imag and ComplexAbs take it")
     return None  # the op's own spec refuses complex64, naming the node
 
 
@@ -265,6 +270,21 @@ def _identity(ctx: LowerCtx, node) -> None:
         ctx.alias(node, x)
     else:
         _set_parts(ctx, node, *parts)
+
+
+def _cast(ctx: LowerCtx, node) -> None:
+    """Cast of a complex64 tensor: TF and LiteRT (cast.cc) cast its real part; a value
+    carried as parts casts the real part (a Cast to complex64 keeps the parts)."""
+    x, dst = ctx.input(node, 0), attr_dtype(node, "DstT")
+    parts = _parts_of(ctx, x)
+    if dst == np.complex64:
+        _identity(ctx, node)
+    elif parts is None:
+        ctx.emit("CAST", node, [x], dtype=dst)
+    elif dst == np.float32:
+        ctx.alias(node, parts[0])
+    else:
+        ctx.emit("CAST", node, [parts[0]], dtype=dst)
 
 
 def _per_part(ctx: LowerCtx, node) -> None:

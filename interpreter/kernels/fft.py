@@ -5,8 +5,8 @@ RFFT2D matches tensorflow/lite/kernels/rfft2d.cc:
 * input 0: float32, rank >= 2; the transform runs over its last two dims, every leading
   index (a "slice") on its own;
 * input 1: fft_length, int32 [2] = (fft_height, fft_width), both powers of two (the fft2d
-  library LiteRT calls takes nothing else: IsPowerOfTwo). edgelite needs it constant (a
-  computed length would make the output shape an invoke-time value);
+  library LiteRT calls takes nothing else: IsPowerOfTwo). A computed length makes the
+  output dynamic (rfft2d.cc: SetTensorToDynamic), prepared at invoke (dynamic.py);
 * each slice is cropped or zero-padded to fft_height x fft_width (PrepareInputBuffer: the
   first min(h, fft_height) rows and min(w, fft_width) columns are kept, the rest is 0);
 * output: complex64, the input's leading dims + [fft_height, fft_width / 2 + 1] -- the

@@ -87,6 +87,8 @@ CASES = {
     "one_hot": Case("ONE_HOT", (4,), 1, (3, 5, 1), consts={2: np.float32(1.5),
                                                            3: np.float32(-0.5)},
                     options={"axis": -1}, x_dtype=np.int32),
+    "rfft2d": Case("RFFT2D", (2, 3, 8), 1, ([4, 8], [2, 16], [1, 2]),
+                   outputs=(np.complex64,)),
 }
 
 

@@ -392,3 +392,42 @@ def test_empty_tensors_are_constants_only_with_their_own_buffer():
     tensors = model.subgraphs[0].tensors
     assert tensors[empty_const].data is not None and tensors[empty_const].data.shape == (0, 3)
     assert tensors[x].data is None and tensors[y].data is None
+
+
+def _split_with_an_empty_piece() -> bytes:
+    """x [2, 5] -> SPLIT_V on axis 1 into pieces of 3, 0 and 2 columns -> the pieces
+    concatenated in reverse order. Every tensor has an empty buffer of its own, as TF's
+    converter writes them (its STFT framing splits a shape this way)."""
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 5), own_buffer=True)
+    pieces = [b.tensor(f"piece{i}", (2, n), own_buffer=True) for i, n in enumerate((3, 0, 2))]
+    y = b.tensor("y", (2, 5), own_buffer=True)
+    b.op("SPLIT_V", [x, b.const("sizes", np.int32([3, 0, 2])), b.const("axis", np.int32(1))],
+         pieces, num_splits=3)
+    b.op("CONCATENATION", pieces[::-1], [y], axis=1)
+    return b.build([x], [y])
+
+
+@pytest.mark.parametrize("kernels", ("reference", "default"))
+def test_a_written_empty_tensor_on_its_own_buffer_is_an_activation(kernels):
+    from .op_models import run_litert_default
+    from .oracle import run_edgelite, run_litert
+
+    data = _split_with_an_empty_piece()
+    tensors = load_model(data).subgraphs[0].tensors
+    assert tensors[2].name == "piece1" and tensors[2].data is None  # not a constant
+    assert tensors[2].buffer != 0 and tensors[2].shape == (2, 0)
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    (ours,) = run_edgelite(data, [x], kernels=kernels)
+    (want,) = (run_litert if kernels == "reference" else run_litert_default)(data, [x])
+    np.testing.assert_array_equal(ours, want)
+    np.testing.assert_array_equal(ours, np.concatenate([x[:, 3:], x[:, :3]], axis=1))
+
+
+def test_an_empty_input_on_its_own_buffer_is_an_input():
+    b = ModelBuilder()
+    x = b.tensor("x", (0, 3), own_buffer=True)
+    y = b.tensor("y", (0, 3), own_buffer=True)
+    b.op("RELU", [x], [y])
+    tensors = load_model(b.build([x], [y])).subgraphs[0].tensors
+    assert tensors[x].data is None and tensors[y].data is None

@@ -181,3 +181,101 @@ def test_a_hybrid_op_is_named_by_its_data_input_not_its_first():
     b.op("TRANSPOSE_CONV", [shape, w, x], [y], padding="SAME", stride_w=1, stride_h=1)
     (problem,) = report(load_model(b.build([x], [y])))
     assert problem.kind == "hybrid" and "dynamic-range" in str(problem)
+
+
+# ------------------------------------------------ what allocate_tensors() folds or defers
+
+
+def _with_missing(b: ModelBuilder, x: int) -> int:
+    """A CUSTOM op without a kernel on ``x``: allocation fails, the report is raised."""
+    y = b.tensor("missing_out", (1,))
+    b.op("CUSTOM", [x], [y], custom_code="Missing")
+    return y
+
+
+def shape_chain_model(missing: bool) -> bytes:
+    """x [1, 8] (signature [-1, -1]) framed by shapes from SHAPE chains: RESHAPE to
+    [batch, time // 4, 4] (STRIDED_SLICE, FLOOR_DIV, PACK), a GATHER of RANGE(0, time, 2);
+    and a RESHAPE to the values of an int32 input ``dims`` (prepared at invoke)."""
+    b = ModelBuilder()
+    i32 = np.int32
+    x = b.tensor("x", (1, 8), shape_signature=(-1, -1))
+    dims = b.tensor("dims", (2,), i32)
+    shape, batch, time, frames, packed, steps, evens, framed, wide = (
+        b.tensor(n, s, d) for n, s, d in (
+            ("shape", (2,), i32), ("batch", (), i32), ("time", (), i32),
+            ("frames", (), i32), ("packed", (3,), i32), ("steps", (4,), i32),
+            ("evens", (1, 4), np.float32), ("framed", (1, 2, 4), np.float32),
+            ("wide", (4, 2), np.float32)))
+    b.op("SHAPE", [x], [shape], out_type="INT32")
+    for name, out, at in (("batch", batch, 0), ("time", time, 1)):
+        b.op("STRIDED_SLICE", [shape, b.const(f"{name}_begin", i32([at])),
+                               b.const(f"{name}_end", i32([at + 1])),
+                               b.const(f"{name}_step", i32([1]))], [out], shrink_axis_mask=1)
+    b.op("FLOOR_DIV", [time, b.const("four", i32(4))], [frames])
+    b.op("PACK", [batch, frames, b.const("width", i32(4))], [packed], values_count=3)
+    b.op("RESHAPE", [x, packed], [framed])
+    b.op("RANGE", [b.const("start", i32(0)), time, b.const("delta", i32(2))], [steps])
+    b.op("GATHER", [x, steps], [evens], axis=1)
+    b.op("RESHAPE", [x, dims], [wide])
+    outputs = [framed, evens, wide] + ([_with_missing(b, x)] if missing else [])
+    return b.build([x, dims], outputs)
+
+
+def test_shape_chains_and_computed_shapes_are_no_problem():
+    """SHAPE chains fold at allocation, a shape from an input's values is prepared at
+    invoke: neither is a problem (they were listed as "computed at run time")."""
+    assert report(load_model(shape_chain_model(missing=False))) == []
+    with pytest.raises(UnsupportedOpError) as info:
+        Interpreter(model_content=shape_chain_model(missing=True)).allocate_tensors()
+    assert str(info.value).startswith(
+        "operator 9 CUSTOM 'Missing' (output 'missing_out'): custom op, no kernel [custom:")
+
+
+@pytest.mark.parametrize("kernels", ("reference", "default"))
+def test_shape_chain_model_runs_as_litert(kernels):
+    from .op_models import run_litert_default
+    from .oracle import run_edgelite, run_litert
+
+    data = shape_chain_model(missing=False)
+    x, dims = np.arange(8, dtype=np.float32).reshape(1, 8), np.int32([4, 2])
+    ours = run_edgelite(data, [x, dims], kernels=kernels)
+    theirs = (run_litert if kernels == "reference" else run_litert_default)(data, [x, dims])
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ours[1], x[:, ::2])
+
+
+def fp16_filter_model(missing: bool) -> bytes:
+    """CONV_2D whose filter [128, 3, 3, 512] is a DEQUANTIZE of a float16 constant (1.2 MB;
+    2.4 MB once float32), as TF's float16 conversion writes it."""
+    rng = np.random.default_rng(25)
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 3, 3, 512))
+    half = b.const("filter_fp16", rng.normal(0, 0.05, (128, 3, 3, 512)).astype(np.float16))
+    w = b.tensor("filter", (128, 3, 3, 512))
+    y = b.tensor("y", (1, 3, 3, 128))
+    b.op("DEQUANTIZE", [half], [w], version=3)
+    b.op("CONV_2D", [x, w, b.const("bias", np.zeros(128, np.float32))], [y], padding="SAME",
+         stride_w=1, stride_h=1)
+    return b.build([x], [y] + ([_with_missing(b, x)] if missing else []))
+
+
+def test_a_float16_filter_over_a_mib_is_folded_not_reported():
+    """allocate_tensors() folds a DEQUANTIZE up to FOLD_GROWTH times its source's bytes;
+    the report folded only up to 1 MiB and listed the CONV_2D ("must be a constant")."""
+    assert report(load_model(fp16_filter_model(missing=False))) == []
+    (problem,) = report(load_model(fp16_filter_model(missing=True)))
+    assert problem.kind == "custom" and problem.op == 2
+
+
+@pytest.mark.parametrize("kernels", ("reference", "default"))
+def test_fp16_filter_model_runs_as_litert(kernels):
+    from .op_models import run_litert_default
+    from .oracle import assert_close, run_edgelite, run_litert
+
+    data = fp16_filter_model(missing=False)
+    x = np.random.default_rng(4).normal(0, 1, (1, 3, 3, 512)).astype(np.float32)
+    (ours,) = run_edgelite(data, [x], kernels=kernels)
+    (theirs,) = (run_litert if kernels == "reference" else run_litert_default)(data, [x])
+    assert_close(ours, theirs, rtol=1e-4, atol_factor=1e-5)

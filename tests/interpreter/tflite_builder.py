@@ -44,9 +44,11 @@ class ModelBuilder:
     def tensor(self, name: str, shape, dtype=np.float32, data=None, *, scale=None,
                zero_point=None, quantized_dimension=0, shape_signature=None,
                type_code: int | None = None, is_variable: bool = False,
-               sparsity=None) -> int:
+               sparsity=None, own_buffer: bool = False) -> int:
         """``type_code``: a TensorType the dtype cannot say (RESOURCE: 13, VARIANT: 15).
-        ``sparsity``: a ``tfl.SparsityParametersT`` (``data`` is then the stored values)."""
+        ``sparsity``: a ``tfl.SparsityParametersT`` (``data`` is then the stored values).
+        ``own_buffer``: without ``data``, an empty buffer of its own rather than buffer 0
+        (TF's converter gives every tensor one)."""
         t = tfl.TensorT()
         t.name = name
         t.shape = [int(d) for d in shape]
@@ -56,6 +58,9 @@ class ModelBuilder:
         t.isVariable = bool(is_variable)
         t.sparsity = sparsity
         t.buffer = 0
+        if own_buffer and data is None:
+            self.buffers.append(tfl.BufferT())
+            t.buffer = len(self.buffers) - 1
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
             buf = tfl.BufferT()

@@ -186,6 +186,36 @@ def test_parts_through_identity_reshape_add_and_a_real_factor():
     np.testing.assert_allclose(r.outputs[0], want, atol=1e-5)
 
 
+def test_cast_of_a_spectrum_is_its_real_part():
+    """Cast(complex64 -> float32 / int32 / complex64) of an RFFT: CAST of the complex64
+    tensor (TF's converter writes the same; LiteRT's cast.cc casts the real part)."""
+    x = floats(rng(), 2, 16) * 50
+    g = graph(x=x.shape)
+    _rfft(g, "x", 16)
+    g.node("re", "Cast", ["z"], SrcT=C64, DstT=F32)
+    g.node("re_int", "Cast", ["z"], SrcT=C64, DstT=I32)
+    g.node("same", "Cast", ["z"], SrcT=C64, DstT=C64)
+    g.node("im", "Imag", ["same"], T=C64, Tout=F32)
+    z = np.fft.rfft(x.astype(np.float64)).astype(np.complex64)
+    check(g, {"x": x}, [z.real, np.trunc(z.real).astype(np.int32), z.imag],
+          RFFT_OPS + ["CAST", "CAST", "IMAG"], outputs=["re", "re_int", "im"], atol=1e-4)
+
+
+def test_cast_of_parts_is_the_real_part():
+    """A value carried as parts (the DCT's product): Cast to float32 is its real part, to
+    int32 a CAST of it."""
+    x = floats(rng(), 3, 8)
+    g = _dct_graph(8, tail="Identity")
+    g.node("re", "Cast", ["y"], SrcT=C64, DstT=F32)
+    g.node("re_int", "Cast", ["y"], SrcT=C64, DstT=I32)
+    want = dct2(x).astype(np.float32)
+    r = run(g, {"x": x}, ["re", "re_int"])
+    np.testing.assert_allclose(r.outputs[0], want, atol=1e-5)
+    near = np.abs(want - np.round(want)) < 1e-3  # values a rounding error could flip
+    np.testing.assert_array_equal(r.outputs[1][~near], np.trunc(want[~near]).astype(np.int32))
+    assert r.ops.count("CAST") == 1 and "REAL" in r.ops
+
+
 def test_refusals():
     g = graph(x=(2, 8))
     _rfft(g, "x", 8)
