@@ -43,6 +43,7 @@ class ConvertOptions:
     signature: str | None = None             # default "serving_default" (or the only one)
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
+    force: bool = False                      # MICRO: write what TFLM cannot run (warnings)
 
 
 
@@ -54,13 +55,14 @@ class ConversionResult:
     passes: list[PassRecord]
     lowered_op_counts: dict[str, int]
     quantization: QuantizeReport | None = None
+    warnings: tuple[str, ...] = ()  # target MICRO with force: the ops TFLM cannot run
 
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
     options = options or ConvertOptions()
     micro = Target(options.target) is Target.MICRO
     if micro:
-        check_micro_options(options.quantize)
+        check_micro_options(options.quantize, options.force)
     tf, inputs, outputs, sig = _graph(source, options.inputs, options.outputs, options)
     # The collector is paused while the graph is built and rewritten: these steps make
     # many long-lived objects and little garbage, and its full collections re-scanning them
@@ -85,9 +87,8 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         after_quantization(graph, disabled)  # integer biases, the ops quantization added
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
-    if micro:
-        check_micro_model(model)
-    return ConversionResult(model, graph, records, lowered, qreport)
+    warnings = check_micro_model(model, options.force) if micro else ()
+    return ConversionResult(model, graph, records, lowered, qreport, warnings)
 
 
 def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> bytes:

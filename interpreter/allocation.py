@@ -57,6 +57,7 @@ from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
 from .kernel_set import DEFAULT_CONFIG, QuantConfig
+from .micro_uint8 import uint8_refusal
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
 # that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on
@@ -215,6 +216,10 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     kernel = kernel_for(op, setting.custom)
     if kernel is None:
         raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
+    if setting.quant.micro:  # TFLM refuses uint8 in all but a few kernels (micro_uint8.py)
+        refusal = uint8_refusal(op, subgraph)
+        if refusal:
+            raise UnsupportedOpError(f"{ctx.describe()}: {refusal}")
     try:
         specs, record = kernel.prepare(ctx)
         specs = tuple(specs)
