@@ -229,7 +229,7 @@ def micro_problems(model: Model) -> list[MicroProblem]:
                 problems.append(MicroProblem(op_label(op), where,
                                              "TFLM's op resolver has no entry for it", False))
                 continue
-            reason = (_sparse_problem(sg, op) or _type_problem(sg, op)
+            reason = (_type_problem(sg, op) or _sparse_problem(sg, op)
                       or _shape_problem(sg, op))
             if reason:
                 problems.append(MicroProblem(op_label(op), where, reason, True))
