@@ -199,6 +199,15 @@ class _Setting:
                           sparsity=tensor.sparsity)
 
 
+def _check_kernel_set(op: Operator, setting: _Setting, where: str) -> None:
+    """What the kernel set refuses whatever the shapes: with kernels="micro", the ops TFLite
+    Micro has no kernel for with their uint8 operands (micro_uint8.py)."""
+    if setting.quant.micro:
+        refusal = uint8_refusal(op, setting.subgraph)
+        if refusal:
+            raise UnsupportedOpError(f"{where}: {refusal}")
+
+
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
                 workspace: Workspace | None = None):
     """Run ``op``'s prepare() on operand infos ``inputs`` / ``outputs`` and check what it
@@ -216,10 +225,7 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     kernel = kernel_for(op, setting.custom)
     if kernel is None:
         raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
-    if setting.quant.micro:  # TFLM refuses uint8 in all but a few kernels (micro_uint8.py)
-        refusal = uint8_refusal(op, subgraph)
-        if refusal:
-            raise UnsupportedOpError(f"{ctx.describe()}: {refusal}")
+    _check_kernel_set(op, setting, ctx.describe())
     try:
         specs, record = kernel.prepare(ctx)
         specs = tuple(specs)
@@ -381,6 +387,7 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
     for op in subgraph.operators:
         if any(t in prepared.dynamic for t in op.inputs) or \
                 computed_operands(op.name, op.inputs, values):
+            _check_kernel_set(op, setting, _describe(op, subgraph))  # refused now, not later
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue

@@ -180,3 +180,21 @@ def test_edgelite_files_uint8_inside_or_at_the_edges(quantize, io, runs):
     assert "operator 0 (QUANTIZE," in lines[1] and \
         "not float32 -> uint8 (quantize_common.cc)" in lines[1]
     assert "operator 1 (CONV_2D," in lines[2] and "no uint8 kernel for CONV_2D" in lines[2]
+
+
+def test_an_op_prepared_at_invoke_is_refused_at_allocate_too():
+    # a uint8 TRANSPOSE whose permutation is a runtime input: edgelite prepares it at invoke
+    # (dynamic.py), but kernels="micro" refuses it in allocate_tensors() already
+    b = ModelBuilder()
+    x = _tensor(b, "x", SHAPE, U8)
+    perm = b.tensor("perm", (4,), np.int32)
+    y = _tensor(b, "y", SHAPE, U8)
+    b.op("TRANSPOSE", [x, perm], [y])
+    model = b.build([x, perm], [y])
+    feeds = [np.zeros(SHAPE, U8), np.array([0, 2, 1, 3], np.int32)]
+    assert micro_refusal(model, feeds) is not None
+    reference = Interpreter(model_content=model, kernels="reference")
+    reference.allocate_tensors()  # LiteRT's kernel set runs it
+    with pytest.raises(UnsupportedOpError, match=r"^operator 0 \(TRANSPOSE, output 'y'\): "
+                       "TFLite Micro has no uint8 kernel for TRANSPOSE"):
+        Interpreter(model_content=model, kernels="micro").allocate_tensors()
