@@ -71,12 +71,12 @@ _Generic _Imaginary _Noreturn _Static_assert _Thread_local
 # Names the generated files, TFLite Micro's headers (tflite::, TfLite..., kTfLite...) or the
 # C / C++ standard headers a firmware includes already declare: an array of that name
 # would clash with them.
-ARENA_CONSTANTS = ("kTensorArenaSize", "kTensorArenaSizeHost", "kNumResourceVariables")
+HEADER_CONSTANTS = ("kTensorArenaSize", "kTensorArenaSizeHost", "kNumResourceVariables")
 TAKEN = frozenset("""
 main std tflite NULL EOF errno assert offsetof stdin stdout stderr size_t ptrdiff_t
 nullptr_t max_align_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
 intptr_t uintptr_t intmax_t uintmax_t
-""".split()) | frozenset(ARENA_CONSTANTS)
+""".split()) | frozenset(HEADER_CONSTANTS)
 TAKEN_PREFIXES = ("TfLite", "kTfLite", "TFLITE_", "EDGELITE_")
 
 
@@ -199,8 +199,8 @@ def _arena_text(arena: ArenaSizes) -> str:
             "// kTensorArenaSizeHost: the same code built for a 64-bit host (a PC-side test, "
             "TFLM's\n// x86_64 build): pointers and size_t are twice as wide there, and "
             "kTensorArenaSize\n// is too small.\n"
-            f"constexpr int {ARENA_CONSTANTS[0]} = {arena.device};\n"
-            f"constexpr int {ARENA_CONSTANTS[1]} = {arena.host};\n")
+            f"constexpr int kTensorArenaSize = {arena.device};\n"
+            f"constexpr int kTensorArenaSizeHost = {arena.host};\n")
 
 
 def _variables_text(name: str, count: int) -> str:
@@ -208,7 +208,7 @@ def _variables_text(name: str, count: int) -> str:
     if not count:
         return ("// Resource variables (VAR_HANDLE): none; the MicroInterpreter constructor "
                 "taking\n// tensor_arena and kTensorArenaSize will do.\n"
-                f"constexpr int {ARENA_CONSTANTS[2]} = 0;\n")
+                "constexpr int kNumResourceVariables = 0;\n")
     return (f"// Resource variables: this model keeps state in {count} (VAR_HANDLE / "
             "READ_VARIABLE /\n// ASSIGN_VARIABLE). TFLite Micro needs a "
             "MicroResourceVariables with room for them,\n// created in the arena, or "
@@ -221,7 +221,7 @@ def _variables_text(name: str, count: int) -> str:
             "kNumResourceVariables);\n"
             f"//   tflite::MicroInterpreter interpreter(tflite::GetModel({name}), resolver,\n"
             "//                                        allocator, variables);\n"
-            f"constexpr int {ARENA_CONSTANTS[2]} = {count};\n")
+            f"constexpr int kNumResourceVariables = {count};\n")
 
 
 def ops_source(name: str, methods: list[str], arena: ArenaSizes, variables: int,

@@ -20,15 +20,18 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   uint8 only (no float16 weights); QUANTIZE writes per-tensor parameters only
   (quantize_common.cc: one output scale); no kernel takes float activations with int8
   weights ("Hybrid models are not supported on TFLite Micro") but EMBEDDING_LOOKUP's
-  (embedding_lookup.cc's EvalHybrid).
-* Sparse tensors: TFLM has none. It reads no SparsityParameters (micro_allocator.cc), so a
-  kernel given a sparse (e.g. block-sparse) constant reads its compressed values as if they
-  were the dense tensor: wrong results, and no error (tests/converter/test_micro_ops.py
-  runs TF's sparse files in TFLM). The ops of ``FLOAT_ONLY`` have float kernels only (exp.cc, floor.cc,
-  ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and elementwise.cc's SIN /
-  COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
+  (embedding_lookup.cc's EvalHybrid). The ops of ``FLOAT_ONLY`` have float kernels only
+  (exp.cc, floor.cc, ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and
+  elementwise.cc's SIN / COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
   activations. ``CONSTANT_INPUTS`` and ``MAX_RANK``: the inputs some kernels need
   constant, and the rank limits of some.
+* Sparse tensors: TFLM has none (no source under tensorflow/lite/micro/ reads a tensor's
+  SparsityParameters), so a kernel given a sparse (e.g. block-sparse) constant reads its
+  compressed values as if they were the dense tensor: wrong results, and no error (tests/converter/test_micro_ops.py
+  runs TF's sparse files in TFLM).
+
+Every problem refuses ``convert --target micro`` and ``export`` in one message, unless
+forced (``--force``): then the file is written and each problem is a warning.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ first input and first output):
 and otherwise ``sparse`` (a sparse operand), ``dynamic`` (an operand that must be
 constant is computed), or what the error class says: ``shape``, ``format``, ``dtype``,
 ``unsupported``. With kernels="micro", an op TFLite Micro refuses for its uint8 operands
-(micro_uint8.py) is ``micro uint8``. Each problem is one line: the kernel's own message naming the op, then
-``[kind: what to do]``.
+(micro_uint8.py) is ``micro uint8``. Each problem is one line: the kernel's own message
+naming the op, then ``[kind: what to do]``.
 
 A shape error of an op that reads the output of an op with a problem is left out (it is a
 consequence, not a cause), as is the error of a WHILE / IF / CALL_ONCE whose called
