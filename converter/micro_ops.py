@@ -27,8 +27,8 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   constant, and the rank limits of some.
 * Sparse tensors: TFLM has none (no source under tensorflow/lite/micro/ reads a tensor's
   SparsityParameters), so a kernel given a sparse (e.g. block-sparse) constant reads its
-  compressed values as if they were the dense tensor: wrong results, and no error (tests/converter/test_micro_ops.py
-  runs TF's sparse files in TFLM).
+  compressed values as if they were the dense tensor: wrong results, and no error
+  (tests/converter/test_micro_ops.py runs TF's sparse files in TFLM).
 
 Every problem refuses ``convert --target micro`` and ``export`` in one message, unless
 forced (``--force``): then the file is written and each problem is a warning.
