@@ -89,6 +89,8 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     from ..converter import ConvertOptions, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
+    if force and target != "micro":
+        raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),

@@ -134,3 +134,10 @@ def test_convert_target_micro_writes_a_checked_model(tmp_path):
     assert result.stderr.splitlines()[0] == (
         "error: --target micro: TensorFlow Lite Micro cannot run 2 op(s):")
     assert not (tmp_path / "z.tflite").exists()
+
+
+def test_convert_force_needs_target_micro(tmp_path):
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite", "--force")
+    assert result.exit_code == 2 and "--force" in result.output and \
+        "applies to --target micro only" in result.output
+    assert not (tmp_path / "m.tflite").exists()
