@@ -12,7 +12,7 @@ from .bench_cmd import bench_command
 from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
-from .text import terminal_lines
+from .text import terminal_lines, terminal_text
 
 
 # Output paths are checked by converter.files.check_writable (a folder, a missing or read-only
@@ -76,7 +76,10 @@ def _saved_model_options(fn):
 @quantize_options
 @click.option("--target", type=click.Choice(["default", "micro"]), default="default",
               show_default=True, help="micro: check the result runs in TensorFlow Lite Micro "
-              "(every op and its types; no uint8), else refuse, listing what TFLM lacks.")
+              "(every op and its types; no uint8, hybrid or sparse weights), else refuse, "
+              "listing what TFLM lacks.")
+@click.option("--force", is_flag=True, help="With --target micro: write the model even "
+              "where TensorFlow Lite Micro cannot run it (each problem becomes a warning).")
 @_saved_model_options
 @click.option("--rnn-state", type=click.Choice(["reset", "keep"]), default="reset",
               show_default=True, help="A fused LSTM's h / c between invokes: reset (zero "
@@ -84,18 +87,21 @@ def _saved_model_options(fn):
               "reset_all_variables(): streaming a sequence in chunks).")
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, signature, tags, checkpoint, rnn_state, verbose, **quant):
+            allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, verbose,
+            **quant):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
     SavedModel directory, or a TF1 .meta graph with --checkpoint."""
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
+    if force and target != "micro":
+        raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
                                  Target(target), signature, tuple(tags) or None, checkpoint,
-                                 rnn_state=RnnState(rnn_state))
+                                 force=force, rnn_state=RnnState(rnn_state))
         result = convert_detailed(graphdef, options)
     calib = result.quantization and result.quantization.calibration
     if calib:
@@ -108,11 +114,18 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
             click.echo(f"pass {r.name}: {r.rewrites} rewrite(s); {sum(r.before.values())} -> "
                        f"{sum(r.after.values())} ops")
     write_atomic(output, result.model)
+    _micro_warnings(result.warnings)
     if result.state_note():
         click.echo(result.state_note())
     g = result.graph
     click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
                f"{len(result.model)} bytes")
+
+
+def _micro_warnings(lines) -> None:
+    for line in lines:
+        click.echo(f"warning: TensorFlow Lite Micro cannot run {terminal_text(line)}",
+                   err=True)
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -193,23 +206,30 @@ main.add_command(bench_command)
 @click.option("--name", help="The array's name (a C identifier; default: what `xxd -i` "
               "derives from the file name).")
 @click.option("--arena-size", type=click.IntRange(min=1), metavar="BYTES",
-              help="kTensorArenaSize (TFLite Micro's arena); default: what TFLite Micro "
-              "needs for the model on a 32-bit target (as `edgelite inspect --target micro`).")
-def export(model, folder, name, arena_size):
+              help="kTensorArenaSize (TFLite Micro's arena on the device); default: what "
+              "TFLite Micro needs for the model on a 32-bit target (as `edgelite inspect "
+              "--target micro`). kTensorArenaSizeHost, for a 64-bit build, adds what the "
+              "wider structs take there.")
+@click.option("--force", is_flag=True, help="Export a model whose ops TensorFlow Lite Micro "
+              "registers but cannot run (uint8, hybrid, sparse weights, ...); each problem "
+              "becomes a warning.")
+def export(model, folder, name, arena_size, force):
     """Export a .tflite model for TensorFlow Lite Micro firmware: C++ sources."""
     from ..converter.files import shown_path
-    from ..converter.firmware import check_name, export_c_array, xxd_name
+    from ..converter.firmware import check_name, default_name, export_c_array
     from ..interpreter.model import read_model_file
     name = check_name(name, "--name") if name is not None else \
-        check_name(xxd_name(model), "the name derived from the file name")
-    out = export_c_array(read_model_file(model), folder, name, arena_size, model)
+        check_name(default_name(model), "the name derived from the file name")
+    out = export_c_array(read_model_file(model), folder, name, arena_size, model, force)
     for path in out.paths:
         click.echo(f"wrote {shown_path(path)}")
     note = "" if out.arena_given else " (TFLite Micro's arena on a 32-bit target)"
+    variables = f"; kNumResourceVariables {out.resource_variables}" \
+        if out.resource_variables else ""
     click.echo(f"{len(out.methods)} op(s): {', '.join(out.methods)}; kTensorArenaSize "
-               f"{out.arena_bytes}{note}")
-    for line in out.warnings:
-        click.echo(f"warning: TFLite Micro will refuse {line}", err=True)
+               f"{out.arena_bytes}{note}; kTensorArenaSizeHost {out.host_arena_bytes} "
+               f"(64-bit host build){variables}")
+    _micro_warnings(out.warnings)
 
 
 def _graphdef_options(fn):

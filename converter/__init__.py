@@ -52,6 +52,7 @@ class ConvertOptions:
     signature: str | None = None             # default "serving_default" (or the only one)
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
+    force: bool = False                      # MICRO: write what TFLM cannot run (warnings)
     rnn_state: RnnState = RnnState.RESET     # fused recurrent ops: reset or keep their state
 
 
@@ -62,6 +63,7 @@ class ConversionResult:
     passes: list[PassRecord]
     lowered_op_counts: dict[str, int]
     quantization: QuantizeReport | None = None
+    warnings: tuple[str, ...] = ()  # target MICRO with force: the ops TFLM cannot run
     # ops keeping state in variable tensors (fused LSTMs), by type, and whether it is reset
     # on every invoke (RnnState.RESET) or carried over (KEEP)
     stateful_ops: dict[str, int] = field(default_factory=dict)
@@ -83,7 +85,7 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
     options = options or ConvertOptions()
     micro = Target(options.target) is Target.MICRO
     if micro:
-        check_micro_options(options.quantize)
+        check_micro_options(options.quantize, options.force)
     tf, inputs, outputs, sig = _graph(source, options.inputs, options.outputs, options)
     # The collector is paused while the graph is built and rewritten: these steps make
     # many long-lived objects and little garbage, and its full collections re-scanning them
@@ -112,9 +114,9 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
         reset_state.run(graph)  # after quantization: the states' final types are known
     with gc_paused():
         model = export_tflite(graph, f"edgelite {__version__}")
-    if micro:
-        check_micro_model(model)
-    return ConversionResult(model, graph, records, lowered, qreport, stateful, rnn_state)
+    warnings = check_micro_model(model, options.force) if micro else ()
+    return ConversionResult(model, graph, records, lowered, qreport, warnings, stateful,
+                            rnn_state)
 
 
 def _op_types(ops) -> dict[str, int]:

@@ -14,15 +14,24 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   name) only, and ``GetRegistrationFromOpCode`` (micro_op_resolver.cc) never reads
   ``OperatorCode.version``; so any version TensorFlow's rules give (what edgelite writes,
   converter/export.py) is accepted -- tests/converter/test_micro_ops.py checks it in TFLM.
-* kernels/*.cc: TFLM has no uint8 kernels except QUANTIZE (uint8 <-> int8) and DEQUANTIZE
-  (quantize_common.cc, dequantize_common.cc); DEQUANTIZE takes int8 / int16 / uint8 only
-  (no float16 weights); no kernel takes float activations with int8 weights ("Hybrid models
-  are not supported on TFLite Micro") but EMBEDDING_LOOKUP's (embedding_lookup.cc's
-  EvalHybrid). The ops of ``FLOAT_ONLY`` have float kernels only (exp.cc, floor.cc,
-  ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and elementwise.cc's SIN /
-  COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
+* kernels/*.cc: TFLM has no uint8 kernels except QUANTIZE (uint8 <-> int8), DEQUANTIZE and
+  ops that only move bytes (the rule is the interpreter's, interpreter/micro_uint8.py, so
+  ``Interpreter(kernels="micro")`` refuses the same ops); DEQUANTIZE takes int8 / int16 /
+  uint8 only (no float16 weights); QUANTIZE writes per-tensor parameters only
+  (quantize_common.cc: one output scale); no kernel takes float activations with int8
+  weights ("Hybrid models are not supported on TFLite Micro") but EMBEDDING_LOOKUP's
+  (embedding_lookup.cc's EvalHybrid). The ops of ``FLOAT_ONLY`` have float kernels only
+  (exp.cc, floor.cc, ceil.cc, round.cc, floor_div.cc, floor_mod.cc, l2_pool_2d.cc, and
+  elementwise.cc's SIN / COS / LOG / SQRT / SQUARE); those of ``NO_INT16`` take no int16
   activations. ``CONSTANT_INPUTS`` and ``MAX_RANK``: the inputs some kernels need
   constant, and the rank limits of some.
+* Sparse tensors: TFLM has none (no source under tensorflow/lite/micro/ reads a tensor's
+  SparsityParameters), so a kernel given a sparse (e.g. block-sparse) constant reads its
+  compressed values as if they were the dense tensor: wrong results, and no error
+  (tests/converter/test_micro_ops.py runs TF's sparse files in TFLM).
+
+Every problem refuses ``convert --target micro`` and ``export`` in one message, unless
+forced (``--force``): then the file is written and each problem is a warning.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..interpreter.errors import EdgeliteError, UnsupportedOpError
+from ..interpreter.micro_uint8 import ADVICE as UINT8_ADVICE_SHORT, uint8_refusal
 from ..interpreter.model import load_model
 from ..interpreter.model_objects import Model, Operator, Subgraph
 from ..interpreter.names import quoted
@@ -114,7 +124,6 @@ CONSTANT_INPUTS = {"BROADCAST_TO": (1, "shape"), "EXPAND_DIMS": (1, "axis"),
 MAX_RANK = {"STRIDED_SLICE": 4, "BATCH_TO_SPACE_ND": 4, "SPACE_TO_BATCH_ND": 4,
             "L2_NORMALIZATION": 4, "SLICE": 5, "BROADCAST_TO": 5}
 HYBRID_OPS = frozenset({"EMBEDDING_LOOKUP"})  # int8 table, float output: EvalHybrid
-UINT8_OPS = frozenset({"QUANTIZE", "DEQUANTIZE"})  # TFLM's only uint8 kernels
 DEQUANTIZE_INPUTS = frozenset({"INT8", "INT16", "UINT8"})
 UINT8_ADVICE = ("TFLite Micro has no uint8 kernels (it dropped them); use --quantize int8 "
                 "--io-type uint8 for uint8 inputs and outputs")
@@ -165,8 +174,11 @@ def _type_problem(sg: Subgraph, op: Operator) -> str | None:
         if kind not in DEQUANTIZE_INPUTS:
             return f"DEQUANTIZE of {str(kind).lower()} (TFLM dequantizes int8, int16, uint8 only)"
         return None
-    if op.name not in UINT8_OPS and any(t == "UINT8" for t, _ in everything):
-        return UINT8_ADVICE
+    uint8 = uint8_refusal(op, sg)
+    if uint8:
+        return f"{uint8}; {UINT8_ADVICE_SHORT}"
+    if op.name == "QUANTIZE" and _per_channel(sg, op.outputs[:1]):
+        return "per-channel output parameters (TFLM's QUANTIZE writes one scale)"
     if op.name in FLOAT_ONLY and any(t == "INT8" for t, _ in everything):
         return "TFLM has only a float kernel for this op"
     if op.name in NO_INT16 and any(t == "INT16" and not const for t, const in everything):
@@ -176,6 +188,21 @@ def _type_problem(sg: Subgraph, op: Operator) -> str | None:
     if float_acts and int8_weights and op.name not in HYBRID_OPS:
         return ("float activations with int8 weights (hybrid): TFLM has no hybrid kernels; "
                 "quantize fully (--quantize int8)")
+    return None
+
+
+def _per_channel(sg: Subgraph, indices) -> bool:
+    return any(0 <= i < len(sg.tensors) and sg.tensors[i].quantization is not None
+               and sg.tensors[i].quantization.scale.size > 1 for i in indices)
+
+
+def _sparse_problem(sg: Subgraph, op: Operator) -> str | None:
+    """A sparse operand, which TFLM reads as if it were dense."""
+    for i in op.inputs:
+        if 0 <= i < len(sg.tensors) and sg.tensors[i].is_sparse:
+            return (f"reads sparse tensor {quoted(sg.tensors[i].name)}: TFLM has no sparse "
+                    "tensors, its kernel would take the compressed values for the dense "
+                    "ones (wrong results, silently); convert without sparsity")
     return None
 
 
@@ -205,7 +232,8 @@ def micro_problems(model: Model) -> list[MicroProblem]:
                 problems.append(MicroProblem(op_label(op), where,
                                              "TFLM's op resolver has no entry for it", False))
                 continue
-            reason = _type_problem(sg, op) or _shape_problem(sg, op)
+            reason = (_type_problem(sg, op) or _sparse_problem(sg, op)
+                      or _shape_problem(sg, op))
             if reason:
                 problems.append(MicroProblem(op_label(op), where, reason, True))
     return problems
@@ -224,22 +252,29 @@ class Target(Enum):
     MICRO = "micro"
 
 
-def check_micro_options(quantize) -> None:
+FORCE_HINT = "or write it anyway with --force"
+
+
+def check_micro_options(quantize, force: bool = False) -> None:
     """Refuse, before converting, a quantization mode TFLM cannot run (``quantize``: the
-    QuantizeOptions or None)."""
-    if quantize is not None and quantize.mode.value == "uint8":
-        raise EdgeliteError(f"--target micro: --quantize uint8 cannot run: {UINT8_ADVICE}")
+    QuantizeOptions or None), unless ``force`` (check_micro_model then lists its ops)."""
+    if quantize is not None and quantize.mode.value == "uint8" and not force:
+        raise EdgeliteError(f"--target micro: --quantize uint8 cannot run: {UINT8_ADVICE} "
+                            f"({FORCE_HINT})")
 
 
-def check_micro_model(data: bytes) -> None:
-    """Raise one UnsupportedOpError listing every op of the converted model TFLM lacks.
-    Operator versions need no change: TFLM ignores them (module doc)."""
+def check_micro_model(data: bytes, force: bool = False) -> tuple[str, ...]:
+    """Raise one UnsupportedOpError listing every op of the converted model TFLM cannot run;
+    with ``force``, return those lines instead (warnings). Operator versions need no
+    change: TFLM ignores them (module doc)."""
     problems = micro_problems(load_model(data))
-    if problems:
+    if problems and not force:
         raise UnsupportedOpError(problems_text(problems, "--target micro") + (
-            "\nkeep those ops out of the graph, or quantize fully (--quantize int8)"))
+            f"\nkeep those ops out of the graph, or quantize fully (--quantize int8); "
+            f"{FORCE_HINT}"))
+    return tuple(p.line() for p in problems)
 
 
 __all__ = ["Target", "check_micro_options", "check_micro_model", "RESOLVER_METHOD",
-           "CUSTOM_METHOD", "FLOAT_ONLY", "NO_INT16", "UINT8_ADVICE", "MicroProblem",
-           "micro_problems", "problems_text", "resolver_method", "resolver_methods"]
+           "CUSTOM_METHOD", "FLOAT_ONLY", "NO_INT16", "UINT8_ADVICE", "FORCE_HINT",
+           "MicroProblem", "micro_problems", "problems_text", "resolver_method", "resolver_methods"]

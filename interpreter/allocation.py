@@ -57,6 +57,7 @@ from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
 from .kernel_set import DEFAULT_CONFIG, QuantConfig
+from .micro_uint8 import uint8_refusal
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
 # that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on
@@ -198,6 +199,15 @@ class _Setting:
                           sparsity=tensor.sparsity)
 
 
+def _check_kernel_set(op: Operator, setting: _Setting, where: str) -> None:
+    """What the kernel set refuses whatever the shapes: with kernels="micro", the ops TFLite
+    Micro has no kernel for with their uint8 operands (micro_uint8.py)."""
+    if setting.quant.micro:
+        refusal = uint8_refusal(op, setting.subgraph)
+        if refusal:
+            raise UnsupportedOpError(f"{where}: {refusal}")
+
+
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
                 workspace: Workspace | None = None):
     """Run ``op``'s prepare() on operand infos ``inputs`` / ``outputs`` and check what it
@@ -215,6 +225,7 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     kernel = kernel_for(op, setting.custom)
     if kernel is None:
         raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
+    _check_kernel_set(op, setting, ctx.describe())
     try:
         specs, record = kernel.prepare(ctx)
         specs = tuple(specs)
@@ -408,6 +419,7 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
 
     for op in subgraph.operators:
         if prepared_at_invoke(op, prepared.dynamic, values):
+            _check_kernel_set(op, setting, _describe(op, subgraph))  # refused now, not later
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue

@@ -69,7 +69,8 @@ class Interpreter:
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
-        kernels), and the fixed-point rounding ("double",
+        kernels; allocate_tensors() refuses the uint8 ops TFLM has no kernel for,
+        micro_uint8.py), and the fixed-point rounding ("double",
         LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See kernel_set.py.
 
         ``num_threads``: how many threads an invoke() may use: the big kernels

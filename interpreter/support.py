@@ -26,8 +26,9 @@ first input and first output):
 
 and otherwise ``sparse`` (a sparse operand), ``dynamic`` (an operand that must be
 constant is computed), or what the error class says: ``shape``, ``format``, ``dtype``,
-``unsupported``. Each problem is one line: the kernel's own message naming the op, then
-``[kind: what to do]``.
+``unsupported``. With kernels="micro", an op TFLite Micro refuses for its uint8 operands
+(micro_uint8.py) is ``micro uint8``. Each problem is one line: the kernel's own message
+naming the op, then ``[kind: what to do]``.
 
 A shape error of an op that reads the output of an op with a problem is left out (it is a
 consequence, not a cause), as is the error of a WHILE / IF / CALL_ONCE whose called
@@ -50,6 +51,7 @@ from .kernel_set import DEFAULT_CONFIG, QuantConfig
 from .kernels.base import Kernel, storage_dtype
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.custom import NO_CUSTOM
+from .micro_uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
 from .model import Model
 from .names import quoted
 
@@ -76,6 +78,8 @@ ADVICE = {
     "shape": "check the model's shapes (resize_tensor_input() for unknown dimensions)",
     "format": "the file is damaged or was written for another kernel",
     "unsupported": "edgelite's kernel does not cover this case",
+    "micro uint8": f"{MICRO_UINT8_ADVICE}, or run this file with kernels='reference' "
+                   "(LiteRT's uint8 kernels)",
 }
 
 
@@ -113,10 +117,12 @@ def _detail(exc: EdgeliteError, op, index: int) -> str:
     return rest if sep and head.startswith(prefix) else text
 
 
-def classify(op, subgraph, exc: EdgeliteError) -> str:
+def classify(op, subgraph, exc: EdgeliteError, quant: QuantConfig = DEFAULT_CONFIG) -> str:
     """The kind of ``exc``, raised by ``op``'s prepare(), from its operands' types."""
     if isinstance(exc, ModelFormatError):
         return "format"
+    if quant.micro and uint8_refusal(op, subgraph):
+        return "micro uint8"
     tensors = [subgraph.tensors[t] for t in list(op.inputs) + list(op.outputs) if t >= 0]
     if any(t.is_sparse for t in tensors):
         return "sparse"
@@ -184,7 +190,7 @@ def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list
             outs = tuple(setting.info(t, shapes[t], None) for t in op.outputs)
             kernel, specs, record = _prepare_op(op, setting, infos, outs)
         except EdgeliteError as exc:
-            kind = classify(op, sg, exc)
+            kind = classify(op, sg, exc, quant)
             unknown.update(op.outputs)
             if waits and kind in ("dynamic", "shape"):
                 continue

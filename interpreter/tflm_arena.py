@@ -189,15 +189,31 @@ def _io_tensors(model, sizes: Sizes) -> int:
     return total
 
 
-def _resource_variables(model, sizes: Sizes) -> int:
-    """MicroResourceVariables (micro_resource_variable.cc), created for the model's distinct
-    VAR_HANDLE shared names: the object, its variable array, and each variable's buffer
-    (allocated by ASSIGN_VARIABLE with the size of the value assigned)."""
-    handles: dict[tuple[int, int], object] = {}  # (subgraph, tensor) -> shared name
+def _variable_handles(model) -> dict[tuple[int, int], tuple]:
+    """(subgraph, tensor) of each VAR_HANDLE output -> the variable it names: (container,
+    shared name), the pair MicroResourceVariables::CreateIdIfNoneFound keys on."""
+    handles = {}
     for s, sg in enumerate(model.subgraphs):
         for op in sg.operators:
             if op.name == "VAR_HANDLE" and op.outputs:
-                handles[(s, op.outputs[0])] = op.options.get("shared_name")
+                handles[(s, op.outputs[0])] = (op.options.get("container") or b"",
+                                               op.options.get("shared_name") or b"")
+    return handles
+
+
+def resource_variable_count(model) -> int:
+    """How many resource variables TFLM creates for the model (its distinct VAR_HANDLE
+    container / shared-name pairs): the ``num_variables`` a firmware passes to
+    ``MicroResourceVariables::Create`` (0: the model keeps no such state)."""
+    m = model if hasattr(model, "subgraphs") else load_model(model)
+    return len(set(_variable_handles(m).values()))
+
+
+def _resource_variables(model, sizes: Sizes) -> int:
+    """MicroResourceVariables (micro_resource_variable.cc), created for the model's distinct
+    VAR_HANDLE variables: the object, its variable array, and each variable's buffer
+    (allocated by ASSIGN_VARIABLE with the size of the value assigned)."""
+    handles = _variable_handles(model)
     if not handles:
         return 0
     names = set(handles.values())

@@ -65,9 +65,13 @@ def test_tables_name_schema_ops_and_tflm_methods():
     ("keras_cnn.tf_int8.tflite", []),
     ("keras_cnn.tf_int8_io.tflite", []),
     ("custom_ssd_postprocess.tf.tflite", []),      # AddDetectionPostprocess
+    # RESHAPE moves uint8 bytes in TFLM (a memcpy): not a problem
     ("tf1_cnn.tf_uint8.tflite", [("CONV_2D", "uint8"), ("CONV_2D", "uint8"),
                                  ("FULLY_CONNECTED", "uint8"), ("MAX_POOL_2D", "uint8"),
-                                 ("RESHAPE", "uint8"), ("SOFTMAX", "uint8")]),
+                                 ("SOFTMAX", "uint8")]),
+    ("keras_cnn.tf_uint8.tflite", [(op, "uint8") for op in (
+        "CONV_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "AVERAGE_POOL_2D", "MEAN",
+        "FULLY_CONNECTED", "SOFTMAX")]),
     ("op_zoo_math.tf.tflite", [("POW", "no entry"), ("REDUCE_PROD", "no entry")]),
     ("sparse_mlp.tf_f16.tflite", [("DEQUANTIZE", "float16")] * 3),
     ("hybrid_tconv.tf_dr.tflite", [("TRANSPOSE_CONV", "hybrid")] * 3),
@@ -75,11 +79,17 @@ def test_tables_name_schema_ops_and_tflm_methods():
     ("int16_audio.tflite", []),
     ("shape_audio.tf_int8.tflite", [("PAD", "constant")]),      # computed paddings
     ("rnn_convlstm.tf_float.tflite", [("STRIDED_SLICE", "-D")]),  # a 5-D input
+    # a QAT graph as float: TF writes each FakeQuant as QUANTIZE float32 -> uint8 ->
+    # DEQUANTIZE; TFLM's QUANTIZE prepares float32 -> uint8 but refuses it at invoke (and
+    # this file's per-channel weight ones at prepare)
+    ("misc_qat.tf.tflite", [("QUANTIZE", "uint8")] * 6),
+    ("sparse_cnn.tf_f32.tflite", [("DENSIFY", "no entry")] * 4),
 ])
 def test_problems_agree_with_tflm(file_name, problems):
     data = (MODELS / file_name).read_bytes()
     found = micro_problems(load_model(data))
-    kinds = ("float16", "hybrid", "no entry", "int16", "uint8", "constant", "-D")
+    kinds = ("float16", "hybrid", "no entry", "int16", "uint8", "constant", "-D",
+             "per-channel")
     assert sorted((p.op, next(k for k in kinds if k in p.reason)) for p in found) \
         == sorted(problems)
     assert tflm_runs(data) == (not problems)
@@ -98,6 +108,52 @@ def test_hybrid_lstm_is_refused_tflm_runs_it_into_nan():
     ours = interp.get_tensor(interp.get_output_details()[0]["index"])
     assert np.isfinite(ours).all()
     assert not np.allclose(tflm_run(data, [[x]])[0][0], ours, atol=0.01)
+
+
+def _dense_outputs(data: bytes, x: np.ndarray) -> np.ndarray:
+    interp = Interpreter(model_content=data, kernels="reference")
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], x)
+    interp.invoke()
+    return interp.get_tensor(interp.get_output_details()[0]["index"])
+
+
+@pytest.mark.parametrize("file_name", ["sparse_mlp.tf_f32.tflite",
+                                       "sparse_mlp16.tf_int8.tflite"])
+def test_sparse_weights_are_refused_tflm_runs_them_into_garbage(file_name):
+    # TFLM has no sparse tensors: its FULLY_CONNECTED reads the block-sparse weights'
+    # compressed values as the dense matrix and returns something else, without an error
+    data = (MODELS / file_name).read_bytes()
+    model = load_model(data)
+    found = micro_problems(model)
+    sparse = [t.name for t in model.subgraphs[0].tensors if t.is_sparse]
+    assert len(sparse) == 3 and [p.op for p in found] == ["FULLY_CONNECTED"] * 3
+    assert all(p.registrable and "reads sparse tensor" in p.reason and "wrong results"
+               in p.reason for p in found)
+    x = zeros_for(data)[0]
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(x.shape).astype(x.dtype) if x.dtype.kind == "f" else
+         rng.integers(-100, 100, x.shape).astype(x.dtype))
+    ours = _dense_outputs(data, x)  # LiteRT's reference arithmetic on the dense weights
+    tflm = tflm_run(data, [[x]])[0][0]
+    assert tflm.shape == ours.shape and np.ptp(ours.astype(float)) > 0
+    # nowhere near: NaN (the float file) or values off by more than a tenth of the range
+    assert not np.allclose(tflm.astype(float), ours.astype(float),
+                           atol=0.1 * np.ptp(ours.astype(float)))
+
+
+def test_per_channel_quantize_is_refused_as_tflm_does():
+    # quantize_common.cc: TF_LITE_ENSURE(affine_quantization->scale->size == 1)
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4, 3))
+    y = b.tensor("y", (1, 4, 3), np.int8, scale=[0.1, 0.2, 0.3], zero_point=[0, 0, 0],
+                 quantized_dimension=2)
+    b.op("QUANTIZE", [x], [y])
+    data = b.build([x], [y])
+    assert [p.line() for p in micro_problems(load_model(data))] == [
+        "QUANTIZE (subgraph 0 op 0): per-channel output parameters (TFLM's QUANTIZE writes "
+        "one scale)"]
+    assert not tflm_runs(data)
 
 
 def _with_versions(data: bytes, version: int) -> bytes:
@@ -154,7 +210,26 @@ def test_uint8_is_refused_before_converting_with_the_alternative(tmp_path):
             quantize=QuantizeOptions(mode=QuantMode.UINT8), target=Target.MICRO))
     assert str(e.value) == ("--target micro: --quantize uint8 cannot run: TFLite Micro has no "
                             "uint8 kernels (it dropped them); use --quantize int8 --io-type "
-                            "uint8 for uint8 inputs and outputs")
+                            "uint8 for uint8 inputs and outputs (or write it anyway with "
+                            "--force)")
+
+
+def test_forced_uint8_is_written_with_every_problem_as_a_warning():
+    q = QuantizeOptions(mode=QuantMode.UINT8, calib=str(MODELS / "digits_calib.npy"),
+                        calib_samples=8)
+    result = convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(
+        quantize=q, target=Target.MICRO, force=True))
+    # every op but the ones TFLM runs on uint8: RESHAPE (bytes), the output's DEQUANTIZE
+    ops = [op.name for op in load_model(result.model).subgraphs[0].operators]
+    refused = [w.split(" ")[0] for w in result.warnings]
+    assert refused == [op for op in ops if op not in ("RESHAPE", "DEQUANTIZE")]
+    assert refused[0] == "QUANTIZE" and "not float32 -> uint8" in result.warnings[0]
+    assert all("TFLite Micro has no uint8 kernel for" in w for w in result.warnings[1:])
+    assert not tflm_runs(result.model)
+    # the same conversion unforced: no file, the same lines in the error
+    with pytest.raises(EdgeliteError, match="--quantize uint8 cannot run"):
+        convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=q,
+                                                               target=Target.MICRO))
 
 
 @pytest.mark.parametrize("graphdef, quant, lines", [
@@ -173,7 +248,12 @@ def test_everything_tflm_lacks_in_one_error(graphdef, quant, lines):
     assert len(got) == len(lines) + 2
     for line, pattern in zip(got[1:], lines):
         assert re.fullmatch(pattern, line), line
-    assert got[-1] == ("keep those ops out of the graph, or quantize fully (--quantize int8)")
+    assert got[-1] == ("keep those ops out of the graph, or quantize fully (--quantize "
+                       "int8); or write it anyway with --force")
+    forced = convert_detailed(MODELS / graphdef, ConvertOptions(
+        quantize=QuantizeOptions(calib=str(MODELS / "digits_calib.npy"), calib_samples=16,
+                                 **quant) if quant else None, target=Target.MICRO, force=True))
+    assert list(forced.warnings) == got[1:-1]
     # the default target writes the same graph, unchecked; TFLM refuses it
     q = QuantizeOptions(**quant) if quant else None
     assert not tflm_runs(convert_detailed(MODELS / graphdef, ConvertOptions(quantize=q)).model)
