@@ -32,6 +32,7 @@ from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import fold_input_affine
 from . import collapse_strided_slices
+from . import transpose_as_reshape
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
     Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
-              identify_gelu, decompose_erf, fuse_lstm_loop, collapse_reshapes,
+              identify_gelu, decompose_erf, fuse_lstm_loop, transpose_as_reshape,
+              collapse_reshapes,
               collapse_strided_slices, fold_dense_reshapes, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,

@@ -1,7 +1,8 @@
 """Remove RESHAPEs that do nothing and merge reshape chains.
 
   RESHAPE to the input's own shape         -> removed
-  RESHAPE(RESHAPE(x))                       -> one RESHAPE of x
+  RESHAPE(RESHAPE(x))                       -> one RESHAPE of x (the inner one may be an
+                                               EXPAND_DIMS or a SQUEEZE)
   MEAN/SUM/REDUCE_MAX(keep_dims=False) then RESHAPE that re-inserts the reduced axes as 1s
                                             -> the reduction with keep_dims=True
 (Keras' GlobalAveragePooling2D(keepdims=True) in squeeze-excite blocks is written as the
@@ -49,7 +50,7 @@ def run(graph: Graph) -> int:
             graph.bypass(op, x)
             n += 1
             continue
-        inner = sole_producer(graph, x, {"RESHAPE"})
+        inner = sole_producer(graph, x, {"RESHAPE", "EXPAND_DIMS", "SQUEEZE"})
         if inner is not None:
             op.inputs[0] = inner.inputs[0]
             _set_shape(graph, op, y.shape)

@@ -1,4 +1,4 @@
-"""Drop a BROADCAST_TO that a broadcasting binary op would do itself, as TF's converter does.
+"""Drop a BROADCAST_TO that a broadcasting op would do itself, as TF's converter does.
 
 TF's converter (optimize_broadcast_like_pass.cc, ConvertResultsBroadcastableShapeOp) rewires a
 binary op with implicit broadcasting to read a BROADCAST_TO's input directly when
@@ -8,7 +8,10 @@ binary op with implicit broadcasting to read a BROADCAST_TO's input directly whe
   - the BROADCAST_TO's input and the other operand have fully known shapes, and
   - broadcasting those two gives the op's output shape.
 The BROADCAST_TO then goes away once nothing else reads it. Values are unchanged (the kernel
-repeats the same elements the BROADCAST_TO would have written).
+repeats the same elements the BROADCAST_TO would have written). The same holds for SELECT_V2
+(three operands, up to rank 5: select.cc) and for a TILE that only repeats axes of size 1
+(a broadcast written as tf.tile: Keras' masked RNN step tiles its [B, 1] mask to [B, units]
+for the SELECT_V2s that keep the state of finished sequences).
 """
 
 from __future__ import annotations
@@ -17,34 +20,52 @@ import numpy as np
 
 from ..ir import Graph
 
-MAX_RANK = {"ADD": 6, "SUB": 6, "MUL": 6, "DIV": 5}
+MAX_RANK = {"ADD": 6, "SUB": 6, "MUL": 6, "DIV": 5, "SELECT_V2": 5}
 BROADCASTING = frozenset({  # TFLite ops with the ResultsBroadcastableShape trait, two operands
     "ADD", "SUB", "MUL", "DIV", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM", "POW",
     "SQUARED_DIFFERENCE", "EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
-    "LESS_EQUAL", "LOGICAL_AND", "LOGICAL_OR"})
+    "LESS_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "SELECT_V2"})
 
 
 def _known(shape) -> bool:
     return shape is not None and all(d is not None and d >= 0 for d in shape)
 
 
+def _broadcast_source(graph: Graph, t):
+    """(op, its input x) when `t` is BROADCAST_TO(x, ...) or a TILE of x repeating only axes
+    of size 1; else None."""
+    src = graph.producer(t)
+    if src is None or src.type not in ("BROADCAST_TO", "TILE"):
+        return None
+    x = src.inputs[0]
+    if src.type == "TILE":
+        reps = src.inputs[1]
+        if not reps.is_const or not _known(x.shape) or \
+                any(int(r) != 1 and d != 1 for r, d in zip(np.asarray(reps.data).reshape(-1),
+                                                            x.shape)):
+            return None
+    return src, x
+
+
 def run(graph: Graph) -> int:
     n = 0
     for op in [op for op in graph.ops if op.type in BROADCASTING]:
-        if len(op.inputs) != 2 or len(op.outputs) != 1 or None in op.inputs:
+        if len(op.inputs) != (3 if op.type == "SELECT_V2" else 2) or len(op.outputs) != 1 \
+                or None in op.inputs:
             continue
         out = op.outputs[0].shape
         if not _known(out) or len(out) > MAX_RANK.get(op.type, 4):
             continue
-        for i in (0, 1):
-            src = graph.producer(op.inputs[i])
-            if src is None or src.type != "BROADCAST_TO":
+        for i in range(len(op.inputs)):
+            found = _broadcast_source(graph, op.inputs[i])
+            if found is None:
                 continue
-            x, other = src.inputs[0], op.inputs[1 - i]
-            if not (_known(x.shape) and _known(other.shape)):
+            src, x = found
+            others = [t for k, t in enumerate(op.inputs) if k != i]
+            if not (_known(x.shape) and all(_known(t.shape) for t in others)):
                 continue
             try:
-                shape = np.broadcast_shapes(tuple(x.shape), tuple(other.shape))
+                shape = np.broadcast_shapes(tuple(x.shape), *(tuple(t.shape) for t in others))
             except ValueError:
                 continue
             if tuple(shape) != tuple(out):

@@ -52,6 +52,8 @@ import numpy as np
 from ...interpreter.kernels import OPS
 from ..ir import Activation, Graph, Op, Tensor
 from ..shape_inference import infer_op_shapes
+from .loops import counters as _counters, int_constant as _int_constant, ints as _ints
+from .loops import takes_item, trip_count as _trip_count
 from .patterns import other_input
 
 GATES = ("input", "forget", "cell", "output")   # TFLite's operand order (lstm_operands.py)
@@ -229,40 +231,6 @@ class _Loop:
     rows: dict
 
 
-def _counters(loop: Op, body: Graph) -> frozenset[int]:
-    """Loop variables starting at constant 0 that the body steps by 1."""
-    found = set()
-    for k, (init, new) in enumerate(zip(loop.inputs, body.outputs)):
-        add = _producer(body, new, "ADD")
-        if _int_constant(init) == 0 and add is not None and body.inputs[k] in add.inputs and \
-                _int_constant(other_input(add, body.inputs[k])) == 1:
-            found.add(k)
-    return frozenset(found)
-
-
-def _int_constant(t: Tensor | None) -> int | None:
-    if t is None or not t.is_const or t.data.size != 1 or t.data.dtype.kind != "i":
-        return None
-    return int(t.data.reshape(-1)[0])
-
-
-def _trip_count(cond: Graph, counters: frozenset[int]) -> int | None:
-    """How many times a cond built of LOGICAL_AND and `counter < N` lets the loop run."""
-    position = {id(t): k for k, t in enumerate(cond.inputs)}
-    bounds, stack = [], [cond.outputs[0]]
-    while stack:   # (a stack, not recursion: a file may nest the ANDs deeply)
-        op = cond.producer(stack.pop())
-        if op is not None and op.type == "LOGICAL_AND":
-            stack.extend(op.inputs)
-        elif op is not None and op.type == "LESS" and \
-                position.get(id(op.inputs[0])) in counters and \
-                _int_constant(op.inputs[1]) is not None:
-            bounds.append(_int_constant(op.inputs[1]))
-        else:
-            return None
-    return min(bounds)
-
-
 def _written_at(body: Graph, start: Tensor, counters: frozenset[int]) -> bool | None:
     """True if `start` is [t, 0, 0] for a counter t, False if [0, 0, 0], else None."""
     if start.is_const:
@@ -345,10 +313,6 @@ def _batch_major_source(graph: Graph, seq: Tensor, before: Op) -> Tensor | None:
     graph.insert_op(Op("REVERSE_V2", [x, graph.const(f"{out.name}/axis", np.int32([1]))],
                        [out], {}, rev.name, origin=rev.origin), before)
     return out
-
-
-def _ints(t: Tensor) -> list[int] | None:
-    return None if not t.is_const else [int(v) for v in np.asarray(t.data).reshape(-1)]
 
 
 def _lstm_operands(graph: Graph, m: _Loop, name: str) -> list[Tensor | None]:
@@ -456,7 +420,7 @@ def _absorb_readers(graph: Graph, listed: Tensor, final_h: Tensor, y: Tensor,
     while stack:
         t = stack.pop()
         for op in graph.consumers(t):
-            if _takes_item(op, items - 1):
+            if takes_item(op, items - 1, items):
                 graph.bypass(op, final_h)
             elif every_step and op.type == "GATHER" and op.inputs[0] is t and \
                     op.options.get("axis", 0) == 0 and _ints(op.inputs[1]) == list(range(items)):
@@ -465,18 +429,6 @@ def _absorb_readers(graph: Graph, listed: Tensor, final_h: Tensor, y: Tensor,
             elif every_step and not time_major and op.type == "TRANSPOSE" and \
                     _ints(op.inputs[1]) == [1, 0, 2]:
                 graph.bypass(op, y)
-
-
-def _takes_item(op: Op, last: int) -> bool:
-    """op is STRIDED_SLICE(list, [k], [..], [1]) taking item k = last (or -1) of axis 0,
-    axis 0 shrunk."""
-    if op.type != "STRIDED_SLICE" or any(not t.is_const for t in op.inputs[1:4]):
-        return False
-    o = op.options
-    begin, strides = _ints(op.inputs[1]), _ints(op.inputs[3])
-    return len(begin) == 1 and strides == [1] and begin[0] in (last, -1) and \
-        o.get("shrink_axis_mask") == 1 and not o.get("begin_mask") and \
-        not o.get("ellipsis_mask") and not o.get("new_axis_mask") and not o.get("offset")
 
 
 def run(graph: Graph) -> int:

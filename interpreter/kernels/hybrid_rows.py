@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..quant_math import round_half_away
 
 _F32 = np.float32
 
@@ -36,39 +35,28 @@ class QuantizedRows:
     zero_point: np.ndarray | None  # [rows] int64 (asymmetric only)
 
 
-def quantize_rows_symmetric(x: np.ndarray) -> QuantizedRows:
-    """SymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32): the same
-    arithmetic as the conv / FC kernels' (hybrid.quantize_rows). (The asymmetric one below
-    is its own: the LSTM / RNN / SVDF kernels run tensor_utils' portable form, in float32
-    with the zero point added before rounding.)"""
+def _rows(x: np.ndarray, kind) -> QuantizedRows:
     from .hybrid import InputQuant, quantize_rows as quantize_matrix_rows
     q = np.empty(x.shape, np.float64)
-    scale = quantize_matrix_rows(np.asarray(x, _F32), InputQuant.SYMMETRIC, q)
-    return QuantizedRows(q, scale.astype(_F32), None)
+    zp = np.empty(x.shape[0], np.float64) if kind is InputQuant.ASYMMETRIC else None
+    scale = quantize_matrix_rows(np.asarray(x, _F32), kind, q, zp)
+    return QuantizedRows(q, scale.astype(_F32), None if zp is None else zp.astype(np.int64))
+
+
+def quantize_rows_symmetric(x: np.ndarray) -> QuantizedRows:
+    """SymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32)."""
+    from .hybrid import InputQuant
+    return _rows(x, InputQuant.SYMMETRIC)
 
 
 def quantize_rows_asymmetric(x: np.ndarray) -> QuantizedRows:
-    """AsymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32). The installed
-    LiteRT computes the scale and zero point in float32 (measured: a double scale
-    rounded to float differs by an ulp on some rows)."""
-    rmin = np.minimum(np.min(x, axis=1), 0).astype(_F32)
-    rmax = np.maximum(np.max(x, axis=1), 0).astype(_F32)
-    flat = rmin == rmax
-    sf = np.where(flat, _F32(1), ((rmax - rmin) / _F32(255)).astype(_F32)).astype(_F32)
-    lo, hi = (rmin / sf).astype(_F32), (rmax / sf).astype(_F32)
-    from_min = (_F32(-128) - lo).astype(_F32)
-    from_max = (_F32(127) - hi).astype(_F32)
-    use_min = (_F32(128) + np.abs(lo)) < (_F32(127) + np.abs(hi))
-    zp_real = np.where(use_min, from_min, from_max)
-    zp = np.where(zp_real <= -128, -128,
-                  np.where(zp_real >= 127, 127,
-                           round_half_away(np.clip(zp_real, -128, 127)))).astype(np.int64)
-    inv = (_F32(1) / sf).astype(_F32)
-    value = (zp.astype(_F32)[:, None] + (x * inv[:, None]).astype(_F32)).astype(_F32)
-    q = np.clip(round_half_away(value), -128, 127)
-    q[flat] = 0
-    zp[flat] = 0
-    return QuantizedRows(q.astype(np.float64), sf, zp)
+    """AsymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32): the conv / FC
+    kernels' arithmetic (hybrid.quantize_rows) -- the scale and zero point in double, q =
+    round(x / s) + zp (rounded before the zero point is added). Inputs that come from
+    int8 data (an embedding behind a DEQUANTIZE) land on ties of both roundings often;
+    one wrong tie in one step of a recurrent layer changes every later step."""
+    from .hybrid import InputQuant
+    return _rows(x, InputQuant.ASYMMETRIC)
 
 
 def quantize_rows(x: np.ndarray, asymmetric: bool) -> QuantizedRows:

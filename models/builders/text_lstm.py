@@ -7,9 +7,9 @@ Text: Python's own documentation topics (``pydoc_data.topics``, shipped with eve
 real English prose and code, offline). Lower-cased, characters outside the 63 most common
 mapped to one "other" id (0). The first 85 % of the text trains, the rest is held out.
 
-Model (tf-keras): tokens [1, 32] int32 -> Embedding(64, 16) -> LSTM(48, sequences) ->
-LSTM(48, sequences) -> attention-weighted sum over time (Dense(1) scores, softmax over
-time, weighted sum) -> Dense(64) -> softmax: the next character. Trained 3 epochs (Adam).
+Model (tf-keras): tokens [1, 32] int32 -> Embedding(64, 16) -> LSTM(64, sequences) ->
+LSTM(64, sequences) -> attention-weighted sum over time (Dense(1) scores, softmax over
+time, weighted sum) -> Dense(64) -> softmax: the next character. Trained 10 epochs (Adam).
 
 Writes (models/):
   text_lstm.pb               the frozen graph (Keras' LSTM freezes to While loops)
@@ -18,11 +18,12 @@ Writes (models/):
   text_lstm.tf_dr.tflite     the same, dynamic-range (Optimize.DEFAULT, no dataset)
   text_lstm.tf_int8.tflite   full-integer LSTMs (int16 cell), float output, calibrated on
                              the 64 calibration windows
-  text_lstm.data.npz         calib [64, 32] (training text), test [64, 32] (held-out text),
-                             next [64] (the held-out next characters), golden [64, 64] (TF's
-                             probabilities on test), and per TF file and LiteRT kernel set the
-                             outputs of the 64 test windows invoked one after another in one
-                             interpreter without a reset (litert_<file>_<set>_in_a_row)
+  text_lstm.calib.npz        tokens [64, 32]: windows of the training text (calibration)
+  text_lstm.golden.npz       tokens [64, 32]: held-out windows, next [64]: the characters
+                             that follow them, output [64, 64]: Keras' probabilities, and per
+                             TF file and LiteRT kernel set the outputs of the 64 windows
+                             invoked one after another in one interpreter without a reset
+                             (litert_<file>_<set>_in_a_row)
   text_lstm.json             sizes, op lists, TF's own accuracy figures
 """
 
@@ -40,9 +41,9 @@ from models.builders.common import (  # noqa: E402
 import numpy as np  # noqa: E402
 
 NAME = "text_lstm"
-SEQ, VOCAB, EMB, UNITS = 32, 64, 16, 48
+SEQ, VOCAB, EMB, UNITS = 32, 64, 16, 64
 N_CALIB, N_TEST = 64, 64
-EPOCHS = 3
+EPOCHS = 10
 SEED = 25
 
 
@@ -126,7 +127,7 @@ def main() -> None:
     golden = model.predict(test, batch_size=1, verbose=0)
     gd = freeze_keras(model, {"tokens": ([1, SEQ], tf.int32)})
     atomic_write(MODELS_DIR / f"{NAME}.pb", gd.SerializeToString())
-    arrays = dict(calib=calib, test=test, next=nxt, golden=golden)
+    arrays = dict(tokens=test, next=nxt, output=golden)
     facts = {"about": __doc__.strip().splitlines()[0], "alphabet": "".join(alphabet),
              "keras_top1_held_out": float(np.mean(golden.argmax(1) == nxt)), "files": {}}
     for kind, data in tf_files(model, calib).items():
@@ -136,7 +137,8 @@ def main() -> None:
             "bytes": len(data), "ops": [d["op_name"] for d in interp._get_ops_details()]}
         for resolver in ("ref", "default"):
             arrays[f"litert_{kind}_{resolver}_in_a_row"] = in_a_row(data, test, resolver)
-    write_npz(MODELS_DIR / f"{NAME}.data.npz", **arrays)
+    write_npz(MODELS_DIR / f"{NAME}.calib.npz", tokens=calib)
+    write_npz(MODELS_DIR / f"{NAME}.golden.npz", **arrays)
     write_json(MODELS_DIR / f"{NAME}.json", facts)
     print(facts["keras_top1_held_out"])
     print_written()

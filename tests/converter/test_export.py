@@ -55,8 +55,10 @@ def _tf_pairs():
         name, kind = path.name.split(".")[:2]
         if not (MODELS / f"{name}.pb").exists():
             continue  # TF's converter made it from a live Keras model only (kws_stream)
-        if name.startswith("rnn_") and "int8" in kind:
+        if name.startswith(("rnn_", "text_lstm")) and "int8" in kind:
             continue  # no calibration set of their own: tests/models/test_rnn_convert.py
+        if kind == "tf_dr":
+            continue  # dynamic-range: tests/models/test_hybrid_models.py
         mode, io = {"tf": (None, None), "tf_float": (None, None), "tf_frozen": (None, None),
                     "tf_int8": ("int8", None), "tf_int8_io": ("int8", "int8"),
                     "tf_uint8": ("uint8", None)}[kind]

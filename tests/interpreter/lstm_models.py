@@ -250,12 +250,18 @@ def edited(model: bytes, change) -> bytes:
     return model_io.pack_model(m)
 
 
-def sequence_feeds(spec: LstmSpec, invokes: int, seed: int = 1, step: bool = False):
-    """``invokes`` random inputs (int8 for integer specs)."""
+def sequence_feeds(spec: LstmSpec, invokes: int, seed: int = 1, step: bool = False,
+                   grid: bool = False):
+    """``invokes`` random inputs (int8 for integer specs). ``grid``: float inputs on the
+    grid k / 32 in [-1, 1], as values dequantized from int8 are (an embedding behind a
+    DEQUANTIZE): their per-row quantization lands on rounding ties -- x / s exactly
+    k + 0.5, a zero point exactly -0.5 -- which random floats almost never do."""
     rng = np.random.default_rng(seed)
     shape = [spec.batch, spec.n_input] if step else spec.seq_shape(spec.n_input)
     if spec.integer:
         return [rng.integers(-128, 128, shape).astype(np.int8) for _ in range(invokes)]
+    if grid:
+        return [(rng.integers(-32, 33, shape) / 32).astype(np.float32) for _ in range(invokes)]
     return [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(invokes)]
 
 

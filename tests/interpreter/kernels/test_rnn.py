@@ -45,6 +45,15 @@ def test_hybrid_sequence_rnn_matches_litert(name, asymmetric):
 
 
 @pytest.mark.parametrize("asymmetric", [False, True], ids=["symmetric", "asymmetric"])
+def test_hybrid_sequence_rnn_on_dequantized_inputs_matches_litert(asymmetric):
+    # int8-grid inputs (an embedding): the per-row quantization's rounding ties
+    spec = LstmSpec(batch=2, n_cell=12, n_input=16, steps=9, hybrid=True,
+                    options={"asymmetric_quantize_inputs": asymmetric})
+    assert_matches_litert_over_invokes(rnn_model(spec), [
+        [f] for f in sequence_feeds(spec, 4, seed=5, grid=True)], rtol=0)
+
+
+@pytest.mark.parametrize("asymmetric", [False, True], ids=["symmetric", "asymmetric"])
 def test_hybrid_rnn_step_op_matches_litert(asymmetric):
     spec = LstmSpec(batch=3, n_cell=7, n_input=5, hybrid=True,
                     options={"asymmetric_quantize_inputs": asymmetric})

@@ -80,11 +80,15 @@ def svdf_model(spec: SvdfSpec) -> bytes:
     return b.build([x], [y])
 
 
-def feeds(spec: SvdfSpec, invokes: int = 3, seed: int = 1):
+def feeds(spec: SvdfSpec, invokes: int = 3, seed: int = 1, grid: bool = False):
+    """Random inputs; ``grid``: on k / 32, as int8 data dequantized (rounding ties)."""
     rng = np.random.default_rng(seed)
     shape = (spec.batch, spec.n_input)
     if spec.kind == "integer":
         return [[rng.integers(-128, 128, shape).astype(np.int8)] for _ in range(invokes)]
+    if grid:
+        return [[(rng.integers(-32, 33, shape) / 32).astype(np.float32)]
+                for _ in range(invokes)]
     out = [[rng.uniform(-1, 1, shape).astype(np.float32)] for _ in range(invokes)]
     out[1][0][0] = 0  # a batch row of zeros
     return out
@@ -110,6 +114,14 @@ def test_float_and_hybrid_match_litert(name, kind):
                                                   rtol=0 if spec.kind == "hybrid" else 1e-5)
         assert outs[0][0].shape == (spec.batch, spec.units)
         np.testing.assert_array_equal(outs[0][0], outs[3][0])  # after the reset: as at first
+
+
+@pytest.mark.parametrize("asymmetric", [False, True], ids=["symmetric", "asymmetric"])
+def test_hybrid_on_dequantized_inputs_matches_litert(asymmetric):
+    spec = SvdfSpec(kind="hybrid", asymmetric=asymmetric, n_input=20, units=8, rank=2,
+                    memory=6)
+    assert_matches_litert_over_invokes(svdf_model(spec), feeds(spec, 6, seed=4, grid=True),
+                                       rtol=0)
 
 
 INTEGER = {
