@@ -183,6 +183,7 @@ def _covered(s: Scatter) -> Tensor:
 
 # -- rules -----------------------------------------------------------------------------------
 def scatter_nd(ctx: LowerCtx, node) -> None:
+    static_shape(ctx, node, ctx.input(node, 2))  # folds a shape computed from static shapes
     shape = np.asarray(ctx.const_input(node, 2, "the shape")).reshape(-1)
     if (shape < 0).any():
         raise fail(ShapeError, node, f"shape {shape.tolist()[:8]} has a negative dimension")
@@ -295,7 +296,7 @@ def _tensor_spec(dtypes) -> object:
 
 RULES = {
     "ScatterNd": Lowering(scatter_nd, spec(_INDICES, In("the updates", SCATTERABLE),
-                                           vector_input("the shape", "Tindices", const=True))),
+                                           vector_input("the shape", "Tindices"))),
     "TensorScatterUpdate": Lowering(tensor_scatter_update, _tensor_spec(SCATTERABLE)),
     "TensorScatterAdd": Lowering(_summing("ADD"), _tensor_spec(_SUMMABLE)),
     "TensorScatterSub": Lowering(_summing("SUB"), _tensor_spec(_SUMMABLE)),
