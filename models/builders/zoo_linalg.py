@@ -5,55 +5,38 @@ single-threaded TF)::
 
     EDGELITE_ROOT=$PWD /work/venv/bin/python -m models.builders.zoo_linalg
 
-Both go through builders/beyond.py's finish_beyond (frozen .pb, TF's golden outputs, TF's
-float .tflite and op list where its converter writes builtins, calibration inputs, TF's
-int8 conversion) and are tested by tests/models/test_real_world.py (TF goldens, LiteRT,
-op count <= TF's) and tests/models/test_beyond_cnn.py. Input x [B, 6, 6]; every op reads
-its own x * w + b; scatter ops work on [6, 6, B] (the batch last, so the constant index
-tuples address rows whatever the batch) and transpose back.
+Both are built as builders/zoo_misc.py's graphs (one input x [B, 6, 6], constant weights,
+16 golden and 32 calibration inputs) and go through builders/beyond.py's finish_beyond
+(frozen .pb, TF's golden outputs, TF's float .tflite and op list where its converter
+writes builtins, TF's int8 conversion); tests/models/test_real_world.py (TF goldens,
+LiteRT, op count <= TF's) and tests/models/test_beyond_cnn.py (int8) test them. Scatter
+ops work on [6, 6, B] (the batch last, so constant index tuples address rows whatever
+the batch) and transpose back.
 
 * linalg_builtin: what TF's converter writes as builtins -- band_part (NEG, GREATER_EQUAL,
   LOGICAL_AND, ZEROS_LIKE, SELECT_V2 there), diag and set_diag on the main diagonal
   (MATRIX_DIAG, MATRIX_SET_DIAG), tensor_scatter_nd_update / _add with distinct indices
   (six and eight ops there), scatter_nd.
 * linalg_flex: what TF leaves to Flex -- diag off the main diagonal, rectangular sizes,
-  padding and an alignment; diag_part; tensor_scatter_nd_update / _max / _min / _sub with duplicate
-  indices; and // of int64 argmax indices (FlexFloorDiv). (set_diag of a band cannot be
-  built here: TF's graph-mode shape function refuses it for an unknown batch dimension;
-  tests/converter/lower/test_linalg.py covers it.)
+  padding and an alignment; diag_part; tensor_scatter_nd_update / _max / _min / _sub
+  with duplicate indices; // of int64 argmax indices (FlexFloorDiv). (A band k = (lo, hi)
+  of diag crashes TF 2.21's converter, and set_diag of a band fails TF's graph-mode shape
+  function for an unknown batch: tests/converter/lower/test_linalg.py covers both.)
 """
 
 from __future__ import annotations
 
-from .real_world import Built, Spec  # first: sets TF_USE_LEGACY_KERAS
-from .beyond import finish_beyond
-from .common import SEED, SESSION_CONFIG, np, tf
-from .op_zoo import _const, _freeze_session_graph, _Outputs
+from .beyond import finish_beyond  # first: sets TF_USE_LEGACY_KERAS
+from .common import SEED, tf
+from .op_zoo import _const
+from .zoo_misc import _graph_model
 
-N_GOLDEN = 16
-N_CALIB = 64
 SHAPE = (6, 6)
-NOTES = {"built_with": "tf.compat.v1 graph mode, constant weights "
-                       "(models/builders/zoo_linalg.py)"}
 
 
-def _model(name: str, seed: int, body, expect_ops):
-    rng = np.random.RandomState(seed)
-    graph = tf.Graph()
-    out = _Outputs(graph)
-    with graph.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [None, *SHAPE], name="x")
-        with tf.compat.v1.name_scope("ops"):
-            body(x, out, lambda: x * _const(rng, [SHAPE[-1]], 1.0) + _const(rng, [SHAPE[-1]],
-                                                                             0.3))
-        with tf.compat.v1.Session(graph=graph, config=SESSION_CONFIG) as sess:
-            gd = _freeze_session_graph(graph, sess, out.names)
-    data = np.random.RandomState(seed + 1)
-    golden = data.normal(0, 1.5, (N_GOLDEN, *SHAPE)).astype(np.float32)
-    calib = data.normal(0, 1.5, (N_CALIB, *SHAPE)).astype(np.float32)
-    built = Built(gd, {"x": ([None, *SHAPE], "float32")}, out.names, {"x": golden},
-                  expect_ops=expect_ops, notes=NOTES)
-    return Spec(name, lambda: built), built, {"x": calib}
+def _affine(x, rng):
+    """h(): a fresh x * w + b per op (w, b per column), so no op's range widens another's."""
+    return lambda: x * _const(rng, [SHAPE[-1]], 1.0) + _const(rng, [SHAPE[-1]], 0.3)
 
 
 def _rows_first(h):
@@ -65,7 +48,8 @@ def _batch_first(t):
     return tf.transpose(t, [2, 0, 1])
 
 
-def _builtin_body(x, out, h):
+def _builtin_body(x, out, rng):
+    h = _affine(x, rng)
     out(tf.linalg.band_part(h(), 1, 0), "band_part")
     out(tf.linalg.diag(h()[:, 0, :]), "diag")
     v = h()
@@ -80,7 +64,8 @@ def _builtin_body(x, out, h):
     out(_batch_first(tf.scatter_nd([[3], [0]], t[:2], tf.shape(t))), "scatter_nd")
 
 
-def _flex_body(x, out, h):
+def _flex_body(x, out, rng):
+    h = _affine(x, rng)
     # (a band k = (lo, hi) of diagonals crashes TF 2.21's converter -- a segfault, not a
     # Flex error -- so it is left to tests/converter/lower/test_linalg.py)
     out(tf.linalg.diag(h()[:, 1, :5], k=-2, num_cols=5, padding_value=0.5,
@@ -105,10 +90,10 @@ def _flex_body(x, out, h):
 def main() -> None:
     tf.compat.v1.set_random_seed(SEED)
     models = [
-        _model("linalg_builtin", SEED + 2500, _builtin_body, (
+        _graph_model("linalg_builtin", SEED + 2500, SHAPE, _builtin_body, (
             "MatrixBandPart", "MatrixDiagV3", "MatrixSetDiagV3", "TensorScatterUpdate",
             "TensorScatterAdd", "ScatterNd")),
-        _model("linalg_flex", SEED + 2510, _flex_body, (
+        _graph_model("linalg_flex", SEED + 2510, SHAPE, _flex_body, (
             "MatrixDiagV3", "MatrixDiagPartV3", "TensorScatterUpdate",
             "TensorScatterMax", "TensorScatterMin", "TensorScatterSub", "FloorDiv")),
     ]

@@ -35,15 +35,23 @@ def _offset(d, align, rows, cols, width):
 
 def ref_diag(diag, k=0, num_rows=-1, num_cols=-1, pad=0, align="RIGHT_LEFT"):
     lo, hi = _k(k)
-    if lo == hi:
-        diag = diag[..., None, :]
     width = diag.shape[-1]
     min_rows, min_cols = width - min(hi, 0), width + max(lo, 0)
     if num_rows == num_cols == -1:
         num_rows = num_cols = max(min_rows, min_cols)
     rows = min_rows if num_rows == -1 else num_rows
     cols = min_cols if num_cols == -1 else num_cols
-    out = np.full(diag.shape[:-2] + (rows, cols), pad, diag.dtype)
+    batch = diag.shape[:-2] if lo < hi else diag.shape[:-1]
+    return _fill_band(np.full(batch + (rows, cols), pad, diag.dtype), diag, k, align)
+
+
+def _fill_band(out, diag, k, align):
+    """out with the diagonals k of `diag` written on its matrices (in place)."""
+    lo, hi = _k(k)
+    if lo == hi:
+        diag = diag[..., None, :]
+    rows, cols = out.shape[-2:]
+    width = diag.shape[-1]
     for m in range(rows):
         for n in range(cols):
             d = n - m
@@ -67,19 +75,7 @@ def ref_diag_part(x, k=0, pad=0, align="RIGHT_LEFT"):
 
 
 def ref_set_diag(x, diag, k=0, align="RIGHT_LEFT"):
-    lo, hi = _k(k)
-    rows, cols = x.shape[-2:]
-    if lo == hi:
-        diag = diag[..., None, :]
-    width = diag.shape[-1]
-    out = x.copy()
-    for m in range(rows):
-        for n in range(cols):
-            d = n - m
-            if lo <= d <= hi:
-                out[..., m, n] = diag[..., hi - d,
-                                      n - max(d, 0) + _offset(d, align, rows, cols, width)]
-    return out
+    return _fill_band(x.copy(), diag, k, align)
 
 
 def ref_band(x, lower, upper):
