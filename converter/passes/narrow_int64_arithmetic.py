@@ -1,15 +1,17 @@
-"""Compute int64 FLOOR_DIV / DIV in int32 where the values provably fit; refuse the rest.
+"""Compute int64 arithmetic LiteRT has no int64 kernel for in int32 where the values
+provably fit; refuse the rest.
 
-LiteRT has no int64 division: floor_div.cc refuses it in Prepare ("Type 'INT64' is not
-supported by floor_div") and div.cc likewise, so a file with one does not load (TF's own
-converter writes FlexFloorDiv there). Such divisions come from index and shape arithmetic
-on int64 tensors (tf.shape / tf.argmax / tf.where results, `//` on int64 ids); most fold
-to constants, and the rest almost always hold small values. This pass bounds every int64
-tensor the division reads with interval arithmetic (constants, tensors cast from a
+LiteRT refuses int64 FLOOR_DIV ("Type 'INT64' is not supported by floor_div"), DIV, ABS,
+SIGN, SQUARED_DIFFERENCE and POW in Prepare (measured; TF's own converter writes Flex ops
+there), so a file with one does not load. They come from index and shape arithmetic on
+int64 tensors (tf.shape / tf.argmax / tf.where results, `//` on int64 ids); most fold to
+constants, and the rest almost always hold small values. This pass bounds every int64
+tensor such an op reads with interval arithmetic (constants, tensors cast from a
 narrower type, shapes and indices, ops that only move values, + - * // % of bounded
-values); when both operands lie in int32 (and not INT32_MIN / -1, whose quotient does
-not) the op becomes CAST -> int32 division -> CAST, which gives the same result.
+values); when the operands and the result all lie in int32 (so INT32_MIN / -1 does not
+qualify) the op becomes CAST -> the int32 op -> CAST, which gives the same values.
 Otherwise it raises one line naming the op: the model must cast to int32 itself.
+(Integer SQUARE, which LiteRT refuses for int32 too, is lowered to MUL: activations.py.)
 
 Required for export: without it the file would not load in LiteRT.
 """
@@ -25,6 +27,7 @@ from ..ir import Graph, Op, Tensor
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 _I32, _I64 = np.dtype(np.int32), np.dtype(np.int64)
 DIVISIONS = ("FLOOR_DIV", "DIV")
+NARROWED = DIVISIONS + ("ABS", "SIGN", "SQUARED_DIFFERENCE", "POW")  # no int64 kernel
 
 # Ops whose output values are some of their inputs' (input positions that carry data).
 _MOVERS = {
@@ -82,7 +85,7 @@ class Bounds:
         if kind == "PAD":
             return _union([self.of(op.inputs[0], depth), (0, 0)])
         args = [self.of(x, depth) for x in op.inputs[:2]]
-        if any(a is None for a in args):
+        if not args or any(a is None for a in args):
             return None
         return _arithmetic(kind, *args)
 
@@ -94,12 +97,11 @@ def _union(bounds):
 
 
 def _arithmetic(kind: str, a, b=None):
-    if kind == "NEG":
-        return -a[1], -a[0]
-    if kind == "ABS":
-        return 0, max(abs(a[0]), abs(a[1]))
-    if b is None:
-        return None
+    """Bounds of kind's result for operands in [a0, a1] (and [b0, b1]); None: unknown."""
+    m = max(abs(a[0]), abs(a[1]))
+    unary = {"NEG": (-a[1], -a[0]), "ABS": (0, m), "SIGN": (-1, 1)}
+    if kind in unary or b is None:
+        return unary.get(kind)
     if kind == "ADD":
         return a[0] + b[0], a[1] + b[1]
     if kind == "SUB":
@@ -107,12 +109,20 @@ def _arithmetic(kind: str, a, b=None):
     if kind == "MUL":
         corners = [x * y for x in a for y in b]
         return min(corners), max(corners)
-    if kind in DIVISIONS:  # |a / b| <= |a| for an integer b != 0
-        m = max(abs(a[0]), abs(a[1]))
-        return -m, m
+    if kind in DIVISIONS:
+        if b[0] <= -1 <= b[1]:  # a / -1 = -a
+            return -m, m
+        # b >= 1 keeps the quotient between 0 and a; b <= -2 at least halves it
+        return min(a[0], 0, -(m // 2 + 1)), max(a[1], 0, m // 2 + 1)
     if kind == "FLOOR_MOD":  # |a mod b| < |b|
-        m = max(abs(b[0]), abs(b[1]))
-        return -m, m
+        n = max(abs(b[0]), abs(b[1]))
+        return -n, n
+    if kind == "SQUARED_DIFFERENCE":
+        d = max(abs(a[0] - b[1]), abs(a[1] - b[0]))
+        return 0, d * d
+    if kind == "POW" and b[0] >= 0 and (m <= 1 or b[1] <= 64):
+        top = m ** b[1] if m > 1 else 1
+        return -top, top
     if kind == "RANGE":
         return min(a[0], b[0]), max(a[1], b[1])
     return None
@@ -122,17 +132,19 @@ def _fits(bounds) -> bool:
     return bounds is not None and INT32_MIN <= bounds[0] and bounds[1] <= INT32_MAX
 
 
-def _problem(graph: Graph, a: Tensor, b: Tensor, ba, bb) -> str | None:
-    """Why the division cannot run in int32 (None: it can). Besides operands outside
-    int32, INT32_MIN / -1 overflows (and traps in C++)."""
-    for t, bounds in ((a, ba), (b, bb)):
-        if not _fits(bounds):
-            source = "a model input" if graph.producer(t) is None and not t.is_const else \
-                "values edgelite cannot bound"
-            return f"of {quoted(t.name)}, {source} that may not fit int32"
-    if ba[0] == INT32_MIN and bb[0] <= -1 <= bb[1]:
-        return (f"of {quoted(a.name)}, which may be -2^31, by {quoted(b.name)}, which may be "
-                "-1: the quotient 2^31 does not fit int32")
+def _problem(graph: Graph, op: Op, bounds: Bounds) -> str | None:
+    """Why op cannot run in int32 (None: it can)."""
+    args = []
+    for t in op.inputs:
+        b = bounds.of(t)
+        if not _fits(b):
+            what = f"values in [{b[0]}, {b[1]}]" if b is not None else "a model input" \
+                if graph.producer(t) is None else "values edgelite cannot bound"
+            return f"{quoted(t.name)} ({what}) may not fit int32"
+        args.append(b)
+    if not _fits(_arithmetic(op.type, *args)):
+        return (f"its result may not fit int32 (operands in "
+                f"{', '.join(f'[{lo}, {hi}]' for lo, hi in args)})")
     return None
 
 
@@ -158,23 +170,22 @@ def _narrower(t: Tensor) -> bool:
 
 
 def _narrow(graph: Graph, op: Op, bounds: Bounds) -> None:
-    a, b = op.inputs[:2]
-    problem = _problem(graph, a, b, bounds.of(a), bounds.of(b))
+    problem = _problem(graph, op, bounds)
     if problem is not None:
         raise UnsupportedOpError(
-            f"operator {quoted(op.name)} ({op.type}): int64 division, which LiteRT cannot "
-            f"run (its {op.type.lower()} kernel takes no INT64), {problem}; cast the "
-            "operands to int32 in the model")
+            f"operator {quoted(op.name)} ({op.type}): int64 {op.type}, which LiteRT cannot "
+            f"run (its kernel takes no INT64): {problem}; cast the operands to int32 in "
+            "the model")
     y = op.outputs[0]
-    narrow = [_as_int32(graph, op, a, 0), _as_int32(graph, op, b, 1)]
-    quotient = graph.tensor(f"{y.name}/int32", _I32, y.shape)
-    graph.insert_op(Op(op.type, narrow, [quotient], dict(op.options), op.name,
+    narrow = [_as_int32(graph, op, t, k) for k, t in enumerate(op.inputs)]
+    result = graph.tensor(f"{y.name}/int32", _I32, y.shape)
+    graph.insert_op(Op(op.type, narrow, [result], dict(op.options), op.name,
                        origin=op.origin), before=op)
-    graph.replace_op(op, Op("CAST", [quotient], [y], {}, op.name, origin=op.origin))
+    graph.replace_op(op, Op("CAST", [result], [y], {}, op.name, origin=op.origin))
 
 
 def run(graph: Graph) -> int:
-    ops = [op for op in graph.ops if op.type in DIVISIONS and op.outputs[0].dtype == _I64]
+    ops = [op for op in graph.ops if op.type in NARROWED and op.outputs[0].dtype == _I64]
     if not ops:
         return 0
     bounds = Bounds(graph)
