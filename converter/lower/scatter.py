@@ -32,7 +32,7 @@ from ...interpreter.errors import ShapeError
 from ..ir import Activation, Tensor
 from .context import LowerCtx, fail
 from .einsum import static_shape
-from .spec import INDEX, In, Lowering, spec, vector_input
+from .spec import INDEX, In, Lowering, NodeSpec, spec, vector_input
 
 _D = np.dtype
 _I32, _BOOL = _D(np.int32), _D(np.bool_)
@@ -290,7 +290,7 @@ def _computed_extreme(s: Scatter, x: Tensor, tfl: str) -> None:
 _INDICES = In("the indices", INDEX, "Tindices")
 
 
-def _tensor_spec(dtypes) -> object:
+def _tensor_spec(dtypes) -> NodeSpec:
     return spec(In("the tensor", dtypes), _INDICES, In("the updates", dtypes))
 
 

@@ -12,7 +12,7 @@ from edgelite.interpreter.errors import DTypeError, UnsupportedOpError
 
 from ..op_models import const, op_model, run_op
 from ..oracle import run_litert
-from ..quant_oracle import assert_bit_exact
+from ..quant_oracle import QuantModel, assert_bit_exact, random_qparams
 
 UPDATES = [np.float32, np.int8, np.uint8, np.int32, np.int64, np.bool_]
 
@@ -105,3 +105,19 @@ def test_refusals_match_litert():
     with pytest.raises(DTypeError, match="indices' type"):
         run_op("SCATTER_ND", [np.array([[1]], np.int32), np.ones((1, 2), np.float32),
                               const(np.array([5, 2], np.int64))], [((5, 2), np.float32)])
+
+
+def test_quantized_updates_move_as_codes(rng):
+    """A quantized file (TF's quantizer gives updates and output one set of parameters):
+    the cleared output holds code 0 and duplicates add codes -- as in LiteRT, both kernel
+    sets. (edgelite's own quantizer keeps SCATTER_ND float: code 0 is 0.0 only for a zero
+    point of 0.)"""
+    q = random_qparams(rng, np.int8)
+    m = QuantModel()
+    idx = m.const("idx", np.array([[2], [0], [2]]), np.int32)
+    upd = m.input("u", (3, 4), np.int8, *q)
+    shape = m.const("shape", np.array([4, 4]), np.int32)
+    m.op("SCATTER_ND", [idx, upd, shape], [m.output("y", (4, 4), np.int8, *q)])
+    feeds = [rng.integers(-40, 40, (3, 4)).astype(np.int8)]
+    out = assert_bit_exact(m.build(), feeds)["reference"][0]
+    np.testing.assert_array_equal(out, scatter(np.array([[2], [0], [2]]), feeds[0], (4, 4)))
