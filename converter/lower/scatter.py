@@ -105,12 +105,7 @@ class Scatter:
     def rows(self, rows: np.ndarray, suffix: str) -> tuple[Tensor, Tensor]:
         """Constant indices: (indices, updates) of the tuples `rows` only."""
         ctx, node = self.ctx, self.node
-        flat = self.updates
-        if len(self.idx_shape) != 2:  # the updates as [n, slice...]
-            dims = [self.n, *self.slice]
-            flat = ctx.step(node, "RESHAPE", [flat, ctx.const(node, f"{suffix}_rows_shape",
-                                                              np.array(dims, np.int32))],
-                            f"{suffix}_rows", flat.dtype, dict(new_shape=dims))
+        flat = _flat_updates(self)
         picked = ctx.step(node, "GATHER", [flat, ctx.const(node, f"{suffix}_picks",
                                                            rows.astype(np.int32))],
                           f"{suffix}_updates", flat.dtype, dict(axis=0, batch_dims=0))
@@ -136,9 +131,7 @@ def _duplicates(s: Scatter, later: bool) -> tuple[Tensor, Tensor]:
         raise fail(ShapeError, node, f"{n} computed index tuples: deduplicating them takes "
                    f"an {n} x {n} comparison, over edgelite's limit; make the indices "
                    "constant")
-    idx = s.ctx.step(node, "RESHAPE", [s.idx, ctx.const(node, "tuples_shape",
-                                                        np.array([n, s.nd], np.int32))],
-                     "tuples", _I32, dict(new_shape=[n, s.nd]))
+    idx = _tuples(s)
     strides = np.array([int(np.prod(s.shape[k + 1:s.nd])) for k in range(s.nd)], np.int32)
     scaled = ctx.step(node, "MUL", [idx, ctx.const(node, "strides", strides)], "scaled", _I32,
                       _NONE)
@@ -173,6 +166,13 @@ def _flat_updates(s: Scatter) -> Tensor:
     if len(s.idx_shape) == 2:
         return s.updates
     return _reshaped(s, s.updates, [s.n, *s.slice], "update_rows")
+
+
+def _tuples(s: Scatter) -> Tensor:
+    """The indices as [n, nd] (to match updates flattened to [n, slice...])."""
+    if len(s.idx_shape) == 2:
+        return s.idx
+    return _reshaped(s, s.idx, [s.n, s.nd], "index_rows")
 
 
 def _covered(s: Scatter) -> Tensor:
@@ -215,13 +215,6 @@ def tensor_scatter_update(ctx: LowerCtx, node) -> None:
         return
     values = s.scatter(updates, "values", idx)
     ctx.emit("SELECT_V2", node, [ctx.const(node, "mask", covered), values, x], dtype=x.dtype)
-
-
-def _tuples(s: Scatter) -> Tensor:
-    """The indices as [n, nd] (to match updates flattened to [n, slice...])."""
-    if len(s.idx_shape) == 2:
-        return s.idx
-    return _reshaped(s, s.idx, [s.n, s.nd], "index_rows")
 
 
 def _summing(tfl: str):
