@@ -24,7 +24,8 @@ from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
 from . import (activations, array_ops, basic, control, conv, detection, einsum, embeddings,
-               fake_quant, functional, image, math_ops, nn, spectral, tensor_lists)
+               fake_quant, functional, image, linalg, math_ops, nn, scatter, spectral,
+               tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -44,6 +45,8 @@ REGISTRY: dict[str, Lowering] = {
     **einsum.RULES,
     **detection.RULES,
     **spectral.RULES,
+    **linalg.RULES,
+    **scatter.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)

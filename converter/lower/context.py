@@ -114,6 +114,12 @@ class LowerCtx:
     def const(self, node, suffix: str, data, dtype=None) -> Tensor:
         return self.graph.const(f"{node.name}/{suffix}", data, dtype)
 
+    def step(self, node, type_: str, inputs, suffix: str, dtype, options=None) -> Tensor:
+        """One intermediate op of node's lowering; its output is named node/suffix."""
+        out = self.graph.tensor(f"{node.name}/{suffix}", dtype)
+        self.graph.add_op(type_, inputs, [out], options, name=node.name)
+        return out
+
 
 # -- typed attribute access ---------------------------------------------------------------------
 def _attr(node, key: str, kind: str, default):

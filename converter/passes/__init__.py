@@ -33,6 +33,7 @@ from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import fold_input_affine
 from . import collapse_strided_slices
 from . import transpose_as_reshape
+from . import narrow_int64_arithmetic
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,12 @@ PIPELINE: tuple[Pass, ...] = tuple(
               fold_reshape_of_own_shape, fold_pad,
               fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_affine, fold_input_scale, fuse_activation,
-              prune_loop_vars,
+              prune_loop_vars, narrow_int64_arithmetic,
               remove_dead, trim_constants, order_for_memory))
 PASS_NAMES = tuple(p.name for p in PIPELINE)
 # Passes that make the graph legal for export; disabling them is not allowed.
-REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected", "decompose_erf"})
+REQUIRED = frozenset({"remove_identities", "matmul_to_fully_connected", "decompose_erf",
+                      "narrow_int64_arithmetic"})
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from . import (
     gather_nd,
     logical,
     lstm,
+    matrix_diag,
     non_max_suppression,
     normalization,
     one_hot,
@@ -46,6 +47,7 @@ from . import (
     resize,
     reverse,
     rnn,
+    scatter_nd,
     segment,
     shape_ops,
     slicing,
@@ -78,6 +80,7 @@ OPS: dict[str, OpDef] = collect(
     gather_nd, segment, unique, where,
     non_max_suppression,
     broadcast_args, fft,
+    matrix_diag, scatter_nd,
 )
 
 KERNELS: dict[str, Kernel] = {name: op.kernel for name, op in OPS.items()}
