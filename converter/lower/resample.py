@@ -1,0 +1,178 @@
+"""Resamplers TFLite has no builtin for: ResizeArea, ResizeBicubic and ScaleAndTranslate
+(what tf.image.resize writes for method="area", "bicubic", and for every method but
+"nearest" with antialias=True or "lanczos3" / "lanczos5" / "gaussian" / "mitchellcubic").
+TensorFlow's converter cannot convert them with builtins.
+
+All three are separable and linear in the image: out = R . image . C^T per sample and
+channel, with constant matrices R [out_h, in_h] and C [out_w, in_w] that depend only on the
+sizes and the op's attributes (sampling.py computes them as TF's kernels do). They become
+two BATCH_MATMULs with a constant left operand, with no transposes:
+
+    x [N, H, W, C] -> RESHAPE [-1, H, W*C] -> BATCH_MATMUL(R, .) [-1, out_h, W*C]
+      -> RESHAPE [-1, W, C] -> BATCH_MATMUL(C, .) [-1, out_w, C] -> RESHAPE [N, out_h, out_w, C]
+
+An axis whose matrix is the identity is skipped; integer images are CAST to float32 first
+(TF's kernels read static_cast<float>(value) and output float32). ResizeArea shrinking each
+axis by a whole factor without align_corners is AVERAGE_POOL_2D (each output the mean of a
+k_h x k_w block, as TF's sums with weights 1 and scale 1 / (k_h k_w)).
+
+In an int8 model the matrices are constants of an int8 BATCH_MATMUL (per-tensor
+parameters from their values); AVERAGE_POOL_2D keeps the input's parameters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from .context import LowerCtx, attr_bool, attr_str, fail
+from .einsum import static_shape
+from .spec import REAL, Attr, In, Lowering, spec
+from . import sampling
+
+F32 = np.float32
+# Values of one interpolation matrix (stored in the model as float32, 16 MB): enough for
+# 2048 x 2048 pixels; a larger resample is refused rather than written as a huge constant.
+MAX_MATRIX_VALUES = 1 << 22
+
+
+def _image_shape(ctx: LowerCtx, node, x) -> tuple[int, int, int]:
+    """(H, W, C) of a 4-D image, which the matrices need."""
+    shape = static_shape(ctx, node, x)
+    if len(shape) != 4 or min(shape[1:]) < 1:
+        raise fail(ShapeError, node, f"the images have shape {list(shape)}; a 4-D [batch, "
+                   "height, width, channels] image with a known height, width and channels "
+                   "is needed (give the input's shape with --input-shape)")
+    return shape[1], shape[2], shape[3]
+
+
+def _size(ctx: LowerCtx, node, i: int = 1) -> tuple[int, int]:
+    size = np.asarray(ctx.const_input(node, i, "the size")).reshape(-1)
+    if size.shape != (2,) or np.any(size < 1):
+        raise fail(ShapeError, node, f"the size {size.tolist()[:8]} must be two positive "
+                   "values [height, width]")
+    return int(size[0]), int(size[1])
+
+
+def _check_matrix(node, n_in: int, n_out: int) -> None:
+    if n_in * n_out > MAX_MATRIX_VALUES:
+        raise fail(UnsupportedOpError, node, f"resamples {n_in} pixels to {n_out}: its "
+                   f"interpolation matrix would hold {n_in * n_out} values (limit "
+                   f"{MAX_MATRIX_VALUES})")
+
+
+def _step(ctx: LowerCtx, node, tfl: str, inputs, suffix: str, options=None,
+          dtype=F32):
+    out = ctx.graph.tensor(f"{node.name}/{suffix}", dtype)
+    ctx.graph.add_op(tfl, inputs, [out], options, name=node.name)
+    return out
+
+
+def _reshape(ctx: LowerCtx, node, x, shape, suffix: str):
+    shape = np.array(shape, np.int32)
+    return _step(ctx, node, "RESHAPE", [x, ctx.const(node, f"{suffix}/shape", shape)], suffix,
+                 dict(new_shape=shape.tolist()), dtype=x.dtype)
+
+
+def _as_float(ctx: LowerCtx, node, x):
+    return x if x.dtype == F32 else _step(ctx, node, "CAST", [x], "float")
+
+
+def _is_identity(m: np.ndarray) -> bool:
+    return m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(len(m)))
+
+
+def separable(ctx: LowerCtx, node, x, rows: np.ndarray, cols: np.ndarray) -> None:
+    """The node's output: rows [out_h, H] applied along H, then cols [out_w, W] along W."""
+    h, w, c = _image_shape(ctx, node, x)
+    steps = [(name, m, shape) for name, m, shape in
+             (("rows", rows, [-1, h, w * c]), ("cols", cols, [-1, w, c]))
+             if not _is_identity(m)]
+    if not steps:  # the same size: only the float conversion
+        ctx.emit("IDENTITY" if x.dtype == F32 else "CAST", node, [x], dtype=F32)
+        return
+    y = _as_float(ctx, node, x)
+    for name, m, shape in steps:
+        flat = _reshape(ctx, node, y, shape, f"{name}_in")
+        y = _step(ctx, node, "BATCH_MATMUL", [ctx.const(node, name, m.astype(F32)), flat],
+                  name, dict(adj_x=False, adj_y=False))
+    shape = np.array([-1, len(rows), len(cols), c], np.int32)
+    ctx.emit("RESHAPE", node, [y, ctx.const(node, "shape", shape)],
+             dict(new_shape=shape.tolist()), dtype=F32)
+
+
+def resize_area(ctx: LowerCtx, node) -> None:
+    x = ctx.input(node, 0)
+    out_h, out_w = _size(ctx, node)
+    h, w, _ = _image_shape(ctx, node, x)
+    _check_matrix(node, h, out_h)
+    _check_matrix(node, w, out_w)
+    align_corners = attr_bool(node, "align_corners", False)
+    if not align_corners and h % out_h == 0 and w % out_w == 0 and (h, w) != (out_h, out_w):
+        kh, kw = h // out_h, w // out_w  # whole blocks: their mean
+        ctx.emit("AVERAGE_POOL_2D", node, [_as_float(ctx, node, x)], dict(
+            padding="VALID", stride_h=kh, stride_w=kw, filter_height=kh, filter_width=kw,
+            fused_activation_function=0), dtype=F32)
+        return
+    separable(ctx, node, x, sampling.area(h, out_h, align_corners),
+              sampling.area(w, out_w, align_corners))
+
+
+def resize_bicubic(ctx: LowerCtx, node) -> None:
+    x = ctx.input(node, 0)
+    out_h, out_w = _size(ctx, node)
+    h, w, _ = _image_shape(ctx, node, x)
+    _check_matrix(node, h, out_h)
+    _check_matrix(node, w, out_w)
+    align_corners = attr_bool(node, "align_corners", False)
+    half_pixel = attr_bool(node, "half_pixel_centers", False)
+    if align_corners and half_pixel:  # image_resizer_state.h refuses it too
+        raise fail(GraphError, node, "align_corners and half_pixel_centers are both true; "
+                   "TensorFlow allows at most one of them")
+    separable(ctx, node, x, sampling.bicubic(h, out_h, align_corners, half_pixel),
+              sampling.bicubic(w, out_w, align_corners, half_pixel))
+
+
+def _pair(ctx: LowerCtx, node, i: int, what: str) -> tuple[float, float]:
+    v = np.asarray(ctx.const_input(node, i, what), np.float64).reshape(-1)
+    if v.shape != (2,) or not np.all(np.isfinite(v)):
+        raise fail(ShapeError, node, f"the {what} {v.tolist()[:8]} must be two finite values "
+                   "[rows, columns]")
+    return float(F32(v[0])), float(F32(v[1]))
+
+
+def scale_and_translate(ctx: LowerCtx, node) -> None:
+    x = ctx.input(node, 0)
+    out_h, out_w = _size(ctx, node)
+    h, w, _ = _image_shape(ctx, node, x)
+    _check_matrix(node, h, out_h)
+    _check_matrix(node, w, out_w)
+    scale, translation = _pair(ctx, node, 2, "scale"), _pair(ctx, node, 3, "translation")
+    if min(scale) <= 0:
+        raise fail(ShapeError, node, f"the scale {list(scale)} must be positive (TensorFlow's "
+                   "kernel refuses it)")
+    kernel = attr_str(node, "kernel_type", "lanczos3")
+    antialias = attr_bool(node, "antialias", True)
+    separable(ctx, node, x,
+              sampling.scale_and_translate(h, out_h, scale[0], translation[0], kernel,
+                                           antialias),
+              sampling.scale_and_translate(w, out_w, scale[1], translation[1], kernel,
+                                           antialias))
+
+
+# -- specs (TF op definitions: image_ops.cc) ----------------------------------------------------
+_IMAGES = In("the images", REAL, ranks=(4,))
+_SIZE = In("the size", frozenset({np.dtype(np.int32)}), None, const=True, ranks=(1,))
+_FLOAT_PAIR = frozenset({np.dtype(np.float32)})
+
+RULES = {
+    "ResizeArea": Lowering(resize_area, spec(_IMAGES, _SIZE, attrs=(
+        Attr("align_corners", "b"),))),
+    "ResizeBicubic": Lowering(resize_bicubic, spec(_IMAGES, _SIZE, attrs=(
+        Attr("align_corners", "b"), Attr("half_pixel_centers", "b")))),
+    "ScaleAndTranslate": Lowering(scale_and_translate, spec(
+        _IMAGES, _SIZE, In("the scale", _FLOAT_PAIR, None, const=True, ranks=(1,)),
+        In("the translation", _FLOAT_PAIR, None, const=True, ranks=(1,)),
+        attrs=(Attr("kernel_type", "s", choices=tuple(sampling.KERNELS)),
+               Attr("antialias", "b")))),
+}
