@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from ..passes import fold_shapes
 from .context import LowerCtx, attr_bool, attr_str, fail
 from .einsum import static_shape
 from .spec import REAL, Attr, In, Lowering, spec
@@ -46,8 +47,16 @@ def _image_shape(ctx: LowerCtx, node, x) -> tuple[int, int, int]:
     return shape[1], shape[2], shape[3]
 
 
-def _size(ctx: LowerCtx, node, i: int = 1) -> tuple[int, int]:
-    size = np.asarray(ctx.const_input(node, i, "the size")).reshape(-1)
+def _value(ctx: LowerCtx, node, i: int, what: str) -> np.ndarray:
+    """Input i's value: a constant, or computed from static shapes -- tf.image.resize divides
+    the size by tf.shape(images)[1:3] -- folded here as the fold_shapes pass folds it."""
+    if not ctx.input(node, i).is_const:
+        fold_shapes.run(ctx.graph)
+    return np.asarray(ctx.const_input(node, i, what))
+
+
+def _size(ctx: LowerCtx, node) -> tuple[int, int]:
+    size = _value(ctx, node, 1, "the size").reshape(-1)
     if size.shape != (2,) or np.any(size < 1):
         raise fail(ShapeError, node, f"the size {size.tolist()[:8]} must be two positive "
                    "values [height, width]")
@@ -134,7 +143,7 @@ def resize_bicubic(ctx: LowerCtx, node) -> None:
 
 
 def _pair(ctx: LowerCtx, node, i: int, what: str) -> tuple[float, float]:
-    v = np.asarray(ctx.const_input(node, i, what), np.float64).reshape(-1)
+    v = _value(ctx, node, i, what).astype(np.float64).reshape(-1)
     if v.shape != (2,) or not np.all(np.isfinite(v)):
         raise fail(ShapeError, node, f"the {what} {v.tolist()[:8]} must be two finite values "
                    "[rows, columns]")
@@ -162,7 +171,8 @@ def scale_and_translate(ctx: LowerCtx, node) -> None:
 
 # -- specs (TF op definitions: image_ops.cc) ----------------------------------------------------
 _IMAGES = In("the images", REAL, ranks=(4,))
-_SIZE = In("the size", frozenset({np.dtype(np.int32)}), None, const=True, ranks=(1,))
+# (the size, scale and translation must be constants once shapes are folded: _value)
+_SIZE = In("the size", frozenset({np.dtype(np.int32)}), None, ranks=(1,))
 _FLOAT_PAIR = frozenset({np.dtype(np.float32)})
 
 RULES = {
@@ -171,8 +181,8 @@ RULES = {
     "ResizeBicubic": Lowering(resize_bicubic, spec(_IMAGES, _SIZE, attrs=(
         Attr("align_corners", "b"), Attr("half_pixel_centers", "b")))),
     "ScaleAndTranslate": Lowering(scale_and_translate, spec(
-        _IMAGES, _SIZE, In("the scale", _FLOAT_PAIR, None, const=True, ranks=(1,)),
-        In("the translation", _FLOAT_PAIR, None, const=True, ranks=(1,)),
+        _IMAGES, _SIZE, In("the scale", _FLOAT_PAIR, None, ranks=(1,)),
+        In("the translation", _FLOAT_PAIR, None, ranks=(1,)),
         attrs=(Attr("kernel_type", "s", choices=tuple(sampling.KERNELS)),
                Attr("antialias", "b")))),
 }
