@@ -63,11 +63,16 @@ def _size(ctx: LowerCtx, node) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _check_matrix(node, n_in: int, n_out: int) -> None:
-    if n_in * n_out > MAX_MATRIX_VALUES:
-        raise fail(UnsupportedOpError, node, f"resamples {n_in} pixels to {n_out}: its "
-                   f"interpolation matrix would hold {n_in * n_out} values (limit "
-                   f"{MAX_MATRIX_VALUES})")
+def _axes(ctx: LowerCtx, node, x) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((H, out_h), (W, out_w)) of the node; each axis's matrix checked against the bound."""
+    h, w, _ = _image_shape(ctx, node, x)
+    out_h, out_w = _size(ctx, node)
+    for n_in, n_out in ((h, out_h), (w, out_w)):
+        if n_in * n_out > MAX_MATRIX_VALUES:
+            raise fail(UnsupportedOpError, node, f"resamples {n_in} pixels to {n_out}: its "
+                       f"interpolation matrix would hold {n_in * n_out} values (limit "
+                       f"{MAX_MATRIX_VALUES})")
+    return (h, out_h), (w, out_w)
 
 
 def _step(ctx: LowerCtx, node, tfl: str, inputs, suffix: str, options=None,
@@ -91,9 +96,11 @@ def _is_identity(m: np.ndarray) -> bool:
     return m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(len(m)))
 
 
-def separable(ctx: LowerCtx, node, x, rows: np.ndarray, cols: np.ndarray) -> None:
-    """The node's output: rows [out_h, H] applied along H, then cols [out_w, W] along W."""
+def separable(ctx: LowerCtx, node, x, axes, matrix) -> None:
+    """The node's output: matrix(n_in, n_out, 0) [out_h, H] applied along H, then
+    matrix(n_in, n_out, 1) [out_w, W] along W (axes: _axes)."""
     h, w, c = _image_shape(ctx, node, x)
+    rows, cols = (matrix(n_in, n_out, k) for k, (n_in, n_out) in enumerate(axes))
     steps = [(name, m, shape) for name, m, shape in
              (("rows", rows, [-1, h, w * c]), ("cols", cols, [-1, w, c]))
              if not _is_identity(m)]
@@ -112,10 +119,7 @@ def separable(ctx: LowerCtx, node, x, rows: np.ndarray, cols: np.ndarray) -> Non
 
 def resize_area(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
-    out_h, out_w = _size(ctx, node)
-    h, w, _ = _image_shape(ctx, node, x)
-    _check_matrix(node, h, out_h)
-    _check_matrix(node, w, out_w)
+    (h, out_h), (w, out_w) = axes = _axes(ctx, node, x)
     align_corners = attr_bool(node, "align_corners", False)
     if not align_corners and h % out_h == 0 and w % out_w == 0 and (h, w) != (out_h, out_w):
         kh, kw = h // out_h, w // out_w  # whole blocks: their mean
@@ -123,23 +127,20 @@ def resize_area(ctx: LowerCtx, node) -> None:
             padding="VALID", stride_h=kh, stride_w=kw, filter_height=kh, filter_width=kw,
             fused_activation_function=0), dtype=F32)
         return
-    separable(ctx, node, x, sampling.area(h, out_h, align_corners),
-              sampling.area(w, out_w, align_corners))
+    separable(ctx, node, x, axes, lambda n_in, n_out, _: sampling.area(n_in, n_out,
+                                                                      align_corners))
 
 
 def resize_bicubic(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
-    out_h, out_w = _size(ctx, node)
-    h, w, _ = _image_shape(ctx, node, x)
-    _check_matrix(node, h, out_h)
-    _check_matrix(node, w, out_w)
+    axes = _axes(ctx, node, x)
     align_corners = attr_bool(node, "align_corners", False)
     half_pixel = attr_bool(node, "half_pixel_centers", False)
     if align_corners and half_pixel:  # image_resizer_state.h refuses it too
         raise fail(GraphError, node, "align_corners and half_pixel_centers are both true; "
                    "TensorFlow allows at most one of them")
-    separable(ctx, node, x, sampling.bicubic(h, out_h, align_corners, half_pixel),
-              sampling.bicubic(w, out_w, align_corners, half_pixel))
+    separable(ctx, node, x, axes, lambda n_in, n_out, _: sampling.bicubic(
+        n_in, n_out, align_corners, half_pixel))
 
 
 def _pair(ctx: LowerCtx, node, i: int, what: str) -> tuple[float, float]:
@@ -152,21 +153,15 @@ def _pair(ctx: LowerCtx, node, i: int, what: str) -> tuple[float, float]:
 
 def scale_and_translate(ctx: LowerCtx, node) -> None:
     x = ctx.input(node, 0)
-    out_h, out_w = _size(ctx, node)
-    h, w, _ = _image_shape(ctx, node, x)
-    _check_matrix(node, h, out_h)
-    _check_matrix(node, w, out_w)
+    axes = _axes(ctx, node, x)
     scale, translation = _pair(ctx, node, 2, "scale"), _pair(ctx, node, 3, "translation")
     if min(scale) <= 0:
         raise fail(ShapeError, node, f"the scale {list(scale)} must be positive (TensorFlow's "
                    "kernel refuses it)")
     kernel = attr_str(node, "kernel_type", "lanczos3")
     antialias = attr_bool(node, "antialias", True)
-    separable(ctx, node, x,
-              sampling.scale_and_translate(h, out_h, scale[0], translation[0], kernel,
-                                           antialias),
-              sampling.scale_and_translate(w, out_w, scale[1], translation[1], kernel,
-                                           antialias))
+    separable(ctx, node, x, axes, lambda n_in, n_out, k: sampling.scale_and_translate(
+        n_in, n_out, scale[k], translation[k], kernel, antialias))
 
 
 # -- specs (TF op definitions: image_ops.cc) ----------------------------------------------------

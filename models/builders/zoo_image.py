@@ -64,25 +64,6 @@ def _resample_body(x, out, rng):
                                      antialias=True), "translated")
 
 
-def _resample(seed: int):
-    rng = np.random.RandomState(seed)
-    graph = tf.Graph()
-    out = _Outputs(graph)
-    with graph.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [None, 10, 12, 3], name="x")
-        with tf.compat.v1.name_scope("ops"):
-            _resample_body(x, out, rng)
-        with tf.compat.v1.Session(graph=graph, config=SESSION_CONFIG) as sess:
-            gd = _freeze_session_graph(graph, sess, out.names)
-    data = np.random.RandomState(seed + 1)
-    golden = data.uniform(-1, 1, (N_GOLDEN, 10, 12, 3)).astype(np.float32)
-    calib = data.uniform(-1, 1, (N_CALIB, 10, 12, 3)).astype(np.float32)
-    built = Built(gd, {"x": ([None, 10, 12, 3], "float32")}, out.names, {"x": golden},
-                  expect_ops=("ResizeArea", "ResizeBicubic", "ScaleAndTranslate"),
-                  notes=NOTES)
-    return Spec("img_resample", lambda: built), built, {"x": calib}
-
-
 BOXES = 6
 
 
@@ -109,33 +90,45 @@ def _boxes(rng, n):
     return rng.uniform(-0.2, 1.2, (n, BOXES, 4)).astype(np.float32)
 
 
-def _crop(seed: int):
+def _uniform(lo, hi, shape):
+    return lambda rng, n: rng.uniform(lo, hi, (n, *shape)).astype(np.float32)
+
+
+def _model(name: str, seed: int, inputs: dict, body, expect_ops):
+    """A tf.compat.v1 graph of float32 inputs (name -> (shape without the batch, draw(rng, n)
+    -> n samples)) and body(*inputs, out, rng), frozen; its golden and calibration inputs.
+    Returns (Spec, Built, calibration inputs)."""
     rng = np.random.RandomState(seed)
     graph = tf.Graph()
     out = _Outputs(graph)
     with graph.as_default():
-        image = tf.compat.v1.placeholder(tf.float32, [None, 12, 16, 3], name="image")
-        boxes = tf.compat.v1.placeholder(tf.float32, [None, BOXES, 4], name="boxes")
+        xs = [tf.compat.v1.placeholder(tf.float32, [None, *shape], name=k)
+              for k, (shape, _) in inputs.items()]
         with tf.compat.v1.name_scope("ops"):
-            _crop_body(image, boxes, out, rng)
+            body(*xs, out, rng)
         with tf.compat.v1.Session(graph=graph, config=SESSION_CONFIG) as sess:
             gd = _freeze_session_graph(graph, sess, out.names)
     data = np.random.RandomState(seed + 1)
+    golden, calib = ({k: draw(data, n) for k, (_, draw) in inputs.items()}
+                     for n in (N_GOLDEN, N_CALIB))
+    built = Built(gd, {k: ([None, *shape], "float32") for k, (shape, _) in inputs.items()},
+                  out.names, golden, expect_ops=expect_ops, notes=NOTES)
+    return Spec(name, lambda: built), built, calib
 
-    def inputs(n):
-        return {"image": data.uniform(0, 1, (n, 12, 16, 3)).astype(np.float32),
-                "boxes": _boxes(data, n)}
 
-    golden, calib = inputs(N_GOLDEN), inputs(N_CALIB)
-    built = Built(gd, {"image": ([None, 12, 16, 3], "float32"),
-                       "boxes": ([None, BOXES, 4], "float32")}, out.names, golden,
-                  expect_ops=("CropAndResize",), notes=NOTES)
-    return Spec("img_crop_and_resize", lambda: built), built, calib
+MODELS = (
+    ("img_resample", SEED + 2500, {"x": ((10, 12, 3), _uniform(-1, 1, (10, 12, 3)))},
+     _resample_body, ("ResizeArea", "ResizeBicubic", "ScaleAndTranslate")),
+    ("img_crop_and_resize", SEED + 2510,
+     {"image": ((12, 16, 3), _uniform(0, 1, (12, 16, 3))), "boxes": ((BOXES, 4), _boxes)},
+     _crop_body, ("CropAndResize",)),
+)
 
 
 def main() -> None:
     tf.compat.v1.set_random_seed(SEED)
-    for spec, built, calib in (_resample(SEED + 2500), _crop(SEED + 2510)):
+    for args in MODELS:
+        spec, built, calib = _model(*args)
         print(spec.name)
         finish_beyond(spec, built, "misc", calib)
 
