@@ -11,13 +11,24 @@ two BATCH_MATMULs with a constant left operand, with no transposes:
     x [N, H, W, C] -> RESHAPE [-1, H, W*C] -> BATCH_MATMUL(R, .) [-1, out_h, W*C]
       -> RESHAPE [-1, W, C] -> BATCH_MATMUL(C, .) [-1, out_w, C] -> RESHAPE [N, out_h, out_w, C]
 
+A large matrix whose nonzeros lie in a narrow band (k taps per output: 4 for bicubic, about
+2 r / scale for an antialiased shrink) is applied by its band instead -- the work and the
+constant shrink from out * in to out * k: the k source rows of each output are gathered and
+weighed by one BATCH_MATMUL of a constant [out, 1, k]:
+
+    [-1, H, W*C] -> GATHER(axis 1, indices [out_h, k]) [-1, out_h, k, W*C]
+      -> BATCH_MATMUL(weights [out_h, 1, k], .) [-1, out_h, 1, W*C]
+
+and the columns' band between two TRANSPOSEs ([N, W, out_h, C]), so that its products are as
+large as the rows' rather than one per pixel.
+
 An axis whose matrix is the identity is skipped; integer images are CAST to float32 first
 (TF's kernels read static_cast<float>(value) and output float32). ResizeArea shrinking each
 axis by a whole factor without align_corners is AVERAGE_POOL_2D (each output the mean of a
 k_h x k_w block, as TF's sums with weights 1 and scale 1 / (k_h k_w)).
 
-In an int8 model the matrices are constants of an int8 BATCH_MATMUL (per-tensor
-parameters from their values); AVERAGE_POOL_2D keeps the input's parameters.
+In an int8 model the matrices (bands) are constants of an int8 BATCH_MATMUL (per-tensor
+parameters from their values); GATHER and AVERAGE_POOL_2D keep the input's parameters.
 """
 
 from __future__ import annotations
@@ -35,6 +46,10 @@ F32 = np.float32
 # Values of one interpolation matrix (stored in the model as float32, 16 MB): enough for
 # 2048 x 2048 pixels; a larger resample is refused rather than written as a huge constant.
 MAX_MATRIX_VALUES = 1 << 22
+# A matrix of up to this many values is applied whole (one op); a larger one by its band
+# when the band is at most a quarter of the input.
+DENSE_VALUES = 4096
+BAND_FRACTION = 4
 
 
 def _image_shape(ctx: LowerCtx, node, x) -> tuple[int, int, int]:
@@ -96,23 +111,66 @@ def _is_identity(m: np.ndarray) -> bool:
     return m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(len(m)))
 
 
+def _band(m: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(indices [n_out, k], weights [n_out, 1, k]): the k consecutive inputs of each output
+    that hold all its nonzero weights (an output with none reads inputs 0..k-1, weighed 0);
+    None where m is applied whole (small, or a wide band)."""
+    if m.size <= DENSE_VALUES:
+        return None
+    nonzero = m != 0
+    some = nonzero.any(axis=1)
+    first = np.where(some, nonzero.argmax(axis=1), 0)
+    last = np.where(some, m.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1), 0)
+    k = int((last - first).max()) + 1
+    if BAND_FRACTION * k > m.shape[1]:
+        return None
+    start = np.maximum(np.minimum(first, m.shape[1] - k), 0)
+    indices = start[:, None] + np.arange(k)
+    return indices, np.take_along_axis(m, indices, axis=1)[:, None, :]
+
+
+def _along(ctx: LowerCtx, node, y, m: np.ndarray, name: str):
+    """m applied along axis 1 of y [-1, n_in, rest]: [-1, n_out, rest] (by its band:
+    [-1, n_out, 1, rest])."""
+    band = _band(m)
+    if band is not None:
+        indices, m = band
+        y = _step(ctx, node, "GATHER", [y, ctx.const(node, f"{name}/taps",
+                                                     indices.astype(np.int32))],
+                  f"{name}/taps", dict(axis=1, batch_dims=0))
+    return _step(ctx, node, "BATCH_MATMUL", [ctx.const(node, name, m.astype(F32)), y], name,
+                 dict(adj_x=False, adj_y=False))
+
+
+def _swap(ctx: LowerCtx, node, y, shape, name: str):
+    """y as `shape` [N, a, b, C], transposed to [N, b, a, C]."""
+    y = _reshape(ctx, node, y, shape, f"{name}/in")
+    perm = ctx.const(node, f"{name}/perm", np.array([0, 2, 1, 3], np.int32))
+    return _step(ctx, node, "TRANSPOSE", [y, perm], name, dtype=y.dtype)
+
+
 def separable(ctx: LowerCtx, node, x, axes, matrix) -> None:
     """The node's output: matrix(n_in, n_out, 0) [out_h, H] applied along H, then
     matrix(n_in, n_out, 1) [out_w, W] along W (axes: _axes)."""
     h, w, c = _image_shape(ctx, node, x)
     rows, cols = (matrix(n_in, n_out, k) for k, (n_in, n_out) in enumerate(axes))
-    steps = [(name, m, shape) for name, m, shape in
-             (("rows", rows, [-1, h, w * c]), ("cols", cols, [-1, w, c]))
-             if not _is_identity(m)]
-    if not steps:  # the same size: only the float conversion
+    if _is_identity(rows) and _is_identity(cols):  # the same size: the float conversion
         ctx.emit("IDENTITY" if x.dtype == F32 else "CAST", node, [x], dtype=F32)
         return
     y = _as_float(ctx, node, x)
-    for name, m, shape in steps:
-        flat = _reshape(ctx, node, y, shape, f"{name}_in")
-        y = _step(ctx, node, "BATCH_MATMUL", [ctx.const(node, name, m.astype(F32)), flat],
-                  name, dict(adj_x=False, adj_y=False))
-    shape = np.array([-1, len(rows), len(cols), c], np.int32)
+    out_h, out_w = len(rows), len(cols)
+    if not _is_identity(rows):
+        y = _along(ctx, node, _reshape(ctx, node, y, [-1, h, w * c], "rows_in"), rows, "rows")
+    if _is_identity(cols):
+        pass
+    elif _band(cols) is None:
+        y = _along(ctx, node, _reshape(ctx, node, y, [-1, w, c], "cols_in"), cols, "cols")
+    else:  # [N, W, out_h, C]: a band's gathers and products as large as the rows'
+        y = _swap(ctx, node, y, [-1, out_h, w, c], "cols_in")
+        y = _along(ctx, node, _reshape(ctx, node, y, [-1, w, out_h * c], "cols_in/flat"),
+                   cols, "cols")
+        y = _swap(ctx, node, y, [-1, out_w, out_h, c], "cols_out")
+    shape = np.array([-1, out_h, out_w, c], np.int32)
     ctx.emit("RESHAPE", node, [y, ctx.const(node, "shape", shape)],
              dict(new_shape=shape.tolist()), dtype=F32)
 

@@ -18,7 +18,13 @@ from .lowering import F32, check, floats, graph, rng, run, run_int8
 
 COVERED = {"ResizeArea", "ResizeBicubic", "ScaleAndTranslate"}
 U8 = np.dtype(np.uint8)
+# [-1, H, W*C] times the rows matrix, [-1, W, C] times the columns' (a RESHAPE of a tensor
+# to its own shape is dropped)
 MATMULS = ["RESHAPE", "BATCH_MATMUL", "RESHAPE", "BATCH_MATMUL", "RESHAPE"]
+# large matrices by their bands: GATHER the taps, weigh them; the columns' between two
+# transposes ([N, W, out_h, C])
+BAND = ["RESHAPE", "GATHER", "BATCH_MATMUL", "RESHAPE", "TRANSPOSE", "RESHAPE", "GATHER",
+        "BATCH_MATMUL", "RESHAPE", "TRANSPOSE"]
 
 
 def _scale(n_in, n_out, align_corners):
@@ -28,14 +34,14 @@ def _scale(n_in, n_out, align_corners):
 def _separable(x, row_weights, col_weights):
     """out[b, o, p, c] = sum_ij rows(o)[i] cols(p)[j] x[b, i, j, c]; each weights(o) is a
     {source index: weight} dict of one output position."""
-    n, h, w, c = x.shape
-    out = np.zeros((n, len(row_weights), len(col_weights), c))
-    for o, rw in enumerate(row_weights):
-        for p, cw in enumerate(col_weights):
-            for i, a in rw.items():
-                for j, b in cw.items():
-                    out[:, o, p] += a * b * x[:, i, j].astype(np.float64)
-    return out.astype(np.float32)
+    def matrix(cells, n_in):
+        m = np.zeros((len(cells), n_in))
+        for o, weights in enumerate(cells):
+            for i, v in weights.items():
+                m[o, i] += v
+        return m
+    rows, cols = matrix(row_weights, x.shape[1]), matrix(col_weights, x.shape[2])
+    return np.einsum("oi,nijc,pj->nopc", rows, x.astype(np.float64), cols).astype(np.float32)
 
 
 # -- ResizeArea -----------------------------------------------------------------------------------
@@ -232,20 +238,43 @@ def test_scale_and_translate(kernel, size, scale, translation, antialias):
           atol=1e-5)
 
 
-def test_resampled_int8(tmp_path):
-    """int8: BATCH_MATMULs with the matrices as int8 constants, bit-exact in LiteRT's two
-    kernel sets; lanczos3 (weights below 0) within a few steps of the float result on a
+@pytest.mark.parametrize("make, taps", [
+    (lambda x: _resize_graph("ResizeBicubic", x, (96, 120), half_pixel_centers=True),
+     [(96, 4), (120, 4)]),
+    (lambda x: _sat_graph(x, (70, 100), (70 / 64, 100 / 80), (0, 0), "lanczos3", True),
+     [(70, 6), (100, 6)]),
+])
+def test_a_large_matrix_is_applied_by_its_band(make, taps):
+    """Over DENSE_VALUES values, with each output reading a few inputs: GATHER those rows
+    ([out, k] indices) and weigh them with a [out, 1, k] constant. (TF's lanczos weights are
+    float32 -- kPI a float, sinf -- up to 6e-6 off this float64 reference's.)"""
+    x = floats(rng(), 1, 64, 80, 2)
+    g = make(x)
+    want = resize_bicubic_reference(x, (96, 120)) if taps[0][0] == 96 else \
+        scale_and_translate_reference(x, (70, 100), (70 / 64, 100 / 80), (0, 0), "lanczos3",
+                                      True)
+    r = check(g, {"x": x}, want, BAND, atol=1e-4)
+    assert [op.inputs[1].data.shape for op in r.graph.ops if op.type == "GATHER"] == taps
+
+
+@pytest.mark.parametrize("in_hw, out_hw, ops", [((9, 11), (5, 6), MATMULS),
+                                                ((64, 80), (70, 100), BAND)], ids=str)
+def test_resampled_int8(in_hw, out_hw, ops):
+    """int8: BATCH_MATMULs with the matrices (bands) as int8 constants, bit-exact in LiteRT's
+    two kernel sets; lanczos3 (weights below 0) within a few steps of the float result on a
     smooth image."""
     r = rng()
-    ramp = np.sin(np.linspace(0, 3, 11))[None, :] * np.cos(np.linspace(0, 2, 9))[:, None]
+    ramp = np.sin(np.linspace(0, 3, in_hw[1]))[None, :] * \
+        np.cos(np.linspace(0, 2, in_hw[0]))[:, None]
     calib = (ramp[None, None, :, :, None] * r.uniform(0.5, 2, (8, 1, 1, 1, 3))).astype(F32)
     x = calib[0]
-    g = _sat_graph(x, (5, 6), (5 / 9, 6 / 11), (0, 0), "lanczos3", True)
+    scale = (out_hw[0] / in_hw[0], out_hw[1] / in_hw[1])
+    g = _sat_graph(x, out_hw, scale, (0, 0), "lanczos3", True)
     run8, default = run_int8(g, {"x": x}, {"x": calib})
-    assert run8.ops == ["QUANTIZE"] + MATMULS + ["DEQUANTIZE"]
+    assert run8.ops == ["QUANTIZE"] + ops + ["DEQUANTIZE"]
     mm = [op for op in run8.graph.ops if op.type == "BATCH_MATMUL"]
     assert all(op.inputs[0].dtype == op.outputs[0].dtype == np.int8 for op in mm)
-    want = scale_and_translate_reference(x, (5, 6), (5 / 9, 6 / 11), (0, 0), "lanczos3", True)
+    want = scale_and_translate_reference(x, out_hw, scale, (0, 0), "lanczos3", True)
     step = 2 * np.abs(calib).max() / 255
     for y in (run8.outputs[0], default[0]):
         assert np.abs(y - want).max() < 4 * step
@@ -271,3 +300,33 @@ def test_refusals(make, error, message):
     with pytest.raises(error, match=rf"^node 'y' \({op}\): {message}"):
         run(make(x), {"x": x}, ["y"])
 
+
+
+def test_a_scale_computed_from_the_image_shape_folds():
+    """tf.image.resize(..., antialias=True) divides the size by tf.shape(images)[1:3]
+    (Shape, StridedSlice, Cast, RealDiv): with the image's shape known it is a constant."""
+    x = floats(rng(), 1, 9, 11, 3)
+    g = graph(x=x.shape)
+    g.node("shape", "Shape", ["x"], T=F32, out_type=np.dtype(np.int32))
+    for name, v in (("begin", [1]), ("end", [3]), ("strides", [1])):
+        g.const(name, np.array(v, np.int32))
+    g.node("hw", "StridedSlice", ["shape", "begin", "end", "strides"], T=np.dtype(np.int32),
+           Index=np.dtype(np.int32))
+    g.node("hw_f", "Cast", ["hw"], SrcT=np.dtype(np.int32), DstT=F32)
+    g.const("size", np.array([4, 5], np.int32))
+    g.const("size_f", np.array([4, 5], np.float32))
+    g.node("scale", "RealDiv", ["size_f", "hw_f"], T=F32)
+    g.const("translation", np.zeros(2, np.float32))
+    g.node("y", "ScaleAndTranslate", ["x", "size", "scale", "translation"], T=F32,
+           kernel_type="lanczos3", antialias=True)
+    want = scale_and_translate_reference(x, (4, 5), (4 / 9, 5 / 11), (0, 0), "lanczos3", True)
+    check(g, {"x": x}, want, MATMULS, atol=1e-5)
+
+
+def test_a_size_known_only_when_running_is_refused():
+    g = graph(x=(1, 4, 4, 1), size=((2,), np.dtype(np.int32)))
+    g.node("y", "ResizeArea", ["x", "size"], T=F32)
+    with pytest.raises(UnsupportedOpError, match=r"^node 'y' \(ResizeArea\): the size \(input "
+                       r"1, 'size'\) must be a constant"):
+        run(g, {"x": np.zeros((1, 4, 4, 1), np.float32), "size": np.array([2, 2], np.int32)},
+            ["y"])
