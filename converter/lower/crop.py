@@ -141,7 +141,7 @@ def crop_and_resize(ctx: LowerCtx, node) -> None:
         raise fail(ShapeError, node, f"the image has shape {list(shape)}; a 4-D [batch, "
                    "height, width, depth] image of known height, width and depth is needed "
                    "(give the input's shape with --input-shape)")
-    _check_boxes(node, boxes.shape, box_index.shape)
+    _check_boxes(node, _static(boxes), _static(box_index))
     h, w, depth = shape[1:]
     b = _Builder(ctx, node)
     y1, x1, y2, x2 = b.split(b.reshape(boxes, [-1, 1, 1, 4]))  # each [boxes, 1, 1, 1]
@@ -172,6 +172,13 @@ def crop_and_resize(ctx: LowerCtx, node) -> None:
     fill = ctx.const(node, "extrapolation_value",
                      np.float32(attr_float(node, "extrapolation_value", 0.0)))
     ctx.emit("SELECT_V2", node, [inside, value, fill], dtype=F32)
+
+
+def _static(t):
+    """t's shape where every dim is known when converting (a count only the values tell,
+    Where's, is -1 in the signature)."""
+    sig = t.shape_signature
+    return None if t.shape is None or (sig is not None and -1 in sig) else t.shape
 
 
 def _check_boxes(node, boxes, index) -> None:

@@ -153,6 +153,31 @@ def test_integer_images_are_gathered_then_made_float():
     assert len(gathers) == 4 and all(op.outputs[0].dtype == np.uint8 for op in gathers)
 
 
+@pytest.mark.parametrize("threshold", [0.2, 0.7])
+def test_a_number_of_boxes_known_only_when_running(threshold):
+    """The boxes a detector kept (Where + GatherNd: their count is -1 in the file), all of
+    image 0: the crops have as many rows as boxes were kept."""
+    image = floats(rng(), 1, 6, 8, 3)
+    scores = np.linspace(0, 1, len(BOXES), dtype=np.float32)
+    g = graph(x=image.shape, boxes=BOXES.shape, scores=scores.shape)
+    g.const("threshold", np.float32(threshold))
+    g.node("mask", "Greater", ["scores", "threshold"], T=F32)
+    g.node("where", "Where", ["mask"], T=np.dtype(np.bool_))
+    g.node("kept", "GatherNd", ["boxes", "where"], Tparams=F32, Tindices=np.dtype(np.int64))
+    g.node("shape", "Shape", ["kept"], T=F32, out_type=I32)
+    for name, v in (("begin", [0]), ("end", [1]), ("strides", [1])):
+        g.const(name, np.array(v, np.int32))
+    g.node("count", "StridedSlice", ["shape", "begin", "end", "strides"], T=I32, Index=I32)
+    g.const("zero", np.int32(0))
+    g.node("box_index", "Fill", ["count", "zero"], T=I32, index_type=I32)
+    g.const("crop_size", np.array([3, 4], np.int32))
+    g.node("y", "CropAndResize", ["x", "kept", "box_index", "crop_size"], T=F32)
+    kept = BOXES[scores > threshold]
+    want = crop_and_resize_reference(image, kept, np.zeros(len(kept), np.int32), (3, 4))
+    r = run(g, {"x": image, "boxes": BOXES, "scores": scores}, ["y"], rtol=0, atol=0)
+    np.testing.assert_array_equal(r.outputs[0], want)
+
+
 def test_int8_computes_positions_in_float_and_pixels_in_int8():
     """The positions (and so the pixels picked) are exactly the float model's; the gathers
     and the interpolation run in int8, bit-exact in LiteRT's two kernel sets."""
