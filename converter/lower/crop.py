@@ -51,13 +51,15 @@ class _Builder:
     def __init__(self, ctx: LowerCtx, node) -> None:
         self.ctx, self.node, self.n = ctx, node, 0
 
-    def op(self, tfl: str, inputs, dtype=F32, options=None):
+    def op(self, tfl: str, inputs, dtype=F32, options=None, n_outputs: int = 1):
+        """The op's output (a list of n_outputs if more than one)."""
         self.n += 1
-        out = self.ctx.graph.tensor(f"{self.node.name}/{tfl.lower()}_{self.n}", dtype)
-        op = self.ctx.graph.add_op(tfl, [self._tensor(t) for t in inputs], [out],
-                                   options, name=self.node.name)
+        outs = [self.ctx.graph.tensor(f"{self.node.name}/{tfl.lower()}_{self.n}", dtype)
+                for _ in range(n_outputs)]
+        op = self.ctx.graph.add_op(tfl, [self._tensor(t) for t in inputs], outs, options,
+                                   name=self.node.name)
         try_fold(self.ctx.graph, op)
-        return out
+        return outs if n_outputs > 1 else outs[0]
 
     def _tensor(self, t):
         """A numpy value becomes a constant (float32 or int32 like the arithmetic)."""
@@ -71,14 +73,6 @@ class _Builder:
     def arith(self, tfl: str, a, b, dtype=F32):
         return self.op(tfl, [a, b], dtype, _NONE if tfl in ("ADD", "SUB", "MUL", "DIV")
                        else None)
-
-    def split(self, x):
-        """x [.., 4] -> its four [.., 1] parts along the last axis."""
-        outs = [self.ctx.graph.tensor(f"{self.node.name}/split_{k}", x.dtype) for k in range(4)]
-        op = self.ctx.graph.add_op("SPLIT", [self._tensor(np.int32(3)), x], outs,
-                                   dict(num_splits=4), name=self.node.name)
-        try_fold(self.ctx.graph, op)
-        return outs
 
     def reshape(self, x, shape):
         shape = np.array(shape, np.int32)
@@ -144,7 +138,9 @@ def crop_and_resize(ctx: LowerCtx, node) -> None:
     _check_boxes(node, _static(boxes), _static(box_index))
     h, w, depth = shape[1:]
     b = _Builder(ctx, node)
-    y1, x1, y2, x2 = b.split(b.reshape(boxes, [-1, 1, 1, 4]))  # each [boxes, 1, 1, 1]
+    corners = b.reshape(boxes, [-1, 1, 1, 4])
+    y1, x1, y2, x2 = b.op("SPLIT", [3, corners], F32, dict(num_splits=4),
+                          n_outputs=4)  # each [boxes, 1, 1, 1]
     ys, rows_inside = _clamp(b, _positions(b, y1, y2, h, crop_h, 1), h)  # [boxes, crop_h, 1, 1]
     xs, cols_inside = _clamp(b, _positions(b, x1, x2, w, crop_w, 2), w)  # [boxes, 1, crop_w, 1]
     inside = b.arith("LOGICAL_AND", rows_inside, cols_inside, np.bool_)
