@@ -11,6 +11,8 @@ import pytest
 
 from edgelite.interpreter.errors import ShapeError
 
+from tests.interpreter.micro_oracle import assert_micro_exact
+
 from .lowering import F32, I32, floats, graph, rng, run, run_int8
 
 COVERED = {"CropAndResize"}
@@ -180,7 +182,8 @@ def test_a_number_of_boxes_known_only_when_running(threshold):
 
 def test_int8_computes_positions_in_float_and_pixels_in_int8():
     """The positions (and so the pixels picked) are exactly the float model's; the gathers
-    and the interpolation run in int8, bit-exact in LiteRT's two kernel sets."""
+    and the interpolation run in int8, bit-exact in LiteRT's two kernel sets and in TFLite
+    Micro."""
     r = rng()
     ramp = np.linspace(-1, 1, 48, dtype=np.float32).reshape(1, 6, 8, 1)
     calib = {"x": ramp[None] * r.uniform(0.5, 1.5, (8, 2, 1, 1, 3)).astype(np.float32),
@@ -193,6 +196,7 @@ def test_int8_computes_positions_in_float_and_pixels_in_int8():
     assert types["GATHER_ND"] == types["SELECT_V2"] == np.int8
     want = crop_and_resize_reference(feeds["x"], BOXES, BOX_INDEX, (4, 5), extrapolation=0.5)
     step = 2 * np.abs(calib["x"]).max() / 255
+    assert_micro_exact(run8.model, list(feeds.values()))
     for y in (run8.outputs[0], default[0]):
         assert np.abs(y - want).max() < 3 * step
 

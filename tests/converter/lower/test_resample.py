@@ -14,6 +14,8 @@ import pytest
 
 from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
 
+from tests.interpreter.micro_oracle import assert_micro_exact
+
 from .lowering import F32, check, floats, graph, rng, run, run_int8
 
 COVERED = {"ResizeArea", "ResizeBicubic", "ScaleAndTranslate"}
@@ -261,8 +263,8 @@ def test_a_large_matrix_is_applied_by_its_band(make, taps):
                                                 ((64, 80), (70, 100), BAND)], ids=str)
 def test_resampled_int8(in_hw, out_hw, ops):
     """int8: BATCH_MATMULs with the matrices (bands) as int8 constants, bit-exact in LiteRT's
-    two kernel sets; lanczos3 (weights below 0) within a few steps of the float result on a
-    smooth image."""
+    two kernel sets (and TFLite Micro's, whose default arena holds the small image);
+    lanczos3 (weights below 0) within a few steps of the float result on a smooth image."""
     r = rng()
     ramp = np.sin(np.linspace(0, 3, in_hw[1]))[None, :] * \
         np.cos(np.linspace(0, 2, in_hw[0]))[:, None]
@@ -276,6 +278,8 @@ def test_resampled_int8(in_hw, out_hw, ops):
     assert all(op.inputs[0].dtype == op.outputs[0].dtype == np.int8 for op in mm)
     want = scale_and_translate_reference(x, out_hw, scale, (0, 0), "lanczos3", True)
     step = 2 * np.abs(calib).max() / 255
+    if ops is MATMULS:
+        assert_micro_exact(run8.model, [x])
     for y in (run8.outputs[0], default[0]):
         assert np.abs(y - want).max() < 4 * step
 
