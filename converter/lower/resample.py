@@ -43,8 +43,9 @@ from .spec import REAL, Attr, In, Lowering, spec
 from . import sampling
 
 F32 = np.float32
-# Values of one interpolation matrix (stored in the model as float32, 16 MB): enough for
-# 2048 x 2048 pixels; a larger resample is refused rather than written as a huge constant.
+# Values of one interpolation matrix (built whole while converting, 32 MB as float64; the
+# model stores it whole only while small, else its band): 2048 x 2048 pixels; a larger
+# resample is refused.
 MAX_MATRIX_VALUES = 1 << 22
 # A matrix of up to this many values is applied whole (one op); a larger one by its band
 # when the band is at most a quarter of the input.
