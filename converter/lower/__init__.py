@@ -23,9 +23,9 @@ from ..graphdef import TFGraph, TensorRef, data_inputs
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
-from . import (activations, array_ops, basic, control, conv, detection, einsum, embeddings,
-               fake_quant, functional, image, linalg, math_ops, nn, scatter, spectral,
-               tensor_lists)
+from . import (activations, array_ops, basic, control, conv, crop, detection, einsum,
+               embeddings, fake_quant, functional, image, linalg, math_ops, nn, resample,
+               scatter, spectral, tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -38,6 +38,8 @@ REGISTRY: dict[str, Lowering] = {
     **math_ops.RULES,
     **array_ops.RULES,
     **image.RULES,
+    **resample.RULES,
+    **crop.RULES,
     **fake_quant.RULES,
     **functional.RULES,
     **tensor_lists.RULES,

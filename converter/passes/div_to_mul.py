@@ -15,6 +15,10 @@ reproduced; the difference is one unit in the last place of the reciprocal.)
 
 c / x (a constant numerator) stays a DIV, as in TF. Division by zero gives the same values
 either way: x * inf = x / 0 for every x (both NaN for x = 0).
+
+Grappler rewrites graph Div nodes only: a DIV a lowering rule writes for a TF kernel's own
+arithmetic stays a division (KERNEL_DIVISIONS: CropAndResize's (y2 - y1) * (H - 1) /
+(crop_h - 1), where a last-bit difference moves a box edge off the image).
 """
 
 from __future__ import annotations
@@ -24,13 +28,15 @@ import numpy as np
 from ..ir import Graph, Op
 
 F32 = np.dtype(np.float32)
+KERNEL_DIVISIONS = frozenset({"CropAndResize"})  # TF op types whose kernels divide
 
 
 def run(graph: Graph) -> int:
     n = 0
     for op in [op for op in graph.ops if op.type == "DIV"]:
         x, c = op.inputs[:2]
-        if x is None or c is None or x.is_const or not c.is_const:
+        if x is None or c is None or x.is_const or not c.is_const \
+                or op.origin in KERNEL_DIVISIONS:
             continue
         if op.options.get("fused_activation_function", 0) or x.dtype != F32 or c.dtype != F32:
             continue

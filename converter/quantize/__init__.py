@@ -42,6 +42,7 @@ from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
                         signature_aliases, usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
+from .index_arithmetic import index_arithmetic
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType, activation
@@ -216,7 +217,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     _check_ranges(graph, ranges, set(input_params), non_finite)
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
                         frozenset(options.keep_float) | non_finite
-                        | _outside_kernels(graph, ranges, qtype),
+                        | _outside_kernels(graph, ranges, qtype) | index_arithmetic(graph),
                         frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
@@ -230,7 +231,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
             cfg = replace(cfg, keep_float=cfg.keep_float | _never_ran(graph, inner))
         for k, sub in enumerate(all_graphs(graph)[1:], 1):
             cfg = replace(cfg, keep_float=cfg.keep_float
-                          | _outside_kernels(sub, inner.get(k, {}), qtype))
+                          | _outside_kernels(sub, inner.get(k, {}), qtype)
+                          | index_arithmetic(sub))
         quantize_with_subgraphs(graph, ranges, inner, cfg, input_params)
         return report
     if not needs_data:

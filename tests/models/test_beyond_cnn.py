@@ -88,7 +88,8 @@ def test_check_passes(name):
 @pytest.mark.parametrize("name", FLEX)
 def test_where_tensorflow_needs_flex_edgelite_writes_builtins(name):
     info = INFOS[name]
-    assert info["tf_flex"].get("flex_ops"), info["tf_flex"]  # TF really needs Flex here
+    # TF really needs Flex here (or cannot convert it even with Flex: ResizeArea)
+    assert info["tf_flex"].get("flex_ops") or "error" in info["tf_flex"], info["tf_flex"]
     model = convert_detailed(MODELS / f"{name}.pb", _options(info)).model
     ops = [op.name for op in load_model(model).subgraphs[0].operators]
     assert "CUSTOM" not in ops

@@ -88,7 +88,7 @@ def test_matches_tensorflow_and_litert(converted, litert):
 def test_op_count_not_above_tensorflow(converted):
     name, meta, result, _, _ = converted
     ours = sum(result.graph.op_counts().values())
-    if meta["n_ops"] is None:  # TF's converter needs Flex: no builtin-only file to compare
-        assert meta["tf_flex"]["flex_ops"], meta["tf_flex"]
+    if meta["n_ops"] is None:  # TF's converter needs Flex (or fails even with it: ResizeArea)
+        assert meta["tf_flex"].get("flex_ops") or "error" in meta["tf_flex"], meta["tf_flex"]
         return
     assert ours <= meta["n_ops"], f"{name}: {result.graph.op_counts()} vs {meta['op_counts']}"

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgelite.converter import ConvertOptions, convert_detailed
+import tempfile
+from pathlib import Path
+
+from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.converter.ir import Graph
 from edgelite.converter.passes import PASS_NAMES, REQUIRED
 from edgelite.interpreter import Interpreter
@@ -124,3 +127,31 @@ def check(g: GraphBuilder, feeds: dict[str, np.ndarray], expected, ops: list[str
     if lowered is not None:
         assert r.lowered == lowered
     return r
+
+
+def run_int8(g: GraphBuilder, feeds: dict[str, np.ndarray], calib: dict[str, np.ndarray],
+             outputs: list[str] | None = None) -> tuple[Run, list[np.ndarray]]:
+    """Convert g to int8, calibrated on `calib` (each input's samples along a new first
+    axis), and run it on `feeds` in edgelite's two kernel sets and -- when installed -- in
+    LiteRT's (BUILTIN_REF, and the default set with XNNPACK), asserting each LiteRT set is
+    bit-exact with edgelite's. Returns the Run (edgelite's reference outputs) and edgelite's
+    default-set outputs."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "calib.npz"
+        np.savez(path, **calib)
+        result = convert_detailed(g.bytes(), ConvertOptions(
+            inputs=list(feeds), outputs=list(outputs or ["y"]),
+            quantize=QuantizeOptions(calib=str(path))))
+    runs = {kernels: _invoke(Interpreter(model_content=result.model, kernels=kernels), feeds)
+            for kernels in ("reference", "default")}
+    if litert is not None:
+        types = litert.OpResolverType
+        for kernels, kind in (("reference", types.BUILTIN_REF), ("default", types.AUTO)):
+            theirs = _invoke(litert.Interpreter(model_content=result.model,
+                                                experimental_op_resolver_type=kind), feeds)
+            for a, b in zip(runs[kernels], theirs, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"edgelite vs LiteRT ({kernels})")
+    interp = Interpreter(model_content=result.model)
+    ops = [d["op_name"] for d in interp._get_ops_details()]
+    return Run(runs["reference"], ops, result.lowered_op_counts, result.graph,
+               result.model), runs["default"]

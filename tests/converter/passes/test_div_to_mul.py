@@ -31,16 +31,18 @@ def test_a_scalar_divisor_becomes_a_multiplication_by_its_reciprocal(c):
     np.testing.assert_array_equal(run_ir(g, data)[0], want)
 
 
-@pytest.mark.parametrize("case", ["numerator", "fused", "int"])
+@pytest.mark.parametrize("case", ["numerator", "fused", "int", "kernel"])
 def test_left_alone(case):
-    """c / x, a DIV with a fused activation and integer division stay DIVs."""
+    """c / x, a DIV with a fused activation, integer division and a DIV lowered from a TF
+    kernel's own arithmetic (CropAndResize's box scale) stay DIVs."""
     dtype = np.int32 if case == "int" else np.float32
     g, x = input_graph()
     x.dtype = np.dtype(dtype)
     c = g.const("c", np.asarray(3, dtype))
     ins = [c, x] if case == "numerator" else [x, c]
     out = g.tensor("q", dtype)
-    g.add_op("DIV", ins, [out], dict(fused_activation_function=1 if case == "fused" else 0))
+    op = g.add_op("DIV", ins, [out], dict(fused_activation_function=1 if case == "fused" else 0))
+    op.origin = "CropAndResize" if case == "kernel" else "RealDiv"
     g.outputs = [out]
     assert div_to_mul.run(g) == 0
 
