@@ -32,6 +32,7 @@ from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
 from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import fold_input_affine
 from . import collapse_strided_slices
+from . import hoist_channel_ops
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_unique_gather,
-              fold_reshape_of_own_shape, fold_pad,
+              fold_reshape_of_own_shape, fold_pad, hoist_channel_ops,
               fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_affine, fold_input_scale, fuse_activation,
               prune_loop_vars,
