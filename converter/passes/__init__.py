@@ -33,6 +33,7 @@ from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import fold_input_affine
 from . import collapse_strided_slices
 from . import hoist_channel_ops
+from . import fold_flatten_into_fc
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ PIPELINE: tuple[Pass, ...] = tuple(
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
               identify_gelu, decompose_erf, fuse_lstm_loop, collapse_reshapes,
-              collapse_strided_slices, fold_dense_reshapes, batch_matmul_to_fully_connected,
+              collapse_strided_slices, fold_dense_reshapes, fold_flatten_into_fc,
+              batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_unique_gather,
