@@ -17,9 +17,11 @@ C (row-major order then keeps each element's channel), and E, L's only reader:
   output no bigger than L's -- with any fused activation;
 * RELU / RELU6 / RELU_N1_TO_1.
 
-E must lead back to an affine op (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED) through ops
-of this kind only, each read once and without a fused activation of its own, so moving
-it lets the folding passes absorb it; a chain moves one op per rewrite. The constant becomes
+E must lead back to an affine op (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
+TRANSPOSE_CONV) through ops of this kind only, each read once and without a fused activation of its own, so moving
+it lets the folding passes absorb it -- or feed only another layout op (a Conv1DTranspose's
+SQUEEZE -> RELU -> the next layer's EXPAND_DIMS), which it then meets; a chain moves one op
+per rewrite. The constant becomes
 a [C] vector (or stays a scalar); E keeps its options; L keeps writing the tensor E wrote
 (so the chain's result keeps its name, and shape), E writes what L wrote, with L's input's
 shape. collapse_reshapes then merges the SQUEEZE with the next layer's EXPAND_DIMS.
@@ -30,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Activation, Graph, Op, Tensor
-from .patterns import AFFINE, const_operand
+from .patterns import BIAS_INDEX, const_operand
 
 LAYOUT = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
 ACTIVATIONS = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
@@ -71,7 +73,7 @@ def _leads_to_affine(graph: Graph, t: Tensor, channels: int) -> bool:
         if producer.options.get("fused_activation_function", Activation.NONE) != \
                 Activation.NONE:
             return False
-        if producer.type in AFFINE:
+        if producer.type in BIAS_INDEX:
             return True
         if producer.type not in ACTIVATIONS | ARITHMETIC:
             return False
@@ -80,6 +82,14 @@ def _leads_to_affine(graph: Graph, t: Tensor, channels: int) -> bool:
         if data is None or not _movable(producer, data, channels):
             return False
         t = data
+
+
+def _feeds_layout(graph: Graph, op: Op) -> bool:
+    """`op`'s result goes only into another RESHAPE / SQUEEZE / EXPAND_DIMS: moved up, it
+    leaves the two layout ops next to each other for collapse_reshapes."""
+    z = op.outputs[0]
+    readers = graph.consumers(z)
+    return len(readers) == 1 and graph.use_count(z) == 1 and readers[0].type in LAYOUT
 
 
 def _hoist(graph: Graph, layout: Op) -> bool:
@@ -91,7 +101,8 @@ def _hoist(graph: Graph, layout: Op) -> bool:
     if len(readers) != 1 or graph.use_count(y) != 1:
         return False
     op, channels = readers[0], int(y.shape[-1])
-    if not _movable(op, y, channels) or not _leads_to_affine(graph, x, channels):
+    if not _movable(op, y, channels) or not (_leads_to_affine(graph, x, channels)
+                                             or _feeds_layout(graph, op)):
         return False
     z = op.outputs[0]
     inputs = [x if t is y else t for t in op.inputs]

@@ -20,6 +20,9 @@ tell the three kinds apart, so its activations look like a trained model's.
 * aud_conv1d_wave: waveform [704, 1] -> Conv1D 8 k9 stride 4 valid relu -> Conv1D 16 k5
   stride 2 same (bias) -> BatchNorm -> ReLU -> MaxPool1D 2 -> Conv1D 16 k3 dilation 2 relu6 ->
   GlobalAveragePooling1D -> Dense 3.
+* aud_conv1d_sep: log-mel [32, 16] -> SeparableConv1D 16 k3 relu -> Conv1D 16 k3 stride 2 relu
+  -> Conv1DTranspose 16 k3 stride 2 relu -> Conv1D 16 k1 no bias -> BatchNorm -> relu6 ->
+  GlobalAveragePooling1D -> Dense 3.
 * aud_dscnn: log-mel [49 frames, 10 bins, 1] -> Conv2D 32 (10, 4) stride 2 -> BN -> ReLU ->
   2 x (DepthwiseConv2D 3x3 -> BN -> ReLU -> Conv2D 32 1x1 -> BN -> ReLU) ->
   AveragePooling2D (25, 5) -> Flatten -> Dense 3 -> softmax (Hello Edge's DS-CNN, smaller).
@@ -98,6 +101,18 @@ def conv1d_wave(rng):
     return _trained(rng, keras.Model(x, y), lambda w: w[:, :704, None] * np.float32(4.0))
 
 
+def conv1d_sep(rng):
+    seed_everything(SEED + 3)
+    x = keras.Input((32, 16))
+    h = L.SeparableConv1D(16, 3, padding="same", activation="relu")(x)
+    h = L.Conv1D(16, 3, strides=2, padding="same", activation="relu")(h)
+    h = L.Conv1DTranspose(16, 3, strides=2, padding="same", activation="relu")(h)
+    h = L.Conv1D(16, 1, use_bias=False)(h)
+    h = L.Activation("relu6")(L.BatchNormalization()(h))
+    y = L.Dense(3)(L.GlobalAveragePooling1D()(h))
+    return _trained(rng, keras.Model(x, y), lambda w: log_mel(w, 32, 16))
+
+
 def dscnn(rng):
     seed_everything(SEED + 2)
     x = keras.Input((49, 10, 1))
@@ -142,7 +157,8 @@ def write_tf_int8(name: str, built: Built, calib: dict) -> None:
     atomic_write(MODELS_DIR / f"{name}.tf_int8.tflite", conv.convert())
 
 
-AUDIO = {"aud_conv1d": conv1d_mel, "aud_conv1d_wave": conv1d_wave, "aud_dscnn": dscnn}
+AUDIO = {"aud_conv1d": conv1d_mel, "aud_conv1d_wave": conv1d_wave, "aud_dscnn": dscnn,
+         "aud_conv1d_sep": conv1d_sep}
 
 
 def main(names=None) -> int:

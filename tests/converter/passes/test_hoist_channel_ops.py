@@ -82,6 +82,26 @@ def test_other_reshapes_that_keep_the_last_axis(layout):
     assert order(g) == ["FULLY_CONNECTED", layout]
 
 
+def test_activation_between_two_reshapes_moves_up_to_meet_the_second():
+    """Conv1DTranspose: TRANSPOSE_CONV (no affine record to fold into) -> SQUEEZE -> RELU ->
+    the next layer's EXPAND_DIMS: the RELU moves up, collapse_reshapes removes the pair, and
+    the RELU fuses into the TRANSPOSE_CONV."""
+    g = Graph()
+    x = g.tensor("x", np.float32, (1, 1, 4, 3))
+    g.inputs = [x]
+    up = then(g, "TRANSPOSE_CONV", [g.const("out_shape", np.int32([1, 1, 8, C])),
+                                    g.const("w", rand(C, 1, 3, 3)), x], "tconv",
+              padding=Padding.SAME, stride_h=1, stride_w=2, **NONE)
+    y = then(g, "SQUEEZE", [up], "squeeze", squeeze_dims=[1])
+    r = then(g, "RELU", [y], "relu")
+    g.outputs = [then(g, "EXPAND_DIMS", [r, g.const("axis", np.int32(1))], "expand")]
+    check_pass(g, hoist_channel_ops.run, rand(1, 1, 4, 3), 1,
+               {"TRANSPOSE_CONV": 1, "RELU": 1, "SQUEEZE": 1, "EXPAND_DIMS": 1})
+    assert order(g) == ["TRANSPOSE_CONV", "RELU", "SQUEEZE", "EXPAND_DIMS"]
+    run_passes(g)
+    assert order(g) == ["TRANSPOSE_CONV"]
+
+
 def _left_alone(g):
     infer_shapes(g)
     counts = g.op_counts()
