@@ -18,18 +18,17 @@ C (row-major order then keeps each element's channel), and E, L's only reader:
 * RELU / RELU6 / RELU_N1_TO_1.
 
 E must lead back to an affine op (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
-TRANSPOSE_CONV) through ops of this kind only, each read once and without a fused activation of its own, so moving
-it lets the folding passes absorb it -- or feed only another layout op (a Conv1DTranspose's
-SQUEEZE -> RELU -> the next layer's EXPAND_DIMS), which it then meets; a chain moves one op
-per rewrite. The constant becomes
-a [C] vector (or stays a scalar); E keeps its options; L keeps writing the tensor E wrote
-(so the chain's result keeps its name, and shape), E writes what L wrote, with L's input's
-shape. collapse_reshapes then merges the SQUEEZE with the next layer's EXPAND_DIMS.
+TRANSPOSE_CONV) through ops of this kind only, each read once and without a fused
+activation of its own, so moving it lets the folding passes absorb it -- or feed only
+another layout op (a Conv1DTranspose's SQUEEZE -> RELU -> the next layer's EXPAND_DIMS),
+which it then meets; a chain moves one op per rewrite. The constant becomes a [C] vector
+(or stays a scalar); E keeps its options; L keeps writing the tensor E wrote (so the
+chain's result keeps its name, and shape), E writes what L wrote, with L's input's shape.
+collapse_reshapes then merges the SQUEEZE with the next layer's EXPAND_DIMS.
 """
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..ir import Activation, Graph, Op, Tensor
 from .patterns import BIAS_INDEX, const_operand

@@ -160,8 +160,8 @@ def test_refused_where_the_runtime_aborts(case, tmp_path, litert):
     op, dtype, multiplier, kernels = ABORTS[case]
     # scales that are not powers of two (int16 ADD / SUB would take the POT kernel)
     s1, s2 = 0.0371, 0.0517
-    model = _model(op, dtype, ((2, 8), (2, 8)), (s1, s2, _output_scale_for(multiplier, s1, s2, dtype)),
-                   (0, 0, 0))
+    so = _output_scale_for(multiplier, s1, s2, dtype)
+    model = _model(op, dtype, ((2, 8), (2, 8)), (s1, s2, so), (0, 0, 0))
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
     done = subprocess.run([sys.executable, "-c", _RUN, str(path), kernels, np.dtype(dtype).name],
