@@ -29,7 +29,6 @@ collapse_reshapes then merges the SQUEEZE with the next layer's EXPAND_DIMS.
 
 from __future__ import annotations
 
-
 from ..ir import Activation, Graph, Op, Tensor
 from .patterns import BIAS_INDEX, const_operand
 
