@@ -46,7 +46,10 @@ DEPTHWISE_CONV_2D        double                          XNNPACK fp32; uint8 fil
 FULLY_CONNECTED          float64: round_half_away(       XNNPACK fp32
                          acc * double M), no MBQM
 ADD / SUB                double (left_shift 20,          XNNPACK vadd: 21-bit multipliers,
-                         T = 2 max(s1, s2))              one rounding, half up
+                         T = 2 max(s1, s2)); SUB with    one rounding, half up; ADD past
+                         an output multiplier > 1:       XNNPACK's ratios: NEON blocks that
+                         masked shifts, vector elements  narrow to int16 (wrapping), double
+                         +-1 (add_paths.py)              on the tails (add_paths.py)
 MUL                      double                          XNNPACK fp32
 AVERAGE_POOL_2D          integer, half away              same (not delegated)
 MAX_POOL_2D              exact (TFLite clamp)            exact (XNNPACK clamp, half even)

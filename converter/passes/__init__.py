@@ -34,6 +34,8 @@ from . import fold_input_affine
 from . import collapse_strided_slices
 from . import transpose_as_reshape
 from . import narrow_int64_arithmetic
+from . import hoist_channel_ops
+from . import fold_flatten_into_fc
 
 
 @dataclass(frozen=True)
@@ -48,12 +50,12 @@ PIPELINE: tuple[Pass, ...] = tuple(
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
               identify_gelu, decompose_erf, fuse_lstm_loop, transpose_as_reshape,
-              collapse_reshapes,
-              collapse_strided_slices, fold_dense_reshapes, batch_matmul_to_fully_connected,
+              collapse_reshapes, collapse_strided_slices, fold_dense_reshapes,
+              fold_flatten_into_fc, batch_matmul_to_fully_connected,
               identify_dilated_conv, fold_transpose_into_matmul,
               identify_relu_clamps, identify_hard_swish, identify_leaky_relu, identify_prelu,
               identify_l2_norm, merge_duplicates, fold_unique_gather,
-              fold_reshape_of_own_shape, fold_pad,
+              fold_reshape_of_own_shape, fold_pad, hoist_channel_ops,
               fold_batchnorm, fuse_bias,
               fold_affine_constants, fold_input_affine, fold_input_scale, fuse_activation,
               prune_loop_vars, narrow_int64_arithmetic,

@@ -1,7 +1,7 @@
 """Fuse ADD of a per-channel constant (BiasAdd) into the preceding conv / fully-connected bias.
 
 Pattern: {CONV_2D | DEPTHWISE_CONV_2D | FULLY_CONNECTED | TRANSPOSE_CONV} (no fused
-activation) -> ADD(c).
+activation) -> ADD(c); an activation fused into the ADD moves to the affine op.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from .patterns import BIAS_INDEX, add_to_bias, channel_vector, const_operand, so
 def run(graph: Graph) -> int:
     n = 0
     for add in [op for op in graph.ops if op.type == "ADD"]:
-        if add.options.get("fused_activation_function", 0):
-            continue
         args = const_operand(add)
         affine = args and sole_producer(graph, args[0], BIAS_INDEX)
         if not affine or affine.options.get("fused_activation_function") != Activation.NONE:
@@ -23,6 +21,8 @@ def run(graph: Graph) -> int:
         if bias is None:
             continue
         add_to_bias(affine, graph, bias)
+        affine.options["fused_activation_function"] = add.options.get(
+            "fused_activation_function", Activation.NONE)
         graph.bypass(add, affine.outputs[0])
         n += 1
     return n

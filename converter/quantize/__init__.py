@@ -360,8 +360,10 @@ def _top1(outputs: list[list[np.ndarray]], labels: np.ndarray) -> float:
 def _non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
     """Ops about NaN and inf, which int8 cannot hold, stay float (named by their first output,
     as --keep-float takes them): IsFinite's SUB and EQUAL (x - x == 0: calibrated, x - x is
-    the single value 0, which a quantized comparison cannot take -- TF's int8 files keep them
-    float too), and after calibration the ops writing or reading a float activation it gave no
+    the single value 0, which a quantized comparison cannot take; TF 2.21's int8 file makes
+    them int8 with the output scale 7.8e-9, which LiteRT's SUB does not rescale to -- see
+    interpreter/kernels/add_paths.py -- and gets True from EQUAL's own rescaling; float
+    costs no op more), and after calibration the ops writing or reading a float activation it gave no
     range because it held NaN or inf on every sample (the log of a negative number)."""
     def unranged(t) -> bool:
         return (calibrated and t is not None and t.dtype == np.float32 and not t.is_const

@@ -91,6 +91,19 @@ def activation(rmin: float, rmax: float, qtype: QType) -> Affine:
     return asymmetric(rmin, rmax, qtype)
 
 
+def with_min_scale(rmin: float, rmax: float, min_scale: float, qtype: QType) -> Affine:
+    """The parameters of [rmin, rmax], the range first widened about its middle so that the
+    scale is at least `min_scale`."""
+    levels = 65535 if qtype is QType.INT16 else qtype.qmax - qtype.qmin
+    half = max(float(rmax) - float(rmin), min_scale * levels) / 2
+    middle = (float(rmin) + float(rmax)) / 2
+    p = activation(middle - half, middle + half, qtype)
+    while float(p.scale[0]) < min_scale:  # float32 rounding of the scale
+        half *= 1 + 2.0**-20
+        p = activation(middle - half, middle + half, qtype)
+    return p
+
+
 def symmetric_weights(w: np.ndarray, axis: int | None) -> Affine:
     """int8 weight parameters: zero point 0, scale = max|w| / 127 (per channel on `axis`)."""
     w = np.asarray(w, np.float64)

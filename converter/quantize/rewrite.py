@@ -19,7 +19,8 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
-from .params import Affine, QType, activation, asymmetric, quantize, symmetric_weights
+from .params import (Affine, QType, activation, asymmetric, quantize, symmetric_weights,
+                     with_min_scale)
 from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT,
                     SHARED_INPUTS, UINT8_OPS, WEIGHT_AXIS)
 from .selective import keep_float_ops
@@ -153,6 +154,21 @@ class _Rewriter:
             for t in op.outputs:
                 if t.dtype == np.float32:
                     self.act(t)
+            if op.type in ("ADD", "SUB"):
+                self.keep_multiplier_below_one(op, qt)
+
+    def keep_multiplier_below_one(self, op: Op, qt: QType) -> None:
+        """ADD / SUB: an output scale of at least 4 * max(input scales) / 2^left_shift. At
+        half that the output multiplier of add.cc / sub.cc reaches 1, where LiteRT's ADD
+        aborts and its SUB stops rescaling (interpreter/kernels/add_paths.py); an output
+        range that narrow (a near-zero difference) is below the inputs' own steps anyway."""
+        scales = [float((activation(float(t.data.min()), float(t.data.max()), qt) if t.is_const
+                         else self.act_as(t, qt)).scale[0])
+                  for t in op.inputs[:2] if t is not None and t.dtype == np.float32]
+        out = op.outputs[0]
+        floor = 4 * max(scales, default=0.0) / 2.0 ** (15 if qt is QType.INT16 else 20)
+        if out.dtype == np.float32 and float(self.act(out).scale[0]) < floor:
+            self.params[id(out)] = with_min_scale(*self.values_range(out), floor, qt)
 
     def free(self, t: Tensor | None, qt: QType) -> bool:
         """Whether `t` may take parameters chosen for it by a SHARED op it feeds: its own

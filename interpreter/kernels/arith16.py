@@ -63,7 +63,7 @@ class PotAdd16:
 
 @dataclass(frozen=True)
 class Binary16Record:
-    arithmetic: object  # FixedAdd | PotAdd16 | FixedMul: (a, b) -> int64 values
+    arithmetic: object  # FixedAdd | PotAdd16 | FixedMul | add_paths.Selected: (a, b) -> int64
     lo: int
     hi: int
 
@@ -90,8 +90,8 @@ def _pot_add(ctx: OpContext, op: str, q1: QParams, q2: QParams, out: QParams):
 
 
 def make_prepare16(op: str, general_arithmetic):
-    """prepare() of the 16x8 ``op``; ``general_arithmetic(q1, q2, out, rounding, micro=)`` builds
-    the general-scale formula (arithmetic.py's, with 15 bits of headroom for ADD / SUB)."""
+    """prepare() of the 16x8 ``op``; ``general_arithmetic(ctx, q1, q2, out)`` builds the
+    general-scale formula (arithmetic.py's, with 15 bits of headroom for ADD / SUB)."""
 
     def prepare(ctx: OpContext):
         x1, x2, shape = same_type_pair(ctx, (np.int16,))
@@ -99,8 +99,7 @@ def make_prepare16(op: str, general_arithmetic):
                                   (ctx.outputs[0], "output"))
         arithmetic = _pot_add(ctx, op, q1, q2, out) if op != "MUL" else None
         if arithmetic is None:
-            arithmetic = general_arithmetic(q1, q2, out, ctx.quant.rounding,
-                                            micro=ctx.quant.micro)
+            arithmetic = general_arithmetic(ctx, q1, q2, out)
         lo, hi = activation_bounds(ctx, out, np.int16, xnnpack=False)
         return (OutputSpec(shape, np.dtype(np.int16)),), Binary16Record(arithmetic, lo, hi)
 

@@ -46,22 +46,30 @@ DEFAULT (the XNNPACK delegate takes all three):
   The fused activation clamp is XNNPACK's (requantize.activation_bounds). Scale
   ratios XNNPACK cannot represent (ADD / SUB: s_i / s_out outside [2^-10, 2^8); MUL:
   outside [2^-16, 2^8)) stay with TFLite, whose optimized kernels compute what the
-  reference ones do (measured; results that overflow int32 may differ there).
+  reference ones do, except ADD's NEON blocks (add_paths.py).
 
-Speed: the output depends on the two input values only, so prepare() evaluates the
-arithmetic above once for all 256 x 256 pairs, and invoke() is a table lookup indexed
-by (x1 << 8) | x2 (as bytes): three passes over the output whatever the kernel set.
+Where LiteRT leaves the formula above -- SUB with an output multiplier above 1, ADD's
+optimized NEON blocks -- add_paths.py says which elements take which code path and what
+each computes; prepare() then builds one table per path. Output multipliers LiteRT or
+TFLite Micro abort on (ADD's >= 1, SUB's exactly 1, any >= 1 in TFLM) are refused.
+
+Speed: the output depends on the two input values only (and the element's code path),
+so prepare() evaluates the arithmetic above once for all 256 x 256 pairs, and invoke()
+is a table lookup indexed by (x1 << 8) | x2 (as bytes; plus path << 16 where paths
+differ): three passes over the output whatever the kernel set.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec, temporary
+from . import add_paths
+from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
@@ -124,7 +132,10 @@ class FixedAdd:
         mbqm = qm.multiply_by_quantized_multiplier_smaller_than_one_exp
         a = mbqm(a << self.left_shift, *self.m1, self.rounding)
         b = mbqm(b << self.left_shift, *self.m2, self.rounding)
-        return mbqm(a + self.sign * b, *self.mo, self.rounding)
+        # The output shift is > 0 only in SUB's single-rounding build, where
+        # MultiplyByQuantizedMultiplierSmallerThanOneExp is MultiplyByQuantizedMultiplier
+        # (the double-rounding build's is add_paths.SubAboveOne).
+        return qm.multiply_by_quantized_multiplier(a + self.sign * b, *self.mo, self.rounding)
 
 
 @dataclass(frozen=True)
@@ -168,6 +179,15 @@ class QBinaryTable:
     index: np.ndarray  # uint16 scratch with the output's shape
 
 
+@dataclass(frozen=True)
+class QBinaryPaths:
+    """One table per code path (add_paths.py) and each output element's path."""
+
+    table: np.ndarray  # (paths * 65536,) output for path << 16 | x1 << 8 | x2
+    index: np.ndarray  # uint32 scratch with the output's shape
+    offsets: np.ndarray  # uint32 path << 16 per output element
+
+
 def _float32_bits_exponent(value: np.float32) -> int:
     """Unbiased binary exponent of a normal float32 (float_as_uint32(x) >> 23) - 127."""
     return int((np.float32(value).view(np.uint32) >> 23) & 0xFF) - 127
@@ -186,31 +206,50 @@ def _xnn_add(s1: float, s2: float, s_out: float, subtract: bool) -> XnnAdd:
     return XnnAdd((-ma if a < 0 else ma), (-mb if b < 0 else mb), shift)
 
 
-def _arithmetic(op: str, q1, q2, out, rounding: qm.Rounding, xnnpack: bool,
-                left_shift: int = LEFT_SHIFT, micro: bool = False):
-    """The kernel set's formula for ``op`` with these parameters (``left_shift``: the
-    ADD / SUB headroom, 15 for int16; ``micro``: TFLM's MUL multiplier)."""
-    if op == "MUL":
-        scale = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
-        if xnnpack:
-            return XnnMul(scale)
-        real = qm.mul_multiplier(q1.scale, q2.scale, out.scale, micro)
-        return FixedMul(*qm.quantize_multiplier(real, rounding), rounding)
+def _mul(q1, q2, out, rounding: qm.Rounding, xnnpack: bool, micro: bool = False):
+    """MUL's formula in the kernel set (``micro``: TFLM's multiplier)."""
+    scale = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
     if xnnpack:
-        return _xnn_add(q1.scale, q2.scale, out.scale, op == "SUB")
+        return XnnMul(scale)
+    real = qm.mul_multiplier(q1.scale, q2.scale, out.scale, micro)
+    return FixedMul(*qm.quantize_multiplier(real, rounding), rounding)
+
+
+def _add_sub(ctx: OpContext, op: str, q1, q2, out, xnnpack: bool,
+             left_shift: int = LEFT_SHIFT):
+    """ADD / SUB in the kernel set: the formula of each code path (add_paths.py) and the
+    Loops telling which elements take which; one path and no Loops where every element
+    takes the same formula. ``left_shift``: the headroom, 15 for int16."""
+    if xnnpack:
+        return (_xnn_add(q1.scale, q2.scale, out.scale, op == "SUB"),), None
+    rounding = ctx.quant.rounding
     twice_max = 2.0 * max(q1.scale, q2.scale)
-    return FixedAdd(
-        qm.quantize_multiplier_smaller_than_one_exp(q1.scale / twice_max, rounding),
-        qm.quantize_multiplier_smaller_than_one_exp(q2.scale / twice_max, rounding),
-        qm.quantize_multiplier_smaller_than_one_exp(
-            twice_max / ((1 << left_shift) * out.scale), rounding),
-        -1 if op == "SUB" else 1, rounding, left_shift)
+    real = add_paths.output_multiplier(q1.scale, q2.scale, out.scale, left_shift)
+    mo = qm.quantize_multiplier(real, rounding) if math.isfinite(real) else (0, 99)
+    add_paths.check_output_multiplier(ctx, op, real, mo[1], ctx.quant.micro)
+    multipliers = (qm.quantize_multiplier_smaller_than_one_exp(q1.scale / twice_max, rounding),
+                   qm.quantize_multiplier_smaller_than_one_exp(q2.scale / twice_max, rounding),
+                   mo)
+    int16 = left_shift != LEFT_SHIFT
+    if mo[1] > 0 and rounding is qm.Rounding.DOUBLE:
+        return add_paths.sub_above_one(multipliers, left_shift, int16, ctx.quant.reference)
+    base = FixedAdd(*multipliers, -1 if op == "SUB" else 1, rounding, left_shift)
+    if op == "ADD" and not ctx.quant.reference and not int16:
+        return add_paths.neon_add(base, multipliers, uint8=ctx.input(0).dtype == np.uint8)
+    return (base,), None
 
 
 def _arithmetic16(op: str):
     """The general-scale 16x8 formula of ``op`` (TFLite's: XNNPACK takes no int16)."""
-    return lambda q1, q2, out, rounding, micro=False: _arithmetic(
-        op, q1, q2, out, rounding, False, INT16_LEFT_SHIFT, micro)
+    def build(ctx: OpContext, q1, q2, out):
+        if op == "MUL":
+            return _mul(q1, q2, out, ctx.quant.rounding, False, ctx.quant.micro)
+        paths, loops = _add_sub(ctx, op, q1, q2, out, False, INT16_LEFT_SHIFT)
+        shape = np.broadcast_shapes(ctx.input(0).shape, ctx.input(1).shape)
+        which = loops and add_paths.path_map(ctx.input(0).shape, ctx.input(1).shape,
+                                             math.prod(shape), loops)
+        return paths[0] if which is None else add_paths.Selected(paths, which.reshape(shape))
+    return build
 
 
 def _make_prepare_quantized(op: str):
@@ -224,20 +263,30 @@ def _make_prepare_quantized(op: str):
             ratio = np.float32(np.float32(q1.scale) * np.float32(q2.scale)) / np.float32(out.scale)
             xnn_ok = 2.0**-16 <= ratio < 2.0**8
         else:
-            xnn_ok = all(2.0**-10 <= np.float32(s) / np.float32(out.scale) < 2.0**8
-                         for s in (q1.scale, q2.scale))
+            with np.errstate(over="ignore"):
+                xnn_ok = all(2.0**-10 <= np.float32(s) / np.float32(out.scale) < 2.0**8
+                             for s in (q1.scale, q2.scale))
         xnnpack = not ctx.quant.reference and xnn_ok
         lo, hi = activation_bounds(ctx, out, x1.dtype, xnnpack)
-        arithmetic = _arithmetic(op, q1, q2, out, ctx.quant.rounding, xnnpack,
-                                 micro=ctx.quant.micro)
-        # Every (x1, x2) pair, as bytes: row u1, column u2.
+        if op == "MUL":
+            paths, which = (_mul(q1, q2, out, ctx.quant.rounding, xnnpack, ctx.quant.micro),), None
+        else:
+            paths, loops = _add_sub(ctx, op, q1, q2, out, xnnpack)
+            which = loops and add_paths.path_map(x1.shape, x2.shape, math.prod(shape), loops)
+            paths = paths if which is not None else paths[:1]
+        # Every (x1, x2) pair of each path, as bytes: row u1, column u2.
         values = np.arange(256, dtype=np.uint8).view(x1.dtype).astype(np.int64)
-        table = arithmetic(values[:, None] - q1.zero_point, values[None, :] - q2.zero_point)
-        table = np.broadcast_to(table, (256, 256)) + out.zero_point
-        lut = np.empty((256, 256), x1.dtype)
-        clamp_out(table, lo, hi, lut)
-        index = temporary(ctx, shape, np.uint16)
-        return (OutputSpec(shape, x1.dtype),), QBinaryTable(lut.reshape(-1), index)
+        a, b = values[:, None] - q1.zero_point, values[None, :] - q2.zero_point
+        lut = np.empty((len(paths), 256, 256), x1.dtype)
+        for table, arithmetic in zip(lut, paths):
+            result = np.broadcast_to(arithmetic(a, b), (256, 256))
+            clamp_out(add_paths.with_offset(arithmetic, result, out.zero_point), lo, hi, table)
+        specs = (OutputSpec(shape, x1.dtype),)
+        if which is None:
+            return specs, QBinaryTable(lut.reshape(-1), temporary(ctx, shape, np.uint16))
+        offsets = (which.astype(np.uint32) << 16).reshape(shape)
+        return specs, Chosen(eval_paths, QBinaryPaths(lut.reshape(-1),
+                                                      temporary(ctx, shape, np.uint32), offsets))
 
     return prepare
 
@@ -246,6 +295,14 @@ def eval_quantized(rec: QBinaryTable, inputs, outputs) -> None:
     index = rec.index
     np.left_shift(inputs[0].view(np.uint8), 8, out=index, dtype=np.uint16)
     np.bitwise_or(index, inputs[1].view(np.uint8), out=index)
+    rec.table.take(index, out=outputs[0])
+
+
+def eval_paths(rec: "QBinaryPaths", inputs, outputs) -> None:
+    index = rec.index
+    np.left_shift(inputs[0].view(np.uint8), 8, out=index, dtype=np.uint32)
+    np.bitwise_or(index, inputs[1].view(np.uint8), out=index)
+    np.add(index, rec.offsets, out=index)
     rec.table.take(index, out=outputs[0])
 
 

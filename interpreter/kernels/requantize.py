@@ -20,6 +20,7 @@ from ..kernel_set import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
 from .fused import NONE, RELU, RELU6, RELU_N1_TO_1, clamp_inplace
 from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
+from ..errors import ModelFormatError
 from ..names import quoted
 
 QUANTIZED = (np.int8, np.uint8)
@@ -139,6 +140,16 @@ def activation_bounds(ctx: OpContext, out: QParams, dtype, xnnpack: bool) -> tup
             f"fused activation code {code} is not supported on a quantized op "
             "(only NONE, RELU, RELU_N1_TO_1 and RELU6)"
         )
+    if not xnnpack:
+        # kernel_util.cc Quantize: round(v / s) must fit int32, or Prepare fails.
+        for bound in (v for v in _ACT_RANGE[code] if math.isfinite(v)):
+            with np.errstate(over="ignore"):
+                steps = np.float32(qm.round_half_away(np.float32(bound) / np.float32(out.scale)))
+            if not -(2.0**31) <= steps <= 2.0**31:
+                raise ModelFormatError(
+                    f"{ctx.describe()}: the fused activation's bound {bound:g} is "
+                    f"{float(steps):.4g} steps of the output scale {out.scale:.4g}, beyond "
+                    "int32; LiteRT refuses such an op (CalculateActivationRangeQuantized)")
     return activation_bounds_for(code, out, dtype, xnnpack)
 
 

@@ -46,11 +46,12 @@ MFCC_MELS, COEFFS = 32, 13
 N_GOLDEN, N_CALIB = 16, 32
 
 
-def waveforms(rng: np.random.RandomState, n: int, loud: tuple = (0.05, 0.8)) -> np.ndarray:
-    """[n, SAMPLES] float32: by index, a chirp (100 Hz .. 3.6 kHz, up or down), two or three
+def waveforms(rng: np.random.RandomState, n: int, loud: tuple = (0.05, 0.8),
+              samples: int = SAMPLES) -> np.ndarray:
+    """[n, samples] float32: by index, a chirp (100 Hz .. 3.6 kHz, up or down), two or three
     tones, or band-limited noise; each with a little white noise, at a random level."""
-    t = np.arange(SAMPLES) / RATE
-    out = np.empty((n, SAMPLES))
+    t = np.arange(samples) / RATE
+    out = np.empty((n, samples))
     for i in range(n):
         kind = i % 3
         if kind == 0:
@@ -61,8 +62,8 @@ def waveforms(rng: np.random.RandomState, n: int, loud: tuple = (0.05, 0.8)) -> 
             freqs = rng.uniform(150, 3500, rng.randint(2, 4))
             x = sum(np.sin(2 * np.pi * f * t + rng.uniform(0, 6.3)) for f in freqs) / len(freqs)
         else:
-            x = np.convolve(rng.randn(SAMPLES), np.ones(4) / 4, "same")  # low-passed noise
-        x = x + 0.02 * rng.randn(SAMPLES)
+            x = np.convolve(rng.randn(samples), np.ones(4) / 4, "same")  # low-passed noise
+        x = x + 0.02 * rng.randn(samples)
         out[i] = x * rng.uniform(*loud) / max(np.abs(x).max(), 1e-9)
     return out.astype(np.float32)
 

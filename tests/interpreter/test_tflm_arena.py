@@ -29,10 +29,10 @@ from tests.interpreter.tflite_builder import ModelBuilder
 
 TOLERANCE = 0.05
 # TF's int8 files TFLM cannot run: a non-constant PAD paddings tensor, RANGE, DENSIFY,
-# TILE, POW (TFLM has no kernel / rejects them at Prepare).
+# TILE, POW, SELECT (TFLM has no kernel / rejects them at Prepare).
 TFLM_REFUSES = {"shape_audio.tf_int8.tflite", "shape_values.tf_int8.tflite",
                 "sparse_cnn.tf_int8.tflite", "op_zoo_array.int8.tflite",
-                "op_zoo_math.int8.tflite"}
+                "op_zoo_math.int8.tflite", "misc_isfinite.tf_int8.tflite"}
 # every file, the pending rnn_ / kws_ ones included: TFLM runs them all
 TF_FILES = [p for p in sorted(MODELS.glob("*.tf_int8*.tflite")) + sorted(
     (MODELS / "tf_modes").glob("*.int8.tflite")) if p.name not in TFLM_REFUSES]

@@ -305,3 +305,28 @@ def test_gather_nd_keeps_params_segment_sums_stay_float_fill_keeps_a_scalar(lite
     interp.allocate_tensors()
     interp.set_tensor(interp.get_input_details()[0]["index"], rand(4, 3))
     interp.invoke()
+
+
+@pytest.mark.parametrize("qtype", [QType.INT8, QType.UINT8, QType.INT16])
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+def test_add_sub_output_multiplier_stays_below_one(op, qtype):
+    """A near-zero output range (x - x' for nearly equal x, x'): the output scale is kept at
+    4 * max(input scales) / 2^left_shift or more, so add.cc / sub.cc's output multiplier stays
+    below 1 -- at 1 LiteRT's ADD aborts and its SUB no longer rescales (add_paths.py) -- and
+    the int8 result is the float one to within the inputs' steps."""
+    g = Graph()
+    a, b = g.tensor("a", np.float32, (4, 16)), g.tensor("b", np.float32, (4, 16))
+    g.inputs = [a, b]
+    g.outputs = [then(g, op, [a, b], "y", **NONE)]
+    infer_shapes(g)
+    ranges = {"a": (-1.0, 1.0), "b": (-1.0, 1.0), "y": (-2e-8, 3e-8)}
+    quantize_graph(g, ranges, RewriteConfig(qtype, io_type=IOType.FLOAT))
+    q = next(o for o in g.ops if o.type == op)
+    s_in = max(float(t.quant.scale[0]) for t in q.inputs)
+    left_shift = 15 if qtype is QType.INT16 else 20
+    multiplier = 2 * s_in / (2**left_shift * float(q.outputs[0].quant.scale[0]))
+    assert 0.45 <= multiplier <= 0.5
+    model = export_tflite(g)
+    x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(4, 16)
+    results = assert_bit_exact(model, [x, x if op == "SUB" else -x])
+    assert np.abs(results["reference"][0]).max() <= 2 * s_in
