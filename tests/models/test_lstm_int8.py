@@ -41,26 +41,24 @@ MIN_TEXT_DB = 25.0       # the issue's floor for real text LSTMs
 HEAD_16X8 = ("FULLY_CONNECTED", "SOFTMAX")   # the text model's classifier head run 16x8
 
 
+def _draw(name: str, n: int, ints, floats) -> dict[str, np.ndarray]:
+    """n samples of each model input: token ids from ints(shape), else floats(shape)."""
+    return {spec["name"]: ints((n, *spec["shape"][1:])).astype(np.int32)
+            if spec["dtype"] == "int32" else floats((n, *spec["shape"][1:])).astype(np.float32)
+            for spec in MANIFEST[name]["inputs"]}
+
+
 def tf_calibration(name: str) -> dict[str, np.ndarray]:
     rng = np.random.RandomState((SEED + zlib.crc32(f"{name}/inputs/1".encode())) % 2**31)
-    out = {}
-    for spec in MANIFEST[name]["inputs"]:
-        shape = (N_CALIB, *spec["shape"][1:])
-        out[spec["name"]] = rng.randint(0, VOCAB, shape).astype(np.int32) \
-            if spec["dtype"] == "int32" else rng.uniform(-1.0, 1.0, shape).astype(np.float32)
-    return out
+    return _draw(name, N_CALIB, lambda s: rng.randint(0, VOCAB, s),
+                 lambda s: rng.uniform(-1.0, 1.0, s))
 
 
 def held_out(name: str, n: int = 64) -> dict[str, np.ndarray]:
     if name == "text_lstm":
         return {"tokens": np.load(MODELS / "text_lstm.data.npz")["test"][:n]}
     rng = np.random.default_rng(2)
-    out = {}
-    for spec in MANIFEST[name]["inputs"]:
-        shape = (n, *spec["shape"][1:])
-        out[spec["name"]] = rng.integers(0, VOCAB, shape).astype(np.int32) \
-            if spec["dtype"] == "int32" else rng.uniform(-1, 1, shape).astype(np.float32)
-    return out
+    return _draw(name, n, lambda s: rng.integers(0, VOCAB, s), lambda s: rng.uniform(-1, 1, s))
 
 
 def golden(name: str) -> dict[str, np.ndarray]:
