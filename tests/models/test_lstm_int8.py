@@ -202,6 +202,7 @@ def test_operands_are_those_tensorflows_quantizer_writes(name):
         return float(s.tensors[i].quantization.scale[0])
 
     for a, b in zip(ours, theirs):
+        assert a.version == b.version == 1
         for i in range(24):
             ta = sub.tensors[a.inputs[i]] if a.inputs[i] >= 0 else None
             tb = tf_sub.tensors[b.inputs[i]] if b.inputs[i] >= 0 else None
