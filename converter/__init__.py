@@ -23,7 +23,7 @@ from .lower import SupportReport, lower_graph, lower_with_report
 from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, after_quantization, reset_state, run_passes
-from .quantize import FULL_INTEGER, QuantizeOptions, QuantizeReport, quantize
+from .quantize import FULL_INTEGER, QuantMode, QuantizeOptions, QuantizeReport, quantize
 from .tf_tensor import const_budget
 
 
@@ -99,9 +99,10 @@ def convert_detailed(source, options: ConvertOptions | None = None) -> Conversio
             quantize_dequantize(graph)  # a float model computes TF's FakeQuant (fake_quant.py)
         lowered = graph.op_counts()
         disabled = options.disabled_passes
-        if options.quantize is not None and options.quantize.mode in FULL_INTEGER:
-            # no int8 rule for the fused LSTM yet: an all-integer loop beats a float LSTM
-            # in an integer model
+        if options.quantize is not None and options.quantize.mode in FULL_INTEGER and \
+                options.quantize.mode is not QuantMode.INT8:
+            # the integer sequence LSTM is int8 only (quantize/lstm.py): in uint8 and 16x8
+            # models the all-integer loop beats a float LSTM
             disabled = disabled | {"fuse_lstm_loop"}
         records = run_passes(graph, disabled)
         infer_shapes(graph)

@@ -91,6 +91,8 @@ def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: 
         o.opcodeIndex = codes[key]
         o.inputs = [index[id(t)] if t is not None else -1 for t in op.inputs]
         o.outputs = [index[id(t)] for t in op.outputs]
+        if op.intermediates:
+            o.intermediates = [index[id(t)] for t in op.intermediates]
         if op.type != "CUSTOM":
             options = {k: _plain(v) for k, v in op.options.items()}
             options.update(_subgraph_indices(op, numbers))

@@ -82,6 +82,10 @@ class Op:
         # inputs/outputs are positional, matching the op's (IF: the op's inputs after the
         # condition). export.py gives each one a subgraph index.
         self.subgraphs: dict[str, Graph] = {}
+        # Tensors the op neither reads nor writes but that carry parameters its kernel needs
+        # (TFLite's Operator.intermediates: an integer LSTM's gate / hidden scales). Not
+        # indexed: no op produces or consumes them.
+        self.intermediates: list[Tensor] = []
         # None in inputs marks an omitted optional input
         self._inputs = TensorList(inputs, self._inputs_changed)
         self._outputs = TensorList(outputs, self._outputs_changed)
@@ -102,6 +106,7 @@ class Op:
         op = Op(self.type, self.inputs, self.outputs, dict(self.options), self.name,
                 self.custom_code, self.origin)
         op.subgraphs = dict(self.subgraphs)
+        op.intermediates = list(self.intermediates)
         return op
 
     def __repr__(self) -> str:
@@ -214,7 +219,7 @@ class Graph:
         for t in self.inputs:
             seen.setdefault(id(t), t)
         for op in self.ops:
-            for t in [*op.inputs, *op.outputs]:
+            for t in [*op.inputs, *op.outputs, *op.intermediates]:
                 if t is not None:
                     seen.setdefault(id(t), t)
         for t in self.outputs:
@@ -329,6 +334,7 @@ class Graph:
                      copy.deepcopy(list(op.outputs), memo),
                      copy.deepcopy(op.options, memo), op.name, op.custom_code, op.origin)
             new.subgraphs = copy.deepcopy(op.subgraphs, memo)
+            new.intermediates = copy.deepcopy(op.intermediates, memo)
             g.insert_op(new)
         g.inputs = copy.deepcopy(list(self.inputs), memo)
         g.outputs = copy.deepcopy(list(self.outputs), memo)

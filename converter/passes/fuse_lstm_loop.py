@@ -39,8 +39,9 @@ path files do too); the loop starts from zero on every call. After quantization
 reset_state.py writes zero into the state tensors in front of the op on every invoke, so
 the model computes the graph's function; `--rnn-state keep` leaves them carried over (a
 streaming model: call reset_all_variables() between independent sequences). With
---quantize int8 / uint8 the converter leaves this pass off: the fused op has no integer
-quantization rule yet, and the loop itself quantizes to all-integer ops.
+--quantize int8 the op becomes TFLite's integer LSTM (quantize/lstm.py); with uint8 and
+int16x8, which have no integer sequence-LSTM kernel, the converter leaves this pass off and
+the loop itself quantizes to all-integer ops.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from ..files import quoted_path
 from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from ..runner import ModelRunner
+from .lstm_replay import float_cells
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
 
@@ -122,7 +123,8 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
     minmax, TFLite's global min/max) for the tensors named in `only` (default: all of them),
     minmax for the rest (constants, whose ranges the rewrite does not use).
 
-    The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
+    A float sequence LSTM's cell state is observed at every step of the sequence
+    (lstm_replay.py). The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
     every iteration of a loop feeds the ranges -- with `method` for all of them."""
     config = CalibConfig.parse(method)
     runner = ModelRunner(model, keep_all=True, label="the float model")
@@ -140,6 +142,10 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
 
     if inner:
         interp.set_subgraph_observer(observe_subgraph)
+    # a float sequence LSTM's cell state: observed at every step (lstm_replay.py), not
+    # only as the variable tensor holds it after the last one
+    cells = [c for c in float_cells(interp.model) if c.cell_state in observers]
+    replayed = {c.cell_state for c in cells}
     used, skipped = 0, []
     for k, sample in enumerate(samples):
         if limit is not None and used >= limit:
@@ -150,7 +156,10 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
         runner.feed(sample)
         runner.interp.invoke()
         for d in tensors:
-            observers[d["name"]].observe(runner.stored(d["index"]))
+            if d["name"] not in replayed:
+                observers[d["name"]].observe(runner.stored(d["index"]))
+        for cell in cells:
+            observers[cell.cell_state].observe(cell.states(runner.stored(cell.input_index)))
         used += 1
         if progress:
             progress(1)

@@ -19,9 +19,11 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
+from .lstm import fits as lstm_fits
+from .lstm import quantize_lstm
 from .params import (Affine, QType, activation, asymmetric, quantize, symmetric_weights,
                      with_min_scale)
-from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, SAME_AS_INPUT,
+from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, RECURRENT, SAME_AS_INPUT,
                     SHARED_INPUTS, UINT8_OPS, WEIGHT_AXIS)
 from .selective import keep_float_ops
 
@@ -73,7 +75,8 @@ class _Rewriter:
         kept = keep_float_ops(graph, cfg.keep_float)
         ops = {QType.INT16: INT16_OPS, QType.UINT8: UINT8_OPS}.get(cfg.qtype, INTEGER_OPS)
         self.integer = {id(op) for op in graph.ops if op.type in ops
-                        and _integer_outputs(op) and id(op) not in kept}
+                        and _integer_outputs(op) and id(op) not in kept
+                        and (op.type not in RECURRENT or lstm_fits(op))}
         # WHILE / IF: their float operands and results are stored quantized (subgraphs.py)
         self.integer |= {id(op) for op in graph.ops if op.subgraphs and id(op) not in kept}
         wide = keep_float_ops(graph, cfg.int16) if cfg.int16 else set()
@@ -367,7 +370,13 @@ class _Rewriter:
             data = quantize(c.data, p, qt.dtype, qt.qmin, qt.qmax)
         if op.type == "FILL" and c.data.ndim == 0:  # fill.cc: the value must be a scalar
             data = data.reshape(())
-        if self.g.use_count(c) == 1:  # quantize in place: the tensor keeps its name
+        self.store_const(op, i, data, p)
+
+    def store_const(self, op: Op, i: int, data: np.ndarray, p: Affine) -> None:
+        """Op input i (a constant) becomes `data` quantized with `p`: in place when nothing
+        else reads it (the tensor keeps its name), else a new constant."""
+        c = op.inputs[i]
+        if self.g.use_count(c) == 1:
             c.data, c.dtype, c.shape = data, data.dtype, tuple(data.shape)
             new = c
         else:
@@ -390,6 +399,9 @@ class _Rewriter:
                              for t in op.inputs]
                 continue
             qt = self.op_qt[id(op)]
+            if op.type in RECURRENT:  # its own scheme: int16 cell state, intermediates
+                quantize_lstm(self, op)
+                continue
             for i, t in enumerate(op.inputs):
                 if t is None or id(t) not in real:
                     continue
@@ -401,12 +413,8 @@ class _Rewriter:
                     pin = self.compared_const(op, t, qt)
                 if t.is_const:
                     self.quantize_const(op, i, pin)
-                elif not self.stored_quantized(t):
-                    op.inputs[i] = self.as_quantized(t, op, pin, qt)
-                elif self.qt_of(t) is not qt:  # int8 <-> int16 between 8- and 16x8-bit ops
-                    op.inputs[i] = self.requantize(t, op, pin or self.act_as(t, qt), qt)
-                elif pin is not None and not _same(self.act(t), pin):
-                    op.inputs[i] = self.requantize(t, op, pin)
+                else:
+                    self.take_input(op, i, pin, qt)
             for t in op.outputs:
                 if id(t) in real:
                     t.dtype, t.quant = qt.dtype, _quant(self.act(t))
@@ -414,6 +422,17 @@ class _Rewriter:
                 op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
         self.fix_inputs()
         self.fix_outputs()
+
+    def take_input(self, op: Op, i: int, pin: Affine | None, qt: QType) -> None:
+        """Op input i (an activation) as the op reads it: stored as `qt`, with `pin`'s
+        parameters if given (a QUANTIZE in front where its storage differs)."""
+        t = op.inputs[i]
+        if not self.stored_quantized(t):
+            op.inputs[i] = self.as_quantized(t, op, pin, qt)
+        elif self.qt_of(t) is not qt:  # int8 <-> int16 between 8- and 16x8-bit ops
+            op.inputs[i] = self.requantize(t, op, pin or self.act_as(t, qt), qt)
+        elif pin is not None and not _same(self.act(t), pin):
+            op.inputs[i] = self.requantize(t, op, pin)
 
     def requantize(self, t: Tensor, before: Op | None, target: Affine,
                    qt: QType | None = None) -> Tensor:

@@ -36,6 +36,10 @@ SAME_AS_INPUT = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SA
 # Ops whose inputs must all share the output's parameters.
 SHARED_INPUTS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.SHARED)
 
+# Ops with a quantization scheme of their own (QuantRule.RECURRENT: TFLite's integer LSTM,
+# quantize/lstm.py).
+RECURRENT = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.RECURRENT)
+
 # Integer affine ops: where their data, constant weights and bias are (OpDef.affine).
 AFFINE = {n: op.affine for n, op in OPS.items() if op.affine is not None and n in INTEGER_OPS}
 # Their weights are quantized per channel along this axis, their bias as int32 (int64 in

@@ -36,7 +36,7 @@ from .lstm_hybrid import hybrid_input_contributions, is_hybrid, \
 from .lstm_integer_params import prepare_integer_cell
 from .lstm_operands import (CellOperands, cell_geometry, float_operands, input_dims,
                             read_cell, state)
-from .opdef import OpDef
+from .opdef import OpDef, QuantRule
 from .versions import OpSignature, T
 
 OUTPUT_STATE, CELL_STATE = 18, 19
@@ -214,10 +214,14 @@ def version_step(sig: OpSignature) -> int:
     return 1 if full else 2
 
 
+_SEQUENCE = Kernel(prepare_sequence, run_chosen)
+
 OPS = (
-    # One entry serves float32 and int8 (prepare() chooses); the quantizer keeps these
-    # ops float (QuantRule.FLOAT_ONLY) until it learns the LSTM's int8 / int16 scheme.
-    OpDef("UNIDIRECTIONAL_SEQUENCE_LSTM", float=Kernel(prepare_sequence, run_chosen),
-          version=version_sequence),
+    # One kernel serves float32, hybrid and int8 (prepare() chooses). The quantizer's int8
+    # mode writes the sequence op as TFLite's integer LSTM (QuantRule.RECURRENT: 8x8_16,
+    # int8 only -- no uint8 or 16x8 kernel); the one-step LSTM, which the converter never
+    # emits, stays float.
+    OpDef("UNIDIRECTIONAL_SEQUENCE_LSTM", float=_SEQUENCE, integer=_SEQUENCE,
+          quant=QuantRule.RECURRENT, uint8=False, version=version_sequence),
     OpDef("LSTM", float=Kernel(prepare_step, run_chosen), version=version_step),
 )

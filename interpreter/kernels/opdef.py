@@ -77,6 +77,10 @@ class QuantRule(enum.Enum):
     SAME_AS_INPUT = "same as input"  # every output reuses the data input's (its first float
                                      # input: SPLIT's follows the axis): values moved or selected
     SHARED = "shared"                # every input shares the output's parameters
+    RECURRENT = "recurrent"          # TFLite's integer LSTM: int8 data, output and h state,
+                                     # int8 weights, int32 biases, an int16 cell state with
+                                     # a power-of-two scale, the gate / hidden intermediates
+                                     # (converter/quantize/lstm.py)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,302 @@
+"""int8 sequence LSTMs (issue 25, group 3): with --quantize int8 a fused Keras / TF1 LSTM is
+written as TFLite's integer LSTM (converter/quantize/lstm.py), not as an all-integer loop.
+
+Against TensorFlow: the op counts are those of TF's own int8 file plus the reset SUBs, the
+operands are TF's (same weight scales and integer biases, the same power-of-two cell state,
+the same intermediates), and the output is as close to the float model as TF's file is (or
+closer), calibrated on the data TF's file was. Against the runtimes: the files run bit for
+bit as in LiteRT (both kernel sets) and TFLite Micro, samples one after another without a
+reset (the default stateless form) and with --rnn-state keep (the state carries). The real
+text model (models/text_lstm.pb, two stacked LSTMs) keeps its signal on held-out windows.
+"""
+
+import functools
+import json
+import tempfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgelite.converter import ConvertOptions, QuantizeOptions, RnnState, convert_detailed
+from edgelite.converter.runner import ModelRunner
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.model import load_model
+from tests.conftest import MODELS, litert_module
+from tests.interpreter.micro_oracle import run_micro_samples, run_ours_samples
+
+LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+MANIFEST = json.loads((MODELS / "rnn_models.json").read_text())["models"]
+RNN = ("rnn_lstm", "rnn_bilstm", "rnn_tf1_dynamic_rnn")
+# TF's int8 files were calibrated on models/builders/rnn.py random_inputs(name, inputs, 16,
+# offset=1): numpy RandomState seeded with (SEED + crc32("<name>/inputs/1")) % 2^31, SEED
+# models/builders/common.py's, token ids in [0, VOCAB) or U(-1, 1).
+SEED, VOCAB, N_CALIB = 1234, 20, 16
+# ops edgelite's file has beyond TF's (the float conversion's softmax over time transposes)
+EXTRA = {"text_lstm": {"TRANSPOSE": 1}}
+NO_TF_FILE_OPS = {"rnn_tf1_dynamic_rnn": {LSTM: 1, "SUB": 2, "QUANTIZE": 1, "DEQUANTIZE": 1}}
+MIN_HELD_OUT_DB = 30.0   # the issue-13 models on held-out random inputs: lowest 30.4 dB (bilstm)
+MIN_TEXT_DB = 25.0       # the issue's floor for real text LSTMs
+HEAD_16X8 = ("FULLY_CONNECTED", "SOFTMAX")   # the text model's classifier head run 16x8
+
+
+def _draw(name: str, n: int, ints, floats) -> dict[str, np.ndarray]:
+    """n samples of each model input: token ids from ints(shape), else floats(shape)."""
+    return {spec["name"]: ints((n, *spec["shape"][1:])).astype(np.int32)
+            if spec["dtype"] == "int32" else floats((n, *spec["shape"][1:])).astype(np.float32)
+            for spec in MANIFEST[name]["inputs"]}
+
+
+def tf_calibration(name: str) -> dict[str, np.ndarray]:
+    rng = np.random.RandomState((SEED + zlib.crc32(f"{name}/inputs/1".encode())) % 2**31)
+    return _draw(name, N_CALIB, lambda s: rng.randint(0, VOCAB, s),
+                 lambda s: rng.uniform(-1.0, 1.0, s))
+
+
+def held_out(name: str, n: int = 64) -> dict[str, np.ndarray]:
+    if name == "text_lstm":
+        return {"tokens": np.load(MODELS / "text_lstm.data.npz")["test"][:n]}
+    rng = np.random.default_rng(2)
+    return _draw(name, n, lambda s: rng.integers(0, VOCAB, s), lambda s: rng.uniform(-1, 1, s))
+
+
+def golden(name: str) -> dict[str, np.ndarray]:
+    g = np.load(MODELS / MANIFEST[name]["golden"])
+    return {spec["name"]: g[spec["name"]] for spec in MANIFEST[name]["inputs"]}
+
+
+def calibration(name: str) -> dict[str, np.ndarray]:
+    if name == "text_lstm":
+        return {"tokens": np.load(MODELS / "text_lstm.data.npz")["calib"].astype(np.float32)}
+    return tf_calibration(name)
+
+
+@functools.lru_cache(maxsize=None)
+def converted(name: str, state: str = "reset", fused: bool = True, int16_ops=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        calib = Path(tmp) / "calib.npz"
+        np.savez(calib, **calibration(name))
+        return convert_detailed(MODELS / f"{name}.pb", ConvertOptions(
+            rnn_state=RnnState(state),
+            disabled_passes=frozenset() if fused else frozenset({"fuse_lstm_loop"}),
+            quantize=QuantizeOptions(calib=str(calib), int16_ops=int16_ops)))
+
+
+@functools.lru_cache(maxsize=None)
+def float_model(name: str) -> bytes:
+    return convert_detailed(MODELS / f"{name}.pb").model
+
+
+def feeds_for(model: bytes, data: dict[str, np.ndarray]) -> list[list[np.ndarray]]:
+    """One list of stored input arrays per sample (inputs by name, or the only one)."""
+    interp = Interpreter(model_content=model)
+    details = interp.get_input_details()
+    n = len(next(iter(data.values())))
+    out = []
+    for k in range(n):
+        sample = []
+        for d in details:
+            x = (data[d["name"]] if d["name"] in data else next(iter(data.values())))[k:k + 1]
+            sample.append(x.astype(d["dtype"]))
+        out.append(sample)
+    return out
+
+
+def outputs(model: bytes, data: dict[str, np.ndarray], reset: bool = False) -> np.ndarray:
+    """The first output's real values per sample, one after another in one interpreter
+    (reset_all_variables() before each with `reset`: TF's stateful Keras-path files)."""
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    out_detail = interp.get_output_details()[0]
+    ys = []
+    for sample in feeds_for(model, data):
+        if reset:
+            interp.reset_all_variables()
+        for d, x in zip(interp.get_input_details(), sample):
+            interp.set_tensor(d["index"], x)
+        interp.invoke()
+        ys.append(interp.get_dequantized_tensor(out_detail["index"]).astype(np.float64))
+    return np.concatenate(ys)
+
+
+def sqnr(ref: np.ndarray, y: np.ndarray) -> float:
+    return float(10 * np.log10(np.sum(ref ** 2) / np.sum((ref - y) ** 2)))
+
+
+def agreement(ref: np.ndarray, y: np.ndarray) -> float:
+    n = len(ref)
+    return float(np.mean(ref.reshape(n, -1).argmax(1) == y.reshape(n, -1).argmax(1)))
+
+
+def op_counts(model: bytes) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for op in load_model(model).subgraphs[0].operators:
+        counts[op.name] = counts.get(op.name, 0) + 1
+    return counts
+
+
+def tf_int8(name: str) -> Path | None:
+    path = MODELS / f"{name}.tf_int8.tflite"
+    return path if path.exists() else None
+
+
+def litert_samples(model: bytes, feeds, reference: bool) -> list[np.ndarray]:
+    mod = litert_module()
+    kind = mod.OpResolverType.BUILTIN_REF if reference else mod.OpResolverType.AUTO
+    interp = mod.Interpreter(model_content=model, experimental_op_resolver_type=kind)
+    interp.allocate_tensors()
+    out = []
+    for sample in feeds:
+        for d, x in zip(interp.get_input_details(), sample):
+            interp.set_tensor(d["index"], x)
+        interp.invoke()
+        out.append(interp.get_tensor(interp.get_output_details()[0]["index"]).copy())
+    return out
+
+
+def assert_exact_everywhere(model: bytes, feeds) -> list[np.ndarray]:
+    """edgelite's three kernel sets against LiteRT's default and BUILTIN_REF kernels and
+    TFLite Micro, every sample in turn on one interpreter of each; edgelite's results."""
+    runs = {k: [o[0] for o in run_ours_samples(model, feeds, k)]
+            for k in ("default", "reference", "micro")}
+    theirs = {"default": litert_samples(model, feeds, False),
+              "reference": litert_samples(model, feeds, True),
+              "micro": [o[0] for o in run_micro_samples(model, feeds)]}
+    for kernels, ours in runs.items():
+        for k, (a, b) in enumerate(zip(ours, theirs[kernels])):
+            assert a.dtype == b.dtype and np.array_equal(a, b), (kernels, k)
+    return runs["default"]
+
+
+@pytest.mark.parametrize("name", [*RNN, "text_lstm"])
+def test_ops_are_tensorflows_plus_the_state_resets(name):
+    result = converted(name)
+    ours = op_counts(result.model)
+    assert result.stateful_ops == {LSTM: ours[LSTM]} and ours[LSTM] >= 1
+    if tf_int8(name) is None:
+        assert ours == NO_TF_FILE_OPS[name]
+        return
+    expected = op_counts(tf_int8(name).read_bytes())
+    expected["SUB"] = 2 * expected[LSTM]   # h and c zeroed in front of each LSTM
+    for op, k in EXTRA.get(name, {}).items():
+        expected[op] = expected.get(op, 0) + k
+    assert ours == expected
+    # --rnn-state keep: exactly TF's ops (+ the float conversion's extras)
+    kept = op_counts(converted(name, "keep").model)
+    assert kept == {op: k for op, k in expected.items() if op != "SUB"}
+
+
+def _lstm_ops(model: bytes):
+    sub = load_model(model).subgraphs[0]
+    return sub, [op for op in sub.operators if op.name == LSTM]
+
+
+@pytest.mark.parametrize("name", ["rnn_lstm", "text_lstm"])
+def test_operands_are_those_tensorflows_quantizer_writes(name):
+    sub, ours = _lstm_ops(converted(name, "keep").model)
+    tf_sub, theirs = _lstm_ops(tf_int8(name).read_bytes())
+    assert len(ours) == len(theirs)
+
+    def scale(s, i):
+        return float(s.tensors[i].quantization.scale[0])
+
+    for a, b in zip(ours, theirs):
+        assert a.version == b.version == 1
+        for i in range(24):
+            ta = sub.tensors[a.inputs[i]] if a.inputs[i] >= 0 else None
+            tb = tf_sub.tensors[b.inputs[i]] if b.inputs[i] >= 0 else None
+            assert (ta is None) == (tb is None), i
+            if ta is None:
+                continue
+            assert ta.dtype == tb.dtype and ta.is_variable == tb.is_variable, i
+            if 1 <= i <= 8:   # int8 symmetric weights: max |w| / 127, the same integers
+                assert scale(sub, a.inputs[i]) == pytest.approx(scale(tf_sub, b.inputs[i]),
+                                                                rel=1e-6)
+                np.testing.assert_array_equal(ta.data, tb.data)
+        # the int16 cell state's power-of-two scale, zero point 0: TF's, unless TF's file
+        # clips c (its Keras-path LSTM gets cell_clip 10, which Keras does not do: the text
+        # model's c reaches 19 and 29, so edgelite's bound is 32 where TF's is 16)
+        ours_c, tf_c = scale(sub, a.inputs[19]), scale(tf_sub, b.inputs[19])
+        assert ours_c == tf_c or (b.options["cell_clip"] > 0 and ours_c > tf_c)
+        assert np.log2(ours_c) == int(np.log2(ours_c))
+        assert list(sub.tensors[a.inputs[19]].quantization.zero_point) == [0]
+        # the output, h state and hidden intermediate share one set of parameters
+        out, h = sub.tensors[a.outputs[0]], sub.tensors[a.inputs[18]]
+        hidden = sub.tensors[a.intermediates[4]]
+        for t in (h, hidden):
+            assert t.quantization.scale[0] == out.quantization.scale[0]
+            assert t.quantization.zero_point[0] == out.quantization.zero_point[0]
+        assert [sub.tensors[i].dtype for i in a.intermediates] == \
+            [tf_sub.tensors[i].dtype for i in b.intermediates]
+        assert all(sub.tensors[i].quantization is None or
+                   not len(sub.tensors[i].quantization.scale) for i in a.intermediates[:4])
+        # int32 biases at s_input * s_input_to_gate_weights
+        for g in range(4):
+            s_b = scale(sub, a.inputs[12 + g])
+            assert s_b == pytest.approx(scale(sub, a.inputs[0]) * scale(sub, a.inputs[1 + g]),
+                                        rel=1e-6)
+
+
+@pytest.mark.parametrize("state", ["reset", "keep"])
+@pytest.mark.parametrize("name", RNN)
+def test_bit_exact_in_litert_and_micro_sample_after_sample(name, state):
+    model = converted(name, state).model
+    feeds = feeds_for(model, held_out(name, 6))
+    ours = assert_exact_everywhere(model, feeds)
+    alone = [run_ours_samples(model, [f], "default")[0][0] for f in feeds]   # from zero state
+    same = [np.array_equal(a, b) for a, b in zip(ours, alone)]
+    if state == "reset":
+        assert all(same)           # stateless: no sample sees the one before
+    else:
+        assert same[0] and not all(same[1:])   # the state carries into the next invoke
+
+
+def test_text_lstm_bit_exact_in_litert_and_micro_both_state_forms():
+    for state in ("reset", "keep"):
+        model = converted("text_lstm", state).model
+        assert_exact_everywhere(model, feeds_for(model, held_out("text_lstm", 4)))
+
+
+@pytest.mark.parametrize("name", RNN)
+def test_closer_to_the_float_model_than_the_loop_and_tensorflow(name):
+    gold = golden(name)
+    ref = outputs(float_model(name), gold)
+    fused = sqnr(ref, outputs(converted(name).model, gold))
+    loop = sqnr(ref, outputs(converted(name, fused=False).model, gold))
+    assert fused > loop + 3.0
+    if tf_int8(name) is not None:   # TF calibrated on the same samples
+        theirs = sqnr(ref, outputs(tf_int8(name).read_bytes(), gold, reset=True))
+        assert fused >= theirs - 0.5
+    test = held_out(name)
+    ref = outputs(float_model(name), test)
+    y = outputs(converted(name).model, test)
+    assert sqnr(ref, y) >= MIN_HELD_OUT_DB and agreement(ref, y) >= 0.95
+
+
+def test_text_lstm_keeps_its_signal_on_held_out_windows():
+    test = held_out("text_lstm")
+    ref = outputs(float_model("text_lstm"), test)
+    theirs = outputs(tf_int8("text_lstm").read_bytes(), test, reset=True)
+    model = converted("text_lstm").model
+    ours = outputs(model, test)
+    # the default int8 file: at least TF's int8 file's SQNR and argmax agreement
+    assert sqnr(ref, ours) >= sqnr(ref, theirs)
+    assert agreement(ref, ours) >= max(agreement(ref, theirs), 0.9)
+    # the LSTM layers themselves lose little: each output > 35 dB tensor by tensor
+    f, q = ModelRunner(float_model("text_lstm"), keep_all=True), ModelRunner(model, keep_all=True)
+    sub, lstms = _lstm_ops(model)
+    names = [sub.tensors[op.outputs[0]].name for op in lstms]
+    pairs = {n: ([], []) for n in names}
+    for x in test["tokens"][:16]:
+        f.run({"tokens": x}), q.run({"tokens": x})
+        for n in names:
+            pairs[n][0].append(f.tensor(n)), pairs[n][1].append(q.tensor(n))
+    for n, (a, b) in pairs.items():
+        assert sqnr(np.array(a, np.float64), np.array(b, np.float64)) > 35.0, n
+    # the classifier head 16x8 (--int16-ops FULLY_CONNECTED,SOFTMAX): the issue's floor
+    head = converted("text_lstm", int16_ops=HEAD_16X8).model
+    y = outputs(head, test)
+    assert sqnr(ref, y) >= MIN_TEXT_DB and agreement(ref, y) >= 0.95
+    feeds = feeds_for(head, held_out("text_lstm", 3))
+    assert_exact_everywhere(head, feeds)
