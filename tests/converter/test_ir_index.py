@@ -159,8 +159,9 @@ def test_every_pass_keeps_the_index_on_every_sample_model(name, mode):
     final = result.passes[-1].after if result.passes else result.lowered_op_counts
     if mode == "float":
         recount = Counter()
-        for g in all_graphs(result.graph):
-            recount.update(g.op_counts())
+        for g in all_graphs(result.graph):  # (less the state resets, made after the passes)
+            recount.update(op.type for op in g.ops
+                           if not any(t.is_variable for t in op.outputs))
         assert final == dict(recount)  # incremental counts match a recount, subgraphs too
 
 

@@ -116,7 +116,7 @@ def test_calibration_records_the_cell_state_of_every_step(tmp_path):
     runner = ModelRunner(model, keep_all=True)
     cells = float_cells(runner.interp.model)
     assert len(cells) == 2
-    windows = np.load(MODELS / "text_lstm.data.npz")["calib"][:6].astype(np.float32)
+    windows = np.load(MODELS / "text_lstm.calib.npz")["tokens"][:6].astype(np.float32)
     seen = {c.cell_state: [np.inf, -np.inf] for c in cells}
     for x in windows:
         runner.run({"tokens": x})
