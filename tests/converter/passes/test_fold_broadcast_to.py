@@ -48,3 +48,30 @@ def test_a_broadcast_read_elsewhere_stays():
     g = _graph("MUL", (2, 5, 7), (7,), (2, 5, 7), second_reader=True)
     assert fold_broadcast_to.run(g) == 1
     assert g.op_counts() == {"BROADCAST_TO": 1, "MUL": 1}
+
+
+def _select_graph(tile: tuple[int, ...], mask_shape=(2, 1)):
+    """y = SELECT_V2(TILE(x > 0, tile), a, b): a Keras masked RNN step's state select."""
+    g, x = input_graph(mask_shape)
+    m = g.tensor("m", np.bool_, mask_shape)
+    g.add_op("GREATER", [x, g.const("zero", np.float32(0))], [m])
+    tiled_shape = tuple(d * r for d, r in zip(mask_shape, tile))
+    t = g.tensor("t", np.bool_, tiled_shape)
+    g.add_op("TILE", [m, g.const("reps", np.asarray(tile, np.int32))], [t])
+    out = g.tensor("out", np.float32, (2, 4))
+    g.add_op("SELECT_V2", [t, g.const("a", rand(2, 4)), g.const("b", rand(2, 4))], [out])
+    g.outputs = [out]
+    return g
+
+
+def test_tile_of_unit_axes_feeds_select_v2_directly():
+    g = _select_graph((1, 4))
+    check(g, fold_broadcast_to.run, np.float32([[1.0], [-1.0]]), 1,
+          {"GREATER": 1, "SELECT_V2": 1})
+
+
+def test_tile_repeating_a_longer_axis_stays():
+    g = _select_graph((2, 4), mask_shape=(1, 1))   # [1, 1] -> [2, 4]: both unit axes: folds
+    assert fold_broadcast_to.run(g) == 1
+    g = _select_graph((1, 2), mask_shape=(2, 2))   # a repeat of a length-2 axis: not a broadcast
+    assert fold_broadcast_to.run(g) == 0 and g.op_counts()["TILE"] == 1

@@ -71,3 +71,26 @@ def test_the_pass_alone_reports_what_it_removed():
     graph = _convert({"prune_loop_vars"}).graph
     assert prune_loop_vars.run(graph) == 1  # w
     assert prune_loop_vars.run(graph) == 0  # a fixed point
+
+
+def test_a_last_step_list_reads_the_state_and_leaves_the_loop():
+    """An unfused Keras LSTM (return_sequences=False) writes h' into a list of one item on
+    every step and returns h' as a state too: the caller reads the state's result, and the
+    list, written but no longer read, leaves the loop with its DYNAMIC_UPDATE_SLICE."""
+    from tests.conftest import MODELS
+    keep = convert_detailed(MODELS / "rnn_lstm.pb", ConvertOptions(
+        disabled_passes=frozenset({"fuse_lstm_loop"})))
+    body = next(op for op in keep.graph.ops if op.type == "WHILE").subgraphs["body"]
+    assert "DYNAMIC_UPDATE_SLICE" not in body.op_counts()
+    golden = np.load(MODELS / "rnn_lstm.golden.npz")
+    interp = Interpreter(model_content=keep.model)
+    interp.allocate_tensors()
+    for k in range(len(golden["tokens"])):
+        interp.set_tensor(interp.get_input_details()[0]["index"], golden["tokens"][k:k + 1])
+        interp.invoke()
+        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+        assert np.abs(got - golden["output"][k:k + 1]).max() <= 1e-5
+    plain = convert_detailed(MODELS / "rnn_lstm.pb", ConvertOptions(
+        disabled_passes=frozenset({"fuse_lstm_loop", "prune_loop_vars"})))
+    body = next(op for op in plain.graph.ops if op.type == "WHILE").subgraphs["body"]
+    assert body.op_counts()["DYNAMIC_UPDATE_SLICE"] == 1   # the switch
