@@ -49,6 +49,16 @@ def test_matches_litert(name, hybrid):
     np.testing.assert_array_equal(outs[0][0], outs[3][0])  # reset: as the first invoke
 
 
+@pytest.mark.parametrize("hybrid", ["symmetric", "asymmetric"])
+def test_hybrid_on_dequantized_inputs_matches_litert(hybrid):
+    # inputs on an int8 grid (an embedding): the per-row quantization's rounding ties
+    spec = replace(LstmSpec(n_input=16, n_cell=12, steps=9, batch=2), hybrid=True,
+                   options={"asymmetric_quantize_inputs": hybrid == "asymmetric"})
+    feeds = sequence_feeds(spec, 4, seed=6, grid=True)
+    assert_matches_litert_over_invokes(bidirectional_model(spec, False, ""),
+                                       [[f] for f in feeds], rtol=0)
+
+
 def test_merged_batch_major_batches_are_refused():
     # LiteRT's EvalFloat offsets batch row b's states by b * (fw + bw units): out of bounds.
     interp = Interpreter(model_content=bidirectional_model(LstmSpec(batch=2), True))
