@@ -224,7 +224,7 @@ class _Loop:
     seq: int
     h: int
     c: int
-    out: int
+    out: int | None          # the list of h written every step; None: only h is read
     every_step: bool         # out holds every step (else: a list of one, the last step)
     counters: frozenset[int]
     steps: int
@@ -246,11 +246,13 @@ def _written_at(body: Graph, start: Tensor, counters: frozenset[int]) -> bool | 
 
 
 def _match_loop(graph: Graph, loop: Op) -> _Loop | None:
+    """The loop as an LSTM: by the list it writes h' into (every step, or the last one), or,
+    when nothing writes a list (prune_loop_vars dropped an unread one), by h' itself."""
     body, cond = loop.subgraphs["body"], loop.subgraphs["cond"]
     if any(OPS[op.type].stateful for g in (body, cond) for op in g.ops if op.type in OPS):
         return None
-    position = {id(t): k for k, t in enumerate(body.inputs)}
     counters = _counters(loop, body)
+    steps = _trip_count(cond, counters) or 0
     for k, new in enumerate(body.outputs):
         dus = _producer(body, new, "DYNAMIC_UPDATE_SLICE")
         if dus is None or dus.inputs[0] is not body.inputs[k]:
@@ -258,34 +260,50 @@ def _match_loop(graph: Graph, loop: Op) -> _Loop | None:
         h_new = _through(body, dus.inputs[1], ("EXPAND_DIMS", "RESHAPE"))
         every_step = _written_at(body, dus.inputs[2], counters)
         row = (1, *h_new.shape) if h_new is not None and h_new.shape is not None else None
-        cell = row == dus.inputs[1].shape and every_step is not None and \
-            _match_cell(body, h_new)   # h' written as one [1, B, U] item
-        gates = cell and _gate_rows(body, cell)
-        if not gates or h_new not in body.outputs:
-            continue
-        h = body.outputs.index(h_new)
-        c = position[id(cell.c)]
-        affine = _match_affine(body, gates[0], body.inputs[h])
-        if affine is None or body.outputs[c] is not cell.c_new:
-            continue
-        seq, t = (position[id(x)] for x in affine.gather.inputs)
-        m = _Loop(loop, seq, h, c, k, every_step, counters,
-                  _trip_count(cond, counters) or 0, affine, gates[1])
-        return m if _loop_fits(graph, m, t) else None
+        if row != dus.inputs[1].shape or every_step is None:
+            continue   # h' written as one [1, B, U] item, at [t, 0, 0] or [0, 0, 0]
+        found = _match_step(body, h_new)
+        if found is not None:
+            h, c, affine, rows, t = found
+            m = _Loop(loop, t[0], h, c, k, every_step, counters, steps, affine, rows)
+            return m if _loop_fits(graph, m, t[1]) else None
+    for h_new in body.outputs:
+        found = _match_step(body, h_new)
+        if found is not None:
+            h, c, affine, rows, t = found
+            m = _Loop(loop, t[0], h, c, None, False, counters, steps, affine, rows)
+            return m if _loop_fits(graph, m, t[1]) else None
     return None
+
+
+def _match_step(body: Graph, h_new: Tensor):
+    """(h, c, affine, gate rows, (seq, t)) -- loop-variable positions -- when h_new is
+    the h' of one LSTM step that the body also returns as a state."""
+    cell = h_new is not None and _match_cell(body, h_new)
+    gates = cell and _gate_rows(body, cell)
+    if not gates or h_new not in body.outputs:
+        return None
+    position = {id(t): k for k, t in enumerate(body.inputs)}
+    h = body.outputs.index(h_new)
+    c = position[id(cell.c)]
+    affine = _match_affine(body, gates[0], body.inputs[h])
+    if affine is None or body.outputs[c] is not cell.c_new:
+        return None
+    return h, c, affine, gates[1], tuple(position[id(x)] for x in affine.gather.inputs)
 
 
 def _loop_fits(graph: Graph, m: _Loop, t: int) -> bool:
     """The loop covers the whole sequence, starts from zero state, carries nothing else and
     leaves c unread; the shapes and types are a float LSTM's."""
     loop, body = m.op, m.op.subgraphs["body"]
-    seq, out = loop.inputs[m.seq], loop.inputs[m.out]
+    seq = loop.inputs[m.seq]
+    listed = set() if m.out is None else {m.out}
     passed = {k for k, (i, o) in enumerate(zip(body.inputs, body.outputs)) if i is o}
     if t not in m.counters or m.seq not in passed or seq.shape is None or \
             len(seq.shape) != 3 or seq.dtype != np.float32 or m.steps != seq.shape[0] or \
             m.steps < 1 or graph.use_count(loop.outputs[m.c]):
         return False
-    if set(range(len(body.outputs))) != passed | m.counters | {m.h, m.c, m.out}:
+    if set(range(len(body.outputs))) != passed | m.counters | {m.h, m.c} | listed:
         return False
     batch, units = seq.shape[1], m.affine.wh.shape[1]
     for k in (m.h, m.c):
@@ -293,9 +311,11 @@ def _loop_fits(graph: Graph, m: _Loop, t: int) -> bool:
         if not init.is_const or init.data.dtype != np.float32 or init.data.any() or \
                 tuple(init.shape) != (batch, units):
             return False
-    length = m.steps if m.every_step else 1
-    return out.shape is not None and tuple(out.shape) == (length, batch, units) and \
-        m.affine.wh.shape[0] == 4 * units and m.affine.wx.shape[1] == seq.shape[2]
+    if m.out is not None:
+        out, length = loop.inputs[m.out], m.steps if m.every_step else 1
+        if out.shape is None or tuple(out.shape) != (length, batch, units):
+            return False
+    return m.affine.wh.shape[0] == 4 * units and m.affine.wx.shape[1] == seq.shape[2]
 
 
 # -- the rewrite ------------------------------------------------------------------------------
@@ -340,7 +360,7 @@ def _fuse(graph: Graph, m: _Loop) -> None:
     steps, batch, units = seq.shape[0], seq.shape[1], m.affine.wh.shape[1]
     x = _batch_major_source(graph, seq, loop)
     time_major = x is None
-    name = loop.name or loop.outputs[m.out].name
+    name = loop.name or loop.outputs[m.h].name
     states = []
     for role in ("output_state", "cell_state"):
         s = graph.tensor(f"{name}/{role}", np.float32, (batch, units))
@@ -356,7 +376,9 @@ def _fuse(graph: Graph, m: _Loop) -> None:
     graph.insert_op(Op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y], options, loop.name,
                        origin=loop.origin), loop)
     last = _emit(graph, loop, "STRIDED_SLICE", *_last_step(graph, y, time_major, name))
-    if m.every_step and time_major:
+    if m.out is None:
+        items = None
+    elif m.every_step and time_major:
         items = y
     elif m.every_step:
         items = _emit(graph, loop, "TRANSPOSE", [y, graph.const(f"{name}/perm",
@@ -369,11 +391,15 @@ def _fuse(graph: Graph, m: _Loop) -> None:
             graph.replace_uses(loop.outputs[k], graph.const(
                 loop.outputs[k].name, np.asarray(steps, loop.outputs[k].dtype)))
     for k, (init, out) in enumerate(zip(loop.inputs, loop.outputs)):
-        if k not in m.counters and k not in (m.h, m.c, m.out):
+        if k not in m.counters and k not in (m.h, m.c, m.out):   # (m.out may be None)
             graph.replace_uses(out, init)   # passed through unchanged
     graph.remove_op(loop)
-    listed, final_h = loop.outputs[m.out], loop.outputs[m.h]
+    final_h = loop.outputs[m.h]
     _take_over(graph, last, final_h)
+    if items is None:
+        graph.remove_dead_ops([final_h, *loop.inputs])
+        return
+    listed = loop.outputs[m.out]
     _take_over(graph, items, listed)
     y = listed if items is y else y
     _absorb_readers(graph, listed, final_h, y, m.every_step, time_major)
