@@ -15,7 +15,9 @@ from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
-from .graphdef import TFGraph
+from ..interpreter.errors import GraphError
+from ..interpreter.names import quoted
+from .graphdef import TFGraph, parse_ref
 from .savedmodel import load_source, signature_refs
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
@@ -43,8 +45,9 @@ class ConvertOptions:
     signature: str | None = None             # default "serving_default" (or the only one)
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
-
-
+    # Placeholders bound to constants (bind.py): name -> value (bool, number, nested list,
+    # numpy array, or the text --set takes); conds they decide fold to one branch
+    set_values: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,23 +109,33 @@ def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> b
 
 def _graph(source, inputs, outputs, options: ConvertOptions):
     """The TF graph, its chosen inputs and outputs, and the signature they stand for."""
-    loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs)
+    bound = options.set_values or {}
+    loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs,
+                         bound)
     tf = TFGraph(loaded.graph_def)
     sig = loaded.signature if inputs is None and outputs is None else None
     if sig is not None:
         inputs, outputs = signature_refs(sig)
+        inputs = [n for n in inputs if n not in bound]  # a signature input given a value
+    elif inputs:
+        for name in inputs:
+            if name in bound or parse_ref(name).node in bound:
+                raise GraphError(f"{quoted(name)} is given a value with --set, so it cannot "
+                                 "also be an input")
     ins = tf.resolve(inputs, tf.default_inputs, "input")
     outs = tf.resolve(outputs, tf.default_outputs, "output")
     return tf, ins, outs, sig
 
 
 def check(source, inputs=None, outputs=None, input_shapes=None, signature=None, tags=None,
-          checkpoint=None) -> SupportReport:
+          checkpoint=None, set_values=None) -> SupportReport:
     """Which op types the graph's live nodes use and which edgelite supports.
 
-    Runs the real lowering (so untaken tf.cond branches are left out, as in convert).
+    Runs the real lowering (so untaken tf.cond branches are left out, as in convert;
+    `set_values` binds placeholders as convert's does).
     """
-    options = ConvertOptions(signature=signature, tags=tags, checkpoint=checkpoint)
+    options = ConvertOptions(signature=signature, tags=tags, checkpoint=checkpoint,
+                             set_values=dict(set_values or {}))
     tf, ins, outs, _ = _graph(source, inputs, outputs, options)
     with const_budget():
         return lower_with_report(tf, ins, outs, input_shapes)[1]

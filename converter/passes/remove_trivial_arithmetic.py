@@ -1,8 +1,10 @@
 """Remove arithmetic that does nothing: x * 1, x / 1, x + 0, x - 0 (constants all 1 or 0
-that broadcast without growing x).
+that broadcast without growing x), and a SELECT / SELECT_V2 whose condition is a constant
+all true or all false (the operand it picks, when it has the output's shape).
 
 Keras' swish computes x * sigmoid(beta * x) with beta = 1.0 frozen in; this leaves
-x * sigmoid(x), which is what TFLite's converter writes too.
+x * sigmoid(x), which is what TFLite's converter writes too. Dropout with keep_prob bound
+to 1 leaves where(all true, x, 0) (lower/random.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ NEUTRAL = {"MUL": 1.0, "DIV": 1.0, "ADD": 0.0, "SUB": 0.0}
 
 
 def run(graph: Graph) -> int:
-    n = 0
+    n = _selects(graph)
     for op in [op for op in graph.ops if op.type in NEUTRAL]:
         args = const_operand(op)
         if not args or op.options.get("fused_activation_function", 0):
@@ -34,3 +36,23 @@ def run(graph: Graph) -> int:
         graph.bypass(op, x)
         n += 1
     return n
+
+
+def _selects(graph: Graph) -> int:
+    n = 0
+    for op in [op for op in graph.ops if op.type in ("SELECT", "SELECT_V2")]:
+        cond, out = op.inputs[0], op.outputs[0]
+        if not cond.is_const or cond.data.size == 0 or graph.is_output(out):
+            continue
+        if cond.data.all():
+            pick = op.inputs[1]
+        elif not cond.data.any():
+            pick = op.inputs[2]
+        else:
+            continue
+        if pick.dtype == out.dtype and pick.shape is not None and out.shape is not None \
+                and tuple(pick.shape) == tuple(out.shape):
+            graph.bypass(op, pick)
+            n += 1
+    return n
+
