@@ -3,8 +3,10 @@
 What a frozen graph keeps of TF's random ops is training-time dropout. Its mask is noise
 compared with (or added to) the drop rate:
 
-    tf.nn.dropout (TF >= 1.13)   keep = RandomUniform(shape) >= rate; where(keep, x / (1 - rate), 0)
-    tf.nn.dropout (TF < 1.13)    keep = floor(keep_prob + RandomUniform(shape)); x / keep_prob * keep
+    tf.nn.dropout (TF >= 1.13)  keep = RandomUniform(shape) >= rate
+                                y = where(keep, x / (1 - rate), 0)
+    tf.nn.dropout (TF < 1.13)   keep = floor(keep_prob + RandomUniform(shape))
+                                y = x / keep_prob * keep
 
 Once the rate is a constant (`--set keep_prob=1.0`: rate 0), every value the noise can take
 gives the same mask, and the mask is a constant; the noise is then read by nothing.
@@ -144,6 +146,8 @@ def settle_graph(graph: Graph, allow_custom_ops: bool) -> list[Op]:
             if allow_custom_ops:
                 op.type, op.options = "CUSTOM", {}
                 op.custom_code = op.origin or "RandomUniform"
+                if op.inputs[0].is_const:
+                    t.shape = tuple(int(d) for d in op.inputs[0].data.reshape(-1))
     return live
 
 

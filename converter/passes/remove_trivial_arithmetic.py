@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import PSEUDO_OPS, Graph
+from ..shape_inference import infer_op_shapes
 from .patterns import const_operand
 
 NEUTRAL = {"MUL": 1.0, "DIV": 1.0, "ADD": 0.0, "SUB": 0.0}
@@ -50,9 +51,35 @@ def _selects(graph: Graph) -> int:
             pick = op.inputs[2]
         else:
             continue
-        if pick.dtype == out.dtype and pick.shape is not None and out.shape is not None \
-                and tuple(pick.shape) == tuple(out.shape):
+        if any(t.shape is None for t in op.inputs):
+            _infer_before(graph, op)  # (shapes are inferred after the passes)
+        if pick.dtype == out.dtype and tuple(pick.shape or ()) == _selected_shape(op):
             graph.bypass(op, pick)
             n += 1
     return n
+
+
+def _infer_before(graph: Graph, target) -> None:
+    """Infer the output shapes of the ops before `target` that lack them, op by op (as
+    fold_shapes does)."""
+    for op in graph.ops:
+        if op is target:
+            return
+        if any(t.shape is None for t in op.outputs) and op.type != "CUSTOM" \
+                and op.type not in PSEUDO_OPS:
+            infer_op_shapes(op)
+
+
+def _selected_shape(op) -> tuple[int, ...] | None:
+    """The output shape: SELECT_V2 broadcasts its three operands (select.cc); SELECT's
+    operands have one shape (its condition may be a vector over the first axis)."""
+    shapes = [t.shape for t in op.inputs]
+    if any(s is None for s in shapes):
+        return None
+    if op.type == "SELECT":
+        return tuple(shapes[1])
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
 

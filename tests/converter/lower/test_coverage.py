@@ -21,7 +21,7 @@ def _covered(module: str) -> set[str]:
 def test_every_rule_module_has_a_test_module():
     assert RULE_MODULES == ["activations", "array_ops", "basic", "control", "conv", "detection",
                             "einsum", "embeddings", "fake_quant", "functional", "image",
-                            "math_ops", "nn", "spectral", "tensor_lists"]
+                            "math_ops", "nn", "random", "spectral", "tensor_lists"]
     for module in RULE_MODULES:
         rules = set(importlib.import_module(f"{lower.__name__}.{module}").RULES)
         assert _covered(module) == rules, module
