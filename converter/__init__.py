@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import __version__
 from ..interpreter.memory import gc_paused
@@ -113,15 +113,19 @@ def _graph(source, inputs, outputs, options: ConvertOptions):
     loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs,
                          bound)
     tf = TFGraph(loaded.graph_def)
+    bound_nodes = {parse_ref(name).node for name in bound}
+    if loaded.signature is not None:  # (a signature input's name stands for its node)
+        bound_nodes |= {parse_ref(t).node for name, t in loaded.signature.inputs
+                        if name in bound}
     sig = loaded.signature if inputs is None and outputs is None else None
-    if sig is not None:
+    if sig is not None:  # a signature input given a value is no longer one
+        sig = replace(sig, inputs=tuple((name, t) for name, t in sig.inputs
+                                        if parse_ref(t).node not in bound_nodes))
         inputs, outputs = signature_refs(sig)
-        inputs = [n for n in inputs if n not in bound]  # a signature input given a value
-    elif inputs:
-        for name in inputs:
-            if name in bound or parse_ref(name).node in bound:
-                raise GraphError(f"{quoted(name)} is given a value with --set, so it cannot "
-                                 "also be an input")
+    for name in inputs or ():
+        if parse_ref(name).node in bound_nodes:
+            raise GraphError(f"{quoted(name)} is given a value with --set, so it cannot "
+                             "also be an input")
     ins = tf.resolve(inputs, tf.default_inputs, "input")
     outs = tf.resolve(outputs, tf.default_outputs, "output")
     return tf, ins, outs, sig

@@ -134,7 +134,7 @@ def load_saved_model(source, signature: str | None = None, tags=None,
     sig = _signature(mg, signature, where)
     prefix = os.path.join(os.path.dirname(path), "variables", "variables")
     outputs = [t for _, t in sig.outputs]
-    return _frozen(mg, outputs, prefix, where, sig, set_values)
+    return _frozen(mg, outputs, prefix, where, sig, _by_node(sig, set_values))
 
 
 def load_meta_checkpoint(meta, checkpoint, outputs: list[str] | None,
@@ -146,7 +146,13 @@ def load_meta_checkpoint(meta, checkpoint, outputs: list[str] | None,
     outs = [t for _, t in sig.outputs] if sig else outputs
     if not outs:
         raise GraphError(f"{where} has no signatures: name the outputs (--outputs NODE)")
-    return _frozen(mg, outs, os.fspath(checkpoint), where, sig, set_values)
+    return _frozen(mg, outs, os.fspath(checkpoint), where, sig, _by_node(sig, set_values))
+
+
+def _by_node(sig: SignatureIO | None, set_values) -> dict:
+    """--set values keyed by graph node: a signature's input name stands for its node."""
+    names = {name: parse_ref(t).node for name, t in sig.inputs} if sig else {}
+    return {names.get(k, k): v for k, v in (set_values or {}).items()}
 
 
 def _frozen(mg, outputs: list[str], prefix: str, where: str, sig, set_values) -> Loaded:
