@@ -104,7 +104,7 @@ def test_auto_from_the_command_line(tmp_path):
     assert "<- chosen" in r.output and out.exists()
     rows = r.output.split("candidate -- verdict\n")[1].splitlines()
     first, second = rows[0].split(), rows[1].split()
-    assert first[0] == "0" and np.isfinite(float(first[1])) and first[3:] == [
+    assert first[0] == "0" and np.isfinite(float(first[1])) and first[3:6] == [
         "minmax", "--", "baseline"]
     assert second[3] == "0" and len(second[4:8]) == 4 and all(
         np.isfinite(float(g)) for g in second[4:10])        # 4 gains, their mean and spread
@@ -124,3 +124,25 @@ def test_auto_with_the_16x8_fallback_tries_the_ops_that_gain_most():
     widened = [op for op in result.graph.ops if op.outputs[0].name in report.chosen.wide
                and op.type != "DEQUANTIZE"]  # (a graph output's DEQUANTIZE takes its name)
     assert all(op.inputs[0].dtype == np.int16 for op in widened)
+
+
+def test_auto_does_not_lose_to_minmax_on_data_it_never_saw():
+    """Calibrated on 32 training digits, evaluated on 128 test digits (disjoint): auto's
+    choice is no worse than min/max at the logits, the outputs or top-1. (The rule before
+    issue 25 -- a majority of the folds -- chose min/max + AdaRound + a percentile range
+    here: +0.04 dB at the logits, -5.1 dB at the outputs. bench/auto_heldout.py measures
+    more draws and models.)"""
+    from edgelite.converter.runner import ModelRunner
+    from tests.converter.quantize.held_out import LOGITS, held_out_sqnr
+    test = np.load(MODELS / "digits_test.npz")
+    x, y = test["x"][:128], test["y"][:128]
+    float_model = convert_detailed(MODELS / "tf1_cnn.pb").model
+    scores = {}
+    for method in ("minmax", "auto"):
+        q = convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=QuantizeOptions(
+            calib=CALIB, calib_samples=32, calib_method=method)))
+        runner = ModelRunner(q.model)
+        hits = sum(int(runner.run({"input": s})[0].argmax() == c) for s, c in zip(x, y))
+        scores[method] = (*held_out_sqnr(float_model, q.model, x, LOGITS["tf1_cnn"]), hits)
+    (mm_logits, mm_out, mm_hits), (au_logits, au_out, au_hits) = scores.values()
+    assert au_logits >= mm_logits - 0.1 and au_out >= mm_out - 0.5 and au_hits >= mm_hits - 1
