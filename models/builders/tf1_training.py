@@ -171,8 +171,16 @@ def _save_checkpoint(saver, sess, variant: str) -> None:
         for f in Path(tmp).iterdir():
             if f.name.startswith("model.ckpt."):
                 atomic_write(dest / f.name, f.read_bytes())
-    # the meta graph without device strings, deterministic bytes
+    # the meta graph without device strings, deterministic bytes (the cond contexts hold
+    # proto maps, serialized in hash order unless re-serialized deterministically)
     meta = saver.export_meta_graph(clear_devices=True, strip_default_attrs=True)
+    from tensorflow.core.protobuf import control_flow_pb2
+
+    if "cond_context" in meta.collection_def:
+        values = meta.collection_def["cond_context"].bytes_list.value
+        for k, raw in enumerate(values):
+            ctx = control_flow_pb2.CondContextDef.FromString(raw)
+            values[k] = ctx.SerializeToString(deterministic=True)
     atomic_write(dest / "model.ckpt.meta", meta.SerializeToString(deterministic=True))
 
 
