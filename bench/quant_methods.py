@@ -105,6 +105,7 @@ class Cell:
     accuracy: float
     seconds: float
     logits: float | None = None   # SQNR at the final softmax's input, where there is one
+    hits: np.ndarray | None = field(default=None, repr=False)  # top-1 right, per sample
 
     def __str__(self) -> str:
         at_logits = "" if self.logits is None else f" ({self.logits:.2f})"
@@ -198,7 +199,8 @@ def _with_logits(model: bytes, x: np.ndarray) -> tuple[list, list | None]:
     return outputs, logits or None
 
 
-def _score(case: Case, model: bytes, t0: float) -> Cell:
+def score(case: Case, model: bytes, t0: float) -> Cell:
+    """`model`'s outputs on the case's samples against the float model's (computed once)."""
     if not case.reference:
         case.reference, case.reference_logits = _with_logits(case.convert(), case.x)
     outputs, logits = _with_logits(model, case.x)
@@ -208,19 +210,19 @@ def _score(case: Case, model: bytes, t0: float) -> Cell:
     at_logits = (sqnr(case.reference_logits, logits)
                  if logits is not None and case.reference_logits is not None else None)
     return Cell(sqnr(case.reference, outputs), float((top == truth).mean()), time.time() - t0,
-                at_logits)
+                at_logits, top == truth)
 
 
 def measure(case: Case, fields: dict) -> Cell:
     t0 = time.time()
     q = QuantizeOptions(mode=QuantMode.INT8, calib=str(case.calib),
                         per_channel=case.per_channel, **fields)
-    return _score(case, case.convert(q), t0)
+    return score(case, case.convert(q), t0)
 
 
 def measure_tf_int8(case: Case) -> Cell:
     """TensorFlow's own int8 file, against the same float reference."""
-    return _score(case, case.tf_int8.read_bytes(), time.time())
+    return score(case, case.tf_int8.read_bytes(), time.time())
 
 
 def run(cases: list[Case], configs=CONFIGS, log=None,

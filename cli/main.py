@@ -58,6 +58,27 @@ def _saved_model_options(fn):
     return fn
 
 
+def _set_values(ctx, param, values: tuple[str, ...]) -> dict:
+    """--set NAME=VALUE (repeatable) -> {name: value} (converter/bind.py)."""
+    from ..converter.bind import parse_set
+    from ..interpreter.errors import EdgeliteError
+    bound = {}
+    for text in values:
+        try:
+            name, value = parse_set(text)
+        except EdgeliteError as e:
+            raise click.BadParameter(str(e).removeprefix("--set "), param_hint="--set") from None
+        bound[name] = value
+    return bound
+
+
+SET_OPTION = click.option(
+    "--set", "set_values", multiple=True, metavar="NAME=VALUE", callback=_set_values,
+    help="Bind a placeholder to a constant (repeatable): true/false, a number or a list like "
+    "[1,2,3]; tf.conds it decides keep one branch, e.g. --set is_training=false "
+    "--set keep_prob=1.0.")
+
+
 @main.command()
 @click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True))
 @click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
@@ -85,9 +106,11 @@ def _saved_model_options(fn):
               show_default=True, help="A fused LSTM's h / c between invokes: reset (zero "
               "state every invoke, as the TF graph computes) or keep (carried over until "
               "reset_all_variables(): streaming a sequence in chunks).")
+@SET_OPTION
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, verbose,
+            allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, set_values,
+            verbose,
             **quant):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
     SavedModel directory, or a TF1 .meta graph with --checkpoint."""
@@ -101,7 +124,8 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
                                  Target(target), signature, tuple(tags) or None, checkpoint,
-                                 force=force, rnn_state=RnnState(rnn_state))
+                                 force=force, rnn_state=RnnState(rnn_state),
+                                 set_values=set_values)
         result = convert_detailed(graphdef, options)
     calib = result.quantization and result.quantization.calibration
     if calib:
@@ -148,16 +172,19 @@ def passes():
 @click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:D0,D1,...",
               help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
 @_saved_model_options
-def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint):
+@SET_OPTION
+def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, set_values):
     """Report which TF ops of a GraphDef / SavedModel edgelite supports (exit 1 if any is
     not)."""
     from ..converter import check as check_graph
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape),
-                         signature, tuple(tags) or None, checkpoint)
+                         signature, tuple(tags) or None, checkpoint, set_values)
     click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
+    for line in report.hint_lines():
+        click.echo(terminal_lines(line))
     bad = report.unsupported
     if bad:
-        n = sum(len(s.nodes) for s in bad)
+        n = sum(len(s.unsupported_nodes) for s in bad)
         click.echo(f"\n{len(bad)} unsupported op type(s) in {n} node(s).", err=True)
         sys.exit(1)
     click.echo("\nall ops supported.")

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from .. import __version__
@@ -16,7 +16,9 @@ from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
-from .graphdef import TFGraph
+from ..interpreter.errors import GraphError
+from ..interpreter.names import quoted
+from .graphdef import TFGraph, parse_ref
 from .savedmodel import load_source, signature_refs
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
@@ -54,6 +56,9 @@ class ConvertOptions:
     checkpoint: str | None = None
     force: bool = False                      # MICRO: write what TFLM cannot run (warnings)
     rnn_state: RnnState = RnnState.RESET     # fused recurrent ops: reset or keep their state
+    # Placeholders bound to constants (bind.py): name -> value (bool, number, nested list,
+    # numpy array, or the text --set takes); conds they decide fold to one branch
+    set_values: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -143,23 +148,37 @@ def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> b
 
 def _graph(source, inputs, outputs, options: ConvertOptions):
     """The TF graph, its chosen inputs and outputs, and the signature they stand for."""
-    loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs)
+    bound = options.set_values or {}
+    loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs,
+                         bound)
     tf = TFGraph(loaded.graph_def)
+    bound_nodes = {parse_ref(name).node for name in bound}
+    if loaded.signature is not None:  # (a signature input's name stands for its node)
+        bound_nodes |= {parse_ref(t).node for name, t in loaded.signature.inputs
+                        if name in bound}
     sig = loaded.signature if inputs is None and outputs is None else None
-    if sig is not None:
+    if sig is not None:  # a signature input given a value is no longer one
+        sig = replace(sig, inputs=tuple((name, t) for name, t in sig.inputs
+                                        if parse_ref(t).node not in bound_nodes))
         inputs, outputs = signature_refs(sig)
+    for name in inputs or ():
+        if parse_ref(name).node in bound_nodes:
+            raise GraphError(f"{quoted(name)} is given a value with --set, so it cannot "
+                             "also be an input")
     ins = tf.resolve(inputs, tf.default_inputs, "input")
     outs = tf.resolve(outputs, tf.default_outputs, "output")
     return tf, ins, outs, sig
 
 
 def check(source, inputs=None, outputs=None, input_shapes=None, signature=None, tags=None,
-          checkpoint=None) -> SupportReport:
+          checkpoint=None, set_values=None) -> SupportReport:
     """Which op types the graph's live nodes use and which edgelite supports.
 
-    Runs the real lowering (so untaken tf.cond branches are left out, as in convert).
+    Runs the real lowering (so untaken tf.cond branches are left out, as in convert;
+    `set_values` binds placeholders as convert's does).
     """
-    options = ConvertOptions(signature=signature, tags=tags, checkpoint=checkpoint)
+    options = ConvertOptions(signature=signature, tags=tags, checkpoint=checkpoint,
+                             set_values=dict(set_values or {}))
     tf, ins, outs, _ = _graph(source, inputs, outputs, options)
     with const_budget():
         return lower_with_report(tf, ins, outs, input_shapes)[1]

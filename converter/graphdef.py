@@ -55,6 +55,14 @@ def data_inputs(node) -> list[TensorRef]:
     return [parse_ref(s) for s in node.input if not s.startswith("^")]
 
 
+def outputs_read(nodes, outputs: list[TensorRef]) -> dict[str, set[int]]:
+    """Node name -> the indices of its outputs that `nodes` read or `outputs` name."""
+    reads: dict[str, set[int]] = {}
+    for ref in [r for node in nodes for r in data_inputs(node)] + list(outputs):
+        reads.setdefault(ref.node, set()).add(ref.index)
+    return reads
+
+
 def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
     """Parse a binary (.pb) or text (.pbtxt) GraphDef from a path or bytes.
 

@@ -27,7 +27,7 @@ Activation = IntEnum("Activation", schema_ops.ACTIVATION)  # fused_activation_fu
 
 
 # Ops that exist only inside the converter and must be rewritten away before export.
-PSEUDO_OPS = frozenset({"IDENTITY", "MATMUL", "ERF", "ERFC"})
+PSEUDO_OPS = frozenset({"IDENTITY", "MATMUL", "ERF", "ERFC", "UNIFORM_NOISE"})
 
 
 @dataclass(eq=False)
@@ -339,6 +339,23 @@ class Graph:
         g.inputs = copy.deepcopy(list(self.inputs), memo)
         g.outputs = copy.deepcopy(list(self.outputs), memo)
         return g
+
+
+def inputs_upstream(graph: Graph, tensors: list[Tensor], limit: int = 100_000) -> list[str]:
+    """Names of `graph`'s inputs that `tensors` are computed from (at most `limit` tensors
+    searched)."""
+    found, seen, stack = set(), set(), list(tensors)
+    while stack and len(seen) < limit:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if graph.is_input(t):
+            found.add(t.name)
+        op = graph.producer(t)
+        if op is not None:
+            stack.extend(x for x in op.inputs if x is not None)
+    return sorted(found)
 
 
 def all_graphs(graph: Graph) -> list[Graph]:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interpreter.errors import ModelFormatError, UnsupportedOpError
+from ..interpreter.errors import GraphError, ModelFormatError, UnsupportedOpError
+from ..schema import graph_pb2 as pb
 
 # The largest .tflite a flatbuffer can address is 2 GiB (32-bit offsets; flatbuffers' Builder
 # refuses to grow past it), so no conversion needs more constant bytes than that. Every
@@ -195,3 +196,38 @@ def _fill(values: np.ndarray, count: int) -> np.ndarray:
     out[:values.size] = values
     out[values.size:] = values[-1]
     return out
+
+
+# -- numpy -> TensorProto ------------------------------------------------------------------------
+# numpy dtype -> TF DataType (types.proto)
+_ENUM = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
+         np.dtype(np.uint8): 4, np.dtype(np.int16): 5, np.dtype(np.int8): 6,
+         np.dtype(np.int64): 9, np.dtype(np.bool_): 10, np.dtype(np.uint16): 17,
+         np.dtype(np.float16): 19, np.dtype(np.uint32): 22, np.dtype(np.uint64): 23}
+STRING = 7
+
+
+def tensor_proto(value: np.ndarray) -> pb.TensorProto:
+    """A numpy array (or an object array of bytes: DT_STRING) as a TensorProto."""
+    t = pb.TensorProto()
+    for d in value.shape:
+        t.tensor_shape.dim.add().size = int(d)
+    if value.dtype == object:
+        t.dtype = STRING
+        t.string_val.extend(bytes(v) for v in value.ravel())
+        return t
+    if value.dtype not in _ENUM:
+        raise GraphError(f"a value of dtype {value.dtype} cannot become a constant")
+    t.dtype = _ENUM[value.dtype]
+    t.tensor_content = np.ascontiguousarray(value, value.dtype.newbyteorder("<")).tobytes()
+    return t
+
+
+def to_const(node, value: np.ndarray) -> None:
+    """Make `node` (in place) a Const holding `value`, keeping its name and device."""
+    name, device = node.name, node.device
+    node.Clear()
+    node.name, node.op, node.device = name, "Const", device
+    proto = tensor_proto(value)
+    node.attr["dtype"].type = proto.dtype
+    node.attr["value"].tensor.CopyFrom(proto)

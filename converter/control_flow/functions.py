@@ -131,13 +131,42 @@ class Library(dict):
 
 
 def parse_library(gd) -> Library:
+    """The functions the graph's nodes call, directly or not. Others (a training graph's
+    gradient functions, left in the library by freezing) are not read: an op they use
+    that edgelite does not know cannot fail a conversion that never runs them."""
     lib = Library()
     if len(gd.library.function) > MAX_FUNCTIONS:
         raise GraphError(f"the function library has {len(gd.library.function)} functions "
                          f"(more than {MAX_FUNCTIONS}); the GraphDef is malformed")
+    called = called_functions(gd, gd.node)
     for fdef in gd.library.function:
-        lib.add(function_from_def(fdef))
+        if fdef.signature.name in called:
+            lib.add(function_from_def(fdef))
     return lib
+
+
+def called_functions(gd, nodes) -> set[str]:
+    """Names of the library functions of `gd` that `nodes` call through their function-valued
+    attributes (If's branches, While's cond / body, a call's f), directly or not."""
+    by_name = {f.signature.name: f for f in gd.library.function}
+    wanted, stack = set(), list(nodes)
+    while stack:  # each function's nodes are pushed once
+        node = stack.pop()
+        for value in node.attr.values():
+            for fname in _func_names(value):
+                if fname in by_name and fname not in wanted:
+                    wanted.add(fname)
+                    stack.extend(by_name[fname].node_def)
+    return wanted
+
+
+def _func_names(value) -> list[str]:
+    kind = value.WhichOneof("value")
+    if kind == "func":
+        return [value.func.name]
+    if kind == "list":
+        return [f.name for f in value.list.func]
+    return []
 
 
 def function_from_def(fdef) -> FuncGraph:

@@ -19,13 +19,13 @@ import numpy as np
 from ...interpreter.errors import (EdgeliteError, GraphError, ShapeError,
                                    UnsupportedOpError)
 from ...interpreter.names import quoted, shown
-from ..graphdef import TFGraph, TensorRef, data_inputs
+from ..graphdef import TFGraph, TensorRef, data_inputs, outputs_read
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
 from . import (activations, array_ops, basic, control, conv, crop, detection, einsum,
-               embeddings, fake_quant, functional, image, linalg, math_ops, nn, resample,
-               scatter, spectral, tensor_lists)
+               embeddings, fake_quant, functional, hints, image, linalg, math_ops, nn, random,
+               resample, scatter, spectral, tensor_lists)
 from .context import LowerCtx, attr_dtype, attr_shape, node_prefix
 from .spec import INT32_MAX, MAX_OUTPUTS, Lowering, validate
 
@@ -49,6 +49,7 @@ REGISTRY: dict[str, Lowering] = {
     **spectral.RULES,
     **linalg.RULES,
     **scatter.RULES,
+    **random.RULES,
 }
 
 OP_COLUMN = 28         # the op type column of the support table (TF op types are shorter)
@@ -60,18 +61,29 @@ class OpSupport:
     op_type: str
     nodes: list[str] = field(default_factory=list)
     supported: bool = True
+    unsupported_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass
 class SupportReport:
-    """Per TF op type: how many nodes use it and whether edgelite can lower it."""
+    """Per TF op type: how many nodes use it and whether edgelite can lower it; `hints`:
+    what would make the unsupported ones go away (hints.py)."""
 
     ops: dict[str, OpSupport]
+    hints: list[str] = field(default_factory=list)
 
     def add(self, node, supported: bool, name: str | None = None) -> None:
         s = self.ops.setdefault(node.op, OpSupport(node.op))
         s.nodes.append(node.name if name is None else name)
-        s.supported = s.supported and supported
+        if not supported:
+            s.supported = False
+            s.unsupported_nodes.append(s.nodes[-1])
+
+    def refuse(self, op_type: str, name: str) -> None:
+        """A node lowered without complaint but left unconvertible (lower/random.py)."""
+        s = self.ops.setdefault(op_type, OpSupport(op_type))
+        s.supported = False
+        s.unsupported_nodes.append(name)
 
     @property
     def unsupported(self) -> list[OpSupport]:
@@ -87,8 +99,9 @@ class SupportReport:
         indented, so an op type such as "error: ..." cannot pass for an error line."""
         lines = [f"  {'TF op':<{OP_COLUMN}} {'nodes':>5}  status"]
         for s in sorted(self.ops.values(), key=lambda s: (s.supported, s.op_type)):
-            names = ", ".join(shown(n, TABLE_NAME_CHARS) for n in s.nodes[:max_names])
-            more = f", ... (+{len(s.nodes) - max_names})" if len(s.nodes) > max_names else ""
+            bad = s.unsupported_nodes
+            names = ", ".join(shown(n, TABLE_NAME_CHARS) for n in bad[:max_names])
+            more = f", ... (+{len(bad) - max_names})" if len(bad) > max_names else ""
             status = "supported" if s.supported else f"UNSUPPORTED: {names}{more}"
             lines.append(f"  {shown(s.op_type, OP_COLUMN):<{OP_COLUMN}} {len(s.nodes):>5}  "
                          f"{status}")
@@ -96,11 +109,15 @@ class SupportReport:
 
     def error(self) -> UnsupportedOpError:
         bad = self.unsupported
-        n = sum(len(s.nodes) for s in bad)
+        n = sum(len(s.unsupported_nodes) for s in bad)
+        advice = "".join(f"{line}\n" for line in self.hint_lines())
         return UnsupportedOpError(
             f"{n} node(s) use {len(bad)} op type(s) edgelite cannot convert:\n{self.table()}\n"
-            "Use --allow-custom-ops to write them as CUSTOM ops for your own kernels, or "
-            "replace them in the model.")
+            f"{advice}Use --allow-custom-ops to write them as CUSTOM ops for your own kernels, "
+            "or replace them in the model.")
+
+    def hint_lines(self) -> list[str]:
+        return [f"  hint: {h}" for h in self.hints]
 
 
 def lower_graph(tf: TFGraph, inputs: list[TensorRef], outputs: list[TensorRef],
@@ -144,7 +161,12 @@ def lower_with_report(tf: TFGraph, inputs, outputs, input_shapes=None, batch_siz
                                      input_shapes.get(node.name), batch_size))
 
     failure = lower_nodes(ctx, tf, inputs, outputs, report, bind_input)
+    if failure is None:
+        for op in random.settle_graph(graph, allow_custom_ops):
+            if not allow_custom_ops:
+                report.refuse(op.origin, op.outputs[0].name)
     if not report.ok:
+        report.hints = hints.set_hints(tf, ctx, report)
         return None, report
     if failure is not None:
         raise failure
@@ -175,7 +197,9 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
     input_names = {r.node for r in inputs}
     blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
     failure: EdgeliteError | None = None
-    for node in tf.prune(inputs, outputs):
+    order = tf.prune(inputs, outputs)
+    ctx.reads = outputs_read(order, outputs)
+    for node in order:
         if node.name in input_names:
             if failure is None:
                 bind_input(node)
@@ -210,8 +234,8 @@ def _lower_node(ctx: LowerCtx, node) -> None:
     # Fold as we go, so later rules see constants (weights behind Identity reads,
     # shapes computed from constants) through ctx.const_input.
     for op in ctx.graph.ops[start:]:
-        op.origin = node.op
-        try_fold(ctx.graph, op)
+        op.origin = op.origin or node.op  # (an inlined function's ops keep their own)
+        try_fold(ctx.graph, op) or random.settle(ctx.graph, op)
 
 
 def _guarded(node, prefix_errors: bool, fn, *args):

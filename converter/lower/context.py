@@ -41,6 +41,12 @@ class LowerCtx:
         self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
         # complex values carried as float parts (spectral.py): id(stand-in) -> (stand-in, re, im)
         self.complex_parts: dict[int, tuple] = {}
+        # node name -> the output indices live nodes (and the requested outputs) read; set by
+        # lower_nodes for the graph it lowers
+        self.reads: dict[str, set[int]] | None = None
+        # (If node, predicate) of every cond left to run time, shared with child contexts:
+        # the unsupported-op report names the placeholders deciding them (hints.py)
+        self.undecided_conds: list = []
 
     def child(self, graph: Graph, fn_name: str, scope: str) -> "LowerCtx":
         """A context for lowering function `fn_name` into `graph` (a new subgraph, or this
@@ -49,11 +55,18 @@ class LowerCtx:
         c.call_stack = self.call_stack + (fn_name,)
         c.budget, c.scope = self.budget, scope
         c.batch_size = self.batch_size
+        c.undecided_conds = self.undecided_conds
         return c
 
     def display(self, node) -> str:
         """The node's name as reports show it (qualified inside library functions)."""
         return self.scope + node.name
+
+    def outputs_read(self, node, count: int) -> list[int]:
+        """Which of node's `count` outputs are read (all when unknown), in order."""
+        if self.reads is None:
+            return list(range(count))
+        return sorted(k for k in self.reads.get(node.name, ()) if k < count)
 
     def is_dead_ref(self, ref: TensorRef) -> bool:
         return ref.name in self.dead_refs or ref.node in self.dead_nodes

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import DTypeError, GraphError, UnsupportedOpError
+from ...interpreter.errors import DTypeError, EdgeliteError, GraphError, UnsupportedOpError
 from ...interpreter.names import quoted
 from ..control_flow import FuncGraph
 from ..graphdef import TFGraph, TensorRef
-from ..ir import Graph, Tensor
+from ..ir import Graph, Tensor, inputs_upstream
 from .context import LowerCtx, fail
 from .spec import ANY, In, Lowering, spec
 
@@ -39,11 +39,12 @@ CALLS = {  # op -> the attributes naming the functions it calls
 
 def lower_function(ctx: LowerCtx, node, fn: FuncGraph, args: list[Tensor],
                    graph: Graph | None = None, consts: dict[int, Tensor] | None = None,
-                   body: bool = False):
+                   body: bool = False, only: list[int] | None = None):
     """Lower `fn` called by `node` with `args`: into a new subgraph (graph=None; returns the
     Graph) or inlined into ctx.graph (graph=ctx.graph; returns the result tensors).
     `consts`: arguments read as constants inside; a loop `body` returns those arguments
-    unchanged (its result k is its input k)."""
+    unchanged (its result k is its input k). `only`: which of its results to compute
+    (default all), in that order."""
     from . import SupportReport, lower_nodes  # the registry imports this module
     if fn.name in ctx.call_stack:
         raise fail(GraphError, node, f"function {quoted(fn.name)} calls itself (through "
@@ -77,6 +78,8 @@ def lower_function(ctx: LowerCtx, node, fn: FuncGraph, args: list[Tensor],
     tf = TFGraph(nodes=fn.nodes, library=ctx.library)
     refs = [TensorRef(a) for a in fn.args]
     outs = [_parse(r) for r in fn.rets]
+    if only is not None:
+        outs = [outs[k] for k in only]
     failure = lower_nodes(child, tf, refs, outs, report, lambda n: None)
     if report.unsupported_seen:
         raise UnsupportedOpError(f"function {quoted(fn.name)} uses unsupported ops")
@@ -161,22 +164,41 @@ def lower_while(ctx: LowerCtx, node) -> None:
 
 
 def lower_if(ctx: LowerCtx, node) -> None:
+    """Only the results something reads are computed: a training graph's If also returns
+    its branch's intermediates (as Optionals) for the gradient, which inference never runs."""
     pred, args = ctx.input(node, 0), ctx.inputs(node)[1:]
     then_fn = ctx.library.called(node, "then_branch")
     else_fn = ctx.library.called(node, "else_branch")
+    used = ctx.outputs_read(node, len(then_fn.rets))
     if pred.is_const:  # folded like a TF1 cond on a constant: the taken branch, inlined
         taken = then_fn if bool(np.asarray(pred.data).reshape(-1)[0]) else else_fn
-        for k, t in enumerate(lower_function(ctx, node, taken, args, graph=ctx.graph)):
+        for k, t in zip(used, lower_function(ctx, node, taken, args, graph=ctx.graph,
+                                             only=used)):
             ctx.alias(node, t, k)
         return
+    ctx.undecided_conds.append((ctx.display(node), pred, ctx.graph))
     if pred.dtype != np.bool_:
         raise fail(UnsupportedOpError, node, f"the condition {quoted(pred.name)} is "
                    f"{np.dtype(pred.dtype).name}; TFLite's IF needs a bool")
-    then_g = lower_function(ctx, node, then_fn, args)
-    else_g = lower_function(ctx, node, else_fn, args)
+    consts = {i: t for i, t in enumerate(args) if t.is_const}  # weights stay constants inside
+    try:
+        then_g = lower_function(ctx, node, then_fn, args, consts=consts, only=used)
+        else_g = lower_function(ctx, node, else_fn, args, consts=consts, only=used)
+    except EdgeliteError as e:
+        deciding = inputs_upstream(ctx.graph, [pred])
+        if not deciding:
+            raise
+        names = ", ".join(quoted(n) for n in deciding)
+        hint = (f"{e} (the cond is converted both ways because input(s) {names} decide it "
+                "at run time; --set NAME=VALUE binds one and keeps one branch)")
+        try:
+            hinted = type(e)(hint)
+        except Exception:  # noqa: BLE001 -- a subclass with another constructor
+            hinted = GraphError(hint)
+        raise hinted from e
     if [t.dtype for t in then_g.outputs] != [t.dtype for t in else_g.outputs]:
         raise fail(DTypeError, node, "the branches return different dtypes")
-    outs = [ctx.output(node, t.dtype, k) for k, t in enumerate(then_g.outputs)]
+    outs = [ctx.output(node, t.dtype, k) for k, t in zip(used, then_g.outputs)]
     op = ctx.graph.add_op("IF", [pred, *args], outs, name=node.name)
     op.subgraphs = {"then": then_g, "else": else_g}
 

@@ -14,9 +14,10 @@ from ..runner import ModelRunner
 
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
-# WHILE / IF run subgraphs (and a loop over constants may run for ever).
+# WHILE / IF run subgraphs (and a loop over constants may run for ever). UNIFORM_NOISE
+# (lower/random.py) has no inputs and stands for values no kernel computes.
 KEEP = frozenset({"QUANTIZE", "DEQUANTIZE", "CUSTOM", "MATMUL", "ERF", "ERFC", "WHILE", "IF",
-                  "CALL_ONCE"})
+                  "CALL_ONCE", "UNIFORM_NOISE"})
 
 
 def try_fold(graph: Graph, op: Op) -> bool:

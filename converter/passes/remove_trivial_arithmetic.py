@@ -1,22 +1,25 @@
 """Remove arithmetic that does nothing: x * 1, x / 1, x + 0, x - 0 (constants all 1 or 0
-that broadcast without growing x).
+that broadcast without growing x), and a SELECT / SELECT_V2 whose condition is a constant
+all true or all false (the operand it picks, when it has the output's shape).
 
 Keras' swish computes x * sigmoid(beta * x) with beta = 1.0 frozen in; this leaves
-x * sigmoid(x), which is what TFLite's converter writes too.
+x * sigmoid(x), which is what TFLite's converter writes too. Dropout with keep_prob bound
+to 1 leaves where(all true, x, 0) (lower/random.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import PSEUDO_OPS, Graph
+from ..shape_inference import infer_op_shapes
 from .patterns import const_operand
 
 NEUTRAL = {"MUL": 1.0, "DIV": 1.0, "ADD": 0.0, "SUB": 0.0}
 
 
 def run(graph: Graph) -> int:
-    n = 0
+    n = _selects(graph)
     for op in [op for op in graph.ops if op.type in NEUTRAL]:
         args = const_operand(op)
         if not args or op.options.get("fused_activation_function", 0):
@@ -34,3 +37,49 @@ def run(graph: Graph) -> int:
         graph.bypass(op, x)
         n += 1
     return n
+
+
+def _selects(graph: Graph) -> int:
+    n = 0
+    for op in [op for op in graph.ops if op.type in ("SELECT", "SELECT_V2")]:
+        cond, out = op.inputs[0], op.outputs[0]
+        if not cond.is_const or cond.data.size == 0 or graph.is_output(out):
+            continue
+        if cond.data.all():
+            pick = op.inputs[1]
+        elif not cond.data.any():
+            pick = op.inputs[2]
+        else:
+            continue
+        if any(t.shape is None for t in op.inputs):
+            _infer_before(graph, op)  # (shapes are inferred after the passes)
+        if pick.dtype == out.dtype and tuple(pick.shape or ()) == _selected_shape(op):
+            graph.bypass(op, pick)
+            n += 1
+    return n
+
+
+def _infer_before(graph: Graph, target) -> None:
+    """Infer the output shapes of the ops before `target` that lack them, op by op (as
+    fold_shapes does)."""
+    for op in graph.ops:
+        if op is target:
+            return
+        if any(t.shape is None for t in op.outputs) and op.type != "CUSTOM" \
+                and op.type not in PSEUDO_OPS:
+            infer_op_shapes(op)
+
+
+def _selected_shape(op) -> tuple[int, ...] | None:
+    """The output shape: SELECT_V2 broadcasts its three operands (select.cc); SELECT's
+    operands have one shape (its condition may be a vector over the first axis)."""
+    shapes = [t.shape for t in op.inputs]
+    if any(s is None for s in shapes):
+        return None
+    if op.type == "SELECT":
+        return tuple(shapes[1])
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+

@@ -5,41 +5,40 @@ layer's weights or mean error); none is guaranteed to lower the *output* error, 
 networks some raise it. So the choices are measured where it matters, by cross-validation
 on the calibration samples: ``FOLDS`` folds, sample i held out in fold i % FOLDS; a
 candidate is quantized once per fold on the other samples and scored on the held-out ones,
-so every sample is scored once by a model that did not see it (``Score``). It is scored at
-the logits when the model ends in a softmax / logistic (``scoring_graph`` says why), and at
-the outputs too: a candidate replaces the best so far only if it is better by more than
-``MARGIN_DB`` over all samples, no worse on a majority of the folds and no worse at the
-outputs (``Score.beats``) -- with a few dozen samples, smaller or lonelier gains are luck
-(one 12-sample hold-out had ranked percentile:99.9 first on fashion_xception; on 400 test
-images it was 8 dB below min/max).
+so every sample is scored once by a model that did not see it (choice.Score). It is scored
+at the logits when the model ends in a softmax / logistic (``scoring_graph`` says why), and
+at the outputs too. A candidate replaces the simpler one it is judged against only when it
+wins clearly across the folds (choice.judge: a mean gain above MARGIN_DB, on every fold or
+above the folds' spread, no worse at the outputs) -- with a few dozen samples smaller or
+less steady gains are luck, and the more candidates are tried the likelier one is lucky.
 
-* ``--calib-method auto`` (``QuantizeOptions(auto=True)``) tries
-  1. each calibration method of ``METHODS`` (min/max first: the baseline);
-  2. then, per tensor, the ranges of the last quantized layers (where real classifiers
-     lose most: the global pool and the logits) from each other method;
-  3. then the transforms (``TRANSFORMS``: equalization, bias correction, AdaRound), best
-     first: each one left is tried on top of the best so far, the highest scorer that beats
-     it is kept, until none does -- last, as they cost the most (AdaRound learns every
-     layer's rounding once per fold).
+* ``--calib-method auto`` (``QuantizeOptions(auto=True)``) tries the candidates simplest
+  first, in tiers; within a tier each is judged against the best so far, and the clear
+  winner with the largest mean gain (if any) becomes the best:
+  1. the calibration methods of ``METHODS`` against min/max (the baseline);
+  2. per tensor, the ranges of the last quantized layers (where real classifiers lose
+     most: the global pool and the logits) from each other method;
+  3. the transforms, by cost (``TRANSFORM_TIERS``): equalization and bias correction
+     (each on top of the best; the other then on top of a winner), then AdaRound (it
+     learns every layer's rounding once per fold);
   4. with ``--fallback int16`` (``Fallback.INT16``), last: 16x8 for the ops that gain most
      from it -- each candidate op (selective.candidates, with a 16x8 kernel) is ranked by
      the calibration samples' SQNR with it alone run 16x8, and the top 1, 2, 4, 8, ... are
-     tried (cross-validated like the rest).
-  Min/max is the first candidate and every change must beat the best so far, so the choice
-  is never below min/max on the held-out samples. The final model is calibrated on all the
-  samples with the chosen settings.
+     tried.
+  Each replacement wins clearly over the one before, so the choice is never below min/max
+  on the held-out samples. The final model is calibrated on all the samples with it.
 * An explicit ``--equalize`` / ``--bias-correction`` / ``--adaround`` is checked the same
-  way: leaving it out is tried, and when that is clearly better (``Score.beats``) the
-  transform is reverted with a warning, unless ``force_transforms``.
+  way: leaving it out is tried, and when that wins clearly the transform is reverted with
+  a warning, unless ``force_transforms``.
 
-The report (QuantizeReport.auto) lists every candidate with its held-out SQNRs and the
-choice.
+The report (QuantizeReport.auto) lists every candidate with its held-out SQNRs, its gain on
+each fold over the candidate it was judged against, their mean and spread, the verdict and
+the choice.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -51,6 +50,7 @@ from ..ir import Graph
 from ..runner import run_all
 from .calibrate import collect_ranges, load_samples, signature_aliases, usable_samples
 from .equalize import channel_maxima, equalize, relu6_layers
+from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .selective import Fallback
@@ -59,11 +59,11 @@ FOLDS = 4               # cross-validation: each sample held out once, in one of
 MIN_SAMPLES = FOLDS     # one held-out sample per fold at least
 LAST_LAYERS = 3         # tensors tried per tensor: the outputs of the last quantized ops
 SQUASHING = ("SOFTMAX", "LOGISTIC")   # final ops scored at their input (scoring_graph)
-MARGIN_DB = 0.05        # a candidate must beat the best so far by more than this
 METHODS = (CalibConfig(CalibMethod.MINMAX), CalibConfig(CalibMethod.PERCENTILE, 99.99),
            CalibConfig(CalibMethod.PERCENTILE, 99.9), CalibConfig(CalibMethod.MSE),
            CalibConfig(CalibMethod.ENTROPY))
 TRANSFORMS = ("equalize", "bias_correction", "adaround")  # QuantizeOptions flags
+TRANSFORM_TIERS = (("equalize", "bias_correction"), ("adaround",))  # by cost, cheapest first
 
 
 @dataclass(frozen=True)
@@ -82,28 +82,56 @@ class Candidate:
 
 
 @dataclass
+class Tried:
+    """One candidate of the search: its score and, but for the baseline, the verdict
+    against the simpler candidate it was judged against (`against`: its index)."""
+
+    cand: Candidate
+    score: Score
+    against: int | None = None
+    verdict: Verdict | None = None
+    note: str = ""                  # a clear winner another one of its tier outgained
+
+
+@dataclass
 class AutoReport:
     samples: int                                # calibration samples, each held out once
     folds: int                                  # cross-validation folds
     scored: str = "outputs"                     # what Score.db measures: "outputs" / "logits"
-    tried: list[tuple[Candidate, "Score"]] = field(default_factory=list)
+    tried: list[Tried] = field(default_factory=list)
     chosen: Candidate | None = None
     reverted: list[str] = field(default_factory=list)  # explicit transforms undone
 
     @property
-    def baseline(self) -> "Score":
-        return self.tried[0][1]
+    def baseline(self) -> Score:
+        return self.tried[0].score
 
-    def score_of(self, cand: Candidate) -> "Score":
-        return next(score for c, score in self.tried if c == cand)
+    def score_of(self, cand: Candidate) -> Score:
+        return next(t.score for t in self.tried if t.cand == cand)
+
+    def index_of(self, cand: Candidate) -> int:
+        return next(k for k, t in enumerate(self.tried) if t.cand == cand)
 
     def table(self) -> str:
         lines = [f"held-out SQNR ({self.samples} calibration samples, {self.folds} folds: each "
-                 "sample scored by a model calibrated without it):",
-                 f"  {self.scored:>8s}  outputs  candidate"]
-        for cand, score in self.tried:
-            mark = " <- chosen" if cand == self.chosen else ""
-            lines.append(f"  {score.db:8.2f} {score.output_db:8.2f}  {cand.label()}{mark}")
+                 "sample scored by a model calibrated without it); a candidate replaces the "
+                 f"simpler one it is judged against (vs) only if its mean gain at the "
+                 f"{self.scored} exceeds {MARGIN_DB} dB and it wins on every fold or its mean "
+                 "gain exceeds the folds' spread (std), without losing at the outputs:",
+                 f"    # {self.scored:>7s} outputs  vs  {'gain per fold (dB)':<{7 * self.folds}s}"
+                 "   mean spread  candidate -- verdict"]
+        for k, t in enumerate(self.tried):
+            v = t.verdict
+            if v is None:
+                judged, verdict = f"{'':4s}  {'':<{7 * self.folds}s} {'':6s} {'':6s}", "baseline"
+            else:
+                judged = (f"{t.against:4d}  {v.gains_text():<{7 * self.folds}s} "
+                          f"{v.mean:+6.2f} {v.spread:6.2f}")
+                verdict = ("kept: " if v.kept else "not kept: ") + v.reason + (
+                    f"; {t.note}" if t.note else "")
+            mark = " <- chosen" if t.cand == self.chosen else ""
+            lines.append(f"  {k:3d} {t.score.db:7.2f} {t.score.output_db:7.2f} {judged}  "
+                         f"{t.cand.label()} -- {verdict}{mark}")
         for name in self.reverted:
             lines.append(f"  warning: --{name.replace('_', '-')} made the held-out error "
                          "worse and was not applied (force it with --force-transforms)")
@@ -162,37 +190,6 @@ def _ranges_for(cand: Candidate, calibrated) -> dict:
     for name, method in cand.ranges:
         ranges[name] = calibrated(CalibConfig.parse(method), eq)[name]
     return ranges
-
-
-def _db(signal: float, noise: float) -> float:
-    if noise == 0.0:
-        return math.inf
-    return -math.inf if signal == 0.0 else 10.0 * math.log10(signal / noise)
-
-
-@dataclass(frozen=True)
-class Score:
-    """A candidate's error on the held-out samples of every fold: at the scored tensors
-    (the logits where the model ends in a softmax: ``scoring_graph``) and at the outputs."""
-
-    signal: float                   # sum of squares of the float scored tensors, all folds
-    noise: tuple[float, ...]        # sum of squared errors there, per fold
-    output_db: float                # output SQNR over all held-out samples
-
-    @property
-    def db(self) -> float:
-        """SQNR of the scored tensors over all held-out samples (each scored by the fold
-        calibrated without it)."""
-        return _db(self.signal, sum(self.noise))
-
-    def beats(self, other: "Score") -> bool:
-        """Better by more than MARGIN_DB overall, no worse on a majority of the folds (a
-        change only one lucky fold likes is noise, not a gain), and no worse at the
-        outputs."""
-        if not (self.db > other.db + MARGIN_DB and self.output_db >= other.output_db):
-            return False
-        wins = sum(a <= b for a, b in zip(self.noise, other.noise))
-        return 2 * wins > len(self.noise)
 
 
 def scoring_graph(graph: Graph) -> tuple[Graph, list[int], list[int]]:
@@ -256,9 +253,31 @@ class _Scorer:
             s, n = _sums(self.reference[f], outputs, self.outputs)
             out_signal += s
             out_noise += n
-        result = Score(signal, tuple(noise), _db(out_signal, out_noise))
-        self.report.tried.append((cand, result))
-        return result
+        return Score(signal, tuple(noise), db(out_signal, out_noise))
+
+    def baseline(self, cand: Candidate) -> Candidate:
+        self.report.tried.append(Tried(cand, self.score(cand)))
+        return cand
+
+    def tier(self, base: Candidate, cands: list[Candidate]) -> Candidate:
+        """Each of `cands` judged against `base` (tried before); the clear winner with the
+        largest mean gain, or `base` if none wins clearly."""
+        report = self.report
+        against = report.index_of(base)
+        winners = []
+        for cand in cands:
+            score = self.score(cand)
+            verdict = judge(score, report.tried[against].score)
+            report.tried.append(Tried(cand, score, against, verdict))
+            if verdict.kept:
+                winners.append(report.tried[-1])
+        if not winners:
+            return base
+        top = max(winners, key=lambda t: t.verdict.mean)
+        for t in winners:
+            if t is not top:
+                t.note = f"#{report.index_of(top.cand)} gains more"
+        return top.cand
 
 
 def _observed(graph: Graph, samples: list):
@@ -279,43 +298,29 @@ def _last_tensors(graph: Graph, count: int) -> list[str]:
 
 
 def choose(graph: Graph, options, samples: list) -> AutoReport:
-    """Try the candidates on held-out samples (module doc); the report names the choice."""
+    """Try the candidates on held-out samples, simplest first (module doc); the report
+    names the choice."""
     scorer = _Scorer(graph, options, samples)
-    best = Candidate(METHODS[0])
-    best_score = scorer.score(best)
-
-    def consider(cand: Candidate) -> None:
-        nonlocal best, best_score
-        score = scorer.score(cand)
-        if score.beats(best_score):
-            best, best_score = cand, score
-
-    for method in METHODS[1:]:                     # 1. the calibration method
-        consider(Candidate(method))
-    for name in _last_tensors(graph, LAST_LAYERS):  # 2. per tensor, the last layers
-        base = best
-        for method in METHODS:
-            if method != base.method:
-                consider(replace(base, ranges=base.ranges + ((name, str(method)),)))
-    left = set(TRANSFORMS)               # 3. the transforms, best first (last:
-    while left:                                    #    they cost the most)
-        base, scores = best, {}
-        for transform in sorted(left):
-            cand = replace(base, transforms=base.transforms | {transform})
-            scores[transform] = (cand, scorer.score(cand))
-        winners = [(score.db, t) for t, (cand, score) in scores.items()
-                   if score.beats(best_score)]
-        if not winners:
-            break
-        transform = max(winners)[1]
-        best, best_score = scores[transform]
-        left.discard(transform)
-    if options.fallback is Fallback.INT16:         # 4. 16x8 for the ops that gain most
-        base = best
+    best = scorer.baseline(Candidate(METHODS[0]))
+    best = scorer.tier(best, [Candidate(m) for m in METHODS[1:]])  # 1. the method
+    for name in _last_tensors(graph, LAST_LAYERS):                # 2. per tensor
+        best = scorer.tier(best, [replace(best, ranges=best.ranges + ((name, str(m)),))
+                                  for m in METHODS if m != best.method])
+    for tier in TRANSFORM_TIERS:                                  # 3. the transforms
+        left = set(tier)
+        while left:
+            cands = [replace(best, transforms=best.transforms | {t}) for t in sorted(left)]
+            chosen = scorer.tier(best, cands)
+            if chosen == best:
+                break
+            left -= chosen.transforms
+            best = chosen
+    if options.fallback is Fallback.INT16:                        # 4. 16x8 for the ops
+        base = best                                               #    that gain most
         ranked = _ranked_for_16x8(graph, options, samples, base)
         k = 1
         while k <= len(ranked):
-            consider(replace(base, wide=tuple(ranked[:k])))
+            best = scorer.tier(best, [replace(base, wide=tuple(ranked[:k]))])
             k = k * 2 if k * 2 <= len(ranked) or k == len(ranked) else len(ranked)
     scorer.report.chosen = best
     return scorer.report
@@ -342,15 +347,14 @@ def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> l
 
 def check_transforms(graph: Graph, options, samples: list) -> AutoReport:
     """Explicit --equalize / --bias-correction / --adaround, each measured against leaving
-    it out: reverted only when leaving it out is clearly better (Score.beats)."""
+    it out: reverted only when leaving it out wins clearly (choice.judge)."""
     scorer = _Scorer(graph, options, samples)
     asked = frozenset(t for t in TRANSFORMS if getattr(options, t))
-    chosen = Candidate(options.calib_method, asked)
-    full = scorer.score(chosen)
+    chosen = scorer.baseline(Candidate(options.calib_method, asked))
     for transform in sorted(asked):
         without = replace(chosen, transforms=chosen.transforms - {transform})
-        if (score := scorer.score(without)).beats(full):
-            chosen, full = without, score
+        if scorer.tier(chosen, [without]) == without:
+            chosen = without
             scorer.report.reverted.append(transform)
     scorer.report.chosen = chosen
     return scorer.report

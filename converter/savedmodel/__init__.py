@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from ...interpreter.errors import GraphError
+from ..bind import bind_placeholders
 from ..files import quoted_path
 from ..graphdef import load_graphdef
 from .loader import (Loaded, SignatureIO, load_meta_checkpoint, load_saved_model,
@@ -15,22 +16,25 @@ from .loader import (Loaded, SignatureIO, load_meta_checkpoint, load_saved_model
 
 
 def load_source(source, signature: str | None = None, tags=None, checkpoint=None,
-                outputs: list[str] | None = None) -> Loaded:
+                outputs: list[str] | None = None, set_values=None) -> Loaded:
     """A frozen GraphDef from a .pb / .pbtxt, a SavedModel directory, or a .meta graph with
-    its checkpoint; with the signature it is converted for (None for a plain GraphDef)."""
+    its checkpoint; with the signature it is converted for (None for a plain GraphDef).
+    `set_values` (placeholder name -> value) become constants first (bind.py)."""
     meta = not isinstance(source, bytes) and os.fspath(source).endswith(".meta")
     if checkpoint is not None or meta:
         if checkpoint is None:
             raise GraphError(f"{quoted_path(source)} is a TF1 meta graph: give its checkpoint "
                              "too (--checkpoint PREFIX, e.g. model.ckpt)")
-        return load_meta_checkpoint(source, checkpoint, outputs, signature)
+        return load_meta_checkpoint(source, checkpoint, outputs, signature, set_values)
     if saved_model_file(source) is not None:
-        return load_saved_model(source, signature, tags)
+        return load_saved_model(source, signature, tags, set_values)
     if signature is not None or tags is not None:
         where = "the GraphDef" if isinstance(source, bytes) else quoted_path(source)
         raise GraphError(f"{where} is a frozen GraphDef: --signature and --tag apply to "
                          "SavedModel directories")
-    return Loaded(load_graphdef(source), None)
+    gd = load_graphdef(source)
+    bind_placeholders(gd, set_values)
+    return Loaded(gd, None)
 
 
 __all__ = ["Loaded", "SignatureIO", "load_source", "signature_refs"]

@@ -19,38 +19,9 @@ import numpy as np
 from ...interpreter.errors import GraphError
 from ...interpreter.names import quoted
 from ...schema import graph_pb2 as pb
+from ..control_flow.functions import called_functions
 from ..graphdef import parse_ref
-
-# numpy dtype -> TF DataType (types.proto)
-_ENUM = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
-         np.dtype(np.uint8): 4, np.dtype(np.int16): 5, np.dtype(np.int8): 6,
-         np.dtype(np.int64): 9, np.dtype(np.bool_): 10, np.dtype(np.uint16): 17,
-         np.dtype(np.float16): 19, np.dtype(np.uint32): 22, np.dtype(np.uint64): 23}
-STRING = 7
-
-
-def tensor_proto(value: np.ndarray) -> pb.TensorProto:
-    t = pb.TensorProto()
-    for d in value.shape:
-        t.tensor_shape.dim.add().size = int(d)
-    if value.dtype == object:
-        t.dtype = STRING
-        t.string_val.extend(bytes(v) for v in value.ravel())
-        return t
-    if value.dtype not in _ENUM:
-        raise GraphError(f"a variable of dtype {value.dtype} cannot become a constant")
-    t.dtype = _ENUM[value.dtype]
-    t.tensor_content = np.ascontiguousarray(value, value.dtype.newbyteorder("<")).tobytes()
-    return t
-
-
-def _const(node, value: np.ndarray) -> None:
-    name, device = node.name, node.device
-    node.Clear()
-    node.name, node.op, node.device = name, "Const", device
-    node.attr["dtype"].type = tensor_proto(value).dtype
-    node.attr["value"].tensor.CopyFrom(tensor_proto(value))
-
+from ..tf_tensor import to_const
 
 def _reads(nodes, add_const) -> None:
     """ReadVariableOp -> Identity, ResourceGather -> GatherV2 on the variable's value."""
@@ -84,11 +55,11 @@ def freeze(gd: pb.GraphDef, values: dict[str, np.ndarray]) -> pb.GraphDef:
     out.CopyFrom(gd)
     for node in out.node:
         if node.name in values:
-            _const(node, values[node.name])
+            to_const(node, values[node.name])
 
     def main_const(name: str, v: int) -> str:
         n = out.node.add()
-        _const(n, np.asarray(v, np.int32))
+        to_const(n, np.asarray(v, np.int32))
         n.name = name
         return name
 
@@ -96,7 +67,7 @@ def freeze(gd: pb.GraphDef, values: dict[str, np.ndarray]) -> pb.GraphDef:
     for f in out.library.function:
         def fn_const(name: str, v: int, f=f) -> str:
             n = f.node_def.add()
-            _const(n, np.asarray(v, np.int32))
+            to_const(n, np.asarray(v, np.int32))
             n.name = name
             return f"{name}:output:0"
         _reads(f.node_def, fn_const)
@@ -105,27 +76,10 @@ def freeze(gd: pb.GraphDef, values: dict[str, np.ndarray]) -> pb.GraphDef:
 
 def prune_library(gd: pb.GraphDef, keep_nodes) -> None:
     """Keep only the library functions that the nodes `keep_nodes` call, directly or not."""
-    by_name = {f.signature.name: f for f in gd.library.function}
-    wanted, stack = set(), list(keep_nodes)
-    while stack:  # each function's nodes are pushed once
-        node = stack.pop()
-        for value in node.attr.values():
-            for fname in _func_names(value):
-                if fname in by_name and fname not in wanted:
-                    wanted.add(fname)
-                    stack.extend(by_name[fname].node_def)
+    wanted = called_functions(gd, keep_nodes)
     kept = [f for f in gd.library.function if f.signature.name in wanted]
     del gd.library.function[:]
     gd.library.function.extend(kept)
-
-
-def _func_names(value) -> list[str]:
-    kind = value.WhichOneof("value")
-    if kind == "func":
-        return [value.func.name]
-    if kind == "list":
-        return [f.name for f in value.list.func]
-    return []
 
 
 def needed_nodes(gd: pb.GraphDef, outputs: list[str]) -> list:

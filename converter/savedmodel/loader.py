@@ -24,6 +24,7 @@ from ...interpreter.errors import GraphError, ModelFormatError
 from ...interpreter.names import quoted, shown
 from ...schema import graph_pb2 as pb
 from ...interpreter.fileio import read_regular
+from ..bind import bind_placeholders
 from ..files import quoted_path
 from ..graphdef import MAX_GRAPHDEF_BYTES, parse_ref
 from ..sample_data import names_list
@@ -125,18 +126,19 @@ def _signature(mg: pb.MetaGraphDef, key: str | None, where: str) -> SignatureIO:
     return SignatureIO(key, tensors(sig.inputs, "input"), tensors(sig.outputs, "output"))
 
 
-def load_saved_model(source, signature: str | None = None, tags=None) -> Loaded:
+def load_saved_model(source, signature: str | None = None, tags=None,
+                     set_values=None) -> Loaded:
     path = saved_model_file(source)
     where = quoted_path(os.path.dirname(path) or ".")
     mg = _meta_graph(_parse(path, pb.SavedModel), tags, where)
     sig = _signature(mg, signature, where)
     prefix = os.path.join(os.path.dirname(path), "variables", "variables")
     outputs = [t for _, t in sig.outputs]
-    return _frozen(mg, outputs, prefix, where, sig)
+    return _frozen(mg, outputs, prefix, where, sig, _by_node(sig, set_values))
 
 
 def load_meta_checkpoint(meta, checkpoint, outputs: list[str] | None,
-                         signature: str | None = None) -> Loaded:
+                         signature: str | None = None, set_values=None) -> Loaded:
     """A TF1 `.meta` graph with the checkpoint prefix its Saver wrote (`model.ckpt`)."""
     where = quoted_path(meta)
     mg = _parse(os.fspath(meta), pb.MetaGraphDef)
@@ -144,11 +146,18 @@ def load_meta_checkpoint(meta, checkpoint, outputs: list[str] | None,
     outs = [t for _, t in sig.outputs] if sig else outputs
     if not outs:
         raise GraphError(f"{where} has no signatures: name the outputs (--outputs NODE)")
-    return _frozen(mg, outs, os.fspath(checkpoint), where, sig)
+    return _frozen(mg, outs, os.fspath(checkpoint), where, sig, _by_node(sig, set_values))
 
 
-def _frozen(mg, outputs: list[str], prefix: str, where: str, sig) -> Loaded:
+def _by_node(sig: SignatureIO | None, set_values) -> dict:
+    """--set values keyed by graph node: a signature's input name stands for its node."""
+    names = {name: parse_ref(t).node for name, t in sig.inputs} if sig else {}
+    return {names.get(k, k): v for k, v in (set_values or {}).items()}
+
+
+def _frozen(mg, outputs: list[str], prefix: str, where: str, sig, set_values) -> Loaded:
     gd = mg.graph_def
+    bind_placeholders(gd, set_values)  # before pruning: a bound default's inputs are left out
     needed = needed_nodes(gd, outputs)
     variables = [n for n in needed if n.op in VARIABLE_OPS]
     keys: dict[str, str] = {}

@@ -4,11 +4,11 @@ tf.functions) inlined end to end."""
 import numpy as np
 import pytest
 
-from edgelite.converter.control_flow.functions import function_from_def
+from edgelite.converter.control_flow.functions import function_from_def, parse_library
 from edgelite.interpreter.errors import GraphError
 
 from ..tfgraph import GraphBuilder
-from .library import F32, Function
+from .library import F32, Function, call
 from .models import converts_and_matches_tensorflow
 
 
@@ -40,3 +40,18 @@ def test_a_reference_to_no_node_is_refused():
     Function(g, "f", {"x": F32}, {"a": "ghost:y:0"})
     with pytest.raises(GraphError, match=r"function 'f': its ret map reads 'ghost:y:0'"):
         function_from_def(g.gd.library.function[0])
+
+
+def test_only_the_functions_the_graph_calls_are_read():
+    """A frozen training graph keeps its gradient functions in the library; one of them
+    reading an op edgelite does not know cannot fail the conversion."""
+    g = GraphBuilder()
+    g.placeholder("x", [2])
+    outer = Function(g, "outer", {"a": F32}, {"out": "c:output:0"})
+    outer.node("c", "PartitionedCall", ["a"], f={"func": "inner"})
+    inner = Function(g, "inner", {"a": F32}, {"out": "r:activations:0"})
+    inner.node("r", "Relu", ["a"], T=F32)
+    grad = Function(g, "outer_grad", {"x": F32}, {"a": "odd:first:0", "b": "odd:second:0"})
+    grad.node("odd", "SomeGradOp", ["x"])
+    call(g, "y", "PartitionedCall", ["x"], f="outer")
+    assert sorted(parse_library(g.gd)) == ["inner", "outer"]

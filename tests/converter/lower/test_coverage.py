@@ -21,8 +21,8 @@ def _covered(module: str) -> set[str]:
 def test_every_rule_module_has_a_test_module():
     assert RULE_MODULES == ["activations", "array_ops", "basic", "control", "conv", "crop",
                             "detection", "einsum", "embeddings", "fake_quant", "functional",
-                            "image", "linalg", "math_ops", "nn", "resample", "scatter",
-                            "spectral", "tensor_lists"]
+                            "image", "linalg", "math_ops", "nn", "random", "resample",
+                            "scatter", "spectral", "tensor_lists"]
     for module in RULE_MODULES:
         rules = set(importlib.import_module(f"{lower.__name__}.{module}").RULES)
         assert _covered(module) == rules, module

@@ -78,6 +78,42 @@ def test_if_on_a_constant_inlines_the_taken_branch(pred):
           outputs=["cond"])
 
 
+def _with_gradient_outputs(g: GraphBuilder) -> None:
+    """Branches as a training graph's If has them: the value, then intermediates wrapped
+    in Optionals for the gradient (OptionalFromValue / OptionalNone: no TFLite op)."""
+    then = Function(g, "then", {"a": F32}, {"out": "r:activations:0",
+                                            "keep": "o:optional:0"})
+    then.node("r", "Relu", ["a"], T=F32)
+    then.node("o", "OptionalFromValue", ["a"])
+    other = Function(g, "else", {"a": F32}, {"out": "n:y:0", "keep": "o:optional:0"})
+    other.node("n", "Neg", ["a"], T=F32)
+    other.node("o", "OptionalNone", [])
+
+
+@pytest.mark.parametrize("pred", [None, True, False])
+def test_only_the_if_results_something_reads_are_lowered(pred):
+    g = GraphBuilder()
+    g.placeholder("x", [2, 3])
+    if pred is None:
+        g.placeholder("p", [], BOOL)
+    else:
+        g.const("p", np.array(pred))
+    _with_gradient_outputs(g)
+    call(g, "cond", "If", ["p", "x"], then_branch="then", else_branch="else")
+    g.node("y", "Identity", ["cond"], T=F32)
+    inputs = ["x", "p"] if pred is None else ["x"]
+    result = convert_detailed(g.bytes(), ConvertOptions(inputs=inputs, outputs=["y"]))
+    x = floats(rng(), 2, 3)
+    if pred is None:
+        assert [len(sub.outputs) for sub in all_graphs(result.graph)[1:]] == [1, 1]
+        for p, want in ((True, np.maximum(x, 0)), (False, -x)):
+            np.testing.assert_array_equal(litert(result.model, {"x": x, "p": p})[0], want)
+    else:
+        assert result.graph.op_counts() == {"RELU": 1} if pred else {"NEG": 1}
+    with pytest.raises(UnsupportedOpError, match="Optional(FromValue|None) "):  # read: refused
+        convert_detailed(g.bytes(), ConvertOptions(inputs=inputs, outputs=["y", "cond:1"]))
+
+
 def _relu_twice(g: GraphBuilder, name: str = "f") -> Function:
     f = Function(g, name, {"a": F32}, {"out": "m:z:0"})
     f.const("two", np.float32(2))
