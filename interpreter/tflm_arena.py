@@ -249,6 +249,22 @@ def _prepare_temps(model, sizes: Sizes, n_scratch: int) -> int:
     return align_up(sizes.scratch_request * (n_scratch + MAX_SCRATCH_PER_OP)) + worst
 
 
+def _transposed_operands(sg, op, sizes: Sizes) -> int:
+    """batch_matmul.cc: the reference kernel reads the right operand transposed and the
+    left one as is, so Prepare allocates persistent copies -- an eval tensor, its dims and
+    the data -- of the right operand unless adj_y, and of the left one if adj_x."""
+    if op.name != "BATCH_MATMUL" or len(op.inputs) < 2:
+        return 0
+    total = 0
+    for i, transposed in ((op.inputs[1], not op.options.get("adj_y", False)),
+                          (op.inputs[0], bool(op.options.get("adj_x", False)))):
+        t = _tensor(sg, i)
+        if transposed and t is not None:
+            total += (align_up(sizes.eval_tensor) + align_up(4 * (len(t.shape) + 1))
+                      + align_up(tensor_bytes(t)))
+    return total
+
+
 def _tail(model, sizes: Sizes, n_scratch: int) -> dict[str, int]:
     n_tensors = sum(len(sg.tensors) for sg in model.subgraphs)
     n_ops = sum(len(sg.operators) for sg in model.subgraphs)
@@ -256,7 +272,7 @@ def _tail(model, sizes: Sizes, n_scratch: int) -> dict[str, int]:
     for sg in model.subgraphs:
         for op in sg.operators:
             data, params = OP_BYTES.get(op.name, DEFAULT_OP_BYTES)
-            op_data += data
+            op_data += data + _transposed_operands(sg, op, sizes)
             builtin += align_up(params, 8)
             c = _channels(sg, op)
             per_channel += 2 * align_up(4 * c) if c else 0

@@ -209,10 +209,23 @@ def edgelite_files(tmp_path_factory):
 def built_files(tmp_path_factory):
     """Hand-built models TFLM runs: a WHILE loop over int8 subgraphs, the ADD chain."""
     folder = tmp_path_factory.mktemp("built")
-    files = {"int8_while": folder / "int8_while.tflite", "chain": folder / "chain.tflite"}
+    files = {"int8_while": folder / "int8_while.tflite", "chain": folder / "chain.tflite",
+             "batch_matmul": folder / "batch_matmul.tflite"}
     files["int8_while"].write_bytes(subgraph_models.int8_while())
     files["chain"].write_bytes(_chain_model())
+    files["batch_matmul"].write_bytes(_batch_matmul_model())
     return files
+
+
+def _batch_matmul_model() -> bytes:
+    """An attention-weighted sum, [1, 4, 32] x [1, 32, 128] int8, both operands computed:
+    TFLM keeps a transposed copy of the right one (batch_matmul.cc)."""
+    b = ModelBuilder()
+    x = b.tensor("x", [1, 4, 32], np.int8, scale=0.1, zero_point=0)
+    y = b.tensor("y", [1, 32, 128], np.int8, scale=0.1, zero_point=0)
+    o = b.tensor("o", [1, 4, 128], np.int8, scale=0.5, zero_point=0)
+    b.op("BATCH_MATMUL", [x, y], [o], adj_x=False, adj_y=False)
+    return b.build([x, y], [o])
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +264,7 @@ def test_edgelite_int8_conversions(name, edgelite_files, tflm_works):
     _check_against_tflm(edgelite_files[name], tflm_works, f"edgelite {name}")
 
 
-@pytest.mark.parametrize("name", ["chain", "int8_while"])
+@pytest.mark.parametrize("name", ["chain", "int8_while", "batch_matmul"])
 def test_built_models(name, built_files, tflm_works):
     _check_against_tflm(built_files[name], tflm_works, name)
 
