@@ -33,7 +33,10 @@ def real(t: Tensor, arrays: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _stored(t: Tensor, x: np.ndarray) -> np.ndarray:
-    """A graph input's sample as stored: quantized as TFLite's QUANTIZE op does."""
+    """A graph input's sample as stored: quantized as TFLite's QUANTIZE op does; token ids
+    and indices (an integer input without quantization parameters) as they are."""
+    if t.dtype != np.float32 and t.quant is None:
+        return np.asarray(x).reshape(t.shape).astype(t.dtype)
     x = np.asarray(x, np.float32).reshape(t.shape)
     if t.dtype == np.float32:
         return x
@@ -45,8 +48,9 @@ Hook = Callable[[Op, Values], "Outputs | None"]
 
 
 def feeds(op: Op) -> list[Tensor]:
-    """The op's distinct non-constant inputs, in order."""
-    return list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
+    """The op's distinct non-constant inputs, in order (not its state: variable tensors)."""
+    return list({id(t): t for t in op.inputs
+                 if t is not None and not t.is_const and not t.is_variable}.values())
 
 
 def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int) -> Outputs:
@@ -57,6 +61,7 @@ def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int) -> Outputs:
     runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
     results: Outputs = [[] for _ in op.outputs]
     for k in range(samples):
+        runner.interp.reset_all_variables()   # each sample from zero state (a sequence LSTM)
         for d, values in zip(runner.inputs, arrays):
             runner.set_input(d, values[k])
         runner.interp.invoke()
