@@ -306,8 +306,8 @@ def _sequence_choices(graph: Graph, options: QuantizeOptions, cfg: RewriteConfig
     if options.sequence_head == "int16":
         cfg = replace(cfg, int16=cfg.int16 | head_ops(graph))
 
-    def quantize_one(q: Graph, keep: frozenset[str]) -> None:
-        quantize_graph(q, ranges, replace(cfg, keep_float=cfg.keep_float | keep), input_params)
+    def quantize_one(q: Graph, weights_only: frozenset[str]) -> None:
+        quantize_graph(q, ranges, with_weights_only(cfg, weights_only), input_params)
 
     names, report.lstms = choose_lstm_forms(graph, options.lstm,
                                             keep_float_ops(graph, cfg.keep_float), samples,

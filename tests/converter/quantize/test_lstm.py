@@ -131,21 +131,3 @@ def test_calibration_records_the_cell_state_of_every_step(tmp_path):
     for name, (lo, hi) in seen.items():
         assert stats.ranges[name] == pytest.approx((lo, hi), rel=1e-6)
 
-
-def test_staged_runs_give_the_models_outputs_sample_by_sample(tmp_path):
-    """The accuracy tools' op-by-op runner (staged.py) on a token-id input and a stateful
-    LSTM: ids fed as they are, every sample from zero state -- as the model computes."""
-    from edgelite.converter.quantize.staged import run_staged
-    g = _float_graph()
-    quantize(g, QuantizeOptions(calib=_calib(tmp_path)))
-    windows = np.random.default_rng(1).integers(0, 20, (4, 6))
-    samples = [{g.inputs[0].name: w} for w in windows]
-    staged = run_staged(g, samples)
-    model = export_tflite(g)
-    for sample, outs in zip(samples, staged):
-        fresh = ModelRunner(model)   # zero state
-        fresh.feed(sample)
-        fresh.interp.invoke()
-        np.testing.assert_array_equal(outs[0], fresh.stored(fresh.outputs[0]["index"]))
-    assert not np.array_equal(staged[0][0], staged[1][0])
-
