@@ -20,6 +20,11 @@ matrix, the integer LSTM's own integers), which LiteRT and TFLite Micro both run
 written weights-only where the integer LSTM is below ``MIN_SQNR`` and weights-only is better
 by more than ``MARGIN_DB`` (an LSTM whose int8 weights, or whose input, lose the signal
 stays integer); else integer. ``LstmForm`` overrides the choice.
+
+What weights-only costs: the file stays int8-sized (the biases and states float32), but the
+LSTM is float arithmetic -- LiteRT, TFLite Micro and edgelite agree on it to float32
+rounding, not bit for bit (an int8 value requantized after it may move one step), and
+TFLite Micro dequantizes the weights into its arena at every invoke (LiteRT once).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from .rules import RECURRENT
 MIN_SQNR = 35.0
 MARGIN_DB = 3.0     # ... and weights-only must beat it by more than this
 GATE_LIMIT = 8.0    # Q3.12: what the kernels' int16 gate terms hold
+SAMPLES = 128       # calibration samples measured at most (two model runs per LSTM each)
 
 
 class LstmForm(Enum):
@@ -133,7 +139,7 @@ def choose(graph: Graph, form: LstmForm, kept: set[int], samples,
         return frozenset(), []
     if form is LstmForm.WEIGHTS_ONLY:
         return frozenset(op.outputs[0].name for op in lstms), []
-    samples = samples()
+    samples = (samples() or [])[:SAMPLES]
     if not samples:   # nothing to measure on: TFLite's integer LSTM, as TensorFlow writes it
         return frozenset(), []
     checks = check(graph, lstms, samples, quantize_one)
