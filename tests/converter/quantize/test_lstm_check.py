@@ -129,3 +129,24 @@ def test_the_log_line_names_the_node_and_the_choice():
 def test_an_unknown_form_is_refused():
     with pytest.raises(ValueError, match="'float'"):
         QuantizeOptions(lstm="float")
+
+
+def test_cli_flags(tmp_path):
+    from click.testing import CliRunner
+
+    from edgelite.cli.main import main
+    out = tmp_path / "m.tflite"
+    base = ["convert", str(MODELS / "text_lstm.pb"), "-o", str(out), "--quantize", "int8",
+            "--calib", str(MODELS / "text_lstm.calib.npz")]
+    r = CliRunner().invoke(main, base)
+    assert r.exit_code == 0, r.output
+    lines = [line for line in r.output.splitlines() if line.startswith("LSTM ")]
+    assert len(lines) == 2 and lines[0].endswith("the integer kernel holds +-8")
+    assert "-> float, weights int8 (weights-only)" in lines[0] and lines[1].endswith("integer")
+    assert "DEQUANTIZE x10" in r.output and "QUANTIZE x2" in r.output
+    r = CliRunner().invoke(main, base + ["--lstm", "integer", "--sequence-head", "int8"])
+    assert r.exit_code == 0, r.output
+    assert not any(line.startswith("LSTM ") for line in r.output.splitlines())
+    assert "DEQUANTIZE," in r.output and " QUANTIZE" not in r.output
+    r = CliRunner().invoke(main, base + ["--lstm", "float"])
+    assert r.exit_code == 2 and "'float' is not one of" in r.output
