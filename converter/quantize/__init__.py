@@ -8,6 +8,9 @@ weights, float activations), FLOAT16 (float16 weights).
 Full-integer pipeline (each step switchable in QuantizeOptions):
   equalize         cross-layer equalization of the float weights (equalize.py)
   calibrate        per-tensor ranges by `calib_method` (observers/)
+  sequence models  int8: each fused LSTM written integer or weights-only as measured on the
+                   calibration data (lstm_check.py), the output softmax and its logits 16x8
+                   (sequence_head.py)
   rewrite          to int8 / uint8, `keep_float` ops left float (rewrite.py, selective.py)
   adaround         learn each layer's weight rounding on the calibration data (adaround.py)
   bias_correction  shift int32 biases by the measured mean error (bias_correction.py)
@@ -42,9 +45,9 @@ from .bias_correction import BiasCorrectionReport, bias_correct
 from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
                         signature_aliases, usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
+from .index_arithmetic import index_arithmetic
 from .lstm_check import LstmCheck, LstmForm, with_weights_only
 from .lstm_check import choose as choose_lstm_forms
-from .index_arithmetic import index_arithmetic
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType, activation
@@ -135,7 +138,7 @@ class QuantizeReport:
     adaround: AdaRoundReport | None = None
     selective: SelectiveReport | None = None
     auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
-    lstms: list[LstmCheck] = field(default_factory=list)  # integer LSTMs measured
+    lstms: list[LstmCheck] = field(default_factory=list)  # the LSTMs measured (lstm_check.py)
 
 
 def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None,
