@@ -99,6 +99,15 @@ def quantize_options(fn):
                      help="What --min-sqnr / --max-accuracy-drop move sensitive ops of an "
                      "int8 model to: float, or int16 activations (16x8, same int8 weights; "
                      "ops without a 16x8 kernel go float)."),
+        click.option("--lstm", type=click.Choice(["auto", "integer", "weights-only"]),
+                     default="auto", show_default=True,
+                     help="A sequence LSTM of an int8 model: TFLite's integer LSTM where it "
+                     "keeps 35 dB on the calibration data, else float with int8 weights "
+                     "(auto); integer always (TensorFlow's choice); or weights-only always."),
+        click.option("--sequence-head", type=click.Choice(["int16", "int8"]), default="int16",
+                     show_default=True,
+                     help="An int8 sequence model's output softmax and the op computing its "
+                     "logits: 16x8 (int16 activations, int8 weights) or int8."),
         click.option("--min-sqnr", type=float, metavar="DB",
                      help="Keep the most sensitive ops float until the output SQNR on the "
                      "calibration data is at least DB; reports the ops and the size cost."),
@@ -140,5 +149,5 @@ def quantize_config(q: dict):
             force_transforms=q["force_transforms"],
             keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
-            fallback=q["fallback"],
+            fallback=q["fallback"], lstm=q["lstm"], sequence_head=q["sequence_head"],
             labels=q["labels"], log=click.echo)

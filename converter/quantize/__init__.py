@@ -8,6 +8,9 @@ weights, float activations), FLOAT16 (float16 weights).
 Full-integer pipeline (each step switchable in QuantizeOptions):
   equalize         cross-layer equalization of the float weights (equalize.py)
   calibrate        per-tensor ranges by `calib_method` (observers/)
+  sequence models  int8: each fused LSTM written integer or weights-only as measured on the
+                   calibration data (lstm_check.py), the output softmax and its logits 16x8
+                   (sequence_head.py)
   rewrite          to int8 / uint8, `keep_float` ops left float (rewrite.py, selective.py)
   adaround         learn each layer's weight rounding on the calibration data (adaround.py)
   bias_correction  shift int32 biases by the measured mean error (bias_correction.py)
@@ -43,6 +46,8 @@ from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_sampl
                         signature_aliases, usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .index_arithmetic import index_arithmetic
+from .lstm_check import LstmCheck, LstmForm, with_weights_only
+from .lstm_check import choose as choose_lstm_forms
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType, activation
@@ -51,6 +56,7 @@ from .subgraphs import quantize_with_subgraphs
 from ..runner import run_all
 from .selective import (Fallback, Goal, GoalKind, Measurement, SelectiveReport, candidates,
                         keep_float_ops, search, split_fallback)
+from .sequence_head import head_ops
 from .weights_only import dynamic_range, float16
 
 if TYPE_CHECKING:
@@ -101,6 +107,10 @@ class QuantizeOptions:
     max_accuracy_drop: float | None = None  # fraction (0.01 = one point), needs `labels`
     labels: str | None = None           # class per calibration sample (.npy / .npz)
     auto: bool = False                  # choose method and transforms on held-out data (auto.py)
+    # int8 sequence models: each LSTM integer or weights-only (lstm_check.py), the
+    # classifier head 16x8 ("int16") or int8 (sequence_head.py)
+    lstm: LstmForm = LstmForm.AUTO
+    sequence_head: str = "int16"
     force_transforms: bool = False      # keep --equalize / --bias-correction even when they
                                         # make the held-out error worse (auto.py checks)
     log: Callable[[str], None] | None = None   # one line per finished step
@@ -112,6 +122,9 @@ class QuantizeOptions:
         self.keep_float = tuple(self.keep_float)
         self.int16_ops = tuple(self.int16_ops)
         self.fallback = Fallback(self.fallback)
+        self.lstm = LstmForm(self.lstm)
+        if self.sequence_head not in ("int16", "int8"):
+            raise EdgeliteError(f"sequence_head is int16 or int8, not {self.sequence_head!r}")
 
 
 @dataclass
@@ -125,6 +138,7 @@ class QuantizeReport:
     adaround: AdaRoundReport | None = None
     selective: SelectiveReport | None = None
     auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
+    lstms: list[LstmCheck] = field(default_factory=list)  # the LSTMs measured (lstm_check.py)
 
 
 def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None,
@@ -235,6 +249,10 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
                           | index_arithmetic(sub))
         quantize_with_subgraphs(graph, ranges, inner, cfg, input_params)
         return report
+    if qtype is QType.INT8:
+        cfg = _sequence_choices(graph, options, cfg, ranges, input_params, report,
+                                lambda: usable_samples(samples(), options.calib_samples)
+                                if has_data else None)
     if not needs_data:
         quantize_graph(graph, ranges, cfg, input_params)
         return report
@@ -247,9 +265,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         q = copy.deepcopy(float_graph)
         pairs = list(zip(float_graph.ops, q.ops))
         wide, floats = split_fallback(float_graph, extra, options.fallback)
-        quantize_graph(q, ranges, RewriteConfig(qtype, options.per_channel, options.io_type,
-                                                cfg.keep_float | floats, cfg.int16 | wide),
-                       input_params)
+        quantize_graph(q, ranges, replace(cfg, keep_float=cfg.keep_float | floats,
+                                          int16=cfg.int16 | wide), input_params)
         if options.adaround:
             report.adaround = apply_adaround(float_graph, q, pairs, data)
         if options.bias_correction:
@@ -283,6 +300,24 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         log(report.bias_correction.summary())
     graph.__dict__.update(final.__dict__)   # the caller's graph becomes the quantized one
     return report
+
+
+def _sequence_choices(graph: Graph, options: QuantizeOptions, cfg: RewriteConfig, ranges,
+                      input_params, report: QuantizeReport, samples) -> RewriteConfig:
+    """An int8 sequence model: the classifier head 16x8 (sequence_head.py), each LSTM
+    the integer kernel runs measured and written integer or weights-only (lstm_check.py)."""
+    if options.sequence_head == "int16":
+        cfg = replace(cfg, int16=cfg.int16 | head_ops(graph))
+
+    def quantize_one(q: Graph, weights_only: frozenset[str]) -> None:
+        quantize_graph(q, ranges, with_weights_only(cfg, weights_only), input_params)
+
+    names, report.lstms = choose_lstm_forms(graph, options.lstm,
+                                            keep_float_ops(graph, cfg.keep_float), samples,
+                                            quantize_one)
+    for check in report.lstms:
+        (options.log or (lambda line: None))(check.line())
+    return with_weights_only(cfg, names)
 
 
 def _check_mode(options: QuantizeOptions) -> None:

@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ir import Activation, Op, Tensor
+from ..ir import Activation, Graph, Op, QuantParams, Tensor
 from .params import Affine, QType, quantize, symmetric_weights
+from .weights_only import dequantized
 
 if TYPE_CHECKING:
     from .rewrite import _Rewriter
@@ -103,6 +104,17 @@ def quantize_lstm(rw: "_Rewriter", op: Op) -> None:
     _set(c, np.int16, _quant(cell_state_params(*rw.range_of(c))))
     _set(out, np.int8, _quant(p_out))
     op.intermediates = [_intermediate(rw, op, k, p_out, _quant) for k in range(5)]
+
+
+def store_weights_int8(graph: Graph, op: Op) -> None:
+    """A float sequence LSTM's eight weight matrices stored int8 behind DEQUANTIZE ops
+    (weights-only, lstm_check.py): symmetric, one scale per matrix, the integers the integer
+    LSTM would store; biases and states stay float32."""
+    for i in WEIGHTS:
+        w = op.inputs[i].data
+        p = symmetric_weights(w, None)
+        stored = dequantized(graph, op, i, quantize(w, p, np.int8, -127, 127))
+        stored.quant = QuantParams(p.scale, p.zero_point)
 
 
 def _set(t: Tensor, dtype, quant) -> None:

@@ -20,7 +20,7 @@ from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .lstm import fits as lstm_fits
-from .lstm import quantize_lstm
+from .lstm import quantize_lstm, store_weights_int8
 from .params import (Affine, QType, activation, asymmetric, quantize, symmetric_weights,
                      with_min_scale)
 from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, RECURRENT, SAME_AS_INPUT,
@@ -51,6 +51,9 @@ class RewriteConfig:
     # ops of an int8 model run with int16 activations (16x8) instead, where they have 16x8
     # kernels (same patterns as keep_float)
     int16: frozenset[str] = frozenset()
+    # float sequence LSTMs (also in keep_float) whose weights are stored int8 behind
+    # DEQUANTIZE: weights-only, where the integer LSTM loses the signal (lstm_check.py)
+    int8_weights: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -420,6 +423,10 @@ class _Rewriter:
                     t.dtype, t.quant = qt.dtype, _quant(self.act(t))
             if qt is QType.INT16 and op.type in ("ADD", "SUB"):
                 op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
+        if self.cfg.int8_weights:   # float LSTMs, weights-only (lstm_check.py)
+            chosen = keep_float_ops(self.g, self.cfg.int8_weights)
+            for op in [op for op in self.g.ops if id(op) in chosen and op.type in RECURRENT]:
+                store_weights_int8(self.g, op)
         self.fix_inputs()
         self.fix_outputs()
 

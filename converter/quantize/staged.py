@@ -33,7 +33,10 @@ def real(t: Tensor, arrays: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _stored(t: Tensor, x: np.ndarray) -> np.ndarray:
-    """A graph input's sample as stored: quantized as TFLite's QUANTIZE op does."""
+    """A graph input's sample as stored: quantized as TFLite's QUANTIZE op does; token ids
+    and indices (an integer input without quantization parameters) as they are."""
+    if t.dtype != np.float32 and t.quant is None:
+        return np.asarray(x).reshape(t.shape).astype(t.dtype)
     x = np.asarray(x, np.float32).reshape(t.shape)
     if t.dtype == np.float32:
         return x
@@ -45,18 +48,28 @@ Hook = Callable[[Op, Values], "Outputs | None"]
 
 
 def feeds(op: Op) -> list[Tensor]:
-    """The op's distinct non-constant inputs, in order."""
-    return list({id(t): t for t in op.inputs if t is not None and not t.is_const}.values())
+    """The op's distinct non-constant inputs, in order (not its state: variable tensors)."""
+    return list({id(t): t for t in op.inputs
+                 if t is not None and not t.is_const and not t.is_variable}.values())
 
 
-def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int) -> Outputs:
+def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int,
+           folded: dict[int, np.ndarray] | None = None) -> Outputs:
     """Run `op` alone on each of `samples` samples: arrays[i][k] is feed i's value
-    (feeds(op)) for sample k, stored as the op takes it; outputs in their storage type."""
+    (feeds(op), less the ``folded`` ones) for sample k, stored as the op takes it; outputs
+    in their storage type. ``folded``: inputs computed from constants only (a DEQUANTIZE of
+    int8 weights), by tensor id, given to the op as constants -- as the interpreter folds
+    them at allocation."""
     sub = Graph()
-    sub.inputs, sub.ops, sub.outputs = feeds(op), [op.copy()], list(op.outputs)
+    alone = op.copy()
+    for i, t in enumerate(alone.inputs):
+        if t is not None and folded and id(t) in folded:
+            alone.inputs[i] = sub.const(t.name, folded[id(t)])
+    sub.inputs, sub.ops, sub.outputs = feeds(alone), [alone], list(op.outputs)
     runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
     results: Outputs = [[] for _ in op.outputs]
     for k in range(samples):
+        runner.interp.reset_all_variables()   # each sample from zero state (a sequence LSTM)
         for d, values in zip(runner.inputs, arrays):
             runner.set_input(d, values[k])
         runner.interp.invoke()
@@ -65,10 +78,17 @@ def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int) -> Outputs:
     return results
 
 
+def _constant_only(op: Op) -> bool:
+    return bool(op.inputs) and all(t is None or t.is_const for t in op.inputs)
+
+
 def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
                before: Hook | None = None) -> list[list[np.ndarray]]:
     """Outputs (storage type) per sample, running `before(op, values)` ahead of each op; when
-    it returns the op's outputs, the op is not run again."""
+    it returns the op's outputs, the op is not run again. Ops on constants only (the
+    DEQUANTIZE of a weights-only LSTM's weights) run once, up front, and are no feeds."""
+    folded = {id(t): r[0] for op in graph.ops if _constant_only(op)
+              for t, r in zip(op.outputs, run_op(op, [], 1))}
     values: Values = {id(t): [_stored(t, s[t.name]) for s in samples] for t in graph.inputs}
     left = {}
     for op in graph.ops:
@@ -78,14 +98,18 @@ def run_staged(graph: Graph, samples: list[dict[str, np.ndarray]],
     for t in graph.outputs:
         left[id(t)] = left.get(id(t), 0) + 1
     for op in graph.ops:
+        if _constant_only(op):
+            continue
         results = before(op, values) if before is not None else None
-        inputs = feeds(op)
+        inputs = [t for t in feeds(op) if id(t) not in folded]
         if results is None:
-            results = run_op(op, [values[id(t)] for t in inputs], len(samples))
+            results = run_op(op, [values[id(t)] for t in inputs], len(samples), folded)
         for t, r in zip(op.outputs, results):
             values[id(t)] = r
         for t in inputs:
             left[id(t)] -= 1
             if left[id(t)] == 0:
                 del values[id(t)]
+    for t in graph.outputs:   # (an output computed from constants only)
+        values.setdefault(id(t), [folded.get(id(t))] * len(samples))
     return [[values[id(t)][k] for t in graph.outputs] for k in range(len(samples))]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Op, QuantParams
+from ..ir import Graph, Op, QuantParams, Tensor
 from .params import quantize, symmetric_weights
 from .rules import WEIGHT_AXIS
 
@@ -17,7 +17,9 @@ from .rules import WEIGHT_AXIS
 MIN_FLOAT16_ELEMENTS = 16
 
 
-def _dequantized(graph: Graph, op: Op, i: int, stored) -> None:
+def dequantized(graph: Graph, op: Op, i: int, stored: np.ndarray) -> Tensor:
+    """Input i of `op` (a float constant) stored as `stored`, read through a DEQUANTIZE;
+    the stored constant."""
     w = op.inputs[i]
     stored_t = graph.const(f"{w.name}_{np.dtype(stored.dtype).name}", stored)
     out = graph.tensor(w.name, np.float32, w.shape)
@@ -34,7 +36,7 @@ def dynamic_range(graph: Graph, per_channel: bool = True) -> int:
         if w is None or not w.is_const or w.data.dtype != np.float32:
             continue
         p = symmetric_weights(w.data, WEIGHT_AXIS[op.type] if per_channel else None)
-        stored = _dequantized(graph, op, 1, quantize(w.data, p, np.int8, -127, 127))
+        stored = dequantized(graph, op, 1, quantize(w.data, p, np.int8, -127, 127))
         stored.quant = QuantParams(p.scale, p.zero_point, p.axis)
         n += 1
     return n
@@ -58,6 +60,6 @@ def float16(graph: Graph) -> int:
         for i, t in enumerate(op.inputs):
             if t is not None and t.is_const and t.data.dtype == np.float32 \
                     and t.data.size >= MIN_FLOAT16_ELEMENTS and _fits_float16(t.data):
-                _dequantized(graph, op, i, t.data.astype(np.float16))
+                dequantized(graph, op, i, t.data.astype(np.float16))
                 n += 1
     return n

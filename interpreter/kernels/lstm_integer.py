@@ -4,7 +4,7 @@ LstmStepInteger8x8_16 with the portable tensor_utils it calls
 
 Per time step (int8 input x and output state h, int16 cell state c, Q3.12 gates):
 
-    gate_g = sat16(MBQM(bias_x_g + W_g . x, M_x_g) + sat16(MBQM(bias_h_g + R_g . h, M_h_g)))
+    gate_g = sat16(sat16(MBQM(bias_x_g + W_g . x, M_x_g)) + MBQM(bias_h_g + R_g . h, M_h_g))
                (MatrixBatchVectorMultiplyAccumulate twice, into a zeroed int16 gate)
     peephole:   gate_g = sat16(gate_g + MBQM(p_g * c, M_p_g))
     layer norm: ApplyLayerNorm (integer mean / variance, 1/sqrt in fixed point)
@@ -45,7 +45,7 @@ import numpy as np
 from .. import quant_math as qm
 from . import fixed_point16 as fp
 from .lstm_integer_params import IntegerCellParams, LayerNormParams, Requant
-from .lstm_micro import micro_cell_update, micro_hidden, micro_tables
+from .lstm_micro import micro_cell_update, micro_gate_sum, micro_hidden, micro_tables
 
 NEON_BLOCK = 16  # NeonVectorBatchVectorCwiseProductAccumulate's unrolled block
 
@@ -155,7 +155,11 @@ def run_integer(cell: IntegerCell, pre: np.ndarray, h: np.ndarray, c: np.ndarray
     for t in range(pre.shape[0]):
         acc = qm.wrap_int32(np.rint(h.astype(np.float64) @ p.w_h).astype(np.int64)
                             + p.bias_h)
-        z = _sat(_mbqm(acc, p.requant_h, rounding) + pre[t], -32768, 32767)
+        recurrent = _mbqm(acc, p.requant_h, rounding)
+        if p.micro is not None:
+            z = micro_gate_sum(recurrent, pre[t])
+        else:  # MatrixBatchVectorMultiplyAccumulate: one saturation of the sum
+            z = _sat(recurrent + pre[t], -32768, 32767)
         state = c.astype(np.int64)
         f = _finish_gate(cell, 1, z[:, n:2 * n], state)
         g = _finish_gate(cell, 2, z[:, 2 * n:3 * n], state)

@@ -9,7 +9,11 @@ are the differences, each one function or record used when ``ctx.quant.micro``:
 * Gate matmuls (CalculateLstmGate): a FULLY_CONNECTED int8 -> int16 each for the input
   and the recurrent term, output scale 2^-12, their multipliers from
   CalculateOpDataFullyConnected (requantize.micro_fc_reals: the float32 product of the
-  scales divided in double), never the gate intermediates' scales.
+  scales divided in double), never the gate intermediates' scales. Each FC saturates
+  its own int16 output before AddElementWise adds the two (saturating again); LiteRT's
+  MatrixBatchVectorMultiplyAccumulate adds the rescaled recurrent sum to the input term
+  in int32 and saturates once (micro_gate_sum: they differ when the recurrent term alone
+  leaves int16, as in trained LSTMs whose gates are driven hard).
 * Activations: reference_integer_ops::Logistic / Tanh (the interpolated
   sigmoid_table_uint16, unary16.py) where LiteRT uses gemmlowp's fixed-point sigmoid /
   tanh. The cell tanh reads the state with left shift 15 + cell_scale - 3 (input
@@ -77,6 +81,12 @@ def _mul16(a: np.ndarray, b: np.ndarray, mul: tuple[int, int], rounding: qm.Roun
            offset: int, lo: int, hi: int) -> np.ndarray:
     """reference_integer_ops::MulElementwise on symmetric int16 inputs."""
     return np.clip(qm.multiply_by_quantized_multiplier(a * b, *mul, rounding) + offset, lo, hi)
+
+
+def micro_gate_sum(recurrent: np.ndarray, pre: np.ndarray) -> np.ndarray:
+    """CalculateLstmGate: AddElementWise(input FC, recurrent FC), each FC output already
+    saturated to int16 (``pre`` is, the rescaled ``recurrent`` sum not yet)."""
+    return np.clip(np.clip(recurrent, -32768, 32767) + pre, -32768, 32767)
 
 
 def micro_cell_update(m: MicroCellParams, f, i, g, state, clip: int,

@@ -58,9 +58,9 @@ def corpus() -> tuple[np.ndarray, list[str]]:
     return np.array([index.get(c, 0) for c in text], np.int32), ["?"] + sorted(common)
 
 
-def windows(ids: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    x = np.stack([ids[s:s + SEQ] for s in starts])
-    return x.astype(np.int32), ids[starts + SEQ].astype(np.int32)
+def windows(ids: np.ndarray, starts: np.ndarray, seq: int = SEQ) -> tuple[np.ndarray, np.ndarray]:
+    x = np.stack([ids[s:s + seq] for s in starts])
+    return x.astype(np.int32), ids[starts + seq].astype(np.int32)
 
 
 def build_model():

@@ -57,8 +57,8 @@ def _tf_pairs():
         name, kind = path.name.split(".")[:2]
         if not (MODELS / f"{name}.pb").exists():
             continue  # TF's converter made it from a live Keras model only (kws_stream)
-        if name.startswith(("rnn_", "text_lstm")) and "int8" in kind:
-            continue  # no calibration set of their own: tests/models/test_rnn_convert.py
+        if name.startswith(("rnn_", "text_lstm", "license_lstm")) and "int8" in kind:
+            continue  # their own calibration data: tests/models/test_rnn_convert.py, test_lstm_int8.py
         if kind == "tf_dr":
             continue  # dynamic-range: tests/models/test_hybrid_models.py
         mode, io = {"tf": (None, None), "tf_float": (None, None), "tf_frozen": (None, None),

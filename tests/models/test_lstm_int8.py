@@ -1,13 +1,19 @@
 """int8 sequence LSTMs (issue 25, group 3): with --quantize int8 a fused Keras / TF1 LSTM is
-written as TFLite's integer LSTM (converter/quantize/lstm.py), not as an all-integer loop.
+written as TFLite's integer LSTM (converter/quantize/lstm.py), not as an all-integer loop --
+where it keeps the signal on the calibration data (lstm_check.py); else it runs float with
+int8 weights ("weights-only"). A sequence model's output softmax and its logits run 16x8
+(sequence_head.py).
 
-Against TensorFlow: the op counts are those of TF's own int8 file plus the reset SUBs, the
-operands are TF's (same weight scales and integer biases, the same power-of-two cell state,
-the same intermediates), and the output is as close to the float model as TF's file is (or
-closer), calibrated on the data TF's file was. Against the runtimes: the files run bit for
-bit as in LiteRT (both kernel sets) and TFLite Micro, samples one after another without a
-reset (the default stateless form) and with --rnn-state keep (the state carries). The real
-text model (models/text_lstm.pb, two stacked LSTMs) keeps its signal on held-out windows.
+Against TensorFlow: the op counts are those of TF's own int8 file plus the reset SUBs (and
+the weights-only / 16x8 ops where chosen), the integer LSTM's operands are TF's (same weight
+scales and integer biases, the same power-of-two cell state, the same intermediates), and
+the output is as close to the float model as TF's file is (or closer), calibrated on the
+data TF's file was. Against the runtimes: the files run bit for bit as in LiteRT (both
+kernel sets) and TFLite Micro, samples one after another without a reset (the default
+stateless form) and with --rnn-state keep (the state carries); a weights-only LSTM is float
+arithmetic, within each runtime's float rounding. The real text models
+(models/text_lstm.pb: two stacked LSTMs and an attention head; models/license_lstm.pb: one
+LSTM read at its last step) keep their signal on held-out windows.
 """
 
 import functools
@@ -20,6 +26,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, RnnState, convert_detailed
+from edgelite.converter.quantize.lstm_check import MIN_SQNR
 from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
@@ -33,13 +40,15 @@ RNN = ("rnn_lstm", "rnn_bilstm", "rnn_tf1_dynamic_rnn")
 # offset=1): numpy RandomState seeded with (SEED + crc32("<name>/inputs/1")) % 2^31, SEED
 # models/builders/common.py's, token ids in [0, VOCAB) or U(-1, 1).
 SEED, VOCAB, N_CALIB = 1234, 20, 16
-# ops edgelite's file has beyond TF's (none: the softmax over time's TRANSPOSE of a batch of
-# one is a RESHAPE, transpose_as_reshape)
-EXTRA: dict[str, dict[str, int]] = {}
+TEXT = ("text_lstm", "license_lstm")   # trained on real text: calib / golden windows
+# ops edgelite's file has beyond TF's: text_lstm's first LSTM weights-only (8 DEQUANTIZE for
+# its weights, DEQUANTIZE / QUANTIZE around it), and each text model's output softmax and
+# logits 16x8 (one QUANTIZE int8 -> int16 in front); the softmax over time's TRANSPOSE of a
+# batch of one is a RESHAPE (transpose_as_reshape), as TF's
+EXTRA = {"text_lstm": {"DEQUANTIZE": 9, "QUANTIZE": 2}, "license_lstm": {"QUANTIZE": 1}}
 NO_TF_FILE_OPS = {"rnn_tf1_dynamic_rnn": {LSTM: 1, "SUB": 2, "QUANTIZE": 1, "DEQUANTIZE": 1}}
 MIN_HELD_OUT_DB = 30.0   # the issue-13 models on held-out random inputs: lowest 30.4 dB (bilstm)
 MIN_TEXT_DB = 25.0       # the issue's floor for real text LSTMs
-HEAD_16X8 = ("FULLY_CONNECTED", "SOFTMAX")   # the text model's classifier head run 16x8
 
 
 def _draw(name: str, n: int, ints, floats) -> dict[str, np.ndarray]:
@@ -56,8 +65,8 @@ def tf_calibration(name: str) -> dict[str, np.ndarray]:
 
 
 def held_out(name: str, n: int = 64) -> dict[str, np.ndarray]:
-    if name == "text_lstm":
-        return {"tokens": np.load(MODELS / "text_lstm.golden.npz")["tokens"][:n]}
+    if name in TEXT:
+        return {"tokens": np.load(MODELS / f"{name}.golden.npz")["tokens"][:n]}
     rng = np.random.default_rng(2)
     return _draw(name, n, lambda s: rng.integers(0, VOCAB, s), lambda s: rng.uniform(-1, 1, s))
 
@@ -68,20 +77,20 @@ def golden(name: str) -> dict[str, np.ndarray]:
 
 
 def calibration(name: str) -> dict[str, np.ndarray]:
-    if name == "text_lstm":
-        return {"tokens": np.load(MODELS / "text_lstm.calib.npz")["tokens"].astype(np.float32)}
+    if name in TEXT:
+        return {"tokens": np.load(MODELS / f"{name}.calib.npz")["tokens"].astype(np.float32)}
     return tf_calibration(name)
 
 
 @functools.lru_cache(maxsize=None)
-def converted(name: str, state: str = "reset", fused: bool = True, int16_ops=()):
+def converted(name: str, state: str = "reset", fused: bool = True, **quantize):
     with tempfile.TemporaryDirectory() as tmp:
         calib = Path(tmp) / "calib.npz"
         np.savez(calib, **calibration(name))
         return convert_detailed(MODELS / f"{name}.pb", ConvertOptions(
             rnn_state=RnnState(state),
             disabled_passes=frozenset() if fused else frozenset({"fuse_lstm_loop"}),
-            quantize=QuantizeOptions(calib=str(calib), int16_ops=int16_ops)))
+            quantize=QuantizeOptions(calib=str(calib), **quantize)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,21 +165,38 @@ def litert_samples(model: bytes, feeds, reference: bool) -> list[np.ndarray]:
     return out
 
 
-def assert_exact_everywhere(model: bytes, feeds) -> list[np.ndarray]:
-    """edgelite's three kernel sets against LiteRT's default and BUILTIN_REF kernels and
-    TFLite Micro, every sample in turn on one interpreter of each; edgelite's results."""
-    runs = {k: [o[0] for o in run_ours_samples(model, feeds, k)]
+def _runs(model: bytes, feeds) -> tuple[dict, dict]:
+    """(edgelite's, the runtimes') first output per sample, per kernel set: LiteRT's default
+    and BUILTIN_REF kernels and TFLite Micro, every sample in turn on one interpreter each."""
+    ours = {k: [o[0] for o in run_ours_samples(model, feeds, k)]
             for k in ("default", "reference", "micro")}
     theirs = {"default": litert_samples(model, feeds, False),
               "reference": litert_samples(model, feeds, True),
               "micro": [o[0] for o in run_micro_samples(model, feeds)]}
-    for kernels, ours in runs.items():
-        for k, (a, b) in enumerate(zip(ours, theirs[kernels])):
+    return ours, theirs
+
+
+def assert_exact_everywhere(model: bytes, feeds) -> list[np.ndarray]:
+    """edgelite's three kernel sets bit for bit as their runtimes; edgelite's results."""
+    ours, theirs = _runs(model, feeds)
+    for kernels, mine in ours.items():
+        for k, (a, b) in enumerate(zip(mine, theirs[kernels])):
             assert a.dtype == b.dtype and np.array_equal(a, b), (kernels, k)
-    return runs["default"]
+    return ours["default"]
 
 
-@pytest.mark.parametrize("name", [*RNN, "text_lstm"])
+def assert_within_float_rounding(model: bytes, feeds) -> None:
+    """A file with a float op (a weights-only LSTM): float32 sums in another order round
+    differently (LiteRT and TFLite Micro differ from each other as much), and a value
+    requantized after the op may move one step -- rarely, and no further."""
+    ours, theirs = _runs(model, feeds)
+    for kernels, mine in ours.items():
+        a, b = np.array(mine, np.float64), np.array(theirs[kernels], np.float64)
+        assert np.array_equal(a, b) or sqnr(b, a) > 60.0, kernels
+        assert sum(np.array_equal(x, y) for x, y in zip(a, b)) >= len(a) - 1, kernels
+
+
+@pytest.mark.parametrize("name", [*RNN, *TEXT])
 def test_ops_are_tensorflows_plus_the_state_resets(name):
     result = converted(name)
     ours = op_counts(result.model)
@@ -186,6 +212,9 @@ def test_ops_are_tensorflows_plus_the_state_resets(name):
     # --rnn-state keep: exactly TF's ops (+ the float conversion's extras)
     kept = op_counts(converted(name, "keep").model)
     assert kept == {op: k for op, k in expected.items() if op != "SUB"}
+    # --lstm integer --sequence-head int8: TF's ops exactly (+ the resets)
+    tfs = op_counts(converted(name, lstm="integer", sequence_head="int8").model)
+    assert tfs == {**op_counts(tf_int8(name).read_bytes()), "SUB": expected["SUB"]}
 
 
 def _lstm_ops(model: bytes):
@@ -193,9 +222,10 @@ def _lstm_ops(model: bytes):
     return sub, [op for op in sub.operators if op.name == LSTM]
 
 
-@pytest.mark.parametrize("name", ["rnn_lstm", "text_lstm"])
+@pytest.mark.parametrize("name", ["rnn_lstm", *TEXT])
 def test_operands_are_those_tensorflows_quantizer_writes(name):
-    sub, ours = _lstm_ops(converted(name, "keep").model)
+    """The integer LSTM (--lstm integer: every LSTM) as TF's quantizer writes it."""
+    sub, ours = _lstm_ops(converted(name, "keep", lstm="integer").model)
     tf_sub, theirs = _lstm_ops(tf_int8(name).read_bytes())
     assert len(ours) == len(theirs)
 
@@ -253,12 +283,18 @@ def test_bit_exact_in_litert_and_micro_sample_after_sample(name, state):
         assert same[0] and not all(same[1:])   # the state carries into the next invoke
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25: kernels='micro' 1 LSB off TFLM on text_lstm "
-                   "(the same gap as TF's own text_lstm int8 file; in progress)")
-def test_text_lstm_bit_exact_in_litert_and_micro_both_state_forms():
-    for state in ("reset", "keep"):
-        model = converted("text_lstm", state).model
-        assert_exact_everywhere(model, feeds_for(model, held_out("text_lstm", 4)))
+@pytest.mark.parametrize("state", ["reset", "keep"])
+@pytest.mark.parametrize("name", TEXT)
+def test_text_models_run_as_in_litert_and_micro_both_state_forms(name, state):
+    """The all-integer files bit for bit (text_lstm's --lstm integer file: its first LSTM's
+    recurrent gate terms leave int16 on their own, which TFLite Micro saturates apart);
+    text_lstm's default file, with its weights-only LSTM, within float rounding."""
+    feeds = feeds_for(converted(name).model, held_out(name, 8))
+    assert_exact_everywhere(converted(name, state, lstm="integer").model, feeds)
+    if name == "text_lstm":
+        assert_within_float_rounding(converted(name, state).model, feeds)
+    else:   # license_lstm: integer LSTM, 16x8 head
+        assert_exact_everywhere(converted(name, state).model, feeds)
 
 
 @pytest.mark.parametrize("name", RNN)
@@ -275,33 +311,71 @@ def test_closer_to_the_float_model_than_the_loop_and_tensorflow(name):
     ref = outputs(float_model(name), test)
     y = outputs(converted(name).model, test)
     assert sqnr(ref, y) >= MIN_HELD_OUT_DB and agreement(ref, y) >= 0.95
+    # every LSTM measured integer on the calibration data, and kept so
+    assert [c.integer for c in converted(name).quantization.lstms] == [True] * \
+        op_counts(converted(name).model)[LSTM]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25: the retrained text_lstm gives 20.3 dB "
-                   "(TF's int8 file 16.2 dB), the target is 25 dB (in progress)")
-def test_text_lstm_keeps_its_signal_on_held_out_windows():
+def _layer_sqnrs(model: bytes, name: str, n: int = 16) -> list[float]:
+    """Each LSTM's output against the float model's, the first n held-out windows."""
+    test = held_out(name, n)["tokens"]
+    f, q = ModelRunner(float_model(name), keep_all=True), ModelRunner(model, keep_all=True)
+    sub, lstms = _lstm_ops(float_model(name))
+    names = [sub.tensors[op.outputs[0]].name for op in lstms]
+    pairs = {k: ([], []) for k in names}
+    for x in test:
+        f.run({"tokens": x}), q.run({"tokens": x})
+        for k in names:
+            pairs[k][0].append(f.tensor(k)), pairs[k][1].append(q.tensor(k))
+    return [sqnr(np.array(a, np.float64), np.array(b, np.float64)) for a, b in pairs.values()]
+
+
+# (LSTMs written integer by default, held-out output SQNR floor in dB) per text model.
+# Measured (64 held-out windows, SQNR / argmax agreement with the float model):
+#   text_lstm     default 31.6 dB / 100 %  (TF's int8 file 16.2 / 100, --lstm integer 22.7,
+#                 --lstm integer --sequence-head int8: 20.3)
+#   license_lstm  default 36.5 dB / 100 %  (TF's int8 file 32.4 / 98.4, --sequence-head
+#                 int8: 32.6 / 98.4)
+TEXT_FIGURES = {"text_lstm": ([False, True], 30.0), "license_lstm": ([True], 35.0)}
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_text_models_keep_their_signal_on_held_out_windows(name):
+    test = held_out(name)
+    ref = outputs(float_model(name), test)
+    theirs = outputs(tf_int8(name).read_bytes(), test, reset=True)
+    result = converted(name)
+    ours = outputs(result.model, test)
+    integer, floor = TEXT_FIGURES[name]
+    assert [c.integer for c in result.quantization.lstms] == integer
+    # the issue's floor, well above TF's int8 file, and every argmax TF's keeps
+    assert sqnr(ref, ours) >= max(MIN_TEXT_DB, floor, sqnr(ref, theirs) + 3.0)
+    assert agreement(ref, ours) >= max(agreement(ref, theirs), 0.95)
+    # the LSTM layers themselves lose little: each output > 35 dB tensor by tensor
+    assert min(_layer_sqnrs(result.model, name)) > 35.0
+
+
+def test_text_lstms_first_layer_loses_the_signal_as_an_integer_lstm():
+    """What the weights-only form is for: on text_lstm's first LSTM the integer kernel
+    saturates input terms of up to 23 at 8 -- measured 29.9 dB on the calibration data,
+    27 on held-out windows (41 weights-only), and the integer-LSTM file misses the floor
+    even with the 16x8 head."""
+    first = converted("text_lstm").quantization.lstms[0]
+    assert first.sqnr < MIN_SQNR < first.weights_only and first.gate_peak > 20
+    integer = converted("text_lstm", lstm="integer").model
+    assert _layer_sqnrs(integer, "text_lstm")[0] < 30.0
     test = held_out("text_lstm")
     ref = outputs(float_model("text_lstm"), test)
-    theirs = outputs(tf_int8("text_lstm").read_bytes(), test, reset=True)
-    model = converted("text_lstm").model
-    ours = outputs(model, test)
-    # the default int8 file: at least TF's int8 file's SQNR and argmax agreement
-    assert sqnr(ref, ours) >= sqnr(ref, theirs)
-    assert agreement(ref, ours) >= max(agreement(ref, theirs), 0.9)
-    # the LSTM layers themselves lose little: each output > 35 dB tensor by tensor
-    f, q = ModelRunner(float_model("text_lstm"), keep_all=True), ModelRunner(model, keep_all=True)
-    sub, lstms = _lstm_ops(model)
-    names = [sub.tensors[op.outputs[0]].name for op in lstms]
-    pairs = {n: ([], []) for n in names}
-    for x in test["tokens"][:16]:
-        f.run({"tokens": x}), q.run({"tokens": x})
-        for n in names:
-            pairs[n][0].append(f.tensor(n)), pairs[n][1].append(q.tensor(n))
-    for n, (a, b) in pairs.items():
-        assert sqnr(np.array(a, np.float64), np.array(b, np.float64)) > 35.0, n
-    # the classifier head 16x8 (--int16-ops FULLY_CONNECTED,SOFTMAX): the issue's floor
-    head = converted("text_lstm", int16_ops=HEAD_16X8).model
-    y = outputs(head, test)
-    assert sqnr(ref, y) >= MIN_TEXT_DB and agreement(ref, y) >= 0.95
-    feeds = feeds_for(head, held_out("text_lstm", 3))
-    assert_exact_everywhere(head, feeds)
+    assert sqnr(ref, outputs(integer, test)) < MIN_TEXT_DB
+
+
+def test_auto_runs_on_a_text_model():
+    """--calib-method auto on token windows (its AdaRound candidate runs the model op by
+    op): the integer LSTM and the 16x8 head as by default, at least as close to the float
+    model."""
+    result = converted("license_lstm", auto=True, calib_samples=16)
+    assert result.quantization.auto is not None
+    assert [c.integer for c in result.quantization.lstms] == [True]
+    test = held_out("license_lstm")
+    ref = outputs(float_model("license_lstm"), test)
+    assert sqnr(ref, outputs(result.model, test)) >= MIN_TEXT_DB

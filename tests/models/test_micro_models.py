@@ -60,8 +60,6 @@ NO_ORACLE = {
 }
 # Files TFLM runs and kernels="micro" does not match yet: {file: what differs}.
 DIFFERS: dict[str, str] = {
-    "text_lstm.tf_int8.tflite": "issue 25: 2 of 64 outputs 1 LSB off TFLM on the first window "
-                                "(its two 64-unit integer LSTMs / attention head; in progress)",
 }
 # The digit MobileNetV2 costs ~20 ms per image in each interpreter: its first images only;
 # int8 / uint8 io changes only the first QUANTIZE and the last DEQUANTIZE of a file, whose

@@ -130,3 +130,4 @@ def test_calibration_records_the_cell_state_of_every_step(tmp_path):
     stats = collect_ranges(model, ({"tokens": x} for x in windows), None)
     for name, (lo, hi) in seen.items():
         assert stats.ranges[name] == pytest.approx((lo, hi), rel=1e-6)
+

@@ -6,6 +6,8 @@ three invokes each so the states carry over; TFLM is the oracle.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,26 @@ def test_micro_differs_from_litert_reference_on_these_files():
         ours = run_ours_samples(model, samples, kernels="reference")
         differing += any(not np.array_equal(a[0], b[0]) for a, b in zip(ours, theirs))
     assert differing >= len(VARIANTS) // 2, differing
+
+
+def _gates_driven_hard(sg, m):
+    """Weight scales 0.02 (input) and 0.05 (recurrent): the recurrent term R . h alone
+    often leaves int16 at 2^-12 (|z| > 8) while the input term pulls the sum back in, as
+    in trained LSTMs whose gates are driven hard."""
+    for i in range(1, 9):
+        sg.tensors[sg.operators[0].inputs[i]].quantization.scale = [0.02 if i < 5 else 0.05]
+
+
+def test_recurrent_term_saturates_on_its_own_as_in_micro():
+    """TFLM saturates each gate FULLY_CONNECTED's int16 output before adding the two;
+    LiteRT adds the rescaled recurrent sum to the input term and saturates once."""
+    spec = replace(VARIANTS["wide"], seed=11)
+    model, samples = edited(lstm_model(spec), _gates_driven_hard), _samples(spec)
+    outs = assert_micro_exact_samples(model, samples)
+    theirs = run_micro_samples(model, samples)
+    litert_arithmetic = run_ours_samples(model, samples, kernels="reference")
+    assert any(not np.array_equal(a[0], b[0]) for a, b in zip(litert_arithmetic, theirs))
+    assert len(np.unique(np.concatenate([o[0].reshape(-1) for o in outs]))) > 8
 
 
 def _hidden_intermediate_moved(sg, m):
