@@ -78,7 +78,7 @@ AUTO = "auto (--calib-method auto)"
 def test_auto_is_never_below_minmax_on_the_held_out_digits(bench, name, per_channel, capsys):
     """Issue 12: --calib-method auto chooses on the 100 calibration digits only; on the 397
     held-out ones its output SQNR is not below min/max's (the fashion and MobileNetV2
-    columns: bench/QUANT_METHODS.md)."""
+    columns: docs/results.md)."""
     case = bench.digits_case(name, per_channel)
     configs = [(label, fields) for label, fields in bench.CONFIGS if label in (MINMAX, AUTO)]
     results = bench.run([case], configs, tf_int8=False)
