@@ -78,7 +78,7 @@ AUTO = "auto (--calib-method auto)"
 def test_auto_is_never_below_minmax_on_the_held_out_digits(bench, name, per_channel, capsys):
     """Issue 12: --calib-method auto chooses on the 100 calibration digits only; on the 397
     held-out ones its output SQNR is not below min/max's (the fashion and MobileNetV2
-    columns: bench/QUANT_METHODS.md)."""
+    columns: docs/results.md)."""
     case = bench.digits_case(name, per_channel)
     configs = [(label, fields) for label, fields in bench.CONFIGS if label in (MINMAX, AUTO)]
     results = bench.run([case], configs, tf_int8=False)
@@ -88,3 +88,24 @@ def test_auto_is_never_below_minmax_on_the_held_out_digits(bench, name, per_chan
     n = len(case.y)
     assert auto.sqnr >= base.sqnr
     assert round(auto.accuracy * n) >= round(base.accuracy * n) - 1      # one digit at most
+
+
+def test_write_rewrites_only_the_table_block_of_docs_results(bench, tmp_path, monkeypatch):
+    """--write replaces what lies between docs/results.md's markers and nothing else."""
+    page = ROOT / "docs" / "results.md"
+    text = page.read_text()
+    begin, end = text.index(bench.BLOCK_BEGIN), text.index(bench.BLOCK_END)
+    assert begin < end
+    copy = tmp_path / "results.md"
+    copy.write_text(text)
+    monkeypatch.setattr(bench, "RESULTS", copy)
+    bench.write("#### a table\n\n| method |\n|---|\n| minmax (TFLite) |\n", 90.0)
+    new = copy.read_text()
+    assert new[:begin] == text[:begin]
+    assert new[new.index(bench.BLOCK_END):] == text[end:]
+    block = new[begin:new.index(bench.BLOCK_END)]
+    assert "(1.5 min on this machine)" in block and "| minmax (TFLite) |" in block
+    assert "moving-average" not in block              # the old table is gone
+    copy.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="docs/results.md has no"):
+        bench.write("x\n", 1.0)

@@ -69,7 +69,7 @@ def test_auto_is_never_below_minmax_on_the_held_out_samples(model, per_channel):
 
 
 def test_an_explicit_transform_that_hurts_is_reverted():
-    # Per-tensor keras_cnn: equalization lowers the output SQNR (README's table).
+    # Per-tensor keras_cnn: equalization lowers the output SQNR (docs/results.md's table).
     q = _convert("keras_cnn.pb", equalize=True, per_channel=False)
     assert q.auto.reverted == ["equalize"] and q.equalization is None
     assert "warning: --equalize made the held-out error worse" in q.auto.table()
@@ -78,7 +78,7 @@ def test_an_explicit_transform_that_hurts_is_reverted():
 
 
 def test_an_explicit_transform_that_helps_is_kept():
-    # Per-tensor MobileNetV2 (digits): equalization gains several dB (README's table).
+    # Per-tensor MobileNetV2 (digits): equalization gains several dB (docs/results.md's table).
     q = _convert("mobilenet_v2_digits.pb", equalize=True, per_channel=False)
     assert q.auto.reverted == [] and q.equalization is not None
     with_eq, without = q.auto.tried
