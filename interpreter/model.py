@@ -30,6 +30,7 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 
 from __future__ import annotations
 
+
 import os
 from dataclasses import replace
 from types import MappingProxyType
@@ -244,6 +245,10 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
         sparsity = _read_sparsity(r, r.subtable(t, TENSOR_SPARSITY), f"{where}: {label}")
         if dtype is not None and dtype.kind != "O":
             data = _densified(r, raw, dtype, shape, sparsity, f"{where}: {label}", nbytes)
+            stored = raw.view(dtype.newbyteorder("<")) if raw is not None and \
+                raw.nbytes % dtype.itemsize == 0 else np.zeros(0, dtype)
+            stored.setflags(write=False)
+            sparsity = replace(sparsity, values=stored)
     if raw is not None and not is_sparse and dtype is not None and dtype.kind != "O":
         if -1 in shape:
             raise ModelFormatError(f"{where}: constant {label} has an unknown dimension")
