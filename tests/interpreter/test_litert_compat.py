@@ -184,13 +184,17 @@ def test_string_zero_dim(side):
 
 def test_string_reshape(side):
     """Strings through RESHAPE; bytes and str inputs alike; a non-string value refused."""
-    interp = side.allocated(models.string_reshape_concat())
-    c = interp.get_input_details()[1]["index"]
-    interp.set_tensor(c, np.array([b"w", b"x", b"yy", b""], object))
-    flat = [d for d in interp.get_tensor_details() if d["name"] == "c2"][0]
-    assert flat["dtype"] == np.bytes_ and flat["shape"].tolist() == [2, 2]
+    interp = side.allocated(models.string_reshape())
+    (c,), (out,) = interp.get_input_details(), interp.get_output_details()
+    assert out["dtype"] == np.bytes_ and out["shape"].tolist() == [2, 2]
+    interp.set_tensor(c["index"], np.array([b"w", b"x", b"yy", b""], object))
+    interp.invoke()
+    assert interp.get_tensor(out["index"]).tolist() == [[b"w", b"x"], [b"yy", b""]]
+    interp.set_tensor(c["index"], np.array(["\u00e9", "b", "cd", "e"]))
+    interp.invoke()
+    assert interp.get_tensor(out["index"]).tolist() == [["\u00e9".encode(), b"b"], [b"cd", b"e"]]
     with side.raises(ValueError, "STRING|string"):
-        interp.set_tensor(c, np.arange(4))
+        interp.set_tensor(c["index"], np.arange(4))
 
 
 def test_per_channel_params(side):
