@@ -57,26 +57,13 @@ from .kernels.base import Kernel
 from .kernels.custom import custom_kernels_map
 from .quant_math import Rounding
 from .signature import SignatureRunner
+from .strings import as_strings
 from .views import ViewTracker
 
 
 def _shape_text(shape, dtype) -> str:
     name = "STRING" if np.dtype(dtype).kind == "O" else np.dtype(dtype).name
     return f"{list(int(d) for d in shape)} {name}"
-
-
-def _as_strings(value: np.ndarray) -> np.ndarray:
-    """str / bytes elements as an object array of bytes (str encoded UTF-8, as LiteRT). A
-    0-d bytes array keeps all its bytes, trailing NULs too (LiteRT reads its buffer)."""
-    if value.ndim == 0 and value.dtype.kind == "S":
-        return np.array(value.tobytes(), dtype=object)
-    out = np.empty(value.shape, dtype=object)
-    for i, v in np.ndenumerate(value):
-        if not isinstance(v, (bytes, str)):
-            raise DTypeError(f"a STRING tensor takes str or bytes elements, got "
-                             f"{type(v).__name__}")
-        out[i] = v.encode("utf-8") if isinstance(v, str) else bytes(v)
-    return out
 
 
 class Interpreter:
@@ -482,7 +469,7 @@ class Interpreter:
             )
         value = np.asarray(value)
         if target.dtype.kind == "O" and value.dtype.kind in "SUO":
-            value = _as_strings(value)  # a STRING tensor takes str or bytes, as LiteRT's
+            value = as_strings(value)  # a STRING tensor takes str or bytes, as LiteRT's
         if value.dtype != target.dtype or value.shape != target.shape:
             message = (
                 f"{role} {quoted(tensor.name)} (index {index}) expects shape "

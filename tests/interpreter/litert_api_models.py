@@ -75,6 +75,20 @@ def string_reshape() -> bytes:
     return b.build([c], [y])
 
 
+LABELS = ["cat", "dog", "\u00e9l\u00e8ve", ""]
+
+
+def string_table() -> bytes:
+    """A constant STRING table (TFLite's packed buffer) looked up by GATHER: the label
+    lookup at the end of a classifier."""
+    b = ModelBuilder()
+    table = b.tensor("labels", (4,), np.bytes_, data=LABELS)
+    i = b.tensor("class_ids", (2,), np.int32)
+    y = b.tensor("names", (2,), np.bytes_)
+    b.op("GATHER", [table, i], [y], axis=0)
+    return b.build([i], [y])
+
+
 def pc_conv() -> bytes:
     """testdata/pc_conv.bin: an int8 CONV_2D whose weights (tensor 1) have 128 per-channel
     scales."""

@@ -197,6 +197,17 @@ def test_string_reshape(side):
         interp.set_tensor(c["index"], np.arange(4))
 
 
+def test_string_constant_table(side):
+    """Not in interpreter_test.py: a constant STRING tensor read from the file (GATHER of a
+    label table); get_tensor() returns its strings."""
+    interp = side.allocated(models.string_table())
+    interp.set_tensor(interp.get_input_details()[0]["index"], np.array([2, 0], np.int32))
+    interp.invoke()
+    out = interp.get_tensor(interp.get_output_details()[0]["index"])
+    assert out.tolist() == [models.LABELS[2].encode(), b"cat"]
+    assert interp.get_tensor(0).tolist() == [v.encode() for v in models.LABELS]
+
+
 def test_per_channel_params(side):
     interp = side.allocated(models.pc_conv())
     qparams = interp.get_tensor_details()[1]["quantization_parameters"]
