@@ -561,7 +561,9 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
             arrays[t] = np.zeros(shapes[t], dtypes[t])
             continue
         arrays[t] = np.ndarray(shapes[t], dtypes[t], buffer=arena, offset=base + offset)
-    for t in strings:
+    for t in sorted(strings):  # an object array: 8 bytes a pointer, charged first
+        budget.take_work(f"STRING tensor {quoted(tensors[t].name)}",
+                         num_elements(shapes[t]) * dtypes[t].itemsize)
         arrays[t] = np.full(shapes[t], b"", dtype=object)
     for t, value in values.items():
         arrays[t] = value

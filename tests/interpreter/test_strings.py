@@ -4,7 +4,7 @@ encoding, and malformed buffers refused in one line naming the tensor."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter import Interpreter, ModelFormatError
+from edgelite.interpreter import Interpreter, MemoryLimitError, ModelFormatError
 from edgelite.interpreter import strings
 from edgelite.interpreter.errors import DTypeError
 
@@ -47,3 +47,15 @@ def test_as_strings_refuses_non_strings():
     assert strings.as_strings(np.array(b"ab\x00\x00")).item() == b"ab\x00\x00"
     with pytest.raises(DTypeError, match="str or bytes elements, got int"):
         strings.as_strings(np.array([b"a", 3], dtype=object))
+
+
+def test_string_tensors_count_against_the_memory_limit():
+    b = ModelBuilder()
+    x = b.tensor("words", (1000,), np.bytes_)
+    shape = b.const("shape", np.array([10, 100], np.int32))
+    y = b.tensor("grid", (10, 100), np.bytes_)
+    b.op("RESHAPE", [x, shape], [y])
+    model = b.build([x], [y])
+    Interpreter(model_content=model, memory_limit=20_000).allocate_tensors()
+    with pytest.raises(MemoryLimitError, match="STRING tensor 'grid'.*memory limit"):
+        Interpreter(model_content=model, memory_limit=12_000).allocate_tensors()
