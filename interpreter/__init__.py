@@ -26,7 +26,7 @@ from .kernels.custom import register_custom_kernel, unregister_custom_kernel
 from .model import Model, load_model
 from .profiler import Profile
 from .kernel_set import KernelSet
-from .litert_compat import OpResolverType
+from .litert_compat import OpResolverType, load_delegate
 from .quant_math import Rounding
 from .signature import SignatureRunner
 from .tflm_arena import micro_arena, micro_arena_report
@@ -45,6 +45,7 @@ __all__ = [
     "load_model",
     "KernelSet",
     "OpResolverType",
+    "load_delegate",
     "Rounding",
     "micro_arena",
     "micro_arena_report",

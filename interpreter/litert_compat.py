@@ -13,7 +13,9 @@ tf.lite.Interpreter) and what each means for edgelite.
 * ``num_threads`` -- None (the default) or an int >= 1, checked as LiteRT checks it
   (interpreter.py: "type of num_threads should be int", "num_threads should >= 1").
 * ``experimental_delegates`` -- None or an empty list; edgelite runs no delegates, so a
-  delegate is refused in one line.
+  delegate is refused in one line, and so is ``load_delegate()`` (always a ValueError:
+  LiteRT raises one for a delegate that fails to start -- the error CPU-fallback code
+  catches -- and OSError for a library it cannot open).
 """
 
 from __future__ import annotations
@@ -77,3 +79,10 @@ def check_delegates(delegates) -> None:
         raise OptionError(f"experimental_delegates: edgelite runs no delegates (got "
                           f"{len(delegates)}: {type(delegates[0]).__name__}); its own kernels "
                           "run every op -- pass experimental_delegates=None or []")
+
+
+def load_delegate(library, options=None):
+    """LiteRT's ``load_delegate``: edgelite runs no delegates, so this always refuses
+    (OptionError, a ValueError, as LiteRT's "Failed to load delegate from ...")."""
+    raise OptionError(f"Failed to load delegate from {library!r}: edgelite runs no delegates "
+                      "(its own kernels run every op); drop the delegate")

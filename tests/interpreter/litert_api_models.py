@@ -154,3 +154,16 @@ def sum_dynamic() -> bytes:
     b.op("SUM", [x, axis], [y], keep_dims=False)
     b.signature("serving_default", {"x": x}, {"output_0": y})
     return b.build([x], [y])
+
+
+def resource_variable() -> bytes:
+    """VAR_HANDLE / ASSIGN_VARIABLE / READ_VARIABLE: tensor 1 a RESOURCE handle."""
+    b = ModelBuilder()
+    z = b.tensor("z", (2,))
+    h = b.tensor("h", (), type_code=13)  # RESOURCE
+    v, y = b.tensor("v", (2,)), b.tensor("y", (2,))
+    b.op("VAR_HANDLE", [], [h], shared_name="state")
+    b.op("ASSIGN_VARIABLE", [h, z], [])
+    b.op("READ_VARIABLE", [h], [v])
+    b.op("ADD", [v, z], [y])
+    return b.build([z], [y])

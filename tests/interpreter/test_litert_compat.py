@@ -208,6 +208,17 @@ def test_string_constant_table(side):
     assert interp.get_tensor(0).tolist() == [v.encode() for v in models.LABELS]
 
 
+def test_tensor_details_list_resource_handles(side):
+    """Not in interpreter_test.py: every tensor is listed, a RESOURCE handle as object."""
+    interp = side.allocated(models.resource_variable())
+    listed = interp.get_tensor_details()
+    assert [(d["index"], d["name"]) for d in listed] == [(0, "z"), (1, "h"), (2, "v"), (3, "y")]
+    assert [d["dtype"] for d in listed] == [np.float32, np.object_, np.float32, np.float32]
+    interp.set_tensor(0, np.array([1.0, 2.0], np.float32))
+    interp.invoke()
+    assert interp.get_tensor(3).tolist() == [2.0, 4.0]
+
+
 def test_per_channel_params(side):
     interp = side.allocated(models.pc_conv())
     qparams = interp.get_tensor_details()[1]["quantization_parameters"]
@@ -459,6 +470,17 @@ def test_delegates_keyword(side):
     _permute(side.allocated(models.permute_float(), experimental_delegates=[]))
     with pytest.raises((ValueError, AttributeError, TypeError)):
         side.make(models.permute_float(), experimental_delegates=[object()])
+
+
+def test_load_delegate_refused(side):
+    """LiteRT: OSError for a library it cannot open, ValueError for a delegate that fails
+    to start; edgelite (no delegates at all): always the ValueError, the one fallback code
+    catches (``except ValueError:`` run on the CPU)."""
+    with pytest.raises((ValueError, OSError)) as info:
+        side.module.load_delegate("no_such_delegate_library.so")
+    if side.name == "edgelite":
+        assert isinstance(info.value, ValueError) and isinstance(info.value, EdgeliteError)
+        assert "Failed to load delegate from" in str(info.value)
 
 
 def test_op_resolver_type_is_an_enum_refusing_ints(side):
