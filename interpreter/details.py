@@ -11,8 +11,8 @@ Keys, value types and conventions follow tf.lite.Interpreter / ai_edge_litert 2.
 * sparsity_parameters: {} for a dense tensor; for a sparse constant traversal_order,
   block_map (int32 arrays) and dim_metadata, one dict per traversed dim: {"format": 0,
   "dense_size": n} or {"format": 1, "array_segments", "array_indices"} (int32 arrays);
-* a STRING tensor's dtype is numpy.bytes_, a RESOURCE / VARIANT handle's numpy.object_, a
-  type numpy cannot hold (INT4, ...) None -- every tensor is listed, as LiteRT lists them.
+* a STRING tensor's dtype is numpy.bytes_, a RESOURCE / VARIANT handle's numpy.object_,
+  INT4 / INT2 numpy.int8 and UINT4 numpy.uint8, as LiteRT gives them.
 """
 
 from __future__ import annotations
@@ -25,9 +25,16 @@ from .model import Operator, Tensor
 from .model_objects import Sparsity
 
 
-def _dtype(tensor: Tensor):
+# The detail dtype LiteRT gives types numpy cannot hold (measured on ai-edge-litert); its
+# get_tensor_details() skips the others (BFLOAT16, FLOAT8, ...): detail_dtype() None.
+_PACKED_DTYPES = {"INT4": np.int8, "INT2": np.int8, "UINT4": np.uint8,
+                  "RESOURCE": np.object_, "VARIANT": np.object_}
+
+
+def detail_dtype(tensor: Tensor):
+    """The ``dtype`` of a tensor's details, as LiteRT's; None for a type LiteRT skips."""
     if tensor.dtype is None:
-        return np.object_ if tensor.type_name in ("RESOURCE", "VARIANT") else None
+        return _PACKED_DTYPES.get(tensor.type_name)
     return np.bytes_ if tensor.dtype.kind == "O" else tensor.dtype.type
 
 
@@ -60,7 +67,7 @@ def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
         "index": tensor.index,
         "shape": np.array(shape, dtype=np.int32),
         "shape_signature": np.array(tensor.shape_signature, dtype=np.int32),
-        "dtype": _dtype(tensor),
+        "dtype": detail_dtype(tensor),
         "quantization": per_tensor,
         "quantization_parameters": {
             "scales": scales,
@@ -74,8 +81,8 @@ def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
 
 def op_details(op: Operator, tensors: tuple[Tensor, ...]) -> dict[str, Any]:
     def types(indices):
-        return [_dtype(tensors[t]) for t in indices
-                if t >= 0 and _dtype(tensors[t]) is not None]
+        return [detail_dtype(tensors[t]) for t in indices
+                if t >= 0 and detail_dtype(tensors[t]) is not None]
 
     return {
         "index": op.index,

@@ -230,11 +230,12 @@ class Interpreter:
         return [self._details(t) for t in self._subgraph.outputs]
 
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
-        """Details of every tensor of subgraph ``subgraph_index`` (strings and resource
-        handles too, as LiteRT lists them; details.py)."""
+        """Details of the tensors of subgraph ``subgraph_index``: every one LiteRT lists --
+        strings, resource handles and packed int4 too, not BFLOAT16 (details.py)."""
         k = self._check_subgraph(subgraph_index)
         return [details.tensor_details(t, self._current_shape(t.index, k))
-                for t in self._model.subgraphs[k].tensors]
+                for t in self._model.subgraphs[k].tensors
+                if details.detail_dtype(t) is not None]
 
     def _get_ops_details(self) -> list[dict[str, Any]]:
         return [details.op_details(op, self._subgraph.tensors)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgelite.schema import generated_tflite as tfl
+
 from .sparse_encoding import encode
 from .tflite_builder import ModelBuilder
 
@@ -167,3 +169,12 @@ def resource_variable() -> bytes:
     b.op("READ_VARIABLE", [h], [v])
     b.op("ADD", [v, z], [y])
     return b.build([z], [y])
+
+
+def with_unused_tensor(type_name: str) -> bytes:
+    """x -> RELU -> y, plus an unused tensor "odd" of TensorType ``type_name``."""
+    b = ModelBuilder()
+    x, y = b.tensor("x", (2,)), b.tensor("y", (2,))
+    b.tensor("odd", (2,), type_code=getattr(tfl.TensorType, type_name))
+    b.op("RELU", [x], [y])
+    return b.build([x], [y])

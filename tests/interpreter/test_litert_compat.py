@@ -219,6 +219,15 @@ def test_tensor_details_list_resource_handles(side):
     assert interp.get_tensor(3).tolist() == [2.0, 4.0]
 
 
+@pytest.mark.parametrize("type_name, listed_as", [
+    ("INT4", np.int8), ("INT2", np.int8), ("UINT4", np.uint8), ("VARIANT", np.object_),
+    ("BFLOAT16", None)])
+def test_tensor_details_of_types_numpy_cannot_hold(side, type_name, listed_as):
+    interp = side.allocated(models.with_unused_tensor(type_name))
+    listed = {d["name"]: d["dtype"] for d in interp.get_tensor_details()}
+    assert listed.get("odd") is listed_as and listed["x"] == np.float32
+
+
 def test_per_channel_params(side):
     interp = side.allocated(models.pc_conv())
     qparams = interp.get_tensor_details()[1]["quantization_parameters"]
