@@ -31,7 +31,7 @@ import pytest
 
 import edgelite.interpreter as edgelite_interpreter
 from edgelite.interpreter import EdgeliteError
-from tests.conftest import litert_module
+from tests.conftest import MODELS, litert_module
 
 from . import litert_api_models as models
 
@@ -511,3 +511,37 @@ def test_num_threads_true_and_none_accepted(side):
     _permute(side.allocated(models.permute_float(), num_threads=1))
     with side.raises(ValueError, "num_threads should >= 1"):
         side.make(models.permute_float(), num_threads=0)
+
+
+def _run_batch(interp, x):
+    inp = interp.get_input_details()[0]["index"]
+    interp.resize_tensor_input(inp, x.shape)
+    interp.allocate_tensors()
+    interp.set_tensor(inp, x)
+    interp.invoke()
+    return interp.get_tensor(interp.get_output_details()[0]["index"])
+
+
+@pytest.mark.parametrize("resolver", ["AUTO", "BUILTIN", "BUILTIN_REF",
+                                      "BUILTIN_WITHOUT_DEFAULT_DELEGATES"])
+def test_op_resolver_type_picks_the_kernels_litert_runs(resolver):
+    """edgelite with LiteRT's resolver type (its own enum or LiteRT's, by member) gives
+    LiteRT's bytes on an int8 CNN: AUTO / BUILTIN the default kernels, BUILTIN_REF the
+    reference ones, BUILTIN_WITHOUT_DEFAULT_DELEGATES the reference ones too (same bytes
+    as LiteRT's optimized builtin kernels on this model; docs/interpreter-differences.md).
+    The inputs are ones on which LiteRT's AUTO and BUILTIN_REF differ."""
+    litert = litert_module()
+    model = (MODELS / "keras_cnn.tf_int8.tflite").read_bytes()  # float in, int8 inside
+    x = np.random.default_rng(1).standard_normal((8, 28, 28, 1)).astype(np.float32)
+
+    def run(module, enum_source, name=resolver):
+        types = enum_source.OpResolverType
+        return _run_batch(module.Interpreter(
+            model_content=model, experimental_op_resolver_type=getattr(types, name)), x)
+
+    expected = run(litert, litert)
+    assert expected.dtype == np.float32 and expected.shape == (8, 10)
+    np.testing.assert_array_equal(run(edgelite_interpreter, edgelite_interpreter), expected)
+    np.testing.assert_array_equal(run(edgelite_interpreter, litert), expected)
+    other = "BUILTIN_REF" if resolver in ("AUTO", "BUILTIN") else "AUTO"
+    assert np.any(run(litert, litert, other) != expected)
