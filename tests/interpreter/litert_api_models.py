@@ -74,6 +74,7 @@ def string_reshape() -> bytes:
     shape = b.const("shape", np.array([2, 2], np.int32))
     y = b.tensor("c2", (2, 2), np.bytes_)
     b.op("RESHAPE", [c, shape], [y])
+    b.signature("serving_default", {"words": c}, {"grid": y})
     return b.build([c], [y])
 
 

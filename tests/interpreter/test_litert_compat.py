@@ -195,6 +195,9 @@ def test_string_reshape(side):
     assert interp.get_tensor(out["index"]).tolist() == [["\u00e9".encode(), b"b"], [b"cd", b"e"]]
     with side.raises(ValueError, "STRING|string"):
         interp.set_tensor(c["index"], np.arange(4))
+    runner = side.make(models.string_reshape()).get_signature_runner()
+    grid = runner(words=np.array(["a", "b", "c", "d"]))["grid"]
+    assert grid.dtype == object and grid.tolist() == [[b"a", b"b"], [b"c", b"d"]]
 
 
 def test_string_constant_table(side):
