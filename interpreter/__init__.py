@@ -13,8 +13,11 @@ from .errors import (
     InterpreterStateError,
     MemoryLimitError,
     ModelFormatError,
+    OptionError,
+    ResizeError,
     ShapeError,
     SignatureError,
+    TensorStateError,
     UnsupportedOpError,
 )
 from .interpreter import Interpreter
@@ -23,6 +26,7 @@ from .kernels.custom import register_custom_kernel, unregister_custom_kernel
 from .model import Model, load_model
 from .profiler import Profile
 from .kernel_set import KernelSet
+from .litert_compat import OpResolverType, load_delegate
 from .quant_math import Rounding
 from .signature import SignatureRunner
 from .tflm_arena import micro_arena, micro_arena_report
@@ -40,6 +44,8 @@ __all__ = [
     "Model",
     "load_model",
     "KernelSet",
+    "OpResolverType",
+    "load_delegate",
     "Rounding",
     "micro_arena",
     "micro_arena_report",
@@ -52,4 +58,7 @@ __all__ = [
     "InterpreterStateError",
     "MemoryLimitError",
     "SignatureError",
+    "OptionError",
+    "ResizeError",
+    "TensorStateError",
 ]

@@ -83,6 +83,11 @@ STATEFUL_OPS = frozenset(name for name, op in OPS.items() if op.stateful)
 RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 
 
+# Ops that run on STRING tensors (object arrays of bytes, kept outside the arena), as
+# LiteRT's kernels do: gather.cc and reshape.cc take kTfLiteString; LiteRT's
+# concatenation.cc refuses it in Prepare, so edgelite does not take it either.
+STRING_OPS = frozenset({"GATHER", "RESHAPE"})
+
 Step = tuple[Callable, Any, tuple, tuple]
 
 
@@ -142,11 +147,17 @@ def static_problem(op: Operator, subgraph: Subgraph,
         if tensor is None:
             continue
         dtype = storage_dtype(tensor)
-        if dtype is None or dtype.kind == "O":
+        if dtype is None or dtype.kind == "O" and not (
+                op.name in STRING_OPS and is_string(tensor)):
             return "dtype", f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
         if tensor.is_sparse and tensor.data is None:  # not expanded at load
             return "sparse", f"tensor {quoted(tensor.name)} is sparse"
     return None
+
+
+def is_string(tensor) -> bool:
+    """A STRING tensor (held as an object array of bytes, outside the arena)."""
+    return tensor.type_name == "STRING"
 
 
 def unsupported_items(subgraph: Subgraph, custom: Mapping[str, Kernel] = NO_CUSTOM
@@ -160,7 +171,7 @@ def unsupported_items(subgraph: Subgraph, custom: Mapping[str, Kernel] = NO_CUST
     for t in subgraph.inputs + subgraph.outputs:
         tensor = subgraph.tensors[t]
         dtype = storage_dtype(tensor)
-        if dtype is None or dtype.kind == "O":
+        if dtype is None or dtype.kind == "O" and not is_string(tensor):
             where = f"subgraph {subgraph.index} " if subgraph.index else "model "
             problems.append(f"  {where}input/output tensor {t} {quoted(tensor.name)} has "
                             f"type {tensor.type_name}")
@@ -527,6 +538,8 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     planned.update(subgraph.inputs)
     planned.difference_update(values)
     planned.difference_update(prepared.dynamic)
+    strings = {t for t in planned if dtypes[t].kind == "O"}  # object arrays, not in the arena
+    planned.difference_update(strings)
     sizes = {t: num_elements(shapes[t]) * dtypes[t].itemsize for t in planned}
     # Inputs and (non-constant) variables are allocated first and never freed.
     variables = [t.index for t in tensors if t.is_variable and t.index in planned]
@@ -548,6 +561,10 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
             arrays[t] = np.zeros(shapes[t], dtypes[t])
             continue
         arrays[t] = np.ndarray(shapes[t], dtypes[t], buffer=arena, offset=base + offset)
+    for t in sorted(strings):  # an object array: 8 bytes a pointer, charged first
+        budget.take_work(f"STRING tensor {quoted(tensors[t].name)}",
+                         num_elements(shapes[t]) * dtypes[t].itemsize)
+        arrays[t] = np.full(shapes[t], b"", dtype=object)
     for t, value in values.items():
         arrays[t] = value
     resets = tuple((arrays[t], _variable_fill(tensors[t])) for t in variables)

@@ -8,7 +8,11 @@ Keys, value types and conventions follow tf.lite.Interpreter / ai_edge_litert 2.
   tensor has no quantization or more than one scale (per-channel);
 * quantization_parameters: scales (float32 array), zero_points (int32 array),
   quantized_dimension, block_size (0: no blockwise quantization);
-* sparsity_parameters: {} (dense tensors only).
+* sparsity_parameters: {} for a dense tensor; for a sparse constant traversal_order,
+  block_map (int32 arrays) and dim_metadata, one dict per traversed dim: {"format": 0,
+  "dense_size": n} or {"format": 1, "array_segments", "array_indices"} (int32 arrays);
+* a STRING tensor's dtype is numpy.bytes_, a RESOURCE / VARIANT handle's numpy.object_,
+  INT4 / INT2 numpy.int8 and UINT4 numpy.uint8, as LiteRT gives them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,36 @@ from typing import Any
 import numpy as np
 
 from .model import Operator, Tensor
+from .model_objects import Sparsity
+
+
+# The detail dtype LiteRT gives types numpy cannot hold (measured on ai-edge-litert); its
+# get_tensor_details() skips the others (BFLOAT16, FLOAT8, ...): detail_dtype() None.
+_PACKED_DTYPES = {"INT4": np.int8, "INT2": np.int8, "UINT4": np.uint8,
+                  "RESOURCE": np.object_, "VARIANT": np.object_}
+
+
+def detail_dtype(tensor: Tensor):
+    """The ``dtype`` of a tensor's details, as LiteRT's; None for a type LiteRT skips."""
+    if tensor.dtype is None:
+        return _PACKED_DTYPES.get(tensor.type_name)
+    return np.bytes_ if tensor.dtype.kind == "O" else tensor.dtype.type
+
+
+def sparsity_details(sparsity: Sparsity | None) -> dict[str, Any]:
+    if sparsity is None:
+        return {}
+    levels = []
+    for dim in sparsity.dim_metadata:
+        if dim.is_csr:
+            levels.append({"format": 1,
+                           "array_segments": np.asarray(dim.segments, np.int32),
+                           "array_indices": np.asarray(dim.indices, np.int32)})
+        else:
+            levels.append({"format": 0, "dense_size": int(dim.dense_size)})
+    return {"traversal_order": np.array(sparsity.traversal_order, np.int32),
+            "block_map": np.array(sparsity.block_map, np.int32),
+            "dim_metadata": levels}
 
 
 def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
@@ -33,7 +67,7 @@ def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
         "index": tensor.index,
         "shape": np.array(shape, dtype=np.int32),
         "shape_signature": np.array(tensor.shape_signature, dtype=np.int32),
-        "dtype": tensor.dtype.type if tensor.dtype is not None else None,
+        "dtype": detail_dtype(tensor),
         "quantization": per_tensor,
         "quantization_parameters": {
             "scales": scales,
@@ -41,14 +75,14 @@ def tensor_details(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, Any]:
             "quantized_dimension": 0 if q is None else int(q.quantized_dimension),
             "block_size": 0,
         },
-        "sparsity_parameters": {},
+        "sparsity_parameters": sparsity_details(tensor.sparsity),
     }
 
 
 def op_details(op: Operator, tensors: tuple[Tensor, ...]) -> dict[str, Any]:
     def types(indices):
-        return [tensors[t].dtype.type for t in indices
-                if t >= 0 and tensors[t].dtype is not None]
+        return [detail_dtype(tensors[t]) for t in indices
+                if t >= 0 and detail_dtype(tensors[t]) is not None]
 
     return {
         "index": op.index,

@@ -17,10 +17,12 @@ kernels/control_flow.py), each prepared once with its own arena; resource variab
 subgraph_index=k)`` reads subgraph k's tensors (after invoke: the values of its last
 run; with preserve_all_tensors=True every one of them).
 
-Differences from tf.lite, on purpose: errors are EdgeliteError subclasses with messages
-naming the tensor (ShapeError, DTypeError, InterpreterStateError, ...) instead of bare
-ValueError / RuntimeError, and constants (file constants and values folded at
-allocate time) are read-only.
+Errors are EdgeliteError subclasses with messages naming the tensor (ShapeError,
+DTypeError, InterpreterStateError, ...), each also the ValueError / RuntimeError LiteRT
+raises for the same misuse (errors.py). LiteRT's keywords work (litert_compat.py:
+experimental_op_resolver_type, experimental_delegates, experimental_preserve_all_tensors),
+and so does its rule on tensor() views (views.py). Differences from tf.lite that remain
+are listed in docs/interpreter-differences.md (e.g. constants are read-only).
 
 Threads: one Interpreter serves one thread at a time -- a call made while another thread
 is inside invoke() (or another call that writes its state) is refused at once with an
@@ -39,8 +41,9 @@ import numpy as np
 from . import blas, details, support
 from .allocation import Allocation, allocate, check_supported
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
-from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
-                     SignatureError, UnsupportedOpError)
+from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, OptionError,
+                     ResizeError, ShapeError, SignatureError, TensorStateError,
+                     UnsupportedOpError)
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
@@ -49,23 +52,30 @@ from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
+from .litert_compat import OpResolverType, check_delegates, check_num_threads, resolver_kernels
 from .kernels.base import Kernel
 from .kernels.custom import custom_kernels_map
 from .quant_math import Rounding
 from .signature import SignatureRunner
+from .strings import as_strings
+from .views import ViewTracker
 
 
 def _shape_text(shape, dtype) -> str:
-    return f"{list(int(d) for d in shape)} {np.dtype(dtype).name}"
+    name = "STRING" if np.dtype(dtype).kind == "O" else np.dtype(dtype).name
+    return f"{list(int(d) for d in shape)} {name}"
 
 
 class Interpreter:
     def __init__(self, model_path: str | os.PathLike | None = None,
                  model_content: bytes | None = None, num_threads: int | None = None,
-                 preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
+                 preserve_all_tensors: bool = False, kernels: str | KernelSet | None = None,
                  rounding: str | Rounding = "double", split_batch: bool = True,
                  blas_threads: int | None = 1, memory_limit: int | None = None,
-                 custom_kernels: Mapping[str, Kernel] | None = None):
+                 custom_kernels: Mapping[str, Kernel] | None = None,
+                 experimental_delegates=None,
+                 experimental_op_resolver_type=OpResolverType.AUTO,
+                 experimental_preserve_all_tensors: bool = False):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
@@ -73,10 +83,16 @@ class Interpreter:
         micro_uint8.py), and the fixed-point rounding ("double",
         LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See kernel_set.py.
 
+        LiteRT's keywords (litert_compat.py): ``experimental_op_resolver_type`` picks the
+        kernel set when ``kernels`` is not given (AUTO / BUILTIN: "default", BUILTIN_REF and
+        BUILTIN_WITHOUT_DEFAULT_DELEGATES: "reference"); ``experimental_delegates`` may be
+        None or []; ``experimental_preserve_all_tensors`` is ``preserve_all_tensors``.
+
         ``num_threads``: how many threads an invoke() may use: the big kernels
         (convolutions) split their output rows over that many threads themselves, on a
         pool that blocks when idle and never waits for a slice no worker has started
-        (parallel.py). None or -1: ``parallel.default_threads()`` (1), the setting that stays
+        (parallel.py). An int >= 1, as LiteRT. None: ``parallel.default_threads()`` (1),
+        the setting that stays
         fast on a CPU shared with other processes (bench/load.py).
 
         ``blas_threads``: numpy's BLAS thread count inside invoke(), allocate_tensors()
@@ -102,21 +118,25 @@ class Interpreter:
         ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
         that cannot run gets one UnsupportedOpError listing every problem (support.py)."""
         if (model_path is None) == (model_content is None):
-            raise ValueError("pass exactly one of model_path or model_content")
-        if num_threads is not None and num_threads < 1 and num_threads != -1:
-            raise ValueError(f"num_threads should be >= 1 (or -1), got {num_threads}")
+            raise OptionError("`model_path` or `model_content` must be specified: pass exactly "
+                              "one of them")
+        check_num_threads(num_threads)
+        check_delegates(experimental_delegates)
+        resolved = resolver_kernels(experimental_op_resolver_type)
+        kernels = resolved if kernels is None else kernels
+        preserve_all_tensors = preserve_all_tensors or experimental_preserve_all_tensors
         if blas_threads is not None and blas_threads < 1:
-            raise ValueError(f"blas_threads should be >= 1 (or None), got {blas_threads}")
+            raise OptionError(f"blas_threads should be >= 1 (or None), got {blas_threads}")
         memory_limit = check_limit(memory_limit)
         self._custom_kernels = custom_kernels_map(custom_kernels)
         if model_path is not None:
             model_content = read_model_file(model_path)
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
-        self._num_threads = num_threads if num_threads is not None and num_threads > 0 \
-            else default_threads()
+        self._num_threads = int(num_threads) if num_threads is not None else default_threads()
         self._blas_threads = blas_threads
         self._guard = CallGuard()
+        self._views = ViewTracker()  # arrays tensor() handed out (views.py)
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
@@ -172,7 +192,7 @@ class Interpreter:
         except (TypeError, ValueError):
             raise GraphError(f"subgraph index must be an int, got {subgraph_index!r}") from None
         if not 0 <= k < len(self._model.subgraphs):
-            raise GraphError(f"subgraph index {k} is out of range: the model has "
+            raise GraphError(f"subgraph_index is out of range: {k} for the model, which has "
                              f"{len(self._model.subgraphs)} subgraph(s)")
         return k
 
@@ -210,16 +230,29 @@ class Interpreter:
         return [self._details(t) for t in self._subgraph.outputs]
 
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
-        """Details of every tensor numpy can represent (like tf.lite, others are skipped),
-        of subgraph ``subgraph_index``."""
+        """Details of the tensors of subgraph ``subgraph_index``: every one LiteRT lists --
+        strings, resource handles and packed int4 too, not BFLOAT16 (details.py)."""
         k = self._check_subgraph(subgraph_index)
         return [details.tensor_details(t, self._current_shape(t.index, k))
                 for t in self._model.subgraphs[k].tensors
-                if t.dtype is not None and t.dtype.kind != "O"]
+                if details.detail_dtype(t) is not None]
 
     def _get_ops_details(self) -> list[dict[str, Any]]:
         return [details.op_details(op, self._subgraph.tensors)
                 for op in self._subgraph.operators]
+
+    def _get_op_details(self, op_index: int) -> dict[str, Any]:
+        """The details of operator ``op_index`` of subgraph 0 (LiteRT's private helper)."""
+        ops = self._subgraph.operators
+        if not isinstance(op_index, (int, np.integer)) or not 0 <= op_index < len(ops):
+            raise GraphError(f"Invalid node index {op_index!r}: subgraph 0 has {len(ops)} "
+                             "operators")
+        return details.op_details(ops[int(op_index)], self._subgraph.tensors)
+
+    def _get_tensor_details(self, tensor_index: int, subgraph_index: int = 0) -> dict[str, Any]:
+        """The details of one tensor (LiteRT's private helper behind get_tensor_details)."""
+        k = self._check_subgraph(subgraph_index)
+        return self._details(self._check_index(tensor_index, k), k)
 
     # ------------------------------------------------------------------ allocation
 
@@ -228,6 +261,7 @@ class Interpreter:
         """Prepare every op, plan the arena and build the invoke() list. Once allocated and
         with no input resized since, a call does nothing (as LiteRT's): tensors and
         variable state stay as they are."""
+        self._views.check("allocate_tensors()")
         if self._allocated:
             return
         with blas.threads(self._blas_threads):  # constant folding runs kernels
@@ -353,19 +387,24 @@ class Interpreter:
 
     @guarded("resize_tensor_input()")
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
-        """Give an input a new shape; call allocate_tensors() before the next invoke()."""
-        index = self._check_index(input_index)
+        """Give an input a new shape; call allocate_tensors() before the next invoke().
+        Refusals are ResizeErrors (a RuntimeError, as LiteRT's)."""
+        self._views.check("resize_tensor_input()")
+        try:
+            index = self._check_index(input_index)
+        except GraphError as exc:
+            raise ResizeError(str(exc)) from None
         if index not in self._input_shapes:
-            raise GraphError(
+            raise ResizeError(
                 f"tensor {index} {quoted(self._subgraph.tensors[index].name)} is not an input of "
                 f"the model (inputs: {list(self._subgraph.inputs)})"
             )
         try:
             shape = tuple(int(d) for d in np.asarray(tensor_size).reshape(-1))
         except (TypeError, ValueError):
-            raise ShapeError(f"new shape {tensor_size!r} is not a list of ints") from None
+            raise ResizeError(f"new shape {tensor_size!r} is not a list of ints") from None
         if any(d < 0 for d in shape):
-            raise ShapeError(f"new shape {list(shape)} has a negative dimension")
+            raise ResizeError(f"new shape {list(shape)} has a negative dimension")
         current = tuple(self._input_shapes[index])
         if shape == current:
             return  # like TFLite: resizing to the same shape changes nothing
@@ -374,7 +413,7 @@ class Interpreter:
             signature = tensor.shape_signature
             if len(shape) != len(signature) or any(
                     s != -1 and s != d for s, d in zip(signature, shape)):
-                raise ShapeError(
+                raise ResizeError(
                     f"input tensor {quoted(tensor.name)} (index {index}): strict resizing may only "
                     f"change the -1 dimensions of its signature {list(signature)}, got "
                     f"{list(shape)}"
@@ -387,7 +426,7 @@ class Interpreter:
 
     def _require_allocated(self, what: str) -> Allocation:
         if not self._allocated or self._alloc is None:
-            raise InterpreterStateError(
+            raise TensorStateError(
                 f"{what} needs allocated tensors: call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
@@ -410,7 +449,7 @@ class Interpreter:
         if arr is None:
             name = quoted(self._model.subgraphs[subgraph_index].tensors[index].name)
             if index in alloc.dynamic:
-                raise InterpreterStateError(
+                raise TensorStateError(
                     f"tensor {index} {name} has no value yet: its shape is only known once "
                     "invoke() computes it")
             raise InterpreterStateError(
@@ -430,6 +469,8 @@ class Interpreter:
                 f"tensor {index} {quoted(tensor.name)} is a constant of the model and cannot be set"
             )
         value = np.asarray(value)
+        if target.dtype.kind == "O" and value.dtype.kind in "SUO":
+            value = as_strings(value)  # a STRING tensor takes str or bytes, as LiteRT's
         if value.dtype != target.dtype or value.shape != target.shape:
             message = (
                 f"{role} {quoted(tensor.name)} (index {index}) expects shape "
@@ -440,6 +481,8 @@ class Interpreter:
                 if index in self._input_shapes:
                     message += "; call resize_tensor_input first to change it"
                 raise ShapeError(message)
+            if target.dtype.kind == "O":
+                raise DTypeError(message + "; pass str or bytes elements")
             raise DTypeError(message + f"; convert it with .astype(np.{target.dtype.name})")
         np.copyto(target, value)
 
@@ -457,7 +500,12 @@ class Interpreter:
         (after invoke: the values of that subgraph's last run -- the last iteration of
         a loop body -- which only preserve_all_tensors=True keeps for every tensor)."""
         k = self._check_subgraph(subgraph_index)
-        return self._read(self._check_index(tensor_index, k), "get_tensor()", k)
+        index = self._check_index(tensor_index, k)
+        sparsity = self._model.subgraphs[k].tensors[index].sparsity
+        if sparsity is not None and sparsity.values is not None:
+            self._require_allocated("get_tensor()")
+            return sparsity.values.copy()  # the stored values, as LiteRT (kernels: dense)
+        return self._read(index, "get_tensor()", k)
 
     def get_dequantized_tensor(self, tensor_index: int) -> np.ndarray:
         """A float32 copy of a tensor's real value: real = scale * (q - zero_point), per
@@ -493,15 +541,20 @@ class Interpreter:
         return (scale * (value.astype(np.float64) - zero)).astype(np.float32)
 
     def tensor(self, tensor_index: int) -> Callable[[], np.ndarray]:
-        """A function returning a live view of the tensor (valid until the next
-        allocate_tensors()). The function refuses to run while another thread is inside
-        invoke() (guard.py); what is done with the view afterwards is up to the caller."""
+        """A function returning a live view of the tensor. As in LiteRT, while such an
+        array (or a slice of it) is alive, allocate_tensors(), invoke() and
+        resize_tensor_input() refuse (views.py): hold the function, not the array. The
+        function refuses to run while another thread is inside invoke() (guard.py)."""
         index = self._check_index(tensor_index)
 
         def view() -> np.ndarray:
             self._guard.read_begins("tensor()")
-            return self._array(index, "tensor()")
+            return self._views.hand_out(self._array(index, "tensor()"))
         return view
+
+    def _safe_to_run(self) -> bool:
+        """True when no array tensor() handed out is alive (LiteRT's _safe_to_run)."""
+        return not self._views.held()
 
     @guarded("reset_all_variables()")
     def reset_all_variables(self) -> None:
@@ -528,6 +581,7 @@ class Interpreter:
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
+        self._views.check("invoke()")
         with blas.threads(self._blas_threads):
             if self._split is not None:
                 run_slices(self._num_threads, self._split.run_range, self._split.tasks())

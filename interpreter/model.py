@@ -30,6 +30,7 @@ naming the part of the file being read. Unknown builtin codes are kept (as
 
 from __future__ import annotations
 
+
 import os
 from dataclasses import replace
 from types import MappingProxyType
@@ -38,7 +39,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from ..schema import ops as schema_ops
-from . import flatbuf
+from . import flatbuf, strings
 from .errors import ModelFormatError
 from .memory import gc_paused
 from .fileio import read_regular
@@ -73,6 +74,7 @@ __all__ = ["load_model", "read_model_file", "Model", "Subgraph", "Tensor", "Oper
 # Field slots (schema field order, a union takes two; see flatbuf.py), per table.
 MODEL_VERSION, MODEL_OPCODES, MODEL_SUBGRAPHS, MODEL_DESCRIPTION, MODEL_BUFFERS = 0, 1, 2, 3, 4
 MODEL_METADATA, MODEL_SIGNATURES = 6, 7
+STRING_TYPE = schema_ops.TensorType.STRING
 SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS, SUBGRAPH_NAME = range(5)
 TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION = range(5)
 TENSOR_IS_VARIABLE, TENSOR_SPARSITY, TENSOR_SHAPE_SIGNATURE, TENSOR_EXTERNAL_BUFFER = 5, 6, 7, 10
@@ -244,6 +246,10 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
         sparsity = _read_sparsity(r, r.subtable(t, TENSOR_SPARSITY), f"{where}: {label}")
         if dtype is not None and dtype.kind != "O":
             data = _densified(r, raw, dtype, shape, sparsity, f"{where}: {label}", nbytes)
+            stored = raw.view(dtype.newbyteorder("<")) if raw is not None and \
+                raw.nbytes % dtype.itemsize == 0 else np.zeros(0, dtype)
+            stored.setflags(write=False)
+            sparsity = replace(sparsity, values=stored)
     if raw is not None and not is_sparse and dtype is not None and dtype.kind != "O":
         if -1 in shape:
             raise ModelFormatError(f"{where}: constant {label} has an unknown dimension")
@@ -255,6 +261,11 @@ def _read_tensor(r: _Reader, t, index: int, buffers, sg_index: int) -> Tensor:
         data = raw.view(dtype.newbyteorder("<")).reshape(shape)
     elif raw is None and buffer != 0 and 0 in shape and dtype is not None and dtype.kind != "O":
         data = np.zeros(shape, dtype)  # an empty constant needs no bytes
+    elif raw is not None and not is_sparse and type_code == STRING_TYPE:
+        if -1 in shape:
+            raise ModelFormatError(f"{where}: constant {label} has an unknown dimension")
+        r.charge(raw.nbytes)
+        data = strings.decode(raw, shape, f"{where}: constant {label}")
     if data is not None:
         data.setflags(write=False)
     quantization = _read_quantization(r, r.subtable(t, TENSOR_QUANTIZATION))

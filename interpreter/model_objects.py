@@ -53,6 +53,8 @@ class Sparsity:
     traversal_order: tuple[int, ...]  # original dims, then block dims, in storage order
     block_map: tuple[int, ...]  # block dim j divides original dim block_map[j]
     dim_metadata: tuple[DimensionMetadata, ...]  # one per traversed dim, in that order
+    # the stored values as the file holds them (1-D; what LiteRT's get_tensor returns)
+    values: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .allocation import (_as_step, _describe, _prepare_op, _Setting, fold_source, folds,
-                         static_problem)
+                         is_string, static_problem)
 from .dynamic import computed_operands
 from .errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
                      UnsupportedOpError)
@@ -255,7 +255,7 @@ def report(model: Model, subgraphs: Iterable[int] | None = None,
         sg = model.subgraphs[k]
         for t in sg.inputs + sg.outputs:
             dtype = storage_dtype(sg.tensors[t])
-            if dtype is None or dtype.kind == "O":
+            if dtype is None or dtype.kind == "O" and not is_string(sg.tensors[t]):
                 where = f"subgraph {k} " if k else "model "
                 problems.append(Problem(k, -1, f"{where}input/output", "dtype",
                                         f"tensor {t} {quoted(sg.tensors[t].name)} has type "

@@ -51,7 +51,7 @@ def prepare(ctx: OpContext):
     ctx.check_arity(2, 2)
     x, idx = ctx.input(0), ctx.input(1)
     ctx.require_dtype(idx, (np.int16, np.int32, np.int64), "indices")
-    if x.dtype.kind not in "biuf":
+    if x.dtype.kind not in "biufO":  # O: STRING params (gather.cc, GatherStrings)
         raise ctx.unsupported(f"params {quoted(x.name)} has type {x.dtype.name}")
     if x.rank < 1:
         raise ctx.shape_error(f"params {quoted(x.name)} must have at least one dimension")

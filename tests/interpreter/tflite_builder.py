@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from edgelite.interpreter import strings
 from edgelite.schema import model_io
 from edgelite.schema import ops as schema_ops
 from edgelite.schema import generated_tflite as tfl
@@ -62,9 +63,12 @@ class ModelBuilder:
             self.buffers.append(tfl.BufferT())
             t.buffer = len(self.buffers) - 1
         if data is not None:
-            arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
             buf = tfl.BufferT()
-            buf.data = arr.reshape(-1).view(np.uint8)
+            if t.type == tfl.TensorType.STRING:  # TFLite's packed string buffer
+                buf.data = np.frombuffer(strings.encode(data), np.uint8)
+            else:
+                arr = np.ascontiguousarray(np.asarray(data, dtype=dtype))
+                buf.data = arr.reshape(-1).view(np.uint8)
             self.buffers.append(buf)
             t.buffer = len(self.buffers) - 1
         if scale is not None:

@@ -122,7 +122,8 @@ def test_nested_while_and_every_subgraphs_tensors_after_invoke():
     # after the loop, a static body's inputs hold its final outputs (as in LiteRT)
     np.testing.assert_array_equal(interp.get_tensor(names["i_x"], subgraph_index=4),
                                   interp.get_tensor(names["i_x2"], subgraph_index=4))
-    with pytest.raises(GraphError, match="subgraph index 5 is out of range: the model has 5"):
+    with pytest.raises(GraphError,
+                       match="subgraph_index is out of range: 5 for the model, which has 5"):
         interp.get_tensor(0, subgraph_index=5)
     with pytest.raises(GraphError, match="tensor index 40 is out of range: subgraph 3 has 4 tensors"):
         interp.get_tensor(40, subgraph_index=3)
