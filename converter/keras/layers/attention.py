@@ -1,0 +1,3 @@
+"""Attention layers (filled in below)."""
+
+RULES = {}

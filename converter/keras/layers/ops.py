@@ -1,0 +1,43 @@
+"""Keras 3 op layers: `keras.ops` functions called on symbolic tensors in a Functional model
+are stored as layers of module keras.src.ops.* (a mask's `not_equal(tokens, 0)`, `x * 2`).
+The elementwise binary ones are written here; an argument may be a tensor or a number."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..context import KTensor, LayerCtx
+from .merge import _broadcast_shape
+
+BOOL = np.dtype(bool)
+
+
+def _operand(ctx: LayerCtx, value, like: KTensor, k: int) -> KTensor:
+    if isinstance(value, KTensor):
+        return value
+    if isinstance(value, (bool, int, float)):
+        ref = ctx.g.const(f"{ctx.prefix}/y{k}", np.asarray(value, like.dtype))
+        return KTensor(ref, (), like.dtype)
+    ctx.fail(f"argument {k} is a {type(value).__name__}: edgelite reads tensors and numbers")
+
+
+def binary(op_type: str, out_bool: bool = False):
+    def rule(ctx: LayerCtx) -> KTensor:
+        args = list(ctx.args)
+        tensors = [a for a in args if isinstance(a, KTensor)]
+        if len(args) != 2 or not tensors:
+            ctx.fail(f"called with {len(args)} arguments, {len(tensors)} tensors")
+        a, b = (_operand(ctx, v, tensors[0], k) for k, v in enumerate(args))
+        ref = ctx.op(op_type, op_type, [a.ref, b.ref], dtype=a.dtype)
+        shape = _broadcast_shape(ctx, [a.shape, b.shape])
+        return KTensor(ref, shape, BOOL if out_bool else a.dtype)
+    return rule
+
+
+RULES = {
+    "NotEqual": binary("NotEqual", True), "Equal": binary("Equal", True),
+    "Greater": binary("Greater", True), "Less": binary("Less", True),
+    "Add": binary("AddV2"), "Subtract": binary("Sub"), "Multiply": binary("Mul"),
+    "Divide": binary("RealDiv"), "TrueDivide": binary("RealDiv"),
+    "Maximum": binary("Maximum"), "Minimum": binary("Minimum"),
+}

@@ -1,0 +1,234 @@
+"""Keras model files for converter/keras/ (issue 31): small models covering the layers
+edgelite reads from `.keras` (Keras 3) and legacy `.h5` (tf-keras) files, with seeded random
+weights (non-trivial BatchNormalization statistics), and Keras' own outputs.
+
+    python -m models.builders.keras_files            # Keras 3 .keras files
+    python -m models.builders.keras_files --legacy   # tf-keras .h5 files (own process)
+
+Writes models/keras/<name>.keras|.h5, <name>.golden.npz (in_0.., out_0.., each two samples
+run at batch 1 by the tests) and records in models/keras/keras_files.json the op count of
+TensorFlow's own float conversion (TFLiteConverter.from_keras_model), all subgraphs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+LEGACY = "--legacy" in sys.argv
+if LEGACY:
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+if LEGACY:
+    import tf_keras as keras  # noqa: E402
+else:
+    import keras  # noqa: E402
+
+L = keras.layers
+OUT = Path(__file__).resolve().parents[1] / "keras"
+SEED = 31
+
+
+def cnn():
+    x = inp = keras.Input((16, 16, 3), name="image")
+    x = L.Conv2D(8, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.BatchNormalization()(x)
+    x = L.ReLU(6.0)(x)
+    x = L.DepthwiseConv2D(3, padding="same", use_bias=False)(x)
+    x = L.BatchNormalization()(x)
+    x = L.Activation("relu6")(x)
+    x = L.SeparableConv2D(12, 3, padding="valid", depth_multiplier=2)(x)
+    x = L.ZeroPadding2D(((1, 0), (0, 1)))(x)
+    x = L.MaxPooling2D(2, padding="same")(x)
+    x = L.Conv2D(8, 1, dilation_rate=1, use_bias=False)(x)
+    x = L.Cropping2D(((0, 1), (1, 0)))(x)
+    x = L.AveragePooling2D(2, strides=1)(x)
+    x = L.Dropout(0.5)(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(5, activation="softmax")(x)
+    return keras.Model(inp, x, name="cnn")
+
+
+def conv1d():
+    x = inp = keras.Input((24, 4), name="signal")
+    x = L.Conv1D(6, 3, padding="causal", dilation_rate=2, activation="relu")(x)
+    x = L.SeparableConv1D(8, 3, padding="same")(x)
+    x = L.BatchNormalization()(x)
+    x = L.MaxPooling1D(2)(x)
+    x = L.Conv1D(8, 3, strides=2, padding="valid")(x)
+    x = L.AveragePooling1D(2, padding="same")(x)
+    x = L.UpSampling1D(2)(x)
+    a = L.GlobalMaxPooling1D()(x)
+    b = L.GlobalAveragePooling1D()(x)
+    x = L.Concatenate()([a, b])
+    x = L.Dense(3)(x)
+    return keras.Model(inp, x, name="conv1d")
+
+
+ACTIVATIONS = ["relu", "relu6", "sigmoid", "tanh", "elu", "selu", "softplus", "softsign",
+               "swish", "gelu", "hard_sigmoid", "exponential", "linear"]
+ACTIVATIONS_K3 = ["hard_swish", "mish", "leaky_relu", "log_softmax", "silu"]
+
+
+def activations():
+    inp = keras.Input((6,), name="x")
+    outs = []
+    names = ACTIVATIONS + ([] if LEGACY else ACTIVATIONS_K3)
+    for name in names:
+        outs.append(L.Dense(4, activation=name, name=f"dense_{name}")(inp))
+    h = L.Dense(6)(inp)
+    outs += [L.LeakyReLU()(h), L.PReLU()(h), L.ELU(0.5)(h),
+             L.ReLU(max_value=2.0, negative_slope=0.1, threshold=0.3)(h), L.ReLU(4.0)(h),
+             L.Softmax()(h)]
+    return keras.Model(inp, L.Concatenate(name="all")(outs), name="activations")
+
+
+def merge_multi_io():
+    a = keras.Input((4, 4, 3), name="a")
+    b = keras.Input((4, 4, 3), name="b")
+    shared = L.Conv2D(3, 1, name="shared")
+    sa, sb = shared(a), shared(b)
+    m = [L.Add()([sa, sb]), L.Subtract()([sa, sb]), L.Multiply()([sa, sb]),
+         L.Average()([sa, sb, a]), L.Maximum()([sa, sb]), L.Minimum()([sa, sb])]
+    x = L.Concatenate(axis=-1)(m)
+    y1 = L.Flatten()(x)
+    y1 = L.Dense(4, name="head1")(y1)
+    y2 = L.GlobalMaxPooling2D(name="head2")(L.Concatenate(axis=1)([sa, sb]))
+    return keras.Model([a, b], [y1, y2], name="merge_multi_io")
+
+
+def nested():
+    inner_in = keras.Input((8,))
+    h = L.Dense(6, activation="tanh", name="inner_dense")(inner_in)
+    inner = keras.Model(inner_in, L.BatchNormalization(name="inner_bn")(h), name="inner")
+    seq = keras.Sequential([keras.Input((6,)), L.Dense(5, activation="relu"),
+                            L.Dense(3)], name="seq")
+    x = inp = keras.Input((8,), name="features")
+    x = inner(x)
+    y = seq(x)
+    z = seq(L.Dense(6, name="side")(inp))   # the nested Sequential called twice
+    return keras.Model(inp, [y, L.Add(name="sum")([y, z])], name="nested")
+
+
+def shapes():
+    x = inp = keras.Input((4, 6, 3), name="grid")
+    x = L.UpSampling2D(2)(x)
+    x = L.Conv2DTranspose(4, 3, strides=2, padding="same")(x)
+    x = L.Conv2DTranspose(4, 2, strides=1, padding="valid", activation="relu")(x)
+    y = L.UpSampling2D((1, 2), interpolation="bilinear")(inp)
+    y = L.Permute((2, 1, 3))(y)
+    y = L.Reshape((12, -1))(y)
+    y = L.Dense(5)(y)                  # Dense on a rank-3 input
+    y = L.Flatten()(y)
+    y = L.RepeatVector(3)(L.Dense(4)(y))
+    y = L.Reshape((12,))(y)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Concatenate()([x, y]), name="shapes")
+
+
+def norms():
+    x = inp = keras.Input((5, 6), name="seq_in")
+    x = L.Rescaling(1 / 4.0, offset=-0.5)(x)
+    norm = L.Normalization()
+    norm.adapt(np.random.RandomState(1).rand(20, 5, 6).astype("float32") * 3)
+    x = norm(x)
+    x = L.LayerNormalization()(x)
+    x = L.Dense(8)(x)
+    x = L.LayerNormalization(axis=[1, 2], epsilon=1e-5)(x)
+    x = L.BatchNormalization()(x)
+    x = L.GaussianNoise(0.3)(x)
+    return keras.Model(inp, x, name="norms")
+
+
+def embedding():
+    x = inp = keras.Input((10,), dtype="int32", name="tokens")
+    x = L.Embedding(20, 6, mask_zero=True)(x)
+    x = L.Dense(6, activation="relu")(x)
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(3)(x), name="embedding")
+
+
+def sequential():
+    return keras.Sequential([keras.Input((12, 12, 1)), L.Conv2D(4, 3, activation="relu"),
+                             L.MaxPooling2D(), L.Flatten(), L.Dropout(0.2),
+                             L.Dense(10, activation="softmax")], name="sequential")
+
+
+MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
+          "merge_multi_io": merge_multi_io, "nested": nested, "shapes": shapes, "norms": norms,
+          "embedding": embedding, "sequential": sequential}
+LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential")
+
+
+def randomize(model, rng):
+    """Seeded weights with spread: variances in [0.5, 1.5], everything else N(0, 0.4)."""
+    adapted = {id(w) for layer in model.layers if isinstance(layer, L.Normalization)
+               for w in layer.weights}   # the adapted statistics stay as adapt() set them
+    for w in model.weights:
+        name = getattr(w, "path", w.name)
+        if id(w) in adapted:
+            continue
+        shape = tuple(w.shape)
+        if "variance" in name:
+            value = rng.uniform(0.5, 1.5, shape)
+        else:
+            value = rng.normal(0, 0.4, shape)
+        w.assign(value.astype("float32"))
+
+
+def sample_inputs(model, rng):
+    feeds = []
+    for t in model.inputs:
+        shape = (2,) + tuple(t.shape[1:])
+        if "int" in str(t.dtype):
+            x = rng.randint(0, 20, shape).astype("int32")
+            x[:, -3:] = 0  # padding the mask hides
+        else:
+            x = rng.normal(0, 1, shape).astype("float32")
+        feeds.append(x)
+    return feeds
+
+
+def tf_op_count(model) -> int:
+    from ai_edge_litert.interpreter import Interpreter
+    flat = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    return len(Interpreter(model_content=flat)._get_ops_details())
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    meta_path = OUT / "keras_files.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    for k, (name, make) in enumerate(MODELS.items()):
+        if LEGACY and name not in LEGACY_MODELS:
+            continue
+        rng = np.random.RandomState(SEED + k)
+        keras.utils.set_random_seed(SEED + k)
+        model = make()
+        randomize(model, rng)
+        feeds = sample_inputs(model, rng)
+        outs = []
+        for i in range(2):
+            y = model([f[i:i + 1] for f in feeds] if len(feeds) > 1 else feeds[0][i:i + 1],
+                      training=False)
+            outs.append([np.asarray(t) for t in (y if isinstance(y, (list, tuple)) else [y])])
+        file = f"{name}_legacy.h5" if LEGACY else f"{name}.keras"
+        model.save(OUT / file)
+        golden = {f"in_{i}": f for i, f in enumerate(feeds)}
+        golden.update({f"out_{j}": np.concatenate([o[j] for o in outs])
+                       for j in range(len(outs[0]))})
+        np.savez(OUT / f"{Path(file).stem}.golden.npz", **golden)
+        meta[Path(file).stem] = {"file": file, "tf_ops": tf_op_count(model),
+                                 "keras": keras.__version__}
+        print(file, meta[Path(file).stem])
+    meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
