@@ -4,6 +4,7 @@ weights (non-trivial BatchNormalization statistics), and Keras' own outputs.
 
     python -m models.builders.keras_files            # Keras 3 .keras files
     python -m models.builders.keras_files --legacy   # tf-keras .h5 files (own process)
+    python -m models.builders.keras_files extras     # only the models named
 
 Writes models/keras/<name>.keras|.h5, <name>.golden.npz (in_0.., out_0.., each two samples
 run at batch 1 by the tests) and records in models/keras/keras_files.json the op count of
@@ -31,6 +32,7 @@ else:
     import keras  # noqa: E402
 
 L = keras.layers
+ONLY = [a for a in sys.argv[1:] if not a.startswith("-")]   # names to rebuild (default all)
 OUT = Path(__file__).resolve().parents[1] / "keras"
 SEED = 31
 
@@ -160,9 +162,37 @@ def sequential():
                              L.Dense(10, activation="softmax")], name="sequential")
 
 
+def extras():
+    """The remaining layers: 1-D transposed / depthwise convs, 1-D padding / cropping,
+    Masking, the inference-time identities, keras.ops arithmetic on symbolic tensors."""
+    x = inp = keras.Input((12, 4), name="steps")
+    x = L.Masking(mask_value=0.0)(x)
+    m = L.GlobalAveragePooling1D(name="masked_mean")(x)
+    y = L.ZeroPadding1D((2, 1))(inp)
+    y = L.Cropping1D((1, 2))(y)
+    y = L.SpatialDropout1D(0.3)(y)
+    y = L.GaussianDropout(0.2)(y)
+    y = L.AlphaDropout(0.1)(y)
+    y = L.ActivityRegularization(l1=0.01)(y)
+    y = L.Identity()(y)
+    y = L.DepthwiseConv1D(3, depth_multiplier=2, padding="same")(y)
+    y = L.Conv1DTranspose(3, 3, strides=2, padding="same")(y)
+    y = L.Flatten()(y)
+    z = y * 2.0 + keras.ops.maximum(y, 0.5) - 1.0
+    o = keras.ops
+    z = z + o.sum(y, axis=-1, keepdims=True) / 3.0 + o.max(y, -1, keepdims=True) - \
+        o.minimum(o.min(y, -1, keepdims=True), 0.2) + o.mean(y, -1, keepdims=True)
+    x2 = keras.Input((6, 6, 2), name="image")
+    w = L.SpatialDropout2D(0.5)(x2)
+    w = L.Conv2D(3, 3, padding="same", activation="hard_swish")(w)
+    w = L.GlobalMaxPooling2D(keepdims=True)(w)
+    w = L.Flatten()(w)
+    return keras.Model([inp, x2], [m, z, w], name="extras")
+
+
 MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "merge_multi_io": merge_multi_io, "nested": nested, "shapes": shapes, "norms": norms,
-          "embedding": embedding, "sequential": sequential}
+          "embedding": embedding, "sequential": sequential, "extras": extras}
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential")
 
 
@@ -189,6 +219,9 @@ def sample_inputs(model, rng):
         if "int" in str(t.dtype):
             x = rng.randint(0, 20, shape).astype("int32")
             x[:, -3:] = 0  # padding the mask hides
+        elif t.name.startswith("steps"):   # Masking: zero steps
+            x = rng.normal(0, 1, shape).astype("float32")
+            x[:, -4:] = 0
         else:
             x = rng.normal(0, 1, shape).astype("float32")
         feeds.append(x)
@@ -206,7 +239,7 @@ def main() -> None:
     meta_path = OUT / "keras_files.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     for k, (name, make) in enumerate(MODELS.items()):
-        if LEGACY and name not in LEGACY_MODELS:
+        if LEGACY and name not in LEGACY_MODELS or (ONLY and name not in ONLY):
             continue
         rng = np.random.RandomState(SEED + k)
         keras.utils.set_random_seed(SEED + k)

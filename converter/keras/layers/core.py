@@ -104,7 +104,7 @@ def embedding(ctx: LayerCtx) -> KTensor:
     return KTensor(y, x.shape + (table.shape[1],), np.dtype(np.float32), mask)
 
 
-PASSTHROUGH = ("Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+PASSTHROUGH = ("Dropout", "SpatialDropout1D", "SpatialDropout2D",
                "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
                "Identity")
 

@@ -34,10 +34,29 @@ def binary(op_type: str, out_bool: bool = False):
     return rule
 
 
+def reduction(op_type: str):
+    """keras.ops any / all / mean / sum / max / min over `axis` (None: all), `keepdims`."""
+    def rule(ctx: LayerCtx) -> KTensor:
+        x = ctx.input()
+        axis = ctx.config.get("axis")
+        axes = list(range(x.rank)) if axis is None else \
+            [axis] if isinstance(axis, int) else list(axis)
+        axes = sorted({int(a) % x.rank for a in axes})
+        keep = bool(ctx.cfg("keepdims", False))
+        ref = ctx.op(op_type, op_type, [x.ref, ctx.int_const("axis", axes)],
+                     dtype=None if x.dtype == BOOL else x.dtype, keep_dims=keep,
+                     Tidx=np.dtype(np.int32))
+        shape = tuple(1 if a in axes else d for a, d in enumerate(x.shape)) if keep else \
+            tuple(d for a, d in enumerate(x.shape) if a not in axes)
+        return KTensor(ref, shape, x.dtype)
+    return rule
+
+
 RULES = {
-    "NotEqual": binary("NotEqual", True), "Equal": binary("Equal", True),
-    "Greater": binary("Greater", True), "Less": binary("Less", True),
+    "Any": reduction("Any"), "Mean": reduction("Mean"),
+    "Sum": reduction("Sum"), "Max": reduction("Max"), "Min": reduction("Min"),
+    "NotEqual": binary("NotEqual", True),
     "Add": binary("AddV2"), "Subtract": binary("Sub"), "Multiply": binary("Mul"),
-    "Divide": binary("RealDiv"), "TrueDivide": binary("RealDiv"),
+    "TrueDivide": binary("RealDiv"),
     "Maximum": binary("Maximum"), "Minimum": binary("Minimum"),
 }

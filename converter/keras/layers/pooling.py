@@ -69,11 +69,7 @@ def _masked_mean(ctx: LayerCtx, x: KTensor, axes: str, keep: bool) -> str:
 RULES = {
     "MaxPooling1D": pool("MaxPool", 1), "MaxPooling2D": pool("MaxPool", 2),
     "AveragePooling1D": pool("AvgPool", 1), "AveragePooling2D": pool("AvgPool", 2),
-    "MaxPool1D": pool("MaxPool", 1), "MaxPool2D": pool("MaxPool", 2),
-    "AvgPool1D": pool("AvgPool", 1), "AvgPool2D": pool("AvgPool", 2),
     "GlobalAveragePooling1D": global_pool("Mean", 1),
     "GlobalAveragePooling2D": global_pool("Mean", 2),
     "GlobalMaxPooling1D": global_pool("Max", 1), "GlobalMaxPooling2D": global_pool("Max", 2),
-    "GlobalAvgPool1D": global_pool("Mean", 1), "GlobalAvgPool2D": global_pool("Mean", 2),
-    "GlobalMaxPool1D": global_pool("Max", 1), "GlobalMaxPool2D": global_pool("Max", 2),
 }

@@ -1,6 +1,7 @@
-"""Keras files (models/keras/, written by models/builders/keras_files.py) converted without
-TensorFlow: outputs within 1e-5 of Keras' own, LiteRT agreeing, op counts at most those of
-TensorFlow's converter (from_keras_model, recorded when the files were built)."""
+"""Keras files (models/keras/, written by models/builders/keras_files.py and
+keras_applications.py) converted without TensorFlow: outputs within 1e-5 of Keras' own,
+LiteRT agreeing, op counts at most those of TensorFlow's converter (from_keras_model,
+recorded when the files were built); int8 models bit-exact with LiteRT."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import json
 import numpy as np
 import pytest
 
-import edgelite
-from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from tests.conftest import MODELS, litert_module
 from tests.interpreter.oracle import assert_close, run_edgelite
+from tests.interpreter.oracle import run_litert as run_litert_ref
 KERAS = MODELS / "keras"
-META = json.loads((KERAS / "keras_files.json").read_text())
+META = {**json.loads((KERAS / "keras_files.json").read_text()),
+        **json.loads((KERAS / "keras_applications.json").read_text())}
 
 
 def _golden(stem: str):
@@ -48,3 +50,27 @@ def test_matches_keras_and_litert(stem):
             assert_close(got, want[i:i + 1], rtol=1e-5, atol_factor=1e-5)
         for got, ref in zip(ours, run_litert(result.model, feeds)):
             assert_close(got, ref, rtol=1e-5, atol_factor=1e-5)
+
+
+INPUT_NAMES = {"mobilenetv2_035": ["input_layer"], "cnn_legacy": ["image"],
+               "merge_multi_io": ["a", "b"]}
+
+
+@pytest.mark.parametrize("stem", ["mobilenetv2_035", "cnn_legacy", "merge_multi_io"])
+def test_int8_runs_in_litert_bit_exact(stem, tmp_path):
+    ins, outs = _golden(stem)
+    path = tmp_path / "calib.npz"   # arrays named after the input layers
+    names = INPUT_NAMES.get(stem, ["input"])
+    np.savez(path, **dict(zip(names, ins)))
+    options = ConvertOptions(quantize=QuantizeOptions(calib=str(path)))
+    result = convert_detailed(str(KERAS / META[stem]["file"]), options)
+    assert result.graph.op_counts().get("DEQUANTIZE", 0) <= len(outs)
+    for i in range(ins[0].shape[0]):
+        feeds = [x[i:i + 1] for x in ins]
+        ours = run_edgelite(result.model, feeds, kernels="reference")
+        for got, ref, want in zip(ours, run_litert_ref(result.model, feeds), outs):
+            np.testing.assert_array_equal(got, ref)
+            # int8 of a calibrated model follows the float outputs
+            cos = float(np.dot(got.ravel(), want[i].ravel()) /
+                        (np.linalg.norm(got) * np.linalg.norm(want[i]) + 1e-12))
+            assert cos > 0.95, cos
