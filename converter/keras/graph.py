@@ -14,6 +14,8 @@ from ...schema import graph_pb2
 # numpy dtype -> TensorFlow DataType enum (tensorflow/core/framework/types.proto)
 TF_DTYPES = {np.dtype(np.float32): 1, np.dtype(np.int32): 3, np.dtype(np.int64): 9,
              np.dtype(np.bool_): 10}
+VARIANT = "variant"   # a TensorList (DT_VARIANT) as a dtype attribute value
+TF_VARIANT = 21
 FLOAT = np.dtype(np.float32)
 
 
@@ -43,14 +45,15 @@ class GraphWriter:
         self._names.add(f"{name}_{k}")
         return f"{name}_{k}"
 
-    def op(self, name: str, op_type: str, inputs=(), dtype=FLOAT, **attrs) -> str:
+    def op(self, name: str, op_type: str, inputs=(), dtype=FLOAT, exact=False,
+           **attrs) -> str:
         """Adds node `name` (made unique) computing `op_type`; returns its name. Attributes
         are given as Python values: bool, int, float, str, list of ints, numpy dtype; `T` is
         set from `dtype` unless given."""
-        node = self.graph_def.node.add(name=self.unique(name), op=op_type)
+        node = self.graph_def.node.add(name=name if exact else self.unique(name), op=op_type)
         node.input.extend(inputs)
         if "T" not in attrs and dtype is not None:
-            attrs["T"] = np.dtype(dtype)
+            attrs["T"] = dtype if dtype is VARIANT else np.dtype(dtype)
         for key, value in attrs.items():
             attr = node.attr[key]
             if isinstance(value, bool):
@@ -59,21 +62,27 @@ class GraphWriter:
                 attr.i = int(value)
             elif isinstance(value, float):
                 attr.f = value
-            elif isinstance(value, str):
+            elif isinstance(value, str) and value is not VARIANT:
                 attr.s = value.encode()
             elif isinstance(value, np.dtype):
                 attr.type = TF_DTYPES[value]
+            elif value is VARIANT:
+                attr.type = TF_VARIANT
             elif isinstance(value, (list, tuple)):
                 attr.list.i.extend(int(v) for v in value)
             else:
                 raise TypeError(f"attribute {key} of {name}: {type(value).__name__}")
         return node.name
 
-    def const(self, name: str, value) -> str:
+    def const(self, name: str, value, control: str | None = None) -> str:
+        """A constant; `control` (a node name) hangs it on a loop frame's pivot, so it
+        belongs to that frame (TF's own loop bodies do so)."""
         value = np.asarray(value)
         if value.dtype == np.float64:
             value = value.astype(np.float32)
         node = self.graph_def.node.add(name=self.unique(name), op="Const")
+        if control is not None:
+            node.input.append(f"^{control}")
         node.attr["dtype"].type = TF_DTYPES[value.dtype]
         node.attr["value"].tensor.CopyFrom(_tensor(value))
         return node.name
@@ -86,3 +95,16 @@ class GraphWriter:
         for size in shape:
             node.attr["shape"].shape.dim.add(size=-1 if size is None else size)
         return node.name
+
+
+class FrameWriter(GraphWriter):
+    """Writes into the same GraphDef as `parent`, inside a loop body: its constants hang
+    on `pivot` (a node of the frame) by a control edge."""
+
+    def __init__(self, parent: GraphWriter, pivot: str) -> None:
+        self.graph_def = parent.graph_def
+        self._names = parent._names
+        self.pivot = pivot
+
+    def const(self, name: str, value, control: str | None = None) -> str:
+        return super().const(name, value, control or self.pivot)

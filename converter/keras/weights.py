@@ -18,18 +18,27 @@ MAX_WEIGHT_ELEMENTS = 1 << 28
 
 
 class LayerWeights:
-    def __init__(self, where: str, k3_group=None, legacy: list | None = None) -> None:
+    def __init__(self, where: str, k3_group=None, legacy: list | None = None,
+                 scope: tuple[str, tuple] = ("", ())) -> None:
         self.where = where            # "layer 'name' (Class)"
         self._k3 = k3_group           # Keras 3: the layer's group
         self._legacy = legacy         # legacy: [(name parts after the layer, dataset)]
+        self._scope = scope           # a wrapped layer's: (Keras 3 path, legacy prefixes)
+
+    def scoped(self, k3_path: str, legacy_prefix: str) -> "LayerWeights":
+        """The weights of a wrapped layer (Bidirectional's forward_layer, TimeDistributed's
+        layer): its Keras 3 group path and a prefix of its legacy name part ('' if none)."""
+        path = "/".join(filter(None, (self._scope[0], k3_path)))
+        prefixes = self._scope[1] + ((legacy_prefix,) if legacy_prefix else ())
+        return LayerWeights(self.where, self._k3, self._legacy, (path, prefixes))
 
     def arrays(self, names, sub: tuple[str, str] = ("", "")) -> list[np.ndarray]:
         """The variables `names` (in Keras' creation order). `sub` picks a sublayer:
         (its Keras 3 group path, a prefix of its legacy name part), e.g. ("cell", "")."""
         names = list(names)
         if self._k3 is not None:
-            return self._k3_arrays(names, sub[0])
-        return self._legacy_arrays(names, sub[1])
+            return self._k3_arrays(names, "/".join(filter(None, (self._scope[0], sub[0]))))
+        return self._legacy_arrays(names, self._scope[1] + ((sub[1],) if sub[1] else ()))
 
     def _k3_arrays(self, names, path: str) -> list[np.ndarray]:
         group = self._k3
@@ -45,11 +54,11 @@ class LayerWeights:
                                    f"config needs {len(names)} ({', '.join(names)})")
         return [_read(stored[str(i)], self.where) for i in range(count)]
 
-    def _legacy_arrays(self, names, prefix: str) -> list[np.ndarray]:
+    def _legacy_arrays(self, names, prefixes: tuple) -> list[np.ndarray]:
         found = {}
         for parts, dataset in self._legacy or ():
             middle = parts[:-1]
-            if prefix and not any(p.startswith(prefix) for p in middle):
+            if not all(any(p.startswith(prefix) for p in middle) for prefix in prefixes):
                 continue
             key = parts[-1].split(":")[0]
             found.setdefault(key, dataset)
@@ -57,7 +66,7 @@ class LayerWeights:
         if missing:
             raise ModelFormatError(f"{self.where}: the weights file has no "
                                    f"{', '.join(missing)}"
-                                   f"{' of ' + repr(prefix) if prefix else ''}")
+                                   f"{' of ' + '/'.join(prefixes) if prefixes else ''}")
         return [_read(found[n], self.where) for n in names]
 
 

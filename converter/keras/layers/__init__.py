@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ....interpreter.errors import UnsupportedOpError
 from ....interpreter.names import quoted
-from . import activations, attention, conv, core, merge, norm, ops, pooling, reshaping
+from . import (activations, attention, conv, core, merge, norm, ops, pooling, recurrent,
+               reshaping)
 
 REGISTRY = {
     **activations.RULES,
@@ -21,6 +22,7 @@ REGISTRY = {
     **merge.RULES,
     **norm.RULES,
     **pooling.RULES,
+    **recurrent.RULES,
     **reshaping.RULES,
 }
 
