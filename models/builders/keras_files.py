@@ -222,13 +222,35 @@ def rnn_wrappers():
     return keras.Model(inp, [L.Flatten()(y), h, c], name="rnn_wrappers")
 
 
+def attention():
+    x = inp = keras.Input((6, 8), name="seq")
+    h = L.MultiHeadAttention(2, 4, name="self_attention")(x, x)
+    x = L.LayerNormalization()(L.Add()([x, h]))
+    c = L.MultiHeadAttention(3, 2, value_dim=5, use_bias=False, name="causal")(
+        x, x, use_causal_mask=True)
+    q = L.Dense(8)(x)
+    a = L.Attention(use_scale=True)([q, x])
+    y = L.Concatenate()([c, a])
+    return keras.Model(inp, L.GlobalAveragePooling1D()(y), name="attention")
+
+
+def attention_masked():
+    x = inp = keras.Input((8,), dtype="int32", name="tokens")
+    x = L.Embedding(20, 8, mask_zero=True)(x)
+    h = L.MultiHeadAttention(2, 4)(x, x)
+    a = L.Attention()([x, h])
+    return keras.Model(inp, L.GlobalAveragePooling1D()(L.Add()([h, a])),
+                       name="attention_masked")
+
+
 MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "merge_multi_io": merge_multi_io, "nested": nested, "shapes": shapes, "norms": norms,
           "embedding": embedding, "sequential": sequential, "extras": extras,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
-          "rnn_wrappers": rnn_wrappers}
+          "rnn_wrappers": rnn_wrappers, "attention": attention,
+          "attention_masked": attention_masked}
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",
-                 "rnn_gru", "rnn_masked", "rnn_wrappers")
+                 "rnn_gru", "rnn_masked", "rnn_wrappers", "attention", "attention_masked")
 
 
 def randomize(model, rng):

@@ -19,11 +19,17 @@ def _broadcast_shape(ctx: LayerCtx, shapes) -> tuple:
     return tuple(out)
 
 
-def _mask(inputs):
-    """The merged mask: the AND of the inputs' masks (Keras' Merge.compute_mask), the first
-    one alone when only one is set."""
-    masks = [t.mask for t in inputs if t.mask is not None]
-    return masks[0] if len(masks) == 1 else None
+def _mask(ctx: LayerCtx, inputs) -> KTensor | None:
+    """The merged mask (Merge.compute_mask): the inputs' masks ORed by Keras 3, ANDed by
+    Keras 2; one mask (or the same one on every input) passes as it is."""
+    masks = list({t.mask.ref: t.mask for t in inputs if t.mask is not None}.values())
+    if len(masks) <= 1:
+        return masks[0] if masks else None
+    op_type = "LogicalAnd" if ctx.keras2 else "LogicalOr"
+    ref = masks[0].ref
+    for k, m in enumerate(masks[1:]):
+        ref = ctx.op(f"mask_{k}", op_type, [ref, m.ref], dtype=None)
+    return KTensor(ref, masks[0].shape, masks[0].dtype)
 
 
 def elementwise(op_type: str, scale_by_count: bool = False):
@@ -38,7 +44,7 @@ def elementwise(op_type: str, scale_by_count: bool = False):
             y = ctx.op("truediv", "RealDiv",
                        [y, ctx.g.const(f"{ctx.prefix}/count", np.float32(len(inputs)))])
         shape = _broadcast_shape(ctx, [t.shape for t in inputs])
-        return KTensor(y, shape, inputs[0].dtype, _mask(inputs))
+        return KTensor(y, shape, inputs[0].dtype, _mask(ctx, inputs))
     return rule
 
 
@@ -56,8 +62,7 @@ def concatenate(ctx: LayerCtx) -> KTensor:
     y = ctx.op("concat", "ConcatV2",
                [t.ref for t in inputs] + [ctx.int_const("axis", axis)],
                N=len(inputs), Tidx=np.dtype(np.int32))
-    return KTensor(y, tuple(shape), inputs[0].dtype, _mask(inputs) if axis != rank - 1 else
-                   _mask(inputs))
+    return KTensor(y, tuple(shape), inputs[0].dtype, _mask(ctx, inputs))
 
 
 RULES = {

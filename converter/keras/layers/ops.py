@@ -28,7 +28,8 @@ def binary(op_type: str, out_bool: bool = False):
         if len(args) != 2 or not tensors:
             ctx.fail(f"called with {len(args)} arguments, {len(tensors)} tensors")
         a, b = (_operand(ctx, v, tensors[0], k) for k, v in enumerate(args))
-        ref = ctx.op(op_type, op_type, [a.ref, b.ref], dtype=a.dtype)
+        ref = ctx.op(op_type, op_type, [a.ref, b.ref],
+                     dtype=None if a.dtype == BOOL else a.dtype)
         shape = _broadcast_shape(ctx, [a.shape, b.shape])
         return KTensor(ref, shape, BOOL if out_bool else a.dtype)
     return rule
@@ -52,7 +53,14 @@ def reduction(op_type: str):
     return rule
 
 
+def convert_to_tensor(ctx: LayerCtx) -> KTensor:
+    """keras.ops.convert_to_tensor on a tensor: itself."""
+    return ctx.input()
+
+
 RULES = {
+    "ConvertToTensor": convert_to_tensor,
+    "LogicalOr": binary("LogicalOr", True),
     "Any": reduction("Any"), "Mean": reduction("Mean"),
     "Sum": reduction("Sum"), "Max": reduction("Max"), "Min": reduction("Min"),
     "NotEqual": binary("NotEqual", True),
