@@ -73,12 +73,13 @@ def open_keras(source) -> KerasFile:
     if text is None:
         raise ModelFormatError(f"{where} holds weights only (no model_config): save the whole "
                                "model (model.save('m.keras') or model.save('m.h5'))")
+    config = _json(text, where)
     if "model_weights" not in root:
-        raise ModelFormatError(f"{where} holds no model_weights group: save the model with "
-                               "its weights (model.save(..., include_optimizer=False))")
+        raise ModelFormatError(f"{where} holds no model_weights group: save the whole model "
+                               "(model.save('m.h5'))")
     version = root.attrs.get("keras_version", b"2")
     version = version.decode() if isinstance(version, bytes) else str(version)
-    return KerasFile(where, _json(text, where), root["model_weights"], True, version)
+    return KerasFile(where, config, root["model_weights"], True, version)
 
 
 def _open_zip(data: bytes, where: str, h5py) -> KerasFile:
