@@ -103,5 +103,13 @@ def static(ctx: LayerCtx, x: KTensor, axes=None) -> tuple:
     return tuple(dims)
 
 
+def channels_last(ctx: LayerCtx, x: KTensor, rank: int) -> None:
+    """Refuses channels_first layers and inputs that are not [batch, *rank dims, channels]."""
+    if ctx.cfg("data_format", "channels_last") != "channels_last":
+        ctx.fail("data_format channels_first: edgelite reads channels_last models")
+    if x.rank != rank + 2:
+        ctx.fail(f"expects a rank-{rank + 2} input, got shape {list(x.shape)}")
+
+
 def _shape_text(shape) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import KTensor, LayerCtx, static
+from ..context import KTensor, LayerCtx, channels_last, static
 from .activations import activate
 
 
@@ -28,10 +28,7 @@ class _Spec:
     """A conv layer's geometry from its config, as 2-D (1-D layers get height 1)."""
 
     def __init__(self, ctx: LayerCtx, x: KTensor, rank: int) -> None:
-        if ctx.cfg("data_format", "channels_last") != "channels_last":
-            ctx.fail("data_format channels_first: edgelite reads channels_last models")
-        if x.rank != rank + 2:
-            ctx.fail(f"expects a rank-{rank + 2} input, got shape {list(x.shape)}")
+        channels_last(ctx, x, rank)
         self.rank = rank
         self.kernel = _pair(ctx.cfg("kernel_size", 1), rank)
         self.strides = _pair(ctx.cfg("strides", 1), rank)
@@ -83,11 +80,15 @@ def _finish(ctx: LayerCtx, y: str, shape: tuple, spec: _Spec, bias, mask=None) -
                     ctx.cfg("activation", "linear"))
 
 
-def _bias_names(ctx: LayerCtx, names: list) -> list:
-    return names + (["bias"] if ctx.cfg("use_bias", True) else [])
-
-
-def _split(ws: list, n: int):
+def _kernels(ctx: LayerCtx, x: KTensor, rank: int, names: list, in_axis: int = -2):
+    """The layer's kernels `names` and its bias (None without use_bias); the first kernel
+    must take x's channels on `in_axis`."""
+    names = names + (["bias"] if ctx.cfg("use_bias", True) else [])
+    ws = ctx.weights(names)
+    kernel = ws[0]
+    if kernel.ndim != rank + 2 or kernel.shape[in_axis] != x.shape[-1]:
+        ctx.fail(f"kernel {list(kernel.shape)} does not fit input {list(x.shape)}")
+    n = len(names) - ctx.cfg("use_bias", True)
     return ws[:n], (ws[n] if len(ws) > n else None)
 
 
@@ -97,9 +98,7 @@ def conv(rank: int):
         spec = _Spec(ctx, x, rank)
         if int(ctx.cfg("groups", 1)) != 1:
             ctx.fail("grouped convolution (groups > 1) is not written by edgelite")
-        (kernel,), bias = _split(ctx.weights(_bias_names(ctx, ["kernel"])), 1)
-        if kernel.ndim != rank + 2 or kernel.shape[-2] != x.shape[-1]:
-            ctx.fail(f"kernel {list(kernel.shape)} does not fit input {list(x.shape)}")
+        (kernel,), bias = _kernels(ctx, x, rank, ["kernel"])
         x2 = _as_2d(ctx, x, spec)
         k2 = kernel[None] if rank == 1 else kernel
         y = ctx.op("Conv2D", "Conv2D", [x2.ref, ctx.const("kernel", k2)], **spec.attrs())
@@ -119,9 +118,7 @@ def depthwise(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
         spec = _Spec(ctx, x, rank)
-        (kernel,), bias = _split(ctx.weights(_bias_names(ctx, ["depthwise_kernel"])), 1)
-        if kernel.ndim != rank + 2 or kernel.shape[-2] != x.shape[-1]:
-            ctx.fail(f"kernel {list(kernel.shape)} does not fit input {list(x.shape)}")
+        (kernel,), bias = _kernels(ctx, x, rank, ["depthwise_kernel"])
         y = _depthwise(ctx, _as_2d(ctx, x, spec), spec, kernel)
         return _finish(ctx, y.ref, y.shape, spec, bias, x.mask)
     return rule
@@ -132,10 +129,7 @@ def separable(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
         spec = _Spec(ctx, x, rank)
-        names = _bias_names(ctx, ["depthwise_kernel", "pointwise_kernel"])
-        (dw, pw), bias = _split(ctx.weights(names), 2)
-        if dw.ndim != rank + 2 or dw.shape[-2] != x.shape[-1]:
-            ctx.fail(f"depthwise kernel {list(dw.shape)} does not fit input {list(x.shape)}")
+        (dw, pw), bias = _kernels(ctx, x, rank, ["depthwise_kernel", "pointwise_kernel"])
         mid = _depthwise(ctx, _as_2d(ctx, x, spec), spec, dw)
         pw2 = pw[None] if rank == 1 else pw
         y = ctx.op("separable_conv2d", "Conv2D", [mid.ref, ctx.const("pointwise_kernel", pw2)],
@@ -169,9 +163,7 @@ def transpose(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
         spec = _Spec(ctx, x, rank)
-        (kernel,), bias = _split(ctx.weights(_bias_names(ctx, ["kernel"])), 1)
-        if kernel.ndim != rank + 2 or kernel.shape[-1] != x.shape[-1]:
-            ctx.fail(f"kernel {list(kernel.shape)} does not fit input {list(x.shape)}")
+        (kernel,), bias = _kernels(ctx, x, rank, ["kernel"], in_axis=-1)
         if any(d != 1 for d in spec.dilation):
             ctx.fail("dilated transposed convolution is not written by edgelite")
         out_pad = ctx.config.get("output_padding")

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import KTensor, LayerCtx, static
+from ..context import KTensor, LayerCtx, channels_last, static
 from .conv import _pair, out_length
 
 
 def pool(op_type: str, rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
-        if ctx.cfg("data_format", "channels_last") != "channels_last":
-            ctx.fail("data_format channels_first: edgelite reads channels_last models")
-        if x.rank != rank + 2:
-            ctx.fail(f"expects a rank-{rank + 2} input, got shape {list(x.shape)}")
+        channels_last(ctx, x, rank)
         size = _pair(ctx.cfg("pool_size", 2), rank)
         strides = _pair(ctx.cfg("strides") or size, rank)
         padding = str(ctx.cfg("padding", "valid")).lower()
@@ -40,10 +37,7 @@ def pool(op_type: str, rank: int):
 def global_pool(op_type: str, rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
-        if ctx.cfg("data_format", "channels_last") != "channels_last":
-            ctx.fail("data_format channels_first: edgelite reads channels_last models")
-        if x.rank != rank + 2:
-            ctx.fail(f"expects a rank-{rank + 2} input, got shape {list(x.shape)}")
+        channels_last(ctx, x, rank)
         keep = bool(ctx.cfg("keepdims", False))
         axes = ctx.int_const("reduction_indices", list(range(1, rank + 1)))
         shape = (x.shape[0],) + ((1,) * rank if keep else ()) + (x.shape[-1],)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import KTensor, LayerCtx, static
+from ..context import KTensor, LayerCtx, channels_last, static
 from .conv import _pair
 
 I32 = np.dtype(np.int32)
@@ -66,17 +66,10 @@ def _edges(ctx: LayerCtx, key: str, rank: int, default) -> list[tuple[int, int]]
     return out
 
 
-def _check_channels_last(ctx: LayerCtx, x: KTensor, rank: int) -> None:
-    if ctx.cfg("data_format", "channels_last") != "channels_last":
-        ctx.fail("data_format channels_first: edgelite reads channels_last models")
-    if x.rank != rank + 2:
-        ctx.fail(f"expects a rank-{rank + 2} input, got shape {list(x.shape)}")
-
-
 def zero_padding(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
-        _check_channels_last(ctx, x, rank)
+        channels_last(ctx, x, rank)
         edges = _edges(ctx, "padding", rank, 1)
         pads = [[0, 0]] + [list(e) for e in edges] + [[0, 0]]
         y = ctx.op("Pad", "Pad", [x.ref, ctx.int_const("paddings", pads)], Tpaddings=I32)
@@ -89,7 +82,7 @@ def zero_padding(rank: int):
 def cropping(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
-        _check_channels_last(ctx, x, rank)
+        channels_last(ctx, x, rank)
         edges = _edges(ctx, "cropping", rank, 1)
         dims = static(ctx, x)[:-1]
         sizes = [n - a - b for n, (a, b) in zip(dims, edges)]
@@ -117,7 +110,7 @@ def upsampling2d(ctx: LayerCtx) -> KTensor:
     """ResizeNearestNeighbor / ResizeBilinear to size * input, half-pixel centers
     (tf.image.resize)."""
     x = ctx.input()
-    _check_channels_last(ctx, x, 2)
+    channels_last(ctx, x, 2)
     sh, sw = _pair(ctx.cfg("size", 2), 2)
     h, w, c = static(ctx, x)
     method = ctx.cfg("interpolation", "nearest")

@@ -12,7 +12,8 @@ import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter.model import load_model
-from tests.conftest import MODELS, litert_module
+from tests.conftest import MODELS
+from tests.interpreter.op_models import run_litert_default
 from tests.interpreter.oracle import assert_close, run_edgelite
 from tests.interpreter.oracle import run_litert as run_litert_ref
 KERAS = MODELS / "keras"
@@ -27,16 +28,6 @@ def _golden(stem: str):
     return ins, outs
 
 
-def run_litert(model: bytes, feeds):
-    """LiteRT's default kernels (its reference resolver has no ELU)."""
-    interp = litert_module().Interpreter(model_content=model)
-    interp.allocate_tensors()
-    for detail, value in zip(interp.get_input_details(), feeds):
-        interp.set_tensor(detail["index"], value)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
-
-
 @pytest.mark.parametrize("stem", sorted(META))
 def test_matches_keras_and_litert(stem):
     result = convert_detailed(str(KERAS / META[stem]["file"]))
@@ -49,7 +40,7 @@ def test_matches_keras_and_litert(stem):
         assert len(ours) == len(outs)
         for got, want in zip(ours, outs):
             assert_close(got, want[i:i + 1], rtol=1e-5, atol_factor=1e-5)
-        for got, ref in zip(ours, run_litert(result.model, feeds)):
+        for got, ref in zip(ours, run_litert_default(result.model, feeds)):
             assert_close(got, ref, rtol=1e-5, atol_factor=1e-5)
 
 
