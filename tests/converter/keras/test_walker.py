@@ -67,3 +67,32 @@ def test_int8_runs_in_litert_bit_exact(stem, tmp_path):
             cos = float(np.dot(got.ravel(), want[i].ravel()) /
                         (np.linalg.norm(got) * np.linalg.norm(want[i]) + 1e-12))
             assert cos > 0.95, cos
+
+
+def test_unknown_input_dims_are_fixed_by_input_shapes(tmp_path):
+    """A [batch, None, 4] input: refused naming --input-shape, converted with it."""
+    from edgelite.interpreter.errors import ShapeError
+    from tests.converter.keras.kfiles import convert_config, functional
+    config = functional([("dense", "Dense", {"name": "dense", "units": 2})], (None, None, 4))
+    kernel = np.arange(8, dtype=np.float32).reshape(4, 2) / 8
+    weights = {"dense": [kernel, np.array([0.5, -0.5], np.float32)]}
+    with pytest.raises(ShapeError, match=r"layer 'dense' \(Dense\): input shape \[\?, \?, 4\] "
+                                         r"has unknown dimensions: give the model's input a "
+                                         r"full shape \(--input-shape NAME=\.\.\.\)"):
+        convert_config(tmp_path, config, weights)
+    result = convert_config(tmp_path, config, weights, input_shapes={"x": (1, 3, 4)})
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(1, 3, 4)
+    (y,) = run_edgelite(result.model, [x])
+    np.testing.assert_allclose(y, x @ kernel + weights["dense"][1], rtol=1e-6)
+
+
+def test_a_layer_reading_a_tensor_no_layer_makes_is_named(tmp_path):
+    from edgelite.interpreter.errors import GraphError
+    from tests.converter.keras.kfiles import convert_config, functional
+    config = functional([("dense", "Dense", {"name": "dense", "units": 2})])
+    node = config["config"]["layers"][1]["inbound_nodes"][0]
+    node["args"][0]["config"]["keras_history"] = ["ghost", 0, 0]
+    with pytest.raises(GraphError, match=r"model 'model': layers 'dense' read tensors no "
+                                         r"layer makes"):
+        convert_config(tmp_path, config, {"dense": [np.zeros((4, 2), np.float32),
+                                                    np.zeros(2, np.float32)]})
