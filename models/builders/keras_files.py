@@ -222,6 +222,13 @@ def rnn_wrappers():
     return keras.Model(inp, [L.Flatten()(y), h, c], name="rnn_wrappers")
 
 
+def conv_lstm():
+    x = inp = keras.Input((4, 6, 6, 2), name="frames")
+    x = L.ConvLSTM2D(3, 3, padding="same", return_sequences=True)(x)
+    x = L.ConvLSTM2D(2, 3, strides=2, padding="valid")(x)
+    return keras.Model(inp, L.Dense(3)(L.Flatten()(x)), name="conv_lstm")
+
+
 def attention():
     x = inp = keras.Input((6, 8), name="seq")
     h = L.MultiHeadAttention(2, 4, name="self_attention")(x, x)
@@ -248,9 +255,10 @@ MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "embedding": embedding, "sequential": sequential, "extras": extras,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
           "rnn_wrappers": rnn_wrappers, "attention": attention,
-          "attention_masked": attention_masked}
+          "attention_masked": attention_masked, "conv_lstm": conv_lstm}
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",
-                 "rnn_gru", "rnn_masked", "rnn_wrappers", "attention", "attention_masked")
+                 "rnn_gru", "rnn_masked", "rnn_wrappers", "attention", "attention_masked",
+                 "conv_lstm")
 
 
 def randomize(model, rng):

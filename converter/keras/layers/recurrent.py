@@ -1,5 +1,5 @@
-"""Recurrent layers: LSTM, GRU (both reset_after forms), SimpleRNN, and the wrappers
-Bidirectional and TimeDistributed.
+"""Recurrent layers: LSTM, GRU (both reset_after forms), SimpleRNN, ConvLSTM2D, and the
+wrappers Bidirectional and TimeDistributed.
 
 An RNN becomes the loop tf.keras itself freezes to, written as TF1 frame nodes (Enter /
 Merge / Switch / NextIteration / Exit / LoopCond, converter/control_flow/functionalize_while
@@ -85,8 +85,8 @@ def _matmul(b: LayerCtx, a: str, w: str, name="MatMul") -> str:
     return b.op(name, "MatMul", [a, w], transpose_a=False, transpose_b=False)
 
 
-def _split(b: LayerCtx, z: str, n: int) -> list[str]:
-    s = b.op("split", "Split", [b.g.const(f"{b.prefix}/split_dim", np.int32(1)), z],
+def _split(b: LayerCtx, z: str, n: int, axis: int = 1) -> list[str]:
+    s = b.op("split", "Split", [b.g.const(f"{b.prefix}/split_dim", np.int32(axis)), z],
              num_split=n)
     return [s if k == 0 else f"{s}:{k}" for k in range(n)]
 
@@ -145,13 +145,39 @@ def simple_step(b, x, states, w, cfg, units):
     return h2, [h2]
 
 
-CELLS = {"LSTM": (lstm_step, 2, 4), "GRU": (gru_step, 1, 3), "SimpleRNN": (simple_step, 1, 1)}
+def conv_lstm_step(b, x, states, w, cfg, units):
+    """ConvLSTM2D: the LSTM gates from conv(x, kernel) + conv(h, recurrent_kernel) (the
+    recurrent conv 'same', stride 1), split on the channel axis."""
+    h, c = states
+    spec = w["spec"]
+    zx = b.op("conv", "Conv2D", [x, w["kernel"]], **spec.attrs())
+    zh = b.op("conv_recurrent", "Conv2D", [h, w["recurrent_kernel"]], strides=[1, 1, 1, 1],
+              dilations=[1, 1, 1, 1], padding="SAME", data_format="NHWC")
+    z = b.op("add", "AddV2", [zx, zh])
+    if "bias" in w:
+        z = b.op("BiasAdd", "BiasAdd", [z, w["bias"]], data_format="NHWC")
+    zi, zf, zg, zo = _split(b, z, 4, axis=3)
+    rec, act = cfg.get("recurrent_activation", "sigmoid"), cfg.get("activation", "tanh")
+    i, f, o = (_act(b, r, rec, units) for r in (zi, zf, zo))
+    c2 = b.op("add_1", "AddV2", [b.op("mul", "Mul", [f, c]),
+                                 b.op("mul_1", "Mul", [i, _act(b, zg, act, units)])])
+    h2 = b.op("mul_2", "Mul", [o, _act(b, c2, act, units)])
+    return h2, [h2, c2]
 
 
-def _weights(ctx: LayerCtx, cls: str, cfg: dict, units: int, features: int) -> dict:
+# class -> (step, number of states, gates, input rank)
+CELLS = {"LSTM": (lstm_step, 2, 4, 3), "GRU": (gru_step, 1, 3, 3),
+         "SimpleRNN": (simple_step, 1, 1, 3), "ConvLSTM2D": (conv_lstm_step, 2, 4, 5)}
+
+
+def _weights(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor):
+    """The cell's weights by name, and the shape of its state (without the batch)."""
     names = ["kernel", "recurrent_kernel"] + (["bias"] if cfg.get("use_bias", True) else [])
     arrays = dict(zip(names, ctx.weights(names, ("cell", ""))))
     gates = CELLS[cls][2]
+    if cls == "ConvLSTM2D":
+        return arrays, _conv_state(ctx, cfg, x, arrays)
+    units, features = int(cfg.get("units")), x.shape[-1]
     if arrays["kernel"].shape != (features, gates * units) or \
             arrays["recurrent_kernel"].shape != (units, gates * units):
         ctx.fail(f"kernels {list(arrays['kernel'].shape)} / "
@@ -166,21 +192,38 @@ def _weights(ctx: LayerCtx, cls: str, cfg: dict, units: int, features: int) -> d
     if cls == "GRU" and not cfg.get("reset_after", True):
         u = arrays.pop("recurrent_kernel")
         arrays["recurrent_parts"] = [u[:, k * units:(k + 1) * units] for k in range(3)]
-    return arrays
+    return arrays, (units,)
+
+
+def _conv_state(ctx: LayerCtx, cfg: dict, x: KTensor, arrays: dict) -> tuple:
+    from .conv import _Spec
+    step = KTensor(x.ref, (x.shape[0],) + x.shape[2:], x.dtype)
+    spec = _Spec(replace(ctx, config=cfg), step, 2)
+    if spec.padding == "causal":
+        ctx.fail("causal padding is for 1-D convolutions")
+    filters = int(cfg.get("filters"))
+    k, rk = arrays["kernel"], arrays["recurrent_kernel"]
+    if k.ndim != 4 or k.shape[2:] != (x.shape[-1], 4 * filters) or \
+            rk.shape[2:] != (filters, 4 * filters):
+        ctx.fail(f"kernels {list(k.shape)} / {list(rk.shape)} do not fit {filters} filters on "
+                 f"{x.shape[-1]} channels")
+    arrays["spec"] = spec
+    return spec.out_shape(step.shape, filters)[1:]
 
 
 def run_rnn(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor, go_backwards: bool,
             initial: list | None = None, zero_masked_output: bool = False):
-    """The layer's outputs: (every step [B, T, U] or the last [B, U]) and the final states."""
-    if cfg.get("unroll", False) is None or x.rank != 3:
-        ctx.fail(f"expects a [batch, steps, features] input, got {list(x.shape)}")
-    steps, features = static(ctx, x)
-    units = int(cfg.get("units"))
-    step, n_states, _ = CELLS[cls]
-    w = _weights(ctx, cls, cfg, units, features)
+    """The layer's outputs: (every step [B, T, *S] or the last [B, *S], S the state's
+    shape) and the final states."""
+    step, n_states, _, rank = CELLS[cls]
+    if x.rank != rank:
+        ctx.fail(f"expects a rank-{rank} [batch, steps, ...] input, got {list(x.shape)}")
+    steps = static(ctx, x)[0]
+    w, state = _weights(ctx, cls, cfg, x)
+    units = state[-1]
+    perm = [1, 0] + list(range(2, rank))
     g = ctx.g
-    seq = ctx.op("transpose", "Transpose", [x.ref, ctx.int_const("perm", [1, 0, 2])],
-                 Tperm=I32)
+    seq = ctx.op("transpose", "Transpose", [x.ref, ctx.int_const("perm", perm)], Tperm=I32)
     mask = None
     if x.mask is not None:
         mask = ctx.op("mask_transpose", "Transpose",
@@ -191,18 +234,19 @@ def run_rnn(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor, go_backwards: bool,
         if mask is not None:
             mask = ctx.op("mask_ReverseV2", "ReverseV2",
                           [mask, ctx.int_const("mask_time_axis", [0])], dtype=BOOL, Tidx=I32)
-    dims = ctx.op("zeros/shape", "ConcatV2", [batch_of(ctx, x), ctx.int_const("units", [units]),
+    dims = ctx.op("zeros/shape", "ConcatV2", [batch_of(ctx, x), ctx.int_const("units", state),
                                               ctx.int_const("zeros/axis", 0)],
                   dtype=I32, N=2, Tidx=I32)
     zeros = ctx.op("zeros", "Fill", [dims, g.const(f"{ctx.prefix}/zero", np.float32(0))],
                    index_type=I32)
     sequences = bool(cfg.get("return_sequences", False))
-    element = ctx.int_const("element_shape", [-1, units])
+    element = ctx.int_const("element_shape", [-1, *state])
     if sequences:
         out_list = ctx.op("TensorListReserve", "TensorListReserve",
                           [element, ctx.g.const(f"{ctx.prefix}/num", np.int32(steps))],
                           dtype=None, element_dtype=F32, shape_type=I32)
-    consts = {k: ctx.const(f"cell/{k}", v) for k, v in w.items() if k != "recurrent_parts"}
+    consts = {k: ctx.const(f"cell/{k}", v) for k, v in w.items()
+              if k not in ("recurrent_parts", "spec")}
     if "recurrent_parts" in w:
         for k, part in enumerate(w["recurrent_parts"]):
             consts[f"recurrent_part_{k}"] = ctx.const(f"cell/recurrent_kernel_{'zrh'[k]}", part)
@@ -216,6 +260,7 @@ def run_rnn(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor, go_backwards: bool,
     inv = {k: loop.invariant(v) for k, v in consts.items()}
     if "recurrent_part_0" in inv:
         inv["recurrent_parts"] = [inv.pop(f"recurrent_part_{k}") for k in range(3)]
+    inv["spec"] = w.get("spec")
     b = replace(ctx, g=loop.body, prefix=f"{loop.name}/body", _consts={})
     axis0 = b.g.const(f"{b.prefix}/axis", np.int32(0))
     x_t = b.op("GatherV2", "GatherV2", [seq_in, loop.t, axis0], dtype=None, Tparams=F32,
@@ -224,8 +269,10 @@ def run_rnn(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor, go_backwards: bool,
     if mask_in is not None:
         m = b.op("mask_t", "GatherV2", [mask_in, loop.t, axis0], dtype=None, Tparams=BOOL,
                  Tindices=I32, Taxis=I32, batch_dims=0)
-        m = b.op("mask_t/ExpandDims", "ExpandDims",
-                 [m, b.g.const(f"{b.prefix}/mask_dim", np.int32(-1))], dtype=BOOL, Tdim=I32)
+        m = b.op("mask_t/Reshape", "Reshape",   # [B] -> [B, 1, ...]: broadcast on the state
+                 [m, b.g.const(f"{b.prefix}/mask_shape", np.array([-1] + [1] * len(state),
+                                                                  np.int32))],
+                 dtype=BOOL, Tshape=I32)
         new_states = [b.op("select_state", "SelectV2", [m, new, old])
                       for new, old in zip(new_states, states)]
         held = b.op("zeros_like", "ZerosLike", [out]) if zero_masked_output else states[0]
@@ -239,12 +286,12 @@ def run_rnn(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor, go_backwards: bool,
     if sequences:
         stacked = ctx.op("TensorListStack", "TensorListStack", [exits[-1], element],
                          dtype=None, element_dtype=F32, num_elements=steps)
-        y = ctx.op("transpose_1", "Transpose", [stacked, ctx.int_const("perm_1", [1, 0, 2])],
+        y = ctx.op("transpose_1", "Transpose", [stacked, ctx.int_const("perm_1", perm)],
                    Tperm=I32)
-        output = KTensor(y, (x.shape[0], steps, units), F32, x.mask)
+        output = KTensor(y, (x.shape[0], steps, *state), F32, x.mask)
     else:
-        output = KTensor(finals[0], (x.shape[0], units), F32)
-    return output, [KTensor(s, (x.shape[0], units), F32) for s in finals]
+        output = KTensor(finals[0], (x.shape[0], *state), F32)
+    return output, [KTensor(s, (x.shape[0], *state), F32) for s in finals]
 
 
 def _initial(ctx: LayerCtx) -> list | None:
@@ -284,7 +331,7 @@ def bidirectional(ctx: LayerCtx):
     else:                                   # Keras 2: the forward layer, reversed
         bcls, bwd_cfg = cls, {**fwd_cfg,
                               "go_backwards": not fwd_cfg.get("go_backwards", False)}
-    if cls not in CELLS or bcls not in CELLS:
+    if cls not in CELLS or bcls not in CELLS or "ConvLSTM2D" in (cls, bcls):
         ctx.fail(f"wraps a {cls}: edgelite reads LSTM, GRU and SimpleRNN")
     sequences = bool(fwd_cfg.get("return_sequences", False))
     zero_out = sequences
@@ -342,5 +389,6 @@ def time_distributed(ctx: LayerCtx) -> KTensor:
 
 RULES = {
     "LSTM": rnn("LSTM"), "GRU": rnn("GRU"), "SimpleRNN": rnn("SimpleRNN"),
+    "ConvLSTM2D": rnn("ConvLSTM2D"),
     "Bidirectional": bidirectional, "TimeDistributed": time_distributed,
 }
