@@ -36,8 +36,12 @@ def h5py_module():
     return h5py
 
 
+KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
+
+
 def is_keras_file(source) -> bool:
-    """True for a path to a .keras zip or an HDF5 file (sniffed from its first bytes)."""
+    """True for a .keras zip or an HDF5 file (path or bytes, sniffed from the first bytes).
+    A file named .keras / .h5 / .hdf5 that is neither is refused here, in one line."""
     if isinstance(source, (bytes, bytearray)):
         head = bytes(source[:8])
     else:
@@ -46,7 +50,12 @@ def is_keras_file(source) -> bool:
             return False
         with open(path, "rb") as f:
             head = f.read(8)
-    return head.startswith(ZIP_MAGIC) or head == HDF5_MAGIC
+    if head.startswith(ZIP_MAGIC) or head == HDF5_MAGIC:
+        return True
+    if not isinstance(source, (bytes, bytearray)) and path.lower().endswith(KERAS_SUFFIXES):
+        raise ModelFormatError(f"{quoted_path(path)} is neither a .keras archive (zip) nor an "
+                               "HDF5 file: not a Keras model file")
+    return False
 
 
 @dataclass

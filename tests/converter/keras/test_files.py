@@ -60,6 +60,8 @@ def _h5(**attrs) -> bytes:
      "the model config names no model class"),
     (b"PK\x03\x04 truncated", "unreadable .keras archive"),
     (b"\x89HDF\r\n\x1a\n truncated", "not a readable HDF5 file"),
+    (b"", "is neither a .keras archive (zip) nor an HDF5 file"),
+    (b"node { name: 'x' }", "is neither a .keras archive (zip) nor an HDF5 file"),
 ])
 def test_malformed_files_are_refused_in_one_line(tmp_path, data, message):
     path = tmp_path / "bad.keras"
