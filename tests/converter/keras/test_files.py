@@ -87,3 +87,21 @@ def test_missing_h5py_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "h5py", None)   # import h5py raises ImportError
     with pytest.raises(EdgeliteError, match=r"needs h5py: pip install 'edgelite\[keras\]'"):
         convert(str(path))
+
+
+def test_cli_converts_keras_files_and_refuses_in_one_line(tmp_path):
+    from tests.cli.clitools import error_line, invoke
+    from tests.converter.keras.kfiles import functional
+    out = tmp_path / "m.tflite"
+    calib = tmp_path / "calib.npy"   # one input: a plain array
+    np.save(calib, np.load(MODELS / "keras" / "cnn_legacy.golden.npz")["in_0"])
+    result = invoke("convert", MODELS / "keras" / "cnn_legacy.h5", "-o", out, "--quantize",
+                    "int8", "--calib", calib)
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and out.stat().st_size > 0
+    bad = tmp_path / "lambda.keras"
+    bad.write_bytes(keras_bytes(functional([("odd", "Lambda", {"name": "odd"})]), {}))
+    line = error_line(invoke("convert", bad, "-o", tmp_path / "x.tflite"))
+    assert line == ("error: layer 'odd' (Lambda): a Lambda layer's Python code is not in the "
+                    "file; export the model with TensorFlow (model.export('saved_dir')) and "
+                    "convert that directory")
