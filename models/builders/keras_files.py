@@ -184,6 +184,10 @@ def extras():
         o.minimum(o.min(y, -1, keepdims=True), 0.2) + o.mean(y, -1, keepdims=True)
     x2 = keras.Input((6, 6, 2), name="image")
     w = L.SpatialDropout2D(0.5)(x2)
+    w = L.Conv2D(4, 3, padding="same")(w)
+    w = L.Conv2D(8, 3, padding="same", groups=4)(w)   # one group per channel: depthwise
+    from keras.src.applications.convnext import LayerScale
+    w = LayerScale(0.5, 8)(w)
     w = L.Conv2D(3, 3, padding="same", activation="hard_swish")(w)
     w = L.GlobalMaxPooling2D(keepdims=True)(w)
     w = L.Flatten()(w)

@@ -38,8 +38,12 @@ def rule_for(class_name: str, name: str, entry: dict):
     op_layer = isinstance(module, str) and module.startswith("keras.src.ops")
     rule = (ops.RULES if op_layer else REGISTRY).get(class_name)
     registered = entry.get("registered_name")
-    if rule is not None and not (isinstance(registered, str) and ">" in registered):
+    custom = (isinstance(registered, str) and ">" in registered) or \
+        (isinstance(module, str) and not module.startswith(("keras", "tf_keras")))
+    if rule is not None and not custom:
         return rule
+    if (module, class_name) in core.APPLICATION_LAYERS:
+        return core.APPLICATION_LAYERS[(module, class_name)]
     where = f"layer {quoted(name)} ({shown_class(class_name, entry)})"
     if class_name == "Lambda":
         raise UnsupportedOpError(f"{where}: a Lambda layer's Python code is not in the "

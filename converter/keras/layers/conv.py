@@ -80,13 +80,14 @@ def _finish(ctx: LayerCtx, y: str, shape: tuple, spec: _Spec, bias, mask=None) -
                     ctx.cfg("activation", "linear"))
 
 
-def _kernels(ctx: LayerCtx, x: KTensor, rank: int, names: list, in_axis: int = -2):
+def _kernels(ctx: LayerCtx, x: KTensor, rank: int, names: list, in_axis: int = -2,
+             groups: int = 1):
     """The layer's kernels `names` and its bias (None without use_bias); the first kernel
-    must take x's channels on `in_axis`."""
+    must take x's channels (per group) on `in_axis`."""
     names = names + (["bias"] if ctx.cfg("use_bias", True) else [])
     ws = ctx.weights(names)
     kernel = ws[0]
-    if kernel.ndim != rank + 2 or kernel.shape[in_axis] != x.shape[-1]:
+    if kernel.ndim != rank + 2 or kernel.shape[in_axis] * groups != x.shape[-1]:
         ctx.fail(f"kernel {list(kernel.shape)} does not fit input {list(x.shape)}")
     n = len(names) - ctx.cfg("use_bias", True)
     return ws[:n], (ws[n] if len(ws) > n else None)
@@ -96,9 +97,15 @@ def conv(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
         x = ctx.input()
         spec = _Spec(ctx, x, rank)
-        if int(ctx.cfg("groups", 1)) != 1:
-            ctx.fail("grouped convolution (groups > 1) is not written by edgelite")
-        (kernel,), bias = _kernels(ctx, x, rank, ["kernel"])
+        groups = int(ctx.cfg("groups", 1))
+        if groups not in (1, x.shape[-1]):
+            ctx.fail(f"grouped convolution ({groups} groups of {x.shape[-1]} channels): "
+                     "edgelite writes groups 1 and groups = channels (a depthwise conv)")
+        (kernel,), bias = _kernels(ctx, x, rank, ["kernel"], groups=groups)
+        if groups > 1:   # one group per channel: kernel [.., 1, C * m] is depthwise [.., C, m]
+            kernel = kernel.reshape(kernel.shape[:-2] + (groups, kernel.shape[-1] // groups))
+            y = _depthwise(ctx, _as_2d(ctx, x, spec), spec, kernel)
+            return _finish(ctx, y.ref, y.shape, spec, bias, x.mask)
         x2 = _as_2d(ctx, x, spec)
         k2 = kernel[None] if rank == 1 else kernel
         y = ctx.op("Conv2D", "Conv2D", [x2.ref, ctx.const("kernel", k2)], **spec.attrs())

@@ -104,6 +104,19 @@ def embedding(ctx: LayerCtx) -> KTensor:
     return KTensor(y, x.shape + (table.shape[1],), np.dtype(np.float32), mask)
 
 
+def layer_scale(ctx: LayerCtx) -> KTensor:
+    """keras.applications ConvNeXt's LayerScale: x * gamma (per channel)."""
+    x = ctx.input()
+    (gamma,) = ctx.weights(["gamma"])
+    if gamma.shape != (x.shape[-1],):
+        ctx.fail(f"gamma {list(gamma.shape)} does not fit input {list(x.shape)}")
+    return KTensor(ctx.op("mul", "Mul", [x.ref, ctx.const("gamma", gamma)]), x.shape, x.dtype,
+                   x.mask)
+
+
+# layers keras.applications defines for itself, by module
+APPLICATION_LAYERS = {("keras.src.applications.convnext", "LayerScale"): layer_scale}
+
 PASSTHROUGH = ("Dropout", "SpatialDropout1D", "SpatialDropout2D",
                "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
                "Identity")

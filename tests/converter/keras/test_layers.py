@@ -10,7 +10,7 @@ import zipfile
 import h5py
 import pytest
 
-from edgelite.converter.keras.layers import REGISTRY, ops
+from edgelite.converter.keras.layers import REGISTRY, core, ops
 from edgelite.interpreter.errors import UnsupportedOpError
 from tests.conftest import MODELS
 from tests.converter.keras.kfiles import convert_config, dense_model, functional
@@ -44,6 +44,7 @@ def test_every_layer_rule_runs_on_a_committed_keras_file():
     layers, op_layers = _committed_classes()
     assert not set(REGISTRY) - layers, sorted(set(REGISTRY) - layers)
     assert not set(ops.RULES) - op_layers, sorted(set(ops.RULES) - op_layers)
+    assert {cls for _, cls in core.APPLICATION_LAYERS} <= layers
 
 
 @pytest.mark.parametrize("cls, message", [
@@ -61,6 +62,13 @@ def test_registered_custom_class_is_refused_even_with_a_builtin_name(tmp_path):
     config = functional([("dense", "Dense", {"name": "dense", "units": 2})])
     config["config"]["layers"][1]["registered_name"] = "my_pkg>Dense"
     with pytest.raises(UnsupportedOpError, match=r"layer 'dense' \(my_pkg>Dense\)"):
+        convert_config(tmp_path, config, {})
+
+
+def test_a_builtin_name_from_another_module_is_refused(tmp_path):
+    config = functional([("dense", "Dense", {"name": "dense", "units": 2})])
+    config["config"]["layers"][1]["module"] = "__main__"
+    with pytest.raises(UnsupportedOpError, match=r"layer 'dense' \(Dense\): not a built-in"):
         convert_config(tmp_path, config, {})
 
 
