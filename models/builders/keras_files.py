@@ -124,6 +124,9 @@ def shapes():
     x = L.Conv2DTranspose(4, 3, strides=2, padding="same")(x)
     x = L.Conv2DTranspose(4, 2, strides=1, padding="valid", activation="relu")(x)
     y = L.UpSampling2D((1, 2), interpolation="bilinear")(inp)
+    if not LEGACY:
+        y = L.CenterCrop(4, 10)(L.Resizing(6, 14)(y))
+        y = L.Resizing(4, 12, interpolation="nearest")(y)
     y = L.Permute((2, 1, 3))(y)
     y = L.Reshape((12, -1))(y)
     y = L.Dense(5)(y)                  # Dense on a rank-3 input
@@ -145,7 +148,11 @@ def norms():
     x = L.LayerNormalization(axis=[1, 2], epsilon=1e-5)(x)
     x = L.BatchNormalization()(x)
     x = L.GaussianNoise(0.3)(x)
-    return keras.Model(inp, x, name="norms")
+    y = L.EinsumDense("abc,cd->abd", output_shape=(5, 4), bias_axes="d",
+                      activation="relu")(x)
+    y = L.EinsumDense("abc,cde->abde", output_shape=(5, 2, 3))(y)
+    y = L.UnitNormalization(axis=[2, 3])(y)
+    return keras.Model(inp, [x, L.Reshape((5, 6))(y)], name="norms")
 
 
 def embedding():

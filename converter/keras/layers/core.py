@@ -30,6 +30,41 @@ def dense(ctx: LayerCtx) -> KTensor:
     return activate(ctx, KTensor(y, shape, x.dtype, x.mask), ctx.cfg("activation", "linear"))
 
 
+def einsum_dense(ctx: LayerCtx) -> KTensor:
+    """Einsum(x, kernel) by the layer's equation, the bias on `bias_axes`, the activation
+    (keras EinsumDense; the converter lowers Einsum to FULLY_CONNECTED / BATCH_MATMUL)."""
+    x = ctx.input()
+    equation = str(ctx.cfg("equation", "")).replace(" ", "")
+    lhs, _, out = equation.partition("->")
+    x_labels, _, k_labels = lhs.partition(",")
+    bias_axes = ctx.config.get("bias_axes")
+    names = ["kernel"] + (["bias"] if bias_axes else [])
+    w = ctx.weights(names)
+    if "." in equation or len(x_labels) != x.rank or len(k_labels) != w[0].ndim or not out:
+        ctx.fail(f"equation {equation!r} does not fit input {list(x.shape)} and kernel "
+                 f"{list(w[0].shape)}")
+    sizes = dict(zip(k_labels, w[0].shape))
+    sizes.update({a: d for a, d in zip(x_labels, x.shape) if d is not None or a not in sizes})
+    y = ctx.op("einsum/Einsum", "Einsum", [x.ref, ctx.const("kernel", w[0])],
+               equation=equation, N=2)
+    if bias_axes:
+        y = ctx.op("add", "AddV2", [y, ctx.const("bias", w[1])])
+    shape = tuple(sizes.get(a) for a in out)
+    return activate(ctx, KTensor(y, shape, x.dtype, x.mask), ctx.cfg("activation", "linear"))
+
+
+def unit_normalization(ctx: LayerCtx) -> KTensor:
+    """x / sqrt(max(sum(x^2, axis), 1e-12)) (keras UnitNormalization: l2_normalize)."""
+    x = ctx.input()
+    axes = ctx.cfg("axis", -1)
+    axes = sorted({int(a) % x.rank for a in ([axes] if isinstance(axes, int) else axes)})
+    sq = ctx.op("Sum", "Sum", [ctx.op("Square", "Square", [x.ref]), ctx.int_const("axis", axes)],
+                keep_dims=True, Tidx=np.dtype(np.int32))
+    inv = ctx.op("Rsqrt", "Rsqrt", [ctx.op("Maximum", "Maximum", [
+        sq, ctx.g.const(f"{ctx.prefix}/epsilon", np.float32(1e-12))])])
+    return KTensor(ctx.op("mul", "Mul", [x.ref, inv]), x.shape, x.dtype, x.mask)
+
+
 def passthrough(ctx: LayerCtx) -> KTensor:
     """Inference-time identity: Dropout, SpatialDropout*, GaussianNoise, GaussianDropout,
     AlphaDropout, ActivityRegularization, Identity."""
@@ -123,6 +158,8 @@ PASSTHROUGH = ("Dropout", "SpatialDropout1D", "SpatialDropout2D",
 
 RULES = {
     "Dense": dense,
+    "EinsumDense": einsum_dense,
+    "UnitNormalization": unit_normalization,
     "Embedding": embedding,
     "Masking": masking,
     "Rescaling": rescaling,

@@ -122,7 +122,40 @@ def upsampling2d(ctx: LayerCtx) -> KTensor:
     return KTensor(y, (x.shape[0], h * sh, w * sw, c), x.dtype)
 
 
+def resizing(ctx: LayerCtx) -> KTensor:
+    """keras Resizing: tf.image.resize (half-pixel centers, no antialiasing) to
+    (height, width), bilinear or nearest."""
+    x = ctx.input()
+    channels_last(ctx, x, 2)
+    h, w, c = static(ctx, x)
+    if ctx.cfg("crop_to_aspect_ratio", False) or ctx.cfg("pad_to_aspect_ratio", False):
+        ctx.fail("crop_to_aspect_ratio / pad_to_aspect_ratio are not written by edgelite")
+    size = [int(ctx.cfg("height")), int(ctx.cfg("width"))]
+    method = ctx.cfg("interpolation", "bilinear")
+    ops = {"nearest": "ResizeNearestNeighbor", "bilinear": "ResizeBilinear"}
+    if method not in ops:
+        ctx.fail(f"interpolation {method!r}: edgelite writes nearest and bilinear")
+    y = ctx.op(method, ops[method], [x.ref, ctx.int_const("size", size)],
+               align_corners=False, half_pixel_centers=True)
+    return KTensor(y, (x.shape[0], *size, c), x.dtype)
+
+
+def center_crop(ctx: LayerCtx) -> KTensor:
+    """keras CenterCrop of an input at least as large as (height, width)."""
+    x = ctx.input()
+    channels_last(ctx, x, 2)
+    h, w, c = static(ctx, x)
+    th, tw = int(ctx.cfg("height")), int(ctx.cfg("width"))
+    if th > h or tw > w:
+        ctx.fail(f"crops {th}x{tw} out of {h}x{w}: edgelite crops, it does not resize up")
+    top, left = (h - th) // 2, (w - tw) // 2
+    y = ctx.op("Slice", "Slice", [x.ref, ctx.int_const("begin", [0, top, left, 0]),
+                                  ctx.int_const("size", [-1, th, tw, -1])], Index=I32)
+    return KTensor(y, (x.shape[0], th, tw, c), x.dtype)
+
+
 RULES = {
+    "Resizing": resizing, "CenterCrop": center_crop,
     "Flatten": flatten, "Reshape": reshape, "Permute": permute, "RepeatVector": repeat_vector,
     "ZeroPadding1D": zero_padding(1), "ZeroPadding2D": zero_padding(2),
     "Cropping1D": cropping(1), "Cropping2D": cropping(2),
