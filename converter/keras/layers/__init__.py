@@ -12,7 +12,7 @@ from __future__ import annotations
 from ....interpreter.errors import UnsupportedOpError
 from ....interpreter.names import quoted
 from . import (activations, attention, conv, core, merge, norm, ops, pooling, recurrent,
-               reshaping)
+               reshaping, wrappers)
 
 REGISTRY = {
     **activations.RULES,
@@ -23,6 +23,7 @@ REGISTRY = {
     **norm.RULES,
     **pooling.RULES,
     **recurrent.RULES,
+    **wrappers.RULES,
     **reshaping.RULES,
 }
 

@@ -1,5 +1,5 @@
-"""Recurrent layers: LSTM, GRU (both reset_after forms), SimpleRNN, ConvLSTM2D, and the
-wrappers Bidirectional and TimeDistributed.
+"""Recurrent layers: LSTM, GRU (both reset_after forms), SimpleRNN, ConvLSTM2D (the
+wrappers Bidirectional and TimeDistributed: wrappers.py).
 
 An RNN becomes the loop tf.keras itself freezes to, written as TF1 frame nodes (Enter /
 Merge / Switch / NextIteration / Exit / LoopCond, converter/control_flow/functionalize_while
@@ -91,19 +91,25 @@ def _split(b: LayerCtx, z: str, n: int, axis: int = 1) -> list[str]:
     return [s if k == 0 else f"{s}:{k}" for k in range(n)]
 
 
-def lstm_step(b, x, states, w, cfg, units):
-    h, c = states
-    z = b.op("add", "AddV2", [_matmul(b, x, w["kernel"]),
-                              _matmul(b, h, w["recurrent_kernel"], "MatMul_1")])
-    if "bias" in w:
-        z = b.op("BiasAdd", "BiasAdd", [z, w["bias"]])
-    zi, zf, zg, zo = _split(b, z, 4)
+def _lstm_gates(b, parts, c, cfg, units):
+    """Keras' LSTM cell from its four gate sums (i, f, g, o): c' = f c + i act(g),
+    h' = o act(c')."""
+    zi, zf, zg, zo = parts
     rec, act = cfg.get("recurrent_activation", "sigmoid"), cfg.get("activation", "tanh")
     i, f, o = (_act(b, r, rec, units) for r in (zi, zf, zo))
     c2 = b.op("add_1", "AddV2", [b.op("mul", "Mul", [f, c]),
                                  b.op("mul_1", "Mul", [i, _act(b, zg, act, units)])])
     h2 = b.op("mul_2", "Mul", [o, _act(b, c2, act, units)])
     return h2, [h2, c2]
+
+
+def lstm_step(b, x, states, w, cfg, units):
+    h, c = states
+    z = b.op("add", "AddV2", [_matmul(b, x, w["kernel"]),
+                              _matmul(b, h, w["recurrent_kernel"], "MatMul_1")])
+    if "bias" in w:
+        z = b.op("BiasAdd", "BiasAdd", [z, w["bias"]])
+    return _lstm_gates(b, _split(b, z, 4), c, cfg, units)
 
 
 def gru_step(b, x, states, w, cfg, units):
@@ -156,13 +162,7 @@ def conv_lstm_step(b, x, states, w, cfg, units):
     z = b.op("add", "AddV2", [zx, zh])
     if "bias" in w:
         z = b.op("BiasAdd", "BiasAdd", [z, w["bias"]], data_format="NHWC")
-    zi, zf, zg, zo = _split(b, z, 4, axis=3)
-    rec, act = cfg.get("recurrent_activation", "sigmoid"), cfg.get("activation", "tanh")
-    i, f, o = (_act(b, r, rec, units) for r in (zi, zf, zo))
-    c2 = b.op("add_1", "AddV2", [b.op("mul", "Mul", [f, c]),
-                                 b.op("mul_1", "Mul", [i, _act(b, zg, act, units)])])
-    h2 = b.op("mul_2", "Mul", [o, _act(b, c2, act, units)])
-    return h2, [h2, c2]
+    return _lstm_gates(b, _split(b, z, 4, axis=3), c, cfg, units)
 
 
 # class -> (step, number of states, gates, input rank)
@@ -316,79 +316,7 @@ def rnn(cls: str):
     return rule
 
 
-def _inner(entry) -> tuple[str, dict]:
-    entry = entry or {}
-    return str(entry.get("class_name")), dict(entry.get("config") or {})
-
-
-def bidirectional(ctx: LayerCtx):
-    """The forward layer and the backward one (go_backwards) on the same input, the
-    backward sequence flipped back in time, merged by merge_mode."""
-    x = ctx.input()
-    cls, fwd_cfg = _inner(ctx.config.get("layer"))
-    if ctx.config.get("backward_layer"):   # its own config (Keras 3 always writes it)
-        bcls, bwd_cfg = _inner(ctx.config.get("backward_layer"))
-    else:                                   # Keras 2: the forward layer, reversed
-        bcls, bwd_cfg = cls, {**fwd_cfg,
-                              "go_backwards": not fwd_cfg.get("go_backwards", False)}
-    if cls not in CELLS or bcls not in CELLS or "ConvLSTM2D" in (cls, bcls):
-        ctx.fail(f"wraps a {cls}: edgelite reads LSTM, GRU and SimpleRNN")
-    sequences = bool(fwd_cfg.get("return_sequences", False))
-    zero_out = sequences
-    halves = []
-    for which, c, cfg in (("forward", cls, fwd_cfg), ("backward", bcls, bwd_cfg)):
-        sub = replace(ctx, prefix=f"{ctx.prefix}/{which}", _consts={},
-                      _weights=ctx._weights.scoped(f"{which}_layer", which))
-        halves.append(run_rnn(sub, c, cfg, x, bool(cfg.get("go_backwards", False)), None,
-                              zero_out))
-    (fo, fs), (bo, bs) = halves
-    if sequences:
-        bo = KTensor(ctx.op("backward/ReverseV2", "ReverseV2",
-                            [bo.ref, ctx.int_const("time_axis", [1])], Tidx=I32),
-                     bo.shape, F32, bo.mask)
-    mode = ctx.config.get("merge_mode", "concat")
-    if mode is None:
-        merged = [fo, bo]
-    elif mode == "concat":
-        merged = [KTensor(ctx.op("concat", "ConcatV2", [fo.ref, bo.ref,
-                                                        ctx.int_const("axis", -1)],
-                                 N=2, Tidx=I32),
-                          fo.shape[:-1] + (fo.shape[-1] + bo.shape[-1],), F32, fo.mask)]
-    elif mode in ("sum", "mul", "ave"):
-        y = ctx.op(mode, "Mul" if mode == "mul" else "AddV2", [fo.ref, bo.ref])
-        if mode == "ave":
-            y = ctx.op("ave_half", "Mul", [y, ctx.g.const(f"{ctx.prefix}/half",
-                                                          np.float32(0.5))])
-        merged = [KTensor(y, fo.shape, F32, fo.mask)]
-    else:
-        ctx.fail(f"merge_mode {mode!r}")
-    if fwd_cfg.get("return_state", False):
-        return merged + fs + bs
-    return merged if len(merged) > 1 else merged[0]
-
-
-def time_distributed(ctx: LayerCtx) -> KTensor:
-    """The wrapped layer on [B * T, ...]: Reshape, the layer, Reshape back."""
-    from . import REGISTRY
-    x = ctx.input()
-    cls, cfg = _inner(ctx.config.get("layer"))
-    rule = REGISTRY.get(cls)
-    if rule is None or cls in RULES:
-        ctx.fail(f"wraps a {cls}, not a layer edgelite reads inside TimeDistributed")
-    dims = static(ctx, x)
-    flat = ctx.reshape(x, (None,) + dims[1:], "Reshape_in")
-    inner = replace(ctx, class_name=cls, config=cfg, args=[flat], kwargs={},
-                    prefix=f"{ctx.prefix}/{cls.lower()}", _consts={},
-                    _weights=ctx._weights.scoped("layer", ""))
-    y = rule(inner)
-    if not isinstance(y, KTensor):
-        ctx.fail(f"the wrapped {cls} gives several outputs")
-    out = ctx.reshape(y, (x.shape[0], dims[0]) + y.shape[1:], "Reshape_out")
-    return replace(out, mask=x.mask)
-
-
 RULES = {
     "LSTM": rnn("LSTM"), "GRU": rnn("GRU"), "SimpleRNN": rnn("SimpleRNN"),
     "ConvLSTM2D": rnn("ConvLSTM2D"),
-    "Bidirectional": bidirectional, "TimeDistributed": time_distributed,
 }

@@ -96,3 +96,26 @@ def test_a_layer_reading_a_tensor_no_layer_makes_is_named(tmp_path):
                                          r"layer makes"):
         convert_config(tmp_path, config, {"dense": [np.zeros((4, 2), np.float32),
                                                     np.zeros(2, np.float32)]})
+
+
+@pytest.mark.slow
+def test_large_applications_match_keras():
+    """EfficientNetB0 / ResNet50 / DenseNet121 (too big to commit): built into a folder by
+    `python -m models.builders.keras_applications --all DIR` and named here by
+    EDGELITE_KERAS_APPS=DIR."""
+    import os
+    from pathlib import Path
+    folder = os.environ.get("EDGELITE_KERAS_APPS")
+    if not folder:
+        pytest.skip("EDGELITE_KERAS_APPS names no folder of built keras.applications files")
+    meta = json.loads((Path(folder) / "keras_applications.json").read_text())
+    for stem, entry in sorted(meta.items()):
+        result = convert_detailed(str(Path(folder) / entry["file"]))
+        n_ops = sum(len(sg.operators) for sg in load_model(result.model).subgraphs)
+        assert n_ops <= entry["tf_ops"], (stem, n_ops, entry["tf_ops"])
+        g = np.load(Path(folder) / f"{stem}.golden.npz")
+        for i in range(g["in_0"].shape[0]):
+            (y,) = run_edgelite(result.model, [g["in_0"][i:i + 1]])
+            want = g["out_0"][i:i + 1]
+            # deep random-weight nets: TF's own float file is 1.2e-4 off Keras on EfficientNetB0
+            assert np.max(np.abs(y - want)) <= 1e-4 * np.max(np.abs(want)), stem
