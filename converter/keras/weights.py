@@ -106,11 +106,16 @@ class WeightIndex:
                  for n in group.attrs.get("weight_names", [])]
         entries = []
         for name in names:
+            # "layer/kernel:0" (Keras 2), "model/layer/kernel" (Keras 3's .h5, nested):
+            # what follows the layer's own name; a nested model's group holds several layers
             parts = tuple(name.split("/"))
-            if len(scope) > 1:  # in a nested model's group: names start with the layer's
-                if parts[0] != scope[-1]:
-                    continue
-            entries.append((parts[1:] if len(parts) > 1 else parts, group.get(name)))
+            if scope[-1] in parts[:-1]:
+                rest = parts[parts.index(scope[-1]) + 1:]
+            elif len(scope) == 1:
+                rest = parts[1:] if len(parts) > 1 else parts
+            else:
+                continue
+            entries.append((rest, group.get(name)))
         return entries
 
 

@@ -267,6 +267,7 @@ MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
           "rnn_wrappers": rnn_wrappers, "attention": attention,
           "attention_masked": attention_masked, "conv_lstm": conv_lstm}
+K3_H5 = ("nested", "activations")   # also saved by Keras 3 as .h5 (model_config + model_weights)
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",
                  "rnn_gru", "rnn_masked", "rnn_wrappers", "attention", "attention_masked",
                  "conv_lstm")
@@ -353,6 +354,10 @@ def main() -> None:
         meta[Path(file).stem] = {"file": file, "tf_ops": tf_op_count(model),
                                  "keras": keras.__version__}
         print(file, meta[Path(file).stem])
+        if not LEGACY and name in K3_H5:   # Keras 3's legacy-format .h5 of the same model
+            model.save(OUT / f"{name}_k3.h5")
+            np.savez(OUT / f"{name}_k3.golden.npz", **golden)
+            meta[f"{name}_k3"] = dict(meta[Path(file).stem], file=f"{name}_k3.h5")
     meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
