@@ -105,3 +105,12 @@ def test_cli_converts_keras_files_and_refuses_in_one_line(tmp_path):
     assert line == ("error: layer 'odd' (Lambda): a Lambda layer's Python code is not in the "
                     "file; export the model with TensorFlow (model.export('saved_dir')) and "
                     "convert that directory")
+
+
+def test_compare_and_eval_read_a_keras_file_as_the_float_model():
+    from edgelite.converter.accuracy.sources import load_model
+    loaded = load_model(MODELS / "keras" / "fer_emotion.h5")
+    assert loaded.converted
+    g = np.load(MODELS / "keras" / "fer_emotion.golden.npz")
+    (y,) = run_edgelite(loaded.content, [g["in_0"][:1]])
+    np.testing.assert_allclose(y, g["out_0"][:1], rtol=1e-5, atol=1e-6)
