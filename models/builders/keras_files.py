@@ -146,6 +146,7 @@ def norms():
     x = L.LayerNormalization()(x)
     x = L.Dense(8)(x)
     x = L.LayerNormalization(axis=[1, 2], epsilon=1e-5)(x)
+    x = L.GroupNormalization(groups=2)(x)
     x = L.BatchNormalization()(x)
     x = L.GaussianNoise(0.3)(x)
     y = L.EinsumDense("abc,cd->abd", output_shape=(5, 4), bias_axes="d",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import KTensor, LayerCtx
+from ..context import KTensor, LayerCtx, static
 
 
 def _axes(ctx: LayerCtx, x: KTensor) -> list[int]:
@@ -76,7 +76,38 @@ def layer_norm(ctx: LayerCtx) -> KTensor:
     return KTensor(y, x.shape, x.dtype, x.mask)
 
 
+def group_norm(ctx: LayerCtx) -> KTensor:
+    """keras GroupNormalization (channels last): the channels split into `groups`, each
+    normalized over its channels and every non-batch axis, then gamma / beta per channel."""
+    x = ctx.input()
+    dims = static(ctx, x)
+    groups, channels = int(ctx.cfg("groups", 32)), dims[-1]
+    axis = ctx.cfg("axis", -1)
+    if axis not in (-1, x.rank - 1) or groups <= 0 or channels % groups:
+        ctx.fail(f"{groups} groups over axis {axis} of an input of shape {list(x.shape)}")
+    names = (["gamma"] if ctx.cfg("scale", True) else []) + \
+        (["beta"] if ctx.cfg("center", True) else [])
+    w = dict(zip(names, ctx.weights(names)))
+    grouped = ctx.reshape(x, (None, *dims[:-1], groups, channels // groups), "Reshape_groups")
+    axes = ctx.int_const("axes", list(range(1, x.rank - 1)) + [x.rank])
+    mean = ctx.op("moments/mean", "Mean", [grouped.ref, axes], keep_dims=True,
+                  Tidx=np.dtype(np.int32))
+    var = ctx.op("moments/variance", "Mean",
+                 [ctx.op("moments/SquaredDifference", "SquaredDifference", [grouped.ref, mean]),
+                  axes], keep_dims=True, Tidx=np.dtype(np.int32))
+    eps = ctx.g.const(f"{ctx.prefix}/epsilon", np.float32(ctx.cfg("epsilon", 1e-3)))
+    inv = ctx.op("Rsqrt", "Rsqrt", [ctx.op("add_eps", "AddV2", [var, eps])])
+    y = ctx.op("mul", "Mul", [ctx.op("sub", "Sub", [grouped.ref, mean]), inv])
+    y = ctx.reshape(KTensor(y, grouped.shape), x.shape, "Reshape_back").ref
+    if "gamma" in w:
+        y = ctx.op("mul_gamma", "Mul", [y, ctx.const("gamma", w["gamma"])])
+    if "beta" in w:
+        y = ctx.op("add_beta", "AddV2", [y, ctx.const("beta", w["beta"])])
+    return KTensor(y, x.shape, x.dtype, x.mask)
+
+
 RULES = {
+    "GroupNormalization": group_norm,
     "BatchNormalization": batch_norm,
     "LayerNormalization": layer_norm,
 }
