@@ -199,7 +199,10 @@ def extras():
     w = L.Conv2D(3, 3, padding="same", activation="hard_swish")(w)
     w = L.GlobalMaxPooling2D(keepdims=True)(w)
     w = L.Flatten()(w)
-    return keras.Model([inp, x2], [m, z, w], name="extras")
+    s1 = L.Dense(5)(inp)
+    d3 = L.Dot(axes=(1, 1))([s1, inp])                       # [B, 5, 4]: over the steps
+    d2 = L.Dot(axes=-1, normalize=True)([L.Flatten()(d3), L.Flatten()(d3)])
+    return keras.Model([inp, x2], [m, z, w, L.Flatten()(d3), d2], name="extras")
 
 
 def rnn_lstm():

@@ -65,7 +65,43 @@ def concatenate(ctx: LayerCtx) -> KTensor:
     return KTensor(y, tuple(shape), inputs[0].dtype, _mask(ctx, inputs))
 
 
+def dot(ctx: LayerCtx) -> KTensor:
+    """keras Dot of two [B, n] or [B, T, n] tensors over their feature / step axes
+    (`normalize`: l2-normalized first): BatchMatMulV2, or a product summed for rank 2."""
+    inputs = ctx.inputs()
+    if len(inputs) != 2 or inputs[0].rank != inputs[1].rank or inputs[0].rank not in (2, 3):
+        ctx.fail(f"takes two rank-2 or rank-3 tensors, got {[list(t.shape) for t in inputs]}")
+    rank = inputs[0].rank
+    axes = ctx.cfg("axes", -1)
+    axes = [axes, axes] if isinstance(axes, int) else list(axes)
+    a_ax, b_ax = (int(v) % rank for v in axes)
+    if 0 in (a_ax, b_ax):
+        ctx.fail(f"dot over axes {axes}: the batch axis is not one")
+    refs = [t.ref for t in inputs]
+    if ctx.cfg("normalize", False):
+        refs = [_l2_normalize(ctx, r, ax, k) for k, (r, ax) in enumerate(zip(refs, (a_ax, b_ax)))]
+    a, b = inputs
+    if rank == 2:
+        y = ctx.op("Sum", "Sum", [ctx.op("mul", "Mul", refs), ctx.int_const("axis", [1])],
+                   keep_dims=True, Tidx=np.dtype(np.int32))
+        return KTensor(y, (a.shape[0], 1), a.dtype)
+    y = ctx.op("MatMul", "BatchMatMulV2", refs, adj_x=a_ax == 1, adj_y=b_ax == 2)
+    shape = (a.shape[0], a.shape[3 - a_ax], b.shape[3 - b_ax])
+    return KTensor(y, shape, a.dtype)
+
+
+def _l2_normalize(ctx: LayerCtx, ref: str, axis: int, k: int) -> str:
+    """x / sqrt(max(sum(x^2, axis), 1e-12)) (tf.math.l2_normalize)."""
+    sq = ctx.op(f"l2_{k}/Sum", "Sum", [ctx.op(f"l2_{k}/Square", "Square", [ref]),
+                                       ctx.int_const(f"l2_{k}/axis", [axis])],
+                keep_dims=True, Tidx=np.dtype(np.int32))
+    inv = ctx.op(f"l2_{k}/Rsqrt", "Rsqrt", [ctx.op(f"l2_{k}/Maximum", "Maximum", [
+        sq, ctx.g.const(f"{ctx.prefix}/l2_{k}/epsilon", np.float32(1e-12))])])
+    return ctx.op(f"l2_{k}/mul", "Mul", [ref, inv])
+
+
 RULES = {
+    "Dot": dot,
     "Add": elementwise("AddV2"),
     "Subtract": elementwise("Sub"),
     "Multiply": elementwise("Mul"),
