@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ..savedmodel.loader import Loaded, SignatureIO
 from .files import is_keras_file, open_keras
-from .walker import Walker
+from ...interpreter.errors import ModelFormatError
+from .walker import MALFORMED, Walker
 from .weights import WeightIndex
 
 
@@ -23,7 +24,11 @@ def load_keras(source, input_shapes: dict | None = None) -> Loaded:
     kfile = open_keras(source)
     keras2 = kfile.legacy and not str(kfile.keras_version).startswith("3")
     walker = Walker(WeightIndex(kfile.weights, kfile.legacy), input_shapes, keras2)
-    inputs, outputs = walker.build(kfile.config)
+    try:
+        inputs, outputs = walker.build(kfile.config)
+    except MALFORMED as e:   # the config's structure is not Keras' (lists, keys)
+        raise ModelFormatError(f"{kfile.where}: malformed Keras model config "
+                               f"({type(e).__name__}: {e})") from None
     sig = SignatureIO("serving_default",
                       tuple((name, t.ref) for name, t in inputs),
                       tuple((name, t.ref) for name, t in _unique(outputs)))

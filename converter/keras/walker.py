@@ -22,6 +22,8 @@ from .layers import MODEL_CLASSES, rule_for
 from .weights import WeightIndex
 
 MAX_LAYERS = 100_000
+# what a config of the wrong shape raises inside a rule or the walk
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 MODEL_DEPTH = 32
 
 
@@ -136,7 +138,11 @@ class Walker:
         where = f"layer {quoted(name)} ({cls})"
         ctx = LayerCtx(self.g, cls, name, self.g.unique(name), cfg, args, kwargs,
                        self.weights.layer(here, where), self.consts.setdefault(here, {}), self.keras2)
-        out = rule(ctx)
+        try:
+            out = rule(ctx)
+        except MALFORMED as e:   # a config value of the wrong kind (units: "x", a missing key)
+            raise ModelFormatError(f"{where}: malformed config or weights "
+                                   f"({type(e).__name__}: {e})") from None
         out = list(out) if isinstance(out, (list, tuple)) else [out]
         for t in out:
             if not isinstance(t, KTensor):
@@ -247,7 +253,11 @@ def _refs(value):
 def _resolve(value, produced):
     if isinstance(value, _Ref):
         layer, node, tensor = value
-        return produced[(layer, node)][tensor]
+        outputs = produced[(layer, node)]
+        if not 0 <= tensor < len(outputs):
+            raise GraphError(f"a call reads output {tensor} of layer {quoted(layer)}, which "
+                             f"has {len(outputs)}")
+        return outputs[tensor]
     if isinstance(value, dict):
         return {k: _resolve(v, produced) for k, v in value.items()}
     if isinstance(value, list):

@@ -119,3 +119,19 @@ def test_large_applications_match_keras():
             want = g["out_0"][i:i + 1]
             # deep random-weight nets: TF's own float file is 1.2e-4 off Keras on EfficientNetB0
             assert np.max(np.abs(y - want)) <= 1e-4 * np.max(np.abs(want)), stem
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["config"]["layers"][1]["config"].update(units="many"),
+     r"layer 'dense' \(Dense\): malformed config or weights \(ValueError"),
+    (lambda c: c["config"].update(layers=[3]), r"malformed Keras model config \("),
+    (lambda c: c["config"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"].update(
+        keras_history=["x", 0, 5]), r"a call reads output 5 of layer 'x', which has 1"),
+])
+def test_malformed_configs_are_one_line(tmp_path, mutate, message):
+    from edgelite.interpreter.errors import EdgeliteError
+    from tests.converter.keras.kfiles import convert_config, dense_model
+    config, weights = dense_model()
+    mutate(config)
+    with pytest.raises(EdgeliteError, match=message):
+        convert_config(tmp_path, config, weights)
