@@ -218,6 +218,8 @@ def _call_args(node):
     """(args, kwargs) of one inbound node, tensors still as (layer, node, tensor) refs."""
     if isinstance(node, dict):   # Keras 3
         return _refs(node.get("args", [])), _refs(node.get("kwargs", {}))
+    if node and isinstance(node[0], str):   # a TFOpLambda's node: one entry, not a list
+        node = [node]
     entries = [e for e in node if isinstance(e, list) and len(e) >= 3]
     tensors = [_Ref(str(e[0]), int(e[1]), int(e[2])) for e in entries]
     kwargs = entries[0][3] if entries and len(entries[0]) > 3 and \

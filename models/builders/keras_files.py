@@ -244,6 +244,16 @@ def conv_lstm():
     return keras.Model(inp, L.Dense(3)(L.Flatten()(x)), name="conv_lstm")
 
 
+def tf_ops():
+    """tf.* calls on symbolic tensors: tf.keras stores them as TFOpLambda layers."""
+    inp = keras.Input((4,), name="x")
+    y = L.Dense(3)(inp)
+    z = L.ReLU(6.0)(y + 3.0) * (1.0 / 6.0)
+    w = tf.nn.relu6(z) - y
+    v = tf.math.maximum(w, 0.1) / 2.0
+    return keras.Model(inp, [z, tf.math.tanh(v) + tf.math.minimum(z, y)], name="tf_ops")
+
+
 def attention():
     x = inp = keras.Input((6, 8), name="seq")
     h = L.MultiHeadAttention(2, 4, name="self_attention")(x, x)
@@ -270,11 +280,12 @@ MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "embedding": embedding, "sequential": sequential, "extras": extras,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
           "rnn_wrappers": rnn_wrappers, "attention": attention,
-          "attention_masked": attention_masked, "conv_lstm": conv_lstm}
+          "attention_masked": attention_masked, "conv_lstm": conv_lstm, "tf_ops": tf_ops}
+LEGACY_ONLY = ("tf_ops",)   # Keras 3 writes keras.ops layers instead (extras)
 K3_H5 = ("nested", "activations")   # also saved by Keras 3 as .h5 (model_config + model_weights)
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",
                  "rnn_gru", "rnn_masked", "rnn_wrappers", "attention", "attention_masked",
-                 "conv_lstm")
+                 "conv_lstm", "tf_ops")
 
 
 def randomize(model, rng):
@@ -337,7 +348,8 @@ def main() -> None:
     meta_path = OUT / "keras_files.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     for k, (name, make) in enumerate(MODELS.items()):
-        if LEGACY and name not in LEGACY_MODELS or (ONLY and name not in ONLY):
+        if LEGACY and name not in LEGACY_MODELS or (ONLY and name not in ONLY) or \
+                (not LEGACY and name in LEGACY_ONLY):
             continue
         rng = np.random.RandomState(SEED + k)
         keras.utils.set_random_seed(SEED + k)

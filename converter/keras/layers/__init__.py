@@ -15,6 +15,7 @@ from . import (activations, attention, conv, core, merge, norm, ops, pooling, re
                reshaping, wrappers)
 
 REGISTRY = {
+    "TFOpLambda": ops.tf_op_lambda,
     **activations.RULES,
     **attention.RULES,
     **conv.RULES,

@@ -1,8 +1,12 @@
-"""Keras 3 op layers: `keras.ops` functions called on symbolic tensors in a Functional model
-are stored as layers of module keras.src.ops.* (a mask's `not_equal(tokens, 0)`, `x * 2`).
-The elementwise binary ones are written here; an argument may be a tensor or a number."""
+"""Op layers: functions called on symbolic tensors in a Functional model. Keras 3 stores
+`keras.ops` calls as layers of module keras.src.ops.* (a mask's `not_equal(tokens, 0)`,
+`x * 2`); tf.keras stores `tf.*` calls as TFOpLambda layers naming the function
+(`math.multiply`, `__operators__.add`, `nn.relu6`). The elementwise ones and reductions are
+written here; an argument may be a tensor or a number."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -51,6 +55,30 @@ def reduction(op_type: str):
             tuple(d for a, d in enumerate(x.shape) if a not in axes)
         return KTensor(ref, shape, x.dtype)
     return rule
+
+
+# tf.keras TFOpLambda functions: binary ones (x and y), unary ones (x)
+TF_BINARY = {"__operators__.add": "AddV2", "math.add": "AddV2", "math.multiply": "Mul",
+             "math.subtract": "Sub", "math.truediv": "RealDiv", "math.maximum": "Maximum",
+             "math.minimum": "Minimum"}
+TF_UNARY = {"nn.relu": "Relu", "nn.relu6": "Relu6", "math.sigmoid": "Sigmoid",
+            "math.tanh": "Tanh", "math.exp": "Exp", "math.sqrt": "Sqrt", "math.square": "Square",
+            "math.abs": "Abs", "math.negative": "Neg"}
+
+
+def tf_op_lambda(ctx: LayerCtx) -> KTensor:
+    """A tf.keras TFOpLambda: tf.<function>(x, y=...) for the functions above."""
+    function = str(ctx.cfg("function", ""))
+    x = ctx.input()
+    if function in TF_UNARY:
+        return KTensor(ctx.op(TF_UNARY[function], TF_UNARY[function], [x.ref]), x.shape,
+                       x.dtype, x.mask)
+    if function in TF_BINARY:
+        y = ctx.kwargs.get("y", ctx.args[1] if len(ctx.args) > 1 else None)
+        if y is None:
+            ctx.fail(f"tf.{function} called without its second operand")
+        return binary(TF_BINARY[function])(replace(ctx, args=[x, y]))
+    ctx.fail(f"tf.{function} is not a function edgelite reads in a TFOpLambda layer")
 
 
 def convert_to_tensor(ctx: LayerCtx) -> KTensor:

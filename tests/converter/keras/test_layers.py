@@ -77,3 +77,10 @@ def test_unknown_activation_is_refused(tmp_path):
     with pytest.raises(UnsupportedOpError, match=r"layer 'dense' \(Dense\): activation "
                                                   r"'sparsemax'"):
         convert_config(tmp_path, config, weights)
+
+
+def test_an_unknown_tf_function_is_refused_by_name(tmp_path):
+    config = functional([("op", "TFOpLambda", {"name": "op", "function": "image.resize"})])
+    with pytest.raises(UnsupportedOpError, match=r"layer 'op' \(TFOpLambda\): tf.image.resize "
+                                                  r"is not a function edgelite reads"):
+        convert_config(tmp_path, config, {})
