@@ -150,7 +150,7 @@ def _graph(source, inputs, outputs, options: ConvertOptions):
     """The TF graph, its chosen inputs and outputs, and the signature they stand for."""
     bound = options.set_values or {}
     loaded = load_source(source, options.signature, options.tags, options.checkpoint, outputs,
-                         bound)
+                         bound, options.input_shapes)
     tf = TFGraph(loaded.graph_def)
     bound_nodes = {parse_ref(name).node for name in bound}
     if loaded.signature is not None:  # (a signature input's name stands for its node)

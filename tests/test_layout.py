@@ -39,6 +39,7 @@ MIRRORED = {
     "tests/converter/accuracy": "converter/accuracy",
     "tests/converter/control_flow": "converter/control_flow",
     "tests/converter/savedmodel": "converter/savedmodel",
+    "tests/converter/keras": "converter/keras",
     "tests/bench": "bench",
 }
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py

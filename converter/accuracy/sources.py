@@ -19,6 +19,7 @@ from ...interpreter.errors import DTypeError, EdgeliteError
 from ...interpreter.fileio import read_regular
 from ...interpreter.names import quoted
 from ..files import quoted_path
+from ..keras.files import is_keras_file
 from ..runner import ModelRunner
 from ..sample_data import names_list, pick_inputs, read_arrays
 
@@ -40,20 +41,21 @@ class LoadedModel:
 
 def load_model(source: ModelSource, label: str | None = None, inputs=None, outputs=None,
                input_shapes=None) -> LoadedModel:
-    """A .tflite path or bytes as is; a .pb/.pbtxt path (or GraphDef bytes) converted to a
-    float .tflite with `inputs` / `outputs` / `input_shapes` as in `edgelite convert`."""
+    """A .tflite path or bytes as is; a .pb/.pbtxt path (or GraphDef bytes), a SavedModel
+    or a Keras file converted to a float .tflite with `inputs` / `outputs` / `input_shapes` as in `edgelite convert`."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         content = bytes(source)
         if _is_tflite(content):
             return LoadedModel(label or "<bytes>", content, False)
         return _convert(content, label or "<bytes>", inputs, outputs, input_shapes)
     path = os.fspath(source)
-    if path.lower().endswith(GRAPHDEF_EXTENSIONS) or os.path.isdir(path):  # or a SavedModel
+    if path.lower().endswith(GRAPHDEF_EXTENSIONS) or os.path.isdir(path) or \
+            is_keras_file(path):  # or a SavedModel, or a Keras file (.keras / .h5)
         return _convert(path, label or path, inputs, outputs, input_shapes)
     content = read_regular(path, f"model {quoted_path(path)}")
     if not path.lower().endswith(".tflite") and not _is_tflite(content):
         raise EdgeliteError(f"{quoted_path(path)} is neither a .tflite model (no 'TFL3' "
-                            "identifier) nor a GraphDef (.pb / .pbtxt)")
+                            "identifier) nor a GraphDef (.pb / .pbtxt) nor a Keras file")
     return LoadedModel(label or path, content, False)
 
 

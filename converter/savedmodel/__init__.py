@@ -16,10 +16,18 @@ from .loader import (Loaded, SignatureIO, load_meta_checkpoint, load_saved_model
 
 
 def load_source(source, signature: str | None = None, tags=None, checkpoint=None,
-                outputs: list[str] | None = None, set_values=None) -> Loaded:
+                outputs: list[str] | None = None, set_values=None,
+                input_shapes=None) -> Loaded:
     """A frozen GraphDef from a .pb / .pbtxt, a SavedModel directory, or a .meta graph with
     its checkpoint; with the signature it is converted for (None for a plain GraphDef).
-    `set_values` (placeholder name -> value) become constants first (bind.py)."""
+    `set_values` (placeholder name -> value) become constants first (bind.py). A Keras
+    file (.keras / .h5, sniffed) is read by converter/keras/, `input_shapes` fixing the
+    unknown dims of its inputs."""
+    from ..keras import is_keras_file, load_keras
+    if is_keras_file(source):
+        loaded = load_keras(source, input_shapes)
+        bind_placeholders(loaded.graph_def, set_values)
+        return loaded
     meta = not isinstance(source, bytes) and os.fspath(source).endswith(".meta")
     if checkpoint is not None or meta:
         if checkpoint is None:
