@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..savedmodel.loader import Loaded, SignatureIO
 from .files import is_keras_file, open_keras
-from ...interpreter.errors import ModelFormatError
+from ...interpreter.errors import EdgeliteError, ModelFormatError
 from .walker import MALFORMED, Walker
 from .weights import WeightIndex
 
@@ -26,6 +26,8 @@ def load_keras(source, input_shapes: dict | None = None) -> Loaded:
     walker = Walker(WeightIndex(kfile.weights, kfile.legacy), input_shapes, keras2)
     try:
         inputs, outputs = walker.build(kfile.config)
+    except EdgeliteError:        # already one clear line (its classes are ValueErrors too)
+        raise
     except MALFORMED as e:   # the config's structure is not Keras' (lists, keys)
         raise ModelFormatError(f"{kfile.where}: malformed Keras model config "
                                f"({type(e).__name__}: {e})") from None

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ModelFormatError, ShapeError
+from ...interpreter.errors import EdgeliteError, GraphError, ModelFormatError, ShapeError
 from ...interpreter.names import quoted
 from .context import KTensor, LayerCtx
 from .graph import GraphWriter
@@ -140,6 +140,8 @@ class Walker:
                        self.weights.layer(here, where), self.consts.setdefault(here, {}), self.keras2)
         try:
             out = rule(ctx)
+        except EdgeliteError:    # already one clear line (its classes are ValueErrors too)
+            raise
         except MALFORMED as e:   # a config value of the wrong kind (units: "x", a missing key)
             raise ModelFormatError(f"{where}: malformed config or weights "
                                    f"({type(e).__name__}: {e})") from None
