@@ -20,6 +20,7 @@ from ..interpreter.errors import GraphError
 from ..interpreter.names import quoted
 from .graphdef import TFGraph, parse_ref
 from .savedmodel import load_source, signature_refs
+from .signatures import convert_signatures
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .lower.fake_quant import quantize_dequantize
@@ -51,7 +52,8 @@ class ConvertOptions:
     target: Target = Target.DEFAULT          # MICRO: checked for TFLite Micro (micro_ops.py)
     # SavedModels (a directory) and TF1 .meta graphs: which signature / meta graph, and the
     # checkpoint prefix of a .meta graph (savedmodel/)
-    signature: str | None = None             # default "serving_default" (or the only one)
+    # default "serving_default" (or the only one); a list of keys: a multi-signature model
+    signature: str | list[str] | tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
     force: bool = False                      # MICRO: write what TFLM cannot run (warnings)
@@ -73,6 +75,8 @@ class ConversionResult:
     # on every invoke (RnnState.RESET) or carried over (KEEP)
     stateful_ops: dict[str, int] = field(default_factory=dict)
     rnn_state: RnnState = RnnState.RESET
+    # a multi-signature model: each signature's own result (its model is not the file's)
+    signatures: tuple["ConversionResult", ...] = ()
 
     def state_note(self) -> str | None:
         """One line saying what the model's stateful ops do between invokes, or None."""
@@ -88,6 +92,11 @@ class ConversionResult:
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
     options = options or ConvertOptions()
+    if isinstance(options.signature, (list, tuple)):
+        if len(options.signature) != 1:
+            return convert_signatures(source, options, options.signature, convert_detailed,
+                                      f"edgelite {__version__}")
+        options = replace(options, signature=options.signature[0])
     micro = Target(options.target) is Target.MICRO
     if micro:
         check_micro_options(options.quantize, options.force)

@@ -48,6 +48,7 @@ from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .index_arithmetic import index_arithmetic
 from .lstm_check import LstmCheck, LstmForm, with_weights_only
 from .lstm_check import choose as choose_lstm_forms
+from .memory_samples import once_iterable
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType, activation
@@ -87,8 +88,11 @@ IO_TYPES = {QuantMode.INT8: (IOType.FLOAT, IOType.INT8, IOType.UINT8),
 class QuantizeOptions:
     mode: QuantMode = QuantMode.INT8
     per_channel: bool = True
-    io_type: IOType = IOType.FLOAT
-    calib: str | None = None                    # .npy / .npz / folder
+    io_type: IOType = IOType.FLOAT     # the inputs' type (and the outputs', unless
+    output_type: IOType | None = None  # this is given: int8 in, float out)
+    # .npy / .npz / folder, or data in memory: arrays, {name: array}, an iterable or a
+    # generator function of samples (memory_samples.py)
+    calib: object | None = None
     calib_samples: int | None = None
     calib_preprocess: Preprocess = Preprocess()
     input_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -116,6 +120,11 @@ class QuantizeOptions:
     log: Callable[[str], None] | None = None   # one line per finished step
 
     def __post_init__(self) -> None:
+        self.mode = _enum(QuantMode, self.mode, "quantize")
+        self.io_type = _enum(IOType, self.io_type, "io_type")
+        if self.output_type is not None:
+            self.output_type = _enum(IOType, self.output_type, "output_type")
+        self.calib = once_iterable(self.calib) if self.calib is not None else None
         if isinstance(self.calib_method, str) and self.calib_method.strip().lower() == "auto":
             self.auto, self.calib_method = True, CalibMethod.MINMAX
         self.calib_method = CalibConfig.parse(self.calib_method)
@@ -125,6 +134,17 @@ class QuantizeOptions:
         self.lstm = LstmForm(self.lstm)
         if self.sequence_head not in ("int16", "int8"):
             raise EdgeliteError(f"sequence_head is int16 or int8, not {self.sequence_head!r}")
+
+
+def _enum(kind, value, what: str):
+    """An enum member from itself or its value ("int8"), else one clear error."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value.strip().lower() if isinstance(value, str) else value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise EdgeliteError(f"{what} is one of {allowed}, not {value!r}") from None
 
 
 @dataclass
@@ -230,9 +250,10 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
     _check_ranges(graph, ranges, set(input_params), non_finite)
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
-                        frozenset(options.keep_float) | non_finite
+                        output_type=options.output_type,
+                        keep_float=frozenset(options.keep_float) | non_finite
                         | _outside_kernels(graph, ranges, qtype) | index_arithmetic(graph),
-                        frozenset(options.int16_ops))
+                        int16=frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
         if options.default_range is not None:  # the subgraphs' tensors too
@@ -324,10 +345,11 @@ def _check_mode(options: QuantizeOptions) -> None:
     """The mode's I/O types; what int16x8 does not combine with yet."""
     if options.mode not in FULL_INTEGER:
         return
-    if options.io_type not in IO_TYPES[options.mode]:
-        allowed = " or ".join(io.value for io in IO_TYPES[options.mode])
-        raise EdgeliteError(f"--quantize {options.mode.value} takes --io-type {allowed}, "
-                            f"not {options.io_type.value}")
+    for flag, io in (("--io-type", options.io_type), ("--output-type", options.output_type)):
+        if io is not None and io not in IO_TYPES[options.mode]:
+            allowed = " or ".join(t.value for t in IO_TYPES[options.mode])
+            raise EdgeliteError(f"--quantize {options.mode.value} takes {flag} {allowed}, "
+                                f"not {io.value}")
     if (options.fallback is Fallback.INT16 or options.int16_ops) and \
             options.mode is not QuantMode.INT8:
         raise EdgeliteError("--fallback int16 / --int16-ops run ops of an int8 model 16x8: "

@@ -1,0 +1,92 @@
+"""Calibration data given in memory instead of as a file (QuantizeOptions.calib).
+
+Accepted, as TensorFlow's converter and numpy users write it:
+  * one array (first axis = samples) or {input name: array}: read as an .npy / .npz file is;
+  * a callable returning an iterable (TF's `representative_dataset`), or an iterable,
+    of samples: each one a list / tuple of arrays in the model's input order, a dict
+    {input name (or signature name): array}, or a single array for a one-input model.
+    A sample's arrays may carry the batch dim of 1 (TF's habit) or not.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterator, Mapping
+
+import numpy as np
+
+from ...interpreter.errors import DTypeError, EdgeliteError
+from ...interpreter.names import quoted
+from ..sample_data import NUMERIC_KINDS, dtype_text, names_list, pick_inputs
+
+Sample = dict[str, np.ndarray]
+
+
+def is_path(data) -> bool:
+    return isinstance(data, (str, bytes, os.PathLike))
+
+
+def once_iterable(data):
+    """A one-shot iterator (a generator object) as a list, so calibration, bias correction
+    and the held-out checks can each read it again; anything else unchanged."""
+    if not is_path(data) and not isinstance(data, np.ndarray) and not callable(data) \
+            and not hasattr(data, "keys") and iter(data) is data:
+        return list(data)
+    return data
+
+
+def memory_samples(data, input_names: list[str], preprocess: Callable,
+                   aliases: Mapping[str, str] | None = None) -> Iterator[Sample]:
+    """Yield one {input name: array} per sample of in-memory calibration `data`."""
+    what = "calibration data"
+    if isinstance(data, np.ndarray) or hasattr(data, "keys"):
+        arrays = pick_inputs(data, input_names, what, aliases)
+        for i in range(len(next(iter(arrays.values())))):
+            yield {n: preprocess(a[i]) for n, a in arrays.items()}
+        return
+    items = data() if callable(data) else data
+    try:
+        iterator = iter(items)
+    except TypeError:
+        raise EdgeliteError(f"{what}: expected an array, a dict of arrays, or an iterable / "
+                            f"generator function of samples, not {type(items).__name__}") \
+            from None
+    for k, item in enumerate(iterator):
+        sample = _one_sample(item, input_names, aliases or {}, f"{what} sample {k}")
+        yield {n: preprocess(a) for n, a in sample.items()}
+
+
+def _one_sample(item, input_names: list[str], aliases: Mapping[str, str],
+                what: str) -> Sample:
+    if hasattr(item, "keys"):
+        by_name = {aliases.get(key, key): value for key, value in item.items()}
+        missing = [n for n in input_names if n not in by_name]
+        if missing:
+            raise EdgeliteError(f"{what} has keys {names_list(list(item.keys()))}; it needs "
+                                f"one array per model input {names_list(_shown(input_names, aliases))}")
+        sample = {n: by_name[n] for n in input_names}
+    elif isinstance(item, (list, tuple)):
+        if len(item) != len(input_names):
+            raise EdgeliteError(f"{what} has {len(item)} array(s); the model has "
+                                f"{len(input_names)} input(s) "
+                                f"{names_list(_shown(input_names, aliases))}, in that order")
+        sample = dict(zip(input_names, item))
+    elif len(input_names) == 1:
+        sample = {input_names[0]: item}
+    else:
+        raise EdgeliteError(f"{what} is one array; the model has {len(input_names)} inputs: "
+                            "give a list in input order or a dict by input name")
+    out = {}
+    for name, value in sample.items():
+        a = np.asarray(value)
+        if a.dtype.kind not in NUMERIC_KINDS:
+            raise DTypeError(f"{what}: the data for input {quoted(name)} holds "
+                             f"{dtype_text(a.dtype)}, not numbers")
+        out[name] = a
+    return out
+
+
+def _shown(input_names: list[str], aliases: Mapping[str, str]) -> list[str]:
+    """The inputs by the names a user knows: a signature's, else the tensors'."""
+    back = {tensor: alias for alias, tensor in aliases.items()}
+    return [back.get(n, n) for n in input_names]
