@@ -13,6 +13,7 @@ from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
 from .text import terminal_lines, terminal_text
+from .tflite_flags import apply_aliases, tflite_convert_flags
 
 
 # Output paths are checked by converter.files.check_writable (a folder, a missing or read-only
@@ -47,8 +48,8 @@ def main():
 def _saved_model_options(fn):
     """--signature / --tag / --checkpoint: which part of a SavedModel (or .meta graph)."""
     for opt in reversed([
-        click.option("--signature", metavar="KEY", help="For a SavedModel: the signature to "
-                     "convert (default: serving_default, or the only one)."),
+        click.option("--signature", metavar="KEY", multiple=True, help="For a SavedModel: "
+                     "the signature to convert (default: serving_default, or the only one)."),
         click.option("--tag", "tags", multiple=True, metavar="TAG", help="For a SavedModel: "
                      "the meta graph's tags (repeatable; default: serve, or the only one)."),
         click.option("--checkpoint", metavar="PREFIX", help="For a TF1 .meta graph: the "
@@ -56,6 +57,11 @@ def _saved_model_options(fn):
     ]):
         fn = opt(fn)
     return fn
+
+
+def _signatures(keys: tuple[str, ...]):
+    """--signature given 0, 1 or several times -> ConvertOptions.signature."""
+    return None if not keys else keys[0] if len(keys) == 1 else list(keys)
 
 
 def _set_values(ctx, param, values: tuple[str, ...]) -> dict:
@@ -80,8 +86,8 @@ SET_OPTION = click.option(
 
 
 @main.command()
-@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True))
-@click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
+@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True), required=False)
+@click.option("-o", "--output", "output", type=OUTPUT_PATH,
               help="Where to write the .tflite file.")
 @click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
 @click.option("--outputs", help="Comma-separated output node names (default: nodes nothing "
@@ -92,7 +98,7 @@ SET_OPTION = click.option(
               help="Replaces an unknown leading dimension of the inputs.")
 @click.option("--disable-pass", "disabled", multiple=True, metavar="PASS",
               help="Skip a graph optimisation pass (repeatable); see `edgelite passes`.")
-@click.option("--allow-custom-ops", is_flag=True,
+@click.option("--allow-custom-ops", "--allow_custom_ops", is_flag=True,
               help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
 @quantize_options
 @click.option("--target", type=click.Choice(["default", "micro"]), default="default",
@@ -108,12 +114,21 @@ SET_OPTION = click.option(
               "reset_all_variables(): streaming a sequence in chunks).")
 @SET_OPTION
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
-def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, set_values,
-            verbose,
-            **quant):
+@tflite_convert_flags
+def convert(**kw):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
-    SavedModel directory, or a TF1 .meta graph with --checkpoint."""
+    SavedModel directory (--signature repeated: one multi-signature model), or a TF1 .meta
+    graph with --checkpoint. tflite_convert's flags (--output_file, --saved_model_dir,
+    --graph_def_file, --input_arrays, --output_arrays, --input_shapes, --inference_type,
+    --inference_input_type, --inference_output_type, --mean_values, --std_dev_values,
+    --allow_custom_ops) are accepted too."""
+    apply_aliases(kw)
+    _convert(**kw)
+
+
+def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
+             allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state,
+             set_values, verbose, **quant):
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
@@ -123,7 +138,8 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
-                                 Target(target), signature, tuple(tags) or None, checkpoint,
+                                 Target(target), _signatures(signature), tuple(tags) or None,
+                                 checkpoint,
                                  force=force, rnn_state=RnnState(rnn_state),
                                  set_values=set_values)
         result = convert_detailed(graphdef, options)
@@ -141,9 +157,14 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     _micro_warnings(result.warnings)
     if result.state_note():
         click.echo(result.state_note())
+    for part in result.signatures:
+        g = part.graph
+        click.echo(terminal_text(f"signature {g.signature.key}: {len(g.ops)} ops "
+                                 f"({_counts(g.op_counts())})"))
     g = result.graph
-    click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
-               f"{len(result.model)} bytes")
+    ops = f"{len(result.signatures)} signatures" if result.signatures else \
+        f"{len(g.ops)} ops ({_counts(g.op_counts())})"
+    click.echo(f"wrote {shown_path(output)}: {ops}, {len(result.model)} bytes")
 
 
 def _micro_warnings(lines) -> None:
@@ -177,8 +198,10 @@ def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, s
     """Report which TF ops of a GraphDef / SavedModel edgelite supports (exit 1 if any is
     not)."""
     from ..converter import check as check_graph
+    if len(signature) > 1:
+        raise click.BadParameter("check reads one signature at a time", param_hint="--signature")
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape),
-                         signature, tuple(tags) or None, checkpoint, set_values)
+                         _signatures(signature), tuple(tags) or None, checkpoint, set_values)
     click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     for line in report.hint_lines():
         click.echo(terminal_lines(line))

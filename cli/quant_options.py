@@ -57,6 +57,9 @@ def quantize_options(fn):
         click.option("--io-type", type=click.Choice(["float", "int8", "uint8", "int16"]),
                      default="float", show_default=True,
                      help="Type of the model's inputs/outputs in full-integer modes."),
+        click.option("--output-type", type=click.Choice(["float", "int8", "uint8", "int16"]),
+                     help="Type of the model's outputs when not --io-type's (e.g. int8 in, "
+                     "float out)."),
         click.option("--calib", type=click.Path(exists=True),
                      help="Representative data: .npy, .npz or a folder of .npy/images."),
         click.option("--calib-samples", type=int, help="Use at most N calibration samples."),
@@ -139,7 +142,7 @@ def quantize_config(q: dict):
             progress = bar.update
         yield QuantizeOptions(
             mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
-            io_type=IOType(q["io_type"]), calib=q["calib"], calib_samples=q["calib_samples"],
+            io_type=IOType(q["io_type"]), output_type=q["output_type"], calib=q["calib"], calib_samples=q["calib_samples"],
             calib_preprocess=Preprocess.parse(q["calib_preprocess"] or ""),
             input_ranges=_pairs(q["input_range"], "--input-range"),
             mean_std=_pairs(q["mean_std"], "--mean-std"),

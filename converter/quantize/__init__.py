@@ -42,8 +42,8 @@ from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .attention_masks import clamp_additive_masks
 from .bias_correction import BiasCorrectionReport, bias_correct
-from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
-                        signature_aliases, usable_indexed, usable_samples)
+from .calibrate import (CalibrationStats, Preprocess, collect_ranges, graph_samples,
+                        usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .index_arithmetic import index_arithmetic
 from .lstm_check import LstmCheck, LstmForm, with_weights_only
@@ -206,8 +206,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     def samples():
         if given is not None:
             return iter(given)
-        return load_samples(options.calib, [t.name for t in graph.inputs],
-                            options.calib_preprocess, signature_aliases(graph))
+        return graph_samples(options.calib, graph, options.calib_preprocess)
 
     if options.equalize:
         observed = None

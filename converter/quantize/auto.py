@@ -48,7 +48,7 @@ from ...interpreter.names import shown
 from ..export import export_tflite
 from ..ir import Graph
 from ..runner import run_all
-from .calibrate import collect_ranges, load_samples, signature_aliases, usable_samples
+from .calibrate import collect_ranges, graph_samples, usable_samples
 from .equalize import channel_maxima, equalize, relu6_layers
 from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
@@ -367,8 +367,7 @@ def quantize_checked(graph: Graph, options):
     if options.calib is None:
         raise EdgeliteError("--calib-method auto holds out calibration samples to choose the "
                             "method: give --calib DATA")
-    samples = usable_samples(load_samples(options.calib, [t.name for t in graph.inputs],
-                                          options.calib_preprocess, signature_aliases(graph)),
+    samples = usable_samples(graph_samples(options.calib, graph, options.calib_preprocess),
                              options.calib_samples)
     report = (choose if options.auto else check_transforms)(copy.deepcopy(graph), options,
                                                             samples)

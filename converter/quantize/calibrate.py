@@ -66,9 +66,20 @@ def signature_aliases(graph) -> dict[str, str]:
     return {name: t.name for (name, _), t in zip(sig.inputs, graph.inputs)} if sig else {}
 
 
+def graph_samples(data, graph, preprocess: Preprocess = Preprocess()
+                  ) -> Iterator[dict[str, np.ndarray]]:
+    """load_samples for `graph`'s inputs, known also by its signature's names; samples in
+    memory tagged with a signature key (TF's multi-signature representative datasets)
+    are read by the signature of that key only."""
+    key = graph.signature.key if graph.signature else None
+    return load_samples(data, [t.name for t in graph.inputs], preprocess,
+                        signature_aliases(graph), key)
+
+
 def load_samples(path, input_names: list[str],
                  preprocess: Preprocess = Preprocess(),
-                 aliases: dict[str, str] | None = None) -> Iterator[dict[str, np.ndarray]]:
+                 aliases: dict[str, str] | None = None,
+                 signature: str | None = None) -> Iterator[dict[str, np.ndarray]]:
     """Yield one {input name: array (no batch dim)} per sample.
 
     Files go through the one data reader (sample_data.read_arrays: checked before anything
@@ -76,7 +87,7 @@ def load_samples(path, input_names: list[str],
     in memory: arrays, or samples from an iterable or generator function
     (memory_samples.py)."""
     if not is_path(path):
-        yield from memory_samples(path, input_names, preprocess, aliases)
+        yield from memory_samples(path, input_names, preprocess, aliases, signature)
         return
     path = os.fspath(path)
     if os.path.isdir(path):

@@ -36,8 +36,11 @@ def once_iterable(data):
 
 
 def memory_samples(data, input_names: list[str], preprocess: Callable,
-                   aliases: Mapping[str, str] | None = None) -> Iterator[Sample]:
-    """Yield one {input name: array} per sample of in-memory calibration `data`."""
+                   aliases: Mapping[str, str] | None = None,
+                   signature: str | None = None) -> Iterator[Sample]:
+    """Yield one {input name: array} per sample of in-memory calibration `data`; a sample
+    given as (signature key, inputs) -- TF's form for multi-signature models -- is read only
+    by the signature `signature`."""
     what = "calibration data"
     if isinstance(data, np.ndarray) or hasattr(data, "keys"):
         arrays = pick_inputs(data, input_names, what, aliases)
@@ -52,8 +55,17 @@ def memory_samples(data, input_names: list[str], preprocess: Callable,
                             f"generator function of samples, not {type(items).__name__}") \
             from None
     for k, item in enumerate(iterator):
+        if _tagged(item):
+            if item[0] != signature:
+                continue
+            item = item[1]
         sample = _one_sample(item, input_names, aliases or {}, f"{what} sample {k}")
         yield {n: preprocess(a) for n, a in sample.items()}
+
+
+def _tagged(item) -> bool:
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) \
+        and hasattr(item[1], "keys")
 
 
 def _one_sample(item, input_names: list[str], aliases: Mapping[str, str],
