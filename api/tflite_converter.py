@@ -22,7 +22,9 @@ exported to a temporary SavedModel, read by the TF-free path like any other.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import io
 import os
 import tempfile
 
@@ -126,10 +128,11 @@ class TFLiteConverter:
         """A Keras model (needs TensorFlow): saved to a temporary SavedModel first."""
         tf = _tensorflow("from_keras_model")
         folder = tempfile.TemporaryDirectory(prefix="edgelite_keras_")
-        if hasattr(model, "export"):
-            model.export(folder.name)  # Keras 3 and tf_keras: a serving_default signature
-        else:
-            tf.saved_model.save(model, folder.name)
+        with contextlib.redirect_stdout(io.StringIO()):  # export() prints its signatures
+            if hasattr(model, "export"):
+                model.export(folder.name)  # Keras 3 and tf_keras: a serving_default signature
+            else:
+                tf.saved_model.save(model, folder.name)
         converter = cls.from_saved_model(folder.name)
         converter._temporary = folder
         return converter

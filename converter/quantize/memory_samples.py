@@ -29,10 +29,15 @@ def is_path(data) -> bool:
 def once_iterable(data):
     """A one-shot iterator (a generator object) as a list, so calibration, bias correction
     and the held-out checks can each read it again; anything else unchanged."""
-    if not is_path(data) and not isinstance(data, np.ndarray) and not callable(data) \
-            and not hasattr(data, "keys") and iter(data) is data:
-        return list(data)
-    return data
+    if is_path(data) or isinstance(data, np.ndarray) or callable(data) or hasattr(data, "keys"):
+        return data
+    try:
+        iterator = iter(data)
+    except TypeError:
+        raise EdgeliteError("calibration data: expected a file path, an array, a dict of "
+                            "arrays, or an iterable / generator function of samples, not "
+                            f"{type(data).__name__}") from None
+    return list(iterator) if iterator is data else data
 
 
 def memory_samples(data, input_names: list[str], preprocess: Callable,
@@ -51,9 +56,8 @@ def memory_samples(data, input_names: list[str], preprocess: Callable,
     try:
         iterator = iter(items)
     except TypeError:
-        raise EdgeliteError(f"{what}: expected an array, a dict of arrays, or an iterable / "
-                            f"generator function of samples, not {type(items).__name__}") \
-            from None
+        raise EdgeliteError(f"{what}: the function gave {type(items).__name__}, not an "
+                            "iterable of samples (a generator: yield [array, ...])") from None
     for k, item in enumerate(iterator):
         if _tagged(item):
             if item[0] != signature:
