@@ -59,14 +59,14 @@ def _one(kw: dict, ours: str, theirs: str, shown: str, value=None):
 def apply_aliases(kw: dict) -> None:
     """Fold the tflite_convert flags in `kw` (the convert command's parameters) into
     edgelite's own, in place."""
-    _one(kw, "output", "output_file", "-o")
-    if kw["output"] is None:
-        raise click.UsageError("give the output file: -o FILE (or --output_file FILE)")
     for alias in ("saved_model_dir", "graph_def_file"):
         _one(kw, "graphdef", alias, "MODEL")
     if kw["graphdef"] is None:
-        raise click.UsageError("give the model: MODEL (a .pb / .pbtxt, a SavedModel "
-                               "directory), or --saved_model_dir / --graph_def_file")
+        raise click.UsageError("Missing argument 'MODEL' (or --saved_model_dir / "
+                               "--graph_def_file)")
+    _one(kw, "output", "output_file", "-o")
+    if kw["output"] is None:
+        raise click.UsageError("Missing option '-o' / '--output' (or --output_file)")
     _one(kw, "inputs", "input_arrays", "--inputs")
     _one(kw, "outputs", "output_arrays", "--outputs")
     names = [n.strip() for n in (kw["inputs"] or "").split(",") if n.strip()]
