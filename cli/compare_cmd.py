@@ -17,9 +17,6 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
-    if plot:
-        from ..converter.accuracy.plot import _pyplot
-        _pyplot()  # fail before the (long) run when matplotlib is missing
     report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes)
     if fmt == "json":
         text = compare_json(report, top, sort)
@@ -38,7 +35,7 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
             click.echo(f"what to do: {culprit.advice.text}", err=fmt != "table")
     else:
         click.echo(text.rstrip("\n"))
-    if plot:
+    if plot:  # after the table: without matplotlib the run still shows its figures
         from ..converter.accuracy.plot import plot_sqnr
         plot_sqnr(report, plot)
         click.echo(f"wrote {shown_path(plot)}", err=True)

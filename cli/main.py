@@ -39,7 +39,8 @@ def _input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-@click.group(cls=EdgeliteGroup, name="edgelite")
+@click.group(cls=EdgeliteGroup, name="edgelite",
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="edgelite")
 def main():
     """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
@@ -181,9 +182,10 @@ def _counts(counts: dict[str, int]) -> str:
 def passes():
     """List the converter's optimisation passes in pipeline order."""
     from ..converter.passes import PIPELINE, REQUIRED
+    width = max(len(p.name) for p in PIPELINE) + 2  # the longest name still gets two spaces
     for p in PIPELINE:
         note = " (required)" if p.name in REQUIRED else ""
-        click.echo(f"{p.name:<28}{p.doc}{note}")
+        click.echo(f"{p.name:<{width}}{p.doc}{note}")
 
 
 @main.command()
