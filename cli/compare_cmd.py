@@ -6,6 +6,7 @@ import click
 
 from ..converter.files import check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
+from .progress import limited, progress_bar, sample_count
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
@@ -17,7 +18,9 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
-    report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes)
+    with progress_bar("comparing", limited(sample_count(data), samples)) as update:
+        report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes,
+                         update)
     if fmt == "json":
         text = compare_json(report, top, sort)
     elif fmt == "csv":

@@ -115,6 +115,8 @@ SET_OPTION = click.option(
               "reset_all_variables(): streaming a sequence in chunks).")
 @SET_OPTION
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (ops per "
+              "signature, the quantization, each op left float and why) instead of text.")
 @tflite_convert_flags
 def convert(**kw):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
@@ -129,7 +131,7 @@ def convert(**kw):
 
 def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
              allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state,
-             set_values, verbose, **quant):
+             set_values, verbose, as_json, **quant):
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
@@ -144,6 +146,12 @@ def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disable
                                  force=force, rnn_state=RnnState(rnn_state),
                                  set_values=set_values)
         result = convert_detailed(graphdef, options)
+    if as_json:
+        from .json_out import conversion, dumps
+        write_atomic(output, result.model)
+        reasons = result.quantization.float_reasons() if result.quantization else {}
+        click.echo(dumps(conversion(result, shown_path(output), reasons)))
+        return
     calib = result.quantization and result.quantization.calibration
     if calib:
         click.echo(f"calibrated on {calib.used} sample(s)" + (
@@ -196,7 +204,9 @@ def passes():
               help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
 @_saved_model_options
 @SET_OPTION
-def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, set_values):
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, set_values,
+          as_json):
     """Report which TF ops of a GraphDef / SavedModel edgelite supports (exit 1 if any is
     not)."""
     from ..converter import check as check_graph
@@ -204,6 +214,10 @@ def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, s
         raise click.BadParameter("check reads one signature at a time", param_hint="--signature")
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape),
                          _signatures(signature), tuple(tags) or None, checkpoint, set_values)
+    if as_json:
+        from .json_out import dumps, support
+        click.echo(dumps(support(report)))
+        sys.exit(0 if report.ok else 1)
     click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     for line in report.hint_lines():
         click.echo(terminal_lines(line))
@@ -223,12 +237,18 @@ def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, s
               help="Per-op MACs, weight bytes and live activation bytes (TFLite Micro's "
                    "plan) instead of the summary.")
 @click.option("--json", "as_json", is_flag=True,
-              help="The footprint as JSON (implies --footprint).")
+              help="The structure (subgraphs, ops, tensors, quantization, signatures) as "
+              "JSON; with --footprint, the footprint.")
 def inspect(model, target, footprint, as_json):
     """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
     from .inspect_cmd import describe, footprint_text, micro_arena_line
-    if footprint or as_json:
+    if footprint:
         click.echo(footprint_text(model, as_json))
+        return
+    if as_json:
+        from ..interpreter.model import load_model, read_model_file
+        from .json_out import dumps, model_structure
+        click.echo(dumps(model_structure(load_model(read_model_file(model)))))
         return
     click.echo(describe(model))
     if target == "micro":
@@ -241,10 +261,12 @@ def inspect(model, target, footprint, as_json):
               help="Input data (.npy); NAME= picks the input tensor (repeatable).")
 @click.option("-o", "--output", type=OUTPUT_PATH,
               help="Save the outputs to an .npz file instead of printing them in full.")
-def run(model, inputs, output):
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the outputs (name, dtype, shape, values) as JSON.")
+def run(model, inputs, output, as_json):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
-    run_model(model, inputs, output)
+    run_model(model, inputs, output, as_json)
 
 
 main.add_command(bench_command)

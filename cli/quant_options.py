@@ -7,6 +7,7 @@ import contextlib
 import click
 
 from ..interpreter.names import quoted
+from .progress import limited, progress_bar, sample_count
 
 
 def _pairs(values, flag: str) -> dict[str, tuple[float, float]]:
@@ -137,9 +138,12 @@ def quantize_config(q: dict):
     with contextlib.ExitStack() as stack:
         progress = None
         if q["calib"]:
-            bar = stack.enter_context(click.progressbar(
-                length=q["calib_samples"] or 0, label="calibrating", file=None))
-            progress = bar.update
+            # auto and the accuracy tools calibrate more than once: a count, no ETA, there
+            once = method != "auto" and not (q["adaround"] or q["bias_correction"]
+                                             or q["equalize"] or q["min_sqnr"] is not None
+                                             or q["max_accuracy_drop"] is not None)
+            total = limited(sample_count(q["calib"]), q["calib_samples"]) if once else None
+            progress = stack.enter_context(progress_bar("calibrating", total))
         yield QuantizeOptions(
             mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
             io_type=IOType(q["io_type"]), output_type=q["output_type"], calib=q["calib"], calib_samples=q["calib_samples"],

@@ -159,6 +159,22 @@ class QuantizeReport:
     selective: SelectiveReport | None = None
     auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
     lstms: list[LstmCheck] = field(default_factory=list)  # the LSTMs measured (lstm_check.py)
+    # ops the rewrite was told to leave float (--keep-float patterns: an output name or an
+    # op type) -> why; ops without an integer kernel stay float too, unlisted
+    kept_float: dict[str, str] = field(default_factory=dict)
+
+    def float_reasons(self) -> dict[str, str]:
+        """kept_float with the later steps' choices: --min-sqnr's search, weights-only
+        LSTMs."""
+        reasons = dict(self.kept_float)
+        if self.selective is not None:
+            flag = "--min-sqnr" if self.selective.goal.kind is GoalKind.MIN_SQNR else \
+                "--max-accuracy-drop"
+            reasons.update(dict.fromkeys(self.selective.kept, f"kept float by {flag}"))
+        for check in self.lstms:
+            if not check.integer:
+                reasons[check.name] = "LSTM weights-only: " + check.line()
+        return reasons
 
 
 def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None,
@@ -248,11 +264,17 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     clamp_additive_masks(graph, ranges)  # attention masks: a floor, not -1e9
     non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
     _check_ranges(graph, ranges, set(input_params), non_finite)
+    outside, indices = _outside_kernels(graph, ranges, qtype), index_arithmetic(graph)
+    report.kept_float = {
+        **dict.fromkeys(indices, "index arithmetic (float values that end as indices)"),
+        **dict.fromkeys(outside, "what calibration saw is outside the integer kernel's "
+                        "domain (a comparison with a scale >= 1, a divisor near 0)"),
+        **dict.fromkeys(non_finite, "NaN / inf, which integers cannot hold"),
+        **dict.fromkeys(options.keep_float, "--keep-float")}
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
                         output_type=options.output_type,
-                        keep_float=frozenset(options.keep_float) | non_finite
-                        | _outside_kernels(graph, ranges, qtype) | index_arithmetic(graph),
-                        int16=frozenset(options.int16_ops))
+                        keep_float=frozenset(options.keep_float) | non_finite | outside
+                        | indices, int16=frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
         if options.default_range is not None:  # the subgraphs' tensors too
