@@ -51,10 +51,19 @@ def _first_axis(f) -> int | None:
 @contextlib.contextmanager
 def progress_bar(label: str, total: int | None):
     """A click progress bar on stderr: with `total` known, a length and an ETA; else a
-    count. Yields the update(n) callback the converter's runs take."""
+    count. Nothing is drawn when stderr is not a terminal (a log, a pipe, a test runner).
+    Yields the update(n) callback the converter's runs take."""
     with click.progressbar(length=total or 0, label=label, file=sys.stderr,
-                           show_eta=bool(total), show_pos=True) as bar:
+                           show_eta=bool(total), show_pos=True,
+                           hidden=not _is_terminal(sys.stderr)) as bar:
         yield bar.update
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def limited(total: int | None, limit: int | None) -> int | None:

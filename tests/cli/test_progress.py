@@ -68,6 +68,7 @@ def test_long_commands_know_their_length(tmp_path, monkeypatch):
     assert [(b["label"], b["length"], b["show_eta"], sum(b["counted"])) for b in bars] == [
         ("calibrating", 10, True, 10), ("comparing", 9, True, 9), ("evaluating", 12, True, 12)]
     assert all(b["on_stderr"] for b in bars)
+    assert all(b["hidden"] for b in bars)  # stderr is no terminal here: nothing drawn
 
 
 def test_calibrating_more_than_once_counts_without_eta(tmp_path, monkeypatch):
