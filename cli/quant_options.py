@@ -138,11 +138,9 @@ def quantize_config(q: dict):
     with contextlib.ExitStack() as stack:
         progress = None
         if q["calib"]:
-            # auto and the accuracy tools calibrate more than once: a count, no ETA, there
-            once = method != "auto" and not (q["adaround"] or q["bias_correction"]
-                                             or q["equalize"] or q["min_sqnr"] is not None
-                                             or q["max_accuracy_drop"] is not None)
-            total = limited(sample_count(q["calib"]), q["calib_samples"]) if once else None
+            # the one calibration on all the samples (the held-out checks of auto and of
+            # the transforms have bars of their own)
+            total = limited(sample_count(q["calib"]), q["calib_samples"])
             progress = stack.enter_context(progress_bar("calibrating", total))
         yield QuantizeOptions(
             mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
@@ -151,6 +149,7 @@ def quantize_config(q: dict):
             input_ranges=_pairs(q["input_range"], "--input-range"),
             mean_std=_pairs(q["mean_std"], "--mean-std"),
             default_range=_range(q["default_range"]), progress=progress,
+            progress_bar=progress_bar,
             calib_method=method, equalize=q["equalize"],
             bias_correction=q["bias_correction"], adaround=q["adaround"],
             force_transforms=q["force_transforms"],

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, ContextManager
 
 import numpy as np
 
@@ -98,7 +98,11 @@ class QuantizeOptions:
     input_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     mean_std: dict[str, tuple[float, float]] = field(default_factory=dict)
     default_range: tuple[float, float] | None = None
-    progress: Callable[[int], None] | None = None
+    progress: Callable[[int], None] | None = None    # one call per calibration sample
+    # the longer steps (AdaRound's layers, auto's candidates): progress_bar(label, total)
+    # is a context manager giving an update(n) callback (cli/progress.py draws one)
+    progress_bar: Callable[[str, int | None], ContextManager[Callable[[int], None]]] | None \
+        = None
     # accuracy tools (full-integer modes)
     calib_method: CalibConfig | CalibMethod | str = CalibMethod.MINMAX  # "percentile:99.9"
     equalize: bool = False              # cross-layer equalization before calibration
@@ -310,7 +314,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         quantize_graph(q, ranges, replace(cfg, keep_float=cfg.keep_float | floats,
                                           int16=cfg.int16 | wide), input_params)
         if options.adaround:
-            report.adaround = apply_adaround(float_graph, q, pairs, data)
+            report.adaround = apply_adaround(float_graph, q, pairs, data,
+                                             progress_bar=options.progress_bar)
         if options.bias_correction:
             report.bias_correction = bias_correct(q, pairs, data)
         return q

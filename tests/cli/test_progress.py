@@ -71,10 +71,31 @@ def test_long_commands_know_their_length(tmp_path, monkeypatch):
     assert all(b["hidden"] for b in bars)  # stderr is no terminal here: nothing drawn
 
 
-def test_calibrating_more_than_once_counts_without_eta(tmp_path, monkeypatch):
+def test_checked_transforms_have_their_own_bar(tmp_path, monkeypatch):
     bars = _recorded_bars(monkeypatch)
     calib = tmp_path / "calib.npy"
     np.save(calib, np.load(MODELS / "digits_calib.npy")[:8])
     assert invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "q.tflite", "--quantize",
                   "int8", "--calib", calib, "--bias-correction").exit_code == 0
-    assert [(b["length"], b["show_eta"]) for b in bars] == [(0, False)]
+    assert [(b["label"], b["length"], b["show_eta"], sum(b["counted"])) for b in bars] == [
+        ("calibrating", 8, True, 8),  # once, on all the samples
+        ("checking transforms", 2, True, 2)]  # with and without the bias correction
+
+
+def test_adaround_and_auto_count_their_steps(tmp_path, monkeypatch):
+    from edgelite.converter.quantize import auto
+    bars = _recorded_bars(monkeypatch)
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.load(MODELS / "digits_calib.npy")[:8])
+    assert invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "q.tflite", "--quantize",
+                  "int8", "--calib", calib, "--adaround", "--force-transforms").exit_code == 0
+    (ada,) = [b for b in bars if b["label"] == "AdaRound"]
+    assert (ada["length"], sum(ada["counted"]), ada["show_eta"]) == (3, 3, True)  # 2 conv, fc
+    bars.clear()
+    monkeypatch.setattr(auto, "TRANSFORM_TIERS", ())   # the methods and tensors only: quick
+    assert invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "a.tflite", "--quantize",
+                  "int8", "--calib", calib, "--calib-method", "auto").exit_code == 0
+    (cands,) = [b for b in bars if b["label"] == "auto: candidates"]
+    methods = len(auto.METHODS)
+    assert cands["length"] == methods + auto.LAST_LAYERS * (methods - 1)
+    assert sum(cands["counted"]) == cands["length"]  # no transform tier to end early
