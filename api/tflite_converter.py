@@ -13,8 +13,8 @@ conversion `edgelite convert` runs, so both give the same bytes -- as TF's conve
 them (lite.py): no optimizations: a float model; optimizations with supported_types
 [float16]: float16 weights; with a representative dataset: full integer (int8, or 16x8 with
 EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8), ops without an integer kernel
-left float unless supported_ops is TFLITE_BUILTINS_INT8 alone (then they are an error); with
-neither: int8 weights, float activations (dynamic range).
+left float unless supported_ops holds integer sets alone (then they are an error listing
+them); with neither: int8 weights, float activations (dynamic range).
 
 from_keras_model / from_concrete_functions need TensorFlow (imported only there): the model is
 exported to a temporary SavedModel, read by the TF-free path like any other.
@@ -162,8 +162,8 @@ class TFLiteConverter:
         options = ConvertOptions(**self._options, allow_custom_ops=bool(self.allow_custom_ops),
                                  quantize=quantize)
         result = convert_detailed(self._source, options)
-        if self._strict_int8():
-            _check_all_integer(result)
+        if settings and settings["mode"] in ("int8", "int16x8") and self._strict():
+            _check_all_integer(result, sorted(self._ops()))
         return result.model
 
     # -- settings -> QuantizeOptions fields -------------------------------------------------
@@ -175,8 +175,9 @@ class TFLiteConverter:
                                  f"known: {', '.join(sorted(KNOWN_OPS))}")
         return ops
 
-    def _strict_int8(self) -> bool:
-        return self._ops() == {"TFLITE_BUILTINS_INT8"}
+    def _strict(self) -> bool:
+        """Integer sets only (no TFLITE_BUILTINS / SELECT_TF_OPS to fall back on)."""
+        return not self._ops() & {"TFLITE_BUILTINS", "SELECT_TF_OPS"}
 
     def _settings(self) -> dict | None:
         ops = self._ops()
@@ -211,10 +212,10 @@ class TFLiteConverter:
                 "io_type": io.get(io_in, io_in), "output_type": io.get(io_out, io_out)}
 
 
-def _check_all_integer(result) -> None:
-    """TFLITE_BUILTINS_INT8 alone: every op computes in integers, else one error listing
-    each op that stays float (QUANTIZE / DEQUANTIZE at the float inputs and outputs are
-    allowed, as in TF)."""
+def _check_all_integer(result, sets: list[str]) -> None:
+    """Integer op sets alone (TFLITE_BUILTINS_INT8, the 16x8 set): every op computes in
+    integers, else one error listing each op that stays float (QUANTIZE / DEQUANTIZE at the
+    float inputs and outputs are allowed, as in TF)."""
     import numpy as np
 
     from .converter.ir import all_graphs
@@ -231,7 +232,7 @@ def _check_all_integer(result) -> None:
                     left.append(f"{op.type} {op.name}")
     if left:
         raise ConverterError(
-            f"target_spec.supported_ops is TFLITE_BUILTINS_INT8 only, but {len(left)} op(s) "
+            f"target_spec.supported_ops is {' + '.join(sets)} only, but {len(left)} op(s) "
             f"would stay float: {names_list(left, 64)}; add OpsSet.TFLITE_BUILTINS to let "
             "them run float")
 

@@ -125,6 +125,10 @@ def test_strict_int8_lists_every_op_left_float(tmp_path):
                        r"stay float: .*SUB.*EQUAL.*ZEROS_LIKE") as e:
         converter([OpsSet.TFLITE_BUILTINS_INT8]).convert()
     assert isinstance(e.value, edgelite.EdgeliteError)
+    wide = OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
+    with pytest.raises(ValueError, match=r"is EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_"
+                       r"WEIGHTS_INT8 only, but \d+ op\(s\) would stay float: .*SUB"):
+        converter([wide]).convert()
     # with TFLITE_BUILTINS too they stay float, as the command line writes them
     np.save(tmp_path / "x.npy", data)
     model = converter([OpsSet.TFLITE_BUILTINS, OpsSet.TFLITE_BUILTINS_INT8]).convert()
