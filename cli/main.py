@@ -138,7 +138,7 @@ def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disable
     if force and target != "micro":
         raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
-    with quantize_config(quant) as qopts:
+    with quantize_config(quant, log_to_stderr=as_json) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
                                  Target(target), _signatures(signature), tuple(tags) or None,

@@ -128,8 +128,9 @@ def quantize_options(fn):
 
 
 @contextlib.contextmanager
-def quantize_config(q: dict):
-    """QuantizeOptions (or None) from the parsed flags, with a progress bar for calibration."""
+def quantize_config(q: dict, log_to_stderr: bool = False):
+    """QuantizeOptions (or None) from the parsed flags, with a progress bar for calibration;
+    the steps' log lines go to stdout, or to stderr when stdout carries JSON."""
     from ..converter.quantize import IOType, Preprocess, QuantizeOptions, QuantMode
     if not q["quantize"]:
         yield None
@@ -156,4 +157,5 @@ def quantize_config(q: dict):
             keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             fallback=q["fallback"], lstm=q["lstm"], sequence_head=q["sequence_head"],
-            labels=q["labels"], log=click.echo)
+            labels=q["labels"],
+            log=(lambda line: click.echo(line, err=True)) if log_to_stderr else click.echo)

@@ -79,3 +79,13 @@ def test_run_json_outputs(tmp_path):
     (out,) = doc["outputs"]
     assert out["dtype"] == "float32" and out["shape"] == [2, 10]
     np.testing.assert_allclose(np.array(out["values"]), golden["output"][:2], atol=1e-5)
+
+
+def test_convert_json_keeps_step_logs_off_stdout(tmp_path):
+    result = invoke("convert", MODELS / "keras_cnn.pb", "-o", tmp_path / "m.tflite",
+                    "--quantize", "int8", "--calib", MODELS / "digits_calib.npy",
+                    "--calib-samples", "8", "--equalize", "--force-transforms", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)   # the equalization's log line is not in it ...
+    assert doc["quantization"]["calibration_samples"] == 8
+    assert "equalized" in result.stderr  # ... but on stderr
