@@ -145,7 +145,8 @@ def quantize_config(q: dict, log_to_stderr: bool = False):
             progress = stack.enter_context(progress_bar("calibrating", total))
         yield QuantizeOptions(
             mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
-            io_type=IOType(q["io_type"]), output_type=q["output_type"], calib=q["calib"], calib_samples=q["calib_samples"],
+            io_type=IOType(q["io_type"]), output_type=q["output_type"], calib=q["calib"],
+            calib_samples=q["calib_samples"],
             calib_preprocess=Preprocess.parse(q["calib_preprocess"] or ""),
             input_ranges=_pairs(q["input_range"], "--input-range"),
             mean_std=_pairs(q["mean_std"], "--mean-std"),

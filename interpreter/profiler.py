@@ -8,8 +8,9 @@ invoke() stays a bare loop over the prepared calls; profiling runs its own copy 
 loop with ``time.perf_counter()`` around every call, so the timings include each kernel's
 Python overhead (argument unpacking, numpy call setup) but not the loop itself. Times are
 medians over the profiled runs, in seconds (each op's own median: a run delayed by a busy
-machine does not inflate them, and they compare with a median latency). ``share`` is a fraction of the summed op time
-(op times, not the wall time, so the shares of all ops, and of all op types, sum to 1).
+machine does not inflate them, and they compare with a median latency). ``share`` is a
+fraction of the summed op time (op times, not the wall time, so the shares of all ops, and
+of all op types, sum to 1).
 Ops folded at allocate_tensors() (all-constant inputs) do not run and are not listed.
 The rows are subgraph 0's ops: an op that calls other subgraphs (WHILE, IF) counts the
 time of everything it runs, its loop body included.

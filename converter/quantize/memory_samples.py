@@ -78,8 +78,9 @@ def _one_sample(item, input_names: list[str], aliases: Mapping[str, str],
         by_name = {aliases.get(key, key): value for key, value in item.items()}
         missing = [n for n in input_names if n not in by_name]
         if missing:
+            inputs = names_list(_shown(input_names, aliases))
             raise EdgeliteError(f"{what} has keys {names_list(list(item.keys()))}; it needs "
-                                f"one array per model input {names_list(_shown(input_names, aliases))}")
+                                f"one array per model input {inputs}")
         sample = {n: by_name[n] for n in input_names}
     elif isinstance(item, (list, tuple)):
         if len(item) != len(input_names):
