@@ -71,6 +71,9 @@ def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> 
     model.signatureDefs = [
         _signature(g, k, {id(t): i for i, t in enumerate(tensor_lists[k])})
         for k, g in enumerate(entries)]
+    keys = [s.signatureKey for s in model.signatureDefs]
+    if len(set(keys)) != len(keys):
+        raise EdgeliteError(f"internal: signature keys {keys} repeat in one model")
     share_identical_buffers(model)
 
     try:
