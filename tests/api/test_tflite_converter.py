@@ -207,3 +207,18 @@ def test_two_signatures_calibrated_by_tagged_samples(tmp_path):
     np.testing.assert_allclose(code, golden["encode/out/code"][:1], atol=0.02)
     assert [op["op_name"] for op in interp._get_ops_details()] == \
         ["QUANTIZE", "FULLY_CONNECTED", "DEQUANTIZE"]  # subgraph 0: serving_default, int8
+
+
+def test_allow_custom_ops(tmp_path):
+    from tests.cli.test_cli import unsupported_graph
+    graph = unsupported_graph(tmp_path)
+    c = TFLiteConverter.from_frozen_graph(graph, ["x"], ["y"])
+    with pytest.raises(edgelite.UnsupportedOpError, match="Digamma"):
+        c.convert()
+    c.allow_custom_ops = True
+    c.exclude_conversion_metadata = True   # accepted: edgelite writes none either way
+    model = c.convert()
+    assert model == cli_bytes(tmp_path, graph, "--inputs", "x", "--outputs", "y",
+                              "--allow_custom_ops")
+    ops = edgelite.Interpreter(model_content=model)._get_ops_details()
+    assert [o["op_name"] for o in ops] == ["Digamma", "Digamma", "RELU"]  # CUSTOM ops
