@@ -11,6 +11,8 @@ from edgelite.interpreter import Interpreter  # noqa: E402
 from edgelite.interpreter.errors import (  # noqa: E402
     DTypeError, EdgeliteError, GraphError, MemoryLimitError, ModelFormatError, ShapeError,
     UnsupportedOpError)
+from edgelite.tflite_converter import (  # noqa: E402
+    ConverterError, Optimize, OpsSet, RepresentativeDataset, TargetSpec, TFLiteConverter)
 
 
 def convert(*args, **kwargs):
@@ -20,4 +22,6 @@ def convert(*args, **kwargs):
 
 
 __all__ = ["__version__", "convert", "Interpreter", "EdgeliteError", "ModelFormatError",
-           "UnsupportedOpError", "ShapeError", "DTypeError", "GraphError", "MemoryLimitError"]
+           "UnsupportedOpError", "ShapeError", "DTypeError", "GraphError", "MemoryLimitError",
+           "TFLiteConverter", "Optimize", "OpsSet", "TargetSpec", "RepresentativeDataset",
+           "ConverterError"]

@@ -6,6 +6,7 @@ import click
 
 from ..converter.files import check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
+from .progress import limited, progress_bar, sample_count
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
@@ -17,10 +18,9 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
-    if plot:
-        from ..converter.accuracy.plot import _pyplot
-        _pyplot()  # fail before the (long) run when matplotlib is missing
-    report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes)
+    with progress_bar("comparing", limited(sample_count(data), samples)) as update:
+        report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes,
+                         update)
     if fmt == "json":
         text = compare_json(report, top, sort)
     elif fmt == "csv":
@@ -38,7 +38,7 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
             click.echo(f"what to do: {culprit.advice.text}", err=fmt != "table")
     else:
         click.echo(text.rstrip("\n"))
-    if plot:
+    if plot:  # after the table: without matplotlib the run still shows its figures
         from ..converter.accuracy.plot import plot_sqnr
         plot_sqnr(report, plot)
         click.echo(f"wrote {shown_path(plot)}", err=True)

@@ -53,7 +53,7 @@ def handle(e: BaseException):
         fail("interrupted", EXIT_INTERRUPTED)
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # `edgelite inspect m.tflite | head`: the reader left, not an error
-        sys.exit(EXIT_ERROR)
+        sys.exit(0)
     if isinstance(e, MemoryError):
         fail(f"out of memory ({e or 'no detail'}); use a smaller model, batch or data file",
              EXIT_ERROR)

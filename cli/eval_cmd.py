@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..interpreter.names import quoted
+from .progress import limited, progress_bar, sample_count
 
 
 def fraction(ctx, param, value: str | None) -> float | None:
@@ -33,8 +34,11 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
 
     if output:
         check_writable(output)  # before the (long) run
-    report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
-                      inputs=inputs, outputs=outputs, input_shapes=input_shapes)
+    per_model = limited(sample_count(data), samples)
+    with progress_bar("evaluating", per_model and per_model * len(models)) as update:
+        report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
+                          inputs=inputs, outputs=outputs, input_shapes=input_shapes,
+                          progress=update)
     text = dumps(report.to_dict()) if as_json else report.table()
     if output:
         write_atomic(output, (text + "\n").encode())

@@ -13,6 +13,7 @@ from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
 from .text import terminal_lines, terminal_text
+from .tflite_flags import apply_aliases, tflite_convert_flags
 
 
 # Output paths are checked by converter.files.check_writable (a folder, a missing or read-only
@@ -38,7 +39,8 @@ def _input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-@click.group(cls=EdgeliteGroup, name="edgelite")
+@click.group(cls=EdgeliteGroup, name="edgelite",
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="edgelite")
 def main():
     """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
@@ -47,8 +49,8 @@ def main():
 def _saved_model_options(fn):
     """--signature / --tag / --checkpoint: which part of a SavedModel (or .meta graph)."""
     for opt in reversed([
-        click.option("--signature", metavar="KEY", help="For a SavedModel: the signature to "
-                     "convert (default: serving_default, or the only one)."),
+        click.option("--signature", metavar="KEY", multiple=True, help="For a SavedModel: "
+                     "the signature to convert (default: serving_default, or the only one)."),
         click.option("--tag", "tags", multiple=True, metavar="TAG", help="For a SavedModel: "
                      "the meta graph's tags (repeatable; default: serve, or the only one)."),
         click.option("--checkpoint", metavar="PREFIX", help="For a TF1 .meta graph: the "
@@ -56,6 +58,11 @@ def _saved_model_options(fn):
     ]):
         fn = opt(fn)
     return fn
+
+
+def _signatures(keys: tuple[str, ...]):
+    """--signature given 0, 1 or several times -> ConvertOptions.signature."""
+    return None if not keys else keys[0] if len(keys) == 1 else list(keys)
 
 
 def _set_values(ctx, param, values: tuple[str, ...]) -> dict:
@@ -80,8 +87,8 @@ SET_OPTION = click.option(
 
 
 @main.command()
-@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True))
-@click.option("-o", "--output", "output", required=True, type=OUTPUT_PATH,
+@click.argument("graphdef", metavar="MODEL", type=click.Path(exists=True), required=False)
+@click.option("-o", "--output", "output", type=OUTPUT_PATH,
               help="Where to write the .tflite file.")
 @click.option("--inputs", help="Comma-separated input node names (default: Placeholders).")
 @click.option("--outputs", help="Comma-separated output node names (default: nodes nothing "
@@ -92,7 +99,7 @@ SET_OPTION = click.option(
               help="Replaces an unknown leading dimension of the inputs.")
 @click.option("--disable-pass", "disabled", multiple=True, metavar="PASS",
               help="Skip a graph optimisation pass (repeatable); see `edgelite passes`.")
-@click.option("--allow-custom-ops", is_flag=True,
+@click.option("--allow-custom-ops", "--allow_custom_ops", is_flag=True,
               help="Write unsupported TF ops as CUSTOM ops named after the TF op.")
 @quantize_options
 @click.option("--target", type=click.Choice(["default", "micro"]), default="default",
@@ -108,25 +115,43 @@ SET_OPTION = click.option(
               "reset_all_variables(): streaming a sequence in chunks).")
 @SET_OPTION
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
-def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
-            allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, set_values,
-            verbose,
-            **quant):
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (ops per "
+              "signature, the quantization, each op left float and why) instead of text.")
+@tflite_convert_flags
+def convert(**kw):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
-    SavedModel directory, or a TF1 .meta graph with --checkpoint."""
+    SavedModel directory (--signature repeated: one multi-signature model), or a TF1 .meta
+    graph with --checkpoint. tflite_convert's flags (--output_file, --saved_model_dir,
+    --graph_def_file, --input_arrays, --output_arrays, --input_shapes, --inference_type,
+    --inference_input_type, --inference_output_type, --mean_values, --std_dev_values,
+    --allow_custom_ops) are accepted too."""
+    apply_aliases(kw)
+    _convert(**kw)
+
+
+def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
+             allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state,
+             set_values, verbose, as_json, **quant):
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
     from ..converter.files import check_writable, shown_path, write_atomic
 
     if force and target != "micro":
         raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
-    with quantize_config(quant) as qopts:
+    with quantize_config(quant, log_to_stderr=as_json) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
-                                 Target(target), signature, tuple(tags) or None, checkpoint,
+                                 Target(target), _signatures(signature), tuple(tags) or None,
+                                 checkpoint,
                                  force=force, rnn_state=RnnState(rnn_state),
                                  set_values=set_values)
         result = convert_detailed(graphdef, options)
+    if as_json:
+        from .json_out import conversion, dumps
+        write_atomic(output, result.model)
+        reasons = result.quantization.float_reasons() if result.quantization else {}
+        click.echo(dumps(conversion(result, shown_path(output), reasons)))
+        return
     calib = result.quantization and result.quantization.calibration
     if calib:
         click.echo(f"calibrated on {calib.used} sample(s)" + (
@@ -141,9 +166,14 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     _micro_warnings(result.warnings)
     if result.state_note():
         click.echo(result.state_note())
+    for part in result.signatures:
+        g = part.graph
+        click.echo(terminal_text(f"signature {g.signature.key}: {len(g.ops)} ops "
+                                 f"({_counts(g.op_counts())})"))
     g = result.graph
-    click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
-               f"{len(result.model)} bytes")
+    ops = f"{len(result.signatures)} signatures" if result.signatures else \
+        f"{len(g.ops)} ops ({_counts(g.op_counts())})"
+    click.echo(f"wrote {shown_path(output)}: {ops}, {len(result.model)} bytes")
 
 
 def _micro_warnings(lines) -> None:
@@ -160,9 +190,10 @@ def _counts(counts: dict[str, int]) -> str:
 def passes():
     """List the converter's optimisation passes in pipeline order."""
     from ..converter.passes import PIPELINE, REQUIRED
+    width = max(len(p.name) for p in PIPELINE) + 2  # the longest name still gets two spaces
     for p in PIPELINE:
         note = " (required)" if p.name in REQUIRED else ""
-        click.echo(f"{p.name:<28}{p.doc}{note}")
+        click.echo(f"{p.name:<{width}}{p.doc}{note}")
 
 
 @main.command()
@@ -173,12 +204,20 @@ def passes():
               help="Fix an input's shape, e.g. input:1,32,32,3 (repeatable).")
 @_saved_model_options
 @SET_OPTION
-def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, set_values):
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, set_values,
+          as_json):
     """Report which TF ops of a GraphDef / SavedModel edgelite supports (exit 1 if any is
     not)."""
     from ..converter import check as check_graph
+    if len(signature) > 1:
+        raise click.BadParameter("check reads one signature at a time", param_hint="--signature")
     report = check_graph(graphdef, _names(inputs), _names(outputs), _input_shapes(input_shape),
-                         signature, tuple(tags) or None, checkpoint, set_values)
+                         _signatures(signature), tuple(tags) or None, checkpoint, set_values)
+    if as_json:
+        from .json_out import dumps, support
+        click.echo(dumps(support(report)))
+        sys.exit(0 if report.ok else 1)
     click.echo(terminal_lines(report.table()))  # node names come from the GraphDef
     for line in report.hint_lines():
         click.echo(terminal_lines(line))
@@ -198,12 +237,18 @@ def check(graphdef, inputs, outputs, input_shape, signature, tags, checkpoint, s
               help="Per-op MACs, weight bytes and live activation bytes (TFLite Micro's "
                    "plan) instead of the summary.")
 @click.option("--json", "as_json", is_flag=True,
-              help="The footprint as JSON (implies --footprint).")
+              help="The structure (subgraphs, ops, tensors, quantization, signatures) as "
+              "JSON; with --footprint, the footprint.")
 def inspect(model, target, footprint, as_json):
     """Show a .tflite model's ops, tensors, shapes, dtypes, quantization and arena size."""
     from .inspect_cmd import describe, footprint_text, micro_arena_line
-    if footprint or as_json:
+    if footprint:
         click.echo(footprint_text(model, as_json))
+        return
+    if as_json:
+        from ..interpreter.model import load_model, read_model_file
+        from .json_out import dumps, model_structure
+        click.echo(dumps(model_structure(load_model(read_model_file(model)))))
         return
     click.echo(describe(model))
     if target == "micro":
@@ -216,10 +261,12 @@ def inspect(model, target, footprint, as_json):
               help="Input data (.npy); NAME= picks the input tensor (repeatable).")
 @click.option("-o", "--output", type=OUTPUT_PATH,
               help="Save the outputs to an .npz file instead of printing them in full.")
-def run(model, inputs, output):
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the outputs (name, dtype, shape, values) as JSON.")
+def run(model, inputs, output, as_json):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
-    run_model(model, inputs, output)
+    run_model(model, inputs, output, as_json)
 
 
 main.add_command(bench_command)

@@ -7,6 +7,7 @@ import contextlib
 import click
 
 from ..interpreter.names import quoted
+from .progress import limited, progress_bar, sample_count
 
 
 def _pairs(values, flag: str) -> dict[str, tuple[float, float]]:
@@ -57,6 +58,9 @@ def quantize_options(fn):
         click.option("--io-type", type=click.Choice(["float", "int8", "uint8", "int16"]),
                      default="float", show_default=True,
                      help="Type of the model's inputs/outputs in full-integer modes."),
+        click.option("--output-type", type=click.Choice(["float", "int8", "uint8", "int16"]),
+                     help="Type of the model's outputs when not --io-type's (e.g. int8 in, "
+                     "float out)."),
         click.option("--calib", type=click.Path(exists=True),
                      help="Representative data: .npy, .npz or a folder of .npy/images."),
         click.option("--calib-samples", type=int, help="Use at most N calibration samples."),
@@ -124,8 +128,9 @@ def quantize_options(fn):
 
 
 @contextlib.contextmanager
-def quantize_config(q: dict):
-    """QuantizeOptions (or None) from the parsed flags, with a progress bar for calibration."""
+def quantize_config(q: dict, log_to_stderr: bool = False):
+    """QuantizeOptions (or None) from the parsed flags, with a progress bar for calibration;
+    the steps' log lines go to stdout, or to stderr when stdout carries JSON."""
     from ..converter.quantize import IOType, Preprocess, QuantizeOptions, QuantMode
     if not q["quantize"]:
         yield None
@@ -134,20 +139,24 @@ def quantize_config(q: dict):
     with contextlib.ExitStack() as stack:
         progress = None
         if q["calib"]:
-            bar = stack.enter_context(click.progressbar(
-                length=q["calib_samples"] or 0, label="calibrating", file=None))
-            progress = bar.update
+            # the one calibration on all the samples (the held-out checks of auto and of
+            # the transforms have bars of their own)
+            total = limited(sample_count(q["calib"]), q["calib_samples"])
+            progress = stack.enter_context(progress_bar("calibrating", total))
         yield QuantizeOptions(
             mode=QuantMode(q["quantize"]), per_channel=not q["per_tensor"],
-            io_type=IOType(q["io_type"]), calib=q["calib"], calib_samples=q["calib_samples"],
+            io_type=IOType(q["io_type"]), output_type=q["output_type"], calib=q["calib"],
+            calib_samples=q["calib_samples"],
             calib_preprocess=Preprocess.parse(q["calib_preprocess"] or ""),
             input_ranges=_pairs(q["input_range"], "--input-range"),
             mean_std=_pairs(q["mean_std"], "--mean-std"),
             default_range=_range(q["default_range"]), progress=progress,
+            progress_bar=progress_bar,
             calib_method=method, equalize=q["equalize"],
             bias_correction=q["bias_correction"], adaround=q["adaround"],
             force_transforms=q["force_transforms"],
             keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             fallback=q["fallback"], lstm=q["lstm"], sequence_head=q["sequence_head"],
-            labels=q["labels"], log=click.echo)
+            labels=q["labels"],
+            log=(lambda line: click.echo(line, err=True)) if log_to_stderr else click.echo)

@@ -51,7 +51,7 @@ def _load_inputs(specs, details) -> dict[int, np.ndarray]:
     return feeds
 
 
-def run_model(model: str, specs, output: str | None) -> None:
+def run_model(model: str, specs, output: str | None, as_json: bool = False) -> None:
     if output:
         check_writable(output)
     interp = Interpreter(model_path=model)
@@ -76,6 +76,10 @@ def run_model(model: str, specs, output: str | None) -> None:
         if len(outs) > LISTED_OUTPUTS:
             listed.append(f"and {len(outs) - LISTED_OUTPUTS} more")
         click.echo(f"wrote {shown_path(output)}: {', '.join(listed)}")
+        return
+    if as_json:
+        from .json_out import dumps, outputs
+        click.echo(dumps(outputs(outs)))
         return
     with np.printoptions(precision=5, suppress=True, threshold=200):
         for name, v in outs:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 
 from .. import __version__
@@ -16,10 +16,11 @@ from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import write_atomic
-from ..interpreter.errors import GraphError
+from ..interpreter.errors import EdgeliteError, GraphError
 from ..interpreter.names import quoted
 from .graphdef import TFGraph, parse_ref
 from .savedmodel import load_source, signature_refs
+from .signatures import convert_signatures
 from .ir import Graph
 from .lower import SupportReport, lower_graph, lower_with_report
 from .lower.fake_quant import quantize_dequantize
@@ -51,7 +52,8 @@ class ConvertOptions:
     target: Target = Target.DEFAULT          # MICRO: checked for TFLite Micro (micro_ops.py)
     # SavedModels (a directory) and TF1 .meta graphs: which signature / meta graph, and the
     # checkpoint prefix of a .meta graph (savedmodel/)
-    signature: str | None = None             # default "serving_default" (or the only one)
+    # default "serving_default" (or the only one); a list of keys: a multi-signature model
+    signature: str | list[str] | tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None      # default ("serve",) (or the only meta graph)
     checkpoint: str | None = None
     force: bool = False                      # MICRO: write what TFLM cannot run (warnings)
@@ -59,6 +61,21 @@ class ConvertOptions:
     # Placeholders bound to constants (bind.py): name -> value (bool, number, nested list,
     # numpy array, or the text --set takes); conds they decide fold to one branch
     set_values: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.quantize, str):  # quantize="int8": the mode, default settings
+            self.quantize = QuantizeOptions(mode=self.quantize)
+        for name, kind in (("target", Target), ("rnn_state", RnnState)):
+            value = getattr(self, name)
+            try:
+                setattr(self, name, kind(value))
+            except ValueError:
+                allowed = ", ".join(m.value for m in kind)
+                raise EdgeliteError(f"{name} is one of {allowed}, not {value!r}") from None
+
+
+QUANTIZE_FIELDS = {f.name for f in fields(QuantizeOptions)}
+CONVERT_FIELDS = {f.name for f in fields(ConvertOptions)}
 
 
 @dataclass
@@ -73,6 +90,8 @@ class ConversionResult:
     # on every invoke (RnnState.RESET) or carried over (KEEP)
     stateful_ops: dict[str, int] = field(default_factory=dict)
     rnn_state: RnnState = RnnState.RESET
+    # a multi-signature model: each signature's own result (its model is not the file's)
+    signatures: tuple["ConversionResult", ...] = ()
 
     def state_note(self) -> str | None:
         """One line saying what the model's stateful ops do between invokes, or None."""
@@ -88,6 +107,11 @@ class ConversionResult:
 
 def convert_detailed(source, options: ConvertOptions | None = None) -> ConversionResult:
     options = options or ConvertOptions()
+    if isinstance(options.signature, (list, tuple)):
+        if len(options.signature) != 1:
+            return convert_signatures(source, options, options.signature, convert_detailed,
+                                      f"edgelite {__version__}")
+        options = replace(options, signature=options.signature[0])
     micro = Target(options.target) is Target.MICRO
     if micro:
         check_micro_options(options.quantize, options.force)
@@ -133,11 +157,26 @@ def _op_types(ops) -> dict[str, int]:
 
 
 def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> bytes:
-    """Convert a frozen GraphDef (path to .pb/.pbtxt, or bytes) to .tflite bytes.
+    """Convert a frozen GraphDef (path to .pb/.pbtxt, or bytes), a SavedModel directory or
+    a .meta graph to .tflite bytes.
 
-    Keyword arguments are ConvertOptions fields; with `output_path` the file is also written
-    (atomically).
+    Keyword arguments are ConvertOptions fields, and QuantizeOptions fields for the
+    quantization: ``convert(src, quantize="int8", calib=samples, io_type="int8")``
+    (`calib`: a file, arrays, or an iterable / generator function of samples). With
+    `output_path` the file is also written (atomically).
     """
+    unknown = sorted(set(kwargs) - CONVERT_FIELDS - QUANTIZE_FIELDS)
+    if unknown:
+        known = ", ".join(sorted(CONVERT_FIELDS | QUANTIZE_FIELDS - {"mode"}))
+        raise EdgeliteError(f"convert() got an unknown setting {unknown[0]!r}; known: {known}")
+    given = {k: kwargs.pop(k) for k in set(kwargs) & QUANTIZE_FIELDS}
+    if given:
+        q = kwargs.get("quantize")
+        if q is None:
+            raise EdgeliteError(f"{sorted(given)[0]}= is a quantization setting: give "
+                                "quantize= too (e.g. quantize=\"int8\")")
+        kwargs["quantize"] = QuantizeOptions(mode=q, **given) if isinstance(q, str) \
+            else replace(q, **given)
     if "disabled_passes" in kwargs:
         kwargs["disabled_passes"] = frozenset(kwargs["disabled_passes"])
     model = convert_detailed(source, ConvertOptions(**kwargs)).model

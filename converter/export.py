@@ -44,12 +44,16 @@ SUBGRAPH_OPTIONS = {
 }
 
 
-def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
+def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> bytes:
     """Serialise `graph` (after passes: only TFLite builtin / CUSTOM ops) to .tflite bytes.
 
     `graph` is subgraph 0; the graphs its WHILE / IF ops call (op.subgraphs) follow, numbered
-    callers first (ir.all_graphs), and each op's options name their indices."""
-    graphs = all_graphs(graph)
+    callers first (ir.all_graphs), and each op's options name their indices. A list of
+    graphs (one per SavedModel signature) makes a multi-signature model as TF's converter
+    writes it: the entry graphs first, in order, each with its signature, then the graphs
+    they call."""
+    entries = graph if isinstance(graph, list) else [graph]
+    graphs = _numbered(entries)
     leftover = sorted({op.type for g in graphs for op in g.ops if op.type in PSEUDO_OPS})
     if leftover:
         raise EdgeliteError(f"internal: converter-only ops {leftover} survived the passes")
@@ -64,14 +68,30 @@ def export_tflite(graph: Graph, description: str = "edgelite") -> bytes:
     codes: dict = {}
     model.subgraphs = [_subgraph(g, ts, model, codes, numbers)
                        for g, ts in zip(graphs, tensor_lists)]
-    index = {id(t): i for i, t in enumerate(tensor_lists[0])}
-    model.signatureDefs = [_signature(graph, index)]
+    model.signatureDefs = [
+        _signature(g, k, {id(t): i for i, t in enumerate(tensor_lists[k])})
+        for k, g in enumerate(entries)]
+    keys = [s.signatureKey for s in model.signatureDefs]
+    if len(set(keys)) != len(keys):
+        raise EdgeliteError(f"internal: signature keys {keys} repeat in one model")
     share_identical_buffers(model)
 
     try:
         return pack_model(model)
     except BuilderSizeError:  # the estimate below is a lower bound; this is the backstop
         raise ModelFormatError(_too_large(tensor_lists[0], "the model")) from None
+
+
+def _numbered(entries: list[Graph]) -> list[Graph]:
+    """The entry graphs, then every graph they call (each once, callers first)."""
+    seen = {id(g) for g in entries}
+    called = []
+    for entry in entries:
+        for g in all_graphs(entry)[1:]:
+            if id(g) not in seen:
+                seen.add(id(g))
+                called.append(g)
+    return [*entries, *called]
 
 
 def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict):
@@ -223,11 +243,11 @@ def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
     return np.asarray(dims, np.int32)
 
 
-def _signature(graph: Graph, index: dict) -> object:
+def _signature(graph: Graph, subgraph: int, index: dict) -> object:
     """The SavedModel signature converted (its key and names), else "serving_default" with
     the tensors' own names."""
     sig = tfl.SignatureDefT()
-    sig.subgraphIndex = 0
+    sig.subgraphIndex = subgraph
     source = graph.signature
     sig.signatureKey = source.key if source else SIGNATURE_KEY
     in_names = [n for n, _ in source.inputs] if source else [t.name for t in graph.inputs]

@@ -7,8 +7,10 @@
 invoke() stays a bare loop over the prepared calls; profiling runs its own copy of that
 loop with ``time.perf_counter()`` around every call, so the timings include each kernel's
 Python overhead (argument unpacking, numpy call setup) but not the loop itself. Times are
-means over the profiled runs, in seconds. ``share`` is a fraction of the summed op time
-(op times, not the wall time, so the shares of all ops, and of all op types, sum to 1).
+medians over the profiled runs, in seconds (each op's own median: a run delayed by a busy
+machine does not inflate them, and they compare with a median latency). ``share`` is a
+fraction of the summed op time (op times, not the wall time, so the shares of all ops, and
+of all op types, sum to 1).
 Ops folded at allocate_tensors() (all-constant inputs) do not run and are not listed.
 The rows are subgraph 0's ops: an op that calls other subgraphs (WHILE, IF) counts the
 time of everything it runs, its loop body included.
@@ -16,6 +18,7 @@ time of everything it runs, its loop body included.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
@@ -30,7 +33,7 @@ class OpTiming:
     index: int  # operator index in subgraph 0
     op_type: str  # "CONV_2D", ...
     output: str  # name of its first output tensor
-    seconds: float  # mean time per invoke
+    seconds: float  # median time per invoke
     share: float  # of the summed op time
 
 
@@ -40,7 +43,7 @@ class TypeTiming:
 
     op_type: str
     count: int
-    seconds: float  # mean summed time per invoke
+    seconds: float  # summed median time per invoke
     share: float
 
 
@@ -101,20 +104,20 @@ def run_profile(steps: Sequence[tuple], labels: Sequence[tuple[int, str, str]], 
     for _ in range(warmup):
         for eval_fn, record, inputs, outputs in steps:
             eval_fn(record, inputs, outputs)
-    totals = [0.0] * len(steps)
+    times = [[0.0] * len(steps) for _ in range(runs)]
     clock = time.perf_counter
     start = clock()
-    for _ in range(runs):
+    for run in times:
         for i, (eval_fn, record, inputs, outputs) in enumerate(steps):
             t0 = clock()
             eval_fn(record, inputs, outputs)
-            totals[i] += clock() - t0
+            run[i] = clock() - t0
     wall = (clock() - start) / runs
-    return _summarize(totals, labels, runs, warmup, wall)
+    seconds = [statistics.median(column) for column in zip(*times)] if steps else []
+    return _summarize(seconds, labels, runs, warmup, wall)
 
 
-def _summarize(totals, labels, runs, warmup, wall) -> Profile:
-    seconds = [t / runs for t in totals]
+def _summarize(seconds, labels, runs, warmup, wall) -> Profile:
     total = sum(seconds)
 
     def share(s: float) -> float:

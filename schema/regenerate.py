@@ -15,7 +15,9 @@ It produces two files next to their sources:
   (grpcio-tools 1.85.1, which bundles protoc for protobuf 7.x gencode).  The
   .proto is compiled under the virtual path ``edgelite/schema/graph.proto``
   (its installed location), so its name in protobuf's global descriptor pool
-  cannot clash with another library's ``graph.proto``.
+  cannot clash with another library's ``graph.proto``. protoc's runtime version
+  check is left out (``any_protobuf_runtime``): the bindings load on protobuf
+  4.21 and later.
 
 Output is deterministic: the same tool versions give byte-identical files, and
 ``tests/schema/test_regenerate.py`` checks that the committed files match.
@@ -129,8 +131,29 @@ def generate_protobuf(out_dir: Path) -> Path:
         if not produced.is_file():
             raise RegenerateError(f"protoc did not write {produced.name}")
         target = out_dir / PROTO_OUTPUT
-        shutil.copyfile(produced, target)
+        target.write_text(any_protobuf_runtime(produced.read_text()))
     return target
+
+
+# protoc 5.26+ gencode begins with a check that the protobuf runtime is at least the
+# protoc's version (google.protobuf.runtime_version, a module protobuf 4.x lacks), so the
+# file would refuse every older runtime. The descriptor-building calls after it are the same
+# ones protobuf 4.21 gencode makes (builder.BuildMessageAndEnumDescriptors /
+# BuildTopDescriptorsAndMessages), so without the check the bindings load on protobuf 4.21
+# and later (pyproject: protobuf>=4.21); tests/schema/test_graph_proto.py and .ci/run's
+# oldest-protobuf step exercise them there.
+RUNTIME_IMPORT = "from google.protobuf import runtime_version as _runtime_version\n"
+RUNTIME_CHECK_START = "_runtime_version.ValidateProtobufRuntimeVersion("
+
+
+def any_protobuf_runtime(code: str) -> str:
+    """protoc's Python output without its runtime version check (see above)."""
+    if RUNTIME_IMPORT not in code:
+        return code  # an older protoc: no check to remove
+    code = code.replace(RUNTIME_IMPORT, "", 1)
+    start = code.index(RUNTIME_CHECK_START)
+    end = code.index(")\n", start) + 2
+    return code[:start] + code[end:]
 
 
 def regenerate(out_dir: str | os.PathLike | None = None) -> list[Path]:

@@ -31,8 +31,8 @@ Keeping one op float does not remove its output rounding when the op after it is
 (a QUANTIZE with the same range is inserted), so "keep it float" names the op and every op
 after it up to the model output (KEEP_CHAIN ops at most), and is offered for the output
 rounding only that close to the end. int16 activations (TFLite's 16x8 mode: 65536 levels,
-256x finer steps) would be the spec's remedy for a wide range mid-network; edgelite has no
-16x8 mode yet.
+256x finer steps, the same int8 weights) are the spec's remedy for a wide range
+mid-network: the advice names the op for --int16-ops (ops without a 16x8 kernel go float).
 """
 
 from __future__ import annotations
@@ -266,15 +266,23 @@ def clipping(report, stats: RangeStats, input_name: str | None, keep: tuple[str,
         keep_float=keep, cost_bytes=cost, step=stats.step, rms=stats.rms, fraction=frac)
 
 
+def _int16_text(own: str | None) -> str:
+    """16x8 for the op (--int16-ops), or for the model where the tensor is a QUANTIZE's
+    (a model input: no op of its own to move)."""
+    flag = "--quantize int16x8" if own is None else \
+        f"--int16-ops {own if own in OPS else quoted(own)}"
+    return f"int16 activations (16x8: 256x finer steps, same int8 weights): {flag}"
+
+
 def output_rounding(report, stats: RangeStats, keep: tuple[str, ...], cost: int,
-                    input_name: str | None) -> Advice:
+                    input_name: str | None, own: str | None) -> Advice:
     """RANGE when the range is over WIDE_SPREAD times the signal RMS (rare large values set
     it), else RESOLUTION: the range is well used and only more bits would help."""
     spread = (stats.hi - stats.lo) / stats.rms if stats.rms else math.inf
     facts = (f"step {stats.step:.3g} vs signal RMS {stats.rms:.3g} (range {spread:.0f}x the "
              f"RMS; rounding alone allows {stats.rounding_sqnr_db:.1f} dB)")
     end = (f"; or keep it float to the output: {_keep_float_text(keep, cost)}" if keep else
-           "; int16 activations (16x8: 256x finer steps) are not available in edgelite yet")
+           f"; or {_int16_text(own)}")
     common = dict(keep_float=keep, cost_bytes=cost, step=stats.step, rms=stats.rms)
     if input_name and spread > WIDE_SPREAD:
         return Advice(AdviceKind.RANGE, f"input range too wide: {facts} -- give the input's "
@@ -287,7 +295,7 @@ def output_rounding(report, stats: RangeStats, keep: tuple[str, ...], cost: int,
             f"or auto (tries mse/percentile, and per tensor for the last layers){end}",
             flags=("--calib-method mse", "--calib-method auto"), **common)
     more = (f"keep it float to the output: {_keep_float_text(keep, cost)}" if keep else
-            "int16 activations (16x8: 256x finer steps) are not available in edgelite yet")
+            _int16_text(own))
     return Advice(
         AdviceKind.RESOLUTION,
         f"8-bit resolution: {facts}, the range is well used -- only more bits help: {more}",
@@ -359,7 +367,8 @@ def advise(report, stats: RangeStats | None, facts: ModelFacts) -> Advice | None
         return clipping(report, stats, input_name, end_keep, end_cost)
     if stats is not None and stats.count and (
             stats.rounding_sqnr_db <= op_db + ROUNDING_MARGIN_DB):
-        return output_rounding(report, stats, end_keep, end_cost, input_name)
+        return output_rounding(report, stats, end_keep, end_cost, input_name,
+                               None if report.op in BOUNDARY_OPS else facts.pattern(k))
     if report.op in BOUNDARY_OPS:   # a QUANTIZE / DEQUANTIZE only rounds: nothing else
         return None
     own = (facts.pattern(k),)

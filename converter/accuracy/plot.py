@@ -19,8 +19,9 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise EdgeliteError("--plot needs matplotlib: pip install matplotlib (or "
-                            "edgelite[plot])") from None
+        raise EdgeliteError("no plot written: --plot needs matplotlib (pip install "
+                            "'edgelite[plot]' or pip install matplotlib); the figures are "
+                            "in the table") from None
     return plt
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, ContextManager
 
 import numpy as np
 
@@ -42,12 +42,13 @@ from ..sample_data import names_list
 from .adaround import AdaRoundReport, apply_adaround
 from .attention_masks import clamp_additive_masks
 from .bias_correction import BiasCorrectionReport, bias_correct
-from .calibrate import (CalibrationStats, Preprocess, collect_ranges, load_samples,
-                        signature_aliases, usable_indexed, usable_samples)
+from .calibrate import (CalibrationStats, Preprocess, collect_ranges, graph_samples,
+                        usable_indexed, usable_samples)
 from .equalize import EqualizeReport, channel_maxima, equalize, relu6_layers
 from .index_arithmetic import index_arithmetic
 from .lstm_check import LstmCheck, LstmForm, with_weights_only
 from .lstm_check import choose as choose_lstm_forms
+from .memory_samples import once_iterable
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
 from .params import Affine, QType, activation
@@ -87,14 +88,21 @@ IO_TYPES = {QuantMode.INT8: (IOType.FLOAT, IOType.INT8, IOType.UINT8),
 class QuantizeOptions:
     mode: QuantMode = QuantMode.INT8
     per_channel: bool = True
-    io_type: IOType = IOType.FLOAT
-    calib: str | None = None                    # .npy / .npz / folder
+    io_type: IOType = IOType.FLOAT     # the inputs' type (and the outputs', unless
+    output_type: IOType | None = None  # this is given: int8 in, float out)
+    # .npy / .npz / folder, or data in memory: arrays, {name: array}, an iterable or a
+    # generator function of samples (memory_samples.py)
+    calib: object | None = None
     calib_samples: int | None = None
     calib_preprocess: Preprocess = Preprocess()
     input_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
     mean_std: dict[str, tuple[float, float]] = field(default_factory=dict)
     default_range: tuple[float, float] | None = None
-    progress: Callable[[int], None] | None = None
+    progress: Callable[[int], None] | None = None    # one call per calibration sample
+    # the longer steps (AdaRound's layers, auto's candidates): progress_bar(label, total)
+    # is a context manager giving an update(n) callback (cli/progress.py draws one)
+    progress_bar: Callable[[str, int | None], ContextManager[Callable[[int], None]]] | None \
+        = None
     # accuracy tools (full-integer modes)
     calib_method: CalibConfig | CalibMethod | str = CalibMethod.MINMAX  # "percentile:99.9"
     equalize: bool = False              # cross-layer equalization before calibration
@@ -116,6 +124,11 @@ class QuantizeOptions:
     log: Callable[[str], None] | None = None   # one line per finished step
 
     def __post_init__(self) -> None:
+        self.mode = _enum(QuantMode, self.mode, "quantize")
+        self.io_type = _enum(IOType, self.io_type, "io_type")
+        if self.output_type is not None:
+            self.output_type = _enum(IOType, self.output_type, "output_type")
+        self.calib = once_iterable(self.calib) if self.calib is not None else None
         if isinstance(self.calib_method, str) and self.calib_method.strip().lower() == "auto":
             self.auto, self.calib_method = True, CalibMethod.MINMAX
         self.calib_method = CalibConfig.parse(self.calib_method)
@@ -125,6 +138,17 @@ class QuantizeOptions:
         self.lstm = LstmForm(self.lstm)
         if self.sequence_head not in ("int16", "int8"):
             raise EdgeliteError(f"sequence_head is int16 or int8, not {self.sequence_head!r}")
+
+
+def _enum(kind, value, what: str):
+    """An enum member from itself or its value ("int8"), else one clear error."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value.strip().lower() if isinstance(value, str) else value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise EdgeliteError(f"{what} is one of {allowed}, not {value!r}") from None
 
 
 @dataclass
@@ -139,6 +163,22 @@ class QuantizeReport:
     selective: SelectiveReport | None = None
     auto: "AutoReport | None" = None     # what --calib-method auto tried and chose
     lstms: list[LstmCheck] = field(default_factory=list)  # the LSTMs measured (lstm_check.py)
+    # ops the rewrite was told to leave float (--keep-float patterns: an output name or an
+    # op type) -> why; ops without an integer kernel stay float too, unlisted
+    kept_float: dict[str, str] = field(default_factory=dict)
+
+    def float_reasons(self) -> dict[str, str]:
+        """kept_float with the later steps' choices: --min-sqnr's search, weights-only
+        LSTMs."""
+        reasons = dict(self.kept_float)
+        if self.selective is not None:
+            flag = "--min-sqnr" if self.selective.goal.kind is GoalKind.MIN_SQNR else \
+                "--max-accuracy-drop"
+            reasons.update(dict.fromkeys(self.selective.kept, f"kept float by {flag}"))
+        for check in self.lstms:
+            if not check.integer:
+                reasons[check.name] = "LSTM weights-only: " + check.line()
+        return reasons
 
 
 def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None,
@@ -186,8 +226,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     def samples():
         if given is not None:
             return iter(given)
-        return load_samples(options.calib, [t.name for t in graph.inputs],
-                            options.calib_preprocess, signature_aliases(graph))
+        return graph_samples(options.calib, graph, options.calib_preprocess)
 
     if options.equalize:
         observed = None
@@ -229,10 +268,17 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     clamp_additive_masks(graph, ranges)  # attention masks: a floor, not -1e9
     non_finite = _non_finite_ops(graph, ranges, report.calibration is not None)
     _check_ranges(graph, ranges, set(input_params), non_finite)
+    outside, indices = _outside_kernels(graph, ranges, qtype), index_arithmetic(graph)
+    report.kept_float = {
+        **dict.fromkeys(indices, "index arithmetic (float values that end as indices)"),
+        **dict.fromkeys(outside, "what calibration saw is outside the integer kernel's "
+                        "domain (a comparison with a scale >= 1, a divisor near 0)"),
+        **dict.fromkeys(non_finite, "NaN / inf, which integers cannot hold"),
+        **dict.fromkeys(options.keep_float, "--keep-float")}
     cfg = RewriteConfig(qtype, options.per_channel, options.io_type,
-                        frozenset(options.keep_float) | non_finite
-                        | _outside_kernels(graph, ranges, qtype) | index_arithmetic(graph),
-                        frozenset(options.int16_ops))
+                        output_type=options.output_type,
+                        keep_float=frozenset(options.keep_float) | non_finite | outside
+                        | indices, int16=frozenset(options.int16_ops))
     if loops:
         inner = dict(report.calibration.subgraph_ranges) if report.calibration else {}
         if options.default_range is not None:  # the subgraphs' tensors too
@@ -268,7 +314,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
         quantize_graph(q, ranges, replace(cfg, keep_float=cfg.keep_float | floats,
                                           int16=cfg.int16 | wide), input_params)
         if options.adaround:
-            report.adaround = apply_adaround(float_graph, q, pairs, data)
+            report.adaround = apply_adaround(float_graph, q, pairs, data,
+                                             progress_bar=options.progress_bar)
         if options.bias_correction:
             report.bias_correction = bias_correct(q, pairs, data)
         return q
@@ -324,10 +371,11 @@ def _check_mode(options: QuantizeOptions) -> None:
     """The mode's I/O types; what int16x8 does not combine with yet."""
     if options.mode not in FULL_INTEGER:
         return
-    if options.io_type not in IO_TYPES[options.mode]:
-        allowed = " or ".join(io.value for io in IO_TYPES[options.mode])
-        raise EdgeliteError(f"--quantize {options.mode.value} takes --io-type {allowed}, "
-                            f"not {options.io_type.value}")
+    for flag, io in (("--io-type", options.io_type), ("--output-type", options.output_type)):
+        if io is not None and io not in IO_TYPES[options.mode]:
+            allowed = " or ".join(t.value for t in IO_TYPES[options.mode])
+            raise EdgeliteError(f"--quantize {options.mode.value} takes {flag} {allowed}, "
+                                f"not {io.value}")
     if (options.fallback is Fallback.INT16 or options.int16_ops) and \
             options.mode is not QuantMode.INT8:
         raise EdgeliteError("--fallback int16 / --int16-ops run ops of an int8 model 16x8: "

@@ -48,6 +48,7 @@ stay as the rewrite made them, so the file is a normal TFLite file.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from dataclasses import dataclass, field
@@ -366,11 +367,12 @@ def side_by_side(float_graph: Graph, quant_graph: Graph,
 
 
 def apply_adaround(float_graph: Graph, quant_graph: Graph, layers: list[tuple[Op, Op]],
-                   samples: list[dict], options: AdaRoundOptions | None = None
-                   ) -> AdaRoundReport:
+                   samples: list[dict], options: AdaRoundOptions | None = None,
+                   progress_bar=None) -> AdaRoundReport:
     """Round the weights of the quantized layers of `layers` ((float op, quantized op)
     pairs: every op of the float graph and its copy in the quantized one) in place, in graph
-    order, each on its inputs in the partly rounded quantized model (module doc)."""
+    order, each on its inputs in the partly rounded quantized model (module doc).
+    `progress_bar(label, total)` (QuantizeOptions.progress_bar) counts the layers."""
     options = options or AdaRoundOptions()
     report = AdaRoundReport(options.target)
     rounded: dict[int, Op] = {}
@@ -400,6 +402,13 @@ def apply_adaround(float_graph: Graph, quant_graph: Graph, layers: list[tuple[Op
             float_inputs = real(f.inputs[0], values[id(f.inputs[0])])
         report.layers[f.outputs[0].name] = round_layer(f, q, inputs, float_inputs, rng,
                                                        options)
+        update(1)
 
-    run_staged(graph, samples, before)
+    with (progress_bar or no_progress_bar)("AdaRound", len(rounded)) as update:
+        run_staged(graph, samples, before)
     return report
+
+
+@contextlib.contextmanager
+def no_progress_bar(label: str, total: int | None):
+    yield lambda n: None

@@ -48,7 +48,8 @@ from ...interpreter.names import shown
 from ..export import export_tflite
 from ..ir import Graph
 from ..runner import run_all
-from .calibrate import collect_ranges, load_samples, signature_aliases, usable_samples
+from .adaround import no_progress_bar
+from .calibrate import collect_ranges, graph_samples, usable_samples
 from .equalize import channel_maxima, equalize, relu6_layers
 from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
@@ -177,7 +178,7 @@ def _options_for(options, cand: Candidate, scoring: bool = False):
     float-op searches, which run once, on the final choice)."""
     flags = {t: t in cand.transforms for t in TRANSFORMS}
     quiet = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
-                 progress=None) if scoring else {}
+                 progress=None, progress_bar=None) if scoring else {}
     return replace(options, calib_method=cand.method, auto=False, force_transforms=True,
                    int16_ops=options.int16_ops + cand.wide, **flags, **quiet)
 
@@ -229,7 +230,8 @@ class _Scorer:
     samples and scores them on its held-out ones (one calibration per fold, method and
     equalization)."""
 
-    def __init__(self, graph: Graph, options, samples: list) -> None:
+    def __init__(self, graph: Graph, options, samples: list, update=None) -> None:
+        self.update = update or (lambda n: None)  # one call per candidate scored
         self.graph, self.scored, self.outputs = scoring_graph(graph)
         self.options = options
         self.folds = folds(samples)
@@ -253,6 +255,7 @@ class _Scorer:
             s, n = _sums(self.reference[f], outputs, self.outputs)
             out_signal += s
             out_noise += n
+        self.update(1)
         return Score(signal, tuple(noise), db(out_signal, out_noise))
 
     def baseline(self, cand: Candidate) -> Candidate:
@@ -297,10 +300,21 @@ def _last_tensors(graph: Graph, count: int) -> list[str]:
     return names[:count]
 
 
-def choose(graph: Graph, options, samples: list) -> AutoReport:
+def most_candidates(graph: Graph, options) -> int | None:
+    """How many candidates choose() scores at most (each tier of transforms may end
+    early), or None where the 16x8 step makes it depend on the measurements."""
+    if options.fallback is Fallback.INT16:
+        return None
+    methods = len(METHODS)
+    tensors = len(_last_tensors(graph, LAST_LAYERS))
+    transforms = sum(len(tier) * (len(tier) + 1) // 2 for tier in TRANSFORM_TIERS)
+    return methods + tensors * (methods - 1) + transforms
+
+
+def choose(graph: Graph, options, samples: list, update=None) -> AutoReport:
     """Try the candidates on held-out samples, simplest first (module doc); the report
     names the choice."""
-    scorer = _Scorer(graph, options, samples)
+    scorer = _Scorer(graph, options, samples, update)
     best = scorer.baseline(Candidate(METHODS[0]))
     best = scorer.tier(best, [Candidate(m) for m in METHODS[1:]])  # 1. the method
     for name in _last_tensors(graph, LAST_LAYERS):                # 2. per tensor
@@ -345,10 +359,10 @@ def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> l
     return [name for _, name in sorted(gains, key=lambda g: -g[0])]
 
 
-def check_transforms(graph: Graph, options, samples: list) -> AutoReport:
+def check_transforms(graph: Graph, options, samples: list, update=None) -> AutoReport:
     """Explicit --equalize / --bias-correction / --adaround, each measured against leaving
     it out: reverted only when leaving it out wins clearly (choice.judge)."""
-    scorer = _Scorer(graph, options, samples)
+    scorer = _Scorer(graph, options, samples, update)
     asked = frozenset(t for t in TRANSFORMS if getattr(options, t))
     chosen = scorer.baseline(Candidate(options.calib_method, asked))
     for transform in sorted(asked):
@@ -367,11 +381,14 @@ def quantize_checked(graph: Graph, options):
     if options.calib is None:
         raise EdgeliteError("--calib-method auto holds out calibration samples to choose the "
                             "method: give --calib DATA")
-    samples = usable_samples(load_samples(options.calib, [t.name for t in graph.inputs],
-                                          options.calib_preprocess, signature_aliases(graph)),
+    samples = usable_samples(graph_samples(options.calib, graph, options.calib_preprocess),
                              options.calib_samples)
-    report = (choose if options.auto else check_transforms)(copy.deepcopy(graph), options,
-                                                            samples)
+    asked = sum(1 for t in TRANSFORMS if getattr(options, t))
+    total = most_candidates(graph, options) if options.auto else 1 + asked
+    bar = options.progress_bar or no_progress_bar
+    with bar("auto: candidates" if options.auto else "checking transforms", total) as update:
+        report = (choose if options.auto else check_transforms)(copy.deepcopy(graph),
+                                                                options, samples, update)
     chosen = report.chosen
     ranges = None
     if chosen.ranges:  # per-tensor overrides: each method calibrated on all the samples

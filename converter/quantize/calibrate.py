@@ -21,6 +21,7 @@ from ..sample_data import pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from ..runner import ModelRunner
 from .lstm_replay import float_cells
+from .memory_samples import is_path, memory_samples
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif")
 
@@ -65,13 +66,29 @@ def signature_aliases(graph) -> dict[str, str]:
     return {name: t.name for (name, _), t in zip(sig.inputs, graph.inputs)} if sig else {}
 
 
-def load_samples(path: str | os.PathLike, input_names: list[str],
+def graph_samples(data, graph, preprocess: Preprocess = Preprocess()
+                  ) -> Iterator[dict[str, np.ndarray]]:
+    """load_samples for `graph`'s inputs, known also by its signature's names; samples in
+    memory tagged with a signature key (TF's multi-signature representative datasets)
+    are read by the signature of that key only."""
+    key = graph.signature.key if graph.signature else None
+    return load_samples(data, [t.name for t in graph.inputs], preprocess,
+                        signature_aliases(graph), key)
+
+
+def load_samples(path, input_names: list[str],
                  preprocess: Preprocess = Preprocess(),
-                 aliases: dict[str, str] | None = None) -> Iterator[dict[str, np.ndarray]]:
+                 aliases: dict[str, str] | None = None,
+                 signature: str | None = None) -> Iterator[dict[str, np.ndarray]]:
     """Yield one {input name: array (no batch dim)} per sample.
 
     Files go through the one data reader (sample_data.read_arrays: checked before anything
-    is allocated); a folder holds one sample per .npy file or image."""
+    is allocated); a folder holds one sample per .npy file or image. `path` may also be data
+    in memory: arrays, or samples from an iterable or generator function
+    (memory_samples.py)."""
+    if not is_path(path):
+        yield from memory_samples(path, input_names, preprocess, aliases, signature)
+        return
     path = os.fspath(path)
     if os.path.isdir(path):
         yield from _folder_samples(path, input_names[0], preprocess)

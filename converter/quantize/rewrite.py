@@ -45,6 +45,7 @@ class RewriteConfig:
     qtype: QType = QType.INT8
     per_channel: bool = True
     io_type: IOType = IOType.FLOAT
+    output_type: IOType | None = None   # the outputs' type when not io_type's
     # ops kept float even if they have integer kernels: op types, TF node names or output
     # tensor names (selective.op_matches)
     keep_float: frozenset[str] = frozenset()
@@ -477,7 +478,8 @@ class _Rewriter:
         if self.g.is_subgraph:
             self.fix_subgraph_outputs()
             return
-        io = None if self.cfg.io_type is IOType.FLOAT else QType(self.cfg.io_type.value)
+        out_type = self.cfg.io_type if self.cfg.output_type is None else self.cfg.output_type
+        io = None if out_type is IOType.FLOAT else QType(out_type.value)
         outs = []
         for t in self.g.outputs:
             if t.dtype == np.float32 and io is not None:

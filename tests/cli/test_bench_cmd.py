@@ -33,6 +33,22 @@ def test_bench_json_has_latency_memory_and_profile(tmp_path):
     assert len(prof["by_type"]) == 2 and len(prof["ops"]) == 2
     shares = [t["share"] for t in prof["by_type"]]  # the top 2 types of 5
     assert shares == sorted(shares, reverse=True) and 0 < sum(shares) < 1
+    # the per-op figures are set against the latency they are part of
+    assert report["op_seconds"] == prof["op_seconds"]
+    assert report["op_share_of_latency"] == report["op_seconds"] / lat["median"]
+
+
+def test_bench_op_time_line_agrees_with_the_latency_line(tmp_path):
+    import re
+    path = _model(tmp_path)
+    result = CliRunner().invoke(main, ["bench", str(path), "--runs", "5", "--top", "2"])
+    text = result.output
+    median = float(re.search(r"latency    median ([0-9.]+) ms", text).group(1))
+    op_ms, share = re.search(r"op time    ([0-9.]+) ms per profiled invoke = ([0-9]+)% of "
+                             r"the median latency", text).groups()
+    assert f"{float(op_ms):.3f} ms of op time per invoke" in text  # the table's own total
+    assert abs(int(share) - 100 * float(op_ms) / median) <= 1.5  # rounding of the shown ms
+    assert "(median latency / ops run)" not in text
 
 
 def test_bench_text_report(tmp_path):

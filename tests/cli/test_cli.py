@@ -166,6 +166,35 @@ def test_passes_lists_the_pipeline():
     assert result.exit_code == 0
     assert result.output.splitlines()[0].startswith("remove_identities")
     assert "fold_batchnorm" in result.output and "(required)" in result.output
+    # columns: every name is followed by at least two spaces, the docs start in one column
+    from edgelite.converter.passes import PIPELINE
+    lines = result.output.splitlines()
+    width = max(len(p.name) for p in PIPELINE) + 2
+    for p, line in zip(PIPELINE, lines, strict=True):
+        assert line[:width] == p.name.ljust(width) and line[width] != " ", line
+
+
+def test_help_short_option_and_python_m_edgelite():
+    import subprocess
+    import sys
+    assert invoke("-h").output == invoke("--help").output
+    assert "Commands:" in invoke("-h").output
+    assert "--output" in invoke("convert", "-h").output
+    proc = subprocess.run([sys.executable, "-m", "edgelite", "-h"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: edgelite [OPTIONS] COMMAND")
+
+
+def test_a_reader_leaving_early_is_not_an_error(tmp_path):
+    # `edgelite passes | head -0`: the reader closes the pipe before the first line is
+    # written (the child is still importing); status 0, nothing on stderr
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-m", "edgelite", "passes"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert (p.wait(timeout=60), err) == (0, b"")
 
 
 def test_inspect_run_and_bench_models_with_subgraphs(tmp_path):

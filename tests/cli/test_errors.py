@@ -83,7 +83,8 @@ def test_memory_error_is_one_line(monkeypatch):
 
 
 @pytest.mark.parametrize("args, text", [
-    (["convert"], "Missing argument 'MODEL'; see 'edgelite convert --help'"),
+    (["convert"], "Missing argument 'MODEL' (or --saved_model_dir / --graph_def_file); see "
+     "'edgelite convert --help'"),
     (["inspect", MODEL, "--bogus"], "No such option '--bogus'; see 'edgelite inspect --help'"),
     (["frobnicate"], "No such command 'frobnicate'; see 'edgelite --help'"),
     (["convert", MODELS / "tf1_cnn.pb", "-o", "x.tflite", "--input-shape", "nocolon"],

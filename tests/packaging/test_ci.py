@@ -24,6 +24,15 @@ def test_ci_runs_the_readme_test_command():
     assert lines[-1].strip() == _readme_test_command()
 
 
+def test_ci_tests_the_oldest_supported_protobuf():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    oldest = re.search(r'"protobuf>=([0-9.]+)"', pyproject).group(1)
+    run = (ROOT / ".ci" / "run").read_text()
+    pinned = re.search(r'"protobuf==([0-9.]+)"', run).group(1)
+    assert pinned.startswith(oldest + "."), (oldest, pinned)
+    assert "tests/schema" in run
+
+
 def test_the_install_hint_is_the_readme_set_up():
     install = _readme_test_command().split(" && ")[0]
     assert install.replace('"', "'") == INSTALL

@@ -15,7 +15,8 @@ import pytest
 from edgelite import Interpreter
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.accuracy import compare
-from edgelite.converter.accuracy.advice import AdviceKind, arithmetic
+from edgelite.converter.accuracy.advice import (AdviceKind, RangeStats, arithmetic,
+                                               output_rounding)
 from edgelite.converter.accuracy.report import compare_csv, compare_json
 from edgelite.converter.quantize import QuantizeOptions
 from tests.conftest import MODELS
@@ -157,7 +158,8 @@ def test_resolution(tmp_path):
     assert "the range is well used" in a.text
     x_advice = _row(report, "x").advice
     assert x_advice.kind is AdviceKind.RESOLUTION and x_advice.keep_float == ()
-    assert "16x8" in x_advice.text
+    assert x_advice.text.endswith("int16 activations (16x8: 256x finer steps, same int8 "
+                                  "weights): --quantize int16x8")  # not "unavailable"
     kept = compare(hard_swish(), _int8(hard_swish(), x, tmp_path, keep_float=a.keep_float), x)
     assert _row(kept, "y").op_sqnr_db == math.inf
 
@@ -341,3 +343,15 @@ def test_cli_prints_advice(tmp_path):
     assert lines[at + 2].startswith("  2. error comes from its input")
     result = CliRunner().invoke(main, args + ["-o", str(tmp_path / "r.txt")])
     assert result.output.splitlines()[1].startswith("what to do: clips 1.13 % of values")
+
+
+def test_output_rounding_mid_network_offers_16x8_for_the_op():
+    stats = RangeStats(4.0 / 127, 0, np.int8)
+    stats.update(np.random.default_rng(0).uniform(-4, 4, 1000))
+    report = SimpleNamespace(op="CONV_2D", name="block/conv")
+    a = output_rounding(report, stats, (), 0, None, "block/conv")
+    assert a.kind is AdviceKind.RESOLUTION
+    assert a.text.endswith("int16 activations (16x8: 256x finer steps, same int8 weights): "
+                           "--int16-ops 'block/conv'")
+    by_type = output_rounding(report, stats, (), 0, None, "CONV_2D")
+    assert by_type.text.endswith("--int16-ops CONV_2D")
