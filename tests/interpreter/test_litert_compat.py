@@ -228,7 +228,14 @@ def test_tensor_details_list_resource_handles(side):
 def test_tensor_details_of_types_numpy_cannot_hold(side, type_name, listed_as):
     interp = side.allocated(models.with_unused_tensor(type_name))
     listed = {d["name"]: d["dtype"] for d in interp.get_tensor_details()}
-    assert listed.get("odd") is listed_as and listed["x"] == np.float32
+    odd = listed.get("odd")
+    if type_name == "BFLOAT16" and side.name != "edgelite" and odd is not None:
+        # LiteRT lists it once some module of the process has imported ml_dtypes (its
+        # numpy bfloat16 type registers then); edgelite, numpy only, never does
+        assert getattr(odd, "__name__", "") == "bfloat16"
+    else:
+        assert odd is listed_as
+    assert listed["x"] == np.float32
 
 
 def test_per_channel_params(side):
