@@ -103,6 +103,35 @@ def read_array(path: str | os.PathLike, what: str = "data",
     return next(iter(data.values()))
 
 
+@dataclass(frozen=True)
+class NpyLayout:
+    """Where a checked .npy file keeps its samples (npy_layout)."""
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    offset: int          # bytes before the data
+    fortran_order: bool  # stored column-major: samples are not contiguous rows
+
+
+def npy_layout(path: str | os.PathLike, what: str = "data") -> NpyLayout:
+    """The header of a .npy file, checked as read_arrays checks it (numeric dtype, data
+    bytes == file size after the header) but with no size limit, for memory-mapping a file
+    piece by piece without reading it whole."""
+    path = os.fspath(path)
+    label = f"{what} {quoted_path(path)}"
+    with open_regular(path, label) as f:
+        size = os.fstat(f.fileno()).st_size
+        if not f.read(8).startswith(_NPY_MAGIC):
+            raise EdgeliteError(f"{label} is not a .npy file; a memory-mapped shard must be "
+                                "one array saved with numpy.save")
+        f.seek(0)
+        header = _read_header(f, label)
+        _check(header, size - header.offset, label, limit=size + 1)
+    if not header.shape:
+        raise ShapeError(f"{label} is a single number (a 0-d array); samples need a first "
+                         "axis, shape (N, ...)")
+    return NpyLayout(header.dtype, header.shape, header.offset, header.fortran_order)
+
+
 def _not_an_array(head: bytes) -> str:
     if not head:
         return "is empty (0 bytes)"
