@@ -161,9 +161,9 @@ def _on_ray(job: Any, shards: Iterable[Shard], address: str, workers: int | None
             try:
                 done[pending.pop(ref)] = ray.get(ref)
             except ray.exceptions.RayTaskError as e:
-                cause = e.as_instanceof_cause()
+                cause = getattr(e, "cause", None)  # the task's own exception
                 if isinstance(cause, EdgeliteError):
-                    raise EdgeliteError(str(cause).splitlines()[0]) from None
+                    raise cause.with_traceback(None) from None
                 raise
             if progress:
                 progress(len(done))
