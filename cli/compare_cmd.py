@@ -6,11 +6,13 @@ import click
 
 from ..converter.files import check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
+from .scale_options import timed_run
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
                 output: str | None, plot: str | None, top: int | None, sort: str,
-                inputs, outputs, input_shapes) -> None:
+                inputs, outputs, input_shapes, workers: int | None = None,
+                ray: str | None = None) -> None:
     from ..converter.accuracy import compare
     from ..converter.accuracy.report import compare_csv, compare_json
 
@@ -20,7 +22,9 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     if plot:
         from ..converter.accuracy.plot import _pyplot
         _pyplot()  # fail before the (long) run when matplotlib is missing
-    report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes)
+    with timed_run("compare", workers, ray) as progress:
+        report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes,
+                         progress, workers, ray)
     if fmt == "json":
         text = compare_json(report, top, sort)
     elif fmt == "csv":

@@ -276,9 +276,9 @@ def _graphdef_options(fn):
 @main.command()
 @click.argument("reference", type=click.Path(exists=True))
 @click.argument("quantized", type=click.Path(exists=True, dir_okay=False))
-@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Input samples: .npy (first axis = samples) or .npz (one array per input "
-              "name, or 'x').")
+@click.option("--data", required=True, type=click.Path(exists=True),
+              help="Input samples: .npy (first axis = samples; memory-mapped) or .npz (one "
+              "array per input name, or 'x'), or a folder of .npy / .npz shards.")
 @click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
 @click.option("--json", "fmt", flag_value="json", help="Print JSON instead of a table.")
 @click.option("--csv", "fmt", flag_value="csv", help="Print CSV (one row per tensor).")
@@ -290,14 +290,15 @@ def _graphdef_options(fn):
 @click.option("--sort", type=click.Choice(["op", "sqnr", "graph"]), default="op",
               show_default=True, help="op: by the error each op adds by itself (finds the "
               "culprit); sqnr: by SQNR against the float model; graph: graph order.")
+@scale_options
 @_graphdef_options
-def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
-            outputs, input_shape):
+def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, workers, ray,
+            inputs, outputs, input_shape):
     """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt / SavedModel) tensor by
     tensor: SQNR, cosine, max error in LSB, bias, worst first; output SQNR, top-1 agreement."""
     from .compare_cmd import run_compare
     run_compare(reference, quantized, data, samples, fmt or "table", output, plot, top, sort,
-                _names(inputs), _names(outputs), _input_shapes(input_shape))
+                _names(inputs), _names(outputs), _input_shapes(input_shape), workers, ray)
 
 
 @main.command("eval")
