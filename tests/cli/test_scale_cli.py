@@ -79,3 +79,11 @@ def test_bad_ray_address():
                                        str(TEST), "--ray", "nowhere"])
     assert result.exit_code == 1
     assert "give 'local' or a cluster address HOST:PORT" in result.output
+
+
+def test_compare_over_folders_and_workers_prints_the_same_bytes(folders):
+    single = edgelite("compare", PB, UINT8, "--data", TEST, "--json")
+    assert single.returncode == 0, single.stderr
+    pool = edgelite("compare", PB, UINT8, "--data", folders / "x", "--json", "--workers", 2)
+    assert pool.returncode == 0, pool.stderr
+    assert pool.stdout == single.stdout and b'"samples": 397' in pool.stdout
