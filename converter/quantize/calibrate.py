@@ -17,7 +17,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted, shown
 from ..files import quoted_path
-from ..sample_data import pick_inputs, read_array, read_arrays
+from ..sample_data import npy_layout, pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from ..runner import ModelRunner
 from .lstm_replay import float_cells
@@ -71,15 +71,25 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
     """Yield one {input name: array (no batch dim)} per sample.
 
     Files go through the one data reader (sample_data.read_arrays: checked before anything
-    is allocated); a folder holds one sample per .npy file or image."""
+    is allocated); a .npy file is memory-mapped a piece at a time (shards.shards_of), so a
+    file of any size calibrates in bounded memory; a folder holds one sample per .npy file
+    or image."""
     path = os.fspath(path)
     if os.path.isdir(path):
         yield from _folder_samples(path, input_names[0], preprocess)
         return
     what = f"calibration data {quoted_path(path)}"
-    arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what, aliases)
-    for i in range(len(next(iter(arrays.values())))):
-        yield {n: preprocess(a[i]) for n, a in arrays.items()}
+    if path.lower().endswith(".npy"):
+        from ..shards.source import FilePiece, shards_of
+        pieces = (shard.data.load() for shard in shards_of(path))
+        if npy_layout(path, "calibration data").fortran_order:
+            pieces = iter([FilePiece(path, what="calibration data").load()])
+    else:
+        pieces = iter([read_arrays(path, "calibration data")])
+    for piece in pieces:
+        arrays = pick_inputs(piece, input_names, what, aliases)
+        for i in range(len(next(iter(arrays.values())))):
+            yield {n: preprocess(a[i]) for n, a in arrays.items()}
 
 
 def _folder_samples(folder: str, input_name: str,
