@@ -80,10 +80,11 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
         return
     what = f"calibration data {quoted_path(path)}"
     if path.lower().endswith(".npy"):
-        from ..shards.source import FilePiece, shards_of
-        pieces = (shard.data.load() for shard in shards_of(path))
+        from ..shards import source
+        pieces = (shard.data.load() for shard in source.shards_of(path, None,
+                                                                   source.PIECE_SAMPLES))
         if npy_layout(path, "calibration data").fortran_order:
-            pieces = iter([FilePiece(path, what="calibration data").load()])
+            pieces = iter([source.FilePiece(path, what="calibration data").load()])
     else:
         pieces = iter([read_arrays(path, "calibration data")])
     for piece in pieces:
