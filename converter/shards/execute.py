@@ -14,7 +14,6 @@ iterable of batches) is never held whole.
 from __future__ import annotations
 
 import socket
-import sys
 from typing import Any, Callable, Iterable
 
 from ...interpreter.errors import EdgeliteError
@@ -176,10 +175,3 @@ def _on_ray(job: Any, shards: Iterable[Shard], address: str, workers: int | None
         collect(ray.wait(list(pending), num_returns=1)[0])
     return done
 
-
-def stderr_progress(what: str) -> Progress:
-    """A progress callback writing "<what>: N shard(s) done" over one stderr line."""
-    def report(n: int) -> None:
-        sys.stderr.write(f"\r{what}: {n} shard(s) done")
-        sys.stderr.flush()
-    return report
