@@ -3,7 +3,8 @@
 Sources (`shards_of`):
 
 * a folder: its .npy / .npz files sorted by name, each a batch of samples (first axis);
-  labels given as a folder are paired with the data shard by shard in the same sorted order;
+  labels given as a folder are paired with the data shard by shard in the same sorted order
+  (a .npy longer than `piece` samples is read in pieces, as below, on both sides);
 * a .npy file: memory-mapped, its header checked against the file size
   (sample_data.npy_layout), and read in pieces of at most `piece` samples, each piece mapped
   on its own, so neither the file nor even one whole mapping of it is ever held;
@@ -146,11 +147,9 @@ def _stream(source: Any, what: str, piece: int) -> Iterator[Any]:
     """Batches (FilePieces or in-memory batches) of one source, in order."""
     if _is_path(source):
         path = os.fspath(source)
-        if os.path.isdir(path):
-            for f in shard_files(path, what):  # a folder's file is one shard, however long
-                yield FilePiece(f, 0, None, what)
-        else:
-            yield from _file_pieces(path, what, piece)
+        files = shard_files(path, what) if os.path.isdir(path) else [path]
+        for f in files:  # a long .npy shard is mapped in pieces too
+            yield from _file_pieces(f, what, piece)
     elif _is_batch(source):
         yield from _memory_pieces(source, piece)
     else:
