@@ -112,17 +112,20 @@ class NpyLayout:
     fortran_order: bool  # stored column-major: samples are not contiguous rows
 
 
-def npy_layout(path: str | os.PathLike, what: str = "data") -> NpyLayout:
+def npy_layout(path: str | os.PathLike, what: str = "data") -> NpyLayout | None:
     """The header of a .npy file, checked as read_arrays checks it (numeric dtype, data
     bytes == file size after the header) but with no size limit, for memory-mapping a file
-    piece by piece without reading it whole."""
+    piece by piece without reading it whole. None for an .npz (zip) file, whatever its name
+    (read it with read_arrays); anything else is refused as read_arrays refuses it."""
     path = os.fspath(path)
     label = f"{what} {quoted_path(path)}"
     with open_regular(path, label) as f:
         size = os.fstat(f.fileno()).st_size
-        if not f.read(8).startswith(_NPY_MAGIC):
-            raise EdgeliteError(f"{label} is not a .npy file; a memory-mapped shard must be "
-                                "one array saved with numpy.save")
+        head = f.read(8)
+        if head[:4] in _ZIP_MAGICS:
+            return None
+        if not head.startswith(_NPY_MAGIC):
+            raise EdgeliteError(f"{label} {_not_an_array(head)}; {_SAVE_HINT}")
         f.seek(0)
         header = _read_header(f, label)
         _check(header, size - header.offset, label, limit=size + 1)

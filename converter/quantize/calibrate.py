@@ -79,12 +79,11 @@ def load_samples(path: str | os.PathLike, input_names: list[str],
         yield from _folder_samples(path, input_names[0], preprocess)
         return
     what = f"calibration data {quoted_path(path)}"
-    if path.lower().endswith(".npy"):
+    layout = npy_layout(path, "calibration data") if path.lower().endswith(".npy") else None
+    if layout is not None and not layout.fortran_order:
         from ..shards import source
         pieces = (shard.data.load() for shard in source.shards_of(path, None,
                                                                    source.PIECE_SAMPLES))
-        if npy_layout(path, "calibration data").fortran_order:
-            pieces = iter([source.FilePiece(path, what="calibration data").load()])
     else:
         pieces = iter([read_arrays(path, "calibration data")])
     for piece in pieces:

@@ -45,7 +45,7 @@ class FilePiece:
     def load(self) -> Any:
         if self.path.lower().endswith(".npy"):
             layout = npy_layout(self.path, self.what)
-            if not layout.fortran_order:
+            if layout is not None and not layout.fortran_order:
                 return _map_rows(self.path, layout, self.start, self.stop)
         data = read_arrays(self.path, self.what)
         return _rows(data, self.start, self.stop)
@@ -98,10 +98,19 @@ def sample_count(data: Any) -> int:
     return 0 if first is None else len(np.asarray(first))
 
 
+def _npy_samples(path: str, what: str) -> int | None:
+    """The sample count of a .npy file from its header alone (None: not a .npy: an .npz)."""
+    if not path.lower().endswith(".npy"):
+        return None
+    layout = npy_layout(path, what)
+    return None if layout is None else layout.shape[0]
+
+
 def _file_length(path: str, what: str) -> tuple[int, Any]:
     """(samples, the loaded data or None): a .npy's header only; an .npz read whole."""
-    if path.lower().endswith(".npy"):
-        return npy_layout(path, what).shape[0], None
+    n = _npy_samples(path, what)
+    if n is not None:
+        return n, None
     data = read_arrays(path, what)
     return sample_count(data), data
 
@@ -119,14 +128,12 @@ def shard_files(folder: str, what: str) -> list[str]:
 
 
 def _file_pieces(path: str, what: str, piece: int) -> Iterator[FilePiece]:
-    if path.lower().endswith(".npy"):
-        n = npy_layout(path, what).shape[0]
-        if n == 0:
-            return
-        for start in range(0, n, piece):
-            yield FilePiece(path, start, min(start + piece, n), what)
-    else:
+    n = _npy_samples(path, what)
+    if n is None:
         yield FilePiece(path, 0, None, what)
+        return
+    for start in range(0, n, piece):
+        yield FilePiece(path, start, min(start + piece, n), what)
 
 
 def _memory_pieces(data: Any, piece: int) -> Iterator[Any]:
@@ -170,8 +177,9 @@ def _whole(source: Any, what: str) -> tuple[Any, int | None, str]:
         if os.path.isdir(path):
             return source, None, what
         described = f"{what} {quoted_path(path)}"
-        if path.lower().endswith(".npy"):
-            return source, npy_layout(path, what).shape[0], described
+        n = _npy_samples(path, what)
+        if n is not None:
+            return source, n, described
         source = read_arrays(path, what)
         return source, sample_count(source), described
     if _is_batch(source):

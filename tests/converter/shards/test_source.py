@@ -148,3 +148,14 @@ def test_memory_stays_bounded_on_data_larger_than_the_cap(tmp_path):
                          timeout=300, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [str(2**23), "0.0", "300", "[300]"]
+
+
+def test_files_are_known_by_their_content_not_their_name(tmp_path):
+    path = tmp_path / "x.npy"
+    with open(path, "wb") as f:  # an .npz named .npy: read as the archive it is
+        np.savez(f, x=np.arange(6.0).reshape(3, 2))
+    (data, _, _), = [s.load() for s in shards_of(path)]
+    np.testing.assert_array_equal(data["x"], np.arange(6.0).reshape(3, 2))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(20))
+    with pytest.raises(EdgeliteError, match="is a PNG image, not a .npy / .npz array file"):
+        list(shards_of(path))
