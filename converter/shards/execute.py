@@ -44,16 +44,19 @@ def map_shards(job: Any, shards: Iterable[Shard], workers: int | None = None,
     "local" for a cluster started here, or a cluster's address)."""
     if workers is not None and workers < 1:
         raise EdgeliteError(f"workers must be >= 1, got {workers}")
-    if ray is not None:
-        done = _on_ray(job, shards, ray, workers, progress)
-    elif workers is not None and workers > 1:
-        done = _on_pool(job, shards, workers, progress)
-    else:
-        done = {}
-        for shard in shards:
-            done[shard.index] = job.run(shard)
-            if progress:
-                progress(len(done))
+    try:
+        if ray is not None:
+            done = _on_ray(job, shards, ray, workers, progress)
+        elif workers is not None and workers > 1:
+            done = _on_pool(job, shards, workers, progress)
+        else:
+            done = {}
+            for shard in shards:
+                done[shard.index] = job.run(shard)
+                if progress:
+                    progress(len(done))
+    finally:
+        _cache.clear()  # this process's interpreters go with the run
     return [done[i] for i in sorted(done)]
 
 
