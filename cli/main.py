@@ -109,6 +109,7 @@ SET_OPTION = click.option(
               "reset_all_variables(): streaming a sequence in chunks).")
 @SET_OPTION
 @click.option("-v", "--verbose", is_flag=True, help="List each pass that changed the graph.")
+@scale_options
 def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled,
             allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state, set_values,
             verbose,

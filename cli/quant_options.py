@@ -150,4 +150,4 @@ def quantize_config(q: dict):
             keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             fallback=q["fallback"], lstm=q["lstm"], sequence_head=q["sequence_head"],
-            labels=q["labels"], log=click.echo)
+            labels=q["labels"], log=click.echo, workers=q.get("workers"), ray=q.get("ray"))

@@ -16,7 +16,8 @@ def scale_options(fn):
     for opt in reversed([
         click.option("--workers", type=click.IntRange(min=1), metavar="N",
                      help="Run the data's shards in N processes (each with its own "
-                     "interpreter); the report is the same bytes as with one."),
+                     "interpreter); the result is the same bytes as with one (calibration: "
+                     "--calib-method minmax only)."),
         click.option("--ray", is_flag=False, flag_value="local", default=None,
                      metavar="[ADDRESS|local]",
                      help="Run the shards as Ray tasks: 'local' (the default value) starts "

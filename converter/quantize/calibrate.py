@@ -126,7 +126,8 @@ def _read_image(path: str) -> np.ndarray:
 def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,
                    progress: Callable[[int], None] | None = None,
                    method: "CalibConfig | CalibMethod | str | None" = None,
-                   only: set[str] | None = None) -> CalibrationStats:
+                   only: set[str] | None = None, workers: int | None = None,
+                   ray: str | None = None) -> CalibrationStats:
     """The range of every float tensor over the samples (each fed with a batch dim of 1).
 
     Each tensor has an observer (observers.py) fed one sample at a time: `method` (default
@@ -135,9 +136,20 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
 
     A float sequence LSTM's cell state is observed at every step of the sequence
     (lstm_replay.py). The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
-    every iteration of a loop feeds the ranges -- with `method` for all of them."""
+    every iteration of a loop feeds the ranges -- with `method` for all of them.
+
+    `workers` (processes) or `ray` ("local" or an address): min / max over shards, merged
+    exactly (calibrate_shards.py); other methods refuse them."""
     config = CalibConfig.parse(method)
     runner = ModelRunner(model, keep_all=True, label="the float model")
+    if ray is not None or (workers or 1) > 1:
+        from .calibrate_shards import check_parallel, parallel_ranges
+        check_parallel(runner, config)
+        ranges, used, skipped = parallel_ranges(model, samples, limit, workers, ray, progress)
+        if used == 0:
+            raise EdgeliteError("no usable calibration samples" +
+                                (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
+        return CalibrationStats(ranges, used, skipped, {})
     interp = runner.interp
     tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
     observers = {d["name"]: config.observer() if only is None or d["name"] in only

@@ -87,3 +87,15 @@ def test_compare_over_folders_and_workers_prints_the_same_bytes(folders):
     pool = edgelite("compare", PB, UINT8, "--data", folders / "x", "--json", "--workers", 2)
     assert pool.returncode == 0, pool.stderr
     assert pool.stdout == single.stdout and b'"samples": 397' in pool.stdout
+
+
+def test_convert_calibrates_in_workers_to_the_same_bytes(tmp_path):
+    calib = MODELS / "digits_calib.npy"
+    outs = []
+    for extra in ([], ["--workers", 2]):
+        out = tmp_path / f"m{len(outs)}.tflite"
+        result = edgelite("convert", PB, "-o", out, "--quantize", "int8", "--calib", calib,
+                          *extra)
+        assert result.returncode == 0, result.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0][4:8] == b"TFL3"
