@@ -169,12 +169,7 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
     cells = [c for c in float_cells(interp.model) if c.cell_state in observers]
     replayed = {c.cell_state for c in cells}
     used, skipped = 0, []
-    for k, sample in enumerate(samples):
-        if limit is not None and used >= limit:
-            break
-        if not all(np.isfinite(v).all() for v in sample.values()):
-            skipped.append(k)
-            continue
+    for _, sample in finite_samples(samples, limit, skipped):
         runner.feed(sample)
         runner.interp.invoke()
         for d in tensors:
@@ -204,10 +199,20 @@ def usable_samples(samples: Iterable[dict[str, np.ndarray]],
 def usable_indexed(samples: Iterable[dict[str, np.ndarray]],
                    limit: int | None) -> list[tuple[int, dict[str, np.ndarray]]]:
     """usable_samples with each sample's position in the file (to pick its label)."""
-    out = []
+    return list(finite_samples(samples, limit))
+
+
+def finite_samples(samples: Iterable[dict[str, np.ndarray]], limit: int | None,
+                   skipped: list[int] | None = None
+                   ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """(position, sample) of the samples free of NaN / inf, at most `limit` of them; the
+    positions of the others are appended to `skipped`."""
+    used = 0
     for i, sample in enumerate(samples):
-        if limit is not None and len(out) >= limit:
-            break
+        if limit is not None and used >= limit:
+            return
         if all(np.isfinite(v).all() for v in sample.values()):
-            out.append((i, sample))
-    return out
+            used += 1
+            yield i, sample
+        elif skipped is not None:
+            skipped.append(i)

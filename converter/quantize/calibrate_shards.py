@@ -75,15 +75,10 @@ def _batches(samples: Iterable[dict[str, np.ndarray]], limit: int | None,
              skipped: list[int]) -> Iterator[Shard]:
     """Shards of the finite samples (at most `limit`); the others' indices go to
     `skipped`, as collect_ranges counts them."""
-    pending, used, index = [], 0, 0
-    for k, sample in enumerate(samples):
-        if limit is not None and used >= limit:
-            break
-        if not all(np.isfinite(v).all() for v in sample.values()):
-            skipped.append(k)
-            continue
+    from .calibrate import finite_samples
+    pending, index = [], 0
+    for _, sample in finite_samples(samples, limit, skipped):
         pending.append(sample)
-        used += 1
         if len(pending) == PIECE_SAMPLES:
             yield Shard(index, {n: np.stack([s[n] for s in pending]) for n in pending[0]})
             pending, index = [], index + 1
