@@ -7,20 +7,23 @@ import click
 from ..converter.files import check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
 from .progress import limited, progress_bar, sample_count
+from .scale_options import timed_run
 
 
 def run_compare(reference: str, quantized: str, data: str, samples: int | None, fmt: str,
                 output: str | None, plot: str | None, top: int | None, sort: str,
-                inputs, outputs, input_shapes) -> None:
+                inputs, outputs, input_shapes, workers: int | None = None,
+                ray: str | None = None) -> None:
     from ..converter.accuracy import compare
     from ..converter.accuracy.report import compare_csv, compare_json
 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
-    with progress_bar("comparing", limited(sample_count(data), samples)) as update:
+    total = limited(sample_count(data, shards=True), samples)
+    with progress_bar("comparing", total) as update, timed_run("compare", workers, ray):
         report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes,
-                         update)
+                         update, workers, ray)
     if fmt == "json":
         text = compare_json(report, top, sort)
     elif fmt == "csv":

@@ -8,6 +8,7 @@ import click
 
 from ..interpreter.names import quoted
 from .progress import limited, progress_bar, sample_count
+from .scale_options import timed_run
 
 
 def fraction(ctx, param, value: str | None) -> float | None:
@@ -27,18 +28,19 @@ def fraction(ctx, param, value: str | None) -> float | None:
 
 def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
              min_accuracy: float | None, max_drop: float | None, as_json: bool,
-             output: str | None, inputs, outputs, input_shapes) -> None:
+             output: str | None, inputs, outputs, input_shapes, workers: int | None = None,
+             ray: str | None = None) -> None:
     from ..converter.accuracy import evaluate
     from ..converter.accuracy.report import dumps
     from ..converter.files import check_writable, shown_path, write_atomic
 
     if output:
         check_writable(output)  # before the (long) run
-    per_model = limited(sample_count(data), samples)
-    with progress_bar("evaluating", per_model and per_model * len(models)) as update:
+    per_model = limited(sample_count(data, shards=True), samples)
+    with progress_bar("evaluating", per_model) as update, timed_run("eval", workers, ray):
         report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
                           inputs=inputs, outputs=outputs, input_shapes=input_shapes,
-                          progress=update)
+                          progress=update, workers=workers, ray=ray)
     text = dumps(report.to_dict()) if as_json else report.table()
     if output:
         write_atomic(output, (text + "\n").encode())

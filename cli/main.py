@@ -12,6 +12,7 @@ from .bench_cmd import bench_command
 from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
+from .scale_options import scale_options
 from .text import terminal_lines, terminal_text
 from .tflite_flags import apply_aliases, tflite_convert_flags
 
@@ -118,6 +119,7 @@ SET_OPTION = click.option(
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (ops per "
               "signature, the quantization, each op left float and why) instead of text.")
 @tflite_convert_flags
+@scale_options
 def convert(**kw):
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
     SavedModel directory (--signature repeated: one multi-signature model), or a TF1 .meta
@@ -322,9 +324,9 @@ def _graphdef_options(fn):
 @main.command()
 @click.argument("reference", type=click.Path(exists=True))
 @click.argument("quantized", type=click.Path(exists=True, dir_okay=False))
-@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Input samples: .npy (first axis = samples) or .npz (one array per input "
-              "name, or 'x').")
+@click.option("--data", required=True, type=click.Path(exists=True),
+              help="Input samples: .npy (first axis = samples; memory-mapped) or .npz (one "
+              "array per input name, or 'x'), or a folder of .npy / .npz shards.")
 @click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
 @click.option("--json", "fmt", flag_value="json", help="Print JSON instead of a table.")
 @click.option("--csv", "fmt", flag_value="csv", help="Print CSV (one row per tensor).")
@@ -336,22 +338,25 @@ def _graphdef_options(fn):
 @click.option("--sort", type=click.Choice(["op", "sqnr", "graph"]), default="op",
               show_default=True, help="op: by the error each op adds by itself (finds the "
               "culprit); sqnr: by SQNR against the float model; graph: graph order.")
+@scale_options
 @_graphdef_options
-def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
-            outputs, input_shape):
+def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, workers, ray,
+            inputs, outputs, input_shape):
     """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt / SavedModel) tensor by
     tensor: SQNR, cosine, max error in LSB, bias, worst first; output SQNR, top-1 agreement."""
     from .compare_cmd import run_compare
     run_compare(reference, quantized, data, samples, fmt or "table", output, plot, top, sort,
-                _names(inputs), _names(outputs), _input_shapes(input_shape))
+                _names(inputs), _names(outputs), _input_shapes(input_shape), workers, ray)
 
 
 @main.command("eval")
 @click.argument("models", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Input samples: .npy or .npz (one array per input name, or 'x').")
-@click.option("--labels", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="Class labels: .npy, or .npz with 'y' / 'labels'; indices or one-hot.")
+@click.option("--data", required=True, type=click.Path(exists=True),
+              help="Input samples: .npy (memory-mapped) or .npz (one array per input name, "
+              "or 'x'), or a folder of .npy / .npz shards (sorted by name).")
+@click.option("--labels", required=True, type=click.Path(exists=True),
+              help="Class labels: .npy, or .npz with 'y' / 'labels'; indices or one-hot; or "
+              "a folder of label shards paired with --data's by sorted name.")
 @click.option("--top-k", default=1, show_default=True, type=click.IntRange(min=1),
               help="Also report top-K accuracy.")
 @click.option("--samples", type=click.IntRange(min=1), help="Use only the first N samples.")
@@ -363,15 +368,16 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON to a file instead of stdout.")
+@scale_options
 @_graphdef_options
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
-                inputs, outputs, input_shape):
+                workers, ray, inputs, outputs, input_shape):
     """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /
     .pbtxt / SavedModel directories converted to float, or float / int8 / uint8 .tflite);
     thresholds for CI."""
     from .eval_cmd import run_eval
     run_eval(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
-             _names(inputs), _names(outputs), _input_shapes(input_shape))
+             _names(inputs), _names(outputs), _input_shapes(input_shape), workers, ray)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,18 @@ import click
 import numpy as np
 
 
-def sample_count(path) -> int | None:
-    """The number of samples (first axis) a .npy / .npz holds, or files in a folder, read
-    from headers only; None where it cannot be told cheaply (the run reports any problem
-    with the file itself)."""
+def sample_count(path, shards: bool = False) -> int | None:
+    """The number of samples (first axis) a .npy / .npz holds, or files in a folder (with
+    `shards`: the samples of the folder's .npy / .npz shards), read from headers only; None
+    where it cannot be told cheaply (the run reports any problem with the file itself)."""
     if path is None:
         return None
     path = os.fspath(path)
     try:
+        if os.path.isdir(path) and shards:
+            counts = [sample_count(os.path.join(path, f)) for f in sorted(os.listdir(path))
+                      if f.endswith((".npy", ".npz"))]
+            return None if None in counts else sum(counts)
         if os.path.isdir(path):
             from ..converter.quantize.calibrate import IMAGE_EXTENSIONS
             return sum(1 for f in os.listdir(path)

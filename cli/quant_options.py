@@ -158,5 +158,5 @@ def quantize_config(q: dict, log_to_stderr: bool = False):
             keep_float=tuple(q["keep_float"]), int16_ops=tuple(q["int16_ops"]),
             min_sqnr=q["min_sqnr"], max_accuracy_drop=q["max_accuracy_drop"],
             fallback=q["fallback"], lstm=q["lstm"], sequence_head=q["sequence_head"],
-            labels=q["labels"],
+            labels=q["labels"], workers=q.get("workers"), ray=q.get("ray"),
             log=(lambda line: click.echo(line, err=True)) if log_to_stderr else click.echo)

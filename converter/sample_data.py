@@ -103,6 +103,38 @@ def read_array(path: str | os.PathLike, what: str = "data",
     return next(iter(data.values()))
 
 
+@dataclass(frozen=True)
+class NpyLayout:
+    """Where a checked .npy file keeps its samples (npy_layout)."""
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    offset: int          # bytes before the data
+    fortran_order: bool  # stored column-major: samples are not contiguous rows
+
+
+def npy_layout(path: str | os.PathLike, what: str = "data") -> NpyLayout | None:
+    """The header of a .npy file, checked as read_arrays checks it (numeric dtype, data
+    bytes == file size after the header) but with no size limit, for memory-mapping a file
+    piece by piece without reading it whole. None for an .npz (zip) file, whatever its name
+    (read it with read_arrays); anything else is refused as read_arrays refuses it."""
+    path = os.fspath(path)
+    label = f"{what} {quoted_path(path)}"
+    with open_regular(path, label) as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(8)
+        if head[:4] in _ZIP_MAGICS:
+            return None
+        if not head.startswith(_NPY_MAGIC):
+            raise EdgeliteError(f"{label} {_not_an_array(head)}; {_SAVE_HINT}")
+        f.seek(0)
+        header = _read_header(f, label)
+        _check(header, size - header.offset, label, limit=size + 1)
+    if not header.shape:
+        raise ShapeError(f"{label} is a single number (a 0-d array); samples need a first "
+                         "axis, shape (N, ...)")
+    return NpyLayout(header.dtype, header.shape, header.offset, header.fortran_order)
+
+
 def _not_an_array(head: bytes) -> str:
     if not head:
         return "is empty (0 bytes)"

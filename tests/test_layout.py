@@ -37,6 +37,7 @@ MIRRORED = {
     "tests/converter/passes": "converter/passes",
     "tests/converter/quantize": "converter/quantize",
     "tests/converter/accuracy": "converter/accuracy",
+    "tests/converter/shards": "converter/shards",
     "tests/converter/control_flow": "converter/control_flow",
     "tests/converter/savedmodel": "converter/savedmodel",
     "tests/converter/keras": "converter/keras",

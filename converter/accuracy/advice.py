@@ -47,6 +47,7 @@ import numpy as np
 from ...interpreter.kernels import OPS
 from ...interpreter.kernels.opdef import QuantRule
 from ...interpreter.names import quoted, shown
+from .exact import ExactSum
 
 INPUT_MARGIN_DB = 6.0     # inputs' error >= 4x the op's own: the op is not the cause
 ROUNDING_MARGIN_DB = 3.0  # output rounding >= half the op's own error: it is the cause
@@ -91,7 +92,7 @@ class RangeStats:
         self.step = scale
         self.lo, self.hi = scale * (int(info.min) - zero_point), scale * (int(info.max) - zero_point)
         self.count = 0
-        self.sum_sq = 0.0
+        self.squares = ExactSum()  # sum ref^2, exact: merged per shard in any order
         self.clipped = 0    # beyond the range by more than half a step
         self.tiny = 0       # non-zero but below half a step in magnitude: reads as 0
 
@@ -99,9 +100,19 @@ class RangeStats:
         r = np.asarray(ref, np.float64).ravel()
         half = self.step / 2
         self.count += r.size
-        self.sum_sq += float(r @ r)
+        self.squares.add(r @ r)
         self.clipped += int(np.count_nonzero((r < self.lo - half) | (r > self.hi + half)))
         self.tiny += int(np.count_nonzero((r != 0) & (np.abs(r) < half)))
+
+    def merge(self, other: "RangeStats") -> None:
+        self.count += other.count
+        self.squares.merge(other.squares)
+        self.clipped += other.clipped
+        self.tiny += other.tiny
+
+    @property
+    def sum_sq(self) -> float:
+        return self.squares.value
 
     @property
     def rms(self) -> float:

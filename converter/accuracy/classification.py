@@ -13,14 +13,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError, ShapeError
+from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted
 from ..files import shown_path
 from ..runner import ModelRunner
 from ..sample_data import names_list
-from .metrics import top_k_hits
-from .sources import (DataSource, LoadedModel, ModelSource, load_inputs, load_labels,
-                      load_model, read_data, sample_at)
+from ..shards.execute import map_shards
+from ..shards.source import PIECE_SAMPLES, shards_of
+from .eval_job import EvalJob, merge
+from .sources import DataSource, LoadedModel, ModelSource, load_model
 
 
 @dataclass
@@ -71,9 +72,17 @@ class EvalReport:
 def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labels: DataSource,
              top_k: int = 1, samples: int | None = None, min_accuracy: float | None = None,
              max_drop: float | None = None, output: str | int = 0, inputs=None, outputs=None,
-             input_shapes=None, progress: Callable[[int], None] | None = None) -> EvalReport:
+             input_shapes=None, progress: Callable[[int], None] | None = None,
+             workers: int | None = None, ray: str | None = None,
+             shard_samples: int = PIECE_SAMPLES) -> EvalReport:
     """Accuracy, top-k accuracy and per-class accuracy of every model on (data, labels), and
-    the threshold checks (see module doc)."""
+    the threshold checks (see module doc).
+
+    `data` / `labels` are anything shards.shards_of takes (files, folders of shards paired
+    by sorted name, arrays, iterables of batches; `labels` None when `data` yields (x, y)
+    batches). Counts are taken per shard and merged exactly (eval_job.py), so `workers`
+    (a process pool) and `ray` ("local" or a cluster address) give the same report.
+    `progress` is called with the number of samples each finished shard held."""
     if not models:
         raise EdgeliteError("evaluate: give at least one model")
     if top_k < 1:
@@ -83,42 +92,28 @@ def evaluate(models: Sequence[ModelSource | LoadedModel], data: DataSource, labe
     for name, v in (("min_accuracy", min_accuracy), ("max_drop", max_drop)):
         if v is not None and not 0.0 <= v <= 1.0:
             raise EdgeliteError(f"{name} is a fraction in [0, 1] (0.9 = 90%), got {v}")
-    y = load_labels(labels)
     loaded = [m if isinstance(m, LoadedModel) else load_model(m, None, inputs, outputs,
                                                               input_shapes) for m in models]
-    raw, what = read_data(data)
-    results, n = [], None
-    classes = np.unique(y if samples is None else y[:samples])
-    for model in loaded:
-        runner = model.runner()
-        arrays = load_inputs(raw, runner.input_names, what, runner.aliases)
-        count = len(next(iter(arrays.values())))
-        if count != len(y):
-            raise ShapeError(f"{what} holds {count} samples but the labels {len(y)}")
-        n = count if samples is None else min(count, samples)
-        k_out = _output_index(runner, output)
-        scores = []
-        for i in range(n):
-            scores.append(runner.run(sample_at(arrays, i))[k_out].reshape(-1))
-            if progress:
-                progress(1)
-        s = np.stack(scores)
-        if s.shape[1] < 2 or int(y[:n].max()) >= s.shape[1] or int(y[:n].min()) < 0:
-            raise EdgeliteError(
-                f"{shown_path(model.label)}: output {quoted(runner.outputs[k_out]['name'])} "
-                f"has {s.shape[1]} score(s) per sample; labels range over {int(y[:n].min())}.."
-                f"{int(y[:n].max())}: need one score per class")
-        hits1, hitsk = top_k_hits(s, y[:n], 1), top_k_hits(s, y[:n], top_k)
-        per_class = [float(hits1[y[:n] == c].mean()) for c in classes]
-        results.append(ModelAccuracy(model.label, precision(runner), float(hits1.mean()),
-                                     float(hitsk.mean()), per_class))
-    counts = [int((y[:n] == c).sum()) for c in classes]
-    report = EvalReport(n, top_k, [int(c) for c in classes], counts, results)
+    job = EvalJob([m.content for m in loaded], [m.label for m in loaded], output, top_k)
+    shards = shards_of(data, labels, shard_samples, samples)
+    total = merge(map_shards(job, shards, workers, ray, progress), len(loaded))
+    n = total.samples
+    if n == 0:
+        raise EdgeliteError("the data holds no samples")
+    classes = sorted(total.counts)
+    rows = np.stack([total.counts[c] for c in classes])
+    results = []
+    for m, model in enumerate(loaded):
+        hits1, hitsk = rows[:, 1 + m], rows[:, 1 + len(loaded) + m]
+        per_class = [int(h) / int(c) for h, c in zip(hits1, rows[:, 0])]
+        results.append(ModelAccuracy(model.label, total.precisions[m], int(hits1.sum()) / n,
+                                     int(hitsk.sum()) / n, per_class))
+    report = EvalReport(n, top_k, classes, [int(c) for c in rows[:, 0]], results)
     report.checks = threshold_checks(results, min_accuracy, max_drop)
     return report
 
 
-def _output_index(runner: ModelRunner, output: str | int) -> int:
+def output_index(runner: ModelRunner, output: str | int) -> int:
     names = [d["name"] for d in runner.outputs]
     if isinstance(output, int):
         if not 0 <= output < len(names):

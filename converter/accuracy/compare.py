@@ -34,7 +34,9 @@ from .advice import Advice, ModelFacts, advise, range_stats
 from .classification import precision
 from .op_replay import OneOp, one_op_models
 from .metrics import TensorStats, top_k_hits
-from .sources import DataSource, LoadedModel, ModelSource, load_inputs, load_model, sample_at
+from ..shards.execute import map_shards
+from ..shards.source import PIECE_SAMPLES, shards_of
+from .sources import DataSource, LoadedModel, ModelSource, load_model, sample_at
 
 _BOUNDARY = re.compile(r"_(int8|uint8|int16|float)$")
 
@@ -128,12 +130,97 @@ class _Pair:
     local: TensorStats | None = None
 
 
+class Setup:
+    """What measuring a pair of models needs, built the same way in every process: the
+    matched tensor pairs, the one-op replays and which tensors have range statistics."""
+
+    def __init__(self, ref: ModelRunner, quant: ModelRunner, ref_content: bytes) -> None:
+        self.ref, self.quant = ref, quant
+        self.pairs, self.unmatched = _match(ref, quant)
+        self.replay, self.local_pairs = _replay(ref, ref_content, self.pairs)
+        sg = quant.interp.model.subgraphs[0]
+        self.ranged = [range_stats(sg.tensors[p.quant_index]) is not None for p in self.pairs]
+        self.float_match = {p.ref_index: p.quant_index for p in self.pairs}
+        self.scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
+
+    def tally(self) -> "Tally":
+        """Empty statistics for a pass over some samples."""
+        sg = self.quant.interp.model.subgraphs[0]
+        outs = len(self.ref.outputs)
+        return Tally(0, [TensorStats(p.stats.scale) for p in self.pairs],
+                     [TensorStats(p.stats.scale) if p.local is not None else None
+                      for p in self.pairs],
+                     [range_stats(sg.tensors[p.quant_index]) for p in self.pairs],
+                     [TensorStats() for _ in range(outs)], [0] * outs, [0] * outs)
+
+    def measure(self, arrays: dict, labels: tuple[str, str]) -> "Tally":
+        """The statistics of every sample of {ref input name: array}."""
+        ref, quant, t = self.ref, self.quant, self.tally()
+        quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
+                        if base_name(q) == base_name(r)}
+        t.samples = len(next(iter(arrays.values())))
+        position = {id(p): k for k, p in enumerate(self.pairs)}
+        for i in range(t.samples):
+            ref_outs = ref.run(sample_at(arrays, i))
+            quant_outs = quant.run(sample_at(quant_arrays, i))
+            deq = {q: quant.interp.get_dequantized_tensor(q) for q in self.float_match.values()}
+            for k, p in enumerate(self.pairs):
+                t.stats[k].update(ref.stored(p.ref_index), deq[p.quant_index])
+                if t.ranges[k] is not None:
+                    t.ranges[k].update(ref.stored(p.ref_index))
+            for k, one in self.replay.items():
+                one.run({x: deq[self.float_match[x]] if x in self.float_match
+                         else ref.stored(x) for x in one.inputs})
+                for p in self.local_pairs[k]:
+                    t.local[position[id(p)]].update(one.output(p.ref_index), deq[p.quant_index])
+            for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
+                if r.size != q.size:
+                    raise EdgeliteError(f"output {k} has {r.size} values in "
+                                        f"{shown_path(labels[0])} but {q.size} in "
+                                        f"{shown_path(labels[1])}")
+                t.outputs[k].update(r, q)
+                if self.scored[k]:
+                    r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])
+                    t.agree[k] += int(top_k_hits(q2, r2.argmax(axis=1), 1).sum())
+                    t.rows[k] += len(r2)
+        return t
+
+
+@dataclass
+class Tally:
+    """compare's statistics over some samples (one shard, or several merged): exact sums,
+    counts and maxima, so merging in any order gives the same bits."""
+    samples: int
+    stats: list[TensorStats]
+    local: list[TensorStats | None]
+    ranges: list
+    outputs: list[TensorStats]
+    agree: list[int]
+    rows: list[int]
+
+    def merge(self, other: "Tally") -> None:
+        self.samples += other.samples
+        for mine, theirs in zip([*self.stats, *self.local, *self.ranges, *self.outputs],
+                                [*other.stats, *other.local, *other.ranges, *other.outputs]):
+            if mine is not None:
+                mine.merge(theirs)
+        self.agree = [a + b for a, b in zip(self.agree, other.agree)]
+        self.rows = [a + b for a, b in zip(self.rows, other.rows)]
+
+
 def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
             samples: int | None = None, inputs=None, outputs=None, input_shapes=None,
-            progress: Callable[[int], None] | None = None) -> CompareReport:
+            progress: Callable[[int], None] | None = None, workers: int | None = None,
+            ray: str | None = None, shard_samples: int = PIECE_SAMPLES) -> CompareReport:
     """Run `reference` (a float .tflite, or a .pb/.pbtxt converted to float with `inputs` /
     `outputs` / `input_shapes`) and `quantized` on the first `samples` samples of `data` and
-    measure every matched tensor (see module doc)."""
+    measure every matched tensor (see module doc).
+
+    `data` is anything shards.shards_of takes (a file, a folder of shards, arrays, an
+    iterable of batches); statistics are taken per shard and merged exactly, so `workers`
+    (a process pool) and `ray` ("local" or a cluster address) give the same report.
+    `progress` is called with the number of samples each finished shard held."""
+    from .compare_job import CompareJob
     ref_model = reference if isinstance(reference, LoadedModel) else load_model(
         reference, None, inputs, outputs, input_shapes)
     quant_model = quantized if isinstance(quantized, LoadedModel) else load_model(quantized)
@@ -149,71 +236,51 @@ def compare(reference: ModelSource, quantized: ModelSource, data: DataSource,
                             f"{shown_path(ref_model.label)} has {names_list(ref.input_names)}, "
                             f"{shown_path(quant_model.label)} has "
                             f"{names_list(quant.input_names)}")
-    arrays = load_inputs(data, ref.input_names, aliases=ref.aliases)
-    quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
-                    if base_name(q) == base_name(r)}
     if samples is not None and samples < 1:
         raise EdgeliteError(f"samples must be >= 1, got {samples}")
-    n = len(next(iter(arrays.values())))
-    n = n if samples is None else min(n, samples)
-    pairs, unmatched = _match(ref, quant)
-    replay, local_pairs = _replay(ref, ref_model.content, pairs)
-    quant_sg = quant.interp.model.subgraphs[0]
-    ranges = {p.quant_index: range_stats(quant_sg.tensors[p.quant_index]) for p in pairs}
-    float_match = {p.ref_index: p.quant_index for p in pairs}
     if len(ref.outputs) != len(quant.outputs):
         raise EdgeliteError(f"{shown_path(ref_model.label)} has {len(ref.outputs)} output(s), "
                             f"{shown_path(quant_model.label)} has {len(quant.outputs)}")
-    out_stats = [TensorStats() for _ in ref.outputs]
-    scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
-    agree, rows = [0] * len(ref.outputs), [0] * len(ref.outputs)
-    for i in range(n):
-        ref_outs = ref.run(sample_at(arrays, i))
-        quant_outs = quant.run(sample_at(quant_arrays, i))
-        deq = {q: quant.interp.get_dequantized_tensor(q) for q in float_match.values()}
-        for p in pairs:
-            p.stats.update(ref.stored(p.ref_index), deq[p.quant_index])
-            if ranges[p.quant_index] is not None:
-                ranges[p.quant_index].update(ref.stored(p.ref_index))
-        for k, one in replay.items():
-            one.run({t: deq[float_match[t]] if t in float_match else ref.stored(t)
-                     for t in one.inputs})
-            for p in local_pairs[k]:
-                p.local.update(one.output(p.ref_index), deq[p.quant_index])
-        for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
-            if r.size != q.size:
-                raise EdgeliteError(f"output {k} has {r.size} values in "
-                                    f"{shown_path(ref_model.label)} but {q.size} in "
-                                    f"{shown_path(quant_model.label)}")
-            out_stats[k].update(r, q)
-            if scored[k]:
-                r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])
-                agree[k] += int(top_k_hits(q2, r2.argmax(axis=1), 1).sum())
-                rows[k] += len(r2)
-        if progress:
-            progress(1)
+    setup = Setup(ref, quant, ref_model.content)
+    job = CompareJob(ref_model, quant_model)
+    job.install(setup)  # this process measures with the runners built here
+    total = setup.tally()
+    for part in map_shards(job, shards_of(data, None, shard_samples, samples), workers, ray,
+                           progress):
+        total.merge(part)
+    if total.samples == 0:
+        raise EdgeliteError("the data holds no samples")
+    return _report(setup, total, ref_model.label, quant_model.label)
+
+
+def _report(setup: Setup, total: Tally, ref_label: str, quant_label: str) -> CompareReport:
+    ref, quant = setup.ref, setup.quant
     tensors, input_indices = [], {int(d["index"]) for d in ref.inputs}
-    for p in pairs:
-        s, t = p.stats, p.report
+    ranges = {}
+    for k, p in enumerate(setup.pairs):
+        s, t = total.stats[k], p.report
         t.sqnr_db, t.cosine, t.mean_error = s.sqnr_db, s.cosine, s.mean_error
         t.max_abs_error, t.max_error_lsb = s.max_abs, s.max_error_lsb
-        if p.local is not None:
-            t.op_sqnr_db = p.local.sqnr_db
+        if total.local[k] is not None:
+            t.op_sqnr_db = total.local[k].sqnr_db
         elif p.ref_index in input_indices:
             t.op_sqnr_db = s.sqnr_db   # the input's own quantization is all its error
         tensors.append(t)
-    facts = ModelFacts(quant_sg, {p.quant_index: p.report for p in pairs})
-    for p in pairs:
+        ranges[p.quant_index] = total.ranges[k]
+    quant_sg = quant.interp.model.subgraphs[0]
+    facts = ModelFacts(quant_sg, {p.quant_index: p.report for p in setup.pairs})
+    for p in setup.pairs:
         p.report.advice = advise(p.report, ranges[p.quant_index], facts)
-    total = TensorStats()
-    for s in out_stats:
-        total.ref_sq += s.ref_sq
-        total.err_sq += s.err_sq
+    all_outputs = TensorStats()
+    for s in total.outputs:
+        all_outputs.merge(s)
+    scored = setup.scored
     out_reports = [OutputReport(d["name"], s.sqnr_db, s.cosine,
-                                agree[k] / rows[k] if scored[k] and rows[k] else None)
-                   for k, (d, s) in enumerate(zip(ref.outputs, out_stats))]
-    return CompareReport(ref_model.label, quant_model.label, n, tensors, out_reports,
-                         total.sqnr_db, unmatched)
+                                total.agree[k] / total.rows[k]
+                                if scored[k] and total.rows[k] else None)
+                   for k, (d, s) in enumerate(zip(ref.outputs, total.outputs))]
+    return CompareReport(ref_label, quant_label, total.samples, tensors, out_reports,
+                         all_outputs.sqnr_db, setup.unmatched)
 
 
 def _candidates(runner: ModelRunner, quantized: bool) -> dict[str, list[dict]]:

@@ -11,11 +11,12 @@ they are, not averaged per sample.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..quantize.metrics import sqnr
+from .exact import ExactSum
 
 __all__ = ["sqnr", "sqnr_from_sums", "cosine", "TensorStats", "top_k_hits"]
 
@@ -48,22 +49,23 @@ def _cosine(rr: float, tt: float, rt: float) -> float:
     return rt / math.sqrt(rr * tt)
 
 
+_SUMS = ("ref_sq", "test_sq", "cross", "err_sq", "err_sum")
+
+
 @dataclass
 class TensorStats:
     """Running sums for one tensor pair, fed one sample at a time.
 
     `scale` (per-tensor scalar, or an array broadcastable to the tensor for per-channel
-    scales) measures the max error in quantization steps (LSB); None for float tensors."""
+    scales) measures the max error in quantization steps (LSB); None for float tensors.
+    Each sample's sums are added exactly (exact.py), so `merge` of per-shard stats in any
+    order equals the stats of one pass over all samples, bit for bit."""
 
     scale: np.ndarray | float | None = None
     count: int = 0
-    ref_sq: float = 0.0       # sum ref^2
-    test_sq: float = 0.0      # sum test^2
-    cross: float = 0.0        # sum ref*test
-    err_sq: float = 0.0       # sum (test - ref)^2
-    err_sum: float = 0.0      # sum (test - ref)
     max_abs: float = 0.0      # max |test - ref|
     max_lsb: float = 0.0      # max |test - ref| / scale
+    sums: dict = field(default_factory=lambda: {k: ExactSum() for k in _SUMS})
 
     def update(self, ref: np.ndarray, test: np.ndarray) -> None:
         r = np.asarray(ref, np.float64)
@@ -71,16 +73,42 @@ class TensorStats:
         err = t - r
         rf, tf, ef = r.ravel(), t.ravel(), err.ravel()
         self.count += r.size
-        self.ref_sq += float(rf @ rf)
-        self.test_sq += float(tf @ tf)
-        self.cross += float(rf @ tf)
-        self.err_sq += float(ef @ ef)
-        self.err_sum += float(ef.sum())
+        for key, value in (("ref_sq", rf @ rf), ("test_sq", tf @ tf), ("cross", rf @ tf),
+                           ("err_sq", ef @ ef), ("err_sum", ef.sum())):
+            self.sums[key].add(value)
         if r.size:
             abs_err = np.abs(err)
             self.max_abs = max(self.max_abs, float(abs_err.max()))
             if self.scale is not None:
                 self.max_lsb = max(self.max_lsb, float((abs_err / self.scale).max()))
+
+    def merge(self, other: "TensorStats") -> None:
+        """Add another part of the data's stats (see class doc)."""
+        self.count += other.count
+        self.max_abs = max(self.max_abs, other.max_abs)
+        self.max_lsb = max(self.max_lsb, other.max_lsb)
+        for key in _SUMS:
+            self.sums[key].merge(other.sums[key])
+
+    @property
+    def ref_sq(self) -> float:        # sum ref^2
+        return self.sums["ref_sq"].value
+
+    @property
+    def test_sq(self) -> float:       # sum test^2
+        return self.sums["test_sq"].value
+
+    @property
+    def cross(self) -> float:         # sum ref*test
+        return self.sums["cross"].value
+
+    @property
+    def err_sq(self) -> float:        # sum (test - ref)^2
+        return self.sums["err_sq"].value
+
+    @property
+    def err_sum(self) -> float:       # sum (test - ref)
+        return self.sums["err_sum"].value
 
     @property
     def sqnr_db(self) -> float:

@@ -122,6 +122,8 @@ class QuantizeOptions:
     force_transforms: bool = False      # keep --equalize / --bias-correction even when they
                                         # make the held-out error worse (auto.py checks)
     log: Callable[[str], None] | None = None   # one line per finished step
+    workers: int | None = None          # calibrate (min / max) in N processes ...
+    ray: str | None = None              # ... or on Ray: "local" or an address
 
     def __post_init__(self) -> None:
         self.mode = _enum(QuantMode, self.mode, "quantize")
@@ -245,7 +247,8 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
                        if not t.is_const and t.dtype == np.float32}
         report.calibration = collect_ranges(export_tflite(graph), samples(),
                                             options.calib_samples, options.progress,
-                                            options.calib_method, activations)
+                                            options.calib_method, activations,
+                                            options.workers, options.ray)
         ranges.update(report.calibration.ranges)
     names = {t.name for t in graph.inputs}
     for name in [*options.input_ranges, *options.mean_std]:

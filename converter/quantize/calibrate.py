@@ -17,7 +17,7 @@ import numpy as np
 from ...interpreter.errors import EdgeliteError
 from ...interpreter.names import quoted, shown
 from ..files import quoted_path
-from ..sample_data import pick_inputs, read_array, read_arrays
+from ..sample_data import npy_layout, pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver
 from ..runner import ModelRunner
 from .lstm_replay import float_cells
@@ -83,9 +83,10 @@ def load_samples(path, input_names: list[str],
     """Yield one {input name: array (no batch dim)} per sample.
 
     Files go through the one data reader (sample_data.read_arrays: checked before anything
-    is allocated); a folder holds one sample per .npy file or image. `path` may also be data
-    in memory: arrays, or samples from an iterable or generator function
-    (memory_samples.py)."""
+    is allocated); a .npy file is memory-mapped a piece at a time (shards.shards_of), so a
+    file of any size calibrates in bounded memory; a folder holds one sample per .npy file
+    or image. `path` may also be data in memory: arrays, or samples from an iterable or
+    generator function (memory_samples.py)."""
     if not is_path(path):
         yield from memory_samples(path, input_names, preprocess, aliases, signature)
         return
@@ -94,9 +95,17 @@ def load_samples(path, input_names: list[str],
         yield from _folder_samples(path, input_names[0], preprocess)
         return
     what = f"calibration data {quoted_path(path)}"
-    arrays = pick_inputs(read_arrays(path, "calibration data"), input_names, what, aliases)
-    for i in range(len(next(iter(arrays.values())))):
-        yield {n: preprocess(a[i]) for n, a in arrays.items()}
+    layout = npy_layout(path, "calibration data") if path.lower().endswith(".npy") else None
+    if layout is not None and not layout.fortran_order:
+        from ..shards import source
+        pieces = (shard.data.load() for shard in source.shards_of(path, None,
+                                                                   source.PIECE_SAMPLES))
+    else:
+        pieces = iter([read_arrays(path, "calibration data")])
+    for piece in pieces:
+        arrays = pick_inputs(piece, input_names, what, aliases)
+        for i in range(len(next(iter(arrays.values())))):
+            yield {n: preprocess(a[i]) for n, a in arrays.items()}
 
 
 def _folder_samples(folder: str, input_name: str,
@@ -133,7 +142,8 @@ def _read_image(path: str) -> np.ndarray:
 def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,
                    progress: Callable[[int], None] | None = None,
                    method: "CalibConfig | CalibMethod | str | None" = None,
-                   only: set[str] | None = None) -> CalibrationStats:
+                   only: set[str] | None = None, workers: int | None = None,
+                   ray: str | None = None) -> CalibrationStats:
     """The range of every float tensor over the samples (each fed with a batch dim of 1).
 
     Each tensor has an observer (observers.py) fed one sample at a time: `method` (default
@@ -142,9 +152,20 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
 
     A float sequence LSTM's cell state is observed at every step of the sequence
     (lstm_replay.py). The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
-    every iteration of a loop feeds the ranges -- with `method` for all of them."""
+    every iteration of a loop feeds the ranges -- with `method` for all of them.
+
+    `workers` (processes) or `ray` ("local" or an address): min / max over shards, merged
+    exactly (calibrate_shards.py); other methods refuse them."""
     config = CalibConfig.parse(method)
     runner = ModelRunner(model, keep_all=True, label="the float model")
+    if ray is not None or (workers or 1) > 1:
+        from .calibrate_shards import check_parallel, parallel_ranges
+        check_parallel(runner, config)
+        ranges, used, skipped = parallel_ranges(model, samples, limit, workers, ray, progress)
+        if used == 0:
+            raise EdgeliteError("no usable calibration samples" +
+                                (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
+        return CalibrationStats(ranges, used, skipped, {})
     interp = runner.interp
     tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
     observers = {d["name"]: config.observer() if only is None or d["name"] in only
@@ -164,12 +185,7 @@ def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit
     cells = [c for c in float_cells(interp.model) if c.cell_state in observers]
     replayed = {c.cell_state for c in cells}
     used, skipped = 0, []
-    for k, sample in enumerate(samples):
-        if limit is not None and used >= limit:
-            break
-        if not all(np.isfinite(v).all() for v in sample.values()):
-            skipped.append(k)
-            continue
+    for _, sample in finite_samples(samples, limit, skipped):
         runner.feed(sample)
         runner.interp.invoke()
         for d in tensors:
@@ -199,10 +215,20 @@ def usable_samples(samples: Iterable[dict[str, np.ndarray]],
 def usable_indexed(samples: Iterable[dict[str, np.ndarray]],
                    limit: int | None) -> list[tuple[int, dict[str, np.ndarray]]]:
     """usable_samples with each sample's position in the file (to pick its label)."""
-    out = []
+    return list(finite_samples(samples, limit))
+
+
+def finite_samples(samples: Iterable[dict[str, np.ndarray]], limit: int | None,
+                   skipped: list[int] | None = None
+                   ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """(position, sample) of the samples free of NaN / inf, at most `limit` of them; the
+    positions of the others are appended to `skipped`."""
+    used = 0
     for i, sample in enumerate(samples):
-        if limit is not None and len(out) >= limit:
-            break
+        if limit is not None and used >= limit:
+            return
         if all(np.isfinite(v).all() for v in sample.values()):
-            out.append((i, sample))
-    return out
+            used += 1
+            yield i, sample
+        elif skipped is not None:
+            skipped.append(i)

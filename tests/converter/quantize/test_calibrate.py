@@ -36,6 +36,24 @@ def test_npy_npz_and_folder_give_the_same_ranges(tmp_path):
     assert ranges[0]["input"] == (float(X[:20].min()), float(X[:20].max()))
 
 
+def test_npy_is_memory_mapped_a_piece_at_a_time(tmp_path, monkeypatch):
+    """A .npy file streams in memory-mapped pieces (never read whole), with the samples and
+    their order unchanged; past the first piece, every piece still reaches the observers."""
+    from edgelite.converter.shards import source
+    monkeypatch.setattr(source, "PIECE_SAMPLES", 7)
+    np.save(tmp_path / "x.npy", X[:20])
+    got = list(load_samples(tmp_path / "x.npy", ["input"]))
+    assert len(got) == 20
+    np.testing.assert_array_equal(np.stack([g["input"] for g in got]), X[:20])
+    assert isinstance(got[-1]["input"], np.ndarray)
+    mapped = [s.data.load() for s in source.shards_of(tmp_path / "x.npy", piece=7)]
+    assert [len(m) for m in mapped] == [7, 7, 6]
+    assert all(isinstance(m, np.memmap) for m in mapped)
+    stats = quantized(mode=QuantMode.INT8, calib=str(tmp_path / "x.npy")).quantization.calibration
+    assert stats.used == 20 and stats.ranges["input"] == (float(X[:20].min()),
+                                                          float(X[:20].max()))
+
+
 def test_calib_samples_limit_and_nan_samples_are_skipped(tmp_path):
     data = X[:10].copy()
     data[3, 0, 0, 0] = np.nan
