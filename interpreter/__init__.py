@@ -11,6 +11,7 @@ from .errors import (
     EdgeliteError,
     GraphError,
     InterpreterStateError,
+    InvokeStoppedError,
     MemoryLimitError,
     ModelFormatError,
     ShapeError,
@@ -50,6 +51,7 @@ __all__ = [
     "DTypeError",
     "GraphError",
     "InterpreterStateError",
+    "InvokeStoppedError",
     "MemoryLimitError",
     "SignatureError",
 ]

@@ -65,7 +65,8 @@ class Interpreter:
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
                  rounding: str | Rounding = "double", split_batch: bool = True,
                  blas_threads: int | None = 1, memory_limit: int | None = None,
-                 custom_kernels: Mapping[str, Kernel] | None = None):
+                 custom_kernels: Mapping[str, Kernel] | None = None,
+                 max_loop_iterations: int | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
@@ -95,6 +96,10 @@ class Interpreter:
         constants and kernels' work buffers (memory.py); None: 4 GiB, or half the
         physical memory when that is less. Over it allocate_tensors() refuses, naming
         the biggest tensors, before allocating.
+
+        ``max_loop_iterations``: how many times one WHILE op may run its body in one
+        invoke() before InvokeStoppedError (None: no bound); ``cancel()`` stops a
+        running invoke() from another thread.
 
         ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}``, kernels for CUSTOM ops by
         name, with the builtins' contract (kernels/base.py; the op's option bytes are
@@ -127,7 +132,8 @@ class Interpreter:
         self._allocated = False
         self._steps: tuple = ()
         # Resource variables and CALL_ONCE status: for the life of the interpreter.
-        self._state = State(resource_ids(self._model))
+        self._state = State(resource_ids(self._model),
+                            max_loop_iterations=_loop_bound(max_loop_iterations))
         self._program: Program | None = None
         self._subgraph_observer = None
 
@@ -528,12 +534,19 @@ class Interpreter:
                 "invoke() before allocate_tensors(): call allocate_tensors() first "
                 "(again after resize_tensor_input)"
             )
+        self._state.cancelled.clear()
         with blas.threads(self._blas_threads):
             if self._split is not None:
                 run_slices(self._num_threads, self._split.run_range, self._split.tasks())
             else:
                 for eval_fn, record, inputs, outputs in self._steps:
                     eval_fn(record, inputs, outputs)
+
+    def cancel(self) -> None:
+        """Make the invoke() running now in another thread stop at its next WHILE iteration
+        with InvokeStoppedError (like LiteRT's Interpreter::Cancel). Thread-safe, never
+        blocks; a cancel() while no invoke() runs has no effect on the next one."""
+        self._state.cancelled.set()
 
     @guarded("profile()")
     def profile(self, runs: int = 10, warmup: int = 1) -> Profile:
@@ -585,3 +598,12 @@ class Interpreter:
                 f"no signature {quoted(signature_key)}; the model has {sorted(signatures)}"
             )
         return SignatureRunner(self, signatures[signature_key])
+
+
+def _loop_bound(value) -> int | None:
+    """A valid ``max_loop_iterations`` (None or a positive int)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"max_loop_iterations should be a positive int or None, got {value!r}")
+    return int(value)
