@@ -8,6 +8,8 @@ Exit status:
 * 2   a bad command line (click: unknown option, missing argument, bad value);
 * 3   an internal error: a bug in edgelite. The line names the exception; run again with
       EDGELITE_DEBUG=1 for the traceback, and please report it;
+* 124 the --timeout of run / compare / eval / bench passed (deadline.py), as coreutils'
+      ``timeout`` reports it;
 * 130 interrupted (Ctrl-C), as shells report SIGINT.
 
 Every message goes through ``text.terminal_text``: control characters are escaped, whatever
@@ -24,11 +26,13 @@ import click
 
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted
+from .deadline import CommandTimeout
 from .text import terminal_text
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 DEBUG_VARIABLE = "EDGELITE_DEBUG"
 _CLICK_OWN = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
@@ -51,6 +55,9 @@ def handle(e: BaseException):
         fail(str(e), EXIT_ERROR, keep_lines=True)
     if isinstance(e, KeyboardInterrupt):
         fail("interrupted", EXIT_INTERRUPTED)
+    if isinstance(e, CommandTimeout):
+        fail(f"timed out after {e.seconds:g} s (--timeout): stopped; a loop of the model "
+             "may never end -- or allow more time", EXIT_TIMEOUT)
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # `edgelite inspect m.tflite | head`: the reader left, not an error
         sys.exit(EXIT_ERROR)

@@ -9,6 +9,7 @@ import click
 from .. import __version__
 from ..interpreter.names import quoted
 from .bench_cmd import bench_command
+from .deadline import timeout_option
 from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
@@ -216,6 +217,7 @@ def inspect(model, target, footprint, as_json):
               help="Input data (.npy); NAME= picks the input tensor (repeatable).")
 @click.option("-o", "--output", type=OUTPUT_PATH,
               help="Save the outputs to an .npz file instead of printing them in full.")
+@timeout_option
 def run(model, inputs, output):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
@@ -290,6 +292,7 @@ def _graphdef_options(fn):
               show_default=True, help="op: by the error each op adds by itself (finds the "
               "culprit); sqnr: by SQNR against the float model; graph: graph order.")
 @_graphdef_options
+@timeout_option
 def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, inputs,
             outputs, input_shape):
     """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt / SavedModel) tensor by
@@ -317,6 +320,7 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, i
 @click.option("-o", "--output", type=OUTPUT_PATH,
               help="Write the table / JSON to a file instead of stdout.")
 @_graphdef_options
+@timeout_option
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
                 inputs, outputs, input_shape):
     """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /
