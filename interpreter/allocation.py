@@ -117,6 +117,9 @@ def _describe(op: Operator, subgraph: Subgraph) -> str:
     return f"{where}operator {op.index} {name}{target}"
 
 
+describe_op = _describe  # "subgraph 1 operator 3 FILL (output 'y')", for messages
+
+
 def kernel_for(op: Operator, custom: Mapping[str, Kernel] = NO_CUSTOM) -> Kernel | None:
     """The kernel that runs ``op``: a builtin's from KERNELS, a CUSTOM op's by its custom
     code (kernels/custom: ``custom`` first, then registered, then built-in ones)."""

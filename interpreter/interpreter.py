@@ -37,10 +37,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import blas, details, support
-from .allocation import Allocation, allocate, check_supported
+from .allocation import Allocation, allocate, check_supported, describe_op
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
-from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, ShapeError,
-                     SignatureError, UnsupportedOpError)
+from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError,
+                     MemoryLimitError, ShapeError, SignatureError, UnsupportedOpError)
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
@@ -539,8 +539,20 @@ class Interpreter:
             if self._split is not None:
                 run_slices(self._num_threads, self._split.run_range, self._split.tasks())
             else:
-                for eval_fn, record, inputs, outputs in self._steps:
-                    eval_fn(record, inputs, outputs)
+                try:
+                    for eval_fn, record, inputs, outputs in self._steps:
+                        eval_fn(record, inputs, outputs)
+                except MemoryError:  # name the op (the decorator's line names nothing)
+                    raise self._out_of_memory(record, inputs) from None
+
+    def _out_of_memory(self, record, inputs) -> MemoryLimitError:
+        """The line for numpy's MemoryError in the step with this record and inputs."""
+        i = next(i for i, s in enumerate(self._steps) if s[1] is record and s[2] is inputs)
+        op = self._subgraph.operators[self._alloc.step_ops[i]]
+        return MemoryLimitError(
+            f"invoke(): the system ran out of memory in {describe_op(op, self._subgraph)}; "
+            "free memory, use smaller inputs, or pass Interpreter(memory_limit=...) below "
+            "what the machine can give")
 
     def cancel(self) -> None:
         """Make the invoke() running now in another thread stop at its next WHILE iteration
