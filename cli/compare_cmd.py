@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..converter.files import check_writable, shown_path, write_atomic
+from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
 
 
@@ -17,6 +17,7 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
+            check_not_input(path, [reference, quantized, data], what)
     if plot:
         from ..converter.accuracy.plot import _pyplot
         _pyplot()  # fail before the (long) run when matplotlib is missing

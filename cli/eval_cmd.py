@@ -29,10 +29,11 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
              output: str | None, inputs, outputs, input_shapes) -> None:
     from ..converter.accuracy import evaluate
     from ..converter.accuracy.report import dumps
-    from ..converter.files import check_writable, shown_path, write_atomic
+    from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 
     if output:
         check_writable(output)  # before the (long) run
+        check_not_input(output, [*models, data, labels])
     report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,
                       inputs=inputs, outputs=outputs, input_shapes=input_shapes)
     text = dumps(report.to_dict()) if as_json else report.table()

@@ -116,11 +116,12 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     """Convert a TensorFlow model to a .tflite model: a frozen GraphDef (.pb or .pbtxt), a
     SavedModel directory, or a TF1 .meta graph with --checkpoint."""
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
-    from ..converter.files import check_writable, shown_path, write_atomic
+    from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 
     if force and target != "micro":
         raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
+    check_not_input(output, [graphdef, quant.get("calib"), *_checkpoint_files(checkpoint)])
     with quantize_config(quant) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
@@ -145,6 +146,14 @@ def convert(graphdef, output, inputs, outputs, input_shape, batch_size, disabled
     g = result.graph
     click.echo(f"wrote {shown_path(output)}: {len(g.ops)} ops ({_counts(g.op_counts())}), "
                f"{len(result.model)} bytes")
+
+
+def _checkpoint_files(prefix: str | None) -> list[str]:
+    """The files of a checkpoint prefix (model.ckpt -> model.ckpt.index, .data-*)."""
+    if not prefix:
+        return []
+    import glob
+    return [f"{prefix}.index", *glob.glob(glob.escape(prefix) + ".data-*")]
 
 
 def _micro_warnings(lines) -> None:

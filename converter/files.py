@@ -75,6 +75,38 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
         _remove(tmp)
 
 
+def check_not_input(output: str | os.PathLike, inputs, what: str = "output") -> None:
+    """Refuse, in one line, an output path that would replace one of ``inputs`` (paths of
+    files or folders read by the same command; None entries are skipped): the same file
+    (by device and inode, so a link or another spelling counts), or a file inside an input
+    folder (a SavedModel's own saved_model.pb)."""
+    output = os.fspath(output)
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # a new file replaces nothing
+    for source in inputs:
+        if source is None:
+            continue
+        source = os.fspath(source)
+        try:
+            src = os.stat(source)
+        except OSError:
+            continue
+        same = (out.st_dev, out.st_ino) == (src.st_dev, src.st_ino)
+        inside = stat.S_ISDIR(src.st_mode) and _is_within(output, source)
+        if same or inside:
+            where = "is" if same else "is inside"
+            raise EdgeliteError(f"{what} {quoted_path(output)} {where} the input "
+                                f"{quoted_path(source)}: writing it would destroy the input; "
+                                "choose another output path")
+
+
+def _is_within(path: str, folder: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, top]) == top
+
+
 @contextlib.contextmanager
 def _temp_file(folder: str, path: str, what: str = ""):
     """(fd, name) of a new temp file in ``folder``, removed if the body fails or the process
