@@ -21,7 +21,7 @@ Outcome of a case, by how the child ended:
            status, "Traceback" on stderr, more than one stderr line, a signal (crash) or the
            wall-clock limit (hang)
 Prints counts per kind and each distinct bug with the seeds that hit it and a reproducer;
-exits 1 if there is any bug. tests/fuzz/test_fuzz_cli.py runs a few dozen cases in CI.
+exits 1 if there is any bug. tests/bench/test_fuzz_cli.py runs a few cases of each kind in CI.
 """
 
 from __future__ import annotations
@@ -132,6 +132,9 @@ def run_in_child(args: list[str], err_path: str, mem_bytes: int) -> None:
         os.dup2(fd, 2)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
+        # the Python streams too: a caller (pytest) may have replaced them with its own
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from edgelite.cli.main import main
         main(args, prog_name="edgelite")
