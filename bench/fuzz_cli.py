@@ -44,21 +44,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: children are
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz.mutate import MODELS, _mutate_graphdef, _mutate_tflite  # noqa: E402
+from tests.fuzz.mutate import MODELS, Case, _mutate_graphdef, _mutate_tflite  # noqa: E402
 
 KINDS = ("tflite", "pb", "savedmodel", "checkpoint")
 GOOD_STATUS = {0: "ok", 1: "error", 124: "timeout (clean)"}
 MAX_SOURCE_BYTES = 400_000
-
-
-@dataclass(frozen=True)
-class Case:
-    kind: str
-    seed: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}:{self.seed}"
 
 
 @lru_cache(maxsize=None)
