@@ -9,8 +9,8 @@ __version__ = "0.1.0"
 
 from edgelite.interpreter import Interpreter  # noqa: E402
 from edgelite.interpreter.errors import (  # noqa: E402
-    DTypeError, EdgeliteError, GraphError, MemoryLimitError, ModelFormatError, ShapeError,
-    UnsupportedOpError)
+    DTypeError, EdgeliteError, GraphError, InvokeStoppedError, MemoryLimitError,
+    ModelFormatError, ShapeError, UnsupportedOpError)
 
 
 def convert(*args, **kwargs):
@@ -20,4 +20,5 @@ def convert(*args, **kwargs):
 
 
 __all__ = ["__version__", "convert", "Interpreter", "EdgeliteError", "ModelFormatError",
-           "UnsupportedOpError", "ShapeError", "DTypeError", "GraphError", "MemoryLimitError"]
+           "UnsupportedOpError", "ShapeError", "DTypeError", "GraphError", "MemoryLimitError",
+           "InvokeStoppedError"]
