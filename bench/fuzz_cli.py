@@ -153,7 +153,8 @@ def classify(case: Case, wait_status: int | None, stderr: str) -> Outcome:
     if wait_status is None:
         return Outcome(case, "bug", "hang: past the wall-clock limit")
     if os.WIFSIGNALED(wait_status):
-        return Outcome(case, "bug", f"crash: signal {signal.Signals(os.WTERMSIG(wait_status)).name}")
+        name = signal.Signals(os.WTERMSIG(wait_status)).name
+        return Outcome(case, "bug", f"crash: signal {name}")
     code = os.WEXITSTATUS(wait_status)
     lines = stderr.splitlines()
     if "Traceback" in stderr:
