@@ -9,8 +9,8 @@ __version__ = "0.1.0"
 
 from edgelite.interpreter import Interpreter  # noqa: E402
 from edgelite.interpreter.errors import (  # noqa: E402
-    DTypeError, EdgeliteError, GraphError, MemoryLimitError, ModelFormatError, ShapeError,
-    UnsupportedOpError)
+    DTypeError, EdgeliteError, GraphError, InvokeStoppedError, MemoryLimitError,
+    ModelFormatError, ShapeError, UnsupportedOpError)
 from edgelite.tflite_converter import (  # noqa: E402
     ConverterError, Optimize, OpsSet, RepresentativeDataset, TargetSpec, TFLiteConverter)
 
@@ -24,4 +24,4 @@ def convert(*args, **kwargs):
 __all__ = ["__version__", "convert", "Interpreter", "EdgeliteError", "ModelFormatError",
            "UnsupportedOpError", "ShapeError", "DTypeError", "GraphError", "MemoryLimitError",
            "TFLiteConverter", "Optimize", "OpsSet", "TargetSpec", "RepresentativeDataset",
-           "ConverterError"]
+           "ConverterError", "InvokeStoppedError"]

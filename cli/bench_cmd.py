@@ -20,6 +20,7 @@ from ..interpreter import Interpreter, blas
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
 from ..interpreter.profiler import Profile
+from .deadline import timeout_option
 from .text import fit
 
 OP_TYPE_WIDTH = 22  # the narrower of the profile table's two op type columns
@@ -173,6 +174,7 @@ def _op_time(result: dict) -> str:
 @click.option("--kernels", type=click.Choice(["default", "reference"]), default="default",
               show_default=True, help="Which LiteRT integer arithmetic int8 kernels follow.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
+@timeout_option
 def bench_command(model, threads, batch, runs, warmup, top, as_json, kernels) -> None:
     """Time a .tflite model: warm-up, median / p90 latency, throughput, arena size, peak
     RSS and a per-op profile (per op type and per op, top N)."""

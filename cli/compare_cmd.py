@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..converter.files import check_writable, shown_path, write_atomic
+from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 from ..interpreter.names import quoted, shown
 from .progress import limited, progress_bar, sample_count
 from .scale_options import timed_run
@@ -20,6 +20,7 @@ def run_compare(reference: str, quantized: str, data: str, samples: int | None, 
     for path, what in ((output, "output"), (plot, "plot")):
         if path:
             check_writable(path, what)  # before the (long) run
+            check_not_input(path, [reference, quantized, data], what)
     total = limited(sample_count(data, shards=True), samples)
     with progress_bar("comparing", total) as update, timed_run("compare", workers, ray):
         report = compare(reference, quantized, data, samples, inputs, outputs, input_shapes,

@@ -8,6 +8,8 @@ Exit status:
 * 2   a bad command line (click: unknown option, missing argument, bad value);
 * 3   an internal error: a bug in edgelite. The line names the exception; run again with
       EDGELITE_DEBUG=1 for the traceback, and please report it;
+* 124 the --timeout of run / compare / eval / bench passed (deadline.py), as coreutils'
+      ``timeout`` reports it;
 * 130 interrupted (Ctrl-C), as shells report SIGINT.
 
 Every message goes through ``text.terminal_text``: control characters are escaped, whatever
@@ -24,11 +26,13 @@ import click
 
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted
+from .deadline import CommandTimeout
 from .text import terminal_text
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 DEBUG_VARIABLE = "EDGELITE_DEBUG"
 _CLICK_OWN = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
@@ -45,23 +49,43 @@ def fail(message: str, status: int, keep_lines: bool = False):
     sys.exit(status)
 
 
-def handle(e: BaseException):
-    """Turn an exception from a command into one line and an exit status (never returns)."""
+def handle(e: BaseException, words: list[str] | None = None):
+    """Turn an exception from a command into one line and an exit status (never returns).
+    ``words``: the command line after ``edgelite`` (what was being done, for the
+    out-of-memory line)."""
     if isinstance(e, EdgeliteError):
         fail(str(e), EXIT_ERROR, keep_lines=True)
     if isinstance(e, KeyboardInterrupt):
         fail("interrupted", EXIT_INTERRUPTED)
+    if isinstance(e, CommandTimeout):
+        fail(f"timed out after {e.seconds:g} s (--timeout): stopped; a loop of the model "
+             "may never end -- or allow more time", EXIT_TIMEOUT)
     if isinstance(e, BrokenPipeError):
         _quiet_stdout()  # `edgelite inspect m.tflite | head`: the reader left, not an error
         sys.exit(0)
     if isinstance(e, MemoryError):
-        fail(f"out of memory ({e or 'no detail'}); use a smaller model, batch or data file",
-             EXIT_ERROR)
+        detail = f" ({e})" if str(e) else ""
+        fail(f"out of memory{_doing(words or [])}{detail}; use a smaller model, batch or data "
+             "file", EXIT_ERROR)
     if isinstance(e, OSError):
         where = f"{quoted(e.filename)}: " if e.filename is not None else ""
         fail(f"{where}{e.strerror or type(e).__name__}", EXIT_ERROR)
     fail(f"internal error: {type(e).__name__}: {e} (a bug in edgelite: run again with "
          f"{DEBUG_VARIABLE}=1 to see the traceback, and please report it)", EXIT_INTERNAL)
+
+
+def _doing(words: list[str]) -> str:
+    """" while running 'edgelite convert' on 'g.pb', 'calib.npy'": the command and the
+    files it named (at most 3)."""
+    if not words:
+        return ""
+    files = []
+    for w in words[1:]:
+        path = w.partition("=")[2] if "=" in w and not os.path.exists(w) else w
+        if not path.startswith("-") and os.path.exists(path):
+            files.append(quoted(path))
+    named = f" on {', '.join(files[:3])}" if files else ""
+    return f" while running {quoted('edgelite ' + words[0])}{named}"
 
 
 def _quiet_stdout() -> None:
@@ -77,6 +101,7 @@ class EdgeliteGroup(click.Group):
     """The command group: every subcommand's failure becomes one line (see module doc)."""
 
     def invoke(self, ctx: click.Context):
+        words = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # before click consumes them
         try:
             return super().invoke(ctx)
         except _CLICK_OWN:
@@ -84,7 +109,7 @@ class EdgeliteGroup(click.Group):
         except SystemExit:
             raise
         except BaseException as e:  # noqa: BLE001 -- every other failure gets its one line
-            handle(e)
+            handle(e, words)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):

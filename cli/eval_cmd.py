@@ -32,10 +32,11 @@ def run_eval(models, data: str, labels: str, top_k: int, samples: int | None,
              ray: str | None = None) -> None:
     from ..converter.accuracy import evaluate
     from ..converter.accuracy.report import dumps
-    from ..converter.files import check_writable, shown_path, write_atomic
+    from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 
     if output:
         check_writable(output)  # before the (long) run
+        check_not_input(output, [*models, data, labels])
     per_model = limited(sample_count(data, shards=True), samples)
     with progress_bar("evaluating", per_model) as update, timed_run("eval", workers, ray):
         report = evaluate(list(models), data, labels, top_k, samples, min_accuracy, max_drop,

@@ -9,6 +9,7 @@ import click
 from .. import __version__
 from ..interpreter.names import quoted
 from .bench_cmd import bench_command
+from .deadline import timeout_option
 from .errors import EdgeliteGroup
 from .eval_cmd import fraction
 from .quant_options import quantize_config, quantize_options
@@ -135,11 +136,12 @@ def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disable
              allow_custom_ops, target, force, signature, tags, checkpoint, rnn_state,
              set_values, verbose, as_json, **quant):
     from ..converter import ConvertOptions, RnnState, Target, convert_detailed
-    from ..converter.files import check_writable, shown_path, write_atomic
+    from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 
     if force and target != "micro":
         raise click.BadParameter("it applies to --target micro only", param_hint="--force")
     check_writable(output)  # before a conversion (and calibration) that may take minutes
+    check_not_input(output, [graphdef, quant.get("calib"), *_checkpoint_files(checkpoint)])
     with quantize_config(quant, log_to_stderr=as_json) as qopts:
         options = ConvertOptions(_names(inputs), _names(outputs), _input_shapes(input_shape),
                                  batch_size, frozenset(disabled), allow_custom_ops, qopts,
@@ -176,6 +178,14 @@ def _convert(graphdef, output, inputs, outputs, input_shape, batch_size, disable
     ops = f"{len(result.signatures)} signatures" if result.signatures else \
         f"{len(g.ops)} ops ({_counts(g.op_counts())})"
     click.echo(f"wrote {shown_path(output)}: {ops}, {len(result.model)} bytes")
+
+
+def _checkpoint_files(prefix: str | None) -> list[str]:
+    """The files of a checkpoint prefix (model.ckpt -> model.ckpt.index, .data-*)."""
+    if not prefix:
+        return []
+    import glob
+    return [f"{prefix}.index", *glob.glob(glob.escape(prefix) + ".data-*")]
 
 
 def _micro_warnings(lines) -> None:
@@ -265,6 +275,7 @@ def inspect(model, target, footprint, as_json):
               help="Save the outputs to an .npz file instead of printing them in full.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the outputs (name, dtype, shape, values) as JSON.")
+@timeout_option
 def run(model, inputs, output, as_json):
     """Run a .tflite model on .npy inputs and print (or save) its outputs."""
     from .run_cmd import run_model
@@ -340,6 +351,7 @@ def _graphdef_options(fn):
               "culprit); sqnr: by SQNR against the float model; graph: graph order.")
 @scale_options
 @_graphdef_options
+@timeout_option
 def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, workers, ray,
             inputs, outputs, input_shape):
     """Compare QUANTIZED with its float REFERENCE (.tflite, or the .pb/.pbtxt / SavedModel) tensor by
@@ -370,6 +382,7 @@ def compare(reference, quantized, data, samples, fmt, output, plot, top, sort, w
               help="Write the table / JSON to a file instead of stdout.")
 @scale_options
 @_graphdef_options
+@timeout_option
 def eval_models(models, data, labels, top_k, samples, min_accuracy, max_drop, as_json, output,
                 workers, ray, inputs, outputs, input_shape):
     """Accuracy, top-k and per-class accuracy of one or several MODELS side by side (.pb /

@@ -9,7 +9,7 @@ import zipfile
 import click
 import numpy as np
 
-from ..converter.files import check_writable, shown_path, write_atomic
+from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 from ..converter.sample_data import names_list, read_array
 from ..interpreter import Interpreter
 from ..interpreter.errors import EdgeliteError, ShapeError
@@ -54,6 +54,7 @@ def _load_inputs(specs, details) -> dict[int, np.ndarray]:
 def run_model(model: str, specs, output: str | None, as_json: bool = False) -> None:
     if output:
         check_writable(output)
+        check_not_input(output, [model, *specs, *(s.partition("=")[2] for s in specs)])
     interp = Interpreter(model_path=model)
     details = interp.get_input_details()
     feeds = _load_inputs(specs, details)

@@ -15,7 +15,7 @@ from .. import __version__
 from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
-from .files import write_atomic
+from .files import check_not_input, write_atomic
 from ..interpreter.errors import EdgeliteError, GraphError
 from ..interpreter.names import quoted
 from .graphdef import TFGraph, parse_ref
@@ -179,6 +179,8 @@ def convert(source, output_path: str | os.PathLike | None = None, **kwargs) -> b
             else replace(q, **given)
     if "disabled_passes" in kwargs:
         kwargs["disabled_passes"] = frozenset(kwargs["disabled_passes"])
+    if output_path is not None and not isinstance(source, (bytes, bytearray)):
+        check_not_input(output_path, [source])
     model = convert_detailed(source, ConvertOptions(**kwargs)).model
     if output_path is not None:
         write_atomic(output_path, model)

@@ -2,11 +2,16 @@
 
 ``write_atomic`` writes to a temp file in the target's folder, flushes and fsyncs it, renames
 it over the target (``os.replace`` is atomic on POSIX and Windows) and fsyncs the folder, so
-a crash or a full disk never leaves a half-written model. The temp file is removed when the
-write fails, on Ctrl-C, and on SIGTERM / SIGHUP (a handler is installed just around the write
-when the signal would otherwise kill the process without cleanup; afterwards the signal is
-delivered again, so the process still ends the conventional way). ``check_writable`` tells a
-missing or read-only folder before a long conversion or calibration, not after.
+a crash or a full disk never leaves a half-written model. Where the OS has unnamed files
+(Linux ``O_TMPFILE``) the data goes to one: a SIGKILL or power cut mid-write leaves nothing
+behind, and the file gets a name (``linkat`` through /proc/self/fd, then the rename) only
+once it is complete. Elsewhere the temp file is named ``.edgelite-<pid>-*.tmp``; it is removed
+when the write fails, on Ctrl-C, and on SIGTERM / SIGHUP (a handler is installed just around
+the write when the signal would otherwise kill the process without cleanup; afterwards the
+signal is delivered again, so the process still ends the conventional way), and what a
+SIGKILL leaves is swept by the next write to that folder (its process is gone).
+``check_writable`` tells a missing or read-only folder before a long conversion or
+calibration, not after.
 
 Every failure is one EdgeliteError line naming the path and saying what to do.
 """
@@ -20,6 +25,7 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted, shown
@@ -51,6 +57,10 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview) 
     path = os.fspath(path)
     folder = _folder_of(path)
     mode = _final_mode(path)
+    _sweep_stale(folder)
+    if _write_unnamed(folder, path, data, mode):
+        _fsync_folder(folder)
+        return
     with _temp_file(folder, path) as (fd, tmp):
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -59,6 +69,104 @@ def write_atomic(path: str | os.PathLike, data: bytes | bytearray | memoryview) 
             os.fsync(f.fileno())
         os.replace(tmp, path)
     _fsync_folder(folder)
+
+
+def _write_unnamed(folder: str, path: str, data, mode: int) -> bool:
+    """Write ``data`` to ``path`` through an unnamed temp file (O_TMPFILE): False where the
+    OS or the file system has none, or /proc is missing (then the caller writes through a
+    named one)."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not os.path.isdir("/proc/self/fd"):
+        return False
+    try:
+        fd = os.open(folder, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return False  # no O_TMPFILE here; a missing folder is reported by the other way
+        raise EdgeliteError(_message(path, e)) from None
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        return _link_over(fd, folder, path)
+    except OSError as e:
+        raise EdgeliteError(_message(path, e)) from None
+    finally:
+        os.close(fd)
+
+
+def _link_over(fd: int, folder: str, path: str) -> bool:
+    """Give the complete unnamed file ``fd`` the name ``path``: linkat to a fresh temp
+    name, then rename over ``path`` (linkat alone cannot replace a file). SIGTERM / SIGHUP
+    are held back for those two calls, so only a SIGKILL can leave the temp name (swept
+    later). False if /proc cannot be linked from (the caller writes the other way)."""
+    # os.link calls linkat(..., AT_SYMLINK_FOLLOW) only when given a dir fd (else plain
+    # link(), which links the /proc symlink itself and fails with EXDEV)
+    dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        return _link_in(fd, dir_fd, folder, path)
+    finally:
+        os.close(dir_fd)
+
+
+def _link_in(fd: int, dir_fd: int, folder: str, path: str) -> bool:
+    for _ in range(100):
+        name = f"{_TEMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}{_TEMP_SUFFIX}"
+        tmp = os.path.join(folder, name)
+        with _signals_blocked():
+            try:
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+            except FileExistsError:
+                continue
+            except OSError as e:
+                if e.errno in (errno.ENOENT, errno.EPERM, errno.EXDEV, errno.ENOTSUP):
+                    return False
+                raise
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                _remove(tmp)
+                raise
+        return True
+    raise EdgeliteError(f"cannot write {quoted_path(path)}: no free temp name in its folder")
+
+
+def _sweep_stale(folder: str) -> None:
+    """Remove temp files of ours that a killed process left in ``folder``: named
+    ``.edgelite-<pid>-*.tmp`` with no process <pid> alive, or without a pid (older
+    edgelite) and a day old. Best effort: errors are ignored."""
+    try:
+        names = [n for n in os.listdir(folder)
+                 if n.startswith(_TEMP_PREFIX) and n.endswith(_TEMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_TEMP_PREFIX):].split("-", 1)[0]
+        full = os.path.join(folder, name)
+        if pid.isdigit() and name.count("-") >= 2:
+            if _alive(int(pid)):
+                continue
+        else:
+            try:
+                if time.time() - os.lstat(full).st_mtime < 86400:
+                    continue
+            except OSError:
+                continue
+        _remove(full)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, another user's
+        return True
+    return True
 
 
 def check_writable(path: str | os.PathLike, what: str = "output") -> None:
@@ -75,6 +183,38 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> None:
         _remove(tmp)
 
 
+def check_not_input(output: str | os.PathLike, inputs, what: str = "output") -> None:
+    """Refuse, in one line, an output path that would replace one of ``inputs`` (paths of
+    files or folders read by the same command; None entries are skipped): the same file
+    (by device and inode, so a link or another spelling counts), or a file inside an input
+    folder (a SavedModel's own saved_model.pb)."""
+    output = os.fspath(output)
+    try:
+        out = os.stat(output)
+    except OSError:
+        return  # a new file replaces nothing
+    for source in inputs:
+        if source is None:
+            continue
+        source = os.fspath(source)
+        try:
+            src = os.stat(source)
+        except OSError:
+            continue
+        same = (out.st_dev, out.st_ino) == (src.st_dev, src.st_ino)
+        inside = stat.S_ISDIR(src.st_mode) and _is_within(output, source)
+        if same or inside:
+            where = "is" if same else "is inside"
+            raise EdgeliteError(f"{what} {quoted_path(output)} {where} the input "
+                                f"{quoted_path(source)}: writing it would destroy the input; "
+                                "choose another output path")
+
+
+def _is_within(path: str, folder: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, top]) == top
+
+
 @contextlib.contextmanager
 def _temp_file(folder: str, path: str, what: str = ""):
     """(fd, name) of a new temp file in ``folder``, removed if the body fails or the process
@@ -83,8 +223,8 @@ def _temp_file(folder: str, path: str, what: str = ""):
     with _cleanup_on_signal() as tmp_holder:
         with _signals_blocked():  # the temp file is recorded before a signal can strike
             try:
-                fd, tmp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX,
-                                           dir=folder)
+                fd, tmp = tempfile.mkstemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-",
+                                           suffix=_TEMP_SUFFIX, dir=folder)
             except OSError as e:
                 raise EdgeliteError(_message(path, e, what)) from None
             tmp_holder.append(tmp)

@@ -56,7 +56,7 @@ BYTES_PER_LINE = 12     # as xxd -i
 MAX_NAME_CHARS = 200
 MAX_ARENA_BYTES = 2**31 - 1  # kTensorArenaSize is an int
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# C11 and C++17 keywords and alternative tokens: a name that is one cannot be declared.
+# C23 and C++20 keywords and alternative tokens: a name that is one cannot be declared.
 KEYWORDS = frozenset("""
 alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
 char32_t class compl concept const consteval constexpr constinit const_cast continue
@@ -64,9 +64,11 @@ co_await co_return co_yield decltype default delete do double dynamic_cast else 
 export extern false float for friend goto if inline int long mutable namespace new noexcept
 not not_eq nullptr operator or or_eq private protected public register reinterpret_cast
 requires restrict return short signed sizeof static static_assert static_cast struct switch
-template this thread_local throw true try typedef typeid typename union unsigned using
+template this thread_local throw true try typedef typeid typename typeof typeof_unqual union
+unsigned using
 virtual void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Complex
-_Generic _Imaginary _Noreturn _Static_assert _Thread_local
+_Generic _Imaginary _Noreturn _Static_assert _Thread_local _BitInt _Decimal32 _Decimal64
+_Decimal128
 """.split())
 # Names the generated files, TFLite Micro's headers (tflite::, TfLite..., kTfLite...) or the
 # C / C++ standard headers a firmware includes already declare: an array of that name

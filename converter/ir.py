@@ -368,7 +368,7 @@ def all_graphs(graph: Graph) -> list[Graph]:
             continue
         seen.add(id(g))
         out.append(g)
-        called = [sub for op in g.ops for sub in op.subgraphs.values()]
+        called = [sub for op in g.ops if op.subgraphs for sub in op.subgraphs.values()]
         stack.extend(reversed(called))
     return out
 

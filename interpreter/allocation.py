@@ -51,8 +51,8 @@ from .errors import DTypeError, EdgeliteError, MemoryLimitError, ShapeError, Uns
 from .kernels import KERNELS, OPS, OpContext, OutputSpec, TensorInfo
 from .kernels.base import Chosen, Kernel, Workspace, storage_dtype
 from .kernels.custom import NO_CUSTOM, find_custom_kernel
-from .memory import (MemoryBudget, check_limit, default_memory_limit, gc_paused,
-                     out_of_memory_as_error)
+from .memory import (DynamicMemory, MemoryBudget, check_limit, default_memory_limit,
+                     gc_paused, out_of_memory_as_error)
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
@@ -120,6 +120,9 @@ def _describe(op: Operator, subgraph: Subgraph) -> str:
     name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
     where = f"subgraph {subgraph.index} " if subgraph.index else ""
     return f"{where}operator {op.index} {name}{target}"
+
+
+describe_op = _describe  # "subgraph 1 operator 3 FILL (output 'y')", for messages
 
 
 def kernel_for(op: Operator, custom: Mapping[str, Kernel] = NO_CUSTOM) -> Kernel | None:
@@ -466,7 +469,7 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
     return prepared
 
 
-def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
+def _step(entry, setting: _Setting, arrays, values: dict, memory: DynamicMemory) -> Step:
     """The invoke() step of one prepared op."""
     op, kernel, record, mode = entry
     if mode in (STATIC, ONCE):
@@ -482,12 +485,13 @@ def _step(entry, setting: _Setting, arrays, values: dict) -> Step:
     describe = _describe(op, setting.subgraph)
     if mode == DYNAMIC_OUTPUTS:
         fixed = (*_as_step(kernel, record), None)
-        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, fixed=fixed)
+        dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, fixed=fixed,
+                        memory=memory)
     else:
         keyed = computed_operands(op.name, op.inputs, values)
         dyn = DynamicOp(describe, arrays, op.inputs, op.outputs, dtypes, keyed=keyed,
                         prepare=functools.partial(_prepare_at_invoke, op, setting, values,
-                                                  keyed))
+                                                  keyed), memory=memory)
     return (run_dynamic, dyn, (), ())
 
 
@@ -577,7 +581,8 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     ops = [entry for entry in ops if entry[3] not in (STATIC, ONCE)
            or not _all_empty(entry[0], sizes)]
     table = arrays if prepared.dynamic else tuple(arrays)
-    steps = tuple(_step(entry, setting, table, values) for entry in ops)
+    memory = DynamicMemory(budget.limit, plan.size + budget.constants + budget.work)
+    steps = tuple(_step(entry, setting, table, values, memory) for entry in ops)
     step_ops = tuple(entry[0].index for entry in ops)
     return Allocation(tuple(shapes), table, frozenset(values), steps, step_ops, arena,
                       plan.size, dict(plan.offsets), subgraph.index,

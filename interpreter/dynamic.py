@@ -37,6 +37,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import DTypeError, ShapeError
+from .memory import DynamicMemory
 from .model import MAX_RANK, MAX_TENSOR_BYTES
 from .model_objects import num_elements
 
@@ -76,12 +77,12 @@ class DynamicOp:
     """One op around dynamic tensors (see the module docstring)."""
 
     __slots__ = ("describe", "arrays", "inputs", "outputs", "dtypes", "fixed", "prepare",
-                 "variants", "keyed")
+                 "variants", "keyed", "memory")
 
     def __init__(self, describe: str, arrays: list, inputs: tuple[int, ...],
                  outputs: tuple[int, ...], dtypes: tuple, fixed: Prepared | None = None,
                  prepare: Callable[[tuple], Prepared] | None = None,
-                 keyed: tuple[int, ...] = ()):
+                 keyed: tuple[int, ...] = (), memory: DynamicMemory | None = None):
         self.describe = describe  # "operator 3 WHILE (output 'y')", for messages
         self.arrays = arrays  # the allocation's current array of every tensor
         self.inputs = inputs
@@ -91,6 +92,7 @@ class DynamicOp:
         self.prepare = prepare  # prepares the op for its current input arrays
         self.variants: dict[tuple, Prepared] = {}
         self.keyed = keyed  # input positions whose values prepare() reads (SHAPE_OPERANDS)
+        self.memory = memory  # the allocation's running total (memory.DynamicMemory)
 
     def prepared(self, inputs: tuple) -> Prepared:
         if self.fixed is not None:
@@ -116,7 +118,12 @@ def run_dynamic(op: DynamicOp, _inputs, _outputs) -> None:
         eval_fn(record, inputs, outputs)
         for value, dtype in zip(outputs, op.dtypes, strict=True):
             _check_output(op, value, dtype)
+        if op.memory is not None:  # the kernel made them: charged as soon as they exist
+            op.memory.charge(op.describe, op.outputs, [v.nbytes for v in outputs])
     else:
+        if op.memory is not None:  # charged before they are allocated
+            op.memory.charge(op.describe, op.outputs,
+                             [num_elements(s.shape) * np.dtype(s.dtype).itemsize for s in specs])
         outputs = tuple(np.empty(spec.shape, spec.dtype) for spec in specs)
         eval_fn(record, inputs, outputs)
     for t, value in zip(op.outputs, outputs, strict=True):

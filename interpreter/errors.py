@@ -45,6 +45,11 @@ class GraphError(EdgeliteError, ValueError):
     """The graph is inconsistent: unknown input/output name, cycle, dangling input."""
 
 
+class InvokeStoppedError(EdgeliteError, RuntimeError):
+    """invoke() stopped before the end: ``Interpreter.cancel()`` was called, or a WHILE loop
+    passed ``Interpreter(max_loop_iterations=...)``."""
+
+
 class InterpreterStateError(EdgeliteError, RuntimeError):
     """The interpreter API was used out of order (e.g. invoke before allocate_tensors)."""
 

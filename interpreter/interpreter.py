@@ -39,11 +39,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import blas, details, support
-from .allocation import Allocation, allocate, check_supported
+from .allocation import Allocation, allocate, check_supported, describe_op
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
-from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError, OptionError,
-                     ResizeError, ShapeError, SignatureError, TensorStateError,
-                     UnsupportedOpError)
+from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError,
+                     MemoryLimitError, OptionError, ResizeError, ShapeError, SignatureError,
+                     TensorStateError, UnsupportedOpError)
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
 from .model import Model, load_model, read_model_file
@@ -75,7 +75,8 @@ class Interpreter:
                  custom_kernels: Mapping[str, Kernel] | None = None,
                  experimental_delegates=None,
                  experimental_op_resolver_type=OpResolverType.AUTO,
-                 experimental_preserve_all_tensors: bool = False):
+                 experimental_preserve_all_tensors: bool = False,
+                 max_loop_iterations: int | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
@@ -112,6 +113,10 @@ class Interpreter:
         physical memory when that is less. Over it allocate_tensors() refuses, naming
         the biggest tensors, before allocating.
 
+        ``max_loop_iterations``: how many times one WHILE op may run its body in one
+        invoke() before InvokeStoppedError (None: no bound); ``cancel()`` stops a
+        running invoke() from another thread.
+
         ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}``, kernels for CUSTOM ops by
         name, with the builtins' contract (kernels/base.py; the op's option bytes are
         ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
@@ -147,7 +152,8 @@ class Interpreter:
         self._allocated = False
         self._steps: tuple = ()
         # Resource variables and CALL_ONCE status: for the life of the interpreter.
-        self._state = State(resource_ids(self._model))
+        self._state = State(resource_ids(self._model),
+                            max_loop_iterations=_loop_bound(max_loop_iterations))
         self._program: Program | None = None
         self._subgraph_observer = None
 
@@ -582,12 +588,31 @@ class Interpreter:
                 "(again after resize_tensor_input)"
             )
         self._views.check("invoke()")
+        self._state.cancelled.clear()
         with blas.threads(self._blas_threads):
             if self._split is not None:
                 run_slices(self._num_threads, self._split.run_range, self._split.tasks())
             else:
-                for eval_fn, record, inputs, outputs in self._steps:
-                    eval_fn(record, inputs, outputs)
+                try:
+                    for eval_fn, record, inputs, outputs in self._steps:
+                        eval_fn(record, inputs, outputs)
+                except MemoryError:  # name the op (the decorator's line names nothing)
+                    raise self._out_of_memory(record, inputs) from None
+
+    def _out_of_memory(self, record, inputs) -> MemoryLimitError:
+        """The line for numpy's MemoryError in the step with this record and inputs."""
+        i = next(i for i, s in enumerate(self._steps) if s[1] is record and s[2] is inputs)
+        op = self._subgraph.operators[self._alloc.step_ops[i]]
+        return MemoryLimitError(
+            f"invoke(): the system ran out of memory in {describe_op(op, self._subgraph)}; "
+            "free memory, use smaller inputs, or pass Interpreter(memory_limit=...) below "
+            "what the machine can give")
+
+    def cancel(self) -> None:
+        """Make the invoke() running now in another thread stop at its next WHILE iteration
+        with InvokeStoppedError (like LiteRT's Interpreter::Cancel). Thread-safe, never
+        blocks; a cancel() while no invoke() runs has no effect on the next one."""
+        self._state.cancelled.set()
 
     @guarded("profile()")
     def profile(self, runs: int = 10, warmup: int = 1) -> Profile:
@@ -639,3 +664,12 @@ class Interpreter:
                 f"no signature {quoted(signature_key)}; the model has {sorted(signatures)}"
             )
         return SignatureRunner(self, signatures[signature_key])
+
+
+def _loop_bound(value) -> int | None:
+    """A valid ``max_loop_iterations`` (None or a positive int)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise OptionError(f"max_loop_iterations should be a positive int or None, got {value!r}")
+    return int(value)

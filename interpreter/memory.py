@@ -135,3 +135,36 @@ class MemoryBudget:
             f"bytes of folded constants, {self.work} bytes of work buffers), "
             f"{self._advice()}; the biggest tensors (bytes): {listed}"
         )
+
+
+class DynamicMemory:
+    """At invoke: the running total of one allocation -- its arena, folded constants and
+    work buffers (``base``) plus every dynamic output it holds now -- against the limit.
+
+    Outputs sized at invoke (a FILL whose dims an input gives, a WHILE whose carried tensor
+    grows) are charged before they are allocated where their shapes are known first (ops
+    prepared at invoke), else as soon as the kernel returns them; a tensor's new value
+    replaces its old one in the total."""
+
+    __slots__ = ("limit", "base", "held", "total")
+
+    def __init__(self, limit: int, base: int):
+        self.limit = limit
+        self.base = base
+        self.held: dict[int, int] = {}   # dynamic tensor -> bytes of its current value
+        self.total = base
+
+    def charge(self, where: str, tensors, sizes) -> None:
+        """Account ``sizes`` (bytes) as the new values of ``tensors``, or raise one
+        MemoryLimitError line naming the op (``where``) without changing anything."""
+        total = self.total + sum(sizes) - sum(self.held.get(t, 0) for t in tensors)
+        if total > self.limit:
+            raise MemoryLimitError(
+                f"{where}: its outputs ({sum(sizes)} bytes, sized at invoke) would bring "
+                f"the model's memory to {total} bytes ({self.base} allocated up front, "
+                f"{total - self.base} in tensors sized at invoke), over the {self.limit}-byte "
+                "memory limit; check the input values, or pass Interpreter(memory_limit=...) "
+                "to allow more")
+        for t, nbytes in zip(tensors, sizes):
+            self.held[t] = nbytes
+        self.total = total

@@ -30,13 +30,14 @@ subgraph can share its arena.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 import numpy as np
 
 from .allocation import Allocation, allocate
-from .errors import GraphError, MemoryLimitError
+from .errors import GraphError, InvokeStoppedError, MemoryLimitError
 from .kernel_set import QuantConfig
 from .kernels.base import Kernel
 from .kernels.control_flow import SUBGRAPH_OPTIONS
@@ -73,6 +74,21 @@ class State:
     variables: dict[int, np.ndarray] = field(default_factory=dict)
     initialized: set[int] = field(default_factory=set)  # CALL_ONCE init subgraphs run
     ran_once: set[tuple[int, int]] = field(default_factory=set)  # (subgraph, operator)
+    max_loop_iterations: int | None = None   # per WHILE op and invoke; None: no bound
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def loop_iteration(self, where: str, count: int) -> None:
+        """Called by a WHILE before its body runs the ``count``-th time: stop on
+        cancel() or past the iteration bound (TFLite checks its cancellation flag
+        between ops likewise: subgraph.cc, continue_invocation_)."""
+        if self.cancelled.is_set():
+            raise InvokeStoppedError(f"invoke() was cancelled (Interpreter.cancel()) in "
+                                     f"{where}, iteration {count}")
+        if self.max_loop_iterations is not None and count > self.max_loop_iterations:
+            raise InvokeStoppedError(
+                f"{where}: the loop ran {self.max_loop_iterations} iterations without ending, "
+                "the max_loop_iterations bound; check the loop's start and limit values, or "
+                "pass Interpreter(max_loop_iterations=...) to allow more")
 
     def variable_name(self, resource_id: int) -> str:
         """How a message names resource ``resource_id``: its shared_name, quoted."""

@@ -60,9 +60,11 @@ def fake_quantize(x: np.ndarray, rmin, rmax, num_bits: int, narrow: bool, axis: 
     """Quantize-dequantize x with the nudged range (per channel along `axis` if vectors)."""
     nmin, nmax, scale = nudge(rmin, rmax, num_bits, narrow)
     x = np.asarray(x, np.float32)
-    clamped = np.clip(x, nmin, nmax)
     safe = np.where(scale > 0, scale, np.float32(1))
-    return (np.floor((clamped - nmin) / safe + np.float32(0.5)) * scale + nmin).astype(np.float32)
+    with np.errstate(invalid="ignore"):  # a NaN weight (a signaling one too) stays NaN, as in TF
+        clamped = np.clip(x, nmin, nmax)
+        return (np.floor((clamped - nmin) / safe + np.float32(0.5)) * scale
+                + nmin).astype(np.float32)
 
 
 def _range_inputs(ctx: LowerCtx, node):
@@ -89,6 +91,11 @@ def fake_quant(ctx: LowerCtx, node) -> None:
         raise fail(GraphError, node, "min or max is NaN or infinite")
     if np.any(np.asarray(rmin) > np.asarray(rmax)):
         raise fail(GraphError, node, "min > max")
+    with np.errstate(over="ignore"):  # nudge() divides max - min, in float32 as TF does
+        width = np.asarray(rmax, np.float32) - np.asarray(rmin, np.float32)
+    if not np.all(np.isfinite(width)):
+        raise fail(GraphError, node, "max - min overflows float32 (the range is wider than "
+                   "3.4e38)")
     if x.is_const:
         out = ctx.output(node, x.dtype)
         out.data = fake_quantize(x.data, rmin, rmax, bits, narrow)

@@ -9,9 +9,11 @@ read without TensorFlow.
                                       offset; a string tensor as varint64 lengths, a masked
                                       CRC-32C of the lengths, then the bytes
 
-A SavedModel's bundle is `DIR/variables/variables`. Every tensor is checked before it is used:
-dtype, shape against size, the shard's length, and the CRC; a damaged bundle gets one
-ModelFormatError naming the file and the tensor, never a wrong value.
+A SavedModel's bundle is `DIR/variables/variables`. Every file is opened as a regular file only
+(a named pipe would block, /dev/zero never ends) and the index is bounded before it is read.
+Every tensor is checked before its bytes are read: dtype, shape against size, the shard's
+length; after, the CRC. A damaged bundle gets one ModelFormatError naming the file and the
+tensor, never a wrong value and never a read sized by a hostile field.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...interpreter.errors import ModelFormatError, UnsupportedOpError
+from ...interpreter.fileio import open_regular, read_regular
 from ...interpreter.names import quoted
 from ...schema import graph_pb2 as pb
 from ..files import quoted_path
@@ -31,6 +34,7 @@ from .crc32c import crc32c, unmask
 from .table import read_table, varint
 
 MAX_SHARDS = 1 << 16
+MAX_INDEX_BYTES = 1 << 30   # an index holds names and small protos: 1 GiB is absurd already
 STRING = 7
 
 
@@ -56,13 +60,8 @@ class Bundle:
     def __init__(self, prefix: str | os.PathLike):
         self.prefix = os.fspath(prefix)
         index = f"{self.prefix}.index"
-        try:
-            with open(index, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise ModelFormatError(f"cannot read the checkpoint index {quoted_path(index)}: "
-                                   f"{exc.strerror or exc}") from None
         what = f"checkpoint index {quoted_path(index)}"
+        data = read_regular(index, what, ModelFormatError, MAX_INDEX_BYTES)
         self.entries: dict[str, Entry] = {}
         header = None
         for key, value in read_table(data, what):
@@ -100,33 +99,41 @@ class Bundle:
         if e.sliced:
             raise UnsupportedOpError(f"{where} is saved in slices (a partitioned variable); "
                                      "save the model without variable partitioning")
-        raw = self._read(e, where)
         if e.dtype == STRING:
-            return _strings(raw, e, where)
+            # at least one length byte per string, plus the 4-byte checksum of the lengths
+            if e.size < num_elements(e.shape) + 4:
+                raise ModelFormatError(f"{where}: {e.size} bytes cannot hold "
+                                       f"{num_elements(e.shape)} strings; the index is damaged")
+            return _strings(self._read(e, where), e, where)
+        dtype = numpy_dtype(e.dtype, where)
+        if num_elements(e.shape) * dtype.itemsize != e.size:  # checked before reading
+            raise ModelFormatError(f"{where}: {e.size} bytes for shape {list(e.shape)} of "
+                                   f"{dtype_name(e.dtype)}; the index is damaged")
+        raw = self._read(e, where)
         if crc32c(raw) != e.crc:
             raise ModelFormatError(f"{where} fails its CRC-32C check; the checkpoint is "
                                    "damaged -- copy or save it again")
-        dtype = numpy_dtype(e.dtype, where)
-        if num_elements(e.shape) * dtype.itemsize != e.size:
-            raise ModelFormatError(f"{where}: {e.size} bytes for shape {list(e.shape)} of "
-                                   f"{dtype_name(e.dtype)}; the index is damaged")
         return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(e.shape)
 
     def _read(self, e: Entry, where: str) -> bytes:
         path = data_path(self.prefix, e.shard, self.shards)
-        try:
-            with open(path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                length = f.tell()
+        with open_regular(path, f"data file {quoted_path(path)} of {where}",
+                          ModelFormatError) as f:
+            length = os.fstat(f.fileno()).st_size
+            try:
                 if e.offset + e.size > length:
                     raise ModelFormatError(
                         f"{where}: bytes [{e.offset}, {e.offset + e.size}) lie past the end of "
                         f"{quoted_path(path)} ({length} bytes); the data file is truncated")
                 f.seek(e.offset)
-                return f.read(e.size)
-        except OSError as exc:
-            raise ModelFormatError(f"{where}: cannot read {quoted_path(path)}: "
-                                   f"{exc.strerror or exc}") from None
+                raw = f.read(e.size)
+            except OSError as exc:
+                raise ModelFormatError(f"{where}: cannot read {quoted_path(path)}: "
+                                       f"{exc.strerror or exc}") from None
+        if len(raw) != e.size:  # the file shrank meanwhile
+            raise ModelFormatError(f"{where}: {quoted_path(path)} ended after {len(raw)} of "
+                                   f"{e.size} bytes; the data file is truncated")
+        return raw
 
 
 def _parse(cls, value: bytes, what: str):

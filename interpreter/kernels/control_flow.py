@@ -212,10 +212,13 @@ def eval_while(rec, inputs, outputs) -> None:
     cond_out = cond.outputs[0].reshape(-1) if cond.outputs is not None else None
     _copy(cond.inputs, inputs)
     _copy(body.inputs, inputs)
+    state, where, count = program.state, rec.ctx.describe(), 0
     while True:
         _run(program, cond)
         if not (cond_out[0] if cond_out is not None else _truth(rec.ctx, cond)):
             break
+        count += 1
+        state.loop_iteration(where, count)
         _run(program, body)
         _copy(cond.inputs, body.outputs)
         _copy(body.inputs, body.outputs)
@@ -227,12 +230,15 @@ def _eval_dynamic_while(rec: DynamicLoop, inputs, outputs: list) -> None:
     the op's outputs); cond and body are prepared for their shapes on every iteration."""
     program = rec.program
     current = _owned(inputs)
+    state, where, count = program.state, rec.ctx.describe(), 0
     while True:
         cond = _callee(program, rec.cond, _shapes(current))
         _copy(cond.inputs, current)
         _run(program, cond)
         if not _truth(rec.ctx, cond):
             break
+        count += 1
+        state.loop_iteration(where, count)
         body = _callee(program, rec.body, _shapes(current))
         _copy(body.inputs, current)
         _run(program, body)

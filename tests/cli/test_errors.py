@@ -77,9 +77,14 @@ def test_os_error_names_the_escaped_path(monkeypatch):
     assert line == "error: '/data/\\x1b]0;title\\x07m.tflite': Permission denied"
 
 
-def test_memory_error_is_one_line(monkeypatch):
-    monkeypatch.setattr(inspect_cmd, "describe", raising(MemoryError()))
-    assert "out of memory" in error_line(invoke("inspect", MODEL))
+@pytest.mark.parametrize("error, detail", [(MemoryError(), ""),
+                                           (MemoryError("Unable to allocate 4 EiB"),
+                                            " (Unable to allocate 4 EiB)")])
+def test_memory_error_names_the_command_and_its_files(monkeypatch, error, detail):
+    monkeypatch.setattr(inspect_cmd, "describe", raising(error))
+    assert error_line(invoke("inspect", MODEL, "--target", "micro")) == (
+        f"error: out of memory while running 'edgelite inspect' on '{MODEL}'{detail}; use a "
+        "smaller model, batch or data file")
 
 
 @pytest.mark.parametrize("args, text", [

@@ -170,3 +170,62 @@ def test_unwritable_output_is_one_line_before_any_work(tmp_path, no_long_work, w
     }[command]
     line = error_line(invoke(*args))
     assert line.startswith("error: cannot write ") and message in line, line
+
+
+# An output path that is one of the command's inputs: refused before anything is written.
+def _refused_as_input(result, output, source, before: bytes | None = None):
+    line = error_line(result)
+    assert "writing it would destroy the input; choose another output path" in line, line
+    assert str(output) in line or output.name in line
+    if before is not None:
+        assert source.read_bytes() == before
+
+
+@pytest.mark.parametrize("spelling", ["same", "link", "dotted"])
+def test_convert_refuses_to_replace_its_input(tmp_path, spelling):
+    source = tmp_path / "g.pb"
+    source.write_bytes(GRAPHDEF.read_bytes())
+    output = {"same": source, "link": tmp_path / "link.pb",
+              "dotted": tmp_path / "sub" / ".." / "g.pb"}[spelling]  # pathlib keeps ".."
+    (tmp_path / "sub").mkdir()
+    if spelling == "link":
+        output.symlink_to(source)
+    _refused_as_input(invoke("convert", source, "-o", output), output, source,
+                      GRAPHDEF.read_bytes())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["g.pb", "sub"] + (["link.pb"] if spelling == "link" else []))  # no temp file left
+
+
+def test_convert_refuses_a_file_of_its_savedmodel_and_its_calibration_data(tmp_path):
+    import shutil
+    folder = tmp_path / "sm"
+    shutil.copytree(MODELS / "savedmodel" / "sm_module_two", folder)
+    target = folder / "saved_model.pb"
+    before = target.read_bytes()
+    _refused_as_input(invoke("convert", folder, "-o", target), target, target, before)
+    data = tmp_path / "calib.npz"
+    data.write_bytes(TEST.read_bytes())
+    _refused_as_input(invoke("convert", GRAPHDEF, "-o", data, "--quantize", "int8",
+                             "--calib", data), data, data, TEST.read_bytes())
+
+
+def test_run_compare_eval_refuse_to_replace_their_inputs(tmp_path):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(MODEL.read_bytes())
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((1, 8, 8, 1), np.float32))
+    _refused_as_input(invoke("run", model, "--input", x, "-o", x), x, x)
+    _refused_as_input(invoke("run", model, "--input", x, "-o", model), model, model,
+                      MODEL.read_bytes())
+    _refused_as_input(invoke("compare", model, model, "--data", x, "-o", model), model, model,
+                      MODEL.read_bytes())
+    _refused_as_input(invoke("eval", model, "--data", x, "--labels", x, "-o", x), x, x)
+
+
+def test_the_api_refuses_to_replace_its_input(tmp_path):
+    from edgelite.interpreter.errors import EdgeliteError
+    source = tmp_path / "g.pb"
+    source.write_bytes(GRAPHDEF.read_bytes())
+    with pytest.raises(EdgeliteError, match="is the input .*writing it would destroy"):
+        edgelite.converter.convert(source, output_path=source)
+    assert source.read_bytes() == GRAPHDEF.read_bytes()

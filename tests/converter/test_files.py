@@ -117,23 +117,38 @@ CHILD = textwrap.dedent("""
                      if n.startswith(".edgelite-")), flush=True)
         time.sleep(120)
 
+    if sys.argv[2] == "named":  # as where the OS has no unnamed files (O_TMPFILE)
+        files._write_unnamed = lambda *args: False
     os.fsync = stall
     files.write_atomic(sys.argv[1], b"new" * 100000)
     print("finished", flush=True)
 """)
+UNNAMED = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 
 
+def _stalled_child(target, temp):
+    """A child writing ``target`` that stops after the data is written, before the rename;
+    returns it and the list of our temp files it saw then."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(target), temp],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    during = child.stdout.readline()
+    if temp == "named" or not UNNAMED:
+        assert during.startswith("['.edgelite-") and during.count(".tmp") == 1, during
+    else:
+        assert during == "[]\n", during  # the data is in a file without a name
+    return child
+
+
+@pytest.mark.parametrize("temp", ["unnamed", "named"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("existing", [False, True])
-def test_signal_mid_write_leaves_no_temp_and_no_partial_target(tmp_path, signum, existing):
+def test_signal_mid_write_leaves_no_temp_and_no_partial_target(tmp_path, signum, existing,
+                                                               temp):
     target = tmp_path / "m.tflite"
     if existing:
         target.write_bytes(b"old")
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(target)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = _stalled_child(target, temp)
     try:
-        during = child.stdout.readline()
-        assert during.startswith("['.edgelite-") and during.count(".tmp") == 1, during
         child.send_signal(signum)
         out, err = child.communicate(timeout=60)
     finally:
@@ -145,6 +160,22 @@ def test_signal_mid_write_leaves_no_temp_and_no_partial_target(tmp_path, signum,
         assert target.read_bytes() == b"old"
     else:
         assert not target.exists()
+
+
+@pytest.mark.parametrize("temp", ["unnamed", "named"])
+def test_sigkill_mid_write_leaves_nothing_after_the_next_write(tmp_path, temp):
+    target = tmp_path / "m.tflite"
+    target.write_bytes(b"old")
+    child = _stalled_child(target, temp)
+    child.kill()  # SIGKILL: no cleanup code runs
+    child.communicate(timeout=60)
+    assert target.read_bytes() == b"old"
+    assert len(leftovers(tmp_path)) == (1 if temp == "named" or not UNNAMED else 0)
+    (tmp_path / ".edgelite-1234.tmp").write_bytes(b"an older temp, fresh: kept a day")
+    (tmp_path / f".edgelite-{os.getpid()}-x.tmp").write_bytes(b"a live process's: kept")
+    write_atomic(tmp_path / "other.tflite", b"new")  # the next write to the folder sweeps
+    assert leftovers(tmp_path) == sorted([".edgelite-1234.tmp", f".edgelite-{os.getpid()}-x.tmp"])
+    assert target.read_bytes() == b"old" and (tmp_path / "other.tflite").read_bytes() == b"new"
 
 
 def test_signal_handlers_are_restored(tmp_path):

@@ -238,8 +238,10 @@ def test_array_file_compiles_alone_with_cc(tmp_path):
     *[(n, "use letters, digits and _") for n in ("1model", "a-b", "a b", "", "x" * 201,
                                                  "model\n#define", "caf\u00e9")],
     *[(n, "C and C++ reserve identifiers with __") for n in ("a__b", "_model", "_Model",
-                                                             "model_", "__x")],
-    ("int", "C/C++ keyword"), ("class", "C/C++ keyword"),
+                                                             "model_", "__x", "__FILE__",
+                                                             "__asm__", "_Pragma")],
+    *[(n, "C/C++ keyword") for n in ("int", "class", "typeof", "typeof_unqual", "char8_t",
+                                     "co_await", "constinit", "alignas", "bool")],
     *[(n, "headers or the generated files declare it") for n in (
         "main", "tflite", "std", "uint8_t", "TfLiteModel", "kTfLiteOk", "kTensorArenaSize",
         "kTensorArenaSizeHost", "kNumResourceVariables", "EDGELITE_OPS_m")],

@@ -75,7 +75,7 @@ def _mutate_tflite(rng: random.Random, data: bytes, notes: list[str]) -> bytes:
     buf = bytearray(data)
     for _ in range(rng.randint(1, 3)):
         op = rng.choice(_BYTE_MUTATIONS)
-        notes.append(op(rng, buf))
+        notes.append((op if buf else _insert)(rng, buf))  # an emptied file can only grow
     return bytes(buf)
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import MemoryLimitError, ShapeError
+from tests.bounded import run_bounded
 from tests.conftest import litert_module
 
 from .oracle import assert_close
@@ -303,6 +304,60 @@ def test_hostile_values_refused_in_one_line(model, value, error, message):
     ours.invoke()
     assert ours.get_tensor(ours.get_output_details()[0]["index"]).shape == np.shape(
         np.zeros(small if np.ndim(value) else (5,)))
+
+
+def _four_fills_model() -> bytes:
+    """Four FILLs sized by one 8-byte input: each output alone fits the limit."""
+    b = ModelBuilder()
+    dims = b.tensor("dims", [2], np.int32)
+    outs = [b.tensor(f"y{i}", [1, 1]) for i in range(4)]
+    for i, y in enumerate(outs):
+        b.op("FILL", [dims, b.const(f"v{i}", np.float32(i))], [y])
+    return b.build([dims], outs)
+
+
+_FOUR_FILLS = """
+import sys
+import numpy as np
+from tests.interpreter.test_dynamic import _four_fills_model
+from edgelite.interpreter import Interpreter
+from edgelite.interpreter.errors import EdgeliteError
+interp = Interpreter(model_content=_four_fills_model(), memory_limit=int(sys.argv[1]))
+interp.allocate_tensors()
+interp.set_tensor(interp.get_input_details()[0]["index"], np.array([2**14, 2**14], np.int32))
+try:
+    interp.invoke()
+    print("ran", sum(interp.get_tensor(d["index"]).nbytes for d in interp.get_output_details()))
+except EdgeliteError as e:
+    print(type(e).__name__, e)
+"""
+
+
+def test_outputs_sized_at_invoke_count_against_the_limit_together():
+    # 4 x 1 GiB asked under a 2.5 GiB limit: the third FILL is refused before it allocates
+    # (the child could not hold three: its address space is 2.5 GiB).
+    run = run_bounded(_FOUR_FILLS, str(5 << 29), mem_bytes=5 << 29, timeout=120)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.startswith("MemoryLimitError operator 2 FILL (output 'y2'): its outputs "
+                                 "(1073741824 bytes, sized at invoke) would bring the model's "
+                                 "memory to "), run.stdout
+    assert "over the 2684354560-byte memory limit" in run.stdout
+    assert run.stdout.count("\n") == 1
+
+
+def test_a_new_value_replaces_the_old_in_the_total():
+    ours = Interpreter(model_content=_four_fills_model(), memory_limit=4 * 4 * 1000 + 64)
+    ours.allocate_tensors()
+    index = ours.get_input_details()[0]["index"]
+    for _ in range(3):  # 16,000 bytes of outputs each time, never counted twice
+        ours.set_tensor(index, np.array([10, 100], np.int32))
+        ours.invoke()
+    assert [float(ours.get_tensor(d["index"])[9, 99]) for d in ours.get_output_details()] == [
+        0.0, 1.0, 2.0, 3.0]
+    ours.set_tensor(index, np.array([10, 101], np.int32))
+    with pytest.raises(MemoryLimitError, match=r"^operator \d FILL \(output 'y\d'\): its outputs "
+                       r"\(4040 bytes, sized at invoke\)"):
+        ours.invoke()
 
 
 HOSTILE = {  # one operand value per op that no output of a sane size can come from

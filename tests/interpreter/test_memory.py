@@ -247,3 +247,27 @@ def test_out_of_memory_is_one_line(tmp_path):
     assert run.stdout.startswith("MemoryLimitError allocate_tensors(): the system ran out "
                                  "of memory"), run.stdout
     assert run.stdout.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_numpys_memory_error_at_invoke_names_the_op():
+    from edgelite.interpreter import Kernel, MemoryLimitError, OutputSpec
+
+    def prepare(ctx):
+        return (OutputSpec(ctx.input(0).shape, ctx.input(0).dtype),), None
+
+    def eval(record, inputs, outputs):
+        np.empty(2**62, np.uint8)  # numpy's own MemoryError: "Unable to allocate 4.00 EiB"
+
+    b = ModelBuilder()
+    x, h, y = b.tensor("x", (2,)), b.tensor("h", (2,)), b.tensor("y", (2,))
+    b.op("RELU", [x], [h])
+    b.op("CUSTOM", [h], [y], custom_code="Hungry")
+    interp = Interpreter(model_content=b.build([x], [y]),
+                         custom_kernels={"Hungry": Kernel(prepare, eval)})
+    interp.allocate_tensors()
+    with pytest.raises(MemoryLimitError) as info:
+        interp.invoke()
+    assert str(info.value) == (
+        "invoke(): the system ran out of memory in operator 1 CUSTOM 'Hungry' (output 'y'); "
+        "free memory, use smaller inputs, or pass Interpreter(memory_limit=...) below what "
+        "the machine can give")

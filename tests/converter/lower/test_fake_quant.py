@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
+from edgelite.converter.lower.fake_quant import fake_quantize
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter.errors import GraphError
 
@@ -207,3 +208,24 @@ def test_min_above_max_is_refused(op):
     g.node("y", "Neg", ["fq"], T=F32)
     with pytest.raises(GraphError, match=rf"^node 'fq' \({op}\): min > max"):
         run(g, {"x": np.zeros((2, 3), np.float32)}, ["y"])
+
+
+@pytest.mark.parametrize("op", sorted(op for op in COVERED if "Vars" in op))  # (Args: bounded)
+def test_a_range_wider_than_float32_is_refused(op):
+    g = graph(x=(2, 3))
+    per_channel = op.endswith("PerChannel")
+    rmin, rmax = ([-3e38] * 3, [3e38] * 3) if per_channel else (-3e38, 3e38)
+    fake_quant_node(g, op, "x", rmin, rmax, 8, False)
+    g.node("y", "Neg", ["fq"], T=F32)
+    with pytest.raises(GraphError, match=rf"^node 'fq' \({op}\): max - min overflows float32"):
+        run(g, {"x": np.zeros((2, 3), np.float32)}, ["y"])
+
+
+def test_nan_weights_stay_nan_without_a_warning():
+    # a signaling NaN (a flipped bit of a weight file) raises numpy's "invalid value"
+    w = np.array([0.25, -0.5, 0.0], np.float32)
+    w.view(np.uint32)[2] = 0x7FA00000
+    with np.errstate(all="raise"):
+        got = fake_quantize(w, -1.0, 1.0, 8, False)
+    np.testing.assert_array_equal(got[:2], tf_fake_quant(w[:2], -1.0, 1.0))
+    assert np.isnan(got[2])

@@ -2,8 +2,11 @@
 TF reads back (models/savedmodel/bundle_dtypes.json), and damaged bundles refused in one line,
 never a wrong value."""
 
+import dataclasses
 import json
+import os
 import shutil
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from edgelite.converter.savedmodel.bundle import Bundle
 from edgelite.interpreter.errors import ModelFormatError
 from edgelite.schema import graph_pb2 as pb
+from tests.bounded import run_bounded
 from tests.conftest import MODELS
 
 SAVED = MODELS / "savedmodel" / "bundle_dtypes"
@@ -98,5 +102,66 @@ def test_missing_files_and_keys(copy):
         _bundle(copy)["w/.ATTRIBUTES/VARIABLE_VALUE"]
     with pytest.raises(ModelFormatError, match="has no tensor 'nope'"):
         _bundle(copy)["nope"]
-    with pytest.raises(ModelFormatError, match="cannot read the checkpoint index"):
+    with pytest.raises(ModelFormatError, match="cannot read checkpoint index .*no such file"):
         Bundle(copy / "variables" / "other")
+
+
+# Every file of a bundle is read as a regular file, bounded, in a child process whose
+# address space and time are bounded: /dev/zero would be read until memory runs out, a named
+# pipe would block forever.
+_OPEN = """
+import sys
+from edgelite.converter.savedmodel.bundle import Bundle
+from edgelite.interpreter.errors import EdgeliteError
+try:
+    print(Bundle(sys.argv[1])[sys.argv[2]].shape)
+except EdgeliteError as e:
+    print(type(e).__name__, e)
+"""
+
+
+@pytest.mark.parametrize("target", ["index", "data"])
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_special_files_are_refused_without_reading(copy, target, kind):
+    path = copy / "variables" / ("variables.index" if target == "index" else DATA)
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(kind)
+    run = run_bounded(_OPEN, str(copy / "variables" / "variables"),
+                      "w/.ATTRIBUTES/VARIABLE_VALUE", mem_bytes=1 << 30, timeout=60)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    assert run.stdout.startswith("ModelFormatError cannot read "), run.stdout
+    assert path.name in run.stdout and "it is not a regular file" in run.stdout
+    assert run.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("field, message", [
+    ("size", "4294967296 bytes for shape"),               # size against shape and dtype
+    ("shape", "lie past the end of"),                     # a shape to match, but no bytes
+])
+def test_a_4_gib_entry_is_refused_before_reading(copy, field, message):
+    bundle = _bundle(copy)
+    key = "w/.ATTRIBUTES/VARIABLE_VALUE"
+    e = bundle.entries[key]
+    itemsize = e.size // max(1, int(np.prod(e.shape)))
+    claim = {"size": 4 << 30} if field == "size" else {"size": 4 << 30,
+                                                       "shape": ((4 << 30) // itemsize,)}
+    bundle.entries[key] = dataclasses.replace(e, **claim)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFormatError, match=message):
+            bundle[key]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_a_string_entry_too_small_for_its_strings(copy):
+    bundle = _bundle(copy)
+    key = "words/.ATTRIBUTES/VARIABLE_VALUE"
+    bundle.entries[key] = dataclasses.replace(bundle.entries[key], shape=(10**9,))
+    with pytest.raises(ModelFormatError, match="cannot hold 1000000000 strings"):
+        bundle[key]

@@ -62,5 +62,5 @@ def test_a_checkpoint_of_another_model_is_refused(tmp_path, monkeypatch):
 def test_missing_variables_folder(tmp_path):
     shutil.copytree(SAVED / "sm_tf1_builder", tmp_path / "m")
     shutil.rmtree(tmp_path / "m" / "variables")
-    with pytest.raises(ModelFormatError, match="cannot read the checkpoint index"):
+    with pytest.raises(ModelFormatError, match="cannot read checkpoint index .*no such file"):
         load_source(tmp_path / "m")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import _thread
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import DTypeError, GraphError, MemoryLimitError, ShapeError
+from edgelite.interpreter.errors import (DTypeError, GraphError, InvokeStoppedError,
+                                         MemoryLimitError, ShapeError)
 from edgelite.interpreter.program import MAX_DEPTH, MAX_VARIANTS
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm
@@ -275,3 +277,52 @@ def test_a_loop_growing_past_the_memory_limit_stops_with_one_line():
     # the body for a [131072] x (512 KiB) needs a 1.5 MiB arena: refused before allocating
     assert str(info.value).startswith("subgraph 2, for input shapes [[], [131072]]: "
                                       "allocate_tensors() needs 1572992 bytes")
+
+
+# A single changed byte in a loop's start value runs 2^31 iterations: the API bounds it.
+@pytest.mark.parametrize("grow", [False, True])
+def test_max_loop_iterations_stops_a_runaway_loop_naming_the_op(grow):
+    interp = _ready(sm.counting_while(limit=2**31 - 1 if not grow else 40, grow=grow),
+                    max_loop_iterations=12)
+    interp.set_tensor(0, I32(0))
+    interp.set_tensor(1, _x(0, 0))
+    with pytest.raises(InvokeStoppedError) as info:
+        interp.invoke()
+    assert str(info.value) == (
+        "operator 0 (WHILE, output 'i_out'): the loop ran 12 iterations without ending, the "
+        "max_loop_iterations bound; check the loop's start and limit values, or pass "
+        "Interpreter(max_loop_iterations=...) to allow more")
+    interp.set_tensor(0, I32(40 - 12 if grow else 2**31 - 13))  # exactly 12 runs: allowed
+    interp.invoke()
+    assert interp.get_tensor(interp.get_output_details()[0]["index"]).item() == (
+        40 if grow else 2**31 - 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
+def test_max_loop_iterations_must_be_a_positive_int(bad):
+    with pytest.raises(ValueError, match="max_loop_iterations should be a positive int"):
+        Interpreter(model_content=sm.counting_while(), max_loop_iterations=bad)
+
+
+def test_cancel_from_another_thread_stops_a_running_invoke():
+    interp = _ready(sm.counting_while(limit=2**31 - 1))
+    interp.cancel()  # no invoke() running: no effect on the next one
+    interp.set_tensor(0, I32(2**31 - 4))
+    interp.set_tensor(1, _x(0, 0))
+    interp.invoke()
+    assert interp.get_tensor(interp.get_output_details()[0]["index"]).item() == 2**31 - 1
+    interp.set_tensor(0, I32(0))
+    timer = threading.Timer(0.3, interp.cancel)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(InvokeStoppedError, match=r"^invoke\(\) was cancelled \(Interpreter"
+                           r"\.cancel\(\)\) in operator 0 \(WHILE, output 'i_out'\), "
+                           r"iteration \d+$"):
+            interp.invoke()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 30
+    interp.set_tensor(0, I32(2**31 - 3))
+    interp.invoke()  # the cancelled invoke released the interpreter, and the flag is clear
+    assert interp.get_tensor(interp.get_output_details()[0]["index"]).item() == 2**31 - 1
