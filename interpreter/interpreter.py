@@ -32,6 +32,7 @@ numpy's BLAS is limited (blas.py) and the big ops split over edgelite's own pool
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -49,6 +50,7 @@ from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
+from . import native as native_backend
 from .kernels.base import Kernel
 from .kernels.custom import custom_kernels_map
 from .quant_math import Rounding
@@ -65,7 +67,8 @@ class Interpreter:
                  preserve_all_tensors: bool = False, kernels: str | KernelSet = "default",
                  rounding: str | Rounding = "double", split_batch: bool = True,
                  blas_threads: int | None = 1, memory_limit: int | None = None,
-                 custom_kernels: Mapping[str, Kernel] | None = None):
+                 custom_kernels: Mapping[str, Kernel] | None = None,
+                 native: bool | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
@@ -100,7 +103,12 @@ class Interpreter:
         name, with the builtins' contract (kernels/base.py; the op's option bytes are
         ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
         ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
-        that cannot run gets one UnsupportedOpError listing every problem (support.py)."""
+        that cannot run gets one UnsupportedOpError listing every problem (support.py).
+
+        ``native``: run the native (C) kernels where an op has one -- None: when they
+        are built and ``EDGELITE_NATIVE=0`` is not set; False: numpy only; True: refuse
+        (EdgeliteError) if they are not built. ``backend`` says which runs; integer
+        results are identical either way (native.py)."""
         if (model_path is None) == (model_content is None):
             raise ValueError("pass exactly one of model_path or model_content")
         if num_threads is not None and num_threads < 1 and num_threads != -1:
@@ -120,7 +128,8 @@ class Interpreter:
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
-        self._quant = QuantConfig.make(kernels, rounding)
+        self._quant = replace(QuantConfig.make(kernels, rounding),
+                              native=native_backend.choose(native))
         self._memory_limit = memory_limit
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
@@ -132,6 +141,11 @@ class Interpreter:
         self._subgraph_observer = None
 
     # ------------------------------------------------------------------ model info
+
+    @property
+    def backend(self) -> str:
+        """Which kernels run: "native" (the C kernels, where an op has one) or "numpy"."""
+        return native_backend.backend_name(self._quant.native)
 
     @property
     def batch_split(self) -> tuple[int, int] | None:
