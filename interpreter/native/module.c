@@ -74,7 +74,49 @@ done:
     return result;
 }
 
+static PyObject *depthwise_acc(PyObject *self, PyObject *args)
+{
+    Py_buffer x, weights, acc;
+    struct el_depthwise d;
+    long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, r0, r1;
+    int zp_x;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*i(LLLLL)iy*(LLLLLLLLLL)w*iLL", &x, &d.x_uint8, &n, &h, &w,
+                          &c, &m, &zp_x, &weights, &kh, &kw, &sh, &sw, &dh, &dw, &pt, &pl,
+                          &oh, &ow, &acc, &d.acc_f64, &r0, &r1))
+        return NULL;
+    PyObject *result = NULL;
+    int32_t *scratch = NULL;
+    const long long O = c * m;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || oh < 1 || ow < 1
+        || r0 < 0 || r1 > n * oh || r0 > r1 || !check_size(&x, n * h * w * c, "the input")
+        || !check_size(&weights, kh * kw * O * 4, "the weights")
+        || !check_size(&acc, n * oh * ow * O * (d.acc_f64 ? 8 : 4), "the accumulator")) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native depthwise: bad geometry");
+        goto done;
+    }
+    scratch = PyMem_RawMalloc(sizeof(int32_t) * 2 * (size_t)O);
+    if (!scratch) { PyErr_NoMemory(); goto done; }
+    d.x = x.buf; d.n = n; d.h = h; d.w = w; d.c = c; d.m = m; d.zp_x = zp_x;
+    d.weights = weights.buf; d.kh = kh; d.kw = kw; d.sh = sh; d.sw = sw; d.dh = dh;
+    d.dw = dw; d.pad_t = pt; d.pad_l = pl; d.oh = oh; d.ow = ow; d.acc = acc.buf;
+    Py_BEGIN_ALLOW_THREADS
+    el_depthwise_acc(&d, r0, r1, scratch, scratch + O);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_RawFree(scratch);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&weights);
+    PyBuffer_Release(&acc);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"depthwise_acc", depthwise_acc, METH_VARARGS,
+     "depthwise_acc(x, x_uint8, (n, h, w, c, m), zp_x, weights, (kh, kw, sh, sw, dh, dw, "
+     "pad_t, pad_l, oh, ow), acc, acc_f64, row_begin, row_end): int8 / uint8 depthwise "
+     "accumulators of output rows [row_begin, row_end) of the (n, oh) rows"},
     {"output_stage", output_stage, METH_VARARGS,
      "output_stage(acc, acc_f64, bias, kind, mult, shift, width, zp_out, lo, hi, wrap, out, "
      "out_uint8): requantize an int8 / uint8 kernel's accumulator into its output"},

@@ -28,4 +28,20 @@ struct el_stage {
 void el_exact_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end);
 void el_fp32_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end);
 
+
+
+/* DEPTHWISE_CONV_2D int8 / uint8 accumulators (depthwise.c); rows are (n, out_y) pairs. */
+struct el_depthwise {
+    const void *x;
+    int x_uint8;
+    int64_t n, h, w, c, m;
+    int32_t zp_x;
+    const int32_t *weights; /* (KH, KW, C*M): w - zp_w */
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
+    void *acc;
+    int acc_f64;
+};
+
+void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
+                      int32_t *row_acc, int32_t *centered);
 #endif

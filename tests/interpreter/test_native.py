@@ -188,3 +188,45 @@ def test_runs_without_the_extension(tmp_path):
     assert res.stdout.strip() == "numpy"
     _, (want,) = _run(path, [x], native=False)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want)
+
+
+def _both_backends(model: bytes, feeds, **kw):
+    results = []
+    for flag in (False, True):
+        interp = Interpreter(model_content=model, native=flag, **kw)
+        interp.allocate_tensors()
+        for d, x in zip(interp.get_input_details(), feeds):
+            interp.set_tensor(d["index"], x)
+        interp.invoke()
+        results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    return results
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(24))
+def test_depthwise_sweep_native_equals_numpy(seed):
+    """Random int8 / uint8 depthwise convolutions (shapes, strides, dilations, padding,
+    depth multipliers, per-channel / per-tensor, activations), each kernel set and
+    rounding, 1 and 2 threads: the C kernel's outputs equal the numpy kernel's."""
+    from .kernels.test_conv import ACTIVATIONS, quant_conv_model
+
+    rng = np.random.default_rng(seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    c, mult = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    dil = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    h = int(rng.integers(kh * dil[0], 20))
+    w = int(rng.integers(kw * dil[1], 20))
+    model, feeds = quant_conv_model(
+        rng, dtype, (int(rng.integers(1, 3)), h, w, c), (1, kh, kw, c * mult),
+        op="DEPTHWISE_CONV_2D", padding=str(rng.choice(["SAME", "VALID"])),
+        stride=(int(rng.integers(1, 4)), int(rng.integers(1, 4))), dilation=dil,
+        act=str(rng.choice(ACTIVATIONS)), per_channel=bool(seed % 3),
+        bias=bool(seed % 5))
+    kernels = ["default", "reference", "micro"] if dtype == np.int8 else ["default", "reference"]
+    for k in kernels:
+        for rounding in ("double", "single"):
+            for threads in (1, 2):
+                want, got = _both_backends(model, feeds, kernels=k, rounding=rounding,
+                                           num_threads=threads)
+                np.testing.assert_array_equal(got, want, err_msg=f"{k} {rounding} {threads}")
