@@ -203,7 +203,7 @@ class NativeDepthwise:
 
     x_uint8: int
     dims: tuple  # (N, H, W, C, M)
-    weights: np.ndarray  # (KH, KW, C*M) int32: w - zp_w
+    weights: np.ndarray  # (KH, KW, C*M) w - zp_w in the accumulator's float type
     window: tuple  # (KH, KW, SH, SW, DH, DW, pad_top, pad_left, OH, OW)
     ranges: tuple  # [start, stop) of (n, out_y) rows per slice
 
@@ -220,17 +220,17 @@ class NativeDepthwise:
 
 
 def native_depthwise(ctx: OpContext, x, centered: np.ndarray, multiplier: int, wh: Window1D,
-                     ww: Window1D, stage: OutputStage) -> NativeDepthwise | None:
-    """The native kernel where the backend is on and its int32 sums cannot overflow."""
-    if not ctx.quant.native or getattr(stage, "native", None) is None \
-            or wh.kernel * ww.kernel * 255 * 255 >= 2**31:
+                     ww: Window1D, stage: OutputStage, acc_dtype) -> NativeDepthwise | None:
+    """The native kernel where the backend is on (it sums in the accumulator's float
+    type, which the accumulator plan made exact)."""
+    if not ctx.quant.native or getattr(stage, "native", None) is None:
         return None
     n, h, w, c = x.shape
     rows = n * wh.size_out
     parts = worth_splitting(ctx.threads, rows * ww.size_out * c * multiplier)
     return NativeDepthwise(
         int(x.dtype == np.uint8), (n, h, w, c, multiplier),
-        np.ascontiguousarray(centered, np.int32),
+        np.ascontiguousarray(centered, acc_dtype),
         (wh.kernel, ww.kernel, wh.stride, ww.stride, wh.dilation, ww.dilation,
          wh.pad_before, ww.pad_before, wh.size_out, ww.size_out),
         tuple(row_ranges(rows, parts)))
@@ -275,7 +275,7 @@ def prepare_quantized(ctx: OpContext):
     record = QDepthwiseRecord(plan=plan, taps=taps, acc=acc, zp_x=xq.zero_point, output=stage,
                               threads=ctx.threads, slices=slices,
                               native=native_depthwise(ctx, x, centered, multiplier, wh, ww,
-                                                      stage))
+                                                      stage, work))
     return (OutputSpec(out_shape, x.dtype),), record
 
 

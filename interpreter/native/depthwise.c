@@ -5,53 +5,61 @@
  *   acc[n, y, x, c*M + m] = sum_{ky, kx} (in[n, iy, ix, c] - zp_x) * w[ky, kx, c*M + m]
  *
  * taps falling in the padding skipped (they add 0, as TFLite's bounds check). w holds
- * w - zp_w. Accumulated in int32 (the caller checks KH*KW*255*255 fits), written to the
- * float32 / float64 accumulator the output stage reads (exact: the numpy kernel's
- * accumulator plan keeps sums within the float type's integers). */
+ * w - zp_w. The sums run in the accumulator's float type, like the numpy kernel: its
+ * accumulator plan picks float32 only where every partial sum is an exact integer there
+ * (products of 9-bit values, sums below 2^24), else float64 -- so they are exact, and
+ * vectorize on baseline SIMD (no packed int32 multiply before SSE4.1). */
 #include <stdint.h>
 #include <string.h>
 
 #include "native.h"
 
-static inline int32_t in_at(const struct el_depthwise *d, int64_t i)
-{
-    return d->x_uint8 ? (int32_t)((const uint8_t *)d->x)[i]
-                      : (int32_t)((const int8_t *)d->x)[i];
-}
+#define DEPTHWISE_ROWS(NAME, T)                                                              \
+    static void NAME(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,       \
+                     T *restrict centered)                                                   \
+    {                                                                                        \
+        /* locals: the stores could alias *d */                                              \
+        const int64_t C = d->c, M = d->m, O = d->c * d->m, H = d->h, W = d->w;              \
+        const int64_t OH = d->oh, OW = d->ow, KH = d->kh, KW = d->kw;                        \
+        const int32_t zp = d->zp_x;                                                          \
+        const T *restrict weights = (const T *)d->weights;                                   \
+        for (int64_t r = row_begin; r < row_end; r++) {                                      \
+            const int64_t n = r / OH, oy = r % OH;                                           \
+            for (int64_t ox = 0; ox < OW; ox++) {                                            \
+                T *restrict acc = (T *)d->acc + (r * OW + ox) * O;                           \
+                memset(acc, 0, sizeof(T) * O);                                               \
+                for (int64_t ky = 0; ky < KH; ky++) {                                        \
+                    const int64_t iy = oy * d->sh + ky * d->dh - d->pad_t;                   \
+                    if (iy < 0 || iy >= H) continue;                                         \
+                    for (int64_t kx = 0; kx < KW; kx++) {                                    \
+                        const int64_t ix = ox * d->sw + kx * d->dw - d->pad_l;               \
+                        if (ix < 0 || ix >= W) continue;                                     \
+                        const int64_t base = ((n * H + iy) * W + ix) * C;                    \
+                        if (d->x_uint8) {                                                    \
+                            const uint8_t *restrict x = (const uint8_t *)d->x + base;        \
+                            for (int64_t c = 0; c < C; c++) centered[c] = (T)((int32_t)x[c] - zp); \
+                        } else {                                                             \
+                            const int8_t *restrict x = (const int8_t *)d->x + base;          \
+                            for (int64_t c = 0; c < C; c++) centered[c] = (T)((int32_t)x[c] - zp); \
+                        }                                                                    \
+                        const T *restrict wt = weights + (ky * KW + kx) * O;                 \
+                        if (M == 1) {                                                        \
+                            for (int64_t o = 0; o < O; o++) acc[o] += centered[o] * wt[o];   \
+                        } else {                                                             \
+                            for (int64_t o = 0; o < O; o++) acc[o] += centered[o / M] * wt[o]; \
+                        }                                                                    \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+DEPTHWISE_ROWS(rows_f32, float)
+DEPTHWISE_ROWS(rows_f64, double)
 
 void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
-                      int32_t *row_acc, int32_t *centered)
+                      void *centered)
 {
-    const int64_t O = d->c * d->m;
-    for (int64_t r = row_begin; r < row_end; r++) {
-        const int64_t n = r / d->oh, oy = r % d->oh;
-        for (int64_t ox = 0; ox < d->ow; ox++) {
-            memset(row_acc, 0, sizeof(int32_t) * O);
-            for (int64_t ky = 0; ky < d->kh; ky++) {
-                const int64_t iy = oy * d->sh + ky * d->dh - d->pad_t;
-                if (iy < 0 || iy >= d->h) continue;
-                for (int64_t kx = 0; kx < d->kw; kx++) {
-                    const int64_t ix = ox * d->sw + kx * d->dw - d->pad_l;
-                    if (ix < 0 || ix >= d->w) continue;
-                    const int64_t base = ((n * d->h + iy) * d->w + ix) * d->c;
-                    const int32_t *restrict wt = d->weights + (ky * d->kw + kx) * O;
-                    if (d->m == 1) {
-                        for (int64_t c = 0; c < O; c++) centered[c] = in_at(d, base + c) - d->zp_x;
-                        for (int64_t o = 0; o < O; o++) row_acc[o] += centered[o] * wt[o];
-                    } else {
-                        for (int64_t o = 0; o < O; o++)
-                            row_acc[o] += (in_at(d, base + o / d->m) - d->zp_x) * wt[o];
-                    }
-                }
-            }
-            const int64_t at = (r * d->ow + ox) * O;
-            if (d->acc_f64) {
-                double *restrict a = (double *)d->acc + at;
-                for (int64_t o = 0; o < O; o++) a[o] = (double)row_acc[o];
-            } else {
-                float *restrict a = (float *)d->acc + at;
-                for (int64_t o = 0; o < O; o++) a[o] = (float)row_acc[o];
-            }
-        }
-    }
+    if (d->acc_f64) rows_f64(d, row_begin, row_end, (double *)centered);
+    else rows_f32(d, row_begin, row_end, (float *)centered);
 }

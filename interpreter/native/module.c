@@ -86,22 +86,22 @@ static PyObject *depthwise_acc(PyObject *self, PyObject *args)
                           &oh, &ow, &acc, &d.acc_f64, &r0, &r1))
         return NULL;
     PyObject *result = NULL;
-    int32_t *scratch = NULL;
+    double *scratch = NULL;
     const long long O = c * m;
     if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || oh < 1 || ow < 1
         || r0 < 0 || r1 > n * oh || r0 > r1 || !check_size(&x, n * h * w * c, "the input")
-        || !check_size(&weights, kh * kw * O * 4, "the weights")
+        || !check_size(&weights, kh * kw * O * (d.acc_f64 ? 8 : 4), "the weights")
         || !check_size(&acc, n * oh * ow * O * (d.acc_f64 ? 8 : 4), "the accumulator")) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native depthwise: bad geometry");
         goto done;
     }
-    scratch = PyMem_RawMalloc(sizeof(int32_t) * 2 * (size_t)O);
+    scratch = PyMem_RawMalloc(sizeof(double) * (size_t)c);
     if (!scratch) { PyErr_NoMemory(); goto done; }
     d.x = x.buf; d.n = n; d.h = h; d.w = w; d.c = c; d.m = m; d.zp_x = zp_x;
     d.weights = weights.buf; d.kh = kh; d.kw = kw; d.sh = sh; d.sw = sw; d.dh = dh;
     d.dw = dw; d.pad_t = pt; d.pad_l = pl; d.oh = oh; d.ow = ow; d.acc = acc.buf;
     Py_BEGIN_ALLOW_THREADS
-    el_depthwise_acc(&d, r0, r1, scratch, scratch + O);
+    el_depthwise_acc(&d, r0, r1, scratch);
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:

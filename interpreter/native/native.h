@@ -36,12 +36,12 @@ struct el_depthwise {
     int x_uint8;
     int64_t n, h, w, c, m;
     int32_t zp_x;
-    const int32_t *weights; /* (KH, KW, C*M): w - zp_w */
+    const void *weights; /* (KH, KW, C*M): w - zp_w, in the accumulator's float type */
     int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
     void *acc;
     int acc_f64;
 };
 
 void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
-                      int32_t *row_acc, int32_t *centered);
+                      void *centered);
 #endif

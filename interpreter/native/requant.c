@@ -10,6 +10,7 @@
  *   fp32           XNNPACK's fp32 requantization: rint(float32(acc) * float32 M)
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "native.h"
@@ -72,8 +73,9 @@ static inline double load(const void *acc, int acc_f64, int64_t i)
     return acc_f64 ? ((const double *)acc)[i] : (double)((const float *)acc)[i];
 }
 
-void el_exact_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end)
+void el_exact_stage(const struct el_stage *stage, int64_t row_begin, int64_t row_end)
 {
+    const struct el_stage copy = *stage, *s = &copy; /* a local: stores cannot alias it */
     const int64_t w = s->width;
     for (int64_t r = row_begin; r < row_end; r++) {
         for (int64_t c = 0; c < w; c++) {
@@ -98,28 +100,60 @@ void el_exact_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end
     }
 }
 
-void el_fp32_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end)
+/* rint for |v| < 2^22 in the default rounding mode (half to even, as np.rint):
+ * adding and removing 1.5 * 2^23 leaves v rounded to an integer. Portable and
+ * branch-free, where rintf is a library call on baseline x86-64. */
+static inline float rint_small(float v)
 {
+    const float magic = 12582912.0f; /* IEEE arithmetic (no -ffast-math): not folded */
+    return (v + magic) - magic;
+}
+
+static inline void fp32_rows(const struct el_stage *s, int64_t row_begin, int64_t row_end,
+                             const int acc_f64, const int has_bias, const int wrap,
+                             const int out_uint8)
+{
+    /* everything in locals: the int8 stores could alias the struct's fields */
     const int64_t w = s->width;
     const float lo = (float)(s->lo - s->zp_out), hi = (float)(s->hi - s->zp_out);
+    const int32_t zp = (int32_t)s->zp_out;
+    const float *restrict mult = s->mult_f32;
+    const float *restrict bias32 = s->bias_f32;
+    const double *restrict bias64 = s->bias_f64;
+    const float *restrict acc32 = (const float *)s->acc;
+    const double *restrict acc64 = (const double *)s->acc;
+    int8_t *restrict out8 = (int8_t *)s->out;
+    uint8_t *restrict outu8 = (uint8_t *)s->out;
     for (int64_t r = row_begin; r < row_end; r++) {
+        const int64_t at = r * w;
         for (int64_t c = 0; c < w; c++) {
-            int64_t i = r * w + c;
             float v;
-            if (s->acc_f64) {
-                double a = ((const double *)s->acc)[i];
-                if (s->bias) a += s->bias_f64[c];
-                if (s->wrap) a = wrap_int32_double(a);
+            if (acc_f64) {
+                double a = acc64[at + c];
+                if (has_bias) a += bias64[c];
+                if (wrap) a = wrap_int32_double(a);
                 v = (float)a;
             } else {
-                v = ((const float *)s->acc)[i];
-                if (s->bias) v += s->bias_f32[c];
+                v = acc32[at + c];
+                if (has_bias) v += bias32[c];
             }
-            v *= s->mult_f32[c];
-            if (v < lo) v = lo; /* clip before rint: the bounds are integers */
-            if (v > hi) v = hi;
-            v = nearbyintf(v); /* half to even in the default rounding mode, as np.rint */
-            store(s->out, s->out_uint8, i, (int64_t)v + s->zp_out);
+            v *= mult[c];
+            v = v < lo ? lo : v; /* clip before rounding: the bounds are integers */
+            v = v > hi ? hi : v;
+            const int32_t q = (int32_t)rint_small(v) + zp;
+            if (out_uint8) outu8[at + c] = (uint8_t)q;
+            else out8[at + c] = (int8_t)q;
         }
     }
+}
+
+void el_fp32_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end)
+{
+    /* one specialized loop per case (the flags are constants in each call) */
+    const int b = s->bias != NULL, u = s->out_uint8;
+    if (!s->acc_f64 && b && !u) fp32_rows(s, row_begin, row_end, 0, 1, 0, 0);
+    else if (!s->acc_f64 && b) fp32_rows(s, row_begin, row_end, 0, 1, 0, 1);
+    else if (!s->acc_f64) fp32_rows(s, row_begin, row_end, 0, 0, 0, u);
+    else if (s->wrap) fp32_rows(s, row_begin, row_end, 1, b, 1, u);
+    else fp32_rows(s, row_begin, row_end, 1, b, 0, u);
 }
