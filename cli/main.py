@@ -7,6 +7,7 @@ import sys
 import click
 
 from .. import __version__
+from ..interpreter.native import available_backend
 from ..interpreter.names import quoted
 from .bench_cmd import bench_command
 from .deadline import timeout_option
@@ -43,7 +44,8 @@ def _input_shapes(values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
 
 @click.group(cls=EdgeliteGroup, name="edgelite",
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="edgelite")
+@click.version_option(__version__, prog_name="edgelite",
+                      message="%(prog)s, version %(version)s (kernels: " + available_backend() + ")")
 def main():
     """edgelite: TensorFlow GraphDef -> .tflite converter and numpy interpreter."""
 

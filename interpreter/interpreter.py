@@ -34,6 +34,7 @@ numpy's BLAS is limited (blas.py) and the big ops split over edgelite's own pool
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -53,6 +54,7 @@ from .profiler import Profile, run_profile
 from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
 from .litert_compat import OpResolverType, check_delegates, check_num_threads, resolver_kernels
+from . import native as native_backend
 from .kernels.base import Kernel
 from .kernels.custom import custom_kernels_map
 from .quant_math import Rounding
@@ -76,7 +78,8 @@ class Interpreter:
                  experimental_delegates=None,
                  experimental_op_resolver_type=OpResolverType.AUTO,
                  experimental_preserve_all_tensors: bool = False,
-                 max_loop_iterations: int | None = None):
+                 max_loop_iterations: int | None = None,
+                 native: bool | None = None):
         """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
         kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
         XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
@@ -121,7 +124,12 @@ class Interpreter:
         name, with the builtins' contract (kernels/base.py; the op's option bytes are
         ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
         ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
-        that cannot run gets one UnsupportedOpError listing every problem (support.py)."""
+        that cannot run gets one UnsupportedOpError listing every problem (support.py).
+
+        ``native``: run the native (C) kernels where an op has one -- None: when they
+        are built and ``EDGELITE_NATIVE=0`` is not set; False: numpy only; True: refuse
+        (EdgeliteError) if they are not built. ``backend`` says which runs; integer
+        results are identical either way (native.py)."""
         if (model_path is None) == (model_content is None):
             raise OptionError("`model_path` or `model_content` must be specified: pass exactly "
                               "one of them")
@@ -145,7 +153,8 @@ class Interpreter:
         self._preserve_all_tensors = bool(preserve_all_tensors)
         self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
-        self._quant = QuantConfig.make(kernels, rounding)
+        self._quant = replace(QuantConfig.make(kernels, rounding),
+                              native=native_backend.choose(native))
         self._memory_limit = memory_limit
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
@@ -158,6 +167,11 @@ class Interpreter:
         self._subgraph_observer = None
 
     # ------------------------------------------------------------------ model info
+
+    @property
+    def backend(self) -> str:
+        """Which kernels run: "native" (the C kernels, where an op has one) or "numpy"."""
+        return native_backend.backend_name(self._quant.native)
 
     @property
     def batch_split(self) -> tuple[int, int] | None:

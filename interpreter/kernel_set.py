@@ -50,6 +50,7 @@ class KernelSet(enum.Enum):
 class QuantConfig:
     kernels: KernelSet = KernelSet.DEFAULT
     rounding: Rounding = Rounding.DOUBLE
+    native: bool = False  # run the native (C) kernels where an op has one (native.py)
 
     @property
     def reference(self) -> bool:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..parallel import output_slices, run_slices, worth_splitting
+from .. import native as native_backend
+from ..parallel import output_slices, row_ranges, run_slices, worth_splitting
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
@@ -191,6 +192,48 @@ class QDepthwiseRecord:
     output: OutputStage
     threads: int = 1
     slices: tuple = ()  # several threads: (index, TapSum, OutputStage) per row slice
+    native: NativeDepthwise | None = None  # the C kernel (native backend) sums the taps
+
+
+@dataclass(frozen=True)
+class NativeDepthwise:
+    """native/depthwise.c's parameters: exact integer tap sums straight from the int8 /
+    uint8 input into the accumulator (no padded copy), then the output stage; output rows
+    (n, out_y) split over the threads."""
+
+    x_uint8: int
+    dims: tuple  # (N, H, W, C, M)
+    weights: np.ndarray  # (KH, KW, C*M) w - zp_w in the accumulator's float type
+    window: tuple  # (KH, KW, SH, SW, DH, DW, pad_top, pad_left, OH, OW)
+    ranges: tuple  # [start, stop) of (n, out_y) rows per slice
+
+    def run(self, rec: "QDepthwiseRecord", x: np.ndarray, out: np.ndarray) -> None:
+        rows = self.dims[0] * self.window[8]
+        acc, out = rec.acc.reshape(rows, -1), out.reshape(rows, -1)
+        run_slices(rec.threads, self._rows, [(rec, x, acc, out, a, b) for a, b in self.ranges])
+
+    def _rows(self, rec, x, acc, out, start, stop) -> None:
+        native_backend.module.depthwise_acc(
+            x, self.x_uint8, self.dims, rec.zp_x, self.weights, self.window, rec.acc,
+            int(rec.acc.dtype == np.float64), start, stop)
+        rec.output(acc[start:stop], out[start:stop])
+
+
+def native_depthwise(ctx: OpContext, x, centered: np.ndarray, multiplier: int, wh: Window1D,
+                     ww: Window1D, stage: OutputStage, acc_dtype) -> NativeDepthwise | None:
+    """The native kernel where the backend is on (it sums in the accumulator's float
+    type, which the accumulator plan made exact)."""
+    if not ctx.quant.native or getattr(stage, "native", None) is None:
+        return None
+    n, h, w, c = x.shape
+    rows = n * wh.size_out
+    parts = worth_splitting(ctx.threads, rows * ww.size_out * c * multiplier)
+    return NativeDepthwise(
+        int(x.dtype == np.uint8), (n, h, w, c, multiplier),
+        np.ascontiguousarray(centered, acc_dtype),
+        (wh.kernel, ww.kernel, wh.stride, ww.stride, wh.dilation, ww.dilation,
+         wh.pad_before, ww.pad_before, wh.size_out, ww.size_out),
+        tuple(row_ranges(rows, parts)))
 
 
 def prepare_quantized(ctx: OpContext):
@@ -230,11 +273,16 @@ def prepare_quantized(ctx: OpContext):
     slices = tuple((index, part, stage.rows(index, n, wh.size_out))
                    for index, part in split_rows(taps, ctx.threads, out_shape))
     record = QDepthwiseRecord(plan=plan, taps=taps, acc=acc, zp_x=xq.zero_point, output=stage,
-                              threads=ctx.threads, slices=slices)
+                              threads=ctx.threads, slices=slices,
+                              native=native_depthwise(ctx, x, centered, multiplier, wh, ww,
+                                                      stage, work))
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_quantized(rec: QDepthwiseRecord, inputs, outputs) -> None:
+    if rec.native is not None:
+        rec.native.run(rec, np.ascontiguousarray(inputs[0]), outputs[0])
+        return
     rec.taps.buffer.load(inputs[0], rec.zp_x)  # x - zp_x, channels repeated M times
     if rec.slices:
         run_slices(rec.threads, _quantized_rows, [

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .. import native as native_backend
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
@@ -259,6 +260,58 @@ Requant = FixedRequant | Float64Requant | Fp32Requant
 SMALL_TENSOR = 2**14
 
 
+# native.h's el_requant_kind
+NATIVE_KIND = {qm.Rounding.DOUBLE: 0, qm.Rounding.SINGLE: 1}
+NATIVE_FLOAT64, NATIVE_FP32 = 2, 3
+
+
+@dataclass(frozen=True, eq=False)
+class NativeStage:
+    """An output stage's parameters laid out for the C output stage (native/requant.c:
+    one pass, the same formulas as the numpy stages); per-value arrays hold ``width``
+    values. Calling it returns False where the C code cannot take the buffers (an
+    accumulator that is not float32 / float64, a strided output): numpy runs then."""
+
+    kind: int
+    bias: np.ndarray | None
+    multiplier: np.ndarray
+    shift: np.ndarray | None
+    width: int
+    zp_out: int
+    lo: int
+    hi: int
+    wrap: bool
+
+    @classmethod
+    def exact(cls, requant, bias, width, zp_out, lo, hi, wrap) -> "NativeStage":
+        def per_value(values, dtype):
+            return np.ascontiguousarray(
+                np.broadcast_to(np.asarray(values, dtype).reshape(-1), (width,)))
+
+        if isinstance(requant, Float64Requant):
+            kind, mult, shift = NATIVE_FLOAT64, per_value(requant.multiplier, np.float64), None
+        else:
+            kind = NATIVE_KIND[requant.rounding]
+            mult = per_value(requant.multiplier, np.int64)
+            shift = per_value(requant.shift, np.int64)
+        bias = None if bias is None else per_value(bias, np.float64)
+        return cls(kind, bias, mult, shift, width, zp_out, lo, hi, wrap)
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> bool:
+        if acc.dtype not in (np.float32, np.float64) or not out.flags.c_contiguous \
+                or out.dtype not in (np.int8, np.uint8) or acc.size != out.size:
+            return False
+        acc_f64 = acc.dtype == np.float64
+        if self.bias is not None and self.kind == NATIVE_FP32 and \
+                self.bias.dtype != acc.dtype:
+            return False
+        native_backend.module.output_stage(
+            np.ascontiguousarray(acc), int(acc_f64), self.bias, self.kind, self.multiplier,
+            self.shift, self.width, self.zp_out, self.lo, self.hi, int(self.wrap),
+            out, int(out.dtype == np.uint8))
+        return True
+
+
 @dataclass(frozen=True)
 class ExactOutputStage:
     """The end of every accumulating int8 / uint8 kernel with TFLite's fixed-point or the
@@ -277,12 +330,15 @@ class ExactOutputStage:
     lo: int
     hi: int
     wrap: bool = False  # wrap acc + bias to int32
+    native: NativeStage | None = None  # the same stage in C (native backend)
 
     def rows(self, index: tuple, batch: int, height: int) -> "ExactOutputStage":
         """The stage for output rows ``index``: this one (it keeps no scratch)."""
         return self
 
     def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        if self.native is not None and self.native(acc, out):
+            return
         acc = acc.reshape(-1, self.width).astype(np.float64)
         if self.bias is not None:
             acc += self.bias
@@ -318,6 +374,7 @@ class Fp32OutputStage:
     bounds: tuple  # float32 (lo - zp_out, hi - zp_out)
     f32: np.ndarray | None = None  # float32 scratch (float64 acc)
     wrap: bool = False  # wrap acc + bias to int32 (acc is float64)
+    native: NativeStage | None = None  # the same stage in C (native backend)
 
     def rows(self, index: tuple, batch: int, height: int) -> "Fp32OutputStage":
         """The stage for output rows ``index`` (an (N, OH) slice of an accumulator whose
@@ -329,6 +386,8 @@ class Fp32OutputStage:
         return replace(self, f32=part)
 
     def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        if self.native is not None and self.native(acc, out):
+            return
         acc = acc.reshape(-1, self.width)
         if self.bias is not None:
             np.add(acc, self.bias, out=acc)
@@ -362,8 +421,10 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
         bias = np.asarray(bias, np.int64).reshape(-1)
     if not isinstance(requant, Fp32Requant):
         bias = None if bias is None else bias.astype(np.float64)
+        native = NativeStage.exact(requant, bias, channels, zp_out, lo, hi, plan.wraps) \
+            if ctx.quant.native else None
         return ExactOutputStage(requant=requant, bias=bias, width=channels, zp_out=zp_out,
-                                lo=lo, hi=hi, wrap=plan.wraps)
+                                lo=lo, hi=hi, wrap=plan.wraps, native=native)
     if acc_dtype == np.float32 and not bias_fits_float32(bias):
         raise ValueError("the bias is not exact in float32: accumulate in float64")
     if acc_size <= SMALL_TENSOR:  # tile over the whole accumulator: no broadcasting
@@ -376,11 +437,14 @@ def output_stage(ctx: OpContext, requant: Requant, bias: np.ndarray | None, zp_o
 
     f32 = temporary(ctx, (rows, channels * repeat), np.float32) \
         if acc_dtype != np.float32 else None
+    bias = None if bias is None else tiled(bias, acc_dtype)
+    multiplier = tiled(requant.multiplier, np.float32)
+    native = NativeStage(NATIVE_FP32, bias, multiplier, None, channels * repeat, zp_out, lo,
+                         hi, plan.wraps) if ctx.quant.native else None
     return Fp32OutputStage(
-        bias=None if bias is None else tiled(bias, acc_dtype),
-        multiplier=tiled(requant.multiplier, np.float32), width=channels * repeat,
+        bias=bias, multiplier=multiplier, width=channels * repeat,
         zp_out=zp_out, bounds=(np.float32(lo - zp_out), np.float32(hi - zp_out)), f32=f32,
-        wrap=plan.wraps)
+        wrap=plan.wraps, native=native)
 
 
 def fixed_requant(reals, config: QuantConfig) -> FixedRequant:

@@ -1,0 +1,110 @@
+#!/usr/bin/env python
+"""edgelite's numpy backend vs its native (C) kernels vs LiteRT's default kernels (XNNPACK),
+in one run, on MobileNetV2 224 (random weights, built here with TensorFlow's converter,
+float and full int8), at 1 and 2 threads (a benchmark, not a test; see bench/RESULTS.md).
+
+    python bench/native_backend.py [--runs 10] [--cache /tmp/edgelite-bench-native]
+
+Also prints the int8 model's per-op time on both backends (Interpreter.profile) and checks
+the two backends' int8 outputs are identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def build(cache: Path) -> dict[str, Path]:
+    """MobileNetV2 224 (weights=None, fixed seed) float and int8 .tflite, built once."""
+    cache.mkdir(parents=True, exist_ok=True)
+    paths = {"float": cache / "mobilenet_v2_f.tflite", "int8": cache / "mobilenet_v2_i8.tflite"}
+    if all(p.exists() for p in paths.values()):
+        return paths
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.applications.MobileNetV2(input_shape=(224, 224, 3), weights=None)
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    paths["float"].write_bytes(conv.convert())
+    rng = np.random.default_rng(0)
+
+    def data():
+        for _ in range(8):
+            yield [rng.uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)]
+
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = data
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    conv.inference_input_type = conv.inference_output_type = tf.int8
+    paths["int8"].write_bytes(conv.convert())
+    return paths
+
+
+def timer(interp, x, runs: int):
+    d = interp.get_input_details()[0]
+    interp.set_tensor(d["index"], x)
+    interp.invoke()
+    interp.invoke()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        interp.invoke()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3, interp.get_tensor(interp.get_output_details()[0]["index"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench-native"))
+    args = ap.parse_args()
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from edgelite.interpreter import Interpreter
+
+    paths = build(args.cache)
+    rng = np.random.default_rng(1)
+    print("| model | threads | numpy ms | native ms | LiteRT default ms | numpy/native | native/LiteRT |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, path in paths.items():
+        probe = Interpreter(model_path=str(path))
+        d = probe.get_input_details()[0]
+        x = rng.integers(-128, 128, d["shape"]).astype(np.int8) if kind == "int8" else \
+            rng.uniform(-1, 1, d["shape"]).astype(np.float32)
+        for threads in (1, 2):
+            row = {}
+            for name, make in (
+                ("numpy", lambda: Interpreter(model_path=str(path), num_threads=threads, native=False)),
+                ("native", lambda: Interpreter(model_path=str(path), num_threads=threads, native=True)),
+                ("litert", lambda: LiteRT(model_path=str(path), num_threads=threads)),
+            ):
+                interp = make()
+                interp.allocate_tensors()
+                row[name] = timer(interp, x, args.runs)
+            if kind == "int8":
+                assert np.array_equal(row["numpy"][1], row["native"][1]), "backends differ"
+            n, c, lt = (row[k][0] for k in ("numpy", "native", "litert"))
+            print(f"| MobileNetV2 224 {kind} | {threads} | {n:.1f} | {c:.1f} | {lt:.1f} | "
+                  f"{n / c:.2f}x | {c / lt:.1f}x |", flush=True)
+    # time per op type, int8, 1 thread, both backends
+    per_type = {}
+    for flag in (False, True):
+        interp = Interpreter(model_path=str(paths["int8"]), native=flag)
+        interp.allocate_tensors()
+        d = interp.get_input_details()[0]
+        interp.set_tensor(d["index"], np.zeros(d["shape"], np.int8))
+        for t in interp.profile(runs=args.runs).top_types():
+            per_type.setdefault(t.op_type, {})[flag] = (t.count, t.seconds * 1e3)
+    print("\n| int8 op type (1 thread) | count | numpy ms | native ms | speedup |")
+    print("|---|---|---|---|---|")
+    for op, v in sorted(per_type.items(), key=lambda kv: -kv[1][False][1]):
+        (count, a), (_, b) = v[False], v[True]
+        print(f"| {op} | {count} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
+
+if __name__ == "__main__":
+    main()
