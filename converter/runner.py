@@ -3,7 +3,7 @@
 
 Calibration, equalization, bias correction (whole models and op by op), selective
 quantization, constant folding, compare / eval and op replay all run models through
-ModelRunner: one execution engine (DESIGN.md), one way to feed it and one way to read it.
+ModelRunner: one execution engine (docs/architecture.md), one way to feed it and one way to read it.
 
 Feeding (``set_input``; ``feed`` for a sample {input name: array}):
   * an array of the input's shape, or of its size (a missing batch dim of 1 is added);
