@@ -163,7 +163,8 @@ def _op_time(result: dict) -> str:
 @click.option("--threads", type=int, default=None,
               help="The Interpreter's num_threads: big convolutions split their output rows "
               "over N threads, with numpy's BLAS single-threaded inside (threadpoolctl). "
-              "Default: the Interpreter's (1: on a shared CPU a second thread costs more than it gains).")
+              "Default: the Interpreter's (1: on a shared CPU a second thread costs more "
+              "than it gains).")
 @click.option("--batch", type=int, default=None,
               help="Resize the inputs' batch (first) dimension to B.")
 @click.option("--runs", type=int, default=20, show_default=True, help="Timed invokes.")
