@@ -126,6 +126,22 @@ def pytest_report_header(config):
 
 
 @pytest.fixture(autouse=True)
+def _cwd_is_restored():
+    """A test that leaves the process in another folder (a tmp_path pytest later deletes)
+    breaks every test after it that resolves a path: it fails here, named, and the folder
+    is restored."""
+    before = os.getcwd()
+    yield
+    try:
+        after = os.getcwd()
+    except OSError:
+        after = None
+    if after != before:
+        os.chdir(before)
+        pytest.fail(f"the test left the working directory at {after!r} (was {before!r})")
+
+
+@pytest.fixture(autouse=True)
 def _written_models_load_in_litert(request, monkeypatch):
     """Every .tflite the converter writes in a test loads in LiteRT (tests/litert_loads.py)."""
     oracle = _import_oracle()
