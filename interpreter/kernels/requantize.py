@@ -283,17 +283,19 @@ class NativeStage:
     wrap: bool
 
     @classmethod
-    def exact(cls, requant, bias, width, zp_out, lo, hi, wrap) -> "NativeStage":
+    def exact(cls, requant, bias, width, zp_out, lo, hi, wrap) -> "NativeStage | None":
         def per_value(values, dtype):
             return np.ascontiguousarray(
                 np.broadcast_to(np.asarray(values, dtype).reshape(-1), (width,)))
 
         if isinstance(requant, Float64Requant):
             kind, mult, shift = NATIVE_FLOAT64, per_value(requant.multiplier, np.float64), None
-        else:
+        elif isinstance(requant, FixedRequant):
             kind = NATIVE_KIND[requant.rounding]
             mult = per_value(requant.multiplier, np.int64)
             shift = per_value(requant.shift, np.int64)
+        else:   # a kernel's own requantization (e.g. transpose_conv's int64 one): numpy
+            return None
         bias = None if bias is None else per_value(bias, np.float64)
         return cls(kind, bias, mult, shift, width, zp_out, lo, hi, wrap)
 
