@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import DTypeError, GraphError
 from .model import Operator, Tensor
+from .names import quoted
 from .model_objects import Sparsity
 
 
@@ -92,3 +94,30 @@ def op_details(op: Operator, tensors: tuple[Tensor, ...]) -> dict[str, Any]:
         "operand_types": types(op.inputs),
         "result_types": types(op.outputs),
     }
+
+
+def dequantized(tensor: Tensor, index: int, value: np.ndarray) -> np.ndarray:
+    """real = scale * (q - zero_point) of an integer tensor's ``value``, per channel along
+    quantized_dimension when it has several scales; computed in double, rounded to float32
+    (LiteRT's DEQUANTIZE). Errors name the tensor."""
+    q = tensor.quantization
+    if value.dtype.kind not in "iu" or q is None or q.scale.size == 0:
+        raise DTypeError(
+            f"tensor {index} {quoted(tensor.name)} is {value.dtype.name} without quantization "
+            "parameters, so it has no real value to dequantize; read it with get_tensor()"
+        )
+    scale = np.asarray(q.scale, np.float64)
+    zero = np.asarray(q.zero_point, np.float64) if q.zero_point.size else np.zeros(1)
+    if scale.size > 1:
+        axis = int(q.quantized_dimension)
+        if not 0 <= axis < value.ndim or value.shape[axis] != scale.size or \
+                zero.size not in (1, scale.size):
+            raise GraphError(
+                f"tensor {index} {quoted(tensor.name)} has {scale.size} scales on quantized "
+                f"dimension {axis}, but its shape is {list(value.shape)}"
+            )
+        shape = [1] * value.ndim
+        shape[axis] = -1
+        scale = scale.reshape(shape)
+        zero = zero.reshape(shape) if zero.size > 1 else zero
+    return (scale * (value.astype(np.float64) - zero)).astype(np.float32)

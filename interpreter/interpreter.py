@@ -41,8 +41,9 @@ import numpy as np
 
 from . import blas, details, support
 from .allocation import Allocation, allocate, check_supported, describe_op
-from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
-from .errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError,
+from .batch_split import BatchSplit
+from .split_plan import plan_split
+from .errors import (DTypeError, GraphError, InterpreterStateError,
                      MemoryLimitError, OptionError, ResizeError, ShapeError, SignatureError,
                      TensorStateError, UnsupportedOpError)
 from .guard import CallGuard, guarded
@@ -53,7 +54,8 @@ from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .program import PrepareOptions, Program, State, check_calls, resource_ids
 from .kernel_set import KernelSet, QuantConfig
-from .litert_compat import OpResolverType, check_delegates, check_num_threads, resolver_kernels
+from .litert_compat import (OpResolverType, check_delegates, check_loop_bound, check_num_threads,
+                            resolver_kernels)
 from . import native as native_backend
 from .kernels.base import Kernel
 from .kernels.custom import custom_kernels_map
@@ -80,56 +82,21 @@ class Interpreter:
                  experimental_preserve_all_tensors: bool = False,
                  max_loop_iterations: int | None = None,
                  native: bool | None = None):
-        """``kernels`` / ``rounding``: which LiteRT integer arithmetic the int8 / uint8
-        kernels reproduce bit for bit -- "default" (LiteRT's default AUTO resolver, with
-        XNNPACK), "reference" (BUILTIN_REF) or "micro" (TensorFlow Lite Micro's reference
-        kernels; allocate_tensors() refuses the uint8 ops TFLM has no kernel for,
-        micro_uint8.py), and the fixed-point rounding ("double",
-        LiteRT's; "single", for TFLITE_SINGLE_ROUNDING builds). See kernel_set.py.
-
-        LiteRT's keywords (litert_compat.py): ``experimental_op_resolver_type`` picks the
-        kernel set when ``kernels`` is not given (AUTO / BUILTIN: "default", BUILTIN_REF and
-        BUILTIN_WITHOUT_DEFAULT_DELEGATES: "reference"); ``experimental_delegates`` may be
-        None or []; ``experimental_preserve_all_tensors`` is ``preserve_all_tensors``.
-
-        ``num_threads``: how many threads an invoke() may use: the big kernels
-        (convolutions) split their output rows over that many threads themselves, on a
-        pool that blocks when idle and never waits for a slice no worker has started
-        (parallel.py). An int >= 1, as LiteRT. None: ``parallel.default_threads()`` (1),
-        the setting that stays
-        fast on a CPU shared with other processes (bench/load.py).
-
-        ``blas_threads``: numpy's BLAS thread count inside invoke(), allocate_tensors()
-        and profile(), set through threadpoolctl and restored afterwards, so numpy code
-        outside them keeps numpy's own setting (blas.py). 1, the default, lets
-        edgelite's pool do all the splitting: OpenBLAS's own threads busy-wait between
-        calls and collapse when other processes need the cores. None: leave BLAS alone.
-        Without threadpoolctl installed BLAS is left alone whatever this says
-        (``blas_limit`` is then None).
-
-        ``split_batch``: with several threads and a batch of N > 1 samples, run the
-        samples in chunks through the whole network, one worker per thread, when the
-        graph keeps samples apart (batch_split.py); False: always run batched.
-
-        ``memory_limit``: bytes allocate_tensors() may take for the arena, folded
-        constants and kernels' work buffers (memory.py); None: 4 GiB, or half the
-        physical memory when that is less. Over it allocate_tensors() refuses, naming
-        the biggest tensors, before allocating.
-
-        ``max_loop_iterations``: how many times one WHILE op may run its body in one
-        invoke() before InvokeStoppedError (None: no bound); ``cancel()`` stops a
-        running invoke() from another thread.
-
-        ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}``, kernels for CUSTOM ops by
-        name, with the builtins' contract (kernels/base.py; the op's option bytes are
-        ``ctx.custom_options``, decoded ``ctx.flexbuffer_options()``), before
-        ``register_custom_kernel`` ones and the built-in ones (kernels/custom). A model
-        that cannot run gets one UnsupportedOpError listing every problem (support.py).
-
-        ``native``: run the native (C) kernels where an op has one -- None: when they
-        are built and ``EDGELITE_NATIVE=0`` is not set; False: numpy only; True: refuse
-        (EdgeliteError) if they are not built. ``backend`` says which runs; integer
-        results are identical either way (native.py)."""
+        """The arguments (each in full in docs/interpreter.md): ``kernels`` / ``rounding``: whose integer arithmetic is reproduced bit for bit --
+        "default" (LiteRT's AUTO resolver, with XNNPACK), "reference" (BUILTIN_REF),
+        "micro" (TFLite Micro) -- and the fixed-point rounding (kernel_set.py).
+        LiteRT's ``experimental_*`` keywords: litert_compat.py (the resolver type picks the
+        kernel set when ``kernels`` is None; delegates: None or [] only).
+        ``num_threads``: an int >= 1 or None (1), edgelite's non-spinning pool
+        (parallel.py); ``blas_threads``: numpy's BLAS threads inside invoke() (blas.py);
+        ``split_batch``: run a batch's samples in chunks over the threads (batch_split.py).
+        ``memory_limit``: bytes allocate_tensors() and invoke() may take (memory.py; None:
+        4 GiB or half the physical memory). ``max_loop_iterations``: a WHILE op's bound per
+        invoke() (InvokeStoppedError; ``cancel()`` from another thread does the same).
+        ``custom_kernels``: ``{"MyOp": Kernel(prepare, eval)}`` for CUSTOM ops by name
+        (kernels/base.py, kernels/custom). ``native``: the C kernels where an op has one
+        (None: when built and EDGELITE_NATIVE is not 0; False: numpy; True: refuse without
+        them); integer results are identical either way (native.py)."""
         if (model_path is None) == (model_content is None):
             raise OptionError("`model_path` or `model_content` must be specified: pass exactly "
                               "one of them")
@@ -162,7 +129,7 @@ class Interpreter:
         self._steps: tuple = ()
         # Resource variables and CALL_ONCE status: for the life of the interpreter.
         self._state = State(resource_ids(self._model),
-                            max_loop_iterations=_loop_bound(max_loop_iterations))
+                            max_loop_iterations=check_loop_bound(max_loop_iterations))
         self._program: Program | None = None
         self._subgraph_observer = None
 
@@ -372,38 +339,10 @@ class Interpreter:
         return alloc
 
     def _plan_split(self, keep_alive: set[int]) -> BatchSplit | None:
-        """The by-sample plan for this allocation, or None (batch_split.py)."""
-        alloc, sg = self._alloc, self._subgraph
-        leading = {s[0] if s else 0 for s in self._input_shapes.values()}
-        batch = leading.pop() if len(leading) == 1 else 0
-        if batch < 2 or unsplittable(sg, alloc.shapes, alloc.arrays, alloc.constants, batch):
-            return None
-
-        def shapes_at(n: int) -> dict:
-            return {t: (n,) + tuple(s[1:]) for t, s in self._input_shapes.items()}
-
-        spare: list[Allocation] = []    # the size probe below, handed to the first worker
-
-        def make(n: int) -> tuple:
-            part = spare.pop() if n == 1 and spare else \
-                allocate(sg, shapes_at(n), False, keep_alive, self._quant, 1,
-                         memory_limit=self._memory_limit, custom_kernels=self._custom_kernels)
-            if not same_shapes(alloc.shapes, part.shapes, alloc.constants, batch, n):
-                raise ShapeError("a tensor does not scale with the batch")
-            return part.steps, part.arrays
-
-        try:
-            spare.append(allocate(sg, shapes_at(1), False, keep_alive, self._quant, 1,
-                                  memory_limit=self._memory_limit,
-                                  custom_kernels=self._custom_kernels))
-            chunk = chunk_size(batch, self._num_threads, spare[0].arena_size)
-            if not chunk:
-                return None
-            outputs = sorted(set(sg.outputs) | (keep_alive - set(sg.inputs)))
-            return BatchSplit(make, list(sg.inputs), outputs, alloc.arrays, batch,
-                              self._num_threads, chunk)
-        except EdgeliteError:
-            return None  # e.g. a constant that only broadcasts against the whole batch
+        """The by-sample plan for this allocation, or None (split_plan.py)."""
+        return plan_split(self._alloc, self._subgraph, self._input_shapes, keep_alive,
+                          self._quant, self._num_threads, self._memory_limit,
+                          self._custom_kernels)
 
     @guarded("resize_tensor_input()")
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
@@ -537,28 +476,7 @@ class Interpreter:
         value = self._read(index, "get_dequantized_tensor()")
         if value.dtype.kind == "f":
             return value.astype(np.float32)
-        tensor = self._subgraph.tensors[index]
-        q = tensor.quantization
-        if value.dtype.kind not in "iu" or q is None or q.scale.size == 0:
-            raise DTypeError(
-                f"tensor {index} {quoted(tensor.name)} is {value.dtype.name} without quantization "
-                "parameters, so it has no real value to dequantize; read it with get_tensor()"
-            )
-        scale = np.asarray(q.scale, np.float64)
-        zero = np.asarray(q.zero_point, np.float64) if q.zero_point.size else np.zeros(1)
-        if scale.size > 1:
-            axis = int(q.quantized_dimension)
-            if not 0 <= axis < value.ndim or value.shape[axis] != scale.size or \
-                    zero.size not in (1, scale.size):
-                raise GraphError(
-                    f"tensor {index} {quoted(tensor.name)} has {scale.size} scales on quantized "
-                    f"dimension {axis}, but its shape is {list(value.shape)}"
-                )
-            shape = [1] * value.ndim
-            shape[axis] = -1
-            scale = scale.reshape(shape)
-            zero = zero.reshape(shape) if zero.size > 1 else zero
-        return (scale * (value.astype(np.float64) - zero)).astype(np.float32)
+        return details.dequantized(self._subgraph.tensors[index], index, value)
 
     def tensor(self, tensor_index: int) -> Callable[[], np.ndarray]:
         """A function returning a live view of the tensor. As in LiteRT, while such an
@@ -679,11 +597,3 @@ class Interpreter:
             )
         return SignatureRunner(self, signatures[signature_key])
 
-
-def _loop_bound(value) -> int | None:
-    """A valid ``max_loop_iterations`` (None or a positive int)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise OptionError(f"max_loop_iterations should be a positive int or None, got {value!r}")
-    return int(value)

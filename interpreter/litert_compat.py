@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from .errors import OptionError
 from .kernel_set import KernelSet
 
@@ -86,3 +88,13 @@ def load_delegate(library, options=None):
     (OptionError, a ValueError, as LiteRT's "Failed to load delegate from ...")."""
     raise OptionError(f"Failed to load delegate from {library!r}: edgelite runs no delegates "
                       "(its own kernels run every op); drop the delegate")
+
+
+def check_loop_bound(value) -> int | None:
+    """A valid ``max_loop_iterations`` (None or a positive int): edgelite's own keyword,
+    checked with LiteRT's argument checks."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise OptionError(f"max_loop_iterations should be a positive int or None, got {value!r}")
+    return int(value)
