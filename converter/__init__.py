@@ -27,6 +27,7 @@ from .lower.fake_quant import quantize_dequantize
 from .micro_ops import Target, check_micro_model, check_micro_options
 from .passes import PASS_NAMES, PassRecord, after_quantization, reset_state, run_passes
 from .quantize import FULL_INTEGER, QuantMode, QuantizeOptions, QuantizeReport, quantize
+from .quantize.options import KEYWORDS as QUANTIZE_KEYWORDS
 from .tf_tensor import const_budget
 
 
@@ -74,7 +75,7 @@ class ConvertOptions:
                 raise EdgeliteError(f"{name} is one of {allowed}, not {value!r}") from None
 
 
-QUANTIZE_FIELDS = {f.name for f in fields(QuantizeOptions)}
+QUANTIZE_FIELDS = set(QUANTIZE_KEYWORDS)
 CONVERT_FIELDS = {f.name for f in fields(ConvertOptions)}
 
 

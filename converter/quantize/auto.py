@@ -54,6 +54,9 @@ from .equalize import channel_maxima, equalize, relu6_layers
 from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
+from .options import QuantizeOptions, TransformOptions
+from .pipeline import CHECK, QUANTIZE, Plan, Step, held_out_check, run
+from .report import QuantizeReport
 from .selective import Fallback
 
 FOLDS = 4               # cross-validation: each sample held out once, in one of 4 folds
@@ -63,7 +66,7 @@ SQUASHING = ("SOFTMAX", "LOGISTIC")   # final ops scored at their input (scoring
 METHODS = (CalibConfig(CalibMethod.MINMAX), CalibConfig(CalibMethod.PERCENTILE, 99.99),
            CalibConfig(CalibMethod.PERCENTILE, 99.9), CalibConfig(CalibMethod.MSE),
            CalibConfig(CalibMethod.ENTROPY))
-TRANSFORMS = ("equalize", "bias_correction", "adaround")  # QuantizeOptions flags
+TRANSFORMS = TransformOptions.NAMES
 TRANSFORM_TIERS = (("equalize", "bias_correction"), ("adaround",))  # by cost, cheapest first
 
 
@@ -180,7 +183,7 @@ def _options_for(options, cand: Candidate, scoring: bool = False):
     quiet = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
                  progress=None, progress_bar=None) if scoring else {}
     return replace(options, calib_method=cand.method, auto=False, force_transforms=True,
-                   int16_ops=options.int16_ops + cand.wide, **flags, **quiet)
+                   int16_ops=options.precision.int16_ops + cand.wide, **flags, **quiet)
 
 
 def _ranges_for(cand: Candidate, calibrated) -> dict:
@@ -242,12 +245,11 @@ class _Scorer:
                                  "outputs" if self.scored == self.outputs else "logits")
 
     def score(self, cand: Candidate) -> Score:
-        from . import quantize
         signal, noise, out_signal, out_noise = 0.0, [], 0.0, 0.0
         for f, (fit, held) in enumerate(self.folds):
             q = copy.deepcopy(self.graph)
-            quantize(q, _options_for(self.options, cand, scoring=True), samples=fit,
-                     ranges_given=_ranges_for(cand, self.calibrated[f]))
+            quantize_with(q, _options_for(self.options, cand, scoring=True), fit,
+                          _ranges_for(cand, self.calibrated[f]))
             outputs = run_all(export_tflite(q), held)
             s, n = _sums(self.reference[f], outputs, self.scored)
             signal += s
@@ -303,7 +305,7 @@ def _last_tensors(graph: Graph, count: int) -> list[str]:
 def most_candidates(graph: Graph, options) -> int | None:
     """How many candidates choose() scores at most (each tier of transforms may end
     early), or None where the 16x8 step makes it depend on the measurements."""
-    if options.fallback is Fallback.INT16:
+    if options.precision.fallback is Fallback.INT16:
         return None
     methods = len(METHODS)
     tensors = len(_last_tensors(graph, LAST_LAYERS))
@@ -329,7 +331,7 @@ def choose(graph: Graph, options, samples: list, update=None) -> AutoReport:
                 break
             left -= chosen.transforms
             best = chosen
-    if options.fallback is Fallback.INT16:                        # 4. 16x8 for the ops
+    if options.precision.fallback is Fallback.INT16:              # 4. 16x8 for the ops
         base = best                                               #    that gain most
         ranked = _ranked_for_16x8(graph, options, samples, base)
         k = 1
@@ -343,7 +345,6 @@ def choose(graph: Graph, options, samples: list, update=None) -> AutoReport:
 def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> list[str]:
     """The candidate ops with a 16x8 kernel, best first: by the calibration samples' SQNR
     (at the outputs) with that op alone run 16x8 on top of ``base``."""
-    from . import quantize
     from .rules import INT16_OPS
     from .selective import candidates
     names = [n for n in candidates(graph, set())
@@ -353,8 +354,8 @@ def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> l
     gains = []
     for name in names:
         q = copy.deepcopy(graph)
-        quantize(q, _options_for(options, replace(base, wide=(name,)), scoring=True),
-                 samples=samples, ranges_given=ranges)
+        quantize_with(q, _options_for(options, replace(base, wide=(name,)), scoring=True),
+                      samples, ranges)
         gains.append((sqnr(reference, run_all(export_tflite(q), samples)), name))
     return [name for _, name in sorted(gains, key=lambda g: -g[0])]
 
@@ -363,8 +364,8 @@ def check_transforms(graph: Graph, options, samples: list, update=None) -> AutoR
     """Explicit --equalize / --bias-correction / --adaround, each measured against leaving
     it out: reverted only when leaving it out wins clearly (choice.judge)."""
     scorer = _Scorer(graph, options, samples, update)
-    asked = frozenset(t for t in TRANSFORMS if getattr(options, t))
-    chosen = scorer.baseline(Candidate(options.calib_method, asked))
+    asked = options.transforms.asked()
+    chosen = scorer.baseline(Candidate(options.calibration.method, asked))
     for transform in sorted(asked):
         without = replace(chosen, transforms=chosen.transforms - {transform})
         if scorer.tier(chosen, [without]) == without:
@@ -374,27 +375,44 @@ def check_transforms(graph: Graph, options, samples: list, update=None) -> AutoR
     return scorer.report
 
 
-def quantize_checked(graph: Graph, options):
+def quantize_with(graph: Graph, options: QuantizeOptions, samples: list,
+                  ranges: dict | None) -> QuantizeReport:
+    """The pipeline's steps on `samples` in memory, with `ranges` measured already (None:
+    calibrate), without a held-out check of its own."""
+    return run(Plan(graph, options, QuantizeReport(options.mode), samples, ranges),
+               (CHECK, *QUANTIZE))
+
+
+def quantize_checked(graph: Graph, options: QuantizeOptions) -> QuantizeReport:
     """quantize() with its choices checked on held-out samples (auto, or explicit
     transforms not forced): choose, then quantize on all the samples with the choice."""
-    from . import quantize
-    if options.calib is None:
+    c = options.calibration
+    if c.data is None:
         raise EdgeliteError("--calib-method auto holds out calibration samples to choose the "
                             "method: give --calib DATA")
-    samples = usable_samples(graph_samples(options.calib, graph, options.calib_preprocess),
-                             options.calib_samples)
-    asked = sum(1 for t in TRANSFORMS if getattr(options, t))
-    total = most_candidates(graph, options) if options.auto else 1 + asked
+    samples = usable_samples(graph_samples(c.data, graph, c.preprocess), c.samples)
+    auto = options.transforms.auto
+    total = most_candidates(graph, options) if auto else 1 + len(options.transforms.asked())
     bar = options.progress_bar or no_progress_bar
-    with bar("auto: candidates" if options.auto else "checking transforms", total) as update:
-        report = (choose if options.auto else check_transforms)(copy.deepcopy(graph),
-                                                                options, samples, update)
+    with bar("auto: candidates" if auto else "checking transforms", total) as update:
+        report = (choose if auto else check_transforms)(copy.deepcopy(graph), options,
+                                                        samples, update)
     chosen = report.chosen
     ranges = None
     if chosen.ranges:  # per-tensor overrides: each method calibrated on all the samples
         ranges = _ranges_for(chosen, _Calibrations(graph, samples))
-    result = quantize(graph, _options_for(options, chosen), samples=samples,
-                      ranges_given=ranges)
+    result = quantize_with(graph, _options_for(options, chosen), samples, ranges)
     result.auto = report
-    (options.log or (lambda line: None))(report.table())
+    options.say(report.table())
     return result
+
+
+def held_out(plan: Plan) -> None:
+    """The pipeline's held-out step: choose, quantize with the choice; done."""
+    report = quantize_checked(plan.graph, plan.options)
+    report.steps[:0] = plan.report.steps
+    plan.report, plan.done = report, True
+
+
+HELD_OUT = Step("held_out", held_out,
+                lambda plan: plan.given_samples is None and held_out_check(plan.options))

@@ -32,7 +32,7 @@ def float_model() -> bytes:
 def int8_model(ruin: str | None = None, factor: float = 1.0) -> bytes:
     """int8 keras_cnn; with `ruin`, that tensor's calibrated range is stretched `factor`
     times (as a bad calibration would), everything else calibrated as usual."""
-    quantize = importlib.import_module("edgelite.converter.quantize")
+    quantize = importlib.import_module("edgelite.converter.quantize.pipeline")
     original = quantize.collect_ranges
 
     def ruined(*args, **kwargs):
