@@ -43,12 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import quant_math as qm
+from .. import native_ops, quant_math as qm
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .fused import clamp_inplace
 from .opdef import OpDef
-from .requantize import QUANTIZED, LutRecord, apply_lut, channel_params, make_lut, qparams
+from .requantize import (QUANTIZED, LutRecord, apply_lut, channel_params, lut_kernel, make_lut,
+                         qparams)
 from .versions import OpSignature, T
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
@@ -126,24 +127,26 @@ def prepare(ctx: OpContext):
         return spec, requantize16(x.dtype, scalar, y.dtype)
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
-        return spec, Chosen(apply_lut, LutRecord(lut))
+        return spec, lut_kernel(ctx, lut)
     xnn = _xnn_cvt_multiplier(xq.scale, out.scale) \
         if x.dtype == y.dtype and _xnn_takes(x) and _xnn_takes(y) else None
     if xnn is not None:
         # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
-        return spec, Chosen(apply_lut, LutRecord(make_lut(
+        return spec, lut_kernel(ctx, make_lut(
             x.dtype, lambda q: (((q - xq.zero_point) * xnn + 128) >> 8) + out.zero_point,
-            y.dtype)))
+            y.dtype))
     # TFLite's optimized Requantize: NEON rounding on whole blocks of 16, scalar tail.
     # (In a single-rounding build the NEON path rounds like the scalar one.)
     if rounding is qm.Rounding.SINGLE:
-        return spec, Chosen(apply_lut, LutRecord(lut))
+        return spec, lut_kernel(ctx, lut)
     vector = make_lut(x.dtype, lambda q: qm.multiply_by_quantized_multiplier_neon(
         q - xq.zero_point, m, shift) + out.zero_point, y.dtype)
     size = 1
     for d in x.shape:
         size *= d
-    return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
+    split = size - size % NEON_BLOCK
+    return spec, (native_ops.lut(ctx, vector, lut, split)  # the same two lookups in C
+                  or Chosen(eval_block_lut, BlockLutRecord(vector, lut, split)))
 
 
 def per_channel_record(ctx: OpContext, x, y) -> QuantizeRecord:

@@ -44,4 +44,33 @@ struct el_depthwise {
 
 void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
                       void *centered);
+
+/* ---- element-wise, table, pool, reduce kernels (elementwise.c, lut.c, pool.c, reduce.c,
+ * quantize.c, softmax.c; Python wrappers in module_ops.c) ---- */
+#define EL_MAX_DIMS 8
+
+/* int8 / uint8 ADD / SUB / MUL over the collapsed broadcast shape (elementwise.c); sa / sb:
+ * strides in values (0: broadcast); computes the flat output values [begin, end). */
+enum el_binary_kind { EL_TABLE = 0, EL_XNN_ADD = 1, EL_XNN_MUL = 2 };
+
+struct el_binary {
+    const uint8_t *a, *b;
+    int ndim;
+    int64_t shape[EL_MAX_DIMS], sa[EL_MAX_DIMS], sb[EL_MAX_DIMS];
+    uint8_t *out;
+    int kind;
+    /* EL_TABLE: out = table[offsets[i] | bits(a) << 8 | bits(b)] */
+    const uint8_t *table;
+    const uint32_t *offsets; /* NULL: one code path */
+    /* EL_XNN_ADD / EL_XNN_MUL */
+    int is_uint8;
+    int32_t za, zb, zo, lo, hi, ma, mb, shift;
+    float scale;
+};
+
+void el_binary(const struct el_binary *p, int64_t begin, int64_t end);
+void el_lut8(const uint8_t *x, const uint8_t *table, uint8_t *out, int64_t begin, int64_t end);
+void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t begin,
+              int64_t end);
+/* ---- end of the element-wise block ---- */
 #endif

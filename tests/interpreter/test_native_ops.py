@@ -1,0 +1,198 @@
+"""The native element-wise kernels (interpreter/native_ops.py, native/elementwise.c,
+native/lut.c, ...) equal the numpy kernels bit for bit: random sweeps of shapes,
+broadcasts, quantization parameters and fused activations, every (input pair / input)
+value once, each kernel set and rounding, one and two threads -- and the native kernel
+is the one that ran (not a numpy fallback)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgelite.interpreter import Interpreter, native_ops
+
+from .quant_oracle import QuantModel, full_range, random_qparams
+from .test_native import needs_native
+
+SETTINGS = [("default", "double"), ("reference", "double"), ("reference", "single"),
+            ("micro", "double")]
+
+
+def _run(model: bytes, feeds, native: bool, **kw):
+    interp = Interpreter(model_content=model, native=native, **kw)
+    interp.allocate_tensors()
+    for d, x in zip(interp.get_input_details(), feeds):
+        interp.set_tensor(d["index"], x)
+    interp.invoke()
+    evals = {step[0] for step in interp._steps}  # the prepared (eval, record, ...) calls
+    return interp.get_tensor(interp.get_output_details()[0]["index"]), evals
+
+
+def assert_backends_equal(model: bytes, feeds, native_eval, settings=SETTINGS,
+                          threads=(1, 2)) -> np.ndarray:
+    """numpy == native in every kernel set / rounding / thread count; the native
+    interpreter ran ``native_eval``. Returns the last output."""
+    for kernels, rounding in settings:
+        for n in threads:
+            kw = dict(kernels=kernels, rounding=rounding, num_threads=n)
+            want, evals_numpy = _run(model, feeds, False, **kw)
+            got, evals_native = _run(model, feeds, True, **kw)
+            assert native_eval in evals_native and native_eval not in evals_numpy
+            np.testing.assert_array_equal(got, want, err_msg=f"{kernels} {rounding} {n}")
+    return want
+
+
+def _random_pair(rng, rank_max=5):
+    """Two broadcast-compatible shapes: same shape, a scalar, a channel vector, or any
+    mix of 1s (the inputs may also have different ranks)."""
+    rank = int(rng.integers(0, rank_max + 1))
+    out = [int(rng.integers(1, 9)) for _ in range(rank)]
+    kind = rng.integers(4)
+    if kind == 0 or rank == 0:
+        return tuple(out), tuple(out)
+    if kind == 1:
+        return tuple(out), ()
+    if kind == 2:
+        return tuple(out), (out[-1],)
+    a = tuple(d if rng.random() < 0.6 else 1 for d in out)
+    b = tuple(d if rng.random() < 0.6 else 1 for d in out)
+    b = b[int(rng.integers(0, len(b) + 1)):]  # maybe a lower rank
+    return (a, b) if rng.random() < 0.5 else (b, a)
+
+
+def binary_model(rng, op, dtype, shape1, shape2, scales, act="NONE"):
+    m = QuantModel()
+    a = m.input("a", shape1, dtype, *scales[0])
+    b = m.input("b", shape2, dtype, *scales[1])
+    y = m.output("y", np.broadcast_shapes(shape1, shape2), dtype, *scales[2])
+    m.op(op, [a, b], [y], version=2, fused_activation_function=act)
+    return m.build(), [full_range(rng, shape1, dtype), full_range(rng, shape2, dtype)]
+
+
+def _binary_scales(rng, op, dtype, seed):
+    scales = [random_qparams(rng, dtype, 0.01, 0.1) for _ in range(3)]
+    if op == "MUL":
+        (s1, _), (s2, _), (_, zo) = scales
+        scales[2] = (float(np.float32(s1 * s2 * rng.uniform(20, 80))), zo)
+    if seed % 5 == 4:  # scale ratios XNNPACK refuses: TFLite's optimized paths (add_paths)
+        s, z = scales[0]
+        scales[0] = (s / 3000.0, z)
+    return scales
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_binary_sweep(seed, op):
+    rng = np.random.default_rng(seed * 7 + len(op))
+    dtype = (np.int8, np.uint8)[seed % 2]
+    shape1, shape2 = _random_pair(rng)
+    act = str(rng.choice(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]))
+    model, feeds = binary_model(rng, op, dtype, shape1, shape2,
+                                _binary_scales(rng, op, dtype, seed), act)
+    settings = SETTINGS if dtype == np.int8 else SETTINGS[:3]  # TFLM: no uint8 ADD / MUL
+    assert_backends_equal(model, feeds, native_ops.eval_binary, settings)
+
+
+@needs_native
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("broadcast", ["same", "row", "column"])
+def test_binary_every_pair(op, dtype, broadcast):
+    """All 65536 input pairs, with power-of-two scale ratios that put many results on
+    rounding ties and saturating ones, broadcast three ways."""
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1).astype(dtype)
+    a, b = np.meshgrid(values, values, indexing="ij")
+    if broadcast == "row":  # (256, 256) with (256,)
+        feeds_shapes = [a, b[0]]
+    elif broadcast == "column":  # (256, 1) with (256, 256)
+        feeds_shapes = [a[:, :1], b]
+    else:
+        feeds_shapes = [a, b]
+    z = 0 if dtype == np.int8 else 128
+    out_scale = 2.0 if op == "MUL" else 0.25
+    rng = np.random.default_rng(0)
+    model, _ = binary_model(rng, op, dtype, feeds_shapes[0].shape, feeds_shapes[1].shape,
+                            [(0.25, z), (0.125, z + 1), (out_scale, z - 1)])
+    out = assert_backends_equal(model, feeds_shapes, native_ops.eval_binary,
+                                SETTINGS[:3], threads=(1,))
+    assert out.min() == info.min and out.max() == info.max  # saturation reached
+
+
+@needs_native
+@pytest.mark.parametrize("op", ["ADD", "MUL"])
+def test_binary_large_split(op):
+    """Outputs large enough to be split over two threads, slices starting inside rows."""
+    rng = np.random.default_rng(3)
+    scales = _binary_scales(rng, op, np.int8, 0)
+    model, feeds = binary_model(rng, op, np.int8, (1, 61, 67, 96), (1, 1, 1, 96), scales)
+    assert_backends_equal(model, feeds, native_ops.eval_binary, SETTINGS[:2], threads=(2, 3))
+
+
+def test_collapse():
+    assert native_ops.collapse((1, 7, 7, 32), (1, 1, 1, 32)) == ((49, 32), (32, 1), (0, 1))
+    assert native_ops.collapse((4, 5), ()) == ((20,), (1,), (0,))
+    assert native_ops.collapse((2, 1, 4), (1, 3, 1)) == ((2, 3, 4), (4, 0, 1), (0, 1, 0))
+    assert native_ops.collapse((), ()) == ((1,), (1,), (1,))
+    assert native_ops.collapse((3, 1), (3, 5)) == ((3, 5), (1, 0), (5, 1))
+
+
+# --------------------------------------------------------------------------- tables
+
+UNARY = [("LOGISTIC", {}, (1 / 256, -128)), ("TANH", {}, (1 / 128, 0)),
+         ("HARD_SWISH", {}, None), ("LEAKY_RELU", {"alpha": 0.2}, None),
+         ("RELU6", {}, None), ("RELU", {}, None), ("ELU", {}, None), ("GELU", {}, None),
+         ("QUANTIZE", {}, None)]
+
+
+def unary_model(op, dtype, shape, in_q, out_q, options, out_dtype=None):
+    m = QuantModel()
+    x = m.input("x", shape, dtype, *in_q)
+    y = m.output("y", shape, out_dtype or dtype, *out_q)
+    m.op(op, [x], [y], **options)
+    return m.build()
+
+
+@needs_native
+@pytest.mark.parametrize("op,options,fixed,dtype", [
+    (*case, dtype) for case in UNARY for dtype in (np.int8, np.uint8)
+    if (case[0], dtype) != ("ELU", np.uint8)])  # ELU: int8 only in LiteRT
+@pytest.mark.parametrize("seed", range(3))
+def test_table_sweep(op, options, fixed, dtype, seed):
+    """Every input value (and a large random tensor split over threads): the C lookup
+    gives the numpy kernel's table entries in every kernel set."""
+    rng = np.random.default_rng(seed)
+    in_q = random_qparams(rng, dtype, 0.02, 0.2)
+    out_q = fixed if fixed is not None else random_qparams(rng, dtype, 0.02, 0.2)
+    if fixed is not None and dtype == np.uint8:
+        out_q = (fixed[0], fixed[1] + 128)
+    out_dtype = dtype
+    if op == "QUANTIZE" and seed == 2:  # int8 <-> uint8 requantization
+        out_dtype = np.uint8 if dtype == np.int8 else np.int8
+        out_q = random_qparams(rng, out_dtype, 0.02, 0.2)
+    shape = (1, 300, 301, 3) if seed == 0 else (256,)
+    x = full_range(rng, shape, dtype)
+    if shape == (256,):
+        x = np.arange(256, dtype=np.uint8).view(dtype)
+    model = unary_model(op, dtype, shape, in_q, out_q, options, out_dtype)
+    settings = SETTINGS if dtype == np.int8 and op != "QUANTIZE" else SETTINGS[:3]
+    if op == "GELU":
+        settings = SETTINGS[:3]
+    assert_backends_equal(model, [x], native_ops.eval_lut, settings,
+                          threads=(1, 2) if seed == 0 else (1,))
+
+
+@needs_native
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_dequantize_table(dtype):
+    """DEQUANTIZE per tensor: float(double(s) * (q - z)) for every q, looked up."""
+    rng = np.random.default_rng(5)
+    x = np.arange(256, dtype=np.uint8).view(dtype)
+    for scale, zp in [random_qparams(rng, dtype), (3.0e-7, 0), (1234.5, 7)]:
+        model = unary_model("DEQUANTIZE", dtype, (256,), (scale, zp), (None, None), {},
+                            np.float32)
+        out = assert_backends_equal(model, [x], native_ops.eval_lut, SETTINGS[:1])
+        assert out.dtype == np.float32
+        q = x.astype(np.float64) - zp
+        np.testing.assert_array_equal(out, (np.float64(np.float32(scale)) * q).astype(np.float32))
