@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -176,3 +177,52 @@ def binary(ctx: OpContext, table: np.ndarray, offsets: np.ndarray | None,
     dims = np.array(shape + sa + sb, np.int64)
     return Chosen(eval_binary, NativeBinary(table, offsets, params, scale, dims,
                                             _ranges(ctx, size)))
+
+
+# --------------------------------------------------------------------------- sums
+
+
+def sum_dims(shape, axes) -> tuple[int, int, int] | None:
+    """(outer, count, inner) viewing ``shape`` as (outer, count, inner) with the reduced
+    ``axes`` in the middle, or None where they are not one block (dimensions of 1 aside)."""
+    big = [i for i, d in enumerate(shape) if d != 1]
+    at = [k for k, i in enumerate(big) if i in axes]
+    if at and at != list(range(at[0], at[-1] + 1)):
+        return None
+    first, stop = (at[0], at[-1] + 1) if at else (len(big), len(big))
+    outer = math.prod(shape[i] for i in big[:first])
+    count = math.prod(shape[i] for i in big[first:stop])
+    return outer, count, math.prod(shape[i] for i in big[stop:])
+
+
+@dataclass(frozen=True, eq=False)
+class NativeSums:
+    """A quantized reduction's int64 sums (native/reduce.c), then its numpy ``finish``."""
+
+    finish: Callable  # finish(record, sums, output)
+    record: object
+    is_uint8: int
+    dims: tuple  # (outer, count, inner)
+    total: np.ndarray  # int64 sums, shaped like np.add.reduce(..., keepdims=...)'s
+
+
+def eval_sums(rec: NativeSums, inputs, outputs) -> None:
+    native_backend.module.sum8(inputs[0], rec.is_uint8, *rec.dims, rec.total)
+    rec.finish(rec.record, rec.total, outputs[0])
+
+
+def sums(ctx: OpContext, axes, finish: Callable, record) -> Chosen | None:
+    """The native sums of input 0 over ``axes`` followed by ``finish``, or None where the
+    backend is off or the axes do not form one block."""
+    x = ctx.input(0)
+    dims = sum_dims(x.shape, axes)
+    if not ctx.quant.native or dims is None or x.dtype.itemsize != 1 or 0 in x.shape:
+        return None
+    total = np.zeros(_reduced_shape(x.shape, axes, record.keep_dims), np.int64)
+    return Chosen(eval_sums, NativeSums(finish, record, int(x.dtype == np.uint8), dims, total))
+
+
+def _reduced_shape(shape, axes, keep_dims: bool) -> tuple[int, ...]:
+    if keep_dims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)

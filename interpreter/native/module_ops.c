@@ -132,7 +132,45 @@ done:
     return result;
 }
 
+/* sum8(x, is_uint8, outer, count, inner, out): out (int64, outer * inner) = sums of the
+ * int8 / uint8 (outer, count, inner) x over count */
+static PyObject *sum8(PyObject *self, PyObject *args)
+{
+    Py_buffer x, out;
+    int is_uint8;
+    long long outer, count, inner;
+    PyObject *result = NULL;
+    int32_t *acc = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iLLLw*", &x, &is_uint8, &outer, &count, &inner, &out))
+        return NULL;
+    if (outer < 1 || count < 1 || inner < 1) {
+        bad("sum8", "outer, count and inner must be >= 1");
+        goto done;
+    }
+    if (!need(&x, outer * count * inner, "sum8", "the input")
+        || !need(&out, 8 * outer * inner, "sum8", "the sums"))
+        goto done;
+    acc = PyMem_RawMalloc(sizeof(int32_t) * (size_t)inner);
+    if (!acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    el_sum8(x.buf, is_uint8, outer, count, inner, acc, out.buf);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_RawFree(acc);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 PyMethodDef el_ops_methods[] = {
+    {"sum8", sum8, METH_VARARGS,
+     "sum8(x, is_uint8, outer, count, inner, out): int64 sums of an int8 / uint8 "
+     "(outer, count, inner) array over count"},
     {"binary", binary, METH_VARARGS,
      "binary(a, b, table, offsets, params, scale, out, dims, begin, end): int8 / uint8 "
      "ADD / SUB / MUL by table or XNNPACK formula over broadcast output values [begin, end)"},

@@ -72,5 +72,9 @@ void el_binary(const struct el_binary *p, int64_t begin, int64_t end);
 void el_lut8(const uint8_t *x, const uint8_t *table, uint8_t *out, int64_t begin, int64_t end);
 void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t begin,
               int64_t end);
+/* sums of an int8 / uint8 (outer, count, inner) array over count, into int64 (reduce.c);
+ * acc: inner int32 of scratch */
+void el_sum8(const void *x, int is_uint8, int64_t outer, int64_t count, int64_t inner,
+             int32_t *acc, int64_t *out);
 /* ---- end of the element-wise block ---- */
 #endif

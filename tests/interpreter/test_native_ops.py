@@ -196,3 +196,63 @@ def test_dequantize_table(dtype):
         assert out.dtype == np.float32
         q = x.astype(np.float64) - zp
         np.testing.assert_array_equal(out, (np.float64(np.float32(scale)) * q).astype(np.float32))
+
+
+# --------------------------------------------------------------------------- MEAN / SUM
+
+
+def reduce_model(op, dtype, shape, axes, keep_dims, in_q, out_q):
+    m = QuantModel()
+    x = m.input("x", shape, dtype, *in_q)
+    axis = m.const("axis", np.asarray(axes, np.int32), np.int32)
+    kept = [1 if i in axes else d for i, d in enumerate(shape)] if keep_dims else \
+        [d for i, d in enumerate(shape) if i not in axes]
+    y = m.output("y", kept, dtype, *out_q)
+    m.op(op, [x, axis], [y], keep_dims=keep_dims)
+    return m.build()
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("op", ["MEAN", "SUM"])
+def test_sums_sweep(seed, op):
+    """Random shapes and blocks of axes (NHWC's spatial mean among them), both types,
+    keep_dims or not: the C sums give the numpy kernel's outputs."""
+    rng = np.random.default_rng(seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    rank = int(rng.integers(1, 5))
+    shape = tuple(int(rng.integers(1, 12)) for _ in range(rank))
+    first = int(rng.integers(0, rank))
+    axes = list(range(first, int(rng.integers(first + 1, rank + 1))))
+    if seed % 4 == 0 and rank == 4:
+        shape, axes = (int(rng.integers(1, 3)), 17, 19, 40), [1, 2]  # GAP
+    in_q = random_qparams(rng, dtype, 0.01, 0.1)
+    out_q = random_qparams(rng, dtype, 0.01, 0.1) if op == "MEAN" else \
+        (in_q[0] * float(np.prod([shape[a] for a in axes])) / 3.0, in_q[1])
+    x = full_range(rng, shape, dtype)
+    x.reshape(-1)[:3] = np.iinfo(dtype).max  # saturating sums
+    model = reduce_model(op, dtype, shape, axes, bool(seed % 3), in_q, out_q)
+    settings = SETTINGS if dtype == np.int8 or op == "MEAN" else SETTINGS[:3]
+    if op == "SUM" and dtype == np.int8:  # LiteRT's reference SUM reads int8 as uint8
+        settings = [s for s in settings if s[0] != "reference"]
+    if dtype == np.uint8:
+        settings = [s for s in settings if s[0] != "micro"]
+    assert_backends_equal(model, [x], native_ops.eval_sums, settings, threads=(1,))
+
+
+@needs_native
+def test_sums_axes_not_one_block_stay_numpy():
+    model = reduce_model("MEAN", np.int8, (2, 3, 4), [0, 2], True, (0.1, 3), (0.05, -2))
+    x = full_range(np.random.default_rng(1), (2, 3, 4), np.int8)
+    want, _ = _run(model, [x], False)
+    got, evals = _run(model, [x], True)
+    assert native_ops.eval_sums not in evals
+    np.testing.assert_array_equal(got, want)
+
+
+def test_sum_dims():
+    assert native_ops.sum_dims((1, 7, 7, 32), (1, 2)) == (1, 49, 32)
+    assert native_ops.sum_dims((2, 3, 4), (2,)) == (6, 4, 1)
+    assert native_ops.sum_dims((2, 1, 4), (0, 2)) == (1, 8, 1)
+    assert native_ops.sum_dims((2, 3, 4), (0, 2)) is None
+    assert native_ops.sum_dims((5, 1), (1,)) == (5, 1, 1)
