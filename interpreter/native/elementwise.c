@@ -91,28 +91,24 @@ static inline void row_direct(const struct el_binary *restrict p, const uint8_t 
 
 EL_ROW_FORMULA(row_formula_base, )
 
-/* On x86-64 an AVX2 build of the same loops (sign extension, 32-bit multiplies and
- * 8-wide float lanes in one instruction each), chosen at run time: the wheel stays
- * baseline x86-64. The arithmetic is the same IEEE / integer arithmetic (no FMA:
- * -std=c11 does not contract), so the results are too. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-EL_ROW_FORMULA(row_formula_avx2, __attribute__((target("avx2"))))
+#ifdef EL_X86_AVX2
+EL_ROW_FORMULA(row_formula_avx2, EL_TARGET_AVX2)
 
-static int have_avx2(void)
+int el_have_avx2(void)
 {
     static int known = -1; /* a benign race: every thread computes the same value */
     if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
     return known;
 }
 #else
-static int have_avx2(void) { return 0; }
+int el_have_avx2(void) { return 0; }
 #define row_formula_avx2 row_formula_base
 #endif
 
 static void row_formula(const struct el_binary *p, const uint8_t *a, int64_t sa,
                         const uint8_t *b, int64_t sb, uint8_t *out, int64_t n)
 {
-    if (have_avx2()) row_formula_avx2(p, a, sa, b, sb, out, n);
+    if (el_have_avx2()) row_formula_avx2(p, a, sa, b, sb, out, n);
     else row_formula_base(p, a, sa, b, sb, out, n);
 }
 

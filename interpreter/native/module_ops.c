@@ -167,7 +167,50 @@ done:
     return result;
 }
 
+/* avg_pool(x, out, (is_uint8, work_f64), (n, h, w, c), (kh, kw, sh, sw, pad_t, pad_l,
+ * oh, ow), lo, hi, row_begin, row_end) */
+static PyObject *avg_pool(PyObject *self, PyObject *args)
+{
+    Py_buffer x, out;
+    struct el_pool p;
+    long long n, h, w, c, kh, kw, sh, sw, pt, pl, oh, ow, r0, r1;
+    PyObject *result = NULL;
+    int32_t *acc = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*(ii)(LLLL)(LLLLLLLL)iiLL", &x, &out, &p.is_uint8,
+                          &p.work_f64, &n, &h, &w, &c, &kh, &kw, &sh, &sw, &pt,
+                          &pl, &oh, &ow, &p.lo, &p.hi, &r0, &r1))
+        return NULL;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1 || oh < 1
+        || ow < 1 || pt < 0 || pl < 0 || r0 < 0 || r1 > n * oh || r0 > r1) {
+        bad("avg_pool", "bad geometry");
+        goto done;
+    }
+    if (!need(&x, n * h * w * c, "avg_pool", "the input")
+        || !need(&out, n * oh * ow * c, "avg_pool", "the output"))
+        goto done;
+    acc = PyMem_RawMalloc(sizeof(int32_t) * (size_t)c);
+    if (!acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    p.x = x.buf; p.out = out.buf; p.n = n; p.h = h; p.w = w; p.c = c; p.kh = kh; p.kw = kw;
+    p.sh = sh; p.sw = sw; p.pad_t = pt; p.pad_l = pl; p.oh = oh; p.ow = ow;
+    Py_BEGIN_ALLOW_THREADS
+    el_pool(&p, r0, r1, acc);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_RawFree(acc);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 PyMethodDef el_ops_methods[] = {
+    {"avg_pool", avg_pool, METH_VARARGS,
+     "avg_pool(x, out, (is_uint8, work_f64), (n, h, w, c), (kh, kw, sh, sw, pad_t, pad_l, "
+     "oh, ow), lo, hi, row_begin, row_end): int8 / uint8 average pool rows"},
     {"sum8", sum8, METH_VARARGS,
      "sum8(x, is_uint8, outer, count, inner, out): int64 sums of an int8 / uint8 "
      "(outer, count, inner) array over count"},

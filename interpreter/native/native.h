@@ -49,6 +49,15 @@ void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t r
  * quantize.c, softmax.c; Python wrappers in module_ops.c) ---- */
 #define EL_MAX_DIMS 8
 
+/* On x86-64 (GCC / clang) some loops are built twice, for baseline x86-64 and for AVX2
+ * (EL_TARGET_AVX2), and el_have_avx2() picks one at run time: the wheel stays baseline.
+ * Both builds do the same IEEE / integer arithmetic (no FMA: -std=c11 does not contract). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EL_X86_AVX2 1
+#define EL_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+int el_have_avx2(void);
+
 /* int8 / uint8 ADD / SUB / MUL over the collapsed broadcast shape (elementwise.c); sa / sb:
  * strides in values (0: broadcast); computes the flat output values [begin, end). */
 enum el_binary_kind { EL_TABLE = 0, EL_XNN_ADD = 1, EL_XNN_MUL = 2 };
@@ -76,5 +85,16 @@ void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t be
  * acc: inner int32 of scratch */
 void el_sum8(const void *x, int is_uint8, int64_t outer, int64_t count, int64_t inner,
              int32_t *acc, int64_t *out);
+/* int8 / uint8 AVERAGE_POOL_2D (pool.c); rows are (n, out_y) pairs; acc: c int32 of
+ * scratch */
+struct el_pool {
+    const void *x;
+    void *out;
+    int is_uint8, work_f64;
+    int64_t n, h, w, c, kh, kw, sh, sw, pad_t, pad_l, oh, ow;
+    int32_t lo, hi;
+};
+
+void el_pool(const struct el_pool *p, int64_t row_begin, int64_t row_end, int32_t *acc);
 /* ---- end of the element-wise block ---- */
 #endif

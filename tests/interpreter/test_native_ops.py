@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter, native_ops
+from edgelite.interpreter.kernels.pooling import eval_native_average
 
 from .quant_oracle import QuantModel, full_range, random_qparams
 from .test_native import needs_native
@@ -256,3 +257,33 @@ def test_sum_dims():
     assert native_ops.sum_dims((2, 1, 4), (0, 2)) == (1, 8, 1)
     assert native_ops.sum_dims((2, 3, 4), (0, 2)) is None
     assert native_ops.sum_dims((5, 1), (1,)) == (5, 1, 1)
+
+
+# --------------------------------------------------------------------------- pools
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(24))
+def test_average_pool_sweep(seed):
+    """Random geometry (filters, strides, SAME / VALID), both types, fused activations:
+    the C average pool gives the numpy kernel's outputs (rounding ties included)."""
+    op = "AVERAGE_POOL_2D"
+    rng = np.random.default_rng(seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    shape = (int(rng.integers(1, 3)), int(rng.integers(kh, 24)), int(rng.integers(kw, 24)),
+             int(rng.integers(1, 40)))
+    if seed == 0:  # large: split over the threads
+        shape, kh, kw = (1, 147, 147, 64), 3, 3
+    padding = str(rng.choice(["SAME", "VALID"]))
+    stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    q = random_qparams(rng, dtype, 0.01, 0.1)
+    act = str(rng.choice(["NONE", "RELU", "RELU6"]))
+    m = QuantModel()
+    x = m.input("x", shape, dtype, *q)
+    y = m.output("y", shape, dtype, *q)  # the interpreters compute the output shape
+    m.op(op, [x], [y], version=2, padding=padding, stride_h=stride[0], stride_w=stride[1],
+         filter_height=kh, filter_width=kw, fused_activation_function=act)
+    settings = SETTINGS if dtype == np.int8 else SETTINGS[:3]
+    assert_backends_equal(m.build(), [full_range(rng, shape, dtype)], eval_native_average,
+                          settings, threads=(1, 2) if seed < 4 else (1,))
