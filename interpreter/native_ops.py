@@ -226,3 +226,40 @@ def _reduced_shape(shape, axes, keep_dims: bool) -> tuple[int, ...]:
     if keep_dims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+# --------------------------------------------------------------------------- QUANTIZE
+
+Q_XNN, Q_REFERENCE, Q_OPTIMIZED = 0, 1, 2  # native.h el_quantize_mode
+_Q_TYPES = {np.dtype(np.int8): 0, np.dtype(np.uint8): 1, np.dtype(np.int16): 2}
+
+
+@dataclass(frozen=True, eq=False)
+class NativeQuantize:
+    """float32 -> q per tensor (native/quantize.c) by one of quantize.py's formulas."""
+
+    kinds: tuple  # (mode, output type)
+    scale: float  # a float32 value: 1 / s (XNN), s (REFERENCE), float32(1 / double(s))
+    scale64: float  # OPTIMIZED: double(s)
+    split: int  # OPTIMIZED: values before it take the vector loop's formula
+    bounds: tuple  # (zp, lo, hi)
+    ranges: tuple  # [begin, end) value ranges, one per slice
+
+
+def eval_quantize(rec: NativeQuantize, inputs, outputs) -> None:
+    _run(rec.ranges, native_backend.module.quantize, inputs[0], outputs[0], rec.kinds,
+         rec.scale, rec.scale64, rec.split, rec.bounds)
+
+
+def quantize(ctx: OpContext, mode: int, scale, bounds: tuple, scale64: float = 0.0,
+             split: int = 0) -> Chosen | None:
+    """The native QUANTIZE of input 0 (float32) into output 0, or None where the
+    backend is off."""
+    x, y = ctx.input(0), ctx.outputs[0]
+    size = math.prod(x.shape)
+    if not ctx.quant.native or size == 0 or x.dtype != np.float32 \
+            or y.dtype not in _Q_TYPES:
+        return None
+    return Chosen(eval_quantize, NativeQuantize(
+        (mode, _Q_TYPES[y.dtype]), float(np.float32(scale)), float(scale64), int(split),
+        tuple(int(v) for v in bounds), _ranges(ctx, size)))

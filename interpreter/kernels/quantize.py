@@ -107,14 +107,19 @@ def prepare(ctx: OpContext):
     out = qparams(ctx, y, "output")
     if x.dtype == np.float32:
         bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
+        native = (out.zero_point, int(info.min), int(info.max))  # native_ops' bounds
         if ctx.quant.reference:
-            return spec, Chosen(eval_reference, QuantizeRecord(
-                scale=np.float32(out.scale), **bounds))
+            return spec, native_ops.quantize(ctx, native_ops.Q_REFERENCE, out.scale, native) \
+                or Chosen(eval_reference, QuantizeRecord(scale=np.float32(out.scale), **bounds))
         if y.dtype == np.int16 or not _xnn_takes(y):  # TFLite's optimized kernel
-            return spec, Chosen(eval_optimized, optimized_record(x, out, bounds))
-        return spec, Chosen(eval_xnn, XnnQuantizeRecord(
-            scale=np.float32(1.0) / np.float32(out.scale),
-            work=temporary(ctx, x.shape, np.float32), **bounds))
+            rec = optimized_record(x, out, bounds)
+            return spec, native_ops.quantize(ctx, native_ops.Q_OPTIMIZED, rec.inverse, native,
+                                             rec.scale, rec.split) \
+                or Chosen(eval_optimized, rec)
+        scale = np.float32(1.0) / np.float32(out.scale)
+        return spec, native_ops.quantize(ctx, native_ops.Q_XNN, scale, native) or Chosen(
+            eval_xnn, XnnQuantizeRecord(scale=scale, work=temporary(ctx, x.shape, np.float32),
+                                        **bounds))
     xq = qparams(ctx, x, "input")
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     rounding = ctx.quant.rounding

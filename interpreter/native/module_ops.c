@@ -207,7 +207,44 @@ done:
     return result;
 }
 
+/* quantize(x, out, (mode, out_type), scale, scale64, split, (zp, lo, hi), begin, end) */
+static PyObject *quantize(PyObject *self, PyObject *args)
+{
+    Py_buffer x, out;
+    struct el_quantize p;
+    double scale;
+    long long split, begin, end;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*(ii)ddL(iii)LL", &x, &out, &p.mode, &p.out_type, &scale,
+                          &p.scale64, &split, &p.zp, &p.lo, &p.hi, &begin, &end))
+        return NULL;
+    if (p.mode < EL_Q_XNN || p.mode > EL_Q_OPTIMIZED || p.out_type < EL_Q_INT8
+        || p.out_type > EL_Q_INT16 || begin < 0 || begin > end || split < 0) {
+        bad("quantize", "bad mode, type or range");
+        goto done;
+    }
+    if (!need(&x, 4 * end, "quantize", "the input")
+        || !need(&out, end * (p.out_type == EL_Q_INT16 ? 2 : 1), "quantize", "the output"))
+        goto done;
+    p.x = x.buf;
+    p.out = out.buf;
+    p.scale = (float)scale;
+    p.split = split;
+    Py_BEGIN_ALLOW_THREADS
+    el_quantize(&p, begin, end);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 PyMethodDef el_ops_methods[] = {
+    {"quantize", quantize, METH_VARARGS,
+     "quantize(x, out, (mode, out_type), scale, scale64, split, (zp, lo, hi), begin, end): "
+     "float32 -> int8 / uint8 / int16 values [begin, end)"},
     {"avg_pool", avg_pool, METH_VARARGS,
      "avg_pool(x, out, (is_uint8, work_f64), (n, h, w, c), (kh, kw, sh, sw, pad_t, pad_l, "
      "oh, ow), lo, hi, row_begin, row_end): int8 / uint8 average pool rows"},

@@ -96,5 +96,20 @@ struct el_pool {
 };
 
 void el_pool(const struct el_pool *p, int64_t row_begin, int64_t row_end, int32_t *acc);
+/* QUANTIZE float32 -> int8 / uint8 / int16, per tensor (quantize.c) */
+enum el_quantize_mode { EL_Q_XNN = 0, EL_Q_REFERENCE = 1, EL_Q_OPTIMIZED = 2 };
+enum el_quantize_type { EL_Q_INT8 = 0, EL_Q_UINT8 = 1, EL_Q_INT16 = 2 };
+
+struct el_quantize {
+    const float *x;
+    void *out;
+    int mode, out_type;
+    float scale;    /* XNN: float32(1 / s); REFERENCE: s; OPTIMIZED: float32(1 / double(s)) */
+    double scale64; /* OPTIMIZED: double(s), the scalar tail's divisor */
+    int64_t split;  /* OPTIMIZED: values [0, split) take the vector loop's formula */
+    int32_t zp, lo, hi;
+};
+
+void el_quantize(const struct el_quantize *p, int64_t begin, int64_t end);
 /* ---- end of the element-wise block ---- */
 #endif

@@ -287,3 +287,42 @@ def test_average_pool_sweep(seed):
     settings = SETTINGS if dtype == np.int8 else SETTINGS[:3]
     assert_backends_equal(m.build(), [full_range(rng, shape, dtype)], eval_native_average,
                           settings, threads=(1, 2) if seed < 4 else (1,))
+
+
+# --------------------------------------------------------------------------- QUANTIZE
+
+
+def _float_inputs(rng, shape, scale):
+    """Normal values, exact ties (k + 1/2) * s, values a hair from them, huge values,
+    inf and NaN."""
+    x = (rng.standard_normal(shape) * 60 * scale).astype(np.float32).reshape(-1)
+    k = rng.integers(-200, 200, x.size // 4)
+    x[:k.size] = ((k + 0.5) * np.float64(np.float32(scale))).astype(np.float32)
+    x[k.size:2 * k.size] = np.nextafter(x[:k.size], np.float32(0))
+    x[-8:] = [np.inf, -np.inf, np.nan, 3e38, -3e38, 0.49999997 * scale, -0.5 * scale, 0]
+    return x.reshape(shape)
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int16])
+def test_quantize_float_sweep(seed, out_dtype):
+    """float32 -> q by XNNPACK's convert, TFLite's reference and optimized (NEON block +
+    scalar tail) kernels: the C conversion gives the numpy kernel's values, NaN, inf,
+    out-of-range values and rounding ties included."""
+    rng = np.random.default_rng(seed)
+    shape = (1, 301, 299, 3) if seed == 0 else (int(rng.integers(1, 40)), 13)
+    scale, zp = random_qparams(rng, out_dtype, 0.001, 0.1)
+    if out_dtype == np.int16:
+        zp = 0
+    m = QuantModel()
+    x = m.input("x", shape, np.float32)
+    # quantized_dimension 1: XNNPACK refuses the tensor, TFLite's optimized kernel runs
+    y = m.b.tensor("y", shape, out_dtype, scale=scale, zero_point=zp,
+                   quantized_dimension=seed % 2)
+    m.outputs.append(y)
+    m.op("QUANTIZE", [x], [y])
+    settings = SETTINGS if out_dtype == np.int8 else SETTINGS[:3]
+    assert_backends_equal(m.build(), [_float_inputs(rng, shape, scale)],
+                          native_ops.eval_quantize, settings,
+                          threads=(1, 2) if seed == 0 else (1,))
