@@ -241,7 +241,53 @@ done:
     return result;
 }
 
+/* softmax(x, out, is_uint8, depth, table, out_scale, qmin, row_begin, row_end) */
+static PyObject *softmax(PyObject *self, PyObject *args)
+{
+    Py_buffer x, out, table;
+    struct el_softmax p;
+    long long depth, r0, r1;
+    double out_scale;
+    PyObject *result = NULL;
+    float *exps = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*iLy*diLL", &x, &out, &p.is_uint8, &depth, &table,
+                          &out_scale, &p.qmin, &r0, &r1))
+        return NULL;
+    if (depth < 1 || r0 < 0 || r0 > r1) {
+        bad("softmax", "bad depth or rows");
+        goto done;
+    }
+    if (!need(&x, r1 * depth, "softmax", "the input")
+        || !need(&out, r1 * depth, "softmax", "the output")
+        || !need(&table, 256 * 4, "softmax", "the table"))
+        goto done;
+    exps = PyMem_RawMalloc(sizeof(float) * (size_t)depth);
+    if (!exps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    p.x = x.buf;
+    p.out = out.buf;
+    p.depth = depth;
+    p.table = table.buf;
+    p.out_scale = (float)out_scale;
+    Py_BEGIN_ALLOW_THREADS
+    el_softmax(&p, r0, r1, exps);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_RawFree(exps);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&table);
+    return result;
+}
+
 PyMethodDef el_ops_methods[] = {
+    {"softmax", softmax, METH_VARARGS,
+     "softmax(x, out, is_uint8, depth, table, out_scale, qmin, row_begin, row_end): int8 / "
+     "uint8 softmax rows by TFLite's optimized float-table kernel"},
     {"quantize", quantize, METH_VARARGS,
      "quantize(x, out, (mode, out_type), scale, scale64, split, (zp, lo, hi), begin, end): "
      "float32 -> int8 / uint8 / int16 values [begin, end)"},

@@ -111,5 +111,18 @@ struct el_quantize {
 };
 
 void el_quantize(const struct el_quantize *p, int64_t begin, int64_t end);
+/* int8 / uint8 SOFTMAX, TFLite's optimized (float table) kernel (softmax.c); exps: depth
+ * floats of scratch */
+struct el_softmax {
+    const void *x;
+    void *out;
+    int is_uint8;
+    int64_t depth;
+    const float *table; /* 256 entries: table[255 - v] = expf(-s * beta * v) */
+    float out_scale;
+    int32_t qmin;
+};
+
+void el_softmax(const struct el_softmax *p, int64_t row_begin, int64_t row_end, float *exps);
 /* ---- end of the element-wise block ---- */
 #endif

@@ -326,3 +326,31 @@ def test_quantize_float_sweep(seed, out_dtype):
     assert_backends_equal(m.build(), [_float_inputs(rng, shape, scale)],
                           native_ops.eval_quantize, settings,
                           threads=(1, 2) if seed == 0 else (1,))
+
+
+# --------------------------------------------------------------------------- SOFTMAX
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(10))
+def test_softmax_table_sweep(seed):
+    """TFLite's optimized (float table) int8 / uint8 softmax -- the default kernel set's:
+    random rows, depths, betas and input scales, a row of equal values (ties)."""
+    from edgelite.interpreter.kernels.softmax import eval_native_table
+
+    rng = np.random.default_rng(seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    shape = (int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 300)))
+    if seed == 0:
+        shape = (64, 64, 96)  # split over the threads
+    qmin = int(np.iinfo(dtype).min)
+    m = QuantModel()
+    x = m.input("x", shape, dtype, float(np.float32(rng.uniform(0.01, 0.5))),
+                int(rng.integers(qmin, qmin + 256)))
+    y = m.output("y", shape, dtype, 1 / 256, qmin)
+    m.op("SOFTMAX", [x], [y], beta=float(rng.uniform(0.3, 2.0)))
+    feeds = full_range(rng, shape, dtype)
+    feeds[0, 0, :] = feeds[0, 0, 0]  # a row of equal values
+    out = assert_backends_equal(m.build(), [feeds], eval_native_table,
+                                [("default", "double")])
+    assert len(np.unique(out)) > 1
