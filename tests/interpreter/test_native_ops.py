@@ -6,6 +6,8 @@ is the one that ran (not a numpy fallback)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -354,3 +356,31 @@ def test_softmax_table_sweep(seed):
     out = assert_backends_equal(m.build(), [feeds], eval_native_table,
                                 [("default", "double")])
     assert len(np.unique(out)) > 1
+
+
+# --------------------------------------------------------------------------- a whole model
+
+NET = Path(__file__).resolve().parents[2] / "models" / "native_ops_net.tf_int8.tflite"
+
+
+@needs_native
+@pytest.mark.parametrize("kernels,rounding", SETTINGS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_model_identical_on_both_backends(kernels, rounding, threads):
+    """TF's int8 file of a small net with every op the native element-wise kernels take
+    (models/builders/native_ops_net.py): both backends give the same bytes, the native
+    one runs those kernels, and both equal LiteRT's outputs (LiteRT's two kernel sets)."""
+    from .quant_oracle import run_litert
+
+    model = NET.read_bytes()
+    x = np.random.default_rng(11).uniform(-1, 1, (4, 1, 32, 32, 3)).astype(np.float32)
+    expected = {native_ops.eval_binary, native_ops.eval_lut, native_ops.eval_sums,
+                native_ops.eval_quantize, eval_native_average}
+    for sample in x:
+        kw = dict(kernels=kernels, rounding=rounding, num_threads=threads)
+        want, _ = _run(model, [sample], False, **kw)
+        got, evals = _run(model, [sample], True, **kw)
+        assert expected <= evals
+        np.testing.assert_array_equal(got, want)
+        if kernels != "micro" and rounding == "double":
+            np.testing.assert_array_equal(got, run_litert(model, [sample], kernels)[0])
