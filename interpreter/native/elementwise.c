@@ -91,6 +91,8 @@ static inline void row_direct(const struct el_binary *restrict p, const uint8_t 
 
 EL_ROW_FORMULA(row_formula_base, )
 
+static int avx2_allowed = 1; /* el_allow_avx2(0): the baseline loops (tests) */
+
 #ifdef EL_X86_AVX2
 EL_ROW_FORMULA(row_formula_avx2, EL_TARGET_AVX2)
 
@@ -98,12 +100,19 @@ int el_have_avx2(void)
 {
     static int known = -1; /* a benign race: every thread computes the same value */
     if (known < 0) known = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return known;
+    return known && avx2_allowed;
 }
 #else
 int el_have_avx2(void) { return 0; }
 #define row_formula_avx2 row_formula_base
 #endif
+
+int el_allow_avx2(int allow)
+{
+    const int before = avx2_allowed;
+    avx2_allowed = allow != 0;
+    return before;
+}
 
 static void row_formula(const struct el_binary *p, const uint8_t *a, int64_t sa,
                         const uint8_t *b, int64_t sb, uint8_t *out, int64_t n)

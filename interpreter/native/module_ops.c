@@ -284,7 +284,26 @@ done:
     return result;
 }
 
+static PyObject *allow_avx2(PyObject *self, PyObject *args)
+{
+    int allow;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "p", &allow)) return NULL;
+    return PyBool_FromLong(el_allow_avx2(allow));
+}
+
+static PyObject *has_avx2(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyBool_FromLong(el_have_avx2());
+}
+
 PyMethodDef el_ops_methods[] = {
+    {"allow_avx2", allow_avx2, METH_VARARGS,
+     "allow_avx2(flag) -> previous: False makes the kernels built twice run their "
+     "baseline x86-64 build (tests of that build on an AVX2 machine)"},
+    {"has_avx2", has_avx2, METH_NOARGS, "has_avx2(): the AVX2 builds run"},
     {"softmax", softmax, METH_VARARGS,
      "softmax(x, out, is_uint8, depth, table, out_scale, qmin, row_begin, row_end): int8 / "
      "uint8 softmax rows by TFLite's optimized float-table kernel"},

@@ -57,6 +57,7 @@ void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t r
 #define EL_TARGET_AVX2 __attribute__((target("avx2")))
 #endif
 int el_have_avx2(void);
+int el_allow_avx2(int allow); /* 0: the baseline builds only (tests); returns the old value */
 
 /* int8 / uint8 ADD / SUB / MUL over the collapsed broadcast shape (elementwise.c); sa / sb:
  * strides in values (0: broadcast); computes the flat output values [begin, end). */

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgelite.interpreter import Interpreter, native_ops
+from edgelite.interpreter import Interpreter, native, native_ops
 from edgelite.interpreter.kernels.pooling import eval_native_average
 
 from .quant_oracle import QuantModel, full_range, random_qparams
@@ -21,8 +21,22 @@ SETTINGS = [("default", "double"), ("reference", "double"), ("reference", "singl
             ("micro", "double")]
 
 
-def _run(model: bytes, feeds, native: bool, **kw):
-    interp = Interpreter(model_content=model, native=native, **kw)
+@pytest.fixture(params=[True, False], ids=["avx2", "baseline"])
+def isa(request):
+    """Run the kernels built twice (elementwise.c, pool.c) in their AVX2 build, where
+    the CPU has one, and in their baseline x86-64 build."""
+    if native.module is None:
+        yield request.param
+        return
+    before = native.module.allow_avx2(request.param)
+    try:
+        yield request.param
+    finally:
+        native.module.allow_avx2(before)
+
+
+def _run(model: bytes, feeds, use_native: bool, **kw):
+    interp = Interpreter(model_content=model, native=use_native, **kw)
     interp.allocate_tensors()
     for d, x in zip(interp.get_input_details(), feeds):
         interp.set_tensor(d["index"], x)
@@ -86,7 +100,7 @@ def _binary_scales(rng, op, dtype, seed):
 @needs_native
 @pytest.mark.parametrize("seed", range(16))
 @pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
-def test_binary_sweep(seed, op):
+def test_binary_sweep(seed, op, isa):
     rng = np.random.default_rng(seed * 7 + len(op))
     dtype = (np.int8, np.uint8)[seed % 2]
     shape1, shape2 = _random_pair(rng)
@@ -101,7 +115,7 @@ def test_binary_sweep(seed, op):
 @pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 @pytest.mark.parametrize("broadcast", ["same", "row", "column"])
-def test_binary_every_pair(op, dtype, broadcast):
+def test_binary_every_pair(op, dtype, broadcast, isa):
     """All 65536 input pairs, with power-of-two scale ratios that put many results on
     rounding ties and saturating ones, broadcast three ways."""
     info = np.iinfo(dtype)
@@ -125,7 +139,7 @@ def test_binary_every_pair(op, dtype, broadcast):
 
 @needs_native
 @pytest.mark.parametrize("op", ["ADD", "MUL"])
-def test_binary_large_split(op):
+def test_binary_large_split(op, isa):
     """Outputs large enough to be split over two threads, slices starting inside rows."""
     rng = np.random.default_rng(3)
     scales = _binary_scales(rng, op, np.int8, 0)
@@ -266,7 +280,7 @@ def test_sum_dims():
 
 @needs_native
 @pytest.mark.parametrize("seed", range(24))
-def test_average_pool_sweep(seed):
+def test_average_pool_sweep(seed, isa):
     """Random geometry (filters, strides, SAME / VALID), both types, fused activations:
     the C average pool gives the numpy kernel's outputs (rounding ties included)."""
     op = "AVERAGE_POOL_2D"
