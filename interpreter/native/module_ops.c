@@ -18,6 +18,14 @@ static int need(Py_buffer *b, long long bytes, const char *fn, const char *what)
     return 1;
 }
 
+/* n bytes of scratch for one call (PyMem_RawFree it); NULL with MemoryError set */
+static void *scratch(size_t n)
+{
+    void *p = PyMem_RawMalloc(n ? n : 1);
+    if (!p) PyErr_NoMemory();
+    return p;
+}
+
 static int bad(const char *fn, const char *what)
 {
     PyErr_Format(PyExc_ValueError, "native %s: %s", fn, what);
@@ -151,11 +159,7 @@ static PyObject *sum8(PyObject *self, PyObject *args)
     if (!need(&x, outer * count * inner, "sum8", "the input")
         || !need(&out, 8 * outer * inner, "sum8", "the sums"))
         goto done;
-    acc = PyMem_RawMalloc(sizeof(int32_t) * (size_t)inner);
-    if (!acc) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    if (!(acc = scratch(sizeof(int32_t) * (size_t)inner))) goto done;
     Py_BEGIN_ALLOW_THREADS
     el_sum8(x.buf, is_uint8, outer, count, inner, acc, out.buf);
     Py_END_ALLOW_THREADS
@@ -189,11 +193,7 @@ static PyObject *avg_pool(PyObject *self, PyObject *args)
     if (!need(&x, n * h * w * c, "avg_pool", "the input")
         || !need(&out, n * oh * ow * c, "avg_pool", "the output"))
         goto done;
-    acc = PyMem_RawMalloc(sizeof(int32_t) * (size_t)c);
-    if (!acc) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    if (!(acc = scratch(sizeof(int32_t) * (size_t)c))) goto done;
     p.x = x.buf; p.out = out.buf; p.n = n; p.h = h; p.w = w; p.c = c; p.kh = kh; p.kw = kw;
     p.sh = sh; p.sw = sw; p.pad_t = pt; p.pad_l = pl; p.oh = oh; p.ow = ow;
     Py_BEGIN_ALLOW_THREADS
@@ -262,11 +262,7 @@ static PyObject *softmax(PyObject *self, PyObject *args)
         || !need(&out, r1 * depth, "softmax", "the output")
         || !need(&table, 256 * 4, "softmax", "the table"))
         goto done;
-    exps = PyMem_RawMalloc(sizeof(float) * (size_t)depth);
-    if (!exps) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    if (!(exps = scratch(sizeof(float) * (size_t)depth))) goto done;
     p.x = x.buf;
     p.out = out.buf;
     p.depth = depth;
