@@ -11,8 +11,9 @@ by the kernel set's arithmetic and looks up in eval():
 
 The C kernels (native/lut.c, native/elementwise.c) make the same lookups in one pass,
 broadcasting by strides instead of numpy's index arrays, so their outputs are the
-tables' values, bit for bit, in every kernel set. Large outputs are split into value
-ranges over the Interpreter's threads (parallel.py); the C code releases the GIL.
+tables' values, bit for bit, in every kernel set. Large outputs (SPLIT_VALUES) are
+split into value ranges over the Interpreter's threads (parallel.py); the C code releases
+the GIL.
 """
 
 from __future__ import annotations
@@ -28,11 +29,18 @@ from .kernels.base import Chosen, OpContext
 from .parallel import row_ranges, run_slices, worth_splitting
 
 MAX_DIMS = 8  # native.h EL_MAX_DIMS
+# Values below which an element-wise op runs on one thread. These kernels take well under
+# a nanosecond per value, so a slice must be large for the hand-off (a thread wake-up) to
+# pay; measured on 2 busy cores, splitting 400K-value MULs made them 2-4x slower (the
+# caller waiting for a woken worker that got no core), where a 1.2M-value one still gains
+# on an idle machine.
+SPLIT_VALUES = 2**20
 
 
 def _ranges(ctx: OpContext, size: int) -> tuple[tuple[int, int], ...]:
     """[begin, end) value ranges, one per slice the op's output is worth splitting into."""
-    return tuple(row_ranges(size, worth_splitting(ctx.threads, size)))
+    parts = worth_splitting(ctx.threads, size) if size >= SPLIT_VALUES else 1
+    return tuple(row_ranges(size, parts))
 
 
 def _run(ranges, fn, *args) -> None:

@@ -143,8 +143,12 @@ def test_binary_large_split(op, isa):
     """Outputs large enough to be split over two threads, slices starting inside rows."""
     rng = np.random.default_rng(3)
     scales = _binary_scales(rng, op, np.int8, 0)
-    model, feeds = binary_model(rng, op, np.int8, (1, 61, 67, 96), (1, 1, 1, 96), scales)
+    model, feeds = binary_model(rng, op, np.int8, (1, 113, 97, 96), (1, 1, 1, 96), scales)
     assert_backends_equal(model, feeds, native_ops.eval_binary, SETTINGS[:2], threads=(2, 3))
+    interp = Interpreter(model_content=model, native=True, num_threads=3)
+    interp.allocate_tensors()
+    (_, record, _, _), = interp._steps
+    assert len(record.ranges) == 3 and record.ranges[1][0] % 96  # a slice starts mid-row
 
 
 def test_collapse():
@@ -188,7 +192,7 @@ def test_table_sweep(op, options, fixed, dtype, seed):
     if op == "QUANTIZE" and seed == 2:  # int8 <-> uint8 requantization
         out_dtype = np.uint8 if dtype == np.int8 else np.int8
         out_q = random_qparams(rng, out_dtype, 0.02, 0.2)
-    shape = (1, 300, 301, 3) if seed == 0 else (256,)
+    shape = (1, 601, 599, 3) if seed == 0 else (256,)  # seed 0: split over the threads
     x = full_range(rng, shape, dtype)
     if shape == (256,):
         x = np.arange(256, dtype=np.uint8).view(dtype)
@@ -327,7 +331,7 @@ def test_quantize_float_sweep(seed, out_dtype):
     scalar tail) kernels: the C conversion gives the numpy kernel's values, NaN, inf,
     out-of-range values and rounding ties included."""
     rng = np.random.default_rng(seed)
-    shape = (1, 301, 299, 3) if seed == 0 else (int(rng.integers(1, 40)), 13)
+    shape = (1, 601, 599, 3) if seed == 0 else (int(rng.integers(1, 40)), 13)
     scale, zp = random_qparams(rng, out_dtype, 0.001, 0.1)
     if out_dtype == np.int16:
         zp = 0
