@@ -23,7 +23,7 @@ SETTINGS = [("default", "double"), ("reference", "double"), ("reference", "singl
 
 @pytest.fixture(params=[True, False], ids=["avx2", "baseline"])
 def isa(request):
-    """Run the kernels built twice (elementwise.c, pool.c) in their AVX2 build, where
+    """Run the kernels built twice (elementwise.c, pool.c, lut.c) in their AVX2 build, where
     the CPU has one, and in their baseline x86-64 build."""
     if native.module is None:
         yield request.param
@@ -180,7 +180,7 @@ def unary_model(op, dtype, shape, in_q, out_q, options, out_dtype=None):
     (*case, dtype) for case in UNARY for dtype in (np.int8, np.uint8)
     if (case[0], dtype) != ("ELU", np.uint8)])  # ELU: int8 only in LiteRT
 @pytest.mark.parametrize("seed", range(3))
-def test_table_sweep(op, options, fixed, dtype, seed):
+def test_table_sweep(op, options, fixed, dtype, seed, isa):
     """Every input value (and a large random tensor split over threads): the C lookup
     gives the numpy kernel's table entries in every kernel set."""
     rng = np.random.default_rng(seed)
