@@ -56,7 +56,9 @@ TFLite Micro abort on (ADD's >= 1, SUB's exactly 1, any >= 1 in TFLM) are refuse
 Speed: the output depends on the two input values only (and the element's code path),
 so prepare() evaluates the arithmetic above once for all 256 x 256 pairs, and invoke()
 is a table lookup indexed by (x1 << 8) | x2 (as bytes; plus path << 16 where paths
-differ): three passes over the output whatever the kernel set.
+differ): three passes over the output whatever the kernel set. The native backend
+(native_ops.py, native/elementwise.c) makes one pass: XNNPACK's formulas computed
+directly (they vectorize), any other kernel set's table looked up, broadcasting by strides.
 """
 
 from __future__ import annotations

@@ -126,7 +126,8 @@ static PyObject *lut(PyObject *self, PyObject *args)
         bad("lut", "the table holds 256 one- or four-byte entries; begin <= end");
         goto done;
     }
-    if (!need(&x, end, "lut", "the input") || !need(&out, end * (wide ? 4 : 1), "lut", "the output"))
+    if (!need(&x, end, "lut", "the input")
+        || !need(&out, end * (wide ? 4 : 1), "lut", "the output"))
         goto done;
     Py_BEGIN_ALLOW_THREADS
     if (wide) el_lut32(x.buf, table.buf, out.buf, begin, end);

@@ -19,7 +19,7 @@ static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #define EL_POOL_ROWS(NAME, T, W, ATTRIBUTE)                                               \
-    ATTRIBUTE static void NAME(const struct el_pool *p, int64_t row_begin, int64_t row_end,         \
+    ATTRIBUTE static void NAME(const struct el_pool *p, int64_t row_begin, int64_t row_end, \
                      int32_t *restrict acc)                                              \
     {                                                                                    \
         const int64_t H = p->h, Wd = p->w, C = p->c, OH = p->oh, OW = p->ow;              \
