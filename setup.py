@@ -9,7 +9,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
-           "interpreter/native/depthwise.c"]
+           "interpreter/native/depthwise.c",
+           # element-wise, table, pool, reduce, quantize, softmax kernels
+           "interpreter/native/module_ops.c", "interpreter/native/elementwise.c",
+           "interpreter/native/lut.c", "interpreter/native/reduce.c",
+           "interpreter/native/pool.c", "interpreter/native/quantize.c",
+           "interpreter/native/softmax.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

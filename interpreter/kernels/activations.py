@@ -67,7 +67,7 @@ from .fused import Clamp, apply_clamp
 from .lut import table_kernel, with_int16
 from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
-from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
+from .requantize import (QUANTIZED, QParams, lut_kernel, make_lut, qparams,
                          require_same_type, with_int16)
 from .unary16 import LOGISTIC16, TANH16, lut16_kernel
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
@@ -318,7 +318,7 @@ def _relu_prepare_quantized(act_min: float, act_max: float | None):
     def prepare(ctx: OpContext):
         x, xq, out = _unary_quantized(ctx)
         values = relu_values_for(ctx, x.dtype, xq, out, act_min, act_max)
-        return (OutputSpec(x.shape, x.dtype),), LutRecord(make_lut(x.dtype, values))
+        return (OutputSpec(x.shape, x.dtype),), lut_kernel(ctx, make_lut(x.dtype, values))
 
     return prepare
 
@@ -365,7 +365,7 @@ def _make_lut_prepare(tflite_fn, xnn_fn):
         builder = _tflite_float_lut if ctx.quant.reference else _xnn_float_lut
         fn = tflite_fn if ctx.quant.reference else xnn_fn
         lut = make_lut(x.dtype, lambda q: builder(q, xq, out, fn))
-        return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+        return (OutputSpec(x.shape, x.dtype),), lut_kernel(ctx, lut)
 
     return prepare
 
@@ -434,7 +434,7 @@ def prepare_hard_swish_quantized(ctx: OpContext):
             "(TFLite needs s_in / 128 < s_out)"
         )
     lut = make_lut(x.dtype, lambda q: hard_swish_values(q, xq, out, ctx.quant.rounding))
-    return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+    return (OutputSpec(x.shape, x.dtype),), lut_kernel(ctx, lut)
 
 
 # ------------------------------------------------------------------ LEAKY_RELU, int8 / uint8
@@ -484,7 +484,7 @@ def prepare_leaky_relu_quantized(ctx: OpContext):
         values = leaky_relu_values(xq, out, alpha, ctx.quant.rounding)
 
     lut = make_lut(x.dtype, values)
-    return (OutputSpec(x.shape, x.dtype),), LutRecord(lut)
+    return (OutputSpec(x.shape, x.dtype),), lut_kernel(ctx, lut)
 
 
 # --------------------------------------------------------------------------- records
@@ -501,7 +501,7 @@ def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):
 
 
 def _relu(name: str, low: float, high: float | None, int16: bool = False, **facts) -> OpDef:
-    integer = Kernel(_relu_prepare_quantized(low, high), apply_lut)
+    integer = Kernel(_relu_prepare_quantized(low, high), run_chosen)
     return OpDef(name, int16=int16,
                  float=Kernel(_relu_prepare(low, high), eval_clamp),
                  integer=with_int16(integer, _relu16(low, high)) if int16 else integer,
@@ -522,7 +522,8 @@ OPS = (
     _relu("RELU_0_TO_1", 0.0, 1.0),
     OpDef("LOGISTIC", int16=True,
           float=Kernel(prepare_logistic, eval_logistic),
-          integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
+          integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid),
+                                    run_chosen),
                              LOGISTIC16),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
@@ -530,7 +531,7 @@ OPS = (
           version=int8_2_int16_in_out_3),
     OpDef("TANH", int16=True,
           float=Kernel(prepare_tanh, eval_tanh),
-          integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
+          integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), run_chosen),
                              TANH16),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=TANH_OUTPUT,
@@ -538,12 +539,12 @@ OPS = (
           version=int8_2_int16_in_out_3),
     OpDef("HARD_SWISH",
           float=Kernel(prepare_hard_swish, eval_hard_swish),
-          integer=Kernel(prepare_hard_swish_quantized, apply_lut),
+          integer=Kernel(prepare_hard_swish_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
     OpDef("LEAKY_RELU", int16=True,
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
-          integer=with_int16(Kernel(prepare_leaky_relu_quantized, apply_lut),
+          integer=with_int16(Kernel(prepare_leaky_relu_quantized, run_chosen),
                              lut16_kernel(_leaky_relu16)),
           quant=QuantRule.OWN_RANGE,
           per_sample=True,

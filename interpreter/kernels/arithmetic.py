@@ -56,7 +56,9 @@ TFLite Micro abort on (ADD's >= 1, SUB's exactly 1, any >= 1 in TFLM) are refuse
 Speed: the output depends on the two input values only (and the element's code path),
 so prepare() evaluates the arithmetic above once for all 256 x 256 pairs, and invoke()
 is a table lookup indexed by (x1 << 8) | x2 (as bytes; plus path << 16 where paths
-differ): three passes over the output whatever the kernel set.
+differ): three passes over the output whatever the kernel set. The native backend
+(native_ops.py, native/elementwise.c) makes one pass: XNNPACK's formulas computed
+directly (they vectorize), any other kernel set's table looked up, broadcasting by strides.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import quant_math as qm
+from .. import native_ops, quant_math as qm
 from . import add_paths
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .binary import same_type_pair
@@ -149,6 +151,11 @@ class XnnAdd:
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (a * self.ma + b * self.mb + (1 << (self.shift - 1))) >> self.shift
 
+    def native(self, zero_points, bounds) -> native_ops.Formula:
+        """This formula for the C kernel (native/elementwise.c)."""
+        return native_ops.Formula(native_ops.XNN_ADD, zero_points, bounds,
+                                  (self.ma, self.mb, self.shift))
+
 
 @dataclass(frozen=True)
 class FixedMul:
@@ -171,6 +178,11 @@ class XnnMul:
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.rint((a * b).astype(np.float32) * self.scale).astype(np.int64)
+
+    def native(self, zero_points, bounds) -> native_ops.Formula:
+        """This formula for the C kernel (native/elementwise.c)."""
+        return native_ops.Formula(native_ops.XNN_MUL, zero_points, bounds,
+                                  scale=float(self.scale))
 
 
 @dataclass(frozen=True)
@@ -282,9 +294,15 @@ def _make_prepare_quantized(op: str):
             result = np.broadcast_to(arithmetic(a, b), (256, 256))
             clamp_out(add_paths.with_offset(arithmetic, result, out.zero_point), lo, hi, table)
         specs = (OutputSpec(shape, x1.dtype),)
+        offsets = None if which is None else (which.astype(np.uint32) << 16).reshape(shape)
+        # In C: the XNNPACK formula computed directly, any other looked up in the table.
+        formula = paths[0].native((q1.zero_point, q2.zero_point, out.zero_point), (lo, hi)) \
+            if isinstance(paths[0], (XnnAdd, XnnMul)) and which is None else None
+        native = native_ops.binary(ctx, lut.reshape(-1), offsets, formula)
+        if native is not None:
+            return specs, native
         if which is None:
             return specs, QBinaryTable(lut.reshape(-1), temporary(ctx, shape, np.uint16))
-        offsets = (which.astype(np.uint32) << 16).reshape(shape)
         return specs, Chosen(eval_paths, QBinaryPaths(lut.reshape(-1),
                                                       temporary(ctx, shape, np.uint32), offsets))
 

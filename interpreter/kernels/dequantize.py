@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import native_ops
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .opdef import OpDef
@@ -44,8 +45,12 @@ def prepare(ctx: OpContext):
         raise ctx.shape_error(f"input {quoted(x.name)} has no quantization parameters")
     zero_point = q.zero_point if len(q.zero_point) else np.zeros(len(q.scale), np.int64)
     if len(q.scale) == 1:
-        record = DequantizeRecord(scale=np.float64(q.scale[0]),
-                                  zero_point=np.int64(zero_point[0]),
+        scale, zp = np.float64(q.scale[0]), np.int64(zero_point[0])
+        if x.dtype.itemsize == 1:  # 256 values: the C kernel looks their results up
+            native = native_ops.lut(ctx, _table(x.dtype, scale, zp))
+            if native is not None:
+                return spec, native
+        record = DequantizeRecord(scale=scale, zero_point=zp,
                                   scratch=scratch(ctx, x.shape, np.float64))
         return spec, Chosen(eval_affine, record)
     axis = q.quantized_dimension
@@ -60,6 +65,15 @@ def prepare(ctx: OpContext):
                               zero_point=np.asarray(zero_point, np.int64).reshape(bshape),
                               scratch=scratch(ctx, x.shape, np.float32))
     return spec, Chosen(eval_affine, record)
+
+
+def _table(dtype, scale: np.float64, zero_point: np.int64) -> np.ndarray:
+    """eval_affine's outputs for every 8-bit value, indexed by its bits (make_lut's
+    layout)."""
+    q = np.arange(256, dtype=np.uint8).view(dtype)
+    table = np.empty(256, np.float32)
+    eval_affine(DequantizeRecord(scale, zero_point, np.empty(256, np.float64)), (q,), (table,))
+    return table
 
 
 def eval_float16(rec, inputs, outputs) -> None:

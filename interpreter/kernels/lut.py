@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import quant_math as qm
+from .. import native_ops, quant_math as qm
 from ..errors import EdgeliteError
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .requantize import QParams, make_lut, qparams, require_same_type
@@ -258,7 +258,8 @@ def table_prepare(dtypes: tuple, table: Callable, *, nonnegative: bool = False):
         lut = table(ctx, x.dtype, xq, out)
         record = CheckedLutRecord(lut, xq.zero_point if nonnegative else None, ctx.describe())
         apply = apply_int16_table if x.dtype == np.int16 else apply_checked_lut
-        return (OutputSpec(x.shape, x.dtype),), Chosen(apply, record)
+        native = None if nonnegative else native_ops.lut(ctx, lut)  # 8-bit, in C
+        return (OutputSpec(x.shape, x.dtype),), native or Chosen(apply, record)
 
     return prepare
 

@@ -41,8 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import native as native_backend
 from ..names import quoted
-from .base import Kernel, OpContext, OutputSpec, temporary
+from ..parallel import row_ranges, run_slices, worth_splitting
+from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
@@ -139,6 +141,9 @@ def _prepare_quantized(ctx: OpContext, is_average: bool):
     xnnpack = not ctx.quant.reference and not is_average and not int16
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
     out_shape = (n, wh.size_out, ww.size_out, c)
+    native = native_average(ctx, x, wh, ww, lo, hi) if is_average else None
+    if native is not None:
+        return (OutputSpec(out_shape, x.dtype),), native
     if not is_average:  # the max of raw q values, in the input type; padding never wins
         buffer = tap_buffer(ctx, n, wh, ww, c, x.dtype, int(np.iinfo(x.dtype).min))
         return (OutputSpec(out_shape, x.dtype),), QPoolRecord(buffer=buffer, lo=lo, hi=hi)
@@ -155,6 +160,45 @@ def _prepare_quantized(ctx: OpContext, is_average: bool):
     record = QPoolRecord(buffer=buffer, half=half, counts=counts,
                          acc=temporary(ctx, out_shape, work), lo=lo, hi=hi)
     return (OutputSpec(out_shape, x.dtype),), record
+
+
+@dataclass(frozen=True)
+class NativeAverage:
+    """native/pool.c's parameters: the window sums straight from the input (each window
+    clipped to it, no padded copy); output rows (n, out_y) split over the threads."""
+
+    flags: tuple  # (is_uint8, work_f64)
+    dims: tuple  # (N, H, W, C)
+    window: tuple  # (KH, KW, SH, SW, pad_top, pad_left, OH, OW)
+    lo: int
+    hi: int
+    ranges: tuple  # [start, stop) of (n, out_y) rows per slice
+    threads: int
+
+
+def eval_native_average(rec: NativeAverage, inputs, outputs) -> None:
+    fn, x, out = native_backend.module.avg_pool, inputs[0], outputs[0]
+    args = [(x, out, rec.flags, rec.dims, rec.window, rec.lo, rec.hi, a, b)
+            for a, b in rec.ranges]
+    run_slices(rec.threads, fn, args)
+
+
+def native_average(ctx: OpContext, x, wh, ww, lo: int, hi: int) -> Chosen | None:
+    """The C kernel of an 8-bit AVERAGE_POOL_2D where the native backend runs, else None.
+    It divides in eval_average_quantized's float type (float32 below 2^14 window pixels)
+    and refuses windows with no valid pixel (SAME / VALID make none). MAX_POOL_2D has no
+    C kernel: numpy's byte maxima over the tap planes measured as fast."""
+    if not ctx.quant.native or x.dtype.itemsize != 1 or 0 in x.shape or \
+            min(valid_counts(wh).min(), valid_counts(ww).min()) < 1:
+        return None
+    n, h, w, c = x.shape
+    rows = n * wh.size_out
+    parts = worth_splitting(ctx.threads, rows * ww.size_out * c)
+    f64 = wh.kernel * ww.kernel >= 2**14
+    return Chosen(eval_native_average, NativeAverage(
+        (int(x.dtype == np.uint8), int(f64)), (n, h, w, c),
+        (wh.kernel, ww.kernel, wh.stride, ww.stride, wh.pad_before, ww.pad_before,
+         wh.size_out, ww.size_out), lo, hi, tuple(row_ranges(rows, parts)), ctx.threads))
 
 
 def prepare_average_quantized(ctx: OpContext):

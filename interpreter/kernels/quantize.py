@@ -43,12 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import quant_math as qm
+from .. import native_ops, quant_math as qm
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .fused import clamp_inplace
 from .opdef import OpDef
-from .requantize import QUANTIZED, LutRecord, apply_lut, channel_params, make_lut, qparams
+from .requantize import (QUANTIZED, LutRecord, apply_lut, channel_params, lut_kernel, make_lut,
+                         qparams)
 from .versions import OpSignature, T
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)
@@ -106,14 +107,19 @@ def prepare(ctx: OpContext):
     out = qparams(ctx, y, "output")
     if x.dtype == np.float32:
         bounds = dict(zero_point=out.zero_point, lo=int(info.min), hi=int(info.max))
+        native = (out.zero_point, int(info.min), int(info.max))  # native_ops' bounds
         if ctx.quant.reference:
-            return spec, Chosen(eval_reference, QuantizeRecord(
-                scale=np.float32(out.scale), **bounds))
+            return spec, native_ops.quantize(ctx, native_ops.Q_REFERENCE, out.scale, native) \
+                or Chosen(eval_reference, QuantizeRecord(scale=np.float32(out.scale), **bounds))
         if y.dtype == np.int16 or not _xnn_takes(y):  # TFLite's optimized kernel
-            return spec, Chosen(eval_optimized, optimized_record(x, out, bounds))
-        return spec, Chosen(eval_xnn, XnnQuantizeRecord(
-            scale=np.float32(1.0) / np.float32(out.scale),
-            work=temporary(ctx, x.shape, np.float32), **bounds))
+            rec = optimized_record(x, out, bounds)
+            return spec, native_ops.quantize(ctx, native_ops.Q_OPTIMIZED, rec.inverse, native,
+                                             rec.scale, rec.split) \
+                or Chosen(eval_optimized, rec)
+        scale = np.float32(1.0) / np.float32(out.scale)
+        return spec, native_ops.quantize(ctx, native_ops.Q_XNN, scale, native) or Chosen(
+            eval_xnn, XnnQuantizeRecord(scale=scale, work=temporary(ctx, x.shape, np.float32),
+                                        **bounds))
     xq = qparams(ctx, x, "input")
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     rounding = ctx.quant.rounding
@@ -126,24 +132,26 @@ def prepare(ctx: OpContext):
         return spec, requantize16(x.dtype, scalar, y.dtype)
     lut = make_lut(x.dtype, scalar, y.dtype)
     if ctx.quant.reference:
-        return spec, Chosen(apply_lut, LutRecord(lut))
+        return spec, lut_kernel(ctx, lut)
     xnn = _xnn_cvt_multiplier(xq.scale, out.scale) \
         if x.dtype == y.dtype and _xnn_takes(x) and _xnn_takes(y) else None
     if xnn is not None:
         # XNNPACK qs8 / qu8 convert: ((q - z_in) * m + 128) >> 8, then + z_out.
-        return spec, Chosen(apply_lut, LutRecord(make_lut(
+        return spec, lut_kernel(ctx, make_lut(
             x.dtype, lambda q: (((q - xq.zero_point) * xnn + 128) >> 8) + out.zero_point,
-            y.dtype)))
+            y.dtype))
     # TFLite's optimized Requantize: NEON rounding on whole blocks of 16, scalar tail.
     # (In a single-rounding build the NEON path rounds like the scalar one.)
     if rounding is qm.Rounding.SINGLE:
-        return spec, Chosen(apply_lut, LutRecord(lut))
+        return spec, lut_kernel(ctx, lut)
     vector = make_lut(x.dtype, lambda q: qm.multiply_by_quantized_multiplier_neon(
         q - xq.zero_point, m, shift) + out.zero_point, y.dtype)
     size = 1
     for d in x.shape:
         size *= d
-    return spec, Chosen(eval_block_lut, BlockLutRecord(vector, lut, size - size % NEON_BLOCK))
+    split = size - size % NEON_BLOCK
+    return spec, (native_ops.lut(ctx, vector, lut, split)  # the same two lookups in C
+                  or Chosen(eval_block_lut, BlockLutRecord(vector, lut, split)))
 
 
 def per_channel_record(ctx: OpContext, x, y) -> QuantizeRecord:

@@ -62,7 +62,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import quant_math as qm
+from .. import native_ops, quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
 from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
@@ -217,26 +217,36 @@ def prepare_mean_quantized(ctx: OpContext):
     x, spec, count, xq, out, common = _quantized_operands(ctx)
     if not ctx.quant.reference and x.dtype != np.int16:
         scale = np.float32(xq.scale) / np.float32(out.scale)
-        return spec, Chosen(eval_mean_xnn, xnn_record(
-            np.float32(scale * (np.float32(1.0) / np.float32(count))), count, xq, common))
+        record = xnn_record(np.float32(scale * (np.float32(1.0) / np.float32(count))), count,
+                            xq, common)
+        return spec, _with_sums(ctx, record, eval_mean_xnn, finish_mean_xnn)
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     k = min(count.bit_length() - 1, 32, 31 + shift)
-    return spec, Chosen(eval_mean_fixed, FixedMeanRecord(
-        multiplier=(m << k) // count, shift=shift - k, rounding=ctx.quant.rounding, **common))
+    record = FixedMeanRecord(multiplier=(m << k) // count, shift=shift - k,
+                             rounding=ctx.quant.rounding, **common)
+    return spec, _with_sums(ctx, record, eval_mean_fixed, finish_mean_fixed)
 
 
-def _centered_sum(rec: QMeanRecord, x: np.ndarray) -> np.ndarray:
-    """sum(q) - n * z_in over the reduced axes, in int64."""
-    total = np.add.reduce(x, axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
-    total -= rec.offset
-    return total
+def _sums(rec: QMeanRecord, x: np.ndarray) -> np.ndarray:
+    """sum(q) over the reduced axes, in int64 (native_ops.eval_sums computes the same)."""
+    return np.add.reduce(x, axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+
+
+def _with_sums(ctx: OpContext, rec: QMeanRecord, numpy_eval, finish) -> Chosen:
+    """A quantized reduction that sums in int64 and ends in ``finish``: the sums in C
+    where the native backend takes them (then ``finish``), else ``numpy_eval``."""
+    return native_ops.sums(ctx, rec.axes, finish, rec) or Chosen(numpy_eval, rec)
+
+
+def finish_mean_fixed(rec: FixedMeanRecord, total: np.ndarray, out: np.ndarray) -> None:
+    total -= rec.offset  # sum(q) - n * z_in
+    values = qm.multiply_by_quantized_multiplier(total, rec.multiplier, rec.shift, rec.rounding)
+    values += rec.z_out
+    clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, out)
 
 
 def eval_mean_fixed(rec: FixedMeanRecord, inputs, outputs) -> None:
-    total = _centered_sum(rec, inputs[0])
-    values = qm.multiply_by_quantized_multiplier(total, rec.multiplier, rec.shift, rec.rounding)
-    values += rec.z_out
-    clamp_out(np.asarray(values, np.int64), rec.lo, rec.hi, outputs[0])
+    finish_mean_fixed(rec, _sums(rec, inputs[0]), outputs[0])
 
 
 def xnn_record(scale: np.float32, count: int, xq, common: dict) -> XnnMeanRecord:
@@ -246,13 +256,17 @@ def xnn_record(scale: np.float32, count: int, xq, common: dict) -> XnnMeanRecord
     return XnnMeanRecord(scale=scale, bias=bias, **common)
 
 
-def eval_mean_xnn(rec: XnnMeanRecord, inputs, outputs) -> None:
-    total = np.add.reduce(inputs[0], axis=rec.axes, dtype=np.int64, keepdims=rec.keep_dims)
+def finish_mean_xnn(rec: XnnMeanRecord, total: np.ndarray, out: np.ndarray) -> None:
     values = np.array(total, np.float32)  # an array even for a 0-d result
     values *= rec.scale
     values += rec.bias
     np.rint(values, out=values)
-    clamp_out(values, rec.lo, rec.hi, outputs[0])
+    clamp_out(values, rec.lo, rec.hi, out)
+
+
+def eval_mean_xnn(rec: XnnMeanRecord, inputs, outputs) -> None:
+    finish_mean_xnn(rec, _sums(rec, inputs[0]), outputs[0])
+
 
 
 # --------------------------------------------------------------------------- SUM, quantized
@@ -269,21 +283,22 @@ def prepare_sum_quantized(ctx: OpContext):
     scale = np.float32(xq.scale) / np.float32(out.scale)
     if not ctx.quant.reference:
         if x.dtype != np.int16:
-            return spec, Chosen(eval_mean_xnn, xnn_record(scale, count, xq, common))
+            record = xnn_record(scale, count, xq, common)
+            return spec, _with_sums(ctx, record, eval_mean_xnn, finish_mean_xnn)
         # optimized_ops::QuantizedMeanOrSum: -z_in * scale * n in float32, left to right
         bias = np.float32(np.float32(-xq.zero_point) * scale * np.float32(count))
         return spec, Chosen(eval_sum_rounded, RoundSumRecord(scale=scale, bias=bias, **common))
     m, shift = qm.quantize_multiplier(xq.scale / out.scale, ctx.quant.rounding)
     record = FixedMeanRecord(multiplier=m, shift=shift, rounding=ctx.quant.rounding, **common)
     if ctx.quant.micro:  # TFLM's reduce_common.cc EvalSumHelper reads each type as itself
-        return spec, Chosen(eval_mean_fixed, record)
+        return spec, _with_sums(ctx, record, eval_mean_fixed, finish_mean_fixed)
     if x.dtype == np.int16:
         raise ctx.unsupported(
             "int16 SUM with kernels='reference': LiteRT's reference kernel reads the int16 "
             "data as uint8 bytes, so there is no result to match; use kernels='default' or 'micro'")
     if x.dtype == np.int8:  # read and written as uint8 bits (see the module docstring)
         return spec, Chosen(eval_sum_as_uint8, replace(record, lo=0, hi=255))
-    return spec, Chosen(eval_mean_fixed, record)
+    return spec, _with_sums(ctx, record, eval_mean_fixed, finish_mean_fixed)
 
 
 def eval_sum_as_uint8(rec: FixedMeanRecord, inputs, outputs) -> None:

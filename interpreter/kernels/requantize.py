@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import native as native_backend
+from .. import native_ops
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
 from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
@@ -192,6 +193,12 @@ class LutRecord:
 def apply_lut(rec: LutRecord, inputs, outputs) -> None:
     """eval() of an op that maps each 8-bit value to one 8-bit value through a table."""
     rec.lut.take(inputs[0].view(np.uint8), out=outputs[0].view(rec.lut.dtype))
+
+
+def lut_kernel(ctx: OpContext, lut: np.ndarray) -> Chosen:
+    """The eval and record looking ``lut`` up for input 0: native_ops' C lookup where the
+    native backend runs, else apply_lut."""
+    return native_ops.lut(ctx, lut) or Chosen(apply_lut, LutRecord(lut))
 
 
 def make_lut(dtype, values_for, out_dtype=None) -> np.ndarray:

@@ -41,7 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import libm
+from .. import native as native_backend
 from .. import quant_math as qm
+from ..parallel import row_ranges, run_slices, worth_splitting
 from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
 from .lut import unary_quantized
@@ -239,6 +241,10 @@ def prepare_quantized(ctx: OpContext):
     v = np.arange(256, dtype=np.float32)
     table = np.empty(256, np.float32)
     table[255 - np.arange(256)] = libm.expf(scale * v)
+    if ctx.quant.native:  # the same float32 steps in C, row by row
+        return spec, Chosen(eval_native_table, NativeTableSoftmax(
+            x.dtype == np.uint8, rows, depth, table, float(np.float32(out.scale)), qmin,
+            tuple(row_ranges(rows, worth_splitting(ctx.threads, rows * depth))), ctx.threads))
     work = (rows, depth)
     return spec, Chosen(eval_table, TableSoftmaxRecord(
         rows=rows, depth=depth, qmin=qmin, table=table, out_scale=np.float32(out.scale),
@@ -282,6 +288,26 @@ def eval_table(rec: TableSoftmaxRecord, inputs, outputs) -> None:
     np.floor(exps, out=exps)
     np.minimum(exps, np.float32(255), out=exps)
     np.add(exps, rec.qmin, out=out, casting="unsafe")
+
+
+@dataclass(frozen=True)
+class NativeTableSoftmax:
+    """eval_table's arithmetic in C (native/softmax.c), rows split over the threads."""
+
+    is_uint8: bool
+    rows: int
+    depth: int
+    table: np.ndarray  # (256,) float32, as TableSoftmaxRecord's
+    out_scale: float  # a float32 value
+    qmin: int
+    ranges: tuple  # [start, stop) rows per slice
+    threads: int
+
+
+def eval_native_table(rec: NativeTableSoftmax, inputs, outputs) -> None:
+    args = [(inputs[0], outputs[0], int(rec.is_uint8), rec.depth, rec.table, rec.out_scale,
+             rec.qmin, a, b) for a, b in rec.ranges]
+    run_slices(rec.threads, native_backend.module.softmax, args)
 
 
 # --------------------------------------------------------------------------- LOG_SOFTMAX

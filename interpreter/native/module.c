@@ -126,4 +126,12 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
                                     "edgelite's native (C) kernels", -1, methods};
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+/* element-wise, table, pool, reduce, quantize and softmax kernels: module_ops.c */
+extern PyMethodDef el_ops_methods[];
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
+    return m;
+}

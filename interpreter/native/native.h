@@ -44,4 +44,86 @@ struct el_depthwise {
 
 void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
                       void *centered);
+
+/* ---- element-wise, table, pool, reduce kernels (elementwise.c, lut.c, pool.c, reduce.c,
+ * quantize.c, softmax.c; Python wrappers in module_ops.c) ---- */
+#define EL_MAX_DIMS 8
+
+/* On x86-64 (GCC / clang) some loops are built twice, for baseline x86-64 and for AVX2
+ * (EL_TARGET_AVX2), and el_have_avx2() picks one at run time: the wheel stays baseline.
+ * Both builds do the same IEEE / integer arithmetic (no FMA: -std=c11 does not contract). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EL_X86_AVX2 1
+#define EL_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+int el_have_avx2(void);
+int el_allow_avx2(int allow); /* 0: the baseline builds only (tests); returns the old value */
+
+/* int8 / uint8 ADD / SUB / MUL over the collapsed broadcast shape (elementwise.c); sa / sb:
+ * strides in values (0: broadcast); computes the flat output values [begin, end). */
+enum el_binary_kind { EL_TABLE = 0, EL_XNN_ADD = 1, EL_XNN_MUL = 2 };
+
+struct el_binary {
+    const uint8_t *a, *b;
+    int ndim;
+    int64_t shape[EL_MAX_DIMS], sa[EL_MAX_DIMS], sb[EL_MAX_DIMS];
+    uint8_t *out;
+    int kind;
+    /* EL_TABLE: out = table[offsets[i] | bits(a) << 8 | bits(b)] */
+    const uint8_t *table;
+    const uint32_t *offsets; /* NULL: one code path */
+    /* EL_XNN_ADD / EL_XNN_MUL */
+    int is_uint8;
+    int32_t za, zb, zo, lo, hi, ma, mb, shift;
+    float scale;
+};
+
+void el_binary(const struct el_binary *p, int64_t begin, int64_t end);
+void el_lut8(const uint8_t *x, const uint8_t *table, uint8_t *out, int64_t begin, int64_t end);
+void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t begin,
+              int64_t end);
+/* sums of an int8 / uint8 (outer, count, inner) array over count, into int64 (reduce.c);
+ * acc: inner int32 of scratch */
+void el_sum8(const void *x, int is_uint8, int64_t outer, int64_t count, int64_t inner,
+             int32_t *acc, int64_t *out);
+/* int8 / uint8 AVERAGE_POOL_2D (pool.c); rows are (n, out_y) pairs; acc: c int32 of
+ * scratch */
+struct el_pool {
+    const void *x;
+    void *out;
+    int is_uint8, work_f64;
+    int64_t n, h, w, c, kh, kw, sh, sw, pad_t, pad_l, oh, ow;
+    int32_t lo, hi;
+};
+
+void el_pool(const struct el_pool *p, int64_t row_begin, int64_t row_end, int32_t *acc);
+/* QUANTIZE float32 -> int8 / uint8 / int16, per tensor (quantize.c) */
+enum el_quantize_mode { EL_Q_XNN = 0, EL_Q_REFERENCE = 1, EL_Q_OPTIMIZED = 2 };
+enum el_quantize_type { EL_Q_INT8 = 0, EL_Q_UINT8 = 1, EL_Q_INT16 = 2 };
+
+struct el_quantize {
+    const float *x;
+    void *out;
+    int mode, out_type;
+    float scale;    /* XNN: float32(1 / s); REFERENCE: s; OPTIMIZED: float32(1 / double(s)) */
+    double scale64; /* OPTIMIZED: double(s), the scalar tail's divisor */
+    int64_t split;  /* OPTIMIZED: values [0, split) take the vector loop's formula */
+    int32_t zp, lo, hi;
+};
+
+void el_quantize(const struct el_quantize *p, int64_t begin, int64_t end);
+/* int8 / uint8 SOFTMAX, TFLite's optimized (float table) kernel (softmax.c); exps: depth
+ * floats of scratch */
+struct el_softmax {
+    const void *x;
+    void *out;
+    int is_uint8;
+    int64_t depth;
+    const float *table; /* 256 entries: table[255 - v] = expf(-s * beta * v) */
+    float out_scale;
+    int32_t qmin;
+};
+
+void el_softmax(const struct el_softmax *p, int64_t row_begin, int64_t row_end, float *exps);
+/* ---- end of the element-wise block ---- */
 #endif

@@ -123,7 +123,8 @@ def test_float_conv_taps_strategy_is_its_own_step(rng, monkeypatch):
     ("default", softmax.eval_table, softmax.TableSoftmaxRecord),
 ])
 def test_int8_softmax_steps_call_their_kernel_sets_arithmetic(kernels, eval_fn, record_type):
-    fn, record = _step(softmax_model(np.int8, (2, 10), (0.05, 3), 1.0), kernels=kernels)
+    fn, record = _step(softmax_model(np.int8, (2, 10), (0.05, 3), 1.0), kernels=kernels,
+                       native=False)  # the numpy kernels (the native one: test_native_ops)
     assert fn is eval_fn and type(record) is record_type
 
 
