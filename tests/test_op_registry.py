@@ -63,8 +63,8 @@ def test_quantization_traits_agree():
             f"{name}: an integer path exactly when the quantizer may run it in integer"
         if op.fixed_output is not None:  # (and int16 for the ops with 16x8 kernels)
             assert set(op.fixed_output) == {np.int8, np.uint8} | (
-                {np.int16} if op.int16 else set()), name
-        if op.int16 or not op.uint8:  # facts about an integer kernel
+                {np.int16} if op.has_int16 else set()), name
+        if op.has_int16 or not op.uint8:  # facts about an integer kernel
             assert quantized, name
         if op.integer == TYPE_GENERIC:  # the float kernel only moves values around
             assert op.quant in (QuantRule.SAME_AS_INPUT, QuantRule.SHARED), name

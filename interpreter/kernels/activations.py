@@ -64,11 +64,11 @@ from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .fused import Clamp, apply_clamp
-from .lut import table_kernel, with_int16
+from .lut import table_kernel
 from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, LutRecord, QParams, apply_lut, make_lut, qparams,
-                         require_same_type, with_int16)
+                         require_same_type)
 from .unary16 import LOGISTIC16, TANH16, lut16_kernel
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
@@ -502,9 +502,10 @@ def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):
 
 def _relu(name: str, low: float, high: float | None, int16: bool = False, **facts) -> OpDef:
     integer = Kernel(_relu_prepare_quantized(low, high), apply_lut)
-    return OpDef(name, int16=int16,
+    return OpDef(name,
                  float=Kernel(_relu_prepare(low, high), eval_clamp),
-                 integer=with_int16(integer, _relu16(low, high)) if int16 else integer,
+                 integer=integer,
+                 int16=_relu16(low, high) if int16 else None,
                  quant=QuantRule.OWN_RANGE,
                  per_sample=True,
                  **facts)
@@ -520,18 +521,18 @@ OPS = (
     _relu("RELU6", 0.0, 6.0, int16=True, exact=True, version=INT8_2_INT16_3),
     _relu("RELU_N1_TO_1", -1.0, 1.0),
     _relu("RELU_0_TO_1", 0.0, 1.0),
-    OpDef("LOGISTIC", int16=True,
+    OpDef("LOGISTIC",
           float=Kernel(prepare_logistic, eval_logistic),
-          integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
-                             LOGISTIC16),
+          integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), apply_lut),
+          int16=LOGISTIC16,
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True,
           version=int8_2_int16_in_out_3),
-    OpDef("TANH", int16=True,
+    OpDef("TANH",
           float=Kernel(prepare_tanh, eval_tanh),
-          integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
-                             TANH16),
+          integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), apply_lut),
+          int16=TANH16,
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=TANH_OUTPUT,
           per_sample=True,
@@ -541,10 +542,10 @@ OPS = (
           integer=Kernel(prepare_hard_swish_quantized, apply_lut),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
-    OpDef("LEAKY_RELU", int16=True,
+    OpDef("LEAKY_RELU",
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
-          integer=with_int16(Kernel(prepare_leaky_relu_quantized, apply_lut),
-                             lut16_kernel(_leaky_relu16)),
+          integer=Kernel(prepare_leaky_relu_quantized, apply_lut),
+          int16=lut16_kernel(_leaky_relu16),
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
@@ -552,9 +553,9 @@ OPS = (
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE, uint8=False,  # int8 only in LiteRT
           per_sample=True),
-    OpDef("GELU", int16=True, float=with_int16(Kernel(prepare_gelu, run_chosen),
-                                   table_kernel((np.int16,), gelu_table)),
+    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen),
           integer=table_kernel(QUANTIZED, gelu_table),
+          int16=table_kernel((np.int16,), gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

@@ -74,8 +74,7 @@ from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
 from .arith16 import INT16_LEFT_SHIFT, kernel16
-from .requantize import (QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type,
-                         with_int16)
+from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .versions import OpSignature, T
 
 SUPPORTED = (np.float32, np.int32, np.int64)
@@ -354,10 +353,10 @@ def mul_version(sig: OpSignature) -> int:
 
 
 def _op(name: str, ufunc, version) -> OpDef:
-    return OpDef(name, int16=True,
+    return OpDef(name,
                  float=Kernel(_make_prepare(ufunc), eval),
-                 integer=with_int16(Kernel(_make_prepare_quantized(name), eval_quantized),
-                                    kernel16(name, _arithmetic16(name))),
+                 integer=Kernel(_make_prepare_quantized(name), eval_quantized),
+                 int16=kernel16(name, _arithmetic16(name)),
                  quant=QuantRule.OWN_RANGE,
                  fused_activation=True,
                  per_sample=True,

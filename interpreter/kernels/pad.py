@@ -141,7 +141,7 @@ _PAD_VERSION = first_match((input_type(T.BOOL), 5), (rank_above(4), 4),
 
 OPS = (
     # Padding dim 0 changes its size, which batch_split.py's shape check refuses.
-    OpDef("PAD", int16=True, float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
+    OpDef("PAD", int16=TYPE_GENERIC, float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True, version=_PAD_VERSION),
     # PADV2's constant value must be quantized like the output (pad.cc): data and value
     # share the output's parameters.
