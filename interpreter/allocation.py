@@ -86,7 +86,7 @@ RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 # Ops that run on STRING tensors (object arrays of bytes, kept outside the arena), as
 # LiteRT's kernels do: gather.cc and reshape.cc take kTfLiteString; LiteRT's
 # concatenation.cc refuses it in Prepare, so edgelite does not take it either.
-STRING_OPS = frozenset({"GATHER", "RESHAPE"})
+STRING_OPS = frozenset(name for name, op in OPS.items() if op.strings)
 
 Step = tuple[Callable, Any, tuple, tuple]
 

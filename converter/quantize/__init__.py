@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.kernels import OPS
 from ...interpreter.names import quoted
 from ..shape_inference import infer_shapes
 from ..export import export_tflite
@@ -458,8 +459,7 @@ def _non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
         op.origin == "IsFinite" or any(map(unranged, (*op.inputs, *op.outputs)))))
 
 
-COMPARISONS = frozenset({"EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
-                         "LESS_EQUAL"})
+COMPARISONS = frozenset(n for n, op in OPS.items() if op.comparison)
 
 
 def _outside_kernels(graph: Graph, ranges, qtype: QType) -> frozenset[str]:

@@ -63,7 +63,7 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
-from .fused import Clamp, apply_clamp
+from .fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
 from .lut import table_kernel
 from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
@@ -516,10 +516,10 @@ def _relu(name: str, low: float, high: float | None, int16: bool = False, **fact
 # LEAKY_RELU 2 for int16; GELU 2 for int8 / uint8. RELU_N1_TO_1, RELU_0_TO_1, HARD_SWISH
 # and ELU have no case there: 1.
 OPS = (
-    _relu("RELU", 0.0, None, int16=True, exact=True,
+    _relu("RELU", 0.0, None, int16=True, exact=True, activation=RELU,
           version=by_input_type({T.INT16: 3, T.INT8: 2, T.UINT8: 2})),
-    _relu("RELU6", 0.0, 6.0, int16=True, exact=True, version=INT8_2_INT16_3),
-    _relu("RELU_N1_TO_1", -1.0, 1.0),
+    _relu("RELU6", 0.0, 6.0, int16=True, exact=True, activation=RELU6, version=INT8_2_INT16_3),
+    _relu("RELU_N1_TO_1", -1.0, 1.0, activation=RELU_N1_TO_1),
     _relu("RELU_0_TO_1", 0.0, 1.0),
     OpDef("LOGISTIC",
           float=Kernel(prepare_logistic, eval_logistic),

@@ -352,7 +352,7 @@ def mul_version(sig: OpSignature) -> int:
     return 2 if x.type == T.INT8 else 1
 
 
-def _op(name: str, ufunc, version) -> OpDef:
+def _op(name: str, ufunc, version, neutral: float) -> OpDef:
     return OpDef(name,
                  float=Kernel(_make_prepare(ufunc), eval),
                  integer=Kernel(_make_prepare_quantized(name), eval_quantized),
@@ -360,11 +360,13 @@ def _op(name: str, ufunc, version) -> OpDef:
                  quant=QuantRule.OWN_RANGE,
                  fused_activation=True,
                  per_sample=True,
+                 neutral=neutral,
+                 broadcast_rank=6,  # add.cc / sub.cc / mul.cc broadcast up to 6-D
                  version=version)
 
 
 OPS = (
-    _op("ADD", np.add, add_version),
-    _op("SUB", np.subtract, sub_version),
-    _op("MUL", np.multiply, mul_version),
+    _op("ADD", np.add, add_version, neutral=0.0),
+    _op("SUB", np.subtract, sub_version, neutral=0.0),
+    _op("MUL", np.multiply, mul_version, neutral=1.0),
 )

@@ -316,7 +316,10 @@ def eval_call_once(rec: Once, inputs, outputs) -> None:
 
 
 OPS = (
-    OpDef("WHILE", float=Kernel(prepare_while, eval_while), stateful=True),
-    OpDef("IF", float=Kernel(prepare_if, eval_if), stateful=True),
-    OpDef("CALL_ONCE", float=Kernel(prepare_call_once, eval_call_once), stateful=True),
+    OpDef("WHILE", float=Kernel(prepare_while, eval_while),
+          subgraphs=(("cond", "cond_subgraph_index"), ("body", "body_subgraph_index"))),
+    OpDef("IF", float=Kernel(prepare_if, eval_if),
+          subgraphs=(("then", "then_subgraph_index"), ("else", "else_subgraph_index"))),
+    OpDef("CALL_ONCE", float=Kernel(prepare_call_once, eval_call_once), state=True,
+          subgraphs=(("init", "init_subgraph_index"),)),
 )

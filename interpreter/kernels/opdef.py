@@ -58,10 +58,28 @@ The facts:
   others, but the converter does not write them).
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
-* ``stateful``: the op does more than compute its outputs from its inputs -- it calls
-  other subgraphs or reads / writes state kept between invokes (WHILE, IF, CALL_ONCE,
-  the resource-variable ops): never folded at allocate time even when its inputs are
-  all constants, since folding would run it once instead of on every invoke.
+* ``subgraphs``: the subgraphs the op calls, as (role, option) pairs: the IR's name for
+  each (``Op.subgraphs`` keys) and the builtin option holding its index (WHILE: cond /
+  body, IF: then / else, CALL_ONCE: init), in the order TFLM walks them.
+* ``state``: the op reads or writes state kept between invokes (the resource-variable
+  ops, CALL_ONCE's has-run flag). ``stateful`` (derived: ``state`` or ``subgraphs``):
+  never folded at allocate time even when its inputs are all constants, since folding
+  would run it once instead of on every invoke.
+* ``broadcast_rank``: the op broadcasts its operands implicitly (TF's
+  ResultsBroadcastableShape trait; the kernel repeats elements itself) up to this output
+  rank; 0: it does not.
+* ``shape_operands``: the inputs whose values fix the output shape (a computed one makes
+  the output dynamic: interpreter/dynamic.py). ``shape_only``: the outputs depend on the
+  input's shape only (SHAPE, RANK: folded once the shape is known).
+* ``reshapes``: only the shape changes, the bytes stay (RESHAPE, SQUEEZE, EXPAND_DIMS).
+* ``strings``: the kernel runs on STRING tensors (gather.cc, reshape.cc).
+* ``activation``: the op is this fused activation (ActivationFunctionType code), so it
+  may be fused into the op before it (RELU, RELU6, RELU_N1_TO_1).
+* ``neutral``: a binary arithmetic op whose second operand leaves the first unchanged
+  at this value (ADD / SUB 0, MUL / DIV 1).
+* ``comparison``: the op compares two operands into a bool tensor.
+* ``boundary``: the op converts between float and quantized values (QUANTIZE,
+  DEQUANTIZE: what the quantizer puts at the edges of integer regions).
 * ``version``: the operator version a .tflite file gives the op, as a function of its
   signature (operand types, shapes, quantization, options: versions.py); TensorFlow's
   converter's rule for the op (op_version.cc), or 1 for an op it has no rule for.
@@ -127,8 +145,23 @@ class OpDef:
     uint8: bool = True
     quantize16: bool = True
     exact: bool = False
-    stateful: bool = False
+    subgraphs: tuple[tuple[str, str], ...] = ()
+    state: bool = False
+    broadcast_rank: int = 0
+    shape_operands: tuple[int, ...] = ()
+    shape_only: bool = False
+    reshapes: bool = False
+    strings: bool = False
+    activation: int | None = None
+    neutral: float | None = None
+    comparison: bool = False
+    boundary: bool = False
     version: VersionRule = first_version
+
+    @property
+    def stateful(self) -> bool:
+        """Calls subgraphs or keeps state between invokes: never folded."""
+        return self.state or bool(self.subgraphs)
 
     @property
     def kernel(self) -> Kernel:

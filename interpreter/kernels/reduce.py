@@ -337,6 +337,7 @@ def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, quantize1
     mode emits it where ``quantize16``."""
     integer = facts.get("integer")
     return OpDef(name, float=Kernel(_make_prepare(reducer, dtypes), eval), reduction=True,
+                 shape_operands=(1,),  # the axes
                  int16=integer if isinstance(integer, Kernel) else None,
                  quantize16=quantize16, **facts)
 

@@ -326,14 +326,14 @@ def _version(*modes: str):
 _BILINEAR_QUANTIZED = Kernel(prepare_bilinear_quantized, run_chosen)
 
 OPS = (
-    OpDef("RESIZE_BILINEAR",
+    OpDef("RESIZE_BILINEAR", shape_operands=(1,),
           float=Kernel(prepare_bilinear, eval_bilinear),
           integer=_BILINEAR_QUANTIZED, int16=_BILINEAR_QUANTIZED,  # one kernel serves both
           quant=QuantRule.SAME_AS_INPUT,
           per_sample=True,
           # align_corners alone does not raise the bilinear version
           version=_version("half_pixel_centers")),
-    OpDef("RESIZE_NEAREST_NEIGHBOR",
+    OpDef("RESIZE_NEAREST_NEIGHBOR", shape_operands=(1,),
           float=Kernel(prepare_nearest, eval_nearest),
           integer=TYPE_GENERIC, int16=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT,

@@ -288,7 +288,7 @@ OPS = (
     OpDef("SLICE", int16=TYPE_GENERIC, float=Kernel(prepare_slice, run_chosen), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True, version=_SLICE_VERSION),
     # Not per sample: a negative stride on dim 0 reverses the batch.
-    OpDef("STRIDED_SLICE", int16=TYPE_GENERIC, float=Kernel(prepare_strided_slice, eval_window),
+    OpDef("STRIDED_SLICE", shape_operands=(1, 2, 3), int16=TYPE_GENERIC, float=Kernel(prepare_strided_slice, eval_window),
           integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT, exact=True,
           version=_STRIDED_SLICE_VERSION),
 )

@@ -373,7 +373,7 @@ _QUANTIZED = Kernel(prepare_quantized, run_chosen)
 OPS = (
     # Inputs: output_shape, weights (OHWI), input, bias: the slots are chosen on input 2
     # (affine.data) and the weights.
-    OpDef("TRANSPOSE_CONV",
+    OpDef("TRANSPOSE_CONV", shape_operands=(0,),
           float=Kernel(prepare, eval),
           hybrid=Kernel(hybrid_transpose_conv.prepare, run_chosen),
           integer=_QUANTIZED, int16=_QUANTIZED,  # one kernel serves both
