@@ -38,14 +38,6 @@ from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, storage_dtype
 from .opdef import OpDef
 
-# The options naming the subgraphs each op calls: (role, option key).
-SUBGRAPH_OPTIONS = {
-    "WHILE": (("cond", "cond_subgraph_index"), ("body", "body_subgraph_index")),
-    "IF": (("then", "then_subgraph_index"), ("else", "else_subgraph_index")),
-    "CALL_ONCE": (("init", "init_subgraph_index"),),
-}
-
-
 @dataclass(frozen=True)
 class Callee:
     """One subgraph prepared for one set of input shapes, as a caller sees it."""
@@ -323,3 +315,6 @@ OPS = (
     OpDef("CALL_ONCE", float=Kernel(prepare_call_once, eval_call_once), state=True,
           subgraphs=(("init", "init_subgraph_index"),)),
 )
+
+# The options naming the subgraphs each op calls: (role, option key) (OpDef.subgraphs).
+SUBGRAPH_OPTIONS = {op.name: op.subgraphs for op in OPS}
