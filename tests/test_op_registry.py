@@ -13,8 +13,9 @@ import pytest
 
 from edgelite.interpreter.allocation import STATEFUL_OPS
 from edgelite.interpreter.kernels import OPS
-from edgelite.interpreter.kernels.base import Kernel
+from edgelite.interpreter.kernels.base import Kernel, OpContext, TensorInfo
 from edgelite.interpreter.kernels.opdef import TYPE_GENERIC, QuantRule
+from edgelite.interpreter.model_objects import Quantization
 from edgelite.schema import ops as schema_ops
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,3 +210,58 @@ def run(op):
 ''')
     assert found == {"LAYOUT": ["RESHAPE", "SQUEEZE"], "ranks": ["ADD", "MUL"],
                      "ALSO": ["CONV_2D", "FULLY_CONNECTED"], "KINDS": ["TANH", "LOGISTIC"]}
+
+
+# --------------------------------------------------------------------------- kernel slots
+
+
+def _ctx(op: str, *operands) -> OpContext:
+    """A context whose inputs are (dtype, quantized) pairs (None: an omitted input)."""
+    def info(i, operand):
+        if operand is None:
+            return None
+        dtype, quantized = operand
+        q = Quantization(np.array([0.5], np.float32), np.array([0]), 0, None, None) \
+            if quantized else None
+        return TensorInfo(i, f"t{i}", (1, 4), np.dtype(dtype), None, q)
+    return OpContext(0, op, {}, tuple(info(i, o) for i, o in enumerate(operands)), ())
+
+
+F32, I8, I8Q, U8Q, I16, I16Q = ((np.float32, False), (np.int8, False), (np.int8, True),
+                                (np.uint8, True), (np.int16, False), (np.int16, True))
+
+
+@pytest.mark.parametrize("name, operands, slot", [
+    ("CONV_2D", (F32, F32, F32), "float"),
+    ("CONV_2D", (F32, I8Q, F32), "hybrid"),       # dynamic range: float data, int8 weights
+    ("CONV_2D", (I8Q, I8Q, None), "integer"),
+    ("CONV_2D", (U8Q, U8Q, None), "integer"),
+    ("CONV_2D", (I16Q, I8Q, None), "int16"),      # 16x8
+    ("FULLY_CONNECTED", (F32, (np.uint8, True)), "hybrid"),
+    ("BATCH_MATMUL", (F32, I8Q), "hybrid"),       # no affine: the weights are input 1
+    ("TRANSPOSE_CONV", ((np.int32, False), I8Q, F32), "hybrid"),  # the data is input 2
+    ("TRANSPOSE_CONV", ((np.int32, False), I8Q, I16Q), "int16"),
+    ("TRANSPOSE_CONV", ((np.int32, False), I8Q, I8Q), "integer"),
+    ("ADD", (I16Q, I16Q), "int16"),
+    ("ADD", (I16, I16), "float"),                 # int16 without parameters: plain integers
+    ("ADD", (I8, I8), "float"),
+    ("EQUAL", (I16Q, I16Q), "int16"),             # runs 16x8 files, quantize16=False
+    ("LESS", (I16Q, I16Q), "float"),              # no int16 slot: the float kernel decides
+    ("RESHAPE", (I16Q, None), "float"),           # TYPE_GENERIC: the float kernel moves bytes
+    ("MEAN", (I16Q, None), "int16"),
+])
+def test_one_dispatcher_picks_the_slot(name, operands, slot):
+    op = OPS[name]
+    assert op.choose(_ctx(name, *operands)) is getattr(op, slot)
+
+
+def test_slot_traits_agree():
+    for name, op in OPS.items():
+        if op.hybrid is not None:
+            assert isinstance(op.float, Kernel), name  # hybrid data is float
+        if op.int16 is not None:
+            assert op.integer is not None, f"{name}: a 16x8 kernel without an 8-bit one"
+        assert op.has_int16 == (op.int16 is not None and op.quantize16), name
+    # the ops whose 16x8 kernels the quantizer leaves alone
+    assert {n for n, op in OPS.items() if op.int16 is not None and not op.has_int16} == \
+        {"EQUAL", "NOT_EQUAL", "SUM", "REDUCE_PROD"}
