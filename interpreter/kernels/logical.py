@@ -182,7 +182,8 @@ def _comparison(name: str, ufunc: Callable, version) -> OpDef:
 
 def _select_op(name: str, v2: bool, version) -> OpDef:
     # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
-    return OpDef(name, int16=TYPE_GENERIC, float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
+    return OpDef(name, int16=TYPE_GENERIC,
+                 float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
                  exact=True, per_sample=True, version=version,
                  broadcast_rank=5 if v2 else 0)  # select.cc: SELECT_V2 broadcasts up to 5-D
 
@@ -194,8 +195,10 @@ OPS = (
     _comparison("GREATER_EQUAL", np.greater_equal, INT8_2_INT16_3),
     _comparison("EQUAL", np.equal, by_input_type({T.INT16: 5, T.STRING: 3, T.INT8: 2})),
     _comparison("NOT_EQUAL", np.not_equal, by_input_type({T.INT16: 4, T.STRING: 3, T.INT8: 2})),
-    OpDef("LOGICAL_AND", broadcast_rank=4, float=_binary(np.logical_and, (np.bool_,)), per_sample=True),
-    OpDef("LOGICAL_OR", broadcast_rank=4, float=_binary(np.logical_or, (np.bool_,)), per_sample=True),
+    OpDef("LOGICAL_AND", broadcast_rank=4,
+          float=_binary(np.logical_and, (np.bool_,)), per_sample=True),
+    OpDef("LOGICAL_OR", broadcast_rank=4,
+          float=_binary(np.logical_or, (np.bool_,)), per_sample=True),
     _select_op("SELECT", False, select_version),
     _select_op("SELECT_V2", True, by_input_type({T.UINT32: 2})),
 )

@@ -174,7 +174,8 @@ OPS = (
     # op_version.cc, FILL, by the value's type (input 1): float16 4; int8 / int16 3;
     # bool / string 2. RANGE: int64 2. SHAPE, RANK and ZEROS_LIKE have no case: 1.
     # FILL copies its value: value and output quantized alike (fill.cc), so they share.
-    OpDef("FILL", shape_operands=(0,), float=checked(Kernel(prepare_fill, eval_fill), inputs=(1,), int16_zero=True),
+    OpDef("FILL", shape_operands=(0,),
+          float=checked(Kernel(prepare_fill, eval_fill), inputs=(1,), int16_zero=True),
           integer=TYPE_GENERIC, quant=QuantRule.SHARED, exact=True,
           version=by_input_type({T.FLOAT16: 4, T.INT8: 3, T.INT16: 3, T.BOOL: 2, T.STRING: 2},
                                 index=1)),
