@@ -124,7 +124,6 @@ ALLOWED_TABLES = {
     "converter/quantize/adaround.py:LAYERS": _COVERAGE,
     "converter/quantize/equalize.py:FIRST": _COVERAGE,
     "converter/quantize/equalize.py:SECOND": _COVERAGE,
-    "converter/quantize/auto.py:SQUASHING": "the final ops auto scores at their input",
 }
 
 

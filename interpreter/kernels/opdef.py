@@ -54,8 +54,8 @@ The facts:
   REDUCE_PROD): the quantizer's uint8 mode keeps such ops float.
 * ``quantize16``: the quantizer's int16x8 mode (TFLite's
   EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8) may emit an op with an
-  ``int16`` slot; False keeps it int8 there (EQUAL / NOT_EQUAL run 16x8 files written by
-  others, but the converter does not write them).
+  ``int16`` slot; False keeps it int8 there (EQUAL, NOT_EQUAL, SUM and REDUCE_PROD run
+  16x8 files written by others, but the converter does not write them).
 * ``exact``: the integer kernel computes exactly what the float one does on the same
   values (it introduces no error of its own: selective quantization never keeps it float).
 * ``subgraphs``: the subgraphs the op calls, as (role, option) pairs: the IR's name for
