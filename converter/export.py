@@ -38,10 +38,7 @@ TABLE_BYTES = 16        # at least a vtable offset and a few fields per tensor /
 
 
 # The option fields naming the subgraphs a control-flow op calls, by role (op.subgraphs keys).
-SUBGRAPH_OPTIONS = {
-    "WHILE": {"cond": "cond_subgraph_index", "body": "body_subgraph_index"},
-    "IF": {"then": "then_subgraph_index", "else": "else_subgraph_index"},
-}
+SUBGRAPH_OPTIONS = {n: dict(op.subgraphs) for n, op in OPS.items() if op.subgraphs}
 
 
 def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> bytes:

@@ -56,7 +56,7 @@ from .memory import (DynamicMemory, MemoryBudget, check_limit, default_memory_li
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
-from .kernel_set import DEFAULT_CONFIG, QuantConfig
+from .settings import DEFAULT_SETTINGS, Settings
 from .micro_uint8 import uint8_refusal
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
@@ -86,7 +86,7 @@ RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 # Ops that run on STRING tensors (object arrays of bytes, kept outside the arena), as
 # LiteRT's kernels do: gather.cc and reshape.cc take kTfLiteString; LiteRT's
 # concatenation.cc refuses it in Prepare, so edgelite does not take it either.
-STRING_OPS = frozenset({"GATHER", "RESHAPE"})
+STRING_OPS = frozenset(name for name, op in OPS.items() if op.strings)
 
 Step = tuple[Callable, Any, tuple, tuple]
 
@@ -200,11 +200,8 @@ class _Setting:
 
     subgraph: Subgraph
     dtypes: tuple  # storage_dtype of every tensor
-    quant: QuantConfig = DEFAULT_CONFIG
-    threads: int = 1
+    settings: Settings = DEFAULT_SETTINGS  # the Interpreter's (kernel set, threads, ...)
     program: Any = None  # program.Program, for ops that call subgraphs or keep state
-    memory_limit: int | None = None  # bytes an op prepared at invoke may take (None: no limit)
-    custom: Mapping[str, Kernel] | None = None  # an Interpreter's custom_kernels
 
     def info(self, t: int, shape, value) -> TensorInfo:
         tensor = self.subgraph.tensors[t]
@@ -216,7 +213,7 @@ class _Setting:
 def _check_kernel_set(op: Operator, setting: _Setting, where: str) -> None:
     """What the kernel set refuses whatever the shapes: with kernels="micro", the ops TFLite
     Micro has no kernel for with their uint8 operands (micro_uint8.py)."""
-    if setting.quant.micro:
+    if setting.settings.quant.micro:
         refusal = uint8_refusal(op, setting.subgraph)
         if refusal:
             raise UnsupportedOpError(f"{where}: {refusal}")
@@ -230,13 +227,13 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     # intermediates carry only quantization (an int8 LSTM's gate scales)
     intermediates = tuple(setting.info(t, subgraph.tensors[t].shape, None) if t >= 0 else None
                           for t in op.intermediates)
-    ctx = OpContext(op.index, op.name, op.options, inputs, outputs, setting.quant,
-                    setting.threads, workspace, subgraph.index, setting.program,
+    ctx = OpContext(op.index, op.name, op.options, inputs, outputs, setting.settings.quant,
+                    setting.settings.threads, workspace, subgraph.index, setting.program,
                     intermediates=intermediates, custom_options=op.custom_options,
                     custom_code=op.custom_code if op.name == "CUSTOM" else None)
     if workspace is not None:
         workspace.begin_op()
-    kernel = kernel_for(op, setting.custom)
+    kernel = kernel_for(op, setting.settings.custom_kernels)
     if kernel is None:
         raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
     _check_kernel_set(op, setting, ctx.describe())
@@ -288,7 +285,7 @@ def _prepare_at_invoke(op: Operator, setting: _Setting, values: dict, keyed: tup
         t, a.shape, _frozen(a) if i in keyed else values.get(t))
         for i, (t, a) in enumerate(zip(op.inputs, inputs)))
     outs = tuple(setting.info(t, setting.subgraph.tensors[t].shape, None) for t in op.outputs)
-    limit = setting.memory_limit
+    limit = setting.settings.memory_limit
     budget = MemoryBudget(default_memory_limit() if limit is None else limit)
     kernel, specs, record = _prepare_op(op, setting, ins, outs, Workspace(budget))
     if not any(s.dynamic for s in specs):
@@ -506,22 +503,20 @@ def _variable_fill(tensor) -> int:
 @out_of_memory_as_error("allocate_tensors()")
 @gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
-             preserve_all_tensors: bool = False, keep_alive=(),
-             quant: QuantConfig = DEFAULT_CONFIG, threads: int = 1,
-             memory_limit: int | None = None, program: Any = None,
-             custom_kernels: Mapping[str, Kernel] = NO_CUSTOM) -> Allocation:
+             settings: Settings = DEFAULT_SETTINGS, keep_alive=(),
+             program: Any = None) -> Allocation:
     """(With the garbage collector paused: memory.gc_paused.)
 
-    ``keep_alive``: more tensors (signature outputs) that must survive invoke()
-    like graph outputs; ``quant``: which LiteRT integer arithmetic the kernels follow;
-    ``threads``: how many threads big kernels may split their work over;
-    ``memory_limit``: bytes the arena, folded constants and kernels' work buffers may
-    take together (None: default_memory_limit()); a plan over it is refused before
-    anything is allocated. ``program`` (program.Program): the model's other subgraphs
-    and its state, for ops that call subgraphs or use resource variables.
-    ``custom_kernels``: CUSTOM op name -> Kernel, before the registered and built-in ones
-    (kernels/custom)."""
-    check_supported(subgraph, custom_kernels)
+    ``settings`` (settings.py): the Interpreter's -- ``quant``, which LiteRT integer
+    arithmetic the kernels follow; ``threads``, how many threads big kernels may split
+    their work over; ``memory_limit``, bytes the arena, folded constants and kernels'
+    work buffers may take together (None: default_memory_limit()), a plan over it refused
+    before anything is allocated; ``custom_kernels``, CUSTOM op name -> Kernel, before
+    the registered and built-in ones (kernels/custom); ``preserve_all_tensors``.
+    ``keep_alive``: more tensors (signature outputs) that must survive invoke() like
+    graph outputs. ``program`` (program.Program): the model's other subgraphs and its
+    state, for ops that call subgraphs or use resource variables."""
+    check_supported(subgraph, settings.custom_kernels)
     tensors = subgraph.tensors
     dtypes = tuple(storage_dtype(t) for t in tensors)
     _check_inputs(subgraph, input_shapes, dtypes)
@@ -529,9 +524,9 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     values: dict[int, np.ndarray] = {t.index: t.data for t in tensors if t.data is not None}
     for index, shape in input_shapes.items():
         shapes[index] = tuple(shape)
-    memory_limit = check_limit(memory_limit)
+    memory_limit = check_limit(settings.memory_limit)
     budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
-    setting = _Setting(subgraph, dtypes, quant, threads, program, memory_limit, custom_kernels)
+    setting = _Setting(subgraph, dtypes, settings, program)
 
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
     prepared = _prepare_all(setting, shapes, values, budget)
@@ -550,7 +545,8 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     persistent = list(subgraph.inputs) + variables
     lifetimes = planner.compute_lifetimes(
         [entry[0].inputs for entry in ops], [entry[0].outputs for entry in ops],
-        persistent, list(subgraph.outputs) + list(keep_alive), planned, preserve_all_tensors)
+        persistent, list(subgraph.outputs) + list(keep_alive), planned,
+        settings.preserve_all_tensors)
     plan = planner.plan_arena(lifetimes, sizes)
     names = {t: tensors[t].name for t in list(sizes) + list(prepared.folded)}
     budget.check_arena(plan.size, names, sizes,

@@ -40,27 +40,20 @@ from .errors import DTypeError, ShapeError
 from .memory import DynamicMemory
 from .model import MAX_RANK, MAX_TENSOR_BYTES
 from .model_objects import num_elements
+from .kernels import OPS
 
 MAX_VARIANTS = 8  # input-shape signatures prepared per op (see the module docstring)
 
 # Inputs whose values fix an op's output shape (see the module docstring): op name ->
-# input positions. SLICE is not here: its kernel reads a computed begin / size itself
-# (kernels/slicing.py).
-_REDUCTIONS = ("MEAN", "SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY",
-               "REDUCE_ALL", "ARG_MAX", "ARG_MIN")
+# input positions (OpDef.shape_operands). SLICE has none: its kernel reads a computed
+# begin / size itself (kernels/slicing.py).
 SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
-    "RESHAPE": (1,), "FILL": (0,), "RANGE": (0, 1, 2), "TILE": (1,), "BROADCAST_TO": (1,),
-    "STRIDED_SLICE": (1, 2, 3), "PAD": (1,), "PADV2": (1,), "MIRROR_PAD": (1,),
-    "RESIZE_BILINEAR": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,), "EXPAND_DIMS": (1,),
-    "ONE_HOT": (1,), "TRANSPOSE": (1,), "SPLIT": (0,), "SPLIT_V": (1, 2),
-    "SPACE_TO_BATCH_ND": (1, 2), "BATCH_TO_SPACE_ND": (1, 2), "TOPK_V2": (1,),
-    "TRANSPOSE_CONV": (0,), "RFFT2D": (1,), **{name: (1,) for name in _REDUCTIONS},
-}
+    name: op.shape_operands for name, op in OPS.items() if op.shape_operands}
 
 # Ops whose outputs depend on their input's shape only: allocate_tensors() folds them
 # whenever that shape is known (TFLite's shape.cc computes SHAPE in Prepare, as a
 # kTfLitePersistentRo tensor later ops treat as a constant).
-SHAPE_ONLY = frozenset({"SHAPE", "RANK"})
+SHAPE_ONLY = frozenset(name for name, op in OPS.items() if op.shape_only)
 
 
 def computed_operands(name: str, inputs: tuple[int, ...], constants) -> tuple[int, ...]:

@@ -52,7 +52,8 @@ from .model import Model, load_model, read_model_file
 from .names import quoted
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
-from .program import PrepareOptions, Program, State, check_calls, resource_ids
+from .program import Program, State, check_calls, resource_ids
+from .settings import Settings
 from .kernel_set import KernelSet, QuantConfig
 from .litert_compat import (OpResolverType, check_delegates, check_loop_bound, check_num_threads,
                             resolver_kernels)
@@ -108,28 +109,29 @@ class Interpreter:
         if blas_threads is not None and blas_threads < 1:
             raise OptionError(f"blas_threads should be >= 1 (or None), got {blas_threads}")
         memory_limit = check_limit(memory_limit)
-        self._custom_kernels = custom_kernels_map(custom_kernels)
+        custom_kernels = custom_kernels_map(custom_kernels)
         if model_path is not None:
             model_content = read_model_file(model_path)
         self._model: Model = load_model(model_content)
         self._subgraph = self._model.subgraphs[0]
-        self._num_threads = int(num_threads) if num_threads is not None else default_threads()
-        self._blas_threads = blas_threads
+        # Every setting, checked, in one object passed down whole (settings.py).
+        self._settings = Settings(
+            threads=int(num_threads) if num_threads is not None else default_threads(),
+            blas_threads=blas_threads, preserve_all_tensors=bool(preserve_all_tensors),
+            split_batch=bool(split_batch), custom_kernels=custom_kernels,
+            quant=replace(QuantConfig.make(kernels, rounding),
+                          native=native_backend.choose(native)),
+            memory_limit=memory_limit, max_loop_iterations=check_loop_bound(max_loop_iterations))
         self._guard = CallGuard()
         self._views = ViewTracker()  # arrays tensor() handed out (views.py)
-        self._preserve_all_tensors = bool(preserve_all_tensors)
-        self._split_batch = bool(split_batch)
         self._split: BatchSplit | None = None
-        self._quant = replace(QuantConfig.make(kernels, rounding),
-                              native=native_backend.choose(native))
-        self._memory_limit = memory_limit
         self._input_shapes = {t: self._subgraph.tensors[t].shape for t in self._subgraph.inputs}
         self._alloc: Allocation | None = None
         self._allocated = False
         self._steps: tuple = ()
         # Resource variables and CALL_ONCE status: for the life of the interpreter.
         self._state = State(resource_ids(self._model),
-                            max_loop_iterations=check_loop_bound(max_loop_iterations))
+                            max_loop_iterations=self._settings.max_loop_iterations)
         self._program: Program | None = None
         self._subgraph_observer = None
 
@@ -138,7 +140,7 @@ class Interpreter:
     @property
     def backend(self) -> str:
         """Which kernels run: "native" (the C kernels, where an op has one) or "numpy"."""
-        return native_backend.backend_name(self._quant.native)
+        return native_backend.backend_name(self._settings.quant.native)
 
     @property
     def batch_split(self) -> tuple[int, int] | None:
@@ -151,13 +153,13 @@ class Interpreter:
     @property
     def num_threads(self) -> int:
         """Threads an invoke() may use (``num_threads``, or the default it resolved to)."""
-        return self._num_threads
+        return self._settings.threads
 
     @property
     def blas_limit(self) -> int | None:
         """numpy's BLAS thread count inside invoke(), or None when BLAS is left alone
         (``blas_threads=None``, or no control: threadpoolctl missing, ``blas.status()``)."""
-        return self._blas_threads if blas.available() else None
+        return self._settings.blas_threads if blas.available() else None
 
     @property
     def model(self) -> Model:
@@ -251,7 +253,7 @@ class Interpreter:
         self._views.check("allocate_tensors()")
         if self._allocated:
             return
-        with blas.threads(self._blas_threads):  # constant folding runs kernels
+        with blas.threads(self._settings.blas_threads):  # constant folding runs kernels
             self._allocate()
 
     def _allocate(self) -> None:
@@ -264,18 +266,16 @@ class Interpreter:
         self._program = None  # a new allocation prepares every subgraph afresh
         program = self._new_program(0)
         try:
-            self._alloc = allocate(self._subgraph, self._input_shapes,
-                                   self._preserve_all_tensors, keep_alive, self._quant,
-                                   self._num_threads, memory_limit=self._memory_limit,
-                                   program=program, custom_kernels=self._custom_kernels)
+            self._alloc = allocate(self._subgraph, self._input_shapes, self._settings,
+                                   keep_alive, program=program)
         except (UnsupportedOpError, DTypeError) as exc:  # list every op's problem at once
             support.raise_report(self._model, check_calls(self._model, [0]),
-                                 self._custom_kernels, self._quant, cause=exc)
+                                 self._settings, cause=exc)
         program.current[0] = self._alloc
         self._program = program
         self._steps = self._alloc.steps
-        if self._split_batch and self._num_threads > 1 and \
-                not self._preserve_all_tensors:
+        if self._settings.split_batch and self._settings.threads > 1 and \
+                not self._settings.preserve_all_tensors:
             self._split = self._plan_split(keep_alive)
         self._allocated = True
 
@@ -292,18 +292,16 @@ class Interpreter:
         """The Program that runs ``entry`` (the current one if there is one), after
         checking the subgraphs reachable from it: calls (indices, no recursion) and every
         op's support, all reported at once."""
-        program = self._program or Program(self._model, self._state, PrepareOptions(
-            self._quant, self._num_threads, self._preserve_all_tensors, self._memory_limit,
-            self._custom_kernels))
+        program = self._program or Program(self._model, self._state, self._settings)
         program.after_run = self._subgraph_observer
         if entry not in program.entries:
             reachable = check_calls(self._model, [entry])
             try:
                 check_supported([self._model.subgraphs[k] for k in reachable],
-                                self._custom_kernels)
+                                self._settings.custom_kernels)
             except UnsupportedOpError as exc:  # the full report: every op's problem
-                support.raise_report(self._model, reachable, self._custom_kernels,
-                                     self._quant, cause=exc)
+                support.raise_report(self._model, reachable, self._settings,
+                                     cause=exc)
             program.entries.add(entry)
         return program
 
@@ -316,12 +314,12 @@ class Interpreter:
         self._program = program = self._new_program(index)
         shapes = tuple(tuple(values[t].shape) if t in values else sg.tensors[t].shape
                        for t in sg.inputs)
-        with blas.threads(self._blas_threads):
+        with blas.threads(self._settings.blas_threads):
             try:
                 alloc = program.prepare(index, shapes)
             except (UnsupportedOpError, DTypeError) as exc:  # every op's problem at once
                 support.raise_report(self._model, check_calls(self._model, [index]),
-                                     self._custom_kernels, self._quant, cause=exc)
+                                     self._settings, cause=exc)
             for t, value in values.items():
                 target = alloc.arrays[t]
                 if target is None or t in alloc.constants:
@@ -341,8 +339,7 @@ class Interpreter:
     def _plan_split(self, keep_alive: set[int]) -> BatchSplit | None:
         """The by-sample plan for this allocation, or None (split_plan.py)."""
         return plan_split(self._alloc, self._subgraph, self._input_shapes, keep_alive,
-                          self._quant, self._num_threads, self._memory_limit,
-                          self._custom_kernels)
+                          self._settings)
 
     @guarded("resize_tensor_input()")
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
@@ -521,9 +518,9 @@ class Interpreter:
             )
         self._views.check("invoke()")
         self._state.cancelled.clear()
-        with blas.threads(self._blas_threads):
+        with blas.threads(self._settings.blas_threads):
             if self._split is not None:
-                run_slices(self._num_threads, self._split.run_range, self._split.tasks())
+                run_slices(self._settings.threads, self._split.run_range, self._split.tasks())
             else:
                 try:
                     for eval_fn, record, inputs, outputs in self._steps:
@@ -551,7 +548,7 @@ class Interpreter:
         """Invoke ``warmup`` + ``runs`` times on the inputs currently set, timing every
         op (profiler.py); invoke() itself is never instrumented. The last run's outputs
         stay readable like after invoke()."""
-        with blas.threads(self._blas_threads):
+        with blas.threads(self._settings.blas_threads):
             return self._profile(runs, warmup)
 
     def _profile(self, runs: int, warmup: int) -> Profile:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ModelFormatError
+from .kernels import OPS
 from .model_objects import num_elements
 
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment() (micro_arena_constants.h)
@@ -34,11 +35,8 @@ ONLINE = -1  # kOnlinePlannedBuffer
 OFFLINE_METADATA = "OfflineMemoryAllocation"
 # IF / WHILE / CALL_ONCE: the option keys naming the subgraphs each one runs, in the
 # order MarkSubgraphLifetimesIfNecessary walks them.
-CONTROL_FLOW = {
-    "IF": ("then_subgraph_index", "else_subgraph_index"),
-    "WHILE": ("cond_subgraph_index", "body_subgraph_index"),
-    "CALL_ONCE": ("init_subgraph_index",),
-}
+CONTROL_FLOW = {name: tuple(key for _, key in op.subgraphs)
+                for name, op in OPS.items() if op.subgraphs}  # OpDef.subgraphs
 # TfLiteType sizes TFLM uses for tensor byte lengths (TfLiteTypeSizeOf); by TensorType code.
 TYPE_BYTES = {0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 5: 0, 6: 1, 7: 2, 8: 8, 9: 1, 10: 8, 11: 16,
               12: 8, 13: 4, 14: 8, 15: 4, 16: 4, 17: 1, 18: 1}

@@ -32,18 +32,17 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable
 
 import numpy as np
 
 from .allocation import Allocation, allocate
 from .errors import GraphError, InvokeStoppedError, MemoryLimitError
-from .kernel_set import QuantConfig
-from .kernels.base import Kernel
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.variables import resource_key
 from .model import Model
 from .names import quoted
+from .settings import Settings
 
 # How many input-shape signatures of one subgraph stay prepared. A loop body whose
 # carried tensor grows by one row per iteration needs a new one per iteration anyway;
@@ -158,24 +157,13 @@ def _calls_of(model: Model, index: int, n: int) -> list[tuple[str, int]]:
     return calls
 
 
-@dataclass(frozen=True)
-class PrepareOptions:
-    """How every subgraph of one allocate_tensors() is prepared."""
-
-    quant: QuantConfig
-    threads: int = 1
-    preserve_all_tensors: bool = False
-    memory_limit: int | None = None  # per subgraph (allocation.allocate)
-    custom_kernels: Mapping[str, Kernel] | None = None  # the Interpreter's
-
-
 class Program:
     """The prepared subgraphs of one allocate_tensors() (see the module docstring)."""
 
-    def __init__(self, model: Model, state: State, options: PrepareOptions):
+    def __init__(self, model: Model, state: State, settings: Settings):
         self.model = model
         self.state = state
-        self.options = options
+        self.settings = settings  # how every subgraph is prepared (the Interpreter's)
         self._variants: dict[int, dict[tuple, Allocation]] = {}
         self.current: dict[int, Allocation] = {}  # per subgraph: the one run (or made) last
         self.entries: set[int] = set()  # subgraphs checked as entries (check_calls)
@@ -199,12 +187,9 @@ class Program:
             if len(set(sg.inputs)) != len(sg.inputs):
                 raise GraphError(f"subgraph {index} lists one tensor as two of its inputs "
                                  f"{list(sg.inputs)}")
-            opts = self.options
             try:
-                alloc = allocate(sg, dict(zip(sg.inputs, shapes)), opts.preserve_all_tensors,
-                                 self.keep_alive(index), opts.quant, opts.threads,
-                                 memory_limit=opts.memory_limit, program=self,
-                                 custom_kernels=opts.custom_kernels)
+                alloc = allocate(sg, dict(zip(sg.inputs, shapes)), self.settings,
+                                 self.keep_alive(index), program=self)
             except MemoryLimitError as exc:  # say which subgraph, for which shapes
                 raise MemoryLimitError(f"subgraph {index}, for input shapes "
                                        f"{[list(s) for s in shapes]}: {exc}") from None

@@ -4,14 +4,19 @@ chunks the workers run."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .allocation import Allocation, allocate
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
 from .errors import EdgeliteError, ShapeError
+from .settings import Settings
 
 
-def plan_split(alloc: Allocation, sg, input_shapes: dict, keep_alive: set[int], quant,
-               num_threads: int, memory_limit, custom_kernels) -> BatchSplit | None:
+def plan_split(alloc: Allocation, sg, input_shapes: dict, keep_alive: set[int],
+               settings: Settings) -> BatchSplit | None:
     """The by-sample plan for ``alloc`` (subgraph ``sg`` at ``input_shapes``), or None."""
+    num_threads = settings.threads
+    one_sample = replace(settings, threads=1, preserve_all_tensors=False)  # per worker
     leading = {s[0] if s else 0 for s in input_shapes.values()}
     batch = leading.pop() if len(leading) == 1 else 0
     if batch < 2 or unsplittable(sg, alloc.shapes, alloc.arrays, alloc.constants, batch):
@@ -21,8 +26,7 @@ def plan_split(alloc: Allocation, sg, input_shapes: dict, keep_alive: set[int], 
         return {t: (n,) + tuple(s[1:]) for t, s in input_shapes.items()}
 
     def allocate_at(n: int) -> Allocation:
-        return allocate(sg, shapes_at(n), False, keep_alive, quant, 1,
-                        memory_limit=memory_limit, custom_kernels=custom_kernels)
+        return allocate(sg, shapes_at(n), one_sample, keep_alive)
 
     spare: list[Allocation] = []    # the size probe below, handed to the first worker
 

@@ -54,6 +54,7 @@ from .kernels.custom import NO_CUSTOM
 from .micro_uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
 from .model import Model
 from .names import quoted
+from .settings import Settings
 
 FLOAT_KINDS = (np.float32, np.float16, np.float64)
 INT8_KINDS = (np.int8, np.uint8)
@@ -159,12 +160,13 @@ def _callees(op) -> list[int]:
     return [int(op.options.get(key) or 0) for _, key in SUBGRAPH_OPTIONS.get(op.name, ())]
 
 
-def _scan(model: Model, index: int, custom, quant: QuantConfig, program) -> list:
+def _scan(model: Model, index: int, settings: Settings, program) -> list:
     """(Problem, op, consequence?) for each op of subgraph ``index`` that fails, prepared
     and folded as allocate_tensors() does it for the declared shapes."""
     sg = model.subgraphs[index]
     dtypes = tuple(storage_dtype(t) for t in sg.tensors)
-    setting = _Setting(sg, dtypes, quant, 1, program, custom=custom)
+    setting = _Setting(sg, dtypes, settings, program)
+    custom, quant = settings.custom_kernels, settings.quant
     shapes = [tuple(1 if d < 0 else int(d) for d in t.shape) for t in sg.tensors]
     values = {t.index: t.data for t in sg.tensors if t.data is not None}
     folded: dict[int, int] = {}  # folded tensor -> bytes of file constants it comes from
@@ -235,16 +237,16 @@ def report(model: Model, subgraphs: Iterable[int] | None = None,
            custom: Mapping[str, Kernel] = NO_CUSTOM, quant: QuantConfig = DEFAULT_CONFIG
            ) -> list[Problem]:
     """Every problem of the ``subgraphs`` (indices; None: all) of ``model``."""
-    from .program import PrepareOptions, Program, State, check_calls, resource_ids
+    from .program import Program, State, check_calls, resource_ids
 
     indices = list(range(len(model.subgraphs))) if subgraphs is None else list(subgraphs)
     try:  # subgraph calls out of range or recursive: nothing can be prepared
         check_calls(model, indices)
     except GraphError as exc:
         return [Problem(0, -1, "model", "format", _first_line(exc), text=_first_line(exc))]
-    program = Program(model, State(resource_ids(model)), PrepareOptions(
-        quant, custom_kernels=custom))
-    scanned = {k: _scan(model, k, custom, quant, program) for k in indices}
+    settings = Settings(quant=quant, custom_kernels=custom)  # one thread, no memory limit
+    program = Program(model, State(resource_ids(model)), settings)
+    scanned = {k: _scan(model, k, settings, program) for k in indices}
     bad = {k for k, found in scanned.items() if found}
     problems = []
     for k in indices:
@@ -273,11 +275,12 @@ def message(problems: list[Problem]) -> str:
             f"item(s); {', '.join(kinds)}):\n" + "\n".join(f"  {p.line()}" for p in problems))
 
 
-def raise_report(model: Model, subgraphs: Iterable[int], custom: Mapping[str, Kernel],
-                 quant: QuantConfig, cause: EdgeliteError | None = None) -> None:
-    """Raise one UnsupportedOpError listing every problem of ``subgraphs``; ``cause``
-    itself when the report finds none (an error no op explains, e.g. a resize)."""
-    problems = report(model, subgraphs, custom, quant)
+def raise_report(model: Model, subgraphs: Iterable[int], settings: Settings,
+                 cause: EdgeliteError | None = None) -> None:
+    """Raise one UnsupportedOpError listing every problem of ``subgraphs`` for an
+    Interpreter's ``settings``; ``cause`` itself when the report finds none (an error no
+    op explains, e.g. a resize)."""
+    problems = report(model, subgraphs, settings.custom_kernels, settings.quant)
     if len(problems) == 1 and cause is not None and \
             not isinstance(cause, UnsupportedOpError):
         raise cause  # the one problem is the cause: keep its class (a DTypeError)

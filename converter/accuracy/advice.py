@@ -55,7 +55,7 @@ CLIP_FRACTION = 1e-3      # 0.1 % of the values clipped is worth widening the ra
 WIDE_SPREAD = 10.0        # range / RMS above this: a few large values set the range (a
                           # uniform signal has 3.5, a Gaussian clipped at 4 sigma 8)
 KEEP_CHAIN = 4            # "keep it float to the output" only this close to the end
-BOUNDARY_OPS = ("QUANTIZE", "DEQUANTIZE")
+BOUNDARY_OPS = frozenset(n for n, op in OPS.items() if op.boundary)  # QUANTIZE, DEQUANTIZE
 FIXED_OUTPUT_OPS = frozenset(n for n, op in OPS.items() if op.quant is QuantRule.FIXED_OUTPUT)
 
 

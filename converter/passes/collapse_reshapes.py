@@ -37,7 +37,7 @@ def _keep_dims_shape(red, x_shape) -> tuple[int, ...]:
     return tuple(1 if i in axes else d for i, d in enumerate(x_shape))
 
 
-LAYOUT = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
+LAYOUT = frozenset(n for n, op in OPS.items() if op.reshapes)  # RESHAPE, SQUEEZE, EXPAND_DIMS
 
 
 def _dynamic(graph: Graph) -> bool:

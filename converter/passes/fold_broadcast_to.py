@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ..ir import Graph
 
-MAX_RANK = {"ADD": 6, "SUB": 6, "MUL": 6, "DIV": 5, "SELECT_V2": 5}
-BROADCASTING = frozenset({  # TFLite ops with the ResultsBroadcastableShape trait, two operands
-    "ADD", "SUB", "MUL", "DIV", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM", "POW",
-    "SQUARED_DIFFERENCE", "EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
-    "LESS_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "SELECT_V2"})
+# The ops with the ResultsBroadcastableShape trait, and the output rank up to which each
+# one's kernel broadcasts (OpDef.broadcast_rank).
+MAX_RANK = {n: op.broadcast_rank for n, op in OPS.items() if op.broadcast_rank}
+BROADCASTING = frozenset(MAX_RANK)
 
 
 def _known(shape) -> bool:
@@ -54,7 +54,7 @@ def run(graph: Graph) -> int:
                 or None in op.inputs:
             continue
         out = op.outputs[0].shape
-        if not _known(out) or len(out) > MAX_RANK.get(op.type, 4):
+        if not _known(out) or len(out) > MAX_RANK[op.type]:
             continue
         for i in range(len(op.inputs)):
             found = _broadcast_source(graph, op.inputs[i])

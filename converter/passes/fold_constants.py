@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ...interpreter.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, Op
@@ -16,8 +17,8 @@ from ..runner import ModelRunner
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
 # WHILE / IF run subgraphs (and a loop over constants may run for ever). UNIFORM_NOISE
 # (lower/random.py) has no inputs and stands for values no kernel computes.
-KEEP = frozenset({"QUANTIZE", "DEQUANTIZE", "CUSTOM", "MATMUL", "ERF", "ERFC", "WHILE", "IF",
-                  "CALL_ONCE", "UNIFORM_NOISE"})
+KEEP = frozenset({"CUSTOM", "MATMUL", "ERF", "ERFC", "UNIFORM_NOISE"}) | frozenset(
+    n for n, op in OPS.items() if op.boundary or op.subgraphs)  # QUANTIZE, ..., WHILE, IF, ...
 
 
 def try_fold(graph: Graph, op: Op) -> bool:

@@ -11,11 +11,9 @@ from ...interpreter.kernels import OPS
 from ..ir import Activation, Graph
 from .patterns import sole_producer
 
-FUSABLE_ACTIVATIONS = {
-    "RELU": Activation.RELU,
-    "RELU6": Activation.RELU6,
-    "RELU_N1_TO_1": Activation.RELU_N1_TO_1,
-}
+# Ops that are a fused activation (OpDef.activation): RELU, RELU6, RELU_N1_TO_1.
+FUSABLE_ACTIVATIONS = {n: Activation(op.activation) for n, op in OPS.items()
+                       if op.activation is not None}
 # Ops whose TFLite kernels apply fused_activation_function.
 TAKES_ACTIVATION = frozenset(n for n, op in OPS.items() if op.fused_activation)
 

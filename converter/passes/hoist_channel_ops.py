@@ -29,12 +29,13 @@ collapse_reshapes then merges the SQUEEZE with the next layer's EXPAND_DIMS.
 
 from __future__ import annotations
 
+from ...interpreter.kernels import OPS
 from ..ir import Activation, Graph, Op, Tensor
 from .patterns import BIAS_INDEX, const_operand
 
-LAYOUT = frozenset({"RESHAPE", "SQUEEZE", "EXPAND_DIMS"})
-ACTIVATIONS = frozenset({"RELU", "RELU6", "RELU_N1_TO_1"})
-ARITHMETIC = frozenset({"ADD", "SUB", "MUL", "DIV"})
+LAYOUT = frozenset(n for n, op in OPS.items() if op.reshapes)  # RESHAPE, SQUEEZE, EXPAND_DIMS
+ACTIVATIONS = frozenset(n for n, op in OPS.items() if op.activation is not None)  # RELU, ...
+ARITHMETIC = frozenset(n for n, op in OPS.items() if op.neutral is not None)  # ADD, SUB, MUL, DIV
 
 
 def _channel_constant(op: Op, data_in: Tensor, channels: int) -> Tensor | None:

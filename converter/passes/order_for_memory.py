@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ..ir import Graph, Tensor
 from ...interpreter.micro_plan import ONLINE, greedy_offsets
 
@@ -49,7 +50,8 @@ EXACT_STATES = 20_000  # states of the exact search per region; larger regions: 
 EXACT_ORDERS = 2_000   # graphs with at most this many orders: every order scored by the planner
 HEURISTIC_OPS = 2_000  # a region with more ops than this keeps the file's order
 PLANNER_OPS = 600      # graphs with more ops are scored by their live-bytes peak
-STATEFUL = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"})
+# Ops keeping state between invokes (OpDef.state): the variable ops, CALL_ONCE.
+STATEFUL = frozenset(n for n, op in OPS.items() if op.state)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.kernels import OPS
 from ..ir import PSEUDO_OPS, Graph
 from ..shape_inference import infer_op_shapes
 from .patterns import const_operand
 
-NEUTRAL = {"MUL": 1.0, "DIV": 1.0, "ADD": 0.0, "SUB": 0.0}
+# The constant operand that leaves the other unchanged (OpDef.neutral): MUL / DIV 1, ADD / SUB 0.
+NEUTRAL = {n: op.neutral for n, op in OPS.items() if op.neutral is not None}
 
 
 def run(graph: Graph) -> int:

@@ -58,6 +58,7 @@ from typing import Iterable
 import numpy as np
 
 from ...interpreter.blas import threads
+from ...interpreter.kernels import OPS
 from ...interpreter.kernels.base import OpContext
 from ...interpreter.kernels.window import conv_windows, patches_view
 from ..ir import Graph, Op
@@ -65,7 +66,7 @@ from .staged import real, run_staged
 
 ZETA, GAMMA = 1.1, -0.1     # stretch of the rectified sigmoid (paper section 3.3)
 LAYERS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
-OUT_AXIS = {"CONV_2D": 0, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 0}   # OHWI, 1HWO, OI
+OUT_AXIS = {n: OPS[n].affine.out_axis for n in LAYERS}   # OHWI 0, 1HWO 3, OI 0 (OpDef.affine)
 
 
 class Target(Enum):

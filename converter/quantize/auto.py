@@ -44,6 +44,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.kernels import OPS
+from ...interpreter.kernels.opdef import PROBABILITY_OUTPUT
 from ...interpreter.names import shown
 from ..export import export_tflite
 from ..ir import Graph
@@ -62,7 +64,9 @@ from .selective import Fallback
 FOLDS = 4               # cross-validation: each sample held out once, in one of 4 folds
 MIN_SAMPLES = FOLDS     # one held-out sample per fold at least
 LAST_LAYERS = 3         # tensors tried per tensor: the outputs of the last quantized ops
-SQUASHING = ("SOFTMAX", "LOGISTIC")   # final ops scored at their input (scoring_graph)
+# final ops scored at their input (scoring_graph): those whose output is a probability
+# (fixed output parameters 1/256: SOFTMAX, LOGISTIC)
+SQUASHING = frozenset(n for n, op in OPS.items() if op.fixed_output is PROBABILITY_OUTPUT)
 METHODS = (CalibConfig(CalibMethod.MINMAX), CalibConfig(CalibMethod.PERCENTILE, 99.99),
            CalibConfig(CalibMethod.PERCENTILE, 99.9), CalibConfig(CalibMethod.MSE),
            CalibConfig(CalibMethod.ENTROPY))

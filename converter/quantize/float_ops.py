@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.errors import EdgeliteError
+from ...interpreter.kernels import OPS
 from ...interpreter.names import quoted
 from ..ir import Graph, all_graphs
 from .params import QType, activation
@@ -27,8 +28,7 @@ def non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
         op.origin == "IsFinite" or any(map(unranged, (*op.inputs, *op.outputs)))))
 
 
-COMPARISONS = frozenset({"EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
-                         "LESS_EQUAL"})
+COMPARISONS = frozenset(n for n, op in OPS.items() if op.comparison)
 
 
 def outside_kernels(graph: Graph, ranges, qtype: QType) -> frozenset[str]:

@@ -23,7 +23,7 @@ INTEGER_OPS = frozenset(n for n, op in OPS.items() if op.quant is not QuantRule.
 UINT8_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].uint8)
 
 # The ops with 16x8 kernels (int16 activations, int8 weights): the int16x8 mode's integer ops.
-INT16_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].int16)
+INT16_OPS = frozenset(n for n in INTEGER_OPS if OPS[n].has_int16)
 
 # Output parameters that the kernels assume, by output type: (scale, zero_point).
 FIXED_OUTPUT = {n: {qt: op.fixed_output[qt.dtype.type] for qt in QType

@@ -63,12 +63,12 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
-from .fused import Clamp, apply_clamp
-from .lut import table_kernel, with_int16
+from .fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
+from .lut import table_kernel
 from .quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .requantize import (QUANTIZED, QParams, lut_kernel, make_lut, qparams,
-                         require_same_type, with_int16)
+                         require_same_type)
 from .unary16 import LOGISTIC16, TANH16, lut16_kernel
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
@@ -502,9 +502,10 @@ def _leaky_relu16(ctx: OpContext, xq: QParams, out: QParams):
 
 def _relu(name: str, low: float, high: float | None, int16: bool = False, **facts) -> OpDef:
     integer = Kernel(_relu_prepare_quantized(low, high), run_chosen)
-    return OpDef(name, int16=int16,
+    return OpDef(name,
                  float=Kernel(_relu_prepare(low, high), eval_clamp),
-                 integer=with_int16(integer, _relu16(low, high)) if int16 else integer,
+                 integer=integer,
+                 int16=_relu16(low, high) if int16 else None,
                  quant=QuantRule.OWN_RANGE,
                  per_sample=True,
                  **facts)
@@ -515,24 +516,23 @@ def _relu(name: str, low: float, high: float | None, int16: bool = False, **fact
 # LEAKY_RELU 2 for int16; GELU 2 for int8 / uint8. RELU_N1_TO_1, RELU_0_TO_1, HARD_SWISH
 # and ELU have no case there: 1.
 OPS = (
-    _relu("RELU", 0.0, None, int16=True, exact=True,
+    _relu("RELU", 0.0, None, int16=True, exact=True, activation=RELU,
           version=by_input_type({T.INT16: 3, T.INT8: 2, T.UINT8: 2})),
-    _relu("RELU6", 0.0, 6.0, int16=True, exact=True, version=INT8_2_INT16_3),
-    _relu("RELU_N1_TO_1", -1.0, 1.0),
+    _relu("RELU6", 0.0, 6.0, int16=True, exact=True, activation=RELU6, version=INT8_2_INT16_3),
+    _relu("RELU_N1_TO_1", -1.0, 1.0, activation=RELU_N1_TO_1),
     _relu("RELU_0_TO_1", 0.0, 1.0),
-    OpDef("LOGISTIC", int16=True,
+    OpDef("LOGISTIC",
           float=Kernel(prepare_logistic, eval_logistic),
-          integer=with_int16(Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid),
-                                    run_chosen),
-                             LOGISTIC16),
+          integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), run_chosen),
+          int16=LOGISTIC16,
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True,
           version=int8_2_int16_in_out_3),
-    OpDef("TANH", int16=True,
+    OpDef("TANH",
           float=Kernel(prepare_tanh, eval_tanh),
-          integer=with_int16(Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), run_chosen),
-                             TANH16),
+          integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), run_chosen),
+          int16=TANH16,
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=TANH_OUTPUT,
           per_sample=True,
@@ -542,10 +542,10 @@ OPS = (
           integer=Kernel(prepare_hard_swish_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
-    OpDef("LEAKY_RELU", int16=True,
+    OpDef("LEAKY_RELU",
           float=Kernel(prepare_leaky_relu, eval_leaky_relu),
-          integer=with_int16(Kernel(prepare_leaky_relu_quantized, run_chosen),
-                             lut16_kernel(_leaky_relu16)),
+          integer=Kernel(prepare_leaky_relu_quantized, run_chosen),
+          int16=lut16_kernel(_leaky_relu16),
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
@@ -553,9 +553,9 @@ OPS = (
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE, uint8=False,  # int8 only in LiteRT
           per_sample=True),
-    OpDef("GELU", int16=True, float=with_int16(Kernel(prepare_gelu, run_chosen),
-                                   table_kernel((np.int16,), gelu_table)),
+    OpDef("GELU", float=Kernel(prepare_gelu, run_chosen),
           integer=table_kernel(QUANTIZED, gelu_table),
+          int16=table_kernel((np.int16,), gelu_table),
           quant=QuantRule.OWN_RANGE, per_sample=True,
           version=by_input_type({T.INT8: 2, T.UINT8: 2})),
 )

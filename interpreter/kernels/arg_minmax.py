@@ -67,8 +67,8 @@ OPS = (
     # Input 1 holds the axis: samples stay apart when it is not dim 0.
     # Quantized inputs: the positions of the largest / smallest codes are those of the
     # values (a scale is positive), so the float kernel serves them (arg_min_max.cc).
-    OpDef("ARG_MAX", float=_make(np.argmax), integer=TYPE_GENERIC,
+    OpDef("ARG_MAX", shape_operands=(1,), float=_make(np.argmax), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, reduction=True, version=_VERSION),
-    OpDef("ARG_MIN", float=_make(np.argmin), integer=TYPE_GENERIC,
+    OpDef("ARG_MIN", shape_operands=(1,), float=_make(np.argmin), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, reduction=True, version=_VERSION),
 )

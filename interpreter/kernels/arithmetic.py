@@ -76,8 +76,7 @@ from .binary import same_type_pair
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
 from .arith16 import INT16_LEFT_SHIFT, kernel16
-from .requantize import (QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type,
-                         with_int16)
+from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .versions import OpSignature, T
 
 SUPPORTED = (np.float32, np.int32, np.int64)
@@ -371,19 +370,21 @@ def mul_version(sig: OpSignature) -> int:
     return 2 if x.type == T.INT8 else 1
 
 
-def _op(name: str, ufunc, version) -> OpDef:
-    return OpDef(name, int16=True,
+def _op(name: str, ufunc, version, neutral: float) -> OpDef:
+    return OpDef(name,
                  float=Kernel(_make_prepare(ufunc), eval),
-                 integer=with_int16(Kernel(_make_prepare_quantized(name), eval_quantized),
-                                    kernel16(name, _arithmetic16(name))),
+                 integer=Kernel(_make_prepare_quantized(name), eval_quantized),
+                 int16=kernel16(name, _arithmetic16(name)),
                  quant=QuantRule.OWN_RANGE,
                  fused_activation=True,
                  per_sample=True,
+                 neutral=neutral,
+                 broadcast_rank=6,  # add.cc / sub.cc / mul.cc broadcast up to 6-D
                  version=version)
 
 
 OPS = (
-    _op("ADD", np.add, add_version),
-    _op("SUB", np.subtract, sub_version),
-    _op("MUL", np.multiply, mul_version),
+    _op("ADD", np.add, add_version, neutral=0.0),
+    _op("SUB", np.subtract, sub_version, neutral=0.0),
+    _op("MUL", np.multiply, mul_version, neutral=1.0),
 )

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
-from .hybrid import (HybridOutput, InputQuant, Order, input_quant, is_hybrid,
+from .hybrid import (HybridOutput, InputQuant, Order, input_quant,
                      quantize_rows, require_int8_weights, weight_scales)
 from .opdef import OpDef, QuantRule
 from .requantize import qparams, require_same_type
@@ -285,19 +285,6 @@ def eval_xnnpack(rec: XnnpackRecord, inputs, outputs) -> None:
     np.copyto(outputs[0], np.clip(scaled + rec.zp_out, rec.lo, rec.hi), casting="unsafe")
 
 
-def _prepare_any(ctx: OpContext):
-    """float32; float32 lhs with int8 rhs (hybrid); int16 lhs with quantization
-    parameters (int8 / uint8 ones reach prepare_quantized as the OpDef's integer kernel)."""
-    a = ctx.inputs[0] if ctx.inputs else None
-    if is_hybrid(ctx):
-        return prepare_hybrid(ctx)
-    if a is not None and a.dtype == np.int16 and a.quantization is not None \
-            and len(a.quantization.scale) > 0:
-        return prepare_quantized(ctx)
-    specs, record = prepare(ctx)
-    return specs, Chosen(eval, record)
-
-
 def version(sig: OpSignature) -> int:
     """op_version.cc, BATCH_MATMUL: int16 3; int8 2; float with int8 weights (hybrid) and
     asymmetric_quantize_inputs 4."""
@@ -311,11 +298,14 @@ def version(sig: OpSignature) -> int:
     return 1
 
 
+_QUANTIZED = Kernel(prepare_quantized, run_chosen)
+
 OPS = (
     # Not per sample: [N, N] @ [N, C] leads with N and mixes every sample.
-    OpDef("BATCH_MATMUL", int16=True, uint8=False,  # batch_matmul.cc: float32, int8, int16
-          float=Kernel(_prepare_any, run_chosen),
-          integer=Kernel(prepare_quantized, run_chosen),
+    OpDef("BATCH_MATMUL", uint8=False,  # batch_matmul.cc: float32, int8, int16
+          float=Kernel(prepare, eval),
+          hybrid=Kernel(prepare_hybrid, run_chosen),
+          integer=_QUANTIZED, int16=_QUANTIZED,  # one kernel serves both
           quant=QuantRule.OWN_RANGE,
           version=version),
 )

@@ -44,7 +44,6 @@ from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
 from .fused import Clamp, activation_clamp, apply_clamp
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .lut import with_int16
 from .pair_table import div_values, prelu_values, quantized_pair_kernel, squared_difference_values
 from .versions import INT8_2, OpSignature, T, by_input_type
 
@@ -217,27 +216,31 @@ def _elementwise(name: str, kernel: Kernel, **facts) -> OpDef:
 # Versions (op_version.cc): FLOOR_DIV 3 for int8 / int16, 2 for float32; FLOOR_MOD 2 for
 # int8 / int16; SQUARED_DIFFERENCE 2 for int8; POW and PRELU have no case: 1.
 OPS = (
-    _elementwise("DIV", with_int16(_make(_div_float, (np.float32, np.int32, np.int64),
-                                         integer=_div_int, fused=True),
-                                   quantized_pair_kernel(div_values, (np.int16,), divides=True)),
-                 fused_activation=True, version=div_version, int16=True,
+    _elementwise("DIV", _make(_div_float, (np.float32, np.int32, np.int64), integer=_div_int,
+                              fused=True),
+                 fused_activation=True, version=div_version, neutral=1.0,
+                 broadcast_rank=5,  # div.cc: up to 5-D
                  integer=quantized_pair_kernel(div_values, divides=True),
+                 int16=quantized_pair_kernel(div_values, (np.int16,), divides=True),
                  quant=QuantRule.OWN_RANGE),
     _elementwise("FLOOR_DIV", _make(_floor_div_float, _FLOOR, integer=_floor_div_int),
-                 version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
+                 broadcast_rank=4, version=by_input_type({T.INT8: 3, T.INT16: 3, T.FLOAT32: 2})),
     _elementwise("FLOOR_MOD", _make(_floor_mod_float, _FLOOR, integer=_floor_mod_int,
-                                    mask=True),
+                                    mask=True), broadcast_rank=4,
                  version=by_input_type({T.INT8: 2, T.INT16: 2})),
     # Quantized inputs are compared and copied raw (maximum_minimum.cc, both kernel sets):
     # the quantizer gives the inputs and the output one set of parameters.
     _elementwise("MAXIMUM", _make(_maximum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
-                 quant=QuantRule.SHARED, exact=True, int16=True, version=min_max_version),
+                 broadcast_rank=4,
+                 quant=QuantRule.SHARED, exact=True, int16=TYPE_GENERIC, version=min_max_version),
     _elementwise("MINIMUM", _make(_minimum, _NUMERIC, mask=True), integer=TYPE_GENERIC,
-                 quant=QuantRule.SHARED, exact=True, int16=True, version=min_max_version),
+                 broadcast_rank=4,
+                 quant=QuantRule.SHARED, exact=True, int16=TYPE_GENERIC, version=min_max_version),
     _elementwise("SQUARED_DIFFERENCE", _make(_squared_difference, _F32_I32), version=INT8_2,
+                 broadcast_rank=4,
                  integer=quantized_pair_kernel(squared_difference_values, (np.int8,)),
                  quant=QuantRule.OWN_RANGE, uint8=False),  # int8 only in LiteRT
-    _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int)),
+    _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int), broadcast_rank=4),
     _elementwise("PRELU", _make(_prelu, _F32, mask=True),
                  integer=quantized_pair_kernel(prelu_values), quant=QuantRule.OWN_RANGE),
 )

@@ -169,7 +169,7 @@ def pack_version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("CONCATENATION", int16=True,
+    OpDef("CONCATENATION", int16=TYPE_GENERIC,  # int16 values are copied
           float=Kernel(prepare, eval),
           integer=Kernel(prepare_quantized, eval_quantized),
           quant=QuantRule.SHARED,
@@ -177,6 +177,6 @@ OPS = (
           # op_version.cc, CONCATENATION: by the first input's type
           version=by_input_type({T.INT4: 5, T.UINT32: 4, T.INT16: 3, T.INT8: 2})),
     # PACK copies bits: every input must be quantized like the output (pack.cc).
-    OpDef("PACK", int16=True, float=checked(Kernel(prepare_pack, eval_pack), inputs=None),
+    OpDef("PACK", int16=TYPE_GENERIC, float=checked(Kernel(prepare_pack, eval_pack), inputs=None),
           integer=TYPE_GENERIC, quant=QuantRule.SHARED, exact=True, version=pack_version),
 )

@@ -38,14 +38,6 @@ from ..names import quoted
 from .base import Kernel, OpContext, OutputSpec, storage_dtype
 from .opdef import OpDef
 
-# The options naming the subgraphs each op calls: (role, option key).
-SUBGRAPH_OPTIONS = {
-    "WHILE": (("cond", "cond_subgraph_index"), ("body", "body_subgraph_index")),
-    "IF": (("then", "then_subgraph_index"), ("else", "else_subgraph_index")),
-    "CALL_ONCE": (("init", "init_subgraph_index"),),
-}
-
-
 @dataclass(frozen=True)
 class Callee:
     """One subgraph prepared for one set of input shapes, as a caller sees it."""
@@ -316,7 +308,13 @@ def eval_call_once(rec: Once, inputs, outputs) -> None:
 
 
 OPS = (
-    OpDef("WHILE", float=Kernel(prepare_while, eval_while), stateful=True),
-    OpDef("IF", float=Kernel(prepare_if, eval_if), stateful=True),
-    OpDef("CALL_ONCE", float=Kernel(prepare_call_once, eval_call_once), stateful=True),
+    OpDef("WHILE", float=Kernel(prepare_while, eval_while),
+          subgraphs=(("cond", "cond_subgraph_index"), ("body", "body_subgraph_index"))),
+    OpDef("IF", float=Kernel(prepare_if, eval_if),
+          subgraphs=(("then", "then_subgraph_index"), ("else", "else_subgraph_index"))),
+    OpDef("CALL_ONCE", float=Kernel(prepare_call_once, eval_call_once), state=True,
+          subgraphs=(("init", "init_subgraph_index"),)),
 )
+
+# The options naming the subgraphs each op calls: (role, option key) (OpDef.subgraphs).
+SUBGRAPH_OPTIONS = {op.name: op.subgraphs for op in OPS}

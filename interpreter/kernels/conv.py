@@ -63,7 +63,6 @@ from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
 from . import hybrid_conv
-from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
 from .requantize import (
@@ -78,7 +77,6 @@ from .requantize import (
     output_stage,
     qparams,
     require_same_type,
-    with_int16,
 )
 from .affine16 import CONV16
 from .window import conv_windows, padded_scratch, patches_view, tap_view
@@ -446,9 +444,11 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("CONV_2D", int16=True,
-          float=by_weight_dtype(Kernel(prepare, run_chosen), hybrid_conv.CONV),
-          integer=with_int16(Kernel(prepare_quantized, eval_quantized), CONV16),
+    OpDef("CONV_2D",
+          float=Kernel(prepare, run_chosen),
+          hybrid=hybrid_conv.CONV,
+          integer=Kernel(prepare_quantized, eval_quantized),
+          int16=CONV16,
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=3),
           fused_activation=True,

@@ -40,10 +40,9 @@ from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
 from .fused import Clamp, activation_clamp, apply_clamp
 from . import hybrid_conv
-from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
-from .requantize import OutputStage, activation_bounds, output_stage, qparams, with_int16
+from .requantize import OutputStage, activation_bounds, output_stage, qparams
 from .affine16 import DEPTHWISE16
 from .window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
                      tap_buffer)
@@ -316,9 +315,11 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("DEPTHWISE_CONV_2D", int16=True,
-          float=by_weight_dtype(Kernel(prepare, eval), hybrid_conv.DEPTHWISE),
-          integer=with_int16(Kernel(prepare_quantized, eval_quantized), DEPTHWISE16),
+    OpDef("DEPTHWISE_CONV_2D",
+          float=Kernel(prepare, eval),
+          hybrid=hybrid_conv.DEPTHWISE,
+          integer=Kernel(prepare_quantized, eval_quantized),
+          int16=DEPTHWISE16,
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=3, in_axis=3),
           fused_activation=True,

@@ -98,5 +98,6 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # float16 or quantized data in, float32 out: one kernel, no integer path to choose.
-    OpDef("DEQUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True, version=version),
+    OpDef("DEQUANTIZE", boundary=True,
+          float=Kernel(prepare, run_chosen), per_sample=True, version=version),
 )

@@ -99,7 +99,7 @@ def _abs(z: np.ndarray) -> np.ndarray:
 
 OPS = (
     # Not per_sample: a rank-2 input's rows (the batch) are the transform's height.
-    OpDef("RFFT2D", float=Kernel(rfft2d_prepare, rfft2d_eval)),
+    OpDef("RFFT2D", shape_operands=(1,), float=Kernel(rfft2d_prepare, rfft2d_eval)),
     OpDef("COMPLEX_ABS", float=_part(_abs), per_sample=True),
     OpDef("REAL", float=_part(np.real), per_sample=True),
     OpDef("IMAG", float=_part(np.imag), per_sample=True),

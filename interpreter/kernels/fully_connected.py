@@ -54,7 +54,6 @@ from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
 from .fused import Clamp, activation_clamp, apply_clamp
 from . import hybrid_fc
-from .hybrid import by_weight_dtype
 from .opdef import Affine, OpDef, QuantRule
 from .requantize import (
     QUANTIZED,
@@ -68,7 +67,6 @@ from .requantize import (
     output_stage,
     qparams,
     require_same_type,
-    with_int16,
 )
 from .affine16 import fully_connected16
 from .versions import OpSignature, T
@@ -266,10 +264,11 @@ def version(sig: OpSignature) -> int:
 
 
 OPS = (
-    OpDef("FULLY_CONNECTED", int16=True,
-          float=by_weight_dtype(Kernel(prepare, eval), hybrid_fc.KERNEL),
-          integer=with_int16(Kernel(prepare_quantized, eval_quantized),
-                             fully_connected16(_geometry)),
+    OpDef("FULLY_CONNECTED",
+          float=Kernel(prepare, eval),
+          hybrid=hybrid_fc.KERNEL,
+          integer=Kernel(prepare_quantized, eval_quantized),
+          int16=fully_connected16(_geometry),
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=0, weights=1, bias=2, out_axis=0, in_axis=1),
           fused_activation=True,

@@ -111,6 +111,7 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # Not per sample: along axis 0 the indices pick samples.
-    OpDef("GATHER", int16=True, float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+    OpDef("GATHER", strings=True, int16=TYPE_GENERIC,
+          float=Kernel(prepare, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, version=version),
 )

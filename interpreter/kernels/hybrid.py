@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from ..names import quoted
-from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen
+from .base import OpContext, TensorInfo
 from .fused import Clamp, activation_clamp, apply_clamp
 
 F32 = np.float32
@@ -205,9 +205,9 @@ def input_quant(ctx: OpContext, xnnpack: bool, asymmetric: bool) -> InputQuant:
     return InputQuant.ASYMMETRIC if asymmetric else InputQuant.SYMMETRIC
 
 
-def is_hybrid(ctx: OpContext, weights: int = 1) -> bool:
-    """A float32 input 0 with int8 / uint8 weights (input ``weights``)."""
-    x = ctx.inputs[0] if ctx.inputs else None
+def is_hybrid(ctx: OpContext, weights: int = 1, data: int = 0) -> bool:
+    """A float32 input ``data`` with int8 / uint8 weights (input ``weights``)."""
+    x = ctx.inputs[data] if data < len(ctx.inputs) else None
     w = ctx.inputs[weights] if weights < len(ctx.inputs) else None
     return (x is not None and w is not None and x.dtype == np.float32
             and w.dtype.type in (np.int8, np.uint8))
@@ -223,18 +223,3 @@ def require_int8_weights(ctx: OpContext, w: TensorInfo, role: str = "weights") -
         raise ctx.unsupported(
             f"{role} tensor {quoted(w.name)} of a {HYBRID} op must be a constant tensor")
     return w.data.astype(np.float64)
-
-
-def by_weight_dtype(float_kernel: Kernel, hybrid_kernel: Kernel, weights: int = 1) -> Kernel:
-    """One entry for the float kernel: a float32 input with int8 / uint8 weights (input
-    ``weights``) goes to ``hybrid_kernel``, everything else to ``float_kernel``; chosen
-    once in prepare()."""
-
-    def prepare(ctx: OpContext):
-        kernel = hybrid_kernel if is_hybrid(ctx, weights) else float_kernel
-        specs, record = kernel.prepare(ctx)
-        if not isinstance(record, Chosen):
-            record = Chosen(kernel.eval, record)
-        return specs, record
-
-    return Kernel(prepare, run_chosen)

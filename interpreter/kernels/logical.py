@@ -33,7 +33,6 @@ import numpy as np
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .binary import same_type_pair
-from .lut import with_int16
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .requantize import QUANTIZED, make_lut, qparams
 from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type
@@ -112,14 +111,13 @@ def eval_compare_quantized(rec: QuantizedCompareRecord, inputs, outputs) -> None
     rec.ufunc(rec.rescale[0](inputs[0]), rec.rescale[1](inputs[1]), out=outputs[0])
 
 
-def _equality(ufunc: Callable) -> Kernel:
-    """EQUAL / NOT_EQUAL's kernel for all but int8 / uint8: int16 with parameters is
-    rescaled, everything else compared raw."""
+def _equality16(ufunc: Callable) -> Kernel:
+    """EQUAL / NOT_EQUAL on int16 with parameters: rescaled like int8 (comparisons.cc)."""
     def prepare_int16(ctx: OpContext):
         specs, rec = _prepare_compare_quantized(ctx, ufunc, (np.int16,))
         return specs, Chosen(eval_compare_quantized, rec)
 
-    return with_int16(_binary(ufunc, _NUMERIC), Kernel(prepare_int16, run_chosen))
+    return Kernel(prepare_int16, run_chosen)
 
 
 @dataclass(frozen=True)
@@ -175,15 +173,19 @@ def select_version(sig: OpSignature) -> int:
 # LESS_EQUAL / GREATER int8 2; EQUAL int16 5, string 3, int8 2; NOT_EQUAL int16 4, string
 # 3, int8 2; SELECT_V2 uint32 2; LOGICAL_AND / LOGICAL_OR have no case: 1.
 def _comparison(name: str, ufunc: Callable, version) -> OpDef:
-    float_kernel = _equality(ufunc) if name in ("EQUAL", "NOT_EQUAL") else _binary(ufunc, _NUMERIC)
-    return OpDef(name, float=float_kernel, integer=_compare_quantized(ufunc),
-                 quant=QuantRule.OWN_RANGE, per_sample=True, version=version)
+    # EQUAL / NOT_EQUAL run 16x8 files; the quantizer's int16x8 mode keeps them int8.
+    int16 = _equality16(ufunc) if name in ("EQUAL", "NOT_EQUAL") else None
+    return OpDef(name, float=_binary(ufunc, _NUMERIC), integer=_compare_quantized(ufunc),
+                 int16=int16, quantize16=False, quant=QuantRule.OWN_RANGE, per_sample=True,
+                 comparison=True, broadcast_rank=4, version=version)
 
 
 def _select_op(name: str, v2: bool, version) -> OpDef:
     # A 1-D condition picks whole samples (dim 0) of x / y: still one sample at a time.
-    return OpDef(name, int16=True, float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
-                 exact=True, per_sample=True, version=version)
+    return OpDef(name, int16=TYPE_GENERIC,
+                 float=_select(v2), integer=TYPE_GENERIC, quant=QuantRule.SHARED,
+                 exact=True, per_sample=True, version=version,
+                 broadcast_rank=5 if v2 else 0)  # select.cc: SELECT_V2 broadcasts up to 5-D
 
 
 OPS = (
@@ -193,8 +195,10 @@ OPS = (
     _comparison("GREATER_EQUAL", np.greater_equal, INT8_2_INT16_3),
     _comparison("EQUAL", np.equal, by_input_type({T.INT16: 5, T.STRING: 3, T.INT8: 2})),
     _comparison("NOT_EQUAL", np.not_equal, by_input_type({T.INT16: 4, T.STRING: 3, T.INT8: 2})),
-    OpDef("LOGICAL_AND", float=_binary(np.logical_and, (np.bool_,)), per_sample=True),
-    OpDef("LOGICAL_OR", float=_binary(np.logical_or, (np.bool_,)), per_sample=True),
+    OpDef("LOGICAL_AND", broadcast_rank=4,
+          float=_binary(np.logical_and, (np.bool_,)), per_sample=True),
+    OpDef("LOGICAL_OR", broadcast_rank=4,
+          float=_binary(np.logical_or, (np.bool_,)), per_sample=True),
     _select_op("SELECT", False, select_version),
     _select_op("SELECT_V2", True, by_input_type({T.UINT32: 2})),
 )

@@ -262,20 +262,3 @@ def table_prepare(dtypes: tuple, table: Callable, *, nonnegative: bool = False):
         return (OutputSpec(x.shape, x.dtype),), native or Chosen(apply, record)
 
     return prepare
-
-
-def is_quantized_int16(t) -> bool:
-    q = t.quantization
-    return t.dtype == np.int16 and q is not None and len(q.scale) > 0
-
-
-def with_int16(float_kernel: Kernel, int16_kernel: Kernel) -> Kernel:
-    """The float kernel, except for an int16 input with quantization parameters (16x8),
-    which goes to ``int16_kernel`` (whose record is a Chosen)."""
-    def prepare(ctx: OpContext):
-        if ctx.inputs and ctx.inputs[0] is not None and is_quantized_int16(ctx.inputs[0]):
-            return int16_kernel.prepare(ctx)
-        specs, record = float_kernel.prepare(ctx)
-        return specs, record if isinstance(record, Chosen) else Chosen(float_kernel.eval, record)
-
-    return Kernel(prepare, run_chosen)

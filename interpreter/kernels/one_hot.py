@@ -84,5 +84,5 @@ OPS = (
     # The quantizer keeps it float, as TFLite's (operator_property.cc has no ONE_HOT): its
     # input 0 holds indices, so no rule on input 0's parameters applies. Not per sample:
     # with axis 0 the depth axis comes first.
-    OpDef("ONE_HOT", float=Kernel(prepare, eval)),
+    OpDef("ONE_HOT", shape_operands=(1,), float=Kernel(prepare, eval)),
 )

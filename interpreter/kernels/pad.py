@@ -141,17 +141,18 @@ _PAD_VERSION = first_match((input_type(T.BOOL), 5), (rank_above(4), 4),
 
 OPS = (
     # Padding dim 0 changes its size, which batch_split.py's shape check refuses.
-    OpDef("PAD", int16=True, float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
+    OpDef("PAD", shape_operands=(1,), int16=TYPE_GENERIC,
+          float=Kernel(_make_prepare(2), eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True, version=_PAD_VERSION),
     # PADV2's constant value must be quantized like the output (pad.cc): data and value
     # share the output's parameters.
-    OpDef("PADV2", float=checked(Kernel(_make_prepare(3), eval), inputs=(2,)),
+    OpDef("PADV2", shape_operands=(1,), float=checked(Kernel(_make_prepare(3), eval), inputs=(2,)),
           integer=TYPE_GENERIC, quant=QuantRule.SHARED, per_sample=True, exact=True,
           version=_PAD_VERSION),
     # op_version.cc, MIRROR_PAD: int16 3, int8 2
     # Input and output quantized alike, int16 zero points 0 (mirror_pad.cc).
-    OpDef("MIRROR_PAD", float=checked(Kernel(prepare_mirror_pad, eval_mirror_pad),
-                                      int16_zero=True),
+    OpDef("MIRROR_PAD", shape_operands=(1,),
+          float=checked(Kernel(prepare_mirror_pad, eval_mirror_pad), int16_zero=True),
           integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True,
           version=INT8_2_INT16_3),
 )

@@ -48,7 +48,7 @@ from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
-from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type, with_int16
+from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type
 from .window import TapBuffer, pool_windows, tap_buffer, valid_counts
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
@@ -233,22 +233,20 @@ def eval_max_quantized(rec: QPoolRecord, inputs, outputs) -> None:
     clamp_inplace(out, out.dtype.type(rec.lo), out.dtype.type(rec.hi))
 
 
-def _with_int16(kernel: Kernel) -> Kernel:
-    """The integer kernel serves 16x8 int16 too."""
-    return with_int16(kernel, kernel)
-
+_AVERAGE_QUANTIZED = Kernel(prepare_average_quantized, eval_average_quantized)
+_MAX_QUANTIZED = Kernel(prepare_max_quantized, eval_max_quantized)
 
 OPS = (
-    OpDef("AVERAGE_POOL_2D", int16=True,
+    OpDef("AVERAGE_POOL_2D",
           float=Kernel(prepare_average, eval_average),
-          integer=_with_int16(Kernel(prepare_average_quantized, eval_average_quantized)),
+          integer=_AVERAGE_QUANTIZED, int16=_AVERAGE_QUANTIZED,  # one kernel serves both
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,
           version=int8_2_int16_in_out_3),  # op_version.cc: 16x8 3, int8 2
-    OpDef("MAX_POOL_2D", int16=True,
+    OpDef("MAX_POOL_2D",
           float=Kernel(prepare_max, eval_max),
-          integer=_with_int16(Kernel(prepare_max_quantized, eval_max_quantized)),
+          integer=_MAX_QUANTIZED, int16=_MAX_QUANTIZED,
           quant=QuantRule.SAME_AS_INPUT,
           fused_activation=True,
           per_sample=True,

@@ -280,5 +280,6 @@ def version(sig: OpSignature) -> int:
 
 OPS = (
     # One kernel for every input: float32 -> q and q -> q (no float path to choose).
-    OpDef("QUANTIZE", float=Kernel(prepare, run_chosen), per_sample=True, version=version),
+    OpDef("QUANTIZE", boundary=True,
+          float=Kernel(prepare, run_chosen), per_sample=True, version=version),
 )

@@ -346,25 +346,15 @@ def eval_prod_quantized(rec: ProdRecord, inputs, outputs) -> None:
     clamp_out(values, rec.lo, rec.hi, outputs[0])
 
 
-def _by_int16(float_kernel: Kernel, quantized: Kernel) -> Kernel:
-    """The float kernel, except for a quantized int16 input (16x8), which goes to
-    ``quantized`` (by_input_dtype sends int8 / uint8 there)."""
-    def prepare(ctx: OpContext):
-        x = ctx.input(0)
-        q = x.quantization
-        use = quantized if (x.dtype == np.int16 and q is not None and len(q.scale)) \
-            else float_kernel
-        specs, record = use.prepare(ctx)
-        return specs, (record if isinstance(record, Chosen) else Chosen(use.eval, record))
-
-    return Kernel(prepare, run_chosen)
-
-
-def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, **facts) -> OpDef:
-    float_kernel = Kernel(_make_prepare(reducer, dtypes), eval)
-    if isinstance(facts.get("integer"), Kernel):
-        float_kernel = _by_int16(float_kernel, facts["integer"])
-    return OpDef(name, float=float_kernel, reduction=True, **facts)
+def _reduction(name: str, reducer: Callable, dtypes: tuple = _NUMERIC, quantize16=False,
+               **facts) -> OpDef:
+    """A reduction; its integer kernel serves int16 (16x8) too, and the quantizer's 16x8
+    mode emits it where ``quantize16``."""
+    integer = facts.get("integer")
+    return OpDef(name, float=Kernel(_make_prepare(reducer, dtypes), eval), reduction=True,
+                 shape_operands=(1,),  # the axes
+                 int16=integer if isinstance(integer, Kernel) else None,
+                 quantize16=quantize16, **facts)
 
 
 def _same_params(reducer: Callable) -> Kernel:
@@ -386,14 +376,14 @@ def _same_params(reducer: Callable) -> Kernel:
 # int8 2; SUM int8 2; REDUCE_PROD int8 / int16 2; REDUCE_ANY / REDUCE_ALL have no case: 1.
 OPS = (
     _reduction("MEAN", _mean, integer=Kernel(prepare_mean_quantized, run_chosen),
-               quant=QuantRule.OWN_RANGE, int16=True, version=INT8_2_INT16_3),
+               quant=QuantRule.OWN_RANGE, quantize16=True, version=INT8_2_INT16_3),
     _reduction("SUM", _sum, integer=Kernel(prepare_sum_quantized, run_chosen),
                quant=QuantRule.OWN_RANGE, version=INT8_2),
     # Values move: the output keeps the input's parameters.
     _reduction("REDUCE_MAX", _max, integer=_same_params(_max), quant=QuantRule.SAME_AS_INPUT,
-               exact=True, int16=True, version=INT8_2_INT16_3),
+               exact=True, quantize16=True, version=INT8_2_INT16_3),
     _reduction("REDUCE_MIN", _min, integer=_same_params(_min), quant=QuantRule.SAME_AS_INPUT,
-               exact=True, int16=True, version=INT8_2_INT16_3),
+               exact=True, quantize16=True, version=INT8_2_INT16_3),
     _reduction("REDUCE_PROD", _prod, integer=Kernel(prepare_prod_quantized, run_chosen),
                quant=QuantRule.OWN_RANGE, uint8=False, version=INT8_OR_INT16_2),
     _reduction("REDUCE_ANY", _any, (np.bool_,)),

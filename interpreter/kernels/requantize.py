@@ -19,7 +19,7 @@ from .. import native as native_backend
 from .. import native_ops
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
-from .base import Chosen, Kernel, OpContext, TensorInfo, run_chosen, temporary
+from .base import OpContext, TensorInfo, temporary
 from .fused import NONE, RELU, RELU6, RELU_N1_TO_1, clamp_inplace
 from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 from ..errors import ModelFormatError
@@ -481,42 +481,3 @@ def float64_requant(reals) -> Float64Requant:
 
 def fp32_requant(scales32) -> Fp32Requant:
     return Fp32Requant(np.asarray(scales32, np.float32))
-
-
-# --------------------------------------------------------------------------- dispatch
-
-
-def by_input_dtype(float_kernel: Kernel, quantized_kernel: Kernel, input_index: int = 0) -> Kernel:
-    """One registry entry with two implementations: a quantized int8 / uint8 input
-    ``input_index`` goes to ``quantized_kernel``, everything else to ``float_kernel``
-    unchanged. The choice is made once in prepare(); the record carries the chosen
-    eval (a kernel that already chose its own, returning a Chosen, keeps it)."""
-
-    def prepare(ctx: OpContext):
-        t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
-        int16 = getattr(quantized_kernel.prepare, "takes_int16", False) and is_quantized16(t)
-        kernel = quantized_kernel if is_quantized(t) or int16 else float_kernel
-        specs, record = kernel.prepare(ctx)
-        if not isinstance(record, Chosen):
-            record = Chosen(kernel.eval, record)
-        return specs, record
-
-    return Kernel(prepare, run_chosen)
-
-
-def with_int16(kernel8: Kernel, kernel16: Kernel, input_index: int = 0) -> Kernel:
-    """An op's ``integer`` entry serving 16x8 quantization too: an int16 input
-    ``input_index`` with quantization parameters goes to ``kernel16``, int8 / uint8 to
-    ``kernel8``; by_input_dtype sends such int16 tensors here rather than to the float
-    kernel (the entry's prepare is marked ``takes_int16``)."""
-
-    def prepare(ctx: OpContext):
-        t = ctx.inputs[input_index] if input_index < len(ctx.inputs) else None
-        kernel = kernel16 if is_quantized16(t) else kernel8
-        specs, record = kernel.prepare(ctx)
-        if not isinstance(record, Chosen):
-            record = Chosen(kernel.eval, record)
-        return specs, record
-
-    prepare.takes_int16 = True
-    return Kernel(prepare, run_chosen)

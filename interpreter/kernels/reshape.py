@@ -112,11 +112,14 @@ def eval(rec: ReshapeRecord, inputs, outputs) -> None:
 # per_sample: given an input and output that both lead with the batch, the row-major
 # order keeps each sample's values together (batch_split.py checks the shapes).
 OPS = (
-    OpDef("RESHAPE", int16=True, float=Kernel(prepare_reshape, eval), integer=TYPE_GENERIC,
+    OpDef("RESHAPE", shape_operands=(1,), reshapes=True, strings=True, int16=TYPE_GENERIC,
+          float=Kernel(prepare_reshape, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True),
-    OpDef("SQUEEZE", int16=True, float=Kernel(prepare_squeeze, eval), integer=TYPE_GENERIC,
+    OpDef("SQUEEZE", reshapes=True, int16=TYPE_GENERIC,
+          float=Kernel(prepare_squeeze, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, exact=True,
           version=by_input_type({T.STRING: 2})),  # op_version.cc: string 2 (RESHAPE: 1)
-    OpDef("EXPAND_DIMS", int16=True, float=Kernel(prepare_expand_dims, eval), integer=TYPE_GENERIC,
+    OpDef("EXPAND_DIMS", shape_operands=(1,), reshapes=True, int16=TYPE_GENERIC,
+          float=Kernel(prepare_expand_dims, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True),
 )

@@ -71,7 +71,7 @@ from .. import quant_math as qm
 from ..names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .requantize import QUANTIZED, with_int16
+from .requantize import QUANTIZED
 from .versions import OpSignature, T
 
 F32 = np.float32
@@ -323,18 +323,19 @@ def _version(*modes: str):
     return version
 
 
+_BILINEAR_QUANTIZED = Kernel(prepare_bilinear_quantized, run_chosen)
+
 OPS = (
-    OpDef("RESIZE_BILINEAR", int16=True,
+    OpDef("RESIZE_BILINEAR", shape_operands=(1,),
           float=Kernel(prepare_bilinear, eval_bilinear),
-          integer=with_int16(Kernel(prepare_bilinear_quantized, run_chosen),
-                             Kernel(prepare_bilinear_quantized, run_chosen)),
+          integer=_BILINEAR_QUANTIZED, int16=_BILINEAR_QUANTIZED,  # one kernel serves both
           quant=QuantRule.SAME_AS_INPUT,
           per_sample=True,
           # align_corners alone does not raise the bilinear version
           version=_version("half_pixel_centers")),
-    OpDef("RESIZE_NEAREST_NEIGHBOR", int16=True,
+    OpDef("RESIZE_NEAREST_NEIGHBOR", shape_operands=(1,),
           float=Kernel(prepare_nearest, eval_nearest),
-          integer=TYPE_GENERIC,
+          integer=TYPE_GENERIC, int16=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT,
           per_sample=True,
           exact=True,

@@ -76,7 +76,7 @@ def eval(rec: ReverseRecord, inputs, outputs) -> None:
 OPS = (
     # Input 1 holds the axes: samples stay apart when they leave out dim 0 (reduction; the
     # batch split never splits computed axes).
-    OpDef("REVERSE_V2", int16=True, float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+    OpDef("REVERSE_V2", int16=TYPE_GENERIC, float=Kernel(prepare, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, reduction=True, exact=True,
           version=by_input_type({T.INT8: 3, T.BOOL: 2})),  # op_version.cc: int8 3, bool 2
 )

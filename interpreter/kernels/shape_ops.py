@@ -169,16 +169,17 @@ def eval_zeros_like(rec, inputs, outputs) -> None:
 
 OPS = (
     # SHAPE / RANK / FILL / RANGE: outputs made from shapes and scalars, not per sample.
-    OpDef("SHAPE", float=Kernel(prepare_shape, eval_constant)),
-    OpDef("RANK", float=Kernel(prepare_rank, eval_constant)),
+    OpDef("SHAPE", shape_only=True, float=Kernel(prepare_shape, eval_constant)),
+    OpDef("RANK", shape_only=True, float=Kernel(prepare_rank, eval_constant)),
     # op_version.cc, FILL, by the value's type (input 1): float16 4; int8 / int16 3;
     # bool / string 2. RANGE: int64 2. SHAPE, RANK and ZEROS_LIKE have no case: 1.
     # FILL copies its value: value and output quantized alike (fill.cc), so they share.
-    OpDef("FILL", float=checked(Kernel(prepare_fill, eval_fill), inputs=(1,), int16_zero=True),
+    OpDef("FILL", shape_operands=(0,),
+          float=checked(Kernel(prepare_fill, eval_fill), inputs=(1,), int16_zero=True),
           integer=TYPE_GENERIC, quant=QuantRule.SHARED, exact=True,
           version=by_input_type({T.FLOAT16: 4, T.INT8: 3, T.INT16: 3, T.BOOL: 2, T.STRING: 2},
                                 index=1)),
-    OpDef("RANGE", float=Kernel(prepare_range, eval_range),
+    OpDef("RANGE", shape_operands=(0, 1, 2), float=Kernel(prepare_range, eval_range),
           version=by_input_type({T.INT64: 2})),
     OpDef("ZEROS_LIKE", float=Kernel(prepare_zeros_like, eval_zeros_like), per_sample=True),
 )

@@ -285,10 +285,12 @@ _STRIDED_SLICE_VERSION = first_match(
 OPS = (
     # A SLICE that keeps the batch whole on dim 0 (its size N) starts at 0 there.
     # Values move: int8 / uint8 / int16 keep the input's parameters (slice.cc copies bits).
-    OpDef("SLICE", int16=True, float=Kernel(prepare_slice, run_chosen), integer=TYPE_GENERIC,
+    OpDef("SLICE", int16=TYPE_GENERIC,
+          float=Kernel(prepare_slice, run_chosen), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True, version=_SLICE_VERSION),
     # Not per sample: a negative stride on dim 0 reverses the batch.
-    OpDef("STRIDED_SLICE", int16=True, float=Kernel(prepare_strided_slice, eval_window),
+    OpDef("STRIDED_SLICE", shape_operands=(1, 2, 3), int16=TYPE_GENERIC,
+          float=Kernel(prepare_strided_slice, eval_window),
           integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT, exact=True,
           version=_STRIDED_SLICE_VERSION),
 )

@@ -48,7 +48,7 @@ from ..errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
 from .lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
-from .requantize import QUANTIZED, qparams, require_same_type, with_int16
+from .requantize import QUANTIZED, qparams, require_same_type
 from .softmax16 import softmax16
 from .versions import INT8_2, INT8_2_INT16_3
 
@@ -476,9 +476,10 @@ LOG_SOFTMAX_OUTPUT = {np.int8: (16 / 256, 127), np.uint8: (16 / 256, 255)}
 
 
 OPS = (
-    OpDef("SOFTMAX", int16=True,
+    OpDef("SOFTMAX",
           float=Kernel(prepare, eval),
-          integer=with_int16(Kernel(prepare_quantized, run_chosen), softmax16(softmax_beta)),
+          integer=Kernel(prepare_quantized, run_chosen),
+          int16=softmax16(softmax_beta),
           quant=QuantRule.FIXED_OUTPUT,
           fixed_output=PROBABILITY_OUTPUT,
           per_sample=True, last_axis=True,

@@ -190,15 +190,17 @@ _version = first_match((input_type(T.INT16), 4), (lambda sig: sig.input(0).rank 
                        (input_type(T.INT8), 2))
 
 
-def _record(name: str, kernel: Kernel) -> OpDef:
+def _record(name: str, kernel: Kernel, **facts) -> OpDef:
     # Values are only moved (the pad value reads as 0.0): int8 / uint8 / int16 run exactly
     # with the input's parameters, which the output must share (int16: zero point 0).
     return OpDef(name, float=checked(kernel, int16_zero=True), integer=TYPE_GENERIC,
                  quant=QuantRule.SAME_AS_INPUT,
-                 exact=True, version=_version)
+                 exact=True, version=_version, **facts)
 
 
 OPS = (
-    _record("SPACE_TO_BATCH_ND", Kernel(prepare_space_to_batch, eval_space_to_batch)),
-    _record("BATCH_TO_SPACE_ND", Kernel(prepare_batch_to_space, eval_batch_to_space)),
+    _record("SPACE_TO_BATCH_ND", Kernel(prepare_space_to_batch, eval_space_to_batch),
+            shape_operands=(1, 2)),
+    _record("BATCH_TO_SPACE_ND", Kernel(prepare_batch_to_space, eval_batch_to_space),
+            shape_operands=(1, 2)),
 )

@@ -135,13 +135,16 @@ OPS = (
     # Parts of one axis: along dim 0 no part leads with the whole batch (but one part).
     # op_version.cc, SPLIT, by the data's type (input 1; input 0 is the axis): int16 4,
     # int32 3, int8 2. SPLIT_V (data first): int8 2.
-    OpDef("SPLIT", int16=True, float=Kernel(prepare_split, eval), integer=TYPE_GENERIC,
+    OpDef("SPLIT", shape_operands=(0,), int16=TYPE_GENERIC,
+          float=Kernel(prepare_split, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True,
           version=by_input_type({T.INT16: 4, T.INT32: 3, T.INT8: 2}, index=1)),
-    OpDef("SPLIT_V", int16=True, float=Kernel(prepare_split_v, eval), integer=TYPE_GENERIC,
+    OpDef("SPLIT_V", shape_operands=(1, 2), int16=TYPE_GENERIC,
+          float=Kernel(prepare_split_v, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, version=INT8_2),
     # UNPACK drops its axis: along dim 0 of [N, N, ...] each output is one sample.
     # Every part must be quantized like the input (unpack.cc).
-    OpDef("UNPACK", int16=True, float=checked(Kernel(prepare_unpack, eval)), integer=TYPE_GENERIC,
+    OpDef("UNPACK", int16=TYPE_GENERIC,
+          float=checked(Kernel(prepare_unpack, eval)), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, version=unpack_version),
 )

@@ -73,13 +73,14 @@ OPS = (
     # TILE keeps the input's rank: a multiple on dim 0 changes its size.
     # op_version.cc, TILE: int8 3, string 2.
     # Both copy bits: int8 / uint8 / int16 keep the input's parameters.
-    OpDef("TILE", float=Kernel(prepare_tile, eval_tile), integer=TYPE_GENERIC,
+    OpDef("TILE", shape_operands=(1,), float=Kernel(prepare_tile, eval_tile), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, exact=True, per_sample=True,
           version=by_input_type({T.INT8: 3, T.STRING: 2})),
     # BROADCAST_TO may add leading dimensions: [N] -> [N, N] repeats every sample.
     # op_version.cc: int8 / int16 3, everything else 2 -- version 1 was rolled back when
     # the op got a new builtin code, and LiteRT registers it only from 2.
-    OpDef("BROADCAST_TO", float=Kernel(prepare_broadcast_to, eval_broadcast_to),
+    OpDef("BROADCAST_TO", shape_operands=(1,),
+          float=Kernel(prepare_broadcast_to, eval_broadcast_to),
           integer=TYPE_GENERIC, quant=QuantRule.SAME_AS_INPUT, exact=True,
           version=by_input_type({T.INT8: 3, T.INT16: 3}, default=2)),
 )

@@ -84,7 +84,7 @@ def version(sig: OpSignature) -> int:
 OPS = (
     # Selects values: the quantizer gives the values the input's parameters. Rows are the
     # last axis: a rank-1 input is one row across the samples of a batch (last_axis).
-    OpDef("TOPK_V2", float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+    OpDef("TOPK_V2", shape_operands=(1,), float=Kernel(prepare, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, per_sample=True, last_axis=True, exact=True,
           version=version),
 )

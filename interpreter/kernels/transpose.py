@@ -50,6 +50,7 @@ _VERSION = first_match(
 
 OPS = (
     # Not per sample: a permutation may move dim 0 (and [N, N] keeps leading with N).
-    OpDef("TRANSPOSE", int16=True, float=Kernel(prepare, eval), integer=TYPE_GENERIC,
+    OpDef("TRANSPOSE", shape_operands=(1,), int16=TYPE_GENERIC,
+          float=Kernel(prepare, eval), integer=TYPE_GENERIC,
           quant=QuantRule.SAME_AS_INPUT, version=_VERSION),
 )

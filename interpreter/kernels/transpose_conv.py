@@ -354,19 +354,6 @@ def eval_quantized(rec: QTransposeConvRecord, inputs, outputs) -> None:
     rec.output(acc, outputs[0])
 
 
-def prepare_by_type(ctx: OpContext):
-    """The float kernel, the quantized one for a quantized input, or the hybrid one for a
-    float32 input with int8 weights (input 2 is the data: by_input_dtype and
-    hybrid.by_weight_dtype look at input 0, the output shape, so the choice is here)."""
-    x, w = ctx.input(2), ctx.input(1)
-    q = x.quantization
-    quantized = x.dtype in (np.int8, np.uint8, np.int16) and q is not None and len(q.scale) > 0
-    hybrid = x.dtype == np.float32 and w.dtype.type in (np.int8, np.uint8)
-    use = prepare_quantized if quantized else hybrid_transpose_conv.prepare if hybrid else prepare
-    specs, record = use(ctx)
-    return specs, record if isinstance(record, Chosen) else Chosen(eval, record)
-
-
 def version(sig: OpSignature) -> int:
     """op_version.cc, TRANSPOSE_CONV (inputs: output shape, weights, data, bias): inputs 0
     and 1 int16 and int8, output int16, and a quantized_bias_type 5 (input 0 is the int32
@@ -381,11 +368,15 @@ def version(sig: OpSignature) -> int:
     return 2 if sig.input(1).type == T.INT8 else 1
 
 
+_QUANTIZED = Kernel(prepare_quantized, run_chosen)
+
 OPS = (
-    # Inputs: output_shape, weights (OHWI), input, bias.
-    OpDef("TRANSPOSE_CONV", int16=True,
-          float=Kernel(prepare_by_type, run_chosen),
-          integer=Kernel(prepare_quantized, run_chosen),
+    # Inputs: output_shape, weights (OHWI), input, bias: the slots are chosen on input 2
+    # (affine.data) and the weights.
+    OpDef("TRANSPOSE_CONV", shape_operands=(0,),
+          float=Kernel(prepare, eval),
+          hybrid=Kernel(hybrid_transpose_conv.prepare, run_chosen),
+          integer=_QUANTIZED, int16=_QUANTIZED,  # one kernel serves both
           quant=QuantRule.OWN_RANGE,
           affine=Affine(data=2, weights=1, bias=3, out_axis=0, in_axis=3),
           fused_activation=True,

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .lut import cfloat, float_table, full_table, table_kernel, with_int16
+from .lut import cfloat, float_table, full_table, table_kernel
 from .normalization import inv_sqrt
 from .opdef import OpDef, QuantRule
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
@@ -163,9 +163,10 @@ def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool 
     def quantized(types):
         return table_kernel(types, table, nonnegative=nonnegative)
 
-    return OpDef(name, int16=True, uint8=False,
-                 float=with_int16(_make(apply, dtypes), quantized((np.int16,))),
-                 integer=quantized((np.int8,)), quant=QuantRule.OWN_RANGE, per_sample=True,
+    return OpDef(name, uint8=False,
+                 float=_make(apply, dtypes),
+                 integer=quantized((np.int8,)),
+                 int16=quantized((np.int16,)), quant=QuantRule.OWN_RANGE, per_sample=True,
                  **facts)
 
 

@@ -153,7 +153,7 @@ def eval_assign(rec: Variable, inputs, outputs) -> None:
 
 
 OPS = (
-    OpDef("VAR_HANDLE", float=Kernel(prepare_var_handle, eval_var_handle), stateful=True),
-    OpDef("READ_VARIABLE", float=Kernel(prepare_read, eval_read), stateful=True),
-    OpDef("ASSIGN_VARIABLE", float=Kernel(prepare_assign, eval_assign), stateful=True),
+    OpDef("VAR_HANDLE", float=Kernel(prepare_var_handle, eval_var_handle), state=True),
+    OpDef("READ_VARIABLE", float=Kernel(prepare_read, eval_read), state=True),
+    OpDef("ASSIGN_VARIABLE", float=Kernel(prepare_assign, eval_assign), state=True),
 )

@@ -1,4 +1,4 @@
-"""The 16x8 dispatch (requantize.with_int16 / is_quantized16): int16 tensors with
+"""The 16x8 dispatch (OpDef.choose / requantize.is_quantized16): int16 tensors with
 quantization parameters reach the integer kernels that take them -- pools, RESIZE_*,
 QUANTIZE -- and the type-generic kernels of CONCATENATION, DEQUANTIZE and the value-moving
 ops (RESHAPE, SQUEEZE, EXPAND_DIMS, PAD, ...) otherwise: bit-exact with both LiteRT kernel
