@@ -19,7 +19,7 @@ from .. import native as native_backend
 from .. import native_ops
 from .. import quant_math as qm
 from ..kernel_set import QuantConfig
-from .base import OpContext, TensorInfo, temporary
+from .base import Chosen, OpContext, TensorInfo, temporary
 from .fused import NONE, RELU, RELU6, RELU_N1_TO_1, clamp_inplace
 from .accumulator import AccumulatorPlan, bias_fits_float32, wrap_int32_float
 from ..errors import ModelFormatError
