@@ -9,7 +9,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
-           "interpreter/native/depthwise.c"]
+           "interpreter/native/depthwise.c", "interpreter/native/gemm.c",
+           "interpreter/native/conv.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

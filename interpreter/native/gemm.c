@@ -1,0 +1,174 @@
+/* The int8 / uint8 GEMM of FULLY_CONNECTED and CONV_2D with the requantization fused into
+ * its output stage -- the integer core of reference_integer_ops::FullyConnected /
+ * ConvPerChannel and reference_ops::FullyConnected / Conv (tensorflow/lite/kernels/
+ * internal/reference/...), blocked like gemmlowp / XNNPACK's packed GEMMs:
+ *
+ *   acc[r, o] = bias[o] + sum_k (w[o, k] - zp_w) * (x[r, k] - zp_x)        int32
+ *             = init[o] + sum_k (w[o, k] - zp_w) * x[r, k]
+ *   init[o]   = bias[o] - zp_x * sum_k (w[o, k] - zp_w)         (prepare: column sums)
+ *
+ * so x is never re-centred; padding reads as zp_x, which the column sum cancels. All sums
+ * are int32 with two's-complement wrap (unsigned in C, vpaddd in AVX2): the result is
+ * wrap32(exact), which is what TFLite's int32 accumulator gives and what the numpy kernels
+ * compute from their exact float sums (accumulator.py), so the outputs are identical.
+ *
+ * Weights are packed once (interpreter/kernels/native_gemm.py) into panels of NR = 16
+ * output channels: for each pair of k, the 16 channels' two values side by side,
+ * (K_pad / 2, 16, 2) int16 -- two 256-bit vectors per k pair. A block of rows of A is
+ * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,
+ * conv.c) into a small buffer; the micro-kernel computes an MR x 16 int32 tile over all
+ * of K, starting from init. The AVX2 kernel is XNNPACK's qs8 "c2" scheme: vpmaddwd of
+ * the broadcast pair (x[k], x[k+1]) with a weight vector adds two products per lane,
+ * exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
+#include <stdint.h>
+#include <string.h>
+
+#include "native.h"
+
+#define NR EL_GEMM_NR
+#define MR EL_GEMM_MR
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define EL_X86_AVX2 1
+#include <immintrin.h>
+#else
+#define EL_X86_AVX2 0
+#endif
+
+int el_gemm_avx2_available(void)
+{
+#if EL_X86_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------- micro-kernels */
+
+/* The portable tile: plain loops the compiler vectorises; unsigned sums wrap. */
+static void tile_portable(int64_t mr, const int16_t *restrict a, int64_t kp,
+                          const int16_t *restrict w, const int32_t *restrict init,
+                          int32_t *restrict tile)
+{
+    uint32_t acc[MR][NR];
+    for (int64_t m = 0; m < mr; m++)
+        for (int n = 0; n < NR; n++) acc[m][n] = (uint32_t)init[n];
+    for (int64_t j = 0; j < kp / 2; j++) {
+        const int16_t *restrict wj = w + j * 2 * NR;
+        for (int64_t m = 0; m < mr; m++) {
+            const int32_t x0 = a[m * kp + 2 * j], x1 = a[m * kp + 2 * j + 1];
+            for (int n = 0; n < NR; n++)
+                acc[m][n] += (uint32_t)(x0 * wj[2 * n] + x1 * wj[2 * n + 1]);
+        }
+    }
+    for (int64_t m = 0; m < mr; m++)
+        for (int n = 0; n < NR; n++) tile[m * NR + n] = (int32_t)acc[m][n];
+}
+
+#if EL_X86_AVX2
+static inline int32_t load_pair(const int16_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* ROWS rows x 16 channels: per k pair two weight vectors, per row one broadcast pair and
+ * two vpmaddwd + vpaddd; 2 * ROWS accumulators stay in registers. */
+#define AVX2_TILE(NAME, ROWS)                                                              \
+    __attribute__((target("avx2"))) static void NAME(                                      \
+        const int16_t *restrict a, int64_t kp, const int16_t *restrict w,                  \
+        const int32_t *restrict init, int32_t *restrict tile)                              \
+    {                                                                                      \
+        __m256i lo[ROWS], hi[ROWS];                                                        \
+        const __m256i init_lo = _mm256_loadu_si256((const __m256i *)init);                 \
+        const __m256i init_hi = _mm256_loadu_si256((const __m256i *)(init + 8));           \
+        for (int m = 0; m < ROWS; m++) { lo[m] = init_lo; hi[m] = init_hi; }               \
+        for (int64_t j = 0; j < kp / 2; j++) {                                             \
+            const __m256i w0 = _mm256_loadu_si256((const __m256i *)(w + j * 2 * NR));      \
+            const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + j * 2 * NR + 16)); \
+            for (int m = 0; m < ROWS; m++) {                                               \
+                const __m256i x = _mm256_set1_epi32(load_pair(a + m * kp + 2 * j));        \
+                lo[m] = _mm256_add_epi32(lo[m], _mm256_madd_epi16(x, w0));                 \
+                hi[m] = _mm256_add_epi32(hi[m], _mm256_madd_epi16(x, w1));                 \
+            }                                                                              \
+        }                                                                                  \
+        for (int m = 0; m < ROWS; m++) {                                                   \
+            _mm256_storeu_si256((__m256i *)(tile + m * NR), lo[m]);                        \
+            _mm256_storeu_si256((__m256i *)(tile + m * NR + 8), hi[m]);                    \
+        }                                                                                  \
+    }
+
+AVX2_TILE(tile_avx2_1, 1)
+AVX2_TILE(tile_avx2_2, 2)
+AVX2_TILE(tile_avx2_3, 3)
+AVX2_TILE(tile_avx2_4, 4)
+
+static void tile_avx2(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
+                      const int32_t *init, int32_t *tile)
+{
+    switch (mr) {
+    case 4: tile_avx2_4(a, kp, w, init, tile); break;
+    case 3: tile_avx2_3(a, kp, w, init, tile); break;
+    case 2: tile_avx2_2(a, kp, w, init, tile); break;
+    default: tile_avx2_1(a, kp, w, init, tile); break;
+    }
+}
+#endif
+
+typedef void (*tile_fn)(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
+                        const int32_t *init, int32_t *tile);
+
+/* ---------------------------------------------------------------- rows of A */
+
+/* Dense rows r .. r + count of (rows, K) int8 / uint8, widened to int16 rows of stride
+ * k_pad (the odd k's partner is 0: its packed weight is 0 too). */
+static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int16_t *a)
+{
+    const int64_t k = g->k, kp = g->k_pad;
+    for (int64_t i = 0; i < count; i++) {
+        int16_t *restrict dst = a + i * kp;
+        if (g->x_uint8) {
+            const uint8_t *restrict src = (const uint8_t *)g->x + (row + i) * k;
+            for (int64_t j = 0; j < k; j++) dst[j] = src[j];
+        } else {
+            const int8_t *restrict src = (const int8_t *)g->x + (row + i) * k;
+            for (int64_t j = 0; j < k; j++) dst[j] = src[j];
+        }
+        for (int64_t j = k; j < kp; j++) dst[j] = 0;
+    }
+}
+
+/* ---------------------------------------------------------------- driver */
+
+/* Output rows [row_begin, row_end): blocks of g->block rows of A are widened into a (a
+ * buffer of block * k_pad int16, one per thread) and, panel by panel, multiplied by the
+ * panel's weights -- the panel (16 * K_pad int16) stays in cache across the block's tiles,
+ * the block across the panels. Each MR x 16 tile goes through the output stage at once. */
+void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end, int16_t *a)
+{
+    tile_fn tile_kernel = tile_portable;
+#if EL_X86_AVX2
+    if (g->avx2 && el_gemm_avx2_available()) tile_kernel = tile_avx2;
+#endif
+    const int64_t kp = g->k_pad, o = g->o, panels = (o + NR - 1) / NR;
+    int32_t tile[MR * NR];
+    for (int64_t b0 = row_begin; b0 < row_end; b0 += g->block) {
+        const int64_t rows = row_end - b0 < g->block ? row_end - b0 : g->block;
+        if (g->conv) el_conv_rows(g->conv, b0, rows, a, kp);
+        else dense_rows(g, b0, rows, a);
+        for (int64_t p = 0; p < panels; p++) {
+            const int16_t *w = g->panels + p * kp * NR;
+            const int64_t n0 = p * NR, count = o - n0 < NR ? o - n0 : NR;
+            for (int64_t m0 = 0; m0 < rows; m0 += MR) {
+                const int64_t mr = rows - m0 < MR ? rows - m0 : MR;
+                tile_kernel(mr, a + m0 * kp, kp, w, g->init + n0, tile);
+                for (int64_t i = 0; i < mr; i++)
+                    el_stage_int32(g->stage, tile + i * NR, n0, count,
+                                   (int8_t *)g->stage->out + (b0 + m0 + i) * o);
+            }
+        }
+    }
+}
