@@ -230,3 +230,107 @@ def test_depthwise_sweep_native_equals_numpy(seed):
                 want, got = _both_backends(model, feeds, kernels=k, rounding=rounding,
                                            num_threads=threads)
                 np.testing.assert_array_equal(got, want, err_msg=f"{k} {rounding} {threads}")
+
+
+def _count_native_gemm(monkeypatch, portable: bool) -> list:
+    """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on;
+    ``portable``: run its portable C micro-kernel instead of the AVX2 one."""
+    from edgelite.interpreter.kernels import native_gemm
+
+    calls = []
+    original = native_gemm.eval_native
+
+    def counted(rec, inputs, outputs):
+        calls.append(rec.conv is not None)
+        original(rec, inputs, outputs)
+
+    monkeypatch.setattr(native_gemm, "eval_native", counted)
+    monkeypatch.setattr(native_gemm, "USE_AVX2", not portable)
+    return calls
+
+
+def _sweep(model, feeds, dtype, expect_native: bool, calls: list, varied: bool = True) -> None:
+    """Native == numpy in every kernel set, rounding and 1 / 2 threads; ``varied``: the
+    outputs are not all one value (biases at the int32 limit saturate most outputs)."""
+    kernels = ["default", "reference", "micro"] if dtype == np.int8 else ["default", "reference"]
+    for k in kernels:
+        for rounding in ("double", "single"):
+            for threads in (1, 2):
+                before = len(calls)
+                want, got = _both_backends(model, feeds, kernels=k, rounding=rounding,
+                                           num_threads=threads)
+                np.testing.assert_array_equal(got, want, err_msg=f"{k} {rounding} {threads}")
+                assert (len(calls) > before) == expect_native, (k, rounding, threads)
+    assert len(np.unique(want)) > 1 or not varied
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(32))
+def test_conv_sweep_native_equals_numpy(seed, monkeypatch):
+    """Random int8 / uint8 CONV_2D (1x1 and general; shapes, strides, dilations, SAME /
+    VALID padding, per-channel / per-tensor, zero points, activations, biases near the
+    int32 limit so that the accumulator wraps; grouped ones stay numpy), each kernel set
+    and rounding, 1 and 2 threads, the AVX2 and the portable micro-kernel: the native
+    kernel's outputs equal the numpy kernel's."""
+    from .kernels.test_conv import ACTIVATIONS, quant_conv_model
+
+    calls = _count_native_gemm(monkeypatch, portable=seed % 4 == 0)
+    rng = np.random.default_rng(1000 + seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    groups = 2 if seed % 8 == 5 else 1
+    cg, og = int(rng.integers(1, 24)), int(rng.integers(1, 40))
+    if seed % 3 == 0:
+        kh = kw = 1
+    else:
+        kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    dil = (1, 1) if seed % 5 else (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+    h = int(rng.integers(kh * dil[0], 18))
+    w = int(rng.integers(kw * dil[1], 18))
+    stride = (1, 1) if seed % 3 == 0 and seed % 2 else \
+        (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    bias_range = (2**31 - 2**18, 2**31 - 1) if seed % 6 == 4 else (-5000, 5000)
+    model, feeds = quant_conv_model(
+        rng, dtype, (int(rng.integers(1, 3)), h, w, cg * groups), (og * groups, kh, kw, cg),
+        padding=str(rng.choice(["SAME", "VALID"])), stride=stride, dilation=dil,
+        act=str(rng.choice(ACTIVATIONS)), per_channel=bool(seed % 3), bias=bool(seed % 7),
+        bias_range=bias_range)
+    _sweep(model, feeds, dtype, groups == 1, calls, varied=bias_range[0] < 0)
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(16))
+def test_fully_connected_sweep_native_equals_numpy(seed, monkeypatch):
+    """Random int8 / uint8 FULLY_CONNECTED (rows, depths incl. odd and long ones, units,
+    per-channel / per-tensor, int8 weights with a zero point, activations, keep_num_dims,
+    no bias), every kernel set: native == numpy."""
+    from .kernels.test_conv import ACTIVATIONS
+    from .kernels.test_fully_connected import quant_fc_model
+
+    calls = _count_native_gemm(monkeypatch, portable=seed % 4 == 1)
+    rng = np.random.default_rng(2000 + seed)
+    dtype = (np.int8, np.uint8)[seed % 2]
+    depth = int(rng.integers(1, 70)) if seed % 5 else int(rng.integers(1500, 5000))
+    rows = int(rng.integers(1, 12))
+    x_shape = (rows, depth) if seed % 3 else (rows, 2, depth)
+    w_zp = int(rng.integers(-20, 20)) if dtype == np.int8 and seed % 4 == 2 else None
+    model, feeds = quant_fc_model(
+        rng, dtype, x_shape, int(rng.integers(1, 50)), per_channel=seed % 4 == 0,
+        act=str(rng.choice(ACTIVATIONS[:2 if depth > 1000 else 4])), bias=bool(seed % 6),
+        keep_num_dims=seed % 3 == 0,
+        w_zp=w_zp, out_q=None if depth < 1000 else  # an output range the long sums fit
+        (float(np.float32(np.sqrt(depth) / 20)), 0) if dtype == np.int8 else
+        (float(np.float32(depth / 100)), 128))
+    _sweep(model, feeds, dtype, True, calls)
+
+
+@needs_native
+def test_large_conv_native_equals_numpy(monkeypatch):
+    """A 3x3 conv over 288 channels of uint8 (K = 2592: the numpy kernel splits it into
+    float32-exact chunks) and several row blocks and panels: identical."""
+    from .kernels.test_conv import quant_conv_model
+
+    calls = _count_native_gemm(monkeypatch, portable=False)
+    rng = np.random.default_rng(5)
+    for dtype in (np.uint8, np.int8):
+        model, feeds = quant_conv_model(rng, dtype, (1, 11, 13, 288), (40, 3, 3, 288))
+        _sweep(model, feeds, dtype, True, calls)
