@@ -36,6 +36,10 @@ NR, MR = 16, 4  # native.h EL_GEMM_NR / EL_GEMM_MR
 A_BLOCK_BYTES = 96 * 1024
 MAX_BLOCK_ROWS = 64
 USE_AVX2 = True  # the AVX2 micro-kernel where the CPU has it (tests turn it off)
+# Threads split a GEMM by its multiply-adds, not its outputs: parallel.worth_splitting's
+# output-size threshold (2^18 values) read as 2^18 * 8 = 2 M multiply-adds, about 0.1 ms
+# of one core here -- well above a thread hand-off (tens of microseconds).
+MACS_PER_VALUE = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +129,8 @@ def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray 
         return None
     panels, k_pad = pack_panels(centered)
     block = max(MR, min(MAX_BLOCK_ROWS, A_BLOCK_BYTES // (2 * k_pad)) // MR * MR)
-    ranges = tuple(row_ranges(rows, worth_splitting(ctx.threads, rows * o)))
+    parts = min(worth_splitting(ctx.threads, rows * o * k // MACS_PER_VALUE), -(-rows // MR))
+    ranges = tuple(row_ranges(rows, parts))
     buffers = tuple(temporary(ctx, (block * k_pad,), np.int16) for _ in ranges)
     record = NativeGemm(
         x_uint8=int(np.dtype(x_dtype) == np.uint8), conv=conv, zp_x=int(zp_x), panels=panels,
