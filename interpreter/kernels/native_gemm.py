@@ -44,8 +44,9 @@ MACS_PER_VALUE = 8
 
 @dataclass(frozen=True, eq=False)
 class NativeGemm:
-    """gemm.c's arguments, all prepared; ``ranges`` / ``buffers``: the output rows of
-    each slice and its own block buffer (slices run at once on the thread pool)."""
+    """gemm.c's arguments, all prepared; ``slices`` / ``buffers``: the output rows and
+    the panels of 16 channels of each slice -- ((row_begin, row_end), (panel_begin,
+    panel_end)) -- and its own block buffer (slices run at once on the thread pool)."""
 
     x_uint8: int
     conv: tuple | None  # (N, H, W, C, KH, KW, SH, SW, DH, DW, pad_t, pad_l, OH, OW)
@@ -57,24 +58,25 @@ class NativeGemm:
     o: int
     block: int
     stage: NativeStage  # per-channel requantization, zero point and clamp
-    ranges: tuple
+    slices: tuple
     buffers: tuple
     threads: int
 
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
         x = np.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        run_slices(self.threads, self._rows,
-                   [(x, target, a, b, buf) for (a, b), buf in zip(self.ranges, self.buffers)])
+        run_slices(self.threads, self._part,
+                   [(x, target, rows, panels, buf)
+                    for (rows, panels), buf in zip(self.slices, self.buffers)])
         if target is not out:
             np.copyto(out, target)
 
-    def _rows(self, x, out, start, stop, buffer) -> None:
+    def _part(self, x, out, rows, panels, buffer) -> None:
         s = self.stage
         native_backend.module.gemm(
             x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
             self.k_pad, self.o, self.block, int(USE_AVX2), s.kind, s.multiplier, s.shift,
-            s.zp_out, s.lo, s.hi, out, self.x_uint8, start, stop, buffer)
+            s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
 
 
 def eval_native(rec: NativeGemm, inputs, outputs) -> None:
@@ -114,6 +116,15 @@ def initial_sums(centered: np.ndarray, bias: np.ndarray | None, zp_x: int) -> np
     return init
 
 
+def split(rows: int, panels: int, parts: int) -> tuple:
+    """``parts`` slices of the (rows, panels) output: along the rows, or -- where there are
+    fewer rows than channels (a late layer, a FULLY_CONNECTED) -- along the panels, so
+    that each thread reads its own part of the weights rather than all of them."""
+    if parts > 1 and rows < panels * NR and panels >= parts:
+        return tuple(((0, rows), p) for p in row_ranges(panels, parts))
+    return tuple((r, (0, panels)) for r in row_ranges(rows, min(parts, -(-rows // MR))))
+
+
 def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray | None,
                 zp_x: int, requant: Requant, zp_out: int, lo: int, hi: int, rows: int,
                 conv: tuple | None = None) -> Chosen | None:
@@ -129,11 +140,11 @@ def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray 
         return None
     panels, k_pad = pack_panels(centered)
     block = max(MR, min(MAX_BLOCK_ROWS, A_BLOCK_BYTES // (2 * k_pad)) // MR * MR)
-    parts = min(worth_splitting(ctx.threads, rows * o * k // MACS_PER_VALUE), -(-rows // MR))
-    ranges = tuple(row_ranges(rows, parts))
-    buffers = tuple(temporary(ctx, (block * k_pad,), np.int16) for _ in ranges)
+    parts = worth_splitting(ctx.threads, rows * o * k // MACS_PER_VALUE)
+    slices = split(rows, len(panels), parts)
+    buffers = tuple(temporary(ctx, (block * k_pad,), np.int16) for _ in slices)
     record = NativeGemm(
         x_uint8=int(np.dtype(x_dtype) == np.uint8), conv=conv, zp_x=int(zp_x), panels=panels,
         init=initial_sums(centered, bias, zp_x), k=k, k_pad=k_pad, o=o, block=block,
-        stage=stage, ranges=ranges, buffers=buffers, threads=ctx.threads)
+        stage=stage, slices=slices, buffers=buffers, threads=ctx.threads)
     return Chosen(eval_native, record)

@@ -179,11 +179,12 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 
 /* ---------------------------------------------------------------- driver */
 
-/* Output rows [row_begin, row_end): blocks of g->block rows of A are widened into a (a
+/* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks of g->block rows of A are widened into a (a
  * buffer of block * k_pad int16, one per thread) and, panel by panel, multiplied by the
  * panel's weights -- the panel (16 * K_pad int16) stays in cache across the block's tiles,
  * the block across the panels. Each MR x 16 tile goes through the output stage at once. */
-void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end, int16_t *a)
+void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
+                  int64_t panel_begin, int64_t panel_end, int16_t *a)
 {
     tile_fn tile_kernel = tile_portable;
     int fused_fp32 = 0; /* the AVX2 fp32 output stage */
@@ -193,13 +194,13 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end, i
         fused_fp32 = g->stage->kind == EL_FP32;
     }
 #endif
-    const int64_t kp = g->k_pad, o = g->o, panels = (o + NR - 1) / NR;
+    const int64_t kp = g->k_pad, o = g->o;
     int32_t tile[MR * NR];
     for (int64_t b0 = row_begin; b0 < row_end; b0 += g->block) {
         const int64_t rows = row_end - b0 < g->block ? row_end - b0 : g->block;
         if (g->conv) el_conv_rows(g->conv, b0, rows, a, kp);
         else dense_rows(g, b0, rows, a);
-        for (int64_t p = 0; p < panels; p++) {
+        for (int64_t p = panel_begin; p < panel_end; p++) {
             const int16_t *w = g->panels + p * kp * NR;
             const int64_t n0 = p * NR, count = o - n0 < NR ? o - n0 : NR;
             for (int64_t m0 = 0; m0 < rows; m0 += MR) {

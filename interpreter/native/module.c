@@ -144,11 +144,12 @@ static PyObject *gemm(PyObject *self, PyObject *args)
     Py_buffer x, panels, init, mult, out, a, shift = {0};
     PyObject *conv_obj, *shift_obj;
     int x_uint8, zp_x, avx2, kind, out_uint8;
-    long long k, k_pad, o, block, zp_out, lo, hi, r0, r1;
+    long long k, k_pad, o, block, zp_out, lo, hi, r0, r1, p0, p1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLw*", &x, &x_uint8, &conv_obj,
+    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
                           &zp_x, &panels, &init, &k, &k_pad, &o, &block, &avx2, &kind, &mult,
-                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &r0, &r1, &a))
+                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &r0, &r1, &p0, &p1,
+                          &a))
         return NULL;
     PyObject *result = NULL;
     struct el_conv cv = {.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
@@ -162,8 +163,8 @@ static PyObject *gemm(PyObject *self, PyObject *args)
     long long rows = gemm_source(conv_obj, &cv, &x, k);
     long long o_pad = (o + EL_GEMM_NR - 1) / EL_GEMM_NR * EL_GEMM_NR;
     if (rows < 0) goto done;
-    if (r0 < 0 || r0 > r1 || r1 > rows) {
-        PyErr_SetString(PyExc_ValueError, "native gemm: rows out of range");
+    if (r0 < 0 || r0 > r1 || r1 > rows || p0 < 0 || p0 > p1 || p1 * EL_GEMM_NR > o_pad) {
+        PyErr_SetString(PyExc_ValueError, "native gemm: rows or panels out of range");
         goto done;
     }
     if (!check_size(&panels, o_pad * k_pad * 2, "the packed weights")
@@ -187,7 +188,7 @@ static PyObject *gemm(PyObject *self, PyObject *args)
         .k = k, .k_pad = k_pad, .o = o, .block = block, .avx2 = avx2, .stage = &s,
     };
     Py_BEGIN_ALLOW_THREADS
-    el_gemm_rows(&g, r0, r1, (int16_t *)a.buf);
+    el_gemm_rows(&g, r0, r1, p0, p1, (int16_t *)a.buf);
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
@@ -215,8 +216,9 @@ static PyMethodDef methods[] = {
      "accumulators of output rows [row_begin, row_end) of the (n, oh) rows"},
     {"gemm", gemm, METH_VARARGS,
      "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, avx2, kind, mult, shift, "
-     "zp_out, lo, hi, out, out_uint8, row_begin, row_end, a): output rows [row_begin, "
-     "row_end) of an int8 / uint8 FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
+     "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
+     "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
+     "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
     {"gemm_avx2", gemm_avx2, METH_NOARGS, "gemm_avx2(): the CPU runs the AVX2 GEMM kernel"},
     {"output_stage", output_stage, METH_VARARGS,
      "output_stage(acc, acc_f64, bias, kind, mult, shift, width, zp_out, lo, hi, wrap, out, "

@@ -77,5 +77,6 @@ struct el_gemm {
 };
 
 int el_gemm_avx2_available(void);
-void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end, int16_t *a);
+void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
+                  int64_t panel_begin, int64_t panel_end, int16_t *a);
 #endif

@@ -324,13 +324,23 @@ def test_fully_connected_sweep_native_equals_numpy(seed, monkeypatch):
 
 
 @needs_native
-def test_large_conv_native_equals_numpy(monkeypatch):
-    """A 3x3 conv over 288 channels of uint8 (K = 2592: the numpy kernel splits it into
-    float32-exact chunks) and several row blocks and panels: identical."""
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_large_gemms_native_equals_numpy(monkeypatch, dtype):
+    """Large enough to run on two threads: a 3x3 conv over 288 channels (K = 2592: the
+    numpy kernel splits it into float32-exact chunks; several row blocks, split by rows),
+    a 1x1 conv with fewer rows than channels and a FULLY_CONNECTED of two rows (split by
+    panels of channels): identical."""
+    from edgelite.interpreter.kernels.native_gemm import split
     from .kernels.test_conv import quant_conv_model
+    from .kernels.test_fully_connected import quant_fc_model
 
     calls = _count_native_gemm(monkeypatch, portable=False)
     rng = np.random.default_rng(5)
-    for dtype in (np.uint8, np.int8):
-        model, feeds = quant_conv_model(rng, dtype, (1, 11, 13, 288), (40, 3, 3, 288))
+    cases = [quant_conv_model(rng, dtype, (1, 11, 13, 288), (40, 3, 3, 288)),
+             quant_conv_model(rng, dtype, (1, 5, 7, 320), (600, 1, 1, 320)),
+             quant_fc_model(rng, dtype, (2, 4096), 300,
+                            out_q=(3.0, 0) if dtype == np.int8 else (40.0, 128))]
+    for model, feeds in cases:
         _sweep(model, feeds, dtype, True, calls)
+    assert split(35, 38, 2) == (((0, 35), (0, 19)), ((0, 35), (19, 38)))
+    assert split(143, 3, 2) == (((0, 71), (0, 3)), ((71, 143), (0, 3)))
