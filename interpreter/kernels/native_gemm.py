@@ -35,7 +35,14 @@ NR, MR = 16, 4  # native.h EL_GEMM_NR / EL_GEMM_MR
 # the weights passes over it, large enough that a panel is reused over many tiles.
 A_BLOCK_BYTES = 96 * 1024
 MAX_BLOCK_ROWS = 64
-USE_AVX2 = True  # the AVX2 micro-kernel where the CPU has it (tests turn it off)
+# The best micro-kernel gemm.c may run (native.h el_isa): AVX2 where the CPU has it, else
+# SSE2 on x86-64, else generic C; tests lower it to check the others.
+GENERIC, SSE2, AVX2 = 0, 1, 2
+ISA = AVX2
+# Where only the generic C tile compiled (no SIMD kernel: not x86), the numpy kernel runs:
+# measured here, the generic tile sums ~2 G multiply-adds/s on one core, several times
+# below float BLAS; SSE2 is about level with numpy, AVX2 2-5x faster.
+MIN_ISA = SSE2
 # Threads split a GEMM by its multiply-adds, not its outputs: parallel.worth_splitting's
 # output-size threshold (2^18 values) read as 2^18 * 8 = 2 M multiply-adds, about 0.1 ms
 # of one core here -- well above a thread hand-off (tens of microseconds).
@@ -75,7 +82,7 @@ class NativeGemm:
         s = self.stage
         native_backend.module.gemm(
             x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
-            self.k_pad, self.o, self.block, int(USE_AVX2), s.kind, s.multiplier, s.shift,
+            self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
             s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
 
 
@@ -132,7 +139,7 @@ def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray 
     ``centered``: (O, K) w - zp_w, ``rows`` output rows of O values; ``conv``: the
     CONV_2D geometry whose im2col rows are A (None: the input holds the rows). None
     where the backend is off or the requantization is not the C stage's."""
-    if not ctx.quant.native:
+    if not ctx.quant.native or native_backend.module.gemm_isa() < MIN_ISA:
         return None
     o, k = centered.shape
     stage = stage_params(requant, o, zp_out, lo, hi)

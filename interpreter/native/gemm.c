@@ -17,7 +17,8 @@
  * (K_pad / 2, 16, 2) int16 -- two 256-bit vectors per k pair. A block of rows of A is
  * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,
  * conv.c) into a small buffer; the micro-kernel computes an MR x 16 int32 tile over all
- * of K, starting from init. The AVX2 kernel is XNNPACK's qs8 "c2" scheme: vpmaddwd of
+ * of K, starting from init: AVX2 where the CPU has it (chosen at run time, GCC / Clang),
+ * else SSE2 (x86-64), else generic C. The AVX2 kernel is XNNPACK's qs8 "c2" scheme: vpmaddwd of
  * the broadcast pair (x[k], x[k+1]) with a weight vector adds two products per lane,
  * exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
 #include <stdint.h>
@@ -29,10 +30,16 @@
 #define MR EL_GEMM_MR
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define EL_X86_AVX2 1
+#define EL_X86_AVX2 1 /* GCC / Clang: the AVX2 tile, compiled for it alone, run if the CPU has it */
 #include <immintrin.h>
 #else
 #define EL_X86_AVX2 0
+#endif
+#if defined(__SSE2__) || defined(_M_X64) || defined(_M_AMD64)
+#define EL_SSE2 1 /* every x86-64 CPU */
+#include <emmintrin.h>
+#else
+#define EL_SSE2 0
 #endif
 
 int el_gemm_avx2_available(void)
@@ -45,29 +52,35 @@ int el_gemm_avx2_available(void)
 #endif
 }
 
-/* ---------------------------------------------------------------- micro-kernels */
-
-/* The portable tile: plain loops the compiler vectorises; unsigned sums wrap. */
-static void tile_portable(int64_t mr, const int16_t *restrict a, int64_t kp,
-                          const int16_t *restrict w, const int32_t *restrict init,
-                          int32_t *restrict tile)
+int el_gemm_best_isa(void)
 {
-    uint32_t acc[MR][NR];
-    for (int64_t m = 0; m < mr; m++)
-        for (int n = 0; n < NR; n++) acc[m][n] = (uint32_t)init[n];
-    for (int64_t j = 0; j < kp / 2; j++) {
-        const int16_t *restrict wj = w + j * 2 * NR;
-        for (int64_t m = 0; m < mr; m++) {
-            const int32_t x0 = a[m * kp + 2 * j], x1 = a[m * kp + 2 * j + 1];
-            for (int n = 0; n < NR; n++)
-                acc[m][n] += (uint32_t)(x0 * wj[2 * n] + x1 * wj[2 * n + 1]);
-        }
-    }
-    for (int64_t m = 0; m < mr; m++)
-        for (int n = 0; n < NR; n++) tile[m * NR + n] = (int32_t)acc[m][n];
+    if (el_gemm_avx2_available()) return EL_ISA_AVX2;
+    return EL_SSE2 ? EL_ISA_SSE2 : EL_ISA_GENERIC;
 }
 
-#if EL_X86_AVX2
+/* ---------------------------------------------------------------- micro-kernels */
+
+/* The generic C tile (any compiler, any CPU), one row at a time so that the row's 16
+ * sums stay in registers; unsigned sums wrap. The pair loads are stride 2, which NEON
+ * reads with one vld2; x86-64 runs the SSE2 tile below instead. */
+static void tile_generic(int64_t mr, const int16_t *restrict a, int64_t kp,
+                         const int16_t *restrict w, const int32_t *restrict init,
+                         int32_t *restrict tile)
+{
+    for (int64_t m = 0; m < mr; m++) {
+        const int16_t *restrict x = a + m * kp;
+        uint32_t acc[NR];
+        for (int n = 0; n < NR; n++) acc[n] = (uint32_t)init[n];
+        for (int64_t j = 0; j < kp / 2; j++) {
+            const int32_t x0 = x[2 * j], x1 = x[2 * j + 1];
+            const int16_t *restrict wj = w + j * 2 * NR;
+            for (int n = 0; n < NR; n++)
+                acc[n] += (uint32_t)(x0 * wj[2 * n] + x1 * wj[2 * n + 1]);
+        }
+        for (int n = 0; n < NR; n++) tile[m * NR + n] = (int32_t)acc[n];
+    }
+}
+
 static inline int32_t load_pair(const int16_t *p)
 {
     int32_t v;
@@ -75,6 +88,45 @@ static inline int32_t load_pair(const int16_t *p)
     return v;
 }
 
+#if EL_SSE2
+/* x86-64's baseline: the AVX2 scheme below on 128-bit vectors (pmaddwd), two rows at a
+ * time (8 accumulators + 4 weight vectors fit the 16 xmm registers). */
+#define SSE2_TILE(NAME, ROWS)                                                              \
+    static void NAME(const int16_t *restrict a, int64_t kp, const int16_t *restrict w,     \
+                     const int32_t *restrict init, int32_t *restrict tile)                 \
+    {                                                                                      \
+        __m128i acc[ROWS][4];                                                              \
+        for (int m = 0; m < ROWS; m++)                                                     \
+            for (int q = 0; q < 4; q++)                                                    \
+                acc[m][q] = _mm_loadu_si128((const __m128i *)(init + 4 * q));              \
+        for (int64_t j = 0; j < kp / 2; j++) {                                             \
+            __m128i wv[4];                                                                 \
+            for (int q = 0; q < 4; q++)                                                    \
+                wv[q] = _mm_loadu_si128((const __m128i *)(w + j * 2 * NR + 8 * q));        \
+            for (int m = 0; m < ROWS; m++) {                                               \
+                const __m128i x = _mm_set1_epi32(load_pair(a + m * kp + 2 * j));           \
+                for (int q = 0; q < 4; q++)                                                \
+                    acc[m][q] = _mm_add_epi32(acc[m][q], _mm_madd_epi16(x, wv[q]));        \
+            }                                                                              \
+        }                                                                                  \
+        for (int m = 0; m < ROWS; m++)                                                     \
+            for (int q = 0; q < 4; q++)                                                    \
+                _mm_storeu_si128((__m128i *)(tile + m * NR + 4 * q), acc[m][q]);           \
+    }
+
+SSE2_TILE(tile_sse2_1, 1)
+SSE2_TILE(tile_sse2_2, 2)
+
+static void tile_sse2(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
+                      const int32_t *init, int32_t *tile)
+{
+    int64_t m = 0;
+    for (; m + 2 <= mr; m += 2) tile_sse2_2(a + m * kp, kp, w, init, tile + m * NR);
+    if (m < mr) tile_sse2_1(a + m * kp, kp, w, init, tile + m * NR);
+}
+#endif
+
+#if EL_X86_AVX2
 /* ROWS rows x 16 channels: per k pair two weight vectors, per row one broadcast pair and
  * two vpmaddwd + vpaddd; 2 * ROWS accumulators stay in registers. */
 #define AVX2_TILE(NAME, ROWS)                                                              \
@@ -186,10 +238,13 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a)
 {
-    tile_fn tile_kernel = tile_portable;
+    tile_fn tile_kernel = tile_generic;
     int fused_fp32 = 0; /* the AVX2 fp32 output stage */
+#if EL_SSE2
+    if (g->isa >= EL_ISA_SSE2) tile_kernel = tile_sse2;
+#endif
 #if EL_X86_AVX2
-    if (g->avx2 && el_gemm_avx2_available()) {
+    if (g->isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         tile_kernel = tile_avx2;
         fused_fp32 = g->stage->kind == EL_FP32;
     }

@@ -143,11 +143,11 @@ static PyObject *gemm(PyObject *self, PyObject *args)
 {
     Py_buffer x, panels, init, mult, out, a, shift = {0};
     PyObject *conv_obj, *shift_obj;
-    int x_uint8, zp_x, avx2, kind, out_uint8;
+    int x_uint8, zp_x, isa, kind, out_uint8;
     long long k, k_pad, o, block, zp_out, lo, hi, r0, r1, p0, p1;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
-                          &zp_x, &panels, &init, &k, &k_pad, &o, &block, &avx2, &kind, &mult,
+                          &zp_x, &panels, &init, &k, &k_pad, &o, &block, &isa, &kind, &mult,
                           &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &r0, &r1, &p0, &p1,
                           &a))
         return NULL;
@@ -185,7 +185,7 @@ static PyObject *gemm(PyObject *self, PyObject *args)
     struct el_gemm g = {
         .x = x.buf, .x_uint8 = x_uint8, .conv = conv_obj == Py_None ? NULL : &cv,
         .panels = (const int16_t *)panels.buf, .init = (const int32_t *)init.buf,
-        .k = k, .k_pad = k_pad, .o = o, .block = block, .avx2 = avx2, .stage = &s,
+        .k = k, .k_pad = k_pad, .o = o, .block = block, .isa = isa, .stage = &s,
     };
     Py_BEGIN_ALLOW_THREADS
     el_gemm_rows(&g, r0, r1, p0, p1, (int16_t *)a.buf);
@@ -202,11 +202,11 @@ done:
     return result;
 }
 
-static PyObject *gemm_avx2(PyObject *self, PyObject *args)
+static PyObject *gemm_isa(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    return PyBool_FromLong(el_gemm_avx2_available());
+    return PyLong_FromLong(el_gemm_best_isa());
 }
 
 static PyMethodDef methods[] = {
@@ -215,11 +215,12 @@ static PyMethodDef methods[] = {
      "pad_t, pad_l, oh, ow), acc, acc_f64, row_begin, row_end): int8 / uint8 depthwise "
      "accumulators of output rows [row_begin, row_end) of the (n, oh) rows"},
     {"gemm", gemm, METH_VARARGS,
-     "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, avx2, kind, mult, shift, "
+     "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
      "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
      "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
      "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
-    {"gemm_avx2", gemm_avx2, METH_NOARGS, "gemm_avx2(): the CPU runs the AVX2 GEMM kernel"},
+    {"gemm_isa", gemm_isa, METH_NOARGS,
+     "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2, 2 AVX2"},
     {"output_stage", output_stage, METH_VARARGS,
      "output_stage(acc, acc_f64, bias, kind, mult, shift, width, zp_out, lo, hi, wrap, out, "
      "out_uint8): requantize an int8 / uint8 kernel's accumulator into its output"},

@@ -64,6 +64,7 @@ void el_conv_rows(const struct el_conv *cv, int64_t row, int64_t count, int16_t 
  *   out[r, o] = stage(init[o] + sum_k x[r, k] * w[o, k])   in wrapping int32 */
 #define EL_GEMM_NR 16 /* output channels per packed panel */
 #define EL_GEMM_MR 4  /* rows per micro-kernel tile */
+enum el_isa { EL_ISA_GENERIC = 0, EL_ISA_SSE2 = 1, EL_ISA_AVX2 = 2 }; /* AVX2: if the CPU has it */
 struct el_gemm {
     const void *x;               /* dense rows (rows, K), or the conv input when conv */
     int x_uint8;
@@ -72,11 +73,12 @@ struct el_gemm {
     const int32_t *init;         /* (O_pad,) bias - zp_x * sum_k (w - zp_w), wrapped */
     int64_t k, k_pad, o;
     int64_t block;               /* rows per packed block of A (a multiple of MR) */
-    int avx2;                    /* use the AVX2 micro-kernel (checked against the CPU) */
+    int isa;                     /* the best micro-kernel allowed: EL_ISA_* */
     const struct el_stage *stage;
 };
 
 int el_gemm_avx2_available(void);
+int el_gemm_best_isa(void); /* the best micro-kernel this build and CPU run */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a);
 #endif

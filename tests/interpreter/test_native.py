@@ -232,9 +232,9 @@ def test_depthwise_sweep_native_equals_numpy(seed):
                 np.testing.assert_array_equal(got, want, err_msg=f"{k} {rounding} {threads}")
 
 
-def _count_native_gemm(monkeypatch, portable: bool) -> list:
-    """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on;
-    ``portable``: run its portable C micro-kernel instead of the AVX2 one."""
+def _count_native_gemm(monkeypatch, isa: int) -> list:
+    """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on,
+    run with micro-kernel ``isa`` at best (0 generic C, 1 SSE2, 2 AVX2)."""
     from edgelite.interpreter.kernels import native_gemm
 
     calls = []
@@ -245,7 +245,7 @@ def _count_native_gemm(monkeypatch, portable: bool) -> list:
         original(rec, inputs, outputs)
 
     monkeypatch.setattr(native_gemm, "eval_native", counted)
-    monkeypatch.setattr(native_gemm, "USE_AVX2", not portable)
+    monkeypatch.setattr(native_gemm, "ISA", isa)
     return calls
 
 
@@ -270,11 +270,11 @@ def test_conv_sweep_native_equals_numpy(seed, monkeypatch):
     """Random int8 / uint8 CONV_2D (1x1 and general; shapes, strides, dilations, SAME /
     VALID padding, per-channel / per-tensor, zero points, activations, biases near the
     int32 limit so that the accumulator wraps; grouped ones stay numpy), each kernel set
-    and rounding, 1 and 2 threads, the AVX2 and the portable micro-kernel: the native
+    and rounding, 1 and 2 threads, the the AVX2, SSE2 and generic C micro-kernels: the native
     kernel's outputs equal the numpy kernel's."""
     from .kernels.test_conv import ACTIVATIONS, quant_conv_model
 
-    calls = _count_native_gemm(monkeypatch, portable=seed % 4 == 0)
+    calls = _count_native_gemm(monkeypatch, isa=seed % 3)
     rng = np.random.default_rng(1000 + seed)
     dtype = (np.int8, np.uint8)[seed % 2]
     groups = 2 if seed % 8 == 5 else 1
@@ -306,7 +306,7 @@ def test_fully_connected_sweep_native_equals_numpy(seed, monkeypatch):
     from .kernels.test_conv import ACTIVATIONS
     from .kernels.test_fully_connected import quant_fc_model
 
-    calls = _count_native_gemm(monkeypatch, portable=seed % 4 == 1)
+    calls = _count_native_gemm(monkeypatch, isa=(seed + 1) % 3)
     rng = np.random.default_rng(2000 + seed)
     dtype = (np.int8, np.uint8)[seed % 2]
     depth = int(rng.integers(1, 70)) if seed % 5 else int(rng.integers(1500, 5000))
@@ -334,7 +334,7 @@ def test_large_gemms_native_equals_numpy(monkeypatch, dtype):
     from .kernels.test_conv import quant_conv_model
     from .kernels.test_fully_connected import quant_fc_model
 
-    calls = _count_native_gemm(monkeypatch, portable=False)
+    calls = _count_native_gemm(monkeypatch, isa=2)
     rng = np.random.default_rng(5)
     cases = [quant_conv_model(rng, dtype, (1, 11, 13, 288), (40, 3, 3, 288)),
              quant_conv_model(rng, dtype, (1, 5, 7, 320), (600, 1, 1, 320)),
@@ -344,3 +344,28 @@ def test_large_gemms_native_equals_numpy(monkeypatch, dtype):
         _sweep(model, feeds, dtype, True, calls)
     assert split(35, 38, 2) == (((0, 35), (0, 19)), ((0, 35), (19, 38)))
     assert split(143, 3, 2) == (((0, 71), (0, 3)), ((71, 143), (0, 3)))
+
+
+@needs_native
+def test_gemm_numpy_where_not_chosen(monkeypatch):
+    """The numpy kernel runs -- and gives the same outputs -- with EDGELITE_NATIVE=0, and
+    where the build has no SIMD micro-kernel (generic C only: native_gemm.MIN_ISA)."""
+    from edgelite.interpreter.kernels import native_gemm
+    from .kernels.test_conv import quant_conv_model
+
+    calls = _count_native_gemm(monkeypatch, isa=2)
+    rng = np.random.default_rng(9)
+    model, feeds = quant_conv_model(rng, np.int8, (1, 9, 9, 16), (24, 3, 3, 16))
+    want, got = _both_backends(model, feeds)
+    assert len(calls) == 1
+    monkeypatch.setattr(native_gemm, "MIN_ISA", native_gemm.AVX2 + 1)
+    _, without_simd = _both_backends(model, feeds)
+    monkeypatch.setattr(native_gemm, "MIN_ISA", native_gemm.SSE2)
+    monkeypatch.setenv("EDGELITE_NATIVE", "0")
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    interp.set_tensor(interp.get_input_details()[0]["index"], feeds[0])
+    interp.invoke()
+    assert len(calls) == 1 and interp.backend == "numpy"
+    for result in (got, without_simd, interp.get_tensor(interp.get_output_details()[0]["index"])):
+        np.testing.assert_array_equal(result, want)
