@@ -158,9 +158,27 @@ AVX2_TILE(tile_avx2_2, 2)
 AVX2_TILE(tile_avx2_3, 3)
 AVX2_TILE(tile_avx2_4, 4)
 
+/* 16 int32 outputs (two vectors, channel order) -> 8 bits with saturation (a no-op: the
+ * values are clamped to the output type already), stored at dst (count <= 16 of them). */
+__attribute__((target("avx2"))) static inline void store16(__m256i q0, __m256i q1,
+                                                           int out_uint8, int8_t *dst,
+                                                           int64_t count)
+{
+    /* packs works per 128-bit lane: restore the channel order across lanes */
+    const __m256i q16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    const __m128i a = _mm256_castsi256_si128(q16), b = _mm256_extracti128_si256(q16, 1);
+    const __m128i q8 = out_uint8 ? _mm_packus_epi16(a, b) : _mm_packs_epi16(a, b);
+    if (count == NR) {
+        _mm_storeu_si128((__m128i *)dst, q8);
+    } else {
+        int8_t bytes[NR];
+        _mm_storeu_si128((__m128i *)bytes, q8);
+        memcpy(dst, bytes, (size_t)count);
+    }
+}
+
 /* XNNPACK's fp32 requantization of a tile, in registers: float(acc) * M, clamped to
- * [lo - zp, hi - zp], vcvtps2dq (round to nearest even, as rint), + zp, packed with
- * saturation (a no-op: the values lie in the output type) to 8 bits. The same numbers
+ * [lo - zp, hi - zp], vcvtps2dq (round to nearest even, as rint), + zp. The same numbers
  * as requant.c's fp32_value, 16 channels at a time. */
 __attribute__((target("avx2"))) static void fp32_tile_avx2(
     const struct el_stage *s, const int32_t *tile, int64_t mr, int64_t n0, int64_t count,
@@ -177,20 +195,102 @@ __attribute__((target("avx2"))) static void fp32_tile_avx2(
         __m256 v1 = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(tile + m * NR + 8)));
         v0 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v0, m0), lo), hi);
         v1 = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v1, m1), lo), hi);
-        const __m256i q0 = _mm256_add_epi32(_mm256_cvtps_epi32(v0), zp);
-        const __m256i q1 = _mm256_add_epi32(_mm256_cvtps_epi32(v1), zp);
-        /* packs works per 128-bit lane: restore the channel order across lanes */
-        const __m256i q16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
-        const __m128i a = _mm256_castsi256_si128(q16), b = _mm256_extracti128_si256(q16, 1);
-        const __m128i q8 = s->out_uint8 ? _mm_packus_epi16(a, b) : _mm_packs_epi16(a, b);
-        int8_t *dst = out + m * row_stride + n0;
-        if (count == NR) {
-            _mm_storeu_si128((__m128i *)dst, q8);
-        } else {
-            int8_t bytes[NR];
-            _mm_storeu_si128((__m128i *)bytes, q8);
-            memcpy(dst, bytes, (size_t)count);
-        }
+        store16(_mm256_add_epi32(_mm256_cvtps_epi32(v0), zp),
+                _mm256_add_epi32(_mm256_cvtps_epi32(v1), zp), s->out_uint8,
+                out + m * row_stride + n0, count);
+    }
+}
+
+/* The low 32 bits of the 64-bit lanes of even (lanes 0, 2, ..) and odd (1, 3, ..)
+ * products, back in one vector of 8 int32. */
+__attribute__((target("avx2"))) static inline __m256i join_halves(__m256i even, __m256i odd)
+{
+    return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+/* gemmlowp SaturatingRoundingDoublingHighMul on 4 int64 products ab = a * b (|ab| < 2^62;
+ * b is never INT32_MIN: QuantizeMultiplier's m < 2^31): (ab + nudge) / 2^31 truncating,
+ * nudge = ab >= 0 ? 2^30 : 1 - 2^30. The quotient fits int32, so the low 32 bits of a
+ * logical shift by 31 are it; truncation towards zero adds 2^31 - 1 to a negative sum. */
+__attribute__((target("avx2"))) static inline __m256i srdhm64(__m256i ab)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i nudge = _mm256_blendv_epi8(_mm256_set1_epi64x(1LL << 30),
+                                             _mm256_set1_epi64x(1 - (1LL << 30)),
+                                             _mm256_cmpgt_epi64(zero, ab));
+    const __m256i t = _mm256_add_epi64(ab, nudge);
+    const __m256i up = _mm256_and_si256(_mm256_cmpgt_epi64(zero, t),
+                                        _mm256_set1_epi64x((1LL << 31) - 1));
+    return _mm256_srli_epi64(_mm256_add_epi64(t, up), 31);
+}
+
+/* (x * m + 2^(t-1)) >> t of 4 int64 products p = x * m (arithmetic shift, as a logical
+ * one of p ^ sign, ^ sign), t in [1, 62]: TFLITE_SINGLE_ROUNDING's MBQM. */
+__attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256i t)
+{
+    const __m256i one = _mm256_set1_epi64x(1);
+    const __m256i v = _mm256_add_epi64(
+        p, _mm256_sllv_epi64(one, _mm256_sub_epi64(t, one)));
+    const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+    return _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(v, sign), t), sign);
+}
+
+/* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers,
+ * sh their shifts (DOUBLE: left shift max(sh, 0) wrapping, right shift -min(sh, 0) by
+ * RoundingDivideByPOT; SINGLE: t = 31 - sh). */
+__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i sh,
+                                                           int single)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    if (single) {
+        const __m256i t = _mm256_sub_epi32(_mm256_set1_epi32(31), sh);
+        const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL);
+        const __m256i even = single64(_mm256_mul_epi32(x, m), _mm256_and_si256(t, low));
+        const __m256i odd = single64(
+            _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
+            _mm256_srli_epi64(t, 32));
+        return join_halves(even, odd);
+    }
+    const __m256i left = _mm256_max_epi32(sh, zero), right = _mm256_sub_epi32(left, sh);
+    x = _mm256_sllv_epi32(x, left);
+    const __m256i q = join_halves(
+        srdhm64(_mm256_mul_epi32(x, m)),
+        srdhm64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32))));
+    /* RoundingDivideByPOT: (q >> right) + (remainder > (mask >> 1) + (q < 0)) */
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i rem = _mm256_and_si256(q, mask);
+    const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1),
+                                               _mm256_cmpgt_epi32(zero, q));
+    return _mm256_sub_epi32(_mm256_srav_epi32(q, right), _mm256_cmpgt_epi32(rem, threshold));
+}
+
+/* TFLite's fixed-point requantization of a tile (the reference and micro kernel sets):
+ * MBQM, clamped to [lo - zp, hi - zp] (no int32 overflow from adding zp first), + zp. */
+__attribute__((target("avx2"))) static void fixed_tile_avx2(
+    const struct el_stage *s, const int32_t *tile, int64_t mr, int64_t n0, int64_t count,
+    int8_t *out, int64_t row_stride)
+{
+    int32_t mult[NR] = {0}, shift[NR] = {0};
+    for (int64_t i = 0; i < count; i++) {
+        mult[i] = (int32_t)s->mult_i64[n0 + i];
+        shift[i] = (int32_t)s->shift[n0 + i];
+    }
+    const int single = s->kind == EL_SINGLE;
+    const __m256i m0 = _mm256_loadu_si256((const __m256i *)mult);
+    const __m256i m1 = _mm256_loadu_si256((const __m256i *)(mult + 8));
+    const __m256i s0 = _mm256_loadu_si256((const __m256i *)shift);
+    const __m256i s1 = _mm256_loadu_si256((const __m256i *)(shift + 8));
+    const __m256i lo = _mm256_set1_epi32((int32_t)(s->lo - s->zp_out));
+    const __m256i hi = _mm256_set1_epi32((int32_t)(s->hi - s->zp_out));
+    const __m256i zp = _mm256_set1_epi32((int32_t)s->zp_out);
+    for (int64_t m = 0; m < mr; m++) {
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(tile + m * NR));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(tile + m * NR + 8));
+        v0 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v0, m0, s0, single), lo), hi);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v1, m1, s1, single), lo), hi);
+        store16(_mm256_add_epi32(v0, zp), _mm256_add_epi32(v1, zp), s->out_uint8,
+                out + m * row_stride + n0, count);
     }
 }
 
@@ -231,6 +331,24 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 
 /* ---------------------------------------------------------------- driver */
 
+typedef void (*stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
+                         int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
+
+/* Whether fixed_tile_avx2 covers the stage's fixed-point parameters: multipliers in
+ * [0, 2^31) (QuantizeMultiplier's) and shifts whose 32- / 64-bit vector shifts stay
+ * in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in 1..62). */
+#if EL_X86_AVX2
+static int fixed_in_range(const struct el_stage *s)
+{
+    if (s->kind != EL_DOUBLE && s->kind != EL_SINGLE) return 0;
+    for (int64_t c = 0; c < s->width; c++) {
+        const int64_t m = s->mult_i64[c], sh = s->shift[c];
+        if (m < 0 || m > INT32_MAX || sh < -31 || sh > 30) return 0;
+    }
+    return 1;
+}
+#endif
+
 /* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks of g->block rows of A are widened into a (a
  * buffer of block * k_pad int16, one per thread) and, panel by panel, multiplied by the
  * panel's weights -- the panel (16 * K_pad int16) stays in cache across the block's tiles,
@@ -239,14 +357,15 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a)
 {
     tile_fn tile_kernel = tile_generic;
-    int fused_fp32 = 0; /* the AVX2 fp32 output stage */
+    stage_fn fused = NULL; /* an AVX2 output stage for whole tiles */
 #if EL_SSE2
     if (g->isa >= EL_ISA_SSE2) tile_kernel = tile_sse2;
 #endif
 #if EL_X86_AVX2
     if (g->isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         tile_kernel = tile_avx2;
-        fused_fp32 = g->stage->kind == EL_FP32;
+        if (g->stage->kind == EL_FP32) fused = fp32_tile_avx2;
+        else if (fixed_in_range(g->stage)) fused = fixed_tile_avx2;
     }
 #endif
     const int64_t kp = g->k_pad, o = g->o;
@@ -262,12 +381,10 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                 const int64_t mr = rows - m0 < MR ? rows - m0 : MR;
                 tile_kernel(mr, a + m0 * kp, kp, w, g->init + n0, tile);
                 int8_t *out = (int8_t *)g->stage->out + (b0 + m0) * o;
-#if EL_X86_AVX2
-                if (fused_fp32) {
-                    fp32_tile_avx2(g->stage, tile, mr, n0, count, out, o);
+                if (fused) {
+                    fused(g->stage, tile, mr, n0, count, out, o);
                     continue;
                 }
-#endif
                 for (int64_t i = 0; i < mr; i++)
                     el_stage_int32(g->stage, tile + i * NR, n0, count, out + i * o);
             }

@@ -369,3 +369,77 @@ def test_gemm_numpy_where_not_chosen(monkeypatch):
     assert len(calls) == 1 and interp.backend == "numpy"
     for result in (got, without_simd, interp.get_tensor(interp.get_output_details()[0]["index"])):
         np.testing.assert_array_equal(result, want)
+
+
+def _edge_accumulators(rng, reals, multipliers) -> np.ndarray:
+    """int32 accumulators for the channels of ``multipliers``: random, the int32 extremes,
+    values whose product with an odd multiplier sits at or next to
+    SaturatingRoundingDoublingHighMul's rounding ties (ab = 2^30 +- 1 mod 2^31), and
+    where the real multiplier is a power of two (every 4th channel), odd values whose
+    scaled result is an exact half inside the output range: ties of both roundings."""
+    count = len(multipliers)
+    acc = rng.integers(-2**31, 2**31, count)
+    acc[:8] = [-2**31, 2**31 - 1, 0, 1, -1, 2, -2, 12345]
+    for i in range(8, count, 2):
+        if i % 4 == 0:  # reals[i] = 2^-j: |acc| * 2^-j within 100
+            bound = int(100 / reals[i])
+            acc[i] = int(rng.integers(-bound, bound)) | 1
+            continue
+        m = int(multipliers[i]) | 1
+        target = (2**30 + int(rng.integers(-1, 2))) % 2**31
+        value = target * pow(m, -1, 2**31) % 2**31
+        acc[i] = value - 2**31 * int(rng.integers(0, 2))  # either sign
+    return acc
+
+
+@needs_native
+@pytest.mark.parametrize("isa", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["double", "single", "float64", "fp32", "double-flush"])
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8])
+def test_gemm_output_stage_edges(isa, kind, out_dtype):
+    """The GEMM's fused output stage (gemm.c: AVX2 fixed-point / fp32 tiles, requant.c's
+    per-value code elsewhere) against the numpy stages on accumulators chosen channel by
+    channel (one output row, x = 0, so acc = init): extremes, rounding ties, shifts from
+    -31 to 30 (and below -31, which QuantizeMultiplier flushes and the C stage leaves to
+    its per-value code)."""
+    rng = np.random.default_rng(isa * 10 + len(kind))
+    o = 509
+    lo_shift = -40 if kind == "double-flush" else -31
+    reals = rng.uniform(0.5, 1.0, o) * 2.0 ** rng.integers(lo_shift, 31, o).astype(float)
+    reals[8::4] = 2.0 ** -rng.integers(1, 4, len(reals[8::4])).astype(float)
+    if kind in ("double", "single", "double-flush"):
+        rounding = qm.Rounding.SINGLE if kind == "single" else qm.Rounding.DOUBLE
+        m, s = qm.quantize_multipliers(reals, rounding)
+        requant = FixedRequant(m, s, rounding)
+        acc = _edge_accumulators(rng, reals, m)
+    elif kind == "float64":
+        requant, acc = Float64Requant(reals), rng.integers(-2**31, 2**31, o)
+    else:
+        requant = None
+        acc = rng.integers(-2**31, 2**31, o)
+        acc[:2 * o // 3] = rng.integers(-2**16, 2**16, 2 * o // 3)  # most not saturated
+    info = np.iinfo(out_dtype)
+    zp = int(rng.integers(info.min, info.max + 1)) // 4 + (0 if out_dtype == np.int8 else 96)
+    lo, hi = info.min, info.max
+    want = np.empty((1, o), out_dtype)
+    if requant is None:
+        mult = rng.uniform(1e-4, 0.004, o).astype(np.float32)
+        stage = NativeStage(NATIVE_FP32, None, mult, None, o, zp, lo, hi, False)
+        Fp32OutputStage(bias=None, multiplier=mult, width=o, zp_out=zp,
+                        bounds=(np.float32(lo - zp), np.float32(hi - zp)),
+                        f32=np.empty((1, o), np.float32))(acc.astype(np.float64)[None], want)
+    else:
+        stage = NativeStage.exact(requant, None, o, zp, lo, hi, False)
+        ExactOutputStage(requant=requant, bias=None, width=o, zp_out=zp, lo=lo, hi=hi)(
+            acc.astype(np.float64)[None], want)
+    panels = -(-o // 16)
+    init = np.zeros(panels * 16, np.int32)
+    init[:o] = acc
+    got = np.empty((1, o), out_dtype)
+    native.module.gemm(
+        np.zeros((1, 2), out_dtype), int(out_dtype == np.uint8), None, 0,
+        np.zeros((panels, 1, 16, 2), np.int16), init, 2, 2, o, 4, isa, stage.kind,
+        stage.multiplier, stage.shift, zp, lo, hi, got, int(out_dtype == np.uint8), 0, 1, 0,
+        panels, np.zeros(8, np.int16))
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(want)) > 10
