@@ -1,11 +1,12 @@
 #!/usr/bin/env python
 """edgelite's numpy backend vs its native (C) kernels vs LiteRT's default kernels (XNNPACK),
 in one run, on MobileNetV2 224 (float and full int8) and ResNet50 224 (full int8), random
-weights, built here with TensorFlow's converter, at 1 and 2 threads (a benchmark, not a test; see bench/RESULTS.md).
+weights, built here with TensorFlow's converter, at 1 and 2 threads (a benchmark, not a
+test; see bench/RESULTS.md). ``--only ResNet`` runs one model.
 
     python bench/native_backend.py [--runs 10] [--cache /tmp/edgelite-bench-native]
 
-Also prints the int8 model's per-op time on both backends (Interpreter.profile) and checks
+Also prints each int8 model's per-op time on both backends (Interpreter.profile) and checks
 the two backends' int8 outputs are identical.
 """
 

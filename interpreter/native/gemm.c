@@ -18,9 +18,9 @@
  * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,
  * conv.c) into a small buffer; the micro-kernel computes an MR x 16 int32 tile over all
  * of K, starting from init: AVX2 where the CPU has it (chosen at run time, GCC / Clang),
- * else SSE2 (x86-64), else generic C. The AVX2 kernel is XNNPACK's qs8 "c2" scheme: vpmaddwd of
- * the broadcast pair (x[k], x[k+1]) with a weight vector adds two products per lane,
- * exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
+ * else SSE2 (x86-64), else generic C. The AVX2 kernel is XNNPACK's qs8 "c2" scheme:
+ * vpmaddwd of the broadcast pair (x[k], x[k+1]) with a weight vector adds two products
+ * per lane, exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
 #include <stdint.h>
 #include <string.h>
 
@@ -30,7 +30,7 @@
 #define MR EL_GEMM_MR
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define EL_X86_AVX2 1 /* GCC / Clang: the AVX2 tile, compiled for it alone, run if the CPU has it */
+#define EL_X86_AVX2 1 /* GCC / Clang: AVX2 functions (target attribute), run if the CPU has it */
 #include <immintrin.h>
 #else
 #define EL_X86_AVX2 0
@@ -349,10 +349,12 @@ static int fixed_in_range(const struct el_stage *s)
 }
 #endif
 
-/* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks of g->block rows of A are widened into a (a
- * buffer of block * k_pad int16, one per thread) and, panel by panel, multiplied by the
- * panel's weights -- the panel (16 * K_pad int16) stays in cache across the block's tiles,
- * the block across the panels. Each MR x 16 tile goes through the output stage at once. */
+/* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks
+ * of g->block rows of A are widened into a (a buffer of block * k_pad int16, one per
+ * thread) and, panel by panel, multiplied by the panel's weights -- the panel (16 * K_pad
+ * int16) stays in cache across the block's tiles, the block across the panels. Each
+ * MR x 16 tile goes through the output stage at once (AVX2: in registers, fp32 or fixed
+ * point; else requant.c's per-value code). */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a)
 {

@@ -170,7 +170,8 @@ static PyObject *gemm(PyObject *self, PyObject *args)
     if (!check_size(&panels, o_pad * k_pad * 2, "the packed weights")
         || !check_size(&init, o_pad * 4, "the initial sums")
         || !check_size(&mult, o * (kind == EL_FP32 ? 4 : 8), "the multipliers")
-        || !check_size(&out, r1 * o, "the output") || !check_size(&a, block * k_pad * 2, "the buffer"))
+        || !check_size(&out, r1 * o, "the output")
+        || !check_size(&a, block * k_pad * 2, "the buffer"))
         goto done;
     if (kind <= EL_SINGLE && (!have_shift || !check_size(&shift, o * 8, "the shifts"))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native gemm: no shifts");
