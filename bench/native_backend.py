@@ -1,11 +1,12 @@
 #!/usr/bin/env python
 """edgelite's numpy backend vs its native (C) kernels vs LiteRT's default kernels (XNNPACK),
-in one run, on MobileNetV2 224 (random weights, built here with TensorFlow's converter,
-float and full int8), at 1 and 2 threads (a benchmark, not a test; see bench/RESULTS.md).
+in one run, on MobileNetV2 224 (float and full int8) and ResNet50 224 (full int8), random
+weights, built here with TensorFlow's converter, at 1 and 2 threads (a benchmark, not a
+test; see bench/RESULTS.md). ``--only ResNet`` runs one model.
 
     python bench/native_backend.py [--runs 10] [--cache /tmp/edgelite-bench-native]
 
-Also prints the int8 model's per-op time on both backends (Interpreter.profile) and checks
+Also prints each int8 model's per-op time on both backends (Interpreter.profile) and checks
 the two backends' int8 outputs are identical.
 """
 
@@ -19,18 +20,33 @@ from pathlib import Path
 import numpy as np
 
 
-def build(cache: Path) -> dict[str, Path]:
-    """MobileNetV2 224 (weights=None, fixed seed) float and int8 .tflite, built once."""
+MODELS = {  # label -> (keras.applications class, file stem, float model too)
+    "MobileNetV2 224": ("MobileNetV2", "mobilenet_v2", True),
+    "ResNet50 224": ("ResNet50", "resnet50", False),
+}
+
+
+def build(cache: Path) -> dict[tuple[str, str], Path]:
+    """(model label, "float" / "int8") -> .tflite path, each built once (weights=None,
+    fixed seed)."""
     cache.mkdir(parents=True, exist_ok=True)
-    paths = {"float": cache / "mobilenet_v2_f.tflite", "int8": cache / "mobilenet_v2_i8.tflite"}
-    if all(p.exists() for p in paths.values()):
-        return paths
+    paths = {}
+    for label, (cls, stem, with_float) in MODELS.items():
+        kinds = ("float", "int8") if with_float else ("int8",)
+        wanted = {k: cache / f"{stem}_{'f' if k == 'float' else 'i8'}.tflite" for k in kinds}
+        if not all(p.exists() for p in wanted.values()):
+            _convert(cls, wanted)
+        paths.update({(label, k): p for k, p in wanted.items()})
+    return paths
+
+
+def _convert(cls: str, paths: dict[str, Path]) -> None:
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(0)
-    model = tf.keras.applications.MobileNetV2(input_shape=(224, 224, 3), weights=None)
-    conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    paths["float"].write_bytes(conv.convert())
+    model = getattr(tf.keras.applications, cls)(input_shape=(224, 224, 3), weights=None)
+    if "float" in paths:
+        paths["float"].write_bytes(tf.lite.TFLiteConverter.from_keras_model(model).convert())
     rng = np.random.default_rng(0)
 
     def data():
@@ -43,7 +59,6 @@ def build(cache: Path) -> dict[str, Path]:
     conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     conv.inference_input_type = conv.inference_output_type = tf.int8
     paths["int8"].write_bytes(conv.convert())
-    return paths
 
 
 def timer(interp, x, runs: int):
@@ -63,15 +78,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench-native"))
+    ap.add_argument("--only", default="", help="run only models whose label contains this")
     args = ap.parse_args()
     from ai_edge_litert.interpreter import Interpreter as LiteRT
     from edgelite.interpreter import Interpreter
 
-    paths = build(args.cache)
+    paths = {key: p for key, p in build(args.cache).items() if args.only in key[0]}
     rng = np.random.default_rng(1)
     print("| model | threads | numpy ms | native ms | LiteRT default ms | numpy/native | native/LiteRT |")
     print("|---|---|---|---|---|---|---|")
-    for kind, path in paths.items():
+    for (label, kind), path in paths.items():
         probe = Interpreter(model_path=str(path))
         d = probe.get_input_details()[0]
         x = rng.integers(-128, 128, d["shape"]).astype(np.int8) if kind == "int8" else \
@@ -89,22 +105,31 @@ def main() -> None:
             if kind == "int8":
                 assert np.array_equal(row["numpy"][1], row["native"][1]), "backends differ"
             n, c, lt = (row[k][0] for k in ("numpy", "native", "litert"))
-            print(f"| MobileNetV2 224 {kind} | {threads} | {n:.1f} | {c:.1f} | {lt:.1f} | "
+            print(f"| {label} {kind} | {threads} | {n:.1f} | {c:.1f} | {lt:.1f} | "
                   f"{n / c:.2f}x | {c / lt:.1f}x |", flush=True)
-    # time per op type, int8, 1 thread, both backends
+    for (label, kind), path in paths.items():
+        if kind == "int8":
+            per_type_table(label, path, args.runs)
+
+
+def per_type_table(label: str, path: Path, runs: int) -> None:
+    """Time per op type of an int8 model, 1 thread, both backends (Interpreter.profile)."""
+    from edgelite.interpreter import Interpreter
+
     per_type = {}
     for flag in (False, True):
-        interp = Interpreter(model_path=str(paths["int8"]), native=flag)
+        interp = Interpreter(model_path=str(path), native=flag)
         interp.allocate_tensors()
         d = interp.get_input_details()[0]
         interp.set_tensor(d["index"], np.zeros(d["shape"], np.int8))
-        for t in interp.profile(runs=args.runs).top_types():
+        for t in interp.profile(runs=runs).top_types():
             per_type.setdefault(t.op_type, {})[flag] = (t.count, t.seconds * 1e3)
-    print("\n| int8 op type (1 thread) | count | numpy ms | native ms | speedup |")
+    print(f"\n| {label} int8 op type (1 thread) | count | numpy ms | native ms | speedup |")
     print("|---|---|---|---|---|")
     for op, v in sorted(per_type.items(), key=lambda kv: -kv[1][False][1]):
         (count, a), (_, b) = v[False], v[True]
         print(f"| {op} | {count} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
+
 
 if __name__ == "__main__":
     main()

@@ -79,7 +79,8 @@ from .requantize import (
     require_same_type,
 )
 from .affine16 import CONV16
-from .window import conv_windows, padded_scratch, patches_view, tap_view
+from .native_gemm import native_gemm
+from .window import Window1D, conv_windows, padded_scratch, patches_view, tap_view
 
 IM2COL_MAX_BYTES = 2**28  # 256 MiB
 
@@ -361,14 +362,20 @@ def prepare_quantized(ctx: OpContext):
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     rows, og, k = n * wh.size_out * ww.size_out, o // groups, kh * kw * cg
     centered = filt - zps.astype(np.int16).reshape(o, 1, 1, 1)  # w - zp_w, OHWI
+    out_shape = (n, wh.size_out, ww.size_out, o)
+    unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
+    pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded
+    native = None if groups > 1 else native_gemm(
+        ctx, x.dtype, centered.reshape(o, k), bias_values, xq.zero_point, requant,
+        out.zero_point, lo, hi, rows, None if pointwise else native_geometry(x.shape, wh, ww))
+    if native is not None:
+        return (OutputSpec(out_shape, x.dtype),), native
     plan = plan_accumulator(centered.reshape(o, k).T, x.dtype, xq.zero_point, bias_values,
                             float32_bias=requant.float32_bias)
     work = plan.gemm_dtype
     # Filter OHWI -> (groups, K = KH*KW*Cg, O/groups), the im2col column order.
     weights = np.ascontiguousarray(
         centered.astype(work).reshape(groups, og, k).transpose(0, 2, 1))
-    unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
-    pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded
     if pointwise:  # x - zp_x itself is the im2col matrix
         windows = None
         cols = interior = temporary(ctx, (n, h, w, c), work)
@@ -382,7 +389,6 @@ def prepare_quantized(ctx: OpContext):
     acc2d = acc.reshape(rows, o) if groups == 1 else temporary(ctx, (rows, o), plan.acc_dtype)
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, rows * o, o, plan,
                          repeat=ww.size_out)
-    out_shape = (n, wh.size_out, ww.size_out, o)
     parts = worth_splitting(ctx.threads, rows * o) if groups == 1 else 1
     slices = () if parts == 1 else tuple(
         (index, stage.rows(index, n, wh.size_out))
@@ -392,6 +398,14 @@ def prepare_quantized(ctx: OpContext):
                          acc2d=acc2d, zp_x=xq.zero_point, output=stage, threads=ctx.threads,
                          slices=slices)
     return (OutputSpec(out_shape, x.dtype),), record
+
+
+def native_geometry(x_shape, wh: Window1D, ww: Window1D) -> tuple:
+    """native/conv.c's im2col geometry (N, H, W, C, KH, KW, SH, SW, DH, DW, pad_top,
+    pad_left, OH, OW)."""
+    n, h, w, c = x_shape
+    return (n, h, w, c, wh.kernel, ww.kernel, wh.stride, ww.stride, wh.dilation,
+            ww.dilation, wh.pad_before, ww.pad_before, wh.size_out, ww.size_out)
 
 
 def eval_quantized(rec: QConvRecord, inputs, outputs) -> None:

@@ -69,6 +69,7 @@ from .requantize import (
     require_same_type,
 )
 from .affine16 import fully_connected16
+from .native_gemm import native_gemm
 from .versions import OpSignature, T
 
 DEFAULT_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.DEFAULT
@@ -198,6 +199,10 @@ def prepare_quantized(ctx: OpContext):
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
     centered = weights - zps.astype(np.int16).reshape(units, 1)  # (O, K): w - zp_w
+    native = native_gemm(ctx, x.dtype, centered, bias_values, xq.zero_point, requant,
+                         out.zero_point, lo, hi, rows)
+    if native is not None:
+        return (OutputSpec(out_shape, x.dtype),), native
     plan = plan_accumulator(centered.T, x.dtype, xq.zero_point, bias_values,
                             float32_bias=requant.float32_bias)
     work = plan.gemm_dtype

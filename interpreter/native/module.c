@@ -112,11 +112,116 @@ done:
     return result;
 }
 
+/* The GEMM's parameters that describe the rows of A: dense (conv None) or a CONV_2D
+ * geometry (n, h, w, c, kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow). Returns the
+ * number of rows, or -1 with an exception set. */
+static long long gemm_source(PyObject *conv_obj, struct el_conv *cv, Py_buffer *x,
+                             long long k)
+{
+    if (conv_obj == Py_None) return x->len / (k > 0 ? k : 1);
+    long long g[14];
+    if (!PyArg_ParseTuple(conv_obj, "LLLLLLLLLLLLLL", &g[0], &g[1], &g[2], &g[3], &g[4],
+                          &g[5], &g[6], &g[7], &g[8], &g[9], &g[10], &g[11], &g[12], &g[13]))
+        return -1;
+    for (int i = 0; i < 14; i++)
+        if (g[i] < (i == 10 || i == 11 ? 0 : 1)) {
+            PyErr_SetString(PyExc_ValueError, "native gemm: bad conv geometry");
+            return -1;
+        }
+    cv->n = g[0]; cv->h = g[1]; cv->w = g[2]; cv->c = g[3]; cv->kh = g[4]; cv->kw = g[5];
+    cv->sh = g[6]; cv->sw = g[7]; cv->dh = g[8]; cv->dw = g[9]; cv->pad_t = g[10];
+    cv->pad_l = g[11]; cv->oh = g[12]; cv->ow = g[13];
+    if (k != cv->kh * cv->kw * cv->c) {
+        PyErr_SetString(PyExc_ValueError, "native gemm: K is not KH * KW * C");
+        return -1;
+    }
+    if (!check_size(x, cv->n * cv->h * cv->w * cv->c, "the input")) return -1;
+    return cv->n * cv->oh * cv->ow;
+}
+
+static PyObject *gemm(PyObject *self, PyObject *args)
+{
+    Py_buffer x, panels, init, mult, out, a, shift = {0};
+    PyObject *conv_obj, *shift_obj;
+    int x_uint8, zp_x, isa, kind, out_uint8;
+    long long k, k_pad, o, block, zp_out, lo, hi, r0, r1, p0, p1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
+                          &zp_x, &panels, &init, &k, &k_pad, &o, &block, &isa, &kind, &mult,
+                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &r0, &r1, &p0, &p1,
+                          &a))
+        return NULL;
+    PyObject *result = NULL;
+    struct el_conv cv = {.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
+    int have_shift = shift_obj != Py_None;
+    if (have_shift && PyObject_GetBuffer(shift_obj, &shift, PyBUF_SIMPLE) < 0) goto done;
+    if (k < 1 || o < 1 || k_pad < k || k_pad % 2 || block < 1 || block % EL_GEMM_MR
+        || kind < EL_DOUBLE || kind > EL_FP32) {
+        PyErr_SetString(PyExc_ValueError, "native gemm: bad sizes or kind");
+        goto done;
+    }
+    long long rows = gemm_source(conv_obj, &cv, &x, k);
+    long long o_pad = (o + EL_GEMM_NR - 1) / EL_GEMM_NR * EL_GEMM_NR;
+    if (rows < 0) goto done;
+    if (r0 < 0 || r0 > r1 || r1 > rows || p0 < 0 || p0 > p1 || p1 * EL_GEMM_NR > o_pad) {
+        PyErr_SetString(PyExc_ValueError, "native gemm: rows or panels out of range");
+        goto done;
+    }
+    if (!check_size(&panels, o_pad * k_pad * 2, "the packed weights")
+        || !check_size(&init, o_pad * 4, "the initial sums")
+        || !check_size(&mult, o * (kind == EL_FP32 ? 4 : 8), "the multipliers")
+        || !check_size(&out, r1 * o, "the output")
+        || !check_size(&a, block * k_pad * 2, "the buffer"))
+        goto done;
+    if (kind <= EL_SINGLE && (!have_shift || !check_size(&shift, o * 8, "the shifts"))) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native gemm: no shifts");
+        goto done;
+    }
+    struct el_stage s = {
+        .kind = kind, .mult_f64 = (const double *)mult.buf,
+        .mult_i64 = (const int64_t *)mult.buf, .mult_f32 = (const float *)mult.buf,
+        .shift = have_shift ? (const int64_t *)shift.buf : NULL, .width = o,
+        .zp_out = zp_out, .lo = lo, .hi = hi, .out = out.buf, .out_uint8 = out_uint8,
+    };
+    struct el_gemm g = {
+        .x = x.buf, .x_uint8 = x_uint8, .conv = conv_obj == Py_None ? NULL : &cv,
+        .panels = (const int16_t *)panels.buf, .init = (const int32_t *)init.buf,
+        .k = k, .k_pad = k_pad, .o = o, .block = block, .isa = isa, .stage = &s,
+    };
+    Py_BEGIN_ALLOW_THREADS
+    el_gemm_rows(&g, r0, r1, p0, p1, (int16_t *)a.buf);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    if (have_shift && shift.obj) PyBuffer_Release(&shift);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&panels);
+    PyBuffer_Release(&init);
+    PyBuffer_Release(&mult);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&a);
+    return result;
+}
+
+static PyObject *gemm_isa(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyLong_FromLong(el_gemm_best_isa());
+}
+
 static PyMethodDef methods[] = {
     {"depthwise_acc", depthwise_acc, METH_VARARGS,
      "depthwise_acc(x, x_uint8, (n, h, w, c, m), zp_x, weights, (kh, kw, sh, sw, dh, dw, "
      "pad_t, pad_l, oh, ow), acc, acc_f64, row_begin, row_end): int8 / uint8 depthwise "
      "accumulators of output rows [row_begin, row_end) of the (n, oh) rows"},
+    {"gemm", gemm, METH_VARARGS,
+     "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
+     "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
+     "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
+     "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
+    {"gemm_isa", gemm_isa, METH_NOARGS,
+     "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2, 2 AVX2"},
     {"output_stage", output_stage, METH_VARARGS,
      "output_stage(acc, acc_f64, bias, kind, mult, shift, width, zp_out, lo, hi, wrap, out, "
      "out_uint8): requantize an int8 / uint8 kernel's accumulator into its output"},

@@ -27,6 +27,8 @@ struct el_stage {
 
 void el_exact_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end);
 void el_fp32_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end);
+void el_stage_int32(const struct el_stage *s, const int32_t *acc, int64_t c0, int64_t count,
+                    void *out_row);
 
 
 
@@ -126,4 +128,39 @@ struct el_softmax {
 
 void el_softmax(const struct el_softmax *p, int64_t row_begin, int64_t row_end, float *exps);
 /* ---- end of the element-wise block ---- */
+
+/* CONV_2D's im2col rows (conv.c): row r is output pixel (n, oy, ox); its K = KH*KW*C
+ * values in the filter's (ky, kx, c) order, padding read as zp_x. */
+struct el_conv {
+    const void *x;
+    int x_uint8;
+    int64_t n, h, w, c;
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
+    int32_t zp_x;
+};
+
+void el_conv_rows(const struct el_conv *cv, int64_t row, int64_t count, int16_t *a,
+                  int64_t stride);
+
+/* The int8 / uint8 GEMM with the output stage fused (gemm.c):
+ *   out[r, o] = stage(init[o] + sum_k x[r, k] * w[o, k])   in wrapping int32 */
+#define EL_GEMM_NR 16 /* output channels per packed panel */
+#define EL_GEMM_MR 4  /* rows per micro-kernel tile */
+enum el_isa { EL_ISA_GENERIC = 0, EL_ISA_SSE2 = 1, EL_ISA_AVX2 = 2 }; /* AVX2: if the CPU has it */
+struct el_gemm {
+    const void *x;               /* dense rows (rows, K), or the conv input when conv */
+    int x_uint8;
+    const struct el_conv *conv;  /* NULL: x holds the rows */
+    const int16_t *panels;       /* (O_pad / NR, K_pad / 2, NR, 2) of w - zp_w */
+    const int32_t *init;         /* (O_pad,) bias - zp_x * sum_k (w - zp_w), wrapped */
+    int64_t k, k_pad, o;
+    int64_t block;               /* rows per packed block of A (a multiple of MR) */
+    int isa;                     /* the best micro-kernel allowed: EL_ISA_* */
+    const struct el_stage *stage;
+};
+
+int el_gemm_avx2_available(void);
+int el_gemm_best_isa(void); /* the best micro-kernel this build and CPU run */
+void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
+                  int64_t panel_begin, int64_t panel_end, int16_t *a);
 #endif

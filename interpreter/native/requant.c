@@ -73,6 +73,25 @@ static inline double load(const void *acc, int acc_f64, int64_t i)
     return acc_f64 ? ((const double *)acc)[i] : (double)((const float *)acc)[i];
 }
 
+/* One value of the exact stage: the integer accumulator a (bias added, wrapped) of
+ * channel c -> requantized, + zero point, clamped. */
+static inline int64_t exact_value(const struct el_stage *s, double a, int64_t c)
+{
+    int64_t v;
+    if (s->kind == EL_FLOAT64) {
+        double q = round_half_away(a * s->mult_f64[c]);
+        if (q < -2147483648.0) q = -2147483648.0;
+        if (q > 2147483647.0) q = 2147483647.0;
+        v = (int64_t)q;
+    } else {
+        v = mbqm((int64_t)a, s->mult_i64[c], (int)s->shift[c], s->kind == EL_SINGLE);
+    }
+    v += s->zp_out;
+    if (v < s->lo) v = s->lo;
+    if (v > s->hi) v = s->hi;
+    return v;
+}
+
 void el_exact_stage(const struct el_stage *stage, int64_t row_begin, int64_t row_end)
 {
     const struct el_stage copy = *stage, *s = &copy; /* a local: stores cannot alias it */
@@ -83,19 +102,7 @@ void el_exact_stage(const struct el_stage *stage, int64_t row_begin, int64_t row
             double a = load(s->acc, s->acc_f64, i);
             if (s->bias) a += s->bias_f64[c];
             if (s->wrap) a = wrap_int32_double(a);
-            int64_t v;
-            if (s->kind == EL_FLOAT64) {
-                double q = round_half_away(a * s->mult_f64[c]);
-                if (q < -2147483648.0) q = -2147483648.0;
-                if (q > 2147483647.0) q = 2147483647.0;
-                v = (int64_t)q;
-            } else {
-                v = mbqm((int64_t)a, s->mult_i64[c], (int)s->shift[c], s->kind == EL_SINGLE);
-            }
-            v += s->zp_out;
-            if (v < s->lo) v = s->lo;
-            if (v > s->hi) v = s->hi;
-            store(s->out, s->out_uint8, i, v);
+            store(s->out, s->out_uint8, i, exact_value(s, a, c));
         }
     }
 }
@@ -107,6 +114,16 @@ static inline float rint_small(float v)
 {
     const float magic = 12582912.0f; /* IEEE arithmetic (no -ffast-math): not folded */
     return (v + magic) - magic;
+}
+
+/* One value of the fp32 stage: float32(acc + bias) of a channel with multiplier m ->
+ * rint(clamp(v * m)) + zero point; lo / hi are the clamp bounds minus the zero point. */
+static inline int32_t fp32_value(float v, float m, float lo, float hi, int32_t zp)
+{
+    v *= m;
+    v = v < lo ? lo : v; /* clip before rounding: the bounds are integers */
+    v = v > hi ? hi : v;
+    return (int32_t)rint_small(v) + zp;
 }
 
 static inline void fp32_rows(const struct el_stage *s, int64_t row_begin, int64_t row_end,
@@ -137,10 +154,7 @@ static inline void fp32_rows(const struct el_stage *s, int64_t row_begin, int64_
                 v = acc32[at + c];
                 if (has_bias) v += bias32[c];
             }
-            v *= mult[c];
-            v = v < lo ? lo : v; /* clip before rounding: the bounds are integers */
-            v = v > hi ? hi : v;
-            const int32_t q = (int32_t)rint_small(v) + zp;
+            const int32_t q = fp32_value(v, mult[c], lo, hi, zp);
             if (out_uint8) outu8[at + c] = (uint8_t)q;
             else out8[at + c] = (int8_t)q;
         }
@@ -156,4 +170,34 @@ void el_fp32_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end)
     else if (!s->acc_f64) fp32_rows(s, row_begin, row_end, 0, 0, 0, u);
     else if (s->wrap) fp32_rows(s, row_begin, row_end, 1, b, 1, u);
     else fp32_rows(s, row_begin, row_end, 1, b, 0, u);
+}
+
+/* The stage of count int32 accumulators of one output row, channels c0 .. c0 + count - 1
+ * (the GEMM's tiles: bias already folded in, the int32 wrap done by the int32 sums):
+ * the same per-value formulas as above, acc taken as the exact integer it is. out_row
+ * points at the row's channel 0. */
+void el_stage_int32(const struct el_stage *s, const int32_t *restrict acc, int64_t c0,
+                    int64_t count, void *out_row)
+{
+    if (s->kind == EL_FP32) {
+        const float lo = (float)(s->lo - s->zp_out), hi = (float)(s->hi - s->zp_out);
+        const int32_t zp = (int32_t)s->zp_out;
+        const float *restrict mult = s->mult_f32 + c0;
+        int32_t q[64];
+        for (int64_t done = 0; done < count; done += 64) {
+            const int64_t n = count - done < 64 ? count - done : 64;
+            for (int64_t i = 0; i < n; i++)
+                q[i] = fp32_value((float)acc[done + i], mult[done + i], lo, hi, zp);
+            if (s->out_uint8) {
+                uint8_t *restrict o = (uint8_t *)out_row + c0 + done;
+                for (int64_t i = 0; i < n; i++) o[i] = (uint8_t)q[i];
+            } else {
+                int8_t *restrict o = (int8_t *)out_row + c0 + done;
+                for (int64_t i = 0; i < n; i++) o[i] = (int8_t)q[i];
+            }
+        }
+        return;
+    }
+    for (int64_t i = 0; i < count; i++)
+        store(out_row, s->out_uint8, c0 + i, exact_value(s, (double)acc[i], c0 + i));
 }

@@ -57,7 +57,10 @@ def layer_model(op, dtype, x_shape, weights, bias, *, s_x=0.02, zp_x=0, w_scales
 
 
 def record_of(model: bytes, kernels="default", threads=None):
-    interp = Interpreter(model_content=model, kernels=kernels, num_threads=threads)
+    """The numpy kernel's prepared record (the accumulator plan is its concern; the
+    native GEMM sums in wrapping int32, and assert_bit_exact checks it against LiteRT)."""
+    interp = Interpreter(model_content=model, kernels=kernels, num_threads=threads,
+                         native=False)
     interp.allocate_tensors()
     (_, record, _, _), = interp._steps
     return getattr(record, "record", record), interp
@@ -400,10 +403,7 @@ def test_depthwise_with_many_taps_sums_in_float64(rng):
 
 
 def _accumulator_dtype(model: bytes) -> np.dtype:
-    interp = Interpreter(model_content=model)
-    interp.allocate_tensors()
-    (_, record, _, _), = interp._steps
-    return record.acc.dtype
+    return record_of(model)[0].acc.dtype
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
