@@ -9,7 +9,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
-           "interpreter/native/depthwise.c"]
+           "interpreter/native/depthwise.c", "interpreter/native/runloop.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

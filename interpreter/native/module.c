@@ -126,4 +126,9 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
                                     "edgelite's native (C) kernels", -1, methods};
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
+    return m;
+}
