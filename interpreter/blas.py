@@ -14,8 +14,10 @@ so the caller's own numpy code outside ``invoke()`` keeps numpy's setting.
 threadpoolctl finds the BLAS libraries the process has loaded (OpenBLAS, MKL, BLIS, ...)
 and sets their counts; its ``ThreadpoolController`` scans the loaded libraries, so one is
 made per process, on first use (numpy is imported by then), and its library controllers
-are called directly: entering and leaving a limit costs about 5 us (one get and two sets
-per library, and a lock) against 1-20 ms for an invoke of a real model, and about 1 us
+are called directly -- for OpenBLAS (numpy's) its own C getter and setter, while no
+thread holds threadpoolctl's control (``_set``): entering and leaving a limit is one get
+and two sets per library and a lock, a few microseconds (2-3x less than through
+threadpoolctl's Python wrappers; it is most of a tiny model's invoke), and about 1 us
 (no library call) when the count already matches. Without threadpoolctl installed (a
 numpy-only environment) everything still works: ``available()`` is False, ``status()``
 says why, and BLAS keeps numpy's own count.

@@ -43,8 +43,9 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", "", text)
 
 
-def _enum_members(body: str) -> dict[str, int]:
-    members, value = {}, -1
+def _enum_members(body: str, first: int = 0) -> dict[str, int]:
+    """name -> value of an enum's (or a union's: ``first`` 1) comma-separated members."""
+    members, value = {}, first - 1
     for item in body.split(","):
         item = re.sub(r"\(.*?\)", "", item).strip()
         if not item:
@@ -56,15 +57,8 @@ def _enum_members(body: str) -> dict[str, int]:
 
 
 def _union_members(body: str) -> dict[int, str]:
-    members, value = {0: "NONE"}, 0
-    for item in body.split(","):
-        item = re.sub(r"\(.*?\)", "", item).strip()
-        if not item:
-            continue
-        name, _, given = item.partition("=")
-        value = int(given.strip(), 0) if given.strip() else value + 1
-        members[value] = name.strip()
-    return members
+    """value -> table of a union's members; 0 is NONE."""
+    return {0: "NONE", **{v: name for name, v in _enum_members(body, 1).items()}}
 
 
 def _key(field: str) -> str:
