@@ -27,7 +27,12 @@ def _run(model: bytes, feeds, threads):
 
 
 def _slices(interp) -> int:
+    """How many pieces the op's rows are split into (0: not split); a native kernel splits
+    its own rows (its ``ranges``) and has no numpy slices."""
     (_, record, _, _), = interp._steps
+    native = getattr(record, "native", None)
+    if native is not None and hasattr(native, "ranges"):
+        return len(native.ranges) if len(native.ranges) > 1 else 0
     return len(record.slices)
 
 
