@@ -10,7 +10,7 @@ from setuptools.command.build_ext import build_ext
 
 SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/depthwise.c", "interpreter/native/gemm.c",
-           "interpreter/native/conv.c",
+           "interpreter/native/conv.c", "interpreter/native/runloop.c",
            # element-wise, table, pool, reduce, quantize, softmax kernels
            "interpreter/native/module_ops.c", "interpreter/native/elementwise.c",
            "interpreter/native/lut.c", "interpreter/native/reduce.c",

@@ -20,7 +20,10 @@ Steps, in order (the interpreter's public class only wraps this):
    arena together stay under the memory limit (memory.py), each checked before it is
    allocated.
 4. The flat list of ``(eval, record, input arrays, output arrays)`` tuples that
-   invoke() runs without any lookup.
+   invoke() runs without any lookup (runloop.py). With the native backend, a record
+   with a ``native_step(inputs, outputs)`` method may return a step of its own there
+   (a C kernel bound to the arena views, run by the C loop without Python); None keeps
+   its eval.
 
 Subgraph calls: an op that calls another subgraph (WHILE, IF, CALL_ONCE) gets the
 callee prepared by ``program.prepare`` (program.py) -- this same function, for the
@@ -56,6 +59,7 @@ from .memory import (DynamicMemory, MemoryBudget, check_limit, default_memory_li
 from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
 from .model_objects import num_elements
 from .names import quoted
+from .runloop import quiet
 from .settings import DEFAULT_SETTINGS, Settings
 from .micro_uint8 import uint8_refusal
 
@@ -455,7 +459,8 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
         if source is not None and folds(specs, source):
             budget.take_constant(_describe(op, subgraph), output_bytes(specs))
             outs = tuple(np.zeros(spec.shape, spec.dtype) for spec in specs)
-            kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
+            with quiet():
+                kernel.eval(record, tuple(values.get(t) for t in op.inputs), outs)
             for t, arr in zip(op.outputs, outs, strict=True):
                 arr.setflags(write=False)
                 values[t] = arr
@@ -476,8 +481,11 @@ def _step(entry, setting: _Setting, arrays, values: dict, memory: DynamicMemory)
             done = state.ran_once if state is not None else set()
             eval_fn, rec = _run_once, _Once(eval_fn, rec, (setting.subgraph.index, op.index),
                                             done)
-        return (eval_fn, rec, tuple(arrays[t] if t >= 0 else None for t in op.inputs),
-                tuple(arrays[t] for t in op.outputs))
+        inputs = tuple(arrays[t] if t >= 0 else None for t in op.inputs)
+        outputs = tuple(arrays[t] for t in op.outputs)
+        bind = getattr(rec, "native_step", None) if setting.quant.native else None
+        step = bind(inputs, outputs) if bind is not None and mode == STATIC else None
+        return step or (eval_fn, rec, inputs, outputs)
     dtypes = tuple(setting.dtypes[t] for t in op.outputs)
     describe = _describe(op, setting.subgraph)
     if mode == DYNAMIC_OUTPUTS:

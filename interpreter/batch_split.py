@@ -32,6 +32,7 @@ import numpy as np
 from .kernels import OPS
 from .model import Subgraph
 from .names import quoted
+from .runloop import quiet, run
 
 CHUNK_BYTES = 4 << 20
 MIN_SAMPLE_BYTES = 128 << 10
@@ -101,15 +102,15 @@ class BatchSplit:
 
     def run_range(self, worker: int, start: int, stop: int) -> None:
         cache = self.workers[worker]
-        for lo in range(start, stop, self.chunk):
-            hi = min(lo + self.chunk, stop)
-            steps, arrays = cache[hi - lo]
-            for t in self.inputs:
-                np.copyto(arrays[t], self.arrays[t][lo:hi])
-            for eval_fn, record, ins, outs in steps:
-                eval_fn(record, ins, outs)
-            for t in self.outputs:
-                np.copyto(self.arrays[t][lo:hi], arrays[t])
+        with quiet():  # (numpy's error state is per thread)
+            for lo in range(start, stop, self.chunk):
+                hi = min(lo + self.chunk, stop)
+                steps, arrays = cache[hi - lo]
+                for t in self.inputs:
+                    np.copyto(arrays[t], self.arrays[t][lo:hi])
+                run(steps)
+                for t in self.outputs:
+                    np.copyto(self.arrays[t][lo:hi], arrays[t])
 
     def tasks(self) -> list[tuple]:
         return [(w, a, b) for w, (a, b) in enumerate(self.ranges)]

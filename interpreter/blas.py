@@ -14,8 +14,10 @@ so the caller's own numpy code outside ``invoke()`` keeps numpy's setting.
 threadpoolctl finds the BLAS libraries the process has loaded (OpenBLAS, MKL, BLIS, ...)
 and sets their counts; its ``ThreadpoolController`` scans the loaded libraries, so one is
 made per process, on first use (numpy is imported by then), and its library controllers
-are called directly: entering and leaving a limit costs about 5 us (one get and two sets
-per library, and a lock) against 1-20 ms for an invoke of a real model, and about 1 us
+are called directly -- for OpenBLAS (numpy's) its own C getter and setter, while no
+thread holds threadpoolctl's control (``_set``): entering and leaving a limit is one get
+and two sets per library and a lock, a few microseconds (2-3x less than through
+threadpoolctl's Python wrappers; it is most of a tiny model's invoke), and about 1 us
 (no library call) when the count already matches. Without threadpoolctl installed (a
 numpy-only environment) everything still works: ``available()`` is False, ``status()``
 says why, and BLAS keeps numpy's own count.
@@ -45,6 +47,8 @@ _active: dict[int, int] = {}  # limits of the sections entered now -> how many
 _saved: list = []  # the shared libraries' counts before the first section entered
 _applied = 0  # the count the shared libraries have while sections are entered
 _local = threading.local()  # per thread: saved counts of the per-thread libraries
+_raw_get: dict[int, Any] = {}  # id(controller) -> OpenBLAS's C getter (ctypes), fast path
+_raw_set: dict[int, Any] = {}
 
 
 def _find() -> list | None:
@@ -66,6 +70,10 @@ def _find() -> list | None:
         if not libs:
             _reason = "threadpoolctl found no BLAS library loaded by numpy"
         per_thread = [getattr(lib, "threading_layer", None) == "openmp" for lib in libs]
+        for lib in libs:
+            get, put = _raw(lib, "openblas_get_num_threads"), _raw(lib, "openblas_set_num_threads")
+            if get is not None and put is not None:
+                _raw_get[id(lib)], _raw_set[id(lib)] = get, put
         _shared[:] = [lib for lib, p in zip(libs, per_thread) if not p]
         _per_thread[:] = [lib for lib, p in zip(libs, per_thread) if p]
         _libs = libs or None
@@ -79,6 +87,8 @@ def reset() -> None:
     with _lock:
         _libs, _reason = _UNSET, ""
         _active.clear()
+        _raw_get.clear()
+        _raw_set.clear()
 
 
 def available() -> bool:
@@ -104,7 +114,37 @@ def get_threads() -> int | None:
     return min(counts) if counts else None
 
 
+def _raw(lib, name: str):
+    """OpenBLAS's own C function ``name`` (ctypes), for the fast path of ``_get`` / ``_set``
+    -- None for other libraries, or a threadpoolctl without these internals."""
+    if getattr(lib, "internal_api", None) != "openblas" or \
+            getattr(lib, "threading_layer", None) == "openmp" or \
+            getattr(type(lib), "_SHARED_STATE", None) is None:
+        return None
+    try:
+        return lib._get_symbol(name)
+    except Exception:  # noqa: BLE001 -- a threadpoolctl that changed: the slow path
+        return None
+
+
+def _get(lib) -> int | None:
+    raw = _raw_get.get(id(lib))
+    return raw() if raw is not None else lib.get_num_threads()
+
+
 def _set(lib, n: int) -> None:
+    """Set one library's count. Fast path (OpenBLAS while no thread holds threadpoolctl's
+    control, the usual case): its C setter, what threadpoolctl's set-then-release below
+    amounts to, without its Python bookkeeping (10-40 us a section on a busy machine,
+    more than a small model's invoke)."""
+    raw = _raw_set.get(id(lib))
+    if raw is not None and type(lib)._SHARED_STATE.controlling_thread is None:
+        raw(n)
+        return
+    _set_slow(lib, n)
+
+
+def _set_slow(lib, n: int) -> None:
     """Set one library's count. threadpoolctl lets only one Python thread at a time set
     a process-wide OpenBLAS count (the "controlling thread") and ignores the others;
     edgelite's sections are serialized by ``_lock``, so it gives the control back at once
@@ -121,7 +161,7 @@ def _enter(n: int) -> None:
     global _applied
     with _lock:
         if not _active:  # the first section: remember the application's counts
-            _saved[:] = [lib.get_num_threads() for lib in _shared]
+            _saved[:] = [_get(lib) for lib in _shared]
             for lib, before in zip(_shared, _saved):
                 if before is not None and before != n:
                     _set(lib, n)

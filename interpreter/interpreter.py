@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import blas, details, support
+from . import blas, details, runloop, support
 from .allocation import Allocation, allocate, check_supported, describe_op
 from .batch_split import BatchSplit
 from .split_plan import plan_split
@@ -331,8 +331,8 @@ class Interpreter:
                         f"expects {target.dtype.name}, got {value.dtype.name}; convert it "
                         f"with .astype(np.{target.dtype.name})")
                 np.copyto(target, value.reshape(target.shape))
-            for eval_fn, record, inputs, outputs in alloc.steps:
-                eval_fn(record, inputs, outputs)
+            with runloop.quiet():
+                runloop.run(alloc.steps)
         program.current[index] = alloc
         return alloc
 
@@ -523,14 +523,16 @@ class Interpreter:
                 run_slices(self._settings.threads, self._split.run_range, self._split.tasks())
             else:
                 try:
-                    for eval_fn, record, inputs, outputs in self._steps:
-                        eval_fn(record, inputs, outputs)
-                except MemoryError:  # name the op (the decorator's line names nothing)
-                    raise self._out_of_memory(record, inputs) from None
+                    with runloop.quiet():
+                        runloop.run(self._steps)
+                except MemoryError as exc:  # name the op (the decorator's line names nothing)
+                    raise self._out_of_memory(runloop.failed_step(exc)) from None
 
-    def _out_of_memory(self, record, inputs) -> MemoryLimitError:
-        """The line for numpy's MemoryError in the step with this record and inputs."""
-        i = next(i for i, s in enumerate(self._steps) if s[1] is record and s[2] is inputs)
+    def _out_of_memory(self, i: int | None) -> MemoryLimitError:
+        """The line for numpy's MemoryError in step ``i``."""
+        if i is None:
+            return MemoryLimitError("invoke(): the system ran out of memory; free memory, "
+                                    "or pass Interpreter(memory_limit=...)")
         op = self._subgraph.operators[self._alloc.step_ops[i]]
         return MemoryLimitError(
             f"invoke(): the system ran out of memory in {describe_op(op, self._subgraph)}; "

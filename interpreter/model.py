@@ -32,13 +32,14 @@ from __future__ import annotations
 
 
 import os
+import struct
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from ..schema import ops as schema_ops
+from ..schema import layout, ops as schema_ops
 from . import flatbuf, strings
 from .errors import ModelFormatError
 from .memory import gc_paused
@@ -104,7 +105,7 @@ class _Reader(flatbuf.Reader):
         # file; 4x the file size plus slack leaves room for shared strings and vtables.
         self.budget = 4 * self.size + 65536
         self.where = "the file header"
-        self.options: dict[tuple[type, int], Mapping[str, Any]] = {}  # by table position
+        self.options: dict[tuple[str, int], Mapping[str, Any]] = {}  # by table position
         self.dense_left = dense_budget(self.size)  # bytes sparse constants may expand to
 
     def charge(self, nbytes: int) -> None:
@@ -339,41 +340,47 @@ def _read_opcodes(r: _Reader, root) -> list[tuple[str, int, str | None, int]]:
 
 
 _EMPTY_OPTIONS: Mapping[str, Any] = MappingProxyType({})
-_SNAKE_KEYS: dict[type, dict[str, str]] = {}  # options class -> attribute -> option key
+# (type slot, value slot, union value -> options table name) of Operator's two unions
+_OPTION_UNIONS = ((OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS, layout.UNIONS["BuiltinOptions"]),
+                  (OPERATOR_OPTIONS2_TYPE, OPERATOR_OPTIONS2, layout.UNIONS["BuiltinOptions2"]))
+_UNPACK = {}  # struct code -> (unpack_from, width)
 
 
-def _option_value(value: Any) -> Any:
-    """numpy scalars / arrays and lists as Python scalars and tuples (frozen)."""
-    if isinstance(value, np.ndarray):
-        return _option_value(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return tuple(_option_value(v) for v in value)
-    return value
+def _option_field(r: _Reader, table, slot: int, kind: str, default: Any) -> Any:
+    """One options field (schema/layout.py: a struct code, "str" or "[" + a code), as
+    the flatc object API gives it, frozen (vectors as tuples, absent ones None)."""
+    if kind == "str":
+        return r.string(table, slot)
+    if kind[0] == "[":
+        size = struct.calcsize(kind[1])
+        start, n = r.counted(table, slot, size)
+        return None if start == 0 else r.ints(start, n, kind[1]) if n else ()
+    pos, slots = table
+    off = slots[slot] if slot < len(slots) else 0
+    if not off:
+        return default
+    unpack = _UNPACK.get(kind)
+    if unpack is None:
+        unpack = _UNPACK[kind] = (struct.Struct("<" + kind).unpack_from,
+                                  struct.calcsize(kind))
+    if pos + off + unpack[1] > r.size:
+        raise ModelFormatError(f"{r.where}: an options field lies outside the file")
+    return unpack[0](r.data, pos + off)[0]
 
 
 def _read_options(r: _Reader, op) -> Mapping[str, Any]:
-    for type_slot, slot, classes in ((OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS,
-                                      schema_ops.OPTIONS_CLASS),
-                                     (OPERATOR_OPTIONS2_TYPE, OPERATOR_OPTIONS2,
-                                      schema_ops.OPTIONS2_CLASS)):
+    for type_slot, slot, union in _OPTION_UNIONS:
         kind = r.scalar(op, type_slot, "u8")
-        cls = classes.get(kind)
-        if cls is None or not r.has(op, slot):
+        name = union.get(kind) if kind else None
+        if name is None or not r.has(op, slot):
             continue
         table = r.subtable(op, slot)
         r.charge(32)
-        if (cls, table[0]) in r.options:  # a table several operators share
-            return r.options[cls, table[0]]
-        keys = _SNAKE_KEYS.get(cls)
-        if keys is None:  # the option names, as schema_ops.options_to_dict spells them
-            keys = _SNAKE_KEYS[cls] = dict(zip(vars(cls()),
-                                               schema_ops.options_to_dict(cls())))
-        # The generated reader of this one options table (its fields differ per op).
-        obj = cls.InitFromBuf(r.data, table[0])
-        options = r.options[cls, table[0]] = MappingProxyType(
-            {keys[k]: _option_value(v) for k, v in vars(obj).items()})
+        if (name, table[0]) in r.options:  # a table several operators share
+            return r.options[name, table[0]]
+        options = r.options[name, table[0]] = MappingProxyType(
+            {key: _option_field(r, table, field_slot, field_kind, default)
+             for key, field_slot, field_kind, default in layout.TABLES[name]})
         return options
     return _EMPTY_OPTIONS
 

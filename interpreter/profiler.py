@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from .names import shown
+from .runloop import quiet
 
 
 @dataclass(frozen=True)
@@ -101,18 +102,19 @@ def run_profile(steps: Sequence[tuple], labels: Sequence[tuple[int, str, str]], 
                          f"warmup={warmup}")
     if len(labels) != len(steps):
         raise ValueError(f"{len(labels)} labels for {len(steps)} steps")
-    for _ in range(warmup):
-        for eval_fn, record, inputs, outputs in steps:
-            eval_fn(record, inputs, outputs)
-    times = [[0.0] * len(steps) for _ in range(runs)]
-    clock = time.perf_counter
-    start = clock()
-    for run in times:
-        for i, (eval_fn, record, inputs, outputs) in enumerate(steps):
-            t0 = clock()
-            eval_fn(record, inputs, outputs)
-            run[i] = clock() - t0
-    wall = (clock() - start) / runs
+    with quiet():  # as in invoke (runloop.py)
+        for _ in range(warmup):
+            for eval_fn, record, inputs, outputs in steps:
+                eval_fn(record, inputs, outputs)
+        times = [[0.0] * len(steps) for _ in range(runs)]
+        clock = time.perf_counter
+        start = clock()
+        for run in times:
+            for i, (eval_fn, record, inputs, outputs) in enumerate(steps):
+                t0 = clock()
+                eval_fn(record, inputs, outputs)
+                run[i] = clock() - t0
+        wall = (clock() - start) / runs
     seconds = [statistics.median(column) for column in zip(*times)] if steps else []
     return _summarize(seconds, labels, runs, warmup, wall)
 

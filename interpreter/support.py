@@ -54,6 +54,7 @@ from .kernels.custom import NO_CUSTOM
 from .micro_uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
 from .model import Model
 from .names import quoted
+from .runloop import quiet
 from .settings import Settings
 
 FLOAT_KINDS = (np.float32, np.float16, np.float64)
@@ -225,7 +226,8 @@ def _fold(op, sg, kernel, record, specs, values: dict, folded: dict) -> None:
     try:
         outs = tuple(np.zeros(s.shape, s.dtype) for s in specs)
         eval_fn, rec = _as_step(kernel, record)
-        eval_fn(rec, tuple(values.get(t) for t in op.inputs), outs)
+        with quiet():
+            eval_fn(rec, tuple(values.get(t) for t in op.inputs), outs)
     except Exception:  # noqa: BLE001 -- not folded: later ops see a computed operand
         return
     for t, arr in zip(op.outputs, outs):

@@ -1,10 +1,11 @@
 """The shared TFLite operator table: builtin codes, option tables, dtype maps.
 
 Used by both the converter's exporter and the interpreter's reader, so the two
-agree on every code and option field. Everything here is derived from the
-generated bindings (``generated_tflite``) except the op -> options-table
-mapping, which TFLite's schema does not state mechanically and is written out
-by hand below (``_OPTIONS_TABLE_OF``).
+agree on every code and option field. Everything here is derived from the schema
+(layout.py, generated from tflite.fbs; the flatc bindings ``generated_tflite`` load
+only to build options objects) except the op -> options-table mapping, which TFLite's
+schema does not state mechanically and is written out by hand below
+(``_OPTIONS_TABLE_OF``).
 
 Main names:
 
@@ -32,20 +33,42 @@ from typing import Any
 
 import numpy as np
 
-from . import generated_tflite as tfl
+from . import layout
+
+# The flatc bindings (690 KB) load only when an options object is built or written
+# (options_from_dict, operator_code, OPTIONS_OF's classes): reading a model and every
+# name table below come from layout.py (layout_gen.py), so the interpreter never loads
+# them. ``tfl()`` returns the module.
+
+
+def tfl():
+    from . import generated_tflite
+    return generated_tflite
+
+
+def _enum_class(name: str, members: dict[str, int]) -> type:
+    """A plain class with one int attribute per member, like flatc's enum classes."""
+    return type(name, (), {"__module__": __name__, **members})
+
+
+def _union_class(name: str) -> type:
+    return _enum_class(name, {t: v for v, t in layout.UNIONS[name].items()})
+
 
 # Re-exported enum classes (plain classes with int attributes).
-TensorType = tfl.TensorType
-ActivationFunctionType = tfl.ActivationFunctionType
-Padding = tfl.Padding
-BuiltinOperator = tfl.BuiltinOperator
-BuiltinOptions = tfl.BuiltinOptions
-BuiltinOptions2 = tfl.BuiltinOptions2
-MirrorPadMode = tfl.MirrorPadMode
-FullyConnectedOptionsWeightsFormat = tfl.FullyConnectedOptionsWeightsFormat
+TensorType = _enum_class("TensorType", layout.ENUMS["TensorType"])
+ActivationFunctionType = _enum_class("ActivationFunctionType",
+                                     layout.ENUMS["ActivationFunctionType"])
+Padding = _enum_class("Padding", layout.ENUMS["Padding"])
+BuiltinOperator = _enum_class("BuiltinOperator", layout.ENUMS["BuiltinOperator"])
+BuiltinOptions = _union_class("BuiltinOptions")
+BuiltinOptions2 = _union_class("BuiltinOptions2")
+MirrorPadMode = _enum_class("MirrorPadMode", layout.ENUMS["MirrorPadMode"])
+FullyConnectedOptionsWeightsFormat = _enum_class(
+    "FullyConnectedOptionsWeightsFormat", layout.ENUMS["FullyConnectedOptionsWeightsFormat"])
 
 # Writers store min(code, this) in OperatorCode.deprecated_builtin_code.
-PLACEHOLDER_FOR_GREATER_OP_CODES = tfl.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
+PLACEHOLDER_FOR_GREATER_OP_CODES = BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES
 
 
 def enum_values(enum_cls: type) -> dict[str, int]:
@@ -60,13 +83,13 @@ def enum_names(enum_cls: type) -> dict[int, str]:
     return {v: k for k, v in enum_values(enum_cls).items()}
 
 
-BUILTIN_CODE: dict[str, int] = enum_values(tfl.BuiltinOperator)
-BUILTIN_NAME: dict[int, str] = enum_names(tfl.BuiltinOperator)
-TENSOR_TYPE_NAME: dict[int, str] = enum_names(tfl.TensorType)
-ACTIVATION_NAME: dict[int, str] = enum_names(tfl.ActivationFunctionType)
-PADDING_NAME: dict[int, str] = enum_names(tfl.Padding)
-ACTIVATION: dict[str, int] = enum_values(tfl.ActivationFunctionType)
-PADDING: dict[str, int] = enum_values(tfl.Padding)
+BUILTIN_CODE: dict[str, int] = enum_values(BuiltinOperator)
+BUILTIN_NAME: dict[int, str] = enum_names(BuiltinOperator)
+TENSOR_TYPE_NAME: dict[int, str] = enum_names(TensorType)
+ACTIVATION_NAME: dict[int, str] = enum_names(ActivationFunctionType)
+PADDING_NAME: dict[int, str] = enum_names(Padding)
+ACTIVATION: dict[str, int] = enum_values(ActivationFunctionType)
+PADDING: dict[str, int] = enum_values(Padding)
 
 # ---------------------------------------------------------------------------
 # Op -> options table (hand-written: TFLite op names and table names differ).
@@ -242,19 +265,32 @@ _OPTIONS2_TABLE_OF: dict[str, str] = {
 }
 
 
-def _build_table(mapping: dict[str, str], union_cls: type) -> dict[str, tuple[int, type]]:
-    union = enum_values(union_cls)
-    return {op: (union[table], getattr(tfl, table + "T")) for op, table in mapping.items()}
+def _build_table(mapping: dict[str, str], union: str) -> dict[str, tuple[int, type]]:
+    values = {t: v for v, t in layout.UNIONS[union].items()}
+    return {op: (values[table], getattr(tfl(), table + "T")) for op, table in mapping.items()}
 
 
-OPTIONS_OF: dict[str, tuple[int, type]] = _build_table(_OPTIONS_TABLE_OF, tfl.BuiltinOptions)
-OPTIONS2_OF: dict[str, tuple[int, type]] = _build_table(_OPTIONS2_TABLE_OF, tfl.BuiltinOptions2)
+def _classes(union: str) -> dict[int, type]:
+    return {v: getattr(tfl(), name + "T") for v, name in layout.UNIONS[union].items() if v}
 
-# union value -> options T class (for reading, independent of the op).
-OPTIONS_CLASS: dict[int, type] = {
-    v: getattr(tfl, name + "T") for name, v in enum_values(tfl.BuiltinOptions).items() if v}
-OPTIONS2_CLASS: dict[int, type] = {
-    v: getattr(tfl, name + "T") for name, v in enum_values(tfl.BuiltinOptions2).items() if v}
+
+# Built on first use (they hold the bindings' classes): module __getattr__ below.
+#   OPTIONS_OF / OPTIONS2_OF: op -> (union value, options T class);
+#   OPTIONS_CLASS / OPTIONS2_CLASS: union value -> options T class (for reading).
+_LAZY = {
+    "OPTIONS_OF": lambda: _build_table(_OPTIONS_TABLE_OF, "BuiltinOptions"),
+    "OPTIONS2_OF": lambda: _build_table(_OPTIONS2_TABLE_OF, "BuiltinOptions2"),
+    "OPTIONS_CLASS": lambda: _classes("BuiltinOptions"),
+    "OPTIONS2_CLASS": lambda: _classes("BuiltinOptions2"),
+}
+
+
+def __getattr__(name: str):
+    make = _LAZY.get(name)
+    if make is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = make()
+    return value
 
 
 def options_union(op_name: str) -> str | None:
@@ -264,9 +300,9 @@ def options_union(op_name: str) -> str | None:
     Raises ValueError for an unknown op name.
     """
     _check_op(op_name)
-    if op_name in OPTIONS_OF:
+    if op_name in _OPTIONS_TABLE_OF:
         return "builtin_options"
-    if op_name in OPTIONS2_OF:
+    if op_name in _OPTIONS2_TABLE_OF:
         return "builtin_options_2"
     return None
 
@@ -318,32 +354,40 @@ def options_to_dict(options_obj: Any) -> dict[str, Any]:
 
 
 # Fields whose value may also be given as an enum name in options_from_dict.
-_ENUM_FIELDS: dict[str, type] = {
-    "padding": tfl.Padding,
-    "fused_activation_function": tfl.ActivationFunctionType,
-    "weights_format": tfl.FullyConnectedOptionsWeightsFormat,
-    "kernel_type": tfl.LSTMKernelType,
-    "combiner": tfl.CombinerType,
-    "mode": tfl.MirrorPadMode,
-    "in_data_type": tfl.TensorType,
-    "out_data_type": tfl.TensorType,
-    "output_type": tfl.TensorType,
-    "out_type": tfl.TensorType,
-    "idx_out_type": tfl.TensorType,
-    "quantized_bias_type": tfl.TensorType,
-    "key_dtype": tfl.TensorType,
-    "value_dtype": tfl.TensorType,
-    "algorithm": tfl.RngAlgorithm,
-    "comparison_direction": tfl.StablehloComparisonDirection,
-    "compare_type": tfl.StablehloComparisonType,
-    "reduce_function": tfl.ReduceWindowFunction,
-    "composite_attributes_format": tfl.CustomOptionsFormat,
+_ENUM_FIELDS: dict[str, str] = {
+    "padding": "Padding",
+    "fused_activation_function": "ActivationFunctionType",
+    "weights_format": "FullyConnectedOptionsWeightsFormat",
+    "kernel_type": "LSTMKernelType",
+    "combiner": "CombinerType",
+    "mode": "MirrorPadMode",
+    "in_data_type": "TensorType",
+    "out_data_type": "TensorType",
+    "output_type": "TensorType",
+    "out_type": "TensorType",
+    "idx_out_type": "TensorType",
+    "quantized_bias_type": "TensorType",
+    "key_dtype": "TensorType",
+    "value_dtype": "TensorType",
+    "algorithm": "RngAlgorithm",
+    "comparison_direction": "StablehloComparisonDirection",
+    "compare_type": "StablehloComparisonType",
+    "reduce_function": "ReduceWindowFunction",
+    "composite_attributes_format": "CustomOptionsFormat",
 }
+
+
+def _lazy(name: str):
+    return globals().get(name) or __getattr__(name)
 
 
 def _options_entry(op_name: str) -> tuple[int, type] | None:
     _check_op(op_name)
-    return OPTIONS_OF.get(op_name) or OPTIONS2_OF.get(op_name)
+    if op_name in _OPTIONS_TABLE_OF:
+        return _lazy("OPTIONS_OF")[op_name]
+    if op_name in _OPTIONS2_TABLE_OF:
+        return _lazy("OPTIONS2_OF")[op_name]
+    return None
 
 
 def options_from_dict(op_name: str, d: dict[str, Any] | None = None) -> tuple[int, Any]:
@@ -363,7 +407,7 @@ def options_from_dict(op_name: str, d: dict[str, Any] | None = None) -> tuple[in
         if d:
             raise ValueError(
                 f"{op_name} has no builtin options, but got keys {sorted(d)}")
-        return tfl.BuiltinOptions.NONE, None
+        return BuiltinOptions.NONE, None
     union_type, cls = entry
     obj = cls()
     for key, value in d.items():
@@ -373,7 +417,7 @@ def options_from_dict(op_name: str, d: dict[str, Any] | None = None) -> tuple[in
             raise ValueError(
                 f"{op_name}: unknown option {key!r} for {cls.__name__[:-1]} (valid: {valid})")
         if isinstance(value, str) and key in _ENUM_FIELDS:
-            names = enum_values(_ENUM_FIELDS[key])
+            names = layout.ENUMS[_ENUM_FIELDS[key]]
             if value not in names:
                 raise ValueError(
                     f"{op_name}: option {key}={value!r} is not one of {sorted(names)}")
@@ -389,9 +433,12 @@ def options_from_dict(op_name: str, d: dict[str, Any] | None = None) -> tuple[in
 
 
 def default_options(op_name: str) -> dict[str, Any]:
-    """The schema defaults of ``op_name``'s options as a dict ({} if none)."""
-    entry = _options_entry(op_name)
-    return {} if entry is None else options_to_dict(entry[1]())
+    """The schema defaults of ``op_name``'s options as a dict ({} if none), as
+    ``options_to_dict`` of a default options object gives them (from layout.py)."""
+    _check_op(op_name)
+    table = _OPTIONS_TABLE_OF.get(op_name) or _OPTIONS2_TABLE_OF.get(op_name)
+    return {} if table is None else {key: default for key, _, _, default in
+                                     layout.TABLES[table]}
 
 
 def set_operator_options(op_t: Any, op_name: str, d: dict[str, Any] | None = None) -> Any:
@@ -401,7 +448,7 @@ def set_operator_options(op_t: Any, op_name: str, d: dict[str, Any] | None = Non
     as appropriate. Returns ``op_t``.
     """
     union_type, obj = options_from_dict(op_name, d)
-    if op_name in OPTIONS2_OF:
+    if op_name in _OPTIONS2_TABLE_OF:
         op_t.builtinOptions2Type, op_t.builtinOptions2 = union_type, obj
     else:
         op_t.builtinOptionsType, op_t.builtinOptions = union_type, obj
@@ -427,7 +474,7 @@ def operator_code(op: str | int, version: int = 1, custom_code: str | None = Non
     code = BUILTIN_CODE[op] if isinstance(op, str) else int(op)
     if code not in BUILTIN_NAME:
         raise ValueError(f"unknown TFLite builtin operator code {code}")
-    oc = tfl.OperatorCodeT()
+    oc = tfl().OperatorCodeT()
     oc.deprecatedBuiltinCode = min(code, PLACEHOLDER_FOR_GREATER_OP_CODES)
     oc.builtinCode = code
     oc.version = int(version)
@@ -440,7 +487,7 @@ def builtin_code_of(opcode: Any) -> int:
     """The builtin code of an OperatorCode (``OperatorCode`` or ``OperatorCodeT``):
     the larger of builtin_code and deprecated_builtin_code (old files only set
     the latter)."""
-    if isinstance(opcode, tfl.OperatorCode):
+    if hasattr(opcode, "BuiltinCode"):  # the bindings' reader object
         return max(int(opcode.BuiltinCode()), int(opcode.DeprecatedBuiltinCode()))
     return max(int(opcode.builtinCode), int(opcode.deprecatedBuiltinCode))
 
@@ -453,21 +500,21 @@ def builtin_code_of(opcode: Any) -> int:
 # Types with no numpy equivalent (INT4, INT2, UINT4, BFLOAT16, FLOAT8_*,
 # RESOURCE, VARIANT) are absent.
 TENSOR_TYPE_TO_NUMPY: dict[int, np.dtype] = {
-    tfl.TensorType.FLOAT32: np.dtype(np.float32),
-    tfl.TensorType.FLOAT16: np.dtype(np.float16),
-    tfl.TensorType.INT32: np.dtype(np.int32),
-    tfl.TensorType.UINT8: np.dtype(np.uint8),
-    tfl.TensorType.INT64: np.dtype(np.int64),
-    tfl.TensorType.STRING: np.dtype(object),
-    tfl.TensorType.BOOL: np.dtype(np.bool_),
-    tfl.TensorType.INT16: np.dtype(np.int16),
-    tfl.TensorType.COMPLEX64: np.dtype(np.complex64),
-    tfl.TensorType.INT8: np.dtype(np.int8),
-    tfl.TensorType.FLOAT64: np.dtype(np.float64),
-    tfl.TensorType.COMPLEX128: np.dtype(np.complex128),
-    tfl.TensorType.UINT64: np.dtype(np.uint64),
-    tfl.TensorType.UINT32: np.dtype(np.uint32),
-    tfl.TensorType.UINT16: np.dtype(np.uint16),
+    TensorType.FLOAT32: np.dtype(np.float32),
+    TensorType.FLOAT16: np.dtype(np.float16),
+    TensorType.INT32: np.dtype(np.int32),
+    TensorType.UINT8: np.dtype(np.uint8),
+    TensorType.INT64: np.dtype(np.int64),
+    TensorType.STRING: np.dtype(object),
+    TensorType.BOOL: np.dtype(np.bool_),
+    TensorType.INT16: np.dtype(np.int16),
+    TensorType.COMPLEX64: np.dtype(np.complex64),
+    TensorType.INT8: np.dtype(np.int8),
+    TensorType.FLOAT64: np.dtype(np.float64),
+    TensorType.COMPLEX128: np.dtype(np.complex128),
+    TensorType.UINT64: np.dtype(np.uint64),
+    TensorType.UINT32: np.dtype(np.uint32),
+    TensorType.UINT16: np.dtype(np.uint16),
 }
 
 # numpy dtype -> TensorType (keys are np.dtype; use tensor_type_of() for
@@ -489,7 +536,7 @@ def tensor_type_of(dtype: Any) -> int:
     """TensorType value for a numpy dtype (or anything np.dtype() accepts)."""
     dt = np.dtype(dtype)
     if dt.kind in ("S", "U", "O"):
-        return tfl.TensorType.STRING
+        return TensorType.STRING
     dt = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
     try:
         return NUMPY_TO_TENSOR_TYPE[dt]

@@ -72,8 +72,7 @@ def _nonzero(rec: BinaryRecord, b: np.ndarray) -> None:
 
 
 def _div_float(rec, a, b, out):
-    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: +-inf or NaN, as in C++
-        np.divide(a, b, out=out)
+    np.divide(a, b, out=out)  # x / 0: +-inf or NaN, as in C++ (warnings off: runloop.quiet)
 
 
 def _div_int(rec, a, b, out):
@@ -85,22 +84,19 @@ def _div_int(rec, a, b, out):
 
 
 def _floor_div_float(rec, a, b, out):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(a, b, out=out)
+    np.divide(a, b, out=out)
     np.floor(out, out=out)
 
 
 def _floor_div_int(rec, a, b, out):
     _nonzero(rec, b)
-    with np.errstate(over="ignore"):  # -128 // -1 wraps in int8, as in C++
-        np.floor_divide(a, b, out=out)
+    np.floor_divide(a, b, out=out)  # -128 // -1 wraps in int8, as in C++
 
 
 def _floor_mod_float(rec, a, b, out):
     # reference/floor_mod.h: t = fmod(a, b), plus b where t != 0 and t's sign is not b's.
     # (np.mod differs in one bit: it gives a zero result b's sign, the reference a's.)
-    with np.errstate(invalid="ignore"):  # fmod(inf, b), fmod(a, 0): NaN, as in LiteRT
-        np.fmod(a, b, out=out)
+    np.fmod(a, b, out=out)  # fmod(inf, b), fmod(a, 0): NaN, as in LiteRT
     np.less(out, 0, out=rec.mask)
     np.not_equal(rec.mask, np.less(b, 0), out=rec.mask)
     np.logical_and(rec.mask, out != 0, out=rec.mask)

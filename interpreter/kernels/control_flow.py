@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..names import quoted
+from ..runloop import run
 from .base import Kernel, OpContext, OutputSpec, storage_dtype
 from .opdef import OpDef
 
@@ -66,8 +67,7 @@ def _callee(program, index: int, shapes: tuple) -> Callee:
 
 
 def _run(program, callee: Callee) -> None:
-    for eval_fn, record, inputs, outputs in callee.alloc.steps:
-        eval_fn(record, inputs, outputs)
+    run(callee.alloc.steps)  # (inside the caller's run: runloop.quiet is on)
     program.current[callee.index] = callee.alloc  # what get_tensor(subgraph_index=) reads
     if program.after_run is not None:
         program.after_run(callee.index)

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...schema import generated_tflite as tfl
+from ...schema import ops as schema_ops
 from ..names import quoted
 from .accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
@@ -72,8 +72,8 @@ from .affine16 import fully_connected16
 from .native_gemm import native_gemm
 from .versions import OpSignature, T
 
-DEFAULT_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.DEFAULT
-SHUFFLED_WEIGHTS_FORMAT = tfl.FullyConnectedOptionsWeightsFormat.SHUFFLED4x16INT8
+DEFAULT_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.DEFAULT
+SHUFFLED_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.SHUFFLED4x16INT8
 
 
 def _geometry(ctx: OpContext, x: TensorInfo, w: TensorInfo):

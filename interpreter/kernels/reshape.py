@@ -27,11 +27,17 @@ from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
 from ..names import quoted
+from ..runloop import copy_step
 
 
 @dataclass(frozen=True)
 class ReshapeRecord:
     shape: tuple[int, ...]
+
+    def native_step(self, inputs, outputs):
+        """The step the run loop runs with the native extension: a byte copy in C (the
+        same elements in the same order; runloop.copy_step), or None."""
+        return copy_step(inputs[0], outputs[0])
 
 
 def _shape_from_inputs(ctx: OpContext) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ...schema import ops as schema_ops
-from ...schema.generated_tflite import TensorType as T
+from ...schema.ops import TensorType as T
 from ..model_objects import Operator, Subgraph, Tensor
 
 

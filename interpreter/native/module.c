@@ -238,5 +238,6 @@ PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
+    if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
     return m;
 }

@@ -163,4 +163,14 @@ int el_gemm_avx2_available(void);
 int el_gemm_best_isa(void); /* the best micro-kernel this build and CPU run */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a);
+
+/* The run loop (runloop.c). A step function runs without the GIL on its bound argument
+ * record and returns 0 (anything else: the run raises RuntimeError naming the step).
+ * el_step_new copies ``size`` bytes of ``args`` and keeps ``keep`` (the arrays the
+ * record points into) alive; it returns a NativeStep (a new reference) or NULL. */
+typedef int (*el_step_fn)(void *args);
+#ifdef Py_PYTHON_H
+PyObject *el_step_new(el_step_fn fn, const void *args, size_t size, PyObject *keep);
+int el_runloop_add(PyObject *module);
+#endif
 #endif

@@ -27,10 +27,15 @@ def _run(model: bytes, feeds, threads):
 
 
 def _slices(interp) -> int:
-    """How many slices the one op runs in at once (0: not split; the native GEMM's
-    record lists its one slice too)."""
+    """How many pieces the one op's rows are split into (0: not split): a native kernel
+    splitting its own rows lists them (``ranges``; the native GEMM's record lists its one
+    slice too), a numpy kernel its slices."""
     (_, record, _, _), = interp._steps
-    count = len(record.slices)
+    native = getattr(record, "native", None)
+    if native is not None and hasattr(native, "ranges"):
+        count = len(native.ranges)
+    else:
+        count = len(record.slices)
     return count if count > 1 else 0
 
 
