@@ -483,7 +483,7 @@ def _step(entry, setting: _Setting, arrays, values: dict, memory: DynamicMemory)
                                             done)
         inputs = tuple(arrays[t] if t >= 0 else None for t in op.inputs)
         outputs = tuple(arrays[t] for t in op.outputs)
-        bind = getattr(rec, "native_step", None) if setting.quant.native else None
+        bind = getattr(rec, "native_step", None) if setting.settings.quant.native else None
         step = bind(inputs, outputs) if bind is not None and mode == STATIC else None
         return step or (eval_fn, rec, inputs, outputs)
     dtypes = tuple(setting.dtypes[t] for t in op.outputs)

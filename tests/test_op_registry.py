@@ -116,6 +116,7 @@ _COVERAGE = "the ops a transform's own code handles case by case (not a trait of
 ALLOWED_TABLES = {
     "converter/lower/": "a lowering rule's own choice of the ops it emits for a TF op",
     "schema/ops.py": "the schema: which options table each builtin has (tflite.fbs)",
+    "schema/layout.py": "generated from tflite.fbs (layout_gen.py): the schema's enums",
     "converter/micro_ops.py": _TFLM,
     "interpreter/micro_uint8.py": _TFLM,
     "interpreter/tflm_arena.py": _TFLM,
