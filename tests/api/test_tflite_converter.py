@@ -8,7 +8,7 @@ import pytest
 
 import edgelite
 from edgelite import Optimize, OpsSet, TFLiteConverter
-from tests.cli.clitools import invoke
+from tests.support.cli import invoke
 from tests.conftest import MODELS
 
 CNN = MODELS / "tf1_cnn.pb"

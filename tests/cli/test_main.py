@@ -1,28 +1,16 @@
-"""The `edgelite` command end to end, errors included (one line, no traceback)."""
+"""cli/main.py: the `edgelite` group and the commands it defines itself (convert, check,
+passes, export), end to end, errors included (one line, no traceback)."""
 
 import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from edgelite.cli.main import main
+from edgelite.interpreter import Interpreter, micro_arena
+from tests.conftest import MODELS
+from tests.support.cli import error_line, invoke
 
 from ..converter.tfgraph import GraphBuilder
-
-
-@pytest.fixture(scope="module")
-def converted(tmp_path_factory):
-    from tests.conftest import MODELS
-    out = tmp_path_factory.mktemp("cli") / "tf1.tflite"
-    result = CliRunner().invoke(main, ["convert", str(MODELS / "tf1_cnn.pb"), "-o", str(out),
-                                       "--verbose"])
-    assert result.exit_code == 0, result.output
-    return out, result.output
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_convert_verbose_lists_passes(converted):
@@ -34,50 +22,7 @@ def test_convert_verbose_lists_passes(converted):
     assert "wrote" in output and "6 ops" in output
 
 
-def test_inspect_lists_ops_tensors_and_arena(converted):
-    path, _ = converted
-    result = invoke("inspect", path)
-    assert result.exit_code == 0, result.output
-    for text in ("CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "input", "probs", "float32",
-                 "arena"):
-        assert text in result.output
-
-
-def test_run_prints_outputs(converted, tmp_path):
-    from tests.conftest import MODELS
-    path, _ = converted
-    result = invoke("run", path, "--input", MODELS / "sample_digit.npy")
-    assert result.exit_code == 0, result.output
-    assert "probs: float32 [1, 10]" in result.output
-    assert "argmax per row: [2]" in result.output  # the sample digit is a 2
-    out = tmp_path / "out.npz"
-    result = invoke("run", path, "--input", f"input={MODELS / 'sample_digit.npy'}", "-o", out)
-    assert result.exit_code == 0, result.output
-    assert np.load(out)["probs"].shape == (1, 10)
-
-
-def test_run_batch_resizes(converted, tmp_path):
-    from tests.conftest import MODELS
-    x = np.load(MODELS / "digits_test.npz")["x"][:4]
-    np.save(tmp_path / "x.npy", x)
-    result = invoke("run", converted[0], "--input", tmp_path / "x.npy")
-    assert result.exit_code == 0, result.output
-    assert "probs: float32 [4, 10]" in result.output
-
-
-def test_run_wrong_shape_and_dtype_are_clear(converted, tmp_path):
-    np.save(tmp_path / "bad.npy", np.zeros((1, 8, 8), np.float32))
-    result = invoke("run", converted[0], "--input", tmp_path / "bad.npy")
-    assert result.exit_code == 1
-    assert result.output.startswith("error:") and "input" in result.output
-    assert "Traceback" not in result.output
-    np.save(tmp_path / "int.npy", np.zeros((1, 8, 8, 1), np.int32))
-    result = invoke("run", converted[0], "--input", tmp_path / "int.npy")
-    assert result.exit_code == 1 and "error:" in result.output and "int32" in result.output
-
-
 def test_convert_unknown_input_name(tmp_path):
-    from tests.conftest import MODELS
     result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "x.tflite",
                     "--inputs", "inptu")
     assert result.exit_code == 1
@@ -92,14 +37,6 @@ def test_convert_malformed_pb(tmp_path):
     result = invoke("convert", bad, "-o", tmp_path / "x.tflite")
     assert result.exit_code == 1 and "not a TensorFlow GraphDef" in result.output
     assert not (tmp_path / "x.tflite").exists()
-
-
-def test_inspect_malformed_tflite(tmp_path):
-    bad = tmp_path / "bad.tflite"
-    bad.write_bytes(b"\x18\x00\x00\x00TFL3" + b"\xff" * 40)
-    result = invoke("inspect", bad)
-    assert result.exit_code == 1 and result.output.startswith("error:")
-    assert "Traceback" not in result.output
 
 
 def unsupported_graph(tmp_path):
@@ -121,7 +58,6 @@ def test_check_reports_unsupported_ops(tmp_path):
 
 
 def test_check_passes_on_sample():
-    from tests.conftest import MODELS
     result = invoke("check", MODELS / "keras_cnn.pb")
     assert result.exit_code == 0, result.output
     assert "FusedBatchNormV3" in result.output and "all ops supported" in result.output
@@ -153,7 +89,6 @@ def _save(tmp_path, x):
 
 def test_check_ignores_untaken_cond_branch():
     """RandomUniform (dropout) lives only in the is_training=True branch."""
-    from tests.conftest import MODELS
     result = invoke("check", MODELS / "tf1_cond_is_training.pb")
     assert result.exit_code == 0, result.output
     # the TF1 conds (Switch / Merge) are raised to If nodes, one per tf.cond
@@ -197,23 +132,284 @@ def test_a_reader_leaving_early_is_not_an_error(tmp_path):
     assert (p.wait(timeout=60), err) == (0, b"")
 
 
-def test_inspect_run_and_bench_models_with_subgraphs(tmp_path):
-    from tests.interpreter import subgraph_models as sm
-    path = tmp_path / "loop.tflite"
-    path.write_bytes(sm.nested_while(outer=3, inner=4))
-    text = invoke("inspect", str(path)).output
-    assert "5 subgraph(s)" in text
-    assert "subgraphs: 0 main (1 ops), 1 cond (1 ops), 2 outer_body (4 ops), 3 cond (1 ops), " \
-           "4 subgraph4 (3 ops)" in text
-    assert "subgraph 2 'outer_body': inputs [0, 1], outputs [6, 7]" in text
-    assert "    1 WHILE                  in [2, 1] -> out [4, 5]  cond_subgraph_index=3, " \
-           "body_subgraph_index=4" in text
-    np.save(tmp_path / "i.npy", np.array(0, np.int32))
-    np.save(tmp_path / "x.npy", np.array([1, -2, 0.5], np.float32))
-    result = invoke("run", str(path), "--input", f"i={tmp_path / 'i.npy'}",
-                    "--input", f"x={tmp_path / 'x.npy'}")
+# ---------------------------------------------------------------------------
+# `edgelite export --c-array` and `edgelite convert --target micro` from the command line
+# (the files themselves: tests/converter/test_firmware.py, test_micro_ops.py).
+
+MODEL = MODELS / "keras_cnn.tf_int8.tflite"
+METHODS = ("AddAveragePool2D, AddConv2D, AddDepthwiseConv2D, AddDequantize, "
+           "AddFullyConnected, AddMean, AddQuantize, AddSoftmax")
+
+
+def test_export_names_from_the_file_and_sizes_the_arena_for_tflite_micro(tmp_path):
+    arena, host = (micro_arena(MODEL.read_bytes(), t) for t in ("32bit", "host"))
+    result = invoke("export", MODEL, "--c-array", tmp_path / "fw")
     assert result.exit_code == 0, result.output
-    assert "i_out: int32 []\n3\n" in result.output
-    result = invoke("bench", str(path), "--runs", "2", "--warmup", "0", "--json")
+    name = "keras_cnn_tf_int8_tflite"
+    assert sorted(p.name for p in (tmp_path / "fw").iterdir()) == [
+        f"{name}.cc", f"{name}.h", f"{name}_ops.h"]
+    assert result.output.splitlines()[-1] == (
+        f"8 op(s): {METHODS}; kTensorArenaSize {arena} (TFLite Micro's arena on a 32-bit "
+        f"target); kTensorArenaSizeHost {host} (64-bit host build)")
+
+
+def test_export_with_name_and_arena_size(tmp_path):
+    data = MODEL.read_bytes()
+    host = 133776 + micro_arena(data, "host") - micro_arena(data, "32bit")
+    result = invoke("export", MODEL, "--c-array", tmp_path, "--name", "g_model",
+                    "--arena-size", 133776)
     assert result.exit_code == 0, result.output
-    assert '"op_type": "WHILE"' in result.output
+    assert result.output.splitlines()[-1] == (
+        f"8 op(s): {METHODS}; kTensorArenaSize 133776; kTensorArenaSizeHost {host} (64-bit "
+        "host build)")
+    assert "constexpr int kTensorArenaSize = 133776;" in (tmp_path / "g_model_ops.h").read_text()
+
+
+def test_export_counts_resource_variables(tmp_path):
+    result = invoke("export", MODELS / "kws_stream.tf_int8.tflite", "--c-array", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("; kNumResourceVariables 2")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--name", "int"], "error: --name 'int' cannot name a C array"),
+    (["--name", "a\x1b[2Jb"], "error: --name 'a\\x1b[2Jb' cannot name a C array"),
+    (["--name", "g__model"], "error: --name 'g__model' cannot name a C array: C and C++ "
+                             "reserve identifiers with __"),
+    (["--name", "_G"], "error: --name '_G' cannot name a C array: C and C++ reserve"),
+])
+def test_export_refuses_names(tmp_path, args, message):
+    result = invoke("export", MODEL, "--c-array", tmp_path / "fw", *args)
+    assert error_line(result).startswith(message)
+    assert not (tmp_path / "fw").exists()
+
+
+@pytest.mark.parametrize("file_name, name", [
+    ("int", "model_int"),          # xxd -i: "int", a keyword one cannot declare
+    ("2x__net_.tflite", "model_2x_net_tflite"),  # xxd -i: "__2x__net__tflite", reserved
+])
+def test_export_makes_a_derived_name_safe(tmp_path, file_name, name):
+    model = tmp_path / file_name
+    model.write_bytes(MODEL.read_bytes())
+    result = invoke("export", model, "--c-array", tmp_path / "fw")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "fw").iterdir()) == [
+        f"{name}.cc", f"{name}.h", f"{name}_ops.h"]
+
+
+def test_export_refuses_ops_tflm_lacks_listing_all(tmp_path):
+    result = invoke("export", MODELS / "op_zoo_math.tf.tflite", "--c-array", tmp_path / "fw")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "error: cannot export: TensorFlow Lite Micro cannot run 2 op(s):",
+        "  POW (subgraph 0 op 3): TFLM's op resolver has no entry for it",
+        "  REDUCE_PROD (subgraph 0 op 7): TFLM's op resolver has no entry for it"]
+    assert not (tmp_path / "fw").exists()
+
+
+UINT8_CONV = ("CONV_2D (subgraph 0 op 0): TFLite Micro has no uint8 kernel for CONV_2D (it "
+              "dropped its uint8 kernels); convert with --quantize int8 --io-type uint8 "
+              "(uint8 only at the inputs and outputs)")
+
+
+def test_export_refuses_kernels_tflm_lacks_unless_forced(tmp_path):
+    uint8 = MODELS / "tf1_cnn.tf_uint8.tflite"
+    result = invoke("export", uint8, "--c-array", tmp_path / "fw")
+    assert result.exit_code == 1 and not (tmp_path / "fw").exists()
+    lines = result.stderr.splitlines()
+    assert lines[0] == "error: cannot export: TensorFlow Lite Micro cannot run 5 op(s):"
+    assert lines[1] == f"  {UINT8_CONV}"
+    assert lines[-1] == ("  convert the model for TFLite Micro (edgelite convert --target "
+                         "micro), or export it anyway with --force")
+    result = invoke("export", uint8, "--c-array", tmp_path / "fw", "--force")
+    assert result.exit_code == 0, result.output
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 5 and warnings[0] == (
+        f"warning: TensorFlow Lite Micro cannot run {UINT8_CONV}")
+    assert invoke("export", MODEL, "--c-array", tmp_path).stderr == ""
+
+
+def test_convert_target_micro_refuses_uint8_with_the_alternative(tmp_path):
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite",
+                    "--quantize", "uint8", "--default-range", "-8,8", "--target", "micro")
+    assert error_line(result) == (
+        "error: --target micro: --quantize uint8 cannot run: TFLite Micro has no uint8 "
+        "kernels (it dropped them); use --quantize int8 --io-type uint8 for uint8 inputs "
+        "and outputs (or write it anyway with --force)")
+    assert not (tmp_path / "m.tflite").exists()
+
+
+def test_convert_target_micro_force_writes_with_warnings(tmp_path):
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite",
+                    "--quantize", "uint8", "--default-range", "-8,8", "--target", "micro",
+                    "--force")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "m.tflite").stat().st_size > 0
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 6 and all(w.startswith(
+        "warning: TensorFlow Lite Micro cannot run ") for w in warnings)
+    assert "not float32 -> uint8" in warnings[0] and "CONV_2D" in warnings[1]
+
+
+def test_convert_target_micro_writes_a_checked_model(tmp_path):
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite",
+                    "--quantize", "int8", "--io-type", "uint8", "--calib",
+                    MODELS / "digits_calib.npy", "--calib-samples", 8, "--target", "micro")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "m.tflite").stat().st_size > 0
+    result = invoke("convert", MODELS / "op_zoo_math.pb", "-o", tmp_path / "z.tflite",
+                    "--target", "micro")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        "error: --target micro: TensorFlow Lite Micro cannot run 2 op(s):")
+    assert not (tmp_path / "z.tflite").exists()
+
+
+def test_convert_force_needs_target_micro(tmp_path):
+    result = invoke("convert", MODELS / "tf1_cnn.pb", "-o", tmp_path / "m.tflite", "--force")
+    assert result.exit_code == 2 and "--force" in result.output and \
+        "applies to --target micro only" in result.output
+    assert not (tmp_path / "m.tflite").exists()
+
+
+# ---------------------------------------------------------------------------
+# The command line on SavedModels and TF1 checkpoints: convert / check / compare / eval take a
+# SavedModel directory (or a .meta graph with --checkpoint); wrong tags or signatures get one
+# line listing what the model has.
+
+SAVED = MODELS / "savedmodel"
+
+
+def test_convert_a_signature(tmp_path):
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", SAVED / "sm_module_two", "--signature", "encode", "-o", out)
+    assert result.exit_code == 0, result.output
+    g = np.load(SAVED / "sm_module_two.golden.npz")
+    got = Interpreter(model_path=str(out)).get_signature_runner("encode")(
+        ids=g["encode/in/ids"], bias=g["encode/in/bias"])
+    np.testing.assert_allclose(got["code"], g["encode/out/code"], atol=1e-5)
+
+
+def test_convert_int8_with_calibration_keyed_by_signature_names(tmp_path):
+    g = np.load(SAVED / "sm_tf1_builder.golden.npz")
+    np.savez(tmp_path / "calib.npz", x=g["serving_default/in/x"])
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", SAVED / "sm_tf1_builder", "--quantize", "int8", "--calib",
+                    tmp_path / "calib.npz", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "calibrated on 4 sample(s)" in result.output
+
+
+def test_check_a_saved_model():
+    result = invoke("check", SAVED / "sm_keras_lstm")
+    assert result.exit_code == 0 and "all ops supported." in result.output
+
+
+def test_meta_graph_with_checkpoint(tmp_path):
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", SAVED / "ckpt_tf1" / "model.ckpt.meta", "--checkpoint",
+                    SAVED / "ckpt_tf1" / "model.ckpt", "--outputs", "probs", "-o", out)
+    assert result.exit_code == 0, result.output
+    result = invoke("convert", SAVED / "ckpt_tf1" / "model.ckpt.meta", "-o", out)
+    assert result.exit_code == 1
+    assert "give its checkpoint too (--checkpoint PREFIX" in result.output
+
+
+def test_unknown_signature_and_tags_list_the_models_own(tmp_path):
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", SAVED / "sm_module_two", "--signature", "nope", "-o", out)
+    assert result.exit_code == 1
+    assert "has no signature 'nope'; its signatures: ['encode', 'serving_default']" in \
+        result.output
+    result = invoke("convert", SAVED / "sm_module_two", "--tag", "train", "-o", out)
+    assert result.exit_code == 1 and "its tag sets are: serve (choose one with --tag)" in \
+        result.output
+    assert not out.exists()
+
+
+def test_compare_a_saved_model_with_its_int8_file(tmp_path):
+    g = np.load(SAVED / "sm_tf1_builder.golden.npz")
+    np.savez(tmp_path / "x.npz", x=g["serving_default/in/x"])
+    q = tmp_path / "q.tflite"
+    assert invoke("convert", SAVED / "sm_tf1_builder", "--quantize", "int8", "--calib",
+                  tmp_path / "x.npz", "-o", q).exit_code == 0
+    result = invoke("compare", SAVED / "sm_tf1_builder", q, "--data", tmp_path / "x.npz")
+    assert result.exit_code == 0, result.output
+    assert "probs" in result.output
+
+
+def test_eval_a_saved_model(tmp_path):
+    g = np.load(SAVED / "sm_keras_cnn_export.golden.npz")
+    np.save(tmp_path / "x.npy", g["serving_default/in/image"])
+    np.save(tmp_path / "y.npy", g["serving_default/out/output_0"].argmax(axis=1))
+    result = invoke("eval", SAVED / "sm_keras_cnn_export", "--data", tmp_path / "x.npy",
+                    "--labels", tmp_path / "y.npy", "--min-accuracy", "1.0")
+    assert result.exit_code == 0, result.output
+    assert "100.00" in result.output
+
+
+# ---------------------------------------------------------------------------
+# `--set NAME=VALUE` on the command line (convert and check): a TF1 training checkpoint
+# converts once its mode placeholders are bound; check lists what to bind; a wrong name, type
+# or shape is one error line.
+
+TRAIN = MODELS / "tf1_train"
+META = ["--checkpoint", TRAIN / "v1" / "model.ckpt", "--outputs", "probs"]
+V1_SET = ["--set", "is_training=false", "--set", "keep_prob=1.0", "--set", "batch_size=1",
+          "--set", f"class_bias=[{', '.join(['0'] * 10)}]"]
+
+
+def test_convert_a_training_checkpoint(tmp_path):
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", TRAIN / "v1" / "model.ckpt.meta", *META, *V1_SET, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "7 ops (CONV_2D x2, FULLY_CONNECTED x2, MAX_POOL_2D, RESHAPE, SOFTMAX)" in \
+        result.output
+    golden = np.load(TRAIN / "v1.golden.npz")
+    run = Interpreter(model_path=str(out)).get_signature_runner()
+    got = np.concatenate([run(input=x[None])["probs"] for x in golden["input"]])
+    np.testing.assert_allclose(got, golden["probs"], atol=1e-5)
+
+
+def test_check_with_and_without_values():
+    v2 = TRAIN / "v2.pb"
+    ok = invoke("check", v2, "--set", "is_training=false", "--set", "keep_prob=1",
+                "--set", "mode=0")
+    assert ok.exit_code == 0, ok.output
+    # keep_prob's dropout noise folds away; the training branches' are never lowered
+    assert "  RandomUniform                    1  supported" in ok.output.splitlines()
+    assert "all ops supported." in ok.output
+    bad = invoke("check", v2)
+    assert bad.exit_code == 1
+    assert "  RandomUniform                    3  UNSUPPORTED: " in bad.output
+    assert ("  hint: input 'keep_prob' (float32 []) sets the rate of dropout noise "
+            "'drop2/random_uniform/RandomUniform'; --set keep_prob=VALUE (e.g. keep_prob=1.0) "
+            "makes the mask a constant and the noise goes") in bad.output.splitlines()
+
+
+def test_a_signature_input_takes_a_value_by_its_name(tmp_path):
+    saved = MODELS / "savedmodel"
+    g = np.load(saved / "sm_module_two.golden.npz")
+    bias = g["encode/in/bias"][:1]
+    out = tmp_path / "m.tflite"
+    result = invoke("convert", saved / "sm_module_two", "--signature", "encode", "-o", out,
+                    "--set", f"bias={bias.tolist()}")
+    assert result.exit_code == 0, result.output
+    runner = Interpreter(model_path=str(out)).get_signature_runner("encode")
+    assert list(runner.get_input_details()) == ["ids"]
+    got = runner(ids=g["encode/in/ids"][:1])
+    np.testing.assert_allclose(got["code"], g["encode/out/code"][:1], atol=1e-5)
+
+
+def test_bad_values_are_one_line(tmp_path):
+    pb, out = TRAIN / "v1.pb", tmp_path / "m.tflite"
+    assert error_line(invoke("convert", pb, "-o", out, "--set", "is_trainig=0")) == (
+        "error: --set 'is_trainig': the graph has no placeholder of that name; did you mean "
+        "'is_training'?")
+    assert error_line(invoke("convert", pb, "-o", out, "--set", "batch_size=0.5")) == (
+        "error: --set 'batch_size': the placeholder is int32; give an integer")
+    assert error_line(invoke("check", pb, "--set", "class_bias=[1, 2]")) == (
+        "error: --set 'class_bias': the placeholder has shape [10], the value [2]")
+    assert error_line(invoke("check", pb, "--set", "keep_prob=high"), 2) == (
+        "error: Invalid value for --set: 'keep_prob': 'high' is not a value --set takes: "
+        "true/false, a number, or a list of them like [1, 2, 3]; see 'edgelite check --help'")

@@ -22,8 +22,8 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import MemoryLimitError, ShapeError
 from tests.bounded import run_bounded
 from tests.conftest import litert_module
+from tests.support import assert_close
 
-from .oracle import assert_close
 from .tflite_builder import ModelBuilder
 
 KERNEL_SETS = ("reference", "default")

@@ -20,7 +20,7 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import KERNEL_SETS, run_litert
+from tests.support import KERNEL_SETS, run_litert
 
 FILES = {  # file -> (per-channel weights, asymmetric_quantize_inputs on FC / BATCH_MATMUL)
     "hybrid_cnn.tf_dr.tflite": (True, True),

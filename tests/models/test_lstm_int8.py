@@ -31,7 +31,7 @@ from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS, litert_module
-from tests.interpreter.micro_oracle import run_micro_samples, run_ours_samples
+from tests.support import run_edgelite_samples, run_micro_samples
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 MANIFEST = json.loads((MODELS / "rnn_models.json").read_text())["models"]
@@ -168,7 +168,7 @@ def litert_samples(model: bytes, feeds, reference: bool) -> list[np.ndarray]:
 def _runs(model: bytes, feeds) -> tuple[dict, dict]:
     """(edgelite's, the runtimes') first output per sample, per kernel set: LiteRT's default
     and BUILTIN_REF kernels and TFLite Micro, every sample in turn on one interpreter each."""
-    ours = {k: [o[0] for o in run_ours_samples(model, feeds, k)]
+    ours = {k: [o[0] for o in run_edgelite_samples(model, feeds, k)]
             for k in ("default", "reference", "micro")}
     theirs = {"default": litert_samples(model, feeds, False),
               "reference": litert_samples(model, feeds, True),
@@ -275,7 +275,7 @@ def test_bit_exact_in_litert_and_micro_sample_after_sample(name, state):
     model = converted(name, state).model
     feeds = feeds_for(model, held_out(name, 6))
     ours = assert_exact_everywhere(model, feeds)
-    alone = [run_ours_samples(model, [f], "default")[0][0] for f in feeds]   # from zero state
+    alone = [run_edgelite_samples(model, [f], "default")[0][0] for f in feeds]   # from zero state
     same = [np.array_equal(a, b) for a, b in zip(ours, alone)]
     if state == "reset":
         assert all(same)           # stateless: no sample sees the one before

@@ -23,7 +23,7 @@ from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
-from tests.interpreter.micro_oracle import assert_micro_exact_samples, micro_refusal
+from tests.support import assert_micro_exact_samples, micro_refusal
 
 TF_MODES = MODELS / "tf_modes"
 MANIFEST = json.loads((TF_MODES / "manifest.json").read_text())

@@ -15,7 +15,8 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, run_litert, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 SAME, VALID = 0, 1
 RELU, RELU6, RELU_N1_TO_1 = 1, 3, 2
@@ -27,7 +28,7 @@ def check(model: bytes, feeds, exact=KERNEL_SETS) -> None:
     LiteRT's own spread between its two kernel sets (elementwise max over the output)."""
     expected = {k: run_litert(model, feeds, k) for k in KERNEL_SETS}
     for k in KERNEL_SETS:
-        ours = run_ours(model, feeds, k)
+        ours = run_edgelite(model, feeds, k)
         for i, (a, b) in enumerate(zip(ours, expected[k])):
             assert a.dtype == b.dtype == np.float32 and a.shape == b.shape
             if k in exact:
@@ -146,7 +147,7 @@ def test_depthwise_per_tensor_filter_is_refused():
     rng = np.random.default_rng(0)
     model, shape = conv_model(rng, CONV_CASES[0], depthwise=True)
     with pytest.raises(UnsupportedOpError, match=r"dynamic-range \(hybrid\) depthwise"):
-        run_ours(model, [feed(rng, shape)], "reference")
+        run_edgelite(model, [feed(rng, shape)], "reference")
 
 
 # --------------------------------------------------------------------------- BATCH_MATMUL
@@ -205,7 +206,7 @@ def _fc_model(w_dtype=np.int8, constant=True, scale=0.01, zp=0):
 def test_refusals_name_the_kind(kind, message):
     model, feeds = _fc_model(**kind)
     with pytest.raises(UnsupportedOpError, match=r"FULLY_CONNECTED.*" + message):
-        run_ours(model, feeds, "reference")
+        run_edgelite(model, feeds, "reference")
 
 
 def test_conv_uint8_weights_refused():
@@ -219,7 +220,7 @@ def test_conv_uint8_weights_refused():
          stride_h=1, stride_w=1)
     with pytest.raises(UnsupportedOpError, match=r"type uint8: dynamic-range \(hybrid\) "
                                                  r"kernels support int8 weights only"):
-        run_ours(m.build(), [np.ones((1, 4, 4, 3), np.float32)], "reference")
+        run_edgelite(m.build(), [np.ones((1, 4, 4, 3), np.float32)], "reference")
 
 
 def test_grouped_conv_refused():
@@ -229,7 +230,7 @@ def test_grouped_conv_refused():
     m.op("CONV_2D", [x, w, -1], [m.output("y", (1, 4, 4, 4), np.float32)], padding=SAME,
          stride_h=1, stride_w=1)
     with pytest.raises(UnsupportedOpError, match=r"grouped convolution .* dynamic-range"):
-        run_ours(m.build(), [np.ones((1, 4, 4, 4), np.float32)], "reference")
+        run_edgelite(m.build(), [np.ones((1, 4, 4, 4), np.float32)], "reference")
 
 
 # --------------------------------------------------------------------------- random

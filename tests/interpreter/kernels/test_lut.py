@@ -9,7 +9,8 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 
-from ..quant_oracle import QuantModel, assert_bit_exact, litert_delegates, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, litert_delegates, random_qparams
 
 # LiteRT registers ELU at version 1 only; the others take their op_version.cc version.
 VERSION = {"ELU": 1, "ABS": 2, "EXP": 2, "LOG": 2, "SQRT": 2, "RSQRT": 2, "GELU": 2}
