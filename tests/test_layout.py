@@ -34,6 +34,8 @@ from tests.conftest import ROOT
 TESTS = ROOT / "tests"
 # test folder -> source folder, both relative to the repository root.
 MIRRORED = {
+    "tests/api": "api",
+    "tests/cli": "cli",
     "tests/interpreter": "interpreter",
     "tests/interpreter/kernels": "interpreter/kernels",
     "tests/interpreter/kernels/custom": "interpreter/kernels/custom",
@@ -50,8 +52,10 @@ MIRRORED = {
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py
 # Test modules about one concern across a whole part rather than one module: names read
 # from files reach every message escaped (interpreter/names.py, tested in tests/interpreter/);
-# hostile data files and output paths through every command that reads or writes them.
-ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/cli/test_hostile_inputs.py"}
+# the same in the accuracy API's reports (tests/api/test_names.py); hostile data files and
+# output paths through every command that reads or writes them.
+ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/api/test_names.py",
+                   "tests/cli/test_hostile_inputs.py"}
 
 # The parts whose every module has a test module at the mirrored path.
 PARTS = ("api", "cli", "converter", "interpreter")
@@ -63,6 +67,26 @@ TESTED_ELSEWHERE = {
                                      "calibration methods side by side on the same data",
     "converter/keras/layers/": "tests/converter/keras/test_layers.py (the registry, one "
                                "layer per file) and test_files.py (whole Keras files)",
+}
+# Modules that had no test module when the check came (issue 30) and still have none: a
+# debt, not an exemption -- remove a line when its test module lands; never add one.
+NO_TEST_MODULE_YET = {
+    "cli/quant_options.py",
+    "converter/accuracy/op_replay.py", "converter/accuracy/plot.py",
+    "converter/accuracy/report.py", "converter/accuracy/sources.py",
+    "converter/control_flow/slices.py", "converter/ir.py", "converter/keras/context.py",
+    "converter/keras/graph.py", "converter/lower/context.py", "converter/lower/hints.py",
+    "converter/lower/sampling.py", "converter/passes/loops.py",
+    "converter/passes/patterns.py", "converter/quantize/lstm_replay.py",
+    "converter/runner.py", "converter/shape_inference.py", "interpreter/flatbuf.py",
+    "interpreter/kernels/base.py", "interpreter/kernels/hybrid_conv.py",
+    "interpreter/kernels/hybrid_fc.py", "interpreter/kernels/hybrid_rows.py",
+    "interpreter/kernels/lstm_float.py", "interpreter/kernels/lstm_integer.py",
+    "interpreter/kernels/lstm_integer_params.py", "interpreter/kernels/lstm_operands.py",
+    "interpreter/kernels/quantized_activations.py", "interpreter/kernels/window.py",
+    "interpreter/micro_footprint.py", "interpreter/micro_plan.py",
+    "interpreter/model_objects.py", "interpreter/program.py", "interpreter/signature.py",
+    "interpreter/split_plan.py",
 }
 
 
@@ -140,7 +164,8 @@ def _modules_without_tests() -> list[str]:
     for part in PARTS:
         for module in sorted((ROOT / part).rglob("*.py")):
             rel = str(module.relative_to(ROOT))
-            if module.name == "__init__.py" or _tested_elsewhere(rel):
+            if module.name == "__init__.py" or _tested_elsewhere(rel) \
+                    or rel in NO_TEST_MODULE_YET:
                 continue
             if not _mirrored_test(module).is_file():
                 missing.append(f"{rel}: add {_mirrored_test(module).relative_to(ROOT)}")
@@ -150,10 +175,17 @@ def _modules_without_tests() -> list[str]:
 def test_every_module_has_its_test_module():
     assert (ROOT / "interpreter" / "interpreter.py").is_file()  # the scan sees the parts
     missing = _modules_without_tests()
-    assert not missing, ("modules without a test module at the mirrored path (or an entry in "
-                         "TESTED_ELSEWHERE, tests/test_layout.py):\n" + "\n".join(missing))
+    if missing:
+        pytest.fail("modules without a test module at the mirrored path (or an entry in "
+                    "TESTED_ELSEWHERE, tests/test_layout.py):\n" + "\n".join(missing),
+                    pytrace=False)
 
 
-def test_the_modules_tested_elsewhere_exist():
-    stale = [key for key in TESTED_ELSEWHERE if not (ROOT / key).exists()]
-    assert not stale, f"TESTED_ELSEWHERE names what is not there any more: {stale}"
+def test_the_lists_of_exceptions_are_current():
+    stale = [f"{key}: not there any more" for key in sorted(set(TESTED_ELSEWHERE) | NO_TEST_MODULE_YET)
+             if not (ROOT / key).exists()]
+    stale += [f"{key}: {_mirrored_test(ROOT / key).relative_to(ROOT)} exists, drop the line"
+              for key in sorted(NO_TEST_MODULE_YET) if _mirrored_test(ROOT / key).is_file()]
+    if stale:
+        pytest.fail("tests/test_layout.py lists of modules without their own test module:\n"
+                    + "\n".join(stale), pytrace=False)
