@@ -75,15 +75,14 @@ NO_TEST_MODULE_YET = {
     "converter/accuracy/report.py", "converter/accuracy/sources.py",
     "converter/control_flow/slices.py", "converter/ir.py", "converter/keras/context.py",
     "converter/keras/graph.py", "converter/lower/context.py", "converter/lower/hints.py",
-    "converter/lower/sampling.py", "converter/passes/loops.py", "converter/passes/patterns.py",
+    "converter/lower/sampling.py", "converter/passes/loops.py",
     "converter/quantize/lstm_replay.py", "converter/shape_inference.py",
     "interpreter/flatbuf.py", "interpreter/kernels/base.py",
     "interpreter/kernels/hybrid_conv.py", "interpreter/kernels/hybrid_fc.py",
     "interpreter/kernels/hybrid_rows.py", "interpreter/kernels/lstm_float.py",
     "interpreter/kernels/lstm_integer.py", "interpreter/kernels/lstm_integer_params.py",
     "interpreter/kernels/lstm_operands.py", "interpreter/kernels/quantized_activations.py",
-    "interpreter/kernels/window.py", "interpreter/program.py", "interpreter/signature.py",
-    "interpreter/split_plan.py",
+    "interpreter/kernels/window.py", "interpreter/program.py", "interpreter/split_plan.py",
 }
 
 
