@@ -26,7 +26,8 @@ from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.converter.ir import Graph
 from edgelite.converter.passes import PASS_NAMES, REQUIRED
 from tests.conftest import ORACLE, _import_oracle
-from tests.support import KERNEL_SETS, edgelite_interpreter, invoke, litert_interpreter
+from tests.support import (KERNEL_SETS, edgelite_interpreter, invoke, litert_interpreter,
+                           run_edgelite, run_litert)
 
 from ..tfgraph import GraphBuilder
 
@@ -96,6 +97,13 @@ def _invoke(interp, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """The model's inputs are exactly the feeds, in order; its outputs."""
     assert [d["name"] for d in interp.get_input_details()] == list(feeds)
     return invoke(interp, list(feeds.values()))
+
+
+def runs_in_edgelite_and_litert(model: bytes, feeds) -> list[list[np.ndarray]]:
+    """The outputs of ``model`` in edgelite and -- when installed -- in LiteRT (default
+    kernels), for tests that compare each with a tolerance of their own."""
+    runs = [run_edgelite(model, feeds)]
+    return runs + [run_litert(model, feeds, "default")] if HAVE_LITERT else runs
 
 
 def check(g: GraphBuilder, feeds: dict[str, np.ndarray], expected, ops: list[str],
