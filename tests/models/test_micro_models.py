@@ -1,5 +1,5 @@
 """Every int8 (and 16x8) file of the suite runs in edgelite with kernels="micro" exactly as in
-TensorFlow Lite Micro (the tflite-micro runtime, tests/interpreter/micro_oracle.py), on its
+TensorFlow Lite Micro (the tflite-micro runtime, tests/support/runtimes.py), on its
 evaluation inputs:
 
 * TensorFlow's files: models/*.tf_int8*.tflite, models/tf_modes/*.int8.tflite and
