@@ -77,7 +77,8 @@ def test_spectrum_chain(rng):
     model = b.build([x], [m])
     frames = rng.standard_normal((2, 1, 64)).astype(F32)
     for kernels in KERNEL_SETS:
-        (ours,), (ref,) = run_edgelite(model, [frames], kernels), run_litert(model, [frames], kernels)
+        (ours,), (ref,) = (run_edgelite(model, [frames], kernels),
+                           run_litert(model, [frames], kernels))
         np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
     np.testing.assert_allclose(ours, np.abs(np.fft.rfft(frames)), rtol=1e-5, atol=1e-5)
 
