@@ -12,7 +12,8 @@ from edgelite.interpreter.errors import UnsupportedOpError
 
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import KERNEL_SETS, run_edgelite
-from .test_hybrid import check, feed, weights
+
+from ..hybrid_models import check, feed, weights
 
 SAME, VALID = 0, 1
 RELU, RELU6 = 1, 3
