@@ -143,13 +143,14 @@ def _cwd_is_restored():
 
 @pytest.fixture(autouse=True)
 def _written_models_load_in_litert(request, monkeypatch):
-    """Every .tflite the converter writes in a test loads in LiteRT (tests/litert_loads.py)."""
+    """Every .tflite the converter writes in a test loads in LiteRT
+    (tests/support/litert_loads.py)."""
     oracle = _import_oracle()
     if oracle is None or request.node.get_closest_marker("litert_cannot_load"):
         yield  # without LiteRT installed only outside CI (pytest_configure)
         return
     import edgelite.converter as converter
-    from tests.litert_loads import ExportRecorder
+    from tests.support.litert_loads import ExportRecorder
 
     recorder = ExportRecorder(converter.export_tflite)
     monkeypatch.setattr(converter, "export_tflite", recorder)

@@ -12,6 +12,10 @@ without tests shows.
 
 converter/lower/ has its own check: tests/converter/lower/test_coverage.py (each rule
 module's test module covers exactly that module's rules).
+
+And the other way round: every module of api/, cli/, converter/ and interpreter/ has its test
+module at the mirrored path (X/Y/Z.py -> tests/X/Y/test_Z.py), unless TESTED_ELSEWHERE
+names where it is tested and why.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from tests.conftest import ROOT
 TESTS = ROOT / "tests"
 # test folder -> source folder, both relative to the repository root.
 MIRRORED = {
+    "tests/api": "api",
+    "tests/cli": "cli",
     "tests/interpreter": "interpreter",
     "tests/interpreter/kernels": "interpreter/kernels",
     "tests/interpreter/kernels/custom": "interpreter/kernels/custom",
@@ -45,8 +51,23 @@ MIRRORED = {
 }
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py
 # Test modules about one concern across a whole part rather than one module: names read
-# from files reach every message escaped (interpreter/names.py, tested in tests/interpreter/).
-ACROSS_THE_PART = {"tests/converter/test_names.py"}
+# from files reach every message escaped (interpreter/names.py, tested in tests/interpreter/);
+# the same in the accuracy API's reports (tests/api/test_names.py); hostile data files and
+# output paths through every command that reads or writes them.
+ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/api/test_names.py",
+                   "tests/cli/test_hostile_inputs.py"}
+
+# The parts whose every module has a test module at the mirrored path.
+PARTS = ("api", "cli", "converter", "interpreter")
+# Modules (or folders, ending in "/") tested elsewhere on purpose: where, and why.
+TESTED_ELSEWHERE = {
+    "api/__main__.py": "tests/cli/test_errors.py: `python -m edgelite` is the command",
+    "cli/__main__.py": "tests/cli/test_errors.py: `python -m edgelite.cli` is the command",
+    "converter/quantize/observers/": "tests/converter/quantize/test_observers.py: the "
+                                     "calibration methods side by side on the same data",
+    "converter/keras/layers/": "tests/converter/keras/test_layers.py (the registry, one "
+                               "layer per file) and test_files.py (whole Keras files)",
+}
 
 
 def _test_modules(folder: Path) -> list[Path]:
@@ -105,3 +126,40 @@ def test_every_pass_is_run_by_the_pass_tests():
     missing = sorted(set(passes.PASS_NAMES) - run)
     assert not missing, (f"passes no test under tests/converter/passes/ runs: {missing} "
                          f"(add test_<pass>.py)")
+
+
+def _mirrored_test(module: Path) -> Path:
+    """X/Y/Z.py -> tests/X/Y/test_Z.py."""
+    rel = module.relative_to(ROOT)
+    return TESTS / rel.parent / f"test_{rel.name}"
+
+
+def _tested_elsewhere(rel: str) -> bool:
+    return any(rel == key or (key.endswith("/") and rel.startswith(key))
+               for key in TESTED_ELSEWHERE)
+
+
+def _modules_without_tests() -> list[str]:
+    missing = []
+    for part in PARTS:
+        for module in sorted((ROOT / part).rglob("*.py")):
+            rel = str(module.relative_to(ROOT))
+            if module.name == "__init__.py" or _tested_elsewhere(rel):
+                continue
+            if not _mirrored_test(module).is_file():
+                missing.append(f"{rel}: add {_mirrored_test(module).relative_to(ROOT)}")
+    return missing
+
+
+def test_every_module_has_its_test_module():
+    assert (ROOT / "interpreter" / "interpreter.py").is_file()  # the scan sees the parts
+    missing = _modules_without_tests()
+    if missing:
+        pytest.fail("modules without a test module at the mirrored path (or an entry in "
+                    "TESTED_ELSEWHERE, tests/test_layout.py):\n" + "\n".join(missing),
+                    pytrace=False)
+
+
+def test_the_modules_tested_elsewhere_exist():
+    stale = [key for key in TESTED_ELSEWHERE if not (ROOT / key).exists()]
+    assert not stale, f"TESTED_ELSEWHERE in tests/test_layout.py names what is gone: {stale}"

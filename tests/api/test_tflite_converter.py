@@ -8,7 +8,7 @@ import pytest
 
 import edgelite
 from edgelite import Optimize, OpsSet, TFLiteConverter
-from tests.cli.clitools import invoke
+from tests.support.cli import invoke
 from tests.conftest import MODELS
 
 CNN = MODELS / "tf1_cnn.pb"
@@ -210,7 +210,7 @@ def test_two_signatures_calibrated_by_tagged_samples(tmp_path):
 
 
 def test_allow_custom_ops(tmp_path):
-    from tests.cli.test_cli import unsupported_graph
+    from tests.cli.test_main import unsupported_graph
     graph = unsupported_graph(tmp_path)
     c = TFLiteConverter.from_frozen_graph(graph, ["x"], ["y"])
     with pytest.raises(edgelite.UnsupportedOpError, match="Digamma"):

@@ -8,7 +8,7 @@ import pytest
 
 from tests.interpreter import subgraph_models as sm
 
-from .clitools import error_line, invoke
+from tests.support.cli import error_line, invoke
 
 MESSAGE = ("error: timed out after 0.5 s (--timeout): stopped; a loop of the model may never "
            "end -- or allow more time")

@@ -13,7 +13,7 @@ from edgelite.cli import errors, inspect_cmd
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS, ROOT
 
-from .clitools import error_line, invoke
+from tests.support.cli import error_line, invoke
 
 MODEL = MODELS / "keras_cnn.tf.tflite"
 

@@ -14,7 +14,7 @@ import edgelite.converter.accuracy
 from tests.conftest import MODELS
 from tests.converter.datafiles import npy_bytes, npy_header
 
-from .clitools import error_line, invoke, read_only_folder
+from tests.support.cli import error_line, invoke, read_only_folder
 
 MODEL = MODELS / "keras_cnn.tf.tflite"  # float, input [1, 8, 8, 1], 10 classes
 GRAPHDEF = MODELS / "tf1_cnn.pb"          # input [1, 8, 8, 1]

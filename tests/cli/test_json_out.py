@@ -9,7 +9,7 @@ import numpy as np
 
 import edgelite
 from edgelite.interpreter.model import load_model
-from tests.cli.clitools import invoke
+from tests.support.cli import invoke
 from tests.conftest import MODELS
 
 ISFINITE = MODELS / "misc_isfinite.pb"

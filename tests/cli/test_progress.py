@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from edgelite.cli import progress
-from tests.cli.clitools import invoke
+from tests.support.cli import invoke
 from tests.conftest import MODELS
 
 

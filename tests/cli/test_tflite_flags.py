@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.clitools import error_line, invoke
+from tests.support.cli import error_line, invoke
 from tests.conftest import MODELS
 
 CNN = MODELS / "tf1_cnn.pb"

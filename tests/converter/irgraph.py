@@ -8,7 +8,7 @@ import numpy as np
 from edgelite.converter.shape_inference import infer_shapes
 from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Activation, Graph, Padding
-from edgelite.interpreter import Interpreter
+from tests.support import run_edgelite
 
 RNG = np.random.default_rng(0)
 NONE = dict(fused_activation_function=Activation.NONE)
@@ -20,12 +20,7 @@ def rand(*shape):
 
 def run_ir(graph: Graph, *xs: np.ndarray) -> list[np.ndarray]:
     infer_shapes(graph)
-    interp = Interpreter(model_content=export_tflite(graph))
-    interp.allocate_tensors()
-    for d, x in zip(interp.get_input_details(), xs):
-        interp.set_tensor(d["index"], x)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
+    return run_edgelite(export_tflite(graph), list(xs))
 
 
 def conv_graph(channels: int = 4) -> tuple[Graph, object]:

@@ -15,9 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pytest
+
+from edgelite.interpreter import Interpreter
 
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import model_io
+
+from tests.support import KERNEL_SETS, edgelite_interpreter, invoke, litert_interpreter
 
 from .tflite_builder import ModelBuilder
 
@@ -268,38 +273,21 @@ def sequence_feeds(spec: LstmSpec, invokes: int, seed: int = 1, step: bool = Fal
 # --------------------------------------------------------------------------- comparison
 
 
-def _reset(interp) -> None:
-    """Variables back to their initial values: reset_all_variables() (LiteRT; edgelite's
-    Interpreter once it has one), else a fresh allocate_tensors() (which resets them)."""
-    reset = getattr(interp, "reset_all_variables", None)
-    if reset is not None:
-        reset()
-    else:
-        interp.allocate_tensors()
-
-
 def _invoke(interp, feeds) -> list[np.ndarray]:
     """The outputs, then every state tensor (the int16 cell state shows a difference of
     one unit that the int8 outputs may round away)."""
-    for detail, value in zip(interp.get_input_details(), feeds):
-        interp.set_tensor(detail["index"], value)
-    interp.invoke()
+    outputs = invoke(interp, feeds)
     states = sorted((d["name"], d["index"]) for d in interp.get_tensor_details()
                     if d["name"].endswith("_state"))
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()] + \
-        [interp.get_tensor(index) for _, index in states]
+    return outputs + [interp.get_tensor(index) for _, index in states]
 
 
-def run_sequence(interp, feeds_per_invoke) -> list[list[np.ndarray]]:
-    """Outputs of consecutive invokes (the state carries), then of the same feeds again
-    after a reset."""
-    interp.allocate_tensors()
+def run_and_rerun(interp, feeds_per_invoke) -> list[list[np.ndarray]]:
+    """Outputs (and states) of consecutive invokes (the state carries), then of the same
+    feeds again after reset_all_variables()."""
     results = [_invoke(interp, f) for f in feeds_per_invoke]
-    _reset(interp)
+    interp.reset_all_variables()
     return results + [_invoke(interp, f) for f in feeds_per_invoke]
-
-
-KERNEL_SETS = ("reference", "default")
 
 
 def assert_matches_litert_over_invokes(model: bytes, feeds_per_invoke,
@@ -307,18 +295,10 @@ def assert_matches_litert_over_invokes(model: bytes, feeds_per_invoke,
     """edgelite against LiteRT (each kernel set) over consecutive invokes and again after
     a reset: integer outputs equal, float ones within ``rtol`` of max |LiteRT|. Returns
     edgelite's outputs (the last kernel set's)."""
-    from edgelite.interpreter import Interpreter
-    from tests.conftest import litert_module
-
-    litert = litert_module()
-    resolvers = {"reference": litert.OpResolverType.BUILTIN_REF,
-                 "default": litert.OpResolverType.AUTO}
     ours = None
     for k in kernels:
-        theirs = run_sequence(litert.Interpreter(
-            model_content=model, experimental_op_resolver_type=resolvers[k]),
-            feeds_per_invoke)
-        ours = run_sequence(Interpreter(model_content=model, kernels=k), feeds_per_invoke)
+        theirs = run_and_rerun(litert_interpreter(model, k), feeds_per_invoke)
+        ours = run_and_rerun(edgelite_interpreter(model, k), feeds_per_invoke)
         for step, (a_outs, b_outs) in enumerate(zip(ours, theirs)):
             for a, b in zip(a_outs, b_outs, strict=True):
                 assert a.dtype == b.dtype and a.shape == b.shape, (k, step, a.shape, b.shape)
@@ -333,3 +313,15 @@ def assert_matches_litert_over_invokes(model: bytes, feeds_per_invoke,
                         f"ours {a.reshape(-1)[diff[:5]].tolist()} vs LiteRT "
                         f"{b.reshape(-1)[diff[:5]].tolist()}")
     return ours
+
+
+def assert_refused(spec: LstmSpec, change, error, text: str,
+                   op: str = "UNIDIRECTIONAL_SEQUENCE_LSTM") -> None:
+    """lstm_model(spec) edited by ``change`` fails allocate_tensors() with ``error``: one
+    line holding ``text`` and naming the operator."""
+    interp = Interpreter(model_content=edited(lstm_model(spec, op=op), change))
+    with pytest.raises(error) as info:
+        interp.allocate_tensors()
+    message = str(info.value)
+    assert text in message and "\n" not in message, message
+    assert f"operator 0 ({op}" in message

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tests.conftest import litert_module
+from tests.support import assert_all_close, run_edgelite, run_litert
 
-from .oracle import assert_close, run_edgelite, run_litert
 from .tflite_builder import ModelBuilder
 
 
@@ -50,36 +49,13 @@ def op_model(op: str, operands, outputs, *, version: int = 1,
     return b.build(graph_inputs, outs), feeds
 
 
-def compare(ours: list[np.ndarray], ref: list[np.ndarray], **tolerances) -> None:
-    """oracle.assert_close per output; inf / NaN must sit at the same places (the
-    tolerance is taken over the finite values only)."""
-    assert len(ours) == len(ref)
-    for a, b in zip(ours, ref):
-        assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
-        if a.dtype.kind == "f":
-            finite = np.isfinite(b)
-            np.testing.assert_array_equal(a[~finite], b[~finite])
-            a, b = a[finite], b[finite]
-        assert_close(a, b, **tolerances)
-
-
 def check_op(op: str, operands, outputs, **options) -> list[np.ndarray]:
     """Run the one-op model in edgelite and LiteRT (BUILTIN_REF); outputs must match."""
     tolerances = {k: options.pop(k) for k in ("rtol", "atol_factor") if k in options}
     model, feeds = op_model(op, operands, outputs, **options)
     ours = run_edgelite(model, feeds)
-    compare(ours, run_litert(model, feeds), **tolerances)
+    assert_all_close(ours, run_litert(model, feeds), **tolerances)
     return ours
-
-
-def run_litert_default(model: bytes, feeds) -> list[np.ndarray]:
-    """LiteRT with its default (optimized, XNNPACK-delegated) kernels."""
-    interp = litert_module().Interpreter(model_content=model)
-    interp.allocate_tensors()
-    for detail, value in zip(interp.get_input_details(), feeds):
-        interp.set_tensor(detail["index"], value)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
 
 
 NOT_IN_REF_RESOLVER = {"CEIL", "ROUND", "ELU"}  # LiteRT's BUILTIN_REF lacks these
@@ -91,7 +67,7 @@ def check_op_default(op: str, operands, outputs, **options) -> list[np.ndarray]:
     tolerances = {k: options.pop(k) for k in ("rtol", "atol_factor") if k in options}
     model, feeds = op_model(op, operands, outputs, **options)
     ours = run_edgelite(model, feeds)
-    compare(ours, run_litert_default(model, feeds), **tolerances)
+    assert_all_close(ours, run_litert(model, feeds, "default"), **tolerances)
     return ours
 
 

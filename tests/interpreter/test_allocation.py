@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
+from tests.support import assert_close, rand
 
-from .oracle import assert_close, rand
 from .tflite_builder import ModelBuilder
 
 I32, F32 = np.int32, np.float32

@@ -22,11 +22,9 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import MemoryLimitError, ShapeError
 from tests.bounded import run_bounded
 from tests.conftest import litert_module
+from tests.support import KERNEL_SETS, assert_close, litert_interpreter
 
-from .oracle import assert_close
 from .tflite_builder import ModelBuilder
-
-KERNEL_SETS = ("reference", "default")
 
 
 @dataclass(frozen=True)
@@ -141,15 +139,6 @@ def _get(interp, detail) -> np.ndarray:
     return interp.get_tensor(detail["index"])
 
 
-def _litert(model: bytes, kernels: str):
-    litert = litert_module()
-    resolver = {"reference": litert.OpResolverType.BUILTIN_REF,
-                "default": litert.OpResolverType.AUTO}[kernels]
-    interp = litert.Interpreter(model_content=model, experimental_op_resolver_type=resolver)
-    interp.allocate_tensors()
-    return interp
-
-
 @pytest.mark.parametrize("kernels", KERNEL_SETS)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_computed_shape_operand_matches_litert(name, kernels):
@@ -158,7 +147,7 @@ def test_computed_shape_operand_matches_litert(name, kernels):
     ours = Interpreter(model_content=model, kernels=kernels)
     ours.allocate_tensors()  # once: every value below runs on this allocation
     assert ours._alloc.dynamic == {d["index"] for d in ours.get_output_details()}
-    ref = _litert(model, kernels)
+    ref = litert_interpreter(model, kernels)
     rng = np.random.default_rng(14)
     for value in case.values + case.values[:1]:  # the first again: a cached variant
         feeds = _feeds(case, rng, value)
@@ -187,7 +176,7 @@ def test_dynamic_output_feeds_later_ops():
     model = b.build([x, dims], [y])
     ours = Interpreter(model_content=model)
     ours.allocate_tensors()
-    ref = _litert(model, "reference")
+    ref = litert_interpreter(model, "reference")
     x_value = np.arange(12, dtype=np.float32)
     for d in ([3, 4], [2, 6], [12, 1], [3, 4]):
         feeds = [x_value, I32(d)]
@@ -427,7 +416,7 @@ def test_loop_body_slices_at_the_counter(limit):
     model = _slicing_loop(limit)
     ours = Interpreter(model_content=model)
     ours.allocate_tensors()
-    ref = _litert(model, "reference")
+    ref = litert_interpreter(model, "reference")
     rng = np.random.default_rng(limit)
     for _ in range(2):
         x = rng.normal(0, 1, 8).astype(np.float32)

@@ -14,8 +14,8 @@ from edgelite.interpreter import (
     SignatureError,
 )
 from tests.conftest import MODELS
+from tests.support import litert_interpreter
 
-from .oracle import litert_interpreter
 from .tflite_builder import ModelBuilder
 
 

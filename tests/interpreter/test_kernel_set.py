@@ -18,8 +18,9 @@ kernels differ from LiteRT's reference ones.
 import numpy as np
 import pytest
 
-from .micro_oracle import assert_micro_exact, run_micro
-from .quant_oracle import QuantModel, full_range, random_qparams, run_litert, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_micro_exact, full_range, random_qparams, run_edgelite,
+                          run_litert, run_micro)
 
 I8, U8 = np.int8, np.uint8
 
@@ -184,8 +185,8 @@ CASES = [
 def test_rounding_per_op(rng, name, builder, modes, kernels):
     model, feeds = builder(rng)
     expected = run_litert(model, feeds, kernels)[0]
-    double = run_ours(model, feeds, kernels, rounding="double")[0]
-    single = run_ours(model, feeds, kernels, rounding="single")[0]
+    double = run_edgelite(model, feeds, kernels, rounding="double")[0]
+    single = run_edgelite(model, feeds, kernels, rounding="single")[0]
     np.testing.assert_array_equal(double, expected)
     if modes[kernels] == "double":
         assert not np.array_equal(single, expected), "inputs do not discriminate roundings"
@@ -321,7 +322,7 @@ def _differs_from_reference(make, options) -> bool:
     for seed in DIFF_SEEDS:
         model, feeds = make(np.random.default_rng(seed), **options)
         try:
-            ours = run_ours(model, feeds, "reference")
+            ours = run_edgelite(model, feeds, "reference")
         except Exception:  # LiteRT's reference has no such kernel (int16 SUM)
             return True
         if any(not np.array_equal(a, b) for a, b in zip(ours, run_micro(model, feeds))):

@@ -16,8 +16,8 @@ from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter, UnsupportedOpError
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
+from tests.support import assert_micro_exact, micro_refusal
 
-from .micro_oracle import assert_micro_exact, micro_refusal
 from .tflite_builder import ModelBuilder
 
 U8, I8, I16, F32 = np.uint8, np.int8, np.int16, np.float32

@@ -11,10 +11,10 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter import parallel
+from tests.support import assert_bit_exact
 
 from .kernels.test_conv import conv_model as float_conv_model
 from .kernels.test_conv import quant_conv_model
-from .quant_oracle import assert_bit_exact
 
 
 def _run(model: bytes, feeds, threads):

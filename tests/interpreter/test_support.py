@@ -13,7 +13,7 @@ from edgelite.interpreter import (DTypeError, Interpreter, Kernel, OutputSpec,
 from edgelite.interpreter.support import report
 
 from .tflite_builder import ModelBuilder
-from tests.cli.clitools import invoke
+from tests.support.cli import invoke
 
 
 def refuse(ctx):
@@ -234,13 +234,12 @@ def test_shape_chains_and_computed_shapes_are_no_problem():
 
 @pytest.mark.parametrize("kernels", ("reference", "default"))
 def test_shape_chain_model_runs_as_litert(kernels):
-    from .op_models import run_litert_default
-    from .oracle import run_edgelite, run_litert
+    from tests.support import run_edgelite, run_litert
 
     data = shape_chain_model(missing=False)
     x, dims = np.arange(8, dtype=np.float32).reshape(1, 8), np.int32([4, 2])
     ours = run_edgelite(data, [x, dims], kernels=kernels)
-    theirs = (run_litert if kernels == "reference" else run_litert_default)(data, [x, dims])
+    theirs = run_litert(data, [x, dims], kernels)
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(ours[1], x[:, ::2])
@@ -271,11 +270,10 @@ def test_a_float16_filter_over_a_mib_is_folded_not_reported():
 
 @pytest.mark.parametrize("kernels", ("reference", "default"))
 def test_fp16_filter_model_runs_as_litert(kernels):
-    from .op_models import run_litert_default
-    from .oracle import assert_close, run_edgelite, run_litert
+    from tests.support import assert_close, run_edgelite, run_litert
 
     data = fp16_filter_model(missing=False)
     x = np.random.default_rng(4).normal(0, 1, (1, 3, 3, 512)).astype(np.float32)
     (ours,) = run_edgelite(data, [x], kernels=kernels)
-    (theirs,) = (run_litert if kernels == "reference" else run_litert_default)(data, [x])
+    (theirs,) = run_litert(data, [x], kernels)
     assert_close(ours, theirs, rtol=1e-4, atol_factor=1e-5)

@@ -1,4 +1,4 @@
-"""The TFLite Micro arena (interpreter/micro_plan.py, tflm_arena.py): the greedy planner on
+"""The TFLite Micro arena (interpreter/tflm_arena.py; the planner: test_micro_plan.py) on
 hand-built graphs, and, with TFLM's runtime as the oracle, on every int8 sample model that
 TFLM runs (TensorFlow's files and edgelite's conversions of the sample GraphDefs): the plan's
 peak equals TFLM's RecordingMicroAllocator head (and its TfLiteEvalTensor and
@@ -19,7 +19,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.interpreter import ModelFormatError, micro_arena, micro_arena_report
-from edgelite.interpreter.micro_plan import greedy_offsets, peak, plan
+from edgelite.interpreter.micro_plan import peak, plan
 from edgelite.interpreter.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import model_io
@@ -38,20 +38,6 @@ TF_FILES = [p for p in sorted(MODELS.glob("*.tf_int8*.tflite")) + sorted(
     (MODELS / "tf_modes").glob("*.int8.tflite")) if p.name not in TFLM_REFUSES]
 GRAPHDEFS = {"tf1_cnn": "digits", "keras_cnn": "digits", "qat_cnn": "digits",
              "mobilenet_v2_digits": "digits", "fashion_mobilenet_v2": "fashion"}
-
-
-def test_greedy_places_largest_first_in_the_lowest_gap():
-    # sizes 32, 48, 16, 32 alive at [0,1], [1,2], [2,3], [0,3]. Order: 48 (id 1) at 0;
-    # the two 32s, higher id first: id 3 at 48 (overlaps 1), id 0 at 80 (overlaps 1, 3);
-    # 16 (id 2) overlaps 1 and 3 but not 0: the first gap above them is 80
-    assert greedy_offsets([32, 48, 16, 32], [0, 1, 2, 0], [1, 2, 3, 3],
-                          [-1, -1, -1, -1]) == [80, 0, 80, 48]
-
-
-def test_greedy_keeps_offline_offsets_and_plans_around_them():
-    # id 0 is offline at 64 (placed first); 64-byte id 1 overlapping it fits below it at 0,
-    # 32-byte id 2 overlapping both goes above: 64 + 32 = 96
-    assert greedy_offsets([32, 64, 32], [0, 0, 0], [1, 1, 1], [64, -1, -1]) == [64, 0, 96]
 
 
 def _chain_model() -> bytes:

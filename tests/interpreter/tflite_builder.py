@@ -175,3 +175,33 @@ def single_op_model(op_name: str, input_shapes, output_shape, *, consts=None,
     out = b.tensor("output", output_shape, out_dtype or dtype)
     b.op(op_name, op_inputs, [out], **options)
     return b.build(graph_inputs, [out])
+
+
+class QuantModel:
+    """ModelBuilder with shorthands for quantized operands."""
+
+    def __init__(self) -> None:
+        self.b = ModelBuilder()
+        self.inputs: list[int] = []
+        self.outputs: list[int] = []
+
+    def input(self, name, shape, dtype, scale=None, zp=None) -> int:
+        t = self.b.tensor(name, shape, dtype, scale=scale, zero_point=zp)
+        self.inputs.append(t)
+        return t
+
+    def const(self, name, value, dtype, scale=None, zp=None, axis=0) -> int:
+        value = np.asarray(value, dtype)
+        return self.b.tensor(name, value.shape, dtype, data=value, scale=scale,
+                             zero_point=zp, quantized_dimension=axis)
+
+    def output(self, name, shape, dtype, scale=None, zp=None) -> int:
+        t = self.b.tensor(name, shape, dtype, scale=scale, zero_point=zp)
+        self.outputs.append(t)
+        return t
+
+    def op(self, name, inputs, outputs, version=1, **options) -> None:
+        self.b.op(name, inputs, outputs, version=version, **options)
+
+    def build(self) -> bytes:
+        return self.b.build(self.inputs, self.outputs)

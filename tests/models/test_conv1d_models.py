@@ -16,7 +16,7 @@ from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import assert_bit_exact
+from tests.support import assert_bit_exact
 
 CONV1D = ["aud_conv1d", "aud_conv1d_wave", "aud_conv1d_sep"]
 NAMES = CONV1D + ["aud_dscnn", "misc_isfinite"]

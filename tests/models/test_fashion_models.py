@@ -16,7 +16,7 @@ from edgelite.converter.quantize import QuantizeOptions
 from edgelite.converter.quantize.metrics import sqnr
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
-from tests.models.test_quantized_models import assert_bit_exact, predict
+from tests.models.test_quantized_models import assert_predictions_bit_exact, predict
 
 NAMES = ["fashion_xception", "fashion_mobilenet_v2"]
 CALIB = MODELS / "fashion_calib.npz"
@@ -43,8 +43,8 @@ def models(request, held_out):
 def test_both_int8_files_are_bit_exact_with_litert(models, held_out):
     name, ours, theirs, _, _ = models
     x = held_out[0][:32]
-    assert_bit_exact(theirs, x, f"TensorFlow's {name}")
-    assert_bit_exact(ours, x, f"edgelite's {name}")
+    assert_predictions_bit_exact(theirs, x, f"TensorFlow's {name}")
+    assert_predictions_bit_exact(ours, x, f"edgelite's {name}")
 
 
 def test_float_accuracy_is_the_recorded_one(models, held_out):

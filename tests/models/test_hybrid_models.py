@@ -20,7 +20,7 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import KERNEL_SETS, run_litert
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 FILES = {  # file -> (per-channel weights, asymmetric_quantize_inputs on FC / BATCH_MATMUL)
     "hybrid_cnn.tf_dr.tflite": (True, True),
@@ -42,15 +42,6 @@ def feeds(data: bytes, seed: int):
         else:
             out.append((rng.standard_normal(d["shape"]) * rng.uniform(0.5, 2)).astype(np.float32))
     return out
-
-
-def run_ours(data: bytes, inputs, kernels: str):
-    interp = Interpreter(model_content=data, kernels=kernels)
-    interp.allocate_tensors()
-    for d, v in zip(interp.get_input_details(), inputs):
-        interp.set_tensor(d["index"], v)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -83,7 +74,7 @@ def test_runs_like_litert(name, seed):
     inputs = feeds(data, seed)
     litert = {k: run_litert(data, inputs, k) for k in KERNEL_SETS}
     for k in KERNEL_SETS:
-        ours = run_ours(data, inputs, k)
+        ours = run_edgelite(data, inputs, k)
         for i, (a, b) in enumerate(zip(ours, litert[k])):
             assert a.dtype == b.dtype and a.shape == b.shape
             spread = np.abs(litert["reference"][i].astype(np.float64) - litert["default"][i]).max()

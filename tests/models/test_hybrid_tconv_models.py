@@ -12,7 +12,7 @@ import pytest
 
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import KERNEL_SETS, run_litert, run_ours
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 FILES = {"hybrid_tconv.tf_dr.tflite": True, "hybrid_tconv_pt.tf_dr.tflite": False}
 X_SHAPE = (2, 6, 6, 16)
@@ -48,6 +48,6 @@ def test_runs_like_litert(name, kind):
     elif kind == "one_zero_image":
         x[1] = 0
     for kernels in KERNEL_SETS:
-        (ours,), (theirs,) = run_ours(data, [x], kernels), run_litert(data, [x], kernels)
+        (ours,), (theirs,) = run_edgelite(data, [x], kernels), run_litert(data, [x], kernels)
         assert ours.dtype == theirs.dtype == np.float32 and ours.shape == (2, 50, 50, 8)
         assert np.array_equal(ours, theirs), (kernels, float(np.abs(ours - theirs).max()))

@@ -7,7 +7,7 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import assert_bit_exact
+from tests.support import assert_bit_exact
 
 FILES = ["int16_cnn.tflite", "int16_audio.tflite"]  # (the GraphDefs': test_tf_modes.py)
 

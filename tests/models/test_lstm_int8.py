@@ -30,8 +30,9 @@ from edgelite.converter.quantize.lstm_check import MIN_SQNR
 from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
-from tests.conftest import MODELS, litert_module
-from tests.interpreter.micro_oracle import run_micro_samples, run_ours_samples
+from tests.conftest import MODELS
+from tests.support import (litert_interpreter, run_edgelite_samples, run_micro_samples,
+                           run_sequence)
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 MANIFEST = json.loads((MODELS / "rnn_models.json").read_text())["models"]
@@ -151,28 +152,14 @@ def tf_int8(name: str) -> Path | None:
     return path if path.exists() else None
 
 
-def litert_samples(model: bytes, feeds, reference: bool) -> list[np.ndarray]:
-    mod = litert_module()
-    kind = mod.OpResolverType.BUILTIN_REF if reference else mod.OpResolverType.AUTO
-    interp = mod.Interpreter(model_content=model, experimental_op_resolver_type=kind)
-    interp.allocate_tensors()
-    out = []
-    for sample in feeds:
-        for d, x in zip(interp.get_input_details(), sample):
-            interp.set_tensor(d["index"], x)
-        interp.invoke()
-        out.append(interp.get_tensor(interp.get_output_details()[0]["index"]).copy())
-    return out
-
-
 def _runs(model: bytes, feeds) -> tuple[dict, dict]:
     """(edgelite's, the runtimes') first output per sample, per kernel set: LiteRT's default
     and BUILTIN_REF kernels and TFLite Micro, every sample in turn on one interpreter each."""
-    ours = {k: [o[0] for o in run_ours_samples(model, feeds, k)]
+    ours = {k: [o[0] for o in run_edgelite_samples(model, feeds, k)]
             for k in ("default", "reference", "micro")}
-    theirs = {"default": litert_samples(model, feeds, False),
-              "reference": litert_samples(model, feeds, True),
-              "micro": [o[0] for o in run_micro_samples(model, feeds)]}
+    theirs = {k: [o[0] for o in run_sequence(litert_interpreter(model, k), feeds)]
+              for k in ("default", "reference")}
+    theirs["micro"] = [o[0] for o in run_micro_samples(model, feeds)]
     return ours, theirs
 
 
@@ -275,7 +262,7 @@ def test_bit_exact_in_litert_and_micro_sample_after_sample(name, state):
     model = converted(name, state).model
     feeds = feeds_for(model, held_out(name, 6))
     ours = assert_exact_everywhere(model, feeds)
-    alone = [run_ours_samples(model, [f], "default")[0][0] for f in feeds]   # from zero state
+    alone = [run_edgelite_samples(model, [f], "default")[0][0] for f in feeds]   # from zero state
     same = [np.array_equal(a, b) for a, b in zip(ours, alone)]
     if state == "reset":
         assert all(same)           # stateless: no sample sees the one before

@@ -13,7 +13,7 @@ from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS, litert_module
-from tests.interpreter.quant_oracle import assert_bit_exact
+from tests.support import assert_bit_exact
 
 NAMES = ["rnn_masked_bilstm", "rnn_masked_gru"]
 

@@ -1,5 +1,5 @@
 """Every int8 (and 16x8) file of the suite runs in edgelite with kernels="micro" exactly as in
-TensorFlow Lite Micro (the tflite-micro runtime, tests/interpreter/micro_oracle.py), on its
+TensorFlow Lite Micro (the tflite-micro runtime, tests/support/runtimes.py), on its
 evaluation inputs:
 
 * TensorFlow's files: models/*.tf_int8*.tflite, models/tf_modes/*.int8.tflite and
@@ -23,7 +23,7 @@ from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter
 from tests.conftest import MODELS
-from tests.interpreter.micro_oracle import assert_micro_exact_samples, micro_refusal
+from tests.support import assert_micro_exact_samples, micro_refusal
 
 TF_MODES = MODELS / "tf_modes"
 MANIFEST = json.loads((TF_MODES / "manifest.json").read_text())

@@ -13,7 +13,8 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter import Interpreter
-from tests.conftest import MODELS, litert_module
+from tests.conftest import MODELS
+from tests.support import KERNEL_SETS, edgelite_interpreter, litert_interpreter
 
 CALIB = MODELS / "digits_calib.npy"
 MODES = ["int8", "uint8", "dynamic", "float16"]
@@ -60,15 +61,12 @@ def test_quantized_model_runs_in_litert(name, mode, test_set, litert):
     assert acc > 0.85
 
 
-def assert_bit_exact(model: bytes, x: np.ndarray, what: str) -> None:
+def assert_predictions_bit_exact(model: bytes, x: np.ndarray, what: str) -> None:
     """edgelite's kernels="reference" / "default" reproduce LiteRT's BUILTIN_REF / AUTO."""
-    litert = litert_module()
-    for kernels, resolver in (("reference", litert.OpResolverType.BUILTIN_REF),
-                              ("default", litert.OpResolverType.AUTO)):
-        ours = predict(Interpreter(model_content=model, kernels=kernels), x)
-        theirs = predict(litert.Interpreter(model_content=model,
-                                            experimental_op_resolver_type=resolver), x)
-        np.testing.assert_array_equal(ours, theirs, err_msg=f"{what} model, {resolver}")
+    for kernels in KERNEL_SETS:
+        ours = predict(edgelite_interpreter(model, kernels), x)
+        theirs = predict(litert_interpreter(model, kernels), x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{what} model, {kernels}")
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
@@ -77,7 +75,7 @@ def assert_bit_exact(model: bytes, x: np.ndarray, what: str) -> None:
 def test_bit_exact_with_litert(name, mode, io, test_set):
     model = convert(name, mode, io_type=IOType(io)).model
     x = test_set[0][:48]
-    assert_bit_exact(model, x, "edgelite's")
+    assert_predictions_bit_exact(model, x, "edgelite's")
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])
@@ -85,7 +83,7 @@ def test_tensorflow_int8_models_bit_exact(name, test_set):
     for suffix in ("tf_int8", "tf_int8_io"):           # committed (models/build_quantized.py)
         path = MODELS / f"{name}.{suffix}.tflite"
         model = path.read_bytes()
-        assert_bit_exact(model, test_set[0][:48], path.name)
+        assert_predictions_bit_exact(model, test_set[0][:48], path.name)
 
 
 @pytest.mark.parametrize("name", ["tf1_cnn", "keras_cnn"])

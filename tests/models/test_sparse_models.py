@@ -33,6 +33,7 @@ from edgelite.interpreter.quant_math import multiply_by_quantized_multiplier, qu
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import model_io
 from tests.conftest import MODELS, litert_module
+from tests.support import KERNEL_SETS, litert_interpreter
 
 GOLDEN = MODELS / "sparse_golden.npz"
 CSR, BLOCK_1X4, BLOCK_1X16 = "csr", "1x4", "1x16"
@@ -49,7 +50,6 @@ FILES = {
 }
 TWIN_ONLY = {("sparse_mlp.tf_f16.tflite", "reference"), ("sparse_mlp.tf_f16.tflite", "default"),
              ("sparse_cnn.tf_int8.tflite", "default")}
-RESOLVERS = {"reference": "BUILTIN_REF", "default": "AUTO"}
 FC_1X16 = "sparse_mlp16.tf_int8.tflite"
 
 
@@ -100,10 +100,7 @@ def _run(interp, xs) -> np.ndarray:
 
 
 def run_litert(data: bytes, kernels: str, xs) -> np.ndarray:
-    litert = litert_module()
-    resolver = getattr(litert.OpResolverType, RESOLVERS[kernels])
-    return _run(litert.Interpreter(model_content=data, experimental_op_resolver_type=resolver),
-                xs)
+    return _run(litert_interpreter(data, kernels), xs)
 
 
 @pytest.fixture(scope="module")
@@ -127,16 +124,16 @@ def test_sparse_model_matches_litert(fname, golden):
     data, xs = _data(fname), golden[f"{fname}:x"]
     twin = dense_twin(data)
     expected = {k: run_litert(twin if (fname, k) in TWIN_ONLY else data, k, xs)
-                for k in RESOLVERS}
-    ours = {k: _run(Interpreter(model_content=data, kernels=k), xs) for k in RESOLVERS}
+                for k in KERNEL_SETS}
+    ours = {k: _run(Interpreter(model_content=data, kernels=k), xs) for k in KERNEL_SETS}
     if fname.endswith(".tf_int8.tflite"):
-        for k in RESOLVERS:
+        for k in KERNEL_SETS:
             np.testing.assert_array_equal(ours[k], expected[k], err_msg=k)
     else:
         scale = np.max(np.abs(expected["reference"]))
         spread = np.max(np.abs(expected["reference"] - expected["default"]))
         tol = max(spread, 1e-5 * scale)  # a spread of a few ulp: 1e-5 relative still
-        for k in RESOLVERS:
+        for k in KERNEL_SETS:
             assert np.max(np.abs(ours[k] - expected[k])) <= tol, k
         # and the Keras model's own outputs (float16-rounded weights for the .f16 file)
         np.testing.assert_allclose(ours["reference"], golden[f"{fname}:y"], rtol=0,
@@ -153,10 +150,10 @@ def test_sparse_int8_fc_requantizes_in_fixed_point(golden):
     litert = litert_module()
     xs = np.random.default_rng(14).normal(size=(64, 64)).astype(np.float32)
     twin = run_litert(dense_twin(data), "reference", xs)
-    sparse_out = {k: run_litert(data, k, xs) for k in RESOLVERS}
+    sparse_out = {k: run_litert(data, k, xs) for k in KERNEL_SETS}
     assert np.array_equal(sparse_out["reference"], sparse_out["default"])
     assert not np.array_equal(sparse_out["reference"], twin)  # not the dense arithmetic
-    for k in RESOLVERS:
+    for k in KERNEL_SETS:
         np.testing.assert_array_equal(_run(Interpreter(model_content=data, kernels=k), xs),
                                       sparse_out[k], err_msg=k)
     interp = litert.Interpreter(model_content=data, experimental_preserve_all_tensors=True,

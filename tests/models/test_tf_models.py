@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
+from tests.support import assert_close, litert_interpreter
 
-from tests.interpreter.oracle import assert_close, litert_interpreter
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 NAMES = ["tf1_cnn", "keras_cnn"]

@@ -22,12 +22,12 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 from edgelite.interpreter.model import load_model
-from tests.conftest import MODELS, litert_module
+from tests.conftest import MODELS
+from tests.support import KERNEL_SETS, litert_interpreter
 
 FOLDER = MODELS / "tf_modes"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text())
 FILES = sorted(f for f, e in MANIFEST.items() if "tf_error" not in e and "not_kept" not in e)
-KERNEL_SETS = ("reference", "default")
 INTEGER_MODES = ("int8", "16x8")
 SAMPLES = 3
 REL_TOL = 1e-5
@@ -94,12 +94,8 @@ def _float_compute(data: bytes) -> bool:
 
 def _litert(data: bytes, kernels: str, feeds):
     """LiteRT's outputs with one kernel set, or None when that resolver lacks an op."""
-    mod = litert_module()
-    resolver = {"reference": mod.OpResolverType.BUILTIN_REF,
-                "default": mod.OpResolverType.AUTO}[kernels]
     try:
-        interp = mod.Interpreter(model_content=data, experimental_op_resolver_type=resolver)
-        interp.allocate_tensors()
+        interp = litert_interpreter(data, kernels)
     except (ValueError, RuntimeError) as exc:  # an op version it lacks; a failed prepare
         assert "Didn't find op for builtin opcode" in str(exc) or "failed to prepare" in str(exc)
         return None

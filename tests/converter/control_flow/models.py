@@ -9,7 +9,7 @@ import numpy as np
 import edgelite
 from edgelite.converter import convert_detailed
 from edgelite.converter.ir import all_graphs
-
+from tests.support import edgelite_interpreter, invoke, litert_interpreter
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "control_flow"
 V1_OPS = {"Enter", "Exit", "Switch", "Merge", "NextIteration", "LoopCond"}
@@ -30,16 +30,10 @@ FILES = [f"{m}{s}" for m in STRUCTURE for s in ("", ".functional")
 
 def run(model: bytes, feeds: dict, runtime: str = "litert") -> dict[str, np.ndarray]:
     """The outputs by name, run in LiteRT or ("edgelite") in edgelite's interpreter."""
-    if runtime == "edgelite":
-        from edgelite.interpreter import Interpreter
-    else:
-        from ai_edge_litert.interpreter import Interpreter
-    interp = Interpreter(model_content=model)
-    interp.allocate_tensors()
-    for d in interp.get_input_details():
-        interp.set_tensor(d["index"], np.asarray(feeds[d["name"]], d["dtype"]))
-    interp.invoke()
-    return {d["name"]: interp.get_tensor(d["index"]) for d in interp.get_output_details()}
+    interp = (edgelite_interpreter(model) if runtime == "edgelite"
+              else litert_interpreter(model, "default"))
+    outputs = invoke(interp, feeds)
+    return {d["name"]: out for d, out in zip(interp.get_output_details(), outputs)}
 
 
 def converts_and_matches_tensorflow(name):

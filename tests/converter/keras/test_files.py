@@ -17,7 +17,7 @@ from edgelite.converter.keras.files import is_keras_file
 from edgelite.interpreter.errors import EdgeliteError, ModelFormatError
 from tests.conftest import MODELS
 from tests.converter.keras.kfiles import dense_model, keras_bytes, legacy_bytes
-from tests.interpreter.oracle import run_edgelite
+from tests.support import run_edgelite
 
 
 def _zip(**members) -> bytes:
@@ -90,7 +90,7 @@ def test_missing_h5py_is_one_line(tmp_path, monkeypatch):
 
 
 def test_cli_converts_keras_files_and_refuses_in_one_line(tmp_path):
-    from tests.cli.clitools import error_line, invoke
+    from tests.support.cli import error_line, invoke
     from tests.converter.keras.kfiles import functional
     out = tmp_path / "m.tflite"
     calib = tmp_path / "calib.npy"   # one input: a plain array

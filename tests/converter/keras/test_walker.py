@@ -13,9 +13,8 @@ import pytest
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.op_models import run_litert_default
-from tests.interpreter.oracle import assert_close, run_edgelite
-from tests.interpreter.oracle import run_litert as run_litert_ref
+from tests.support import assert_close, run_edgelite
+from tests.support import run_litert as run_litert_ref
 KERAS = MODELS / "keras"
 META = {**json.loads((KERAS / "keras_files.json").read_text()),
         **json.loads((KERAS / "keras_applications.json").read_text())}
@@ -40,7 +39,7 @@ def test_matches_keras_and_litert(stem):
         assert len(ours) == len(outs)
         for got, want in zip(ours, outs):
             assert_close(got, want[i:i + 1], rtol=1e-5, atol_factor=1e-5)
-        for got, ref in zip(ours, run_litert_default(result.model, feeds)):
+        for got, ref in zip(ours, run_litert_ref(result.model, feeds, "default")):
             assert_close(got, ref, rtol=1e-5, atol_factor=1e-5)
 
 

@@ -9,7 +9,7 @@ import pytest
 from edgelite.converter import convert
 from edgelite.interpreter.errors import ModelFormatError
 from tests.converter.keras.kfiles import convert_config, dense_model, legacy_bytes
-from tests.interpreter.oracle import run_edgelite
+from tests.support import run_edgelite
 
 X = np.array([[0.5, -1.0, 2.0, 0.25]], np.float32)
 

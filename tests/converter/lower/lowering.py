@@ -6,8 +6,8 @@
 
 `check` converts the GraphDef with `convert_detailed` (float; the default passes, or with
 `passes=NONE` only the passes export needs), runs the model in edgelite's Interpreter -- and,
-when LiteRT is installed, in LiteRT's reference kernels, so a wrong lowering cannot hide
-behind a matching interpreter bug -- and asserts each output's dtype, shape and values
+when LiteRT is installed, in LiteRT's optimized kernels without XNNPACK, so a wrong lowering
+cannot hide behind a matching interpreter bug -- and asserts each output's dtype, shape and values
 against the numpy reference, and the exact TFLite op types of the exported model.
 
 Each test module declares `COVERED`: the TF op types it tests; test_coverage.py checks that
@@ -16,24 +16,23 @@ together they are exactly the lowering registry's keys.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
-
-import tempfile
-from pathlib import Path
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.converter.ir import Graph
 from edgelite.converter.passes import PASS_NAMES, REQUIRED
-from edgelite.interpreter import Interpreter
+from tests.conftest import ORACLE, _import_oracle
+from tests.support import (KERNEL_SETS, edgelite_interpreter, invoke, litert_interpreter,
+                           run_edgelite, run_litert)
 
 from ..tfgraph import GraphBuilder
 
-try:
-    from ai_edge_litert import interpreter as litert
-except ImportError:  # LiteRT is a test dependency; without it only edgelite runs the model
-    litert = None
+# LiteRT is a test dependency; without it (outside CI) only edgelite runs the model.
+HAVE_LITERT = _import_oracle(ORACLE) is not None
 
 F32 = np.dtype(np.float32)
 I32, I64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -83,11 +82,10 @@ def run(g: GraphBuilder, feeds: dict[str, np.ndarray], outputs: list[str],
     orders; integer and bool outputs exactly)."""
     result = convert_detailed(g.bytes(), ConvertOptions(
         inputs=list(feeds) or None, outputs=list(outputs), disabled_passes=frozenset(passes)))
-    interp = Interpreter(model_content=result.model)
+    interp = edgelite_interpreter(result.model)
     ours = _invoke(interp, feeds)
-    if litert is not None:
-        ref = litert.Interpreter(model_content=result.model,
-                                 experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    if HAVE_LITERT:
+        ref = litert_interpreter(result.model, "optimized")
         for a, b in zip(ours, _invoke(ref, feeds), strict=True):
             assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
             np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg="edgelite vs LiteRT")
@@ -96,13 +94,16 @@ def run(g: GraphBuilder, feeds: dict[str, np.ndarray], outputs: list[str],
 
 
 def _invoke(interp, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    interp.allocate_tensors()
-    details = interp.get_input_details()
-    assert [d["name"] for d in details] == list(feeds)
-    for d, value in zip(details, feeds.values()):
-        interp.set_tensor(d["index"], value)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+    """The model's inputs are exactly the feeds, in order; its outputs."""
+    assert [d["name"] for d in interp.get_input_details()] == list(feeds)
+    return invoke(interp, list(feeds.values()))
+
+
+def runs_in_edgelite_and_litert(model: bytes, feeds) -> list[list[np.ndarray]]:
+    """The outputs of ``model`` in edgelite and -- when installed -- in LiteRT (default
+    kernels), for tests that compare each with a tolerance of their own."""
+    runs = [run_edgelite(model, feeds)]
+    return runs + [run_litert(model, feeds, "default")] if HAVE_LITERT else runs
 
 
 def check(g: GraphBuilder, feeds: dict[str, np.ndarray], expected, ops: list[str],
@@ -142,16 +143,13 @@ def run_int8(g: GraphBuilder, feeds: dict[str, np.ndarray], calib: dict[str, np.
         result = convert_detailed(g.bytes(), ConvertOptions(
             inputs=list(feeds), outputs=list(outputs or ["y"]),
             quantize=QuantizeOptions(calib=str(path))))
-    runs = {kernels: _invoke(Interpreter(model_content=result.model, kernels=kernels), feeds)
-            for kernels in ("reference", "default")}
-    if litert is not None:
-        types = litert.OpResolverType
-        for kernels, kind in (("reference", types.BUILTIN_REF), ("default", types.AUTO)):
-            theirs = _invoke(litert.Interpreter(model_content=result.model,
-                                                experimental_op_resolver_type=kind), feeds)
+    runs = {kernels: _invoke(edgelite_interpreter(result.model, kernels), feeds)
+            for kernels in KERNEL_SETS}
+    if HAVE_LITERT:
+        for kernels in KERNEL_SETS:
+            theirs = _invoke(litert_interpreter(result.model, kernels), feeds)
             for a, b in zip(runs[kernels], theirs, strict=True):
                 np.testing.assert_array_equal(a, b, err_msg=f"edgelite vs LiteRT ({kernels})")
-    interp = Interpreter(model_content=result.model)
-    ops = [d["op_name"] for d in interp._get_ops_details()]
+    ops = [d["op_name"] for d in edgelite_interpreter(result.model)._get_ops_details()]
     return Run(runs["reference"], ops, result.lowered_op_counts, result.graph,
                result.model), runs["default"]

@@ -6,10 +6,10 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import GraphError, ShapeError
 
-from .lowering import BOOL, F32, I32, I64, check, floats, graph, litert, rng, run
+from .lowering import (BOOL, F32, I32, I64, check, floats, graph, rng, run,
+                       runs_in_edgelite_and_litert)
 
 COVERED = {"Reshape", "Squeeze", "ExpandDims", "Transpose", "Pack", "Unpack", "Split",
            "SplitV", "Slice", "StridedSlice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2",
@@ -470,13 +470,7 @@ def test_reverse_v2_quantizes_with_its_input_parameters():
     assert np.array_equal(q_in.scale, q_out.scale)
     assert np.array_equal(q_in.zero_point, q_out.zero_point)
     assert result.graph.op_counts() == {"QUANTIZE": 1, "REVERSE_V2": 1, "DEQUANTIZE": 1}
-    runtimes = [Interpreter] + ([litert.Interpreter] if litert is not None else [])
-    for runtime in runtimes:
-        interp = runtime(model_content=result.model)
-        interp.allocate_tensors()
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+    for (y,) in runs_in_edgelite_and_litert(result.model, [x]):
         np.testing.assert_allclose(y, x[..., ::-1], atol=float(q_in.scale[0]) / 2 + 1e-6)
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.interpreter.errors import UnsupportedOpError
+from tests.support import run_litert
 
 from .lowering import BOOL, F32, check, floats, graph, rng, run
 
@@ -69,18 +70,9 @@ def test_run_time_condition_becomes_an_if():
     assert (then_g.op_counts(), else_g.op_counts()) == ({"RELU": 1}, {"NEG": 1})
     x = floats(rng(), 2, 3)
     for pred, want in ((True, np.maximum(x, 0)), (False, -x)):
-        np.testing.assert_array_equal(litert_run(result.model, {"x": x, "pred": np.array(pred)}),
+        np.testing.assert_array_equal(run_litert(result.model, {"x": x, "pred": np.array(pred)},
+                                                 "default")[0],
                                       want)
-
-
-def litert_run(model: bytes, feeds: dict) -> np.ndarray:
-    from ai_edge_litert.interpreter import Interpreter
-    interp = Interpreter(model_content=model)
-    interp.allocate_tensors()
-    for d in interp.get_input_details():
-        interp.set_tensor(d["index"], np.asarray(feeds[d["name"]], d["dtype"]))
-    interp.invoke()
-    return interp.get_tensor(interp.get_output_details()[0]["index"])
 
 
 def test_merge_of_two_live_inputs_is_refused():

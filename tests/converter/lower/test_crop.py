@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter.errors import ShapeError
+from tests.support import assert_micro_exact
 
-from tests.interpreter.micro_oracle import assert_micro_exact
 
 from .lowering import F32, I32, floats, graph, rng, run, run_int8
 

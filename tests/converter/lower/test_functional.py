@@ -11,6 +11,7 @@ import edgelite
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.ir import all_graphs
 from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+from tests.support import run_litert
 
 from ..control_flow.library import BOOL, F32, Function, call, counter_loop
 from ..tfgraph import GraphBuilder
@@ -18,16 +19,6 @@ from .lowering import check, floats, rng
 
 COVERED = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall",
            "StatefulPartitionedCall"}
-
-
-def litert(model: bytes, feeds: dict) -> list[np.ndarray]:
-    from ai_edge_litert.interpreter import Interpreter
-    interp = Interpreter(model_content=model)
-    interp.allocate_tensors()
-    for d in interp.get_input_details():
-        interp.set_tensor(d["index"], np.asarray(feeds[d["name"]], d["dtype"]))
-    interp.invoke()
-    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
 
 
 @pytest.mark.parametrize("op", ["While", "StatelessWhile"])
@@ -40,7 +31,7 @@ def test_while_becomes_a_while_op_with_cond_and_body(op):
     assert (cond.op_counts(), body.op_counts()) == ({"LESS": 1}, {"ADD": 1, "MUL": 1})
     assert len(body.inputs) == len(body.outputs) == len(cond.inputs) == 2
     x = floats(rng(), 1, 4)
-    np.testing.assert_allclose(litert(result.model, {"x": x})[0], x * 8, rtol=1e-6)
+    np.testing.assert_allclose(run_litert(result.model, {"x": x}, "default")[0], x * 8, rtol=1e-6)
 
 
 def _branches(g: GraphBuilder) -> None:
@@ -63,7 +54,8 @@ def test_if_on_a_run_time_condition_becomes_an_if_op(op):
     assert [g.op_counts() for g in all_graphs(result.graph)[1:]] == [{"RELU": 1}, {"NEG": 1}]
     x = floats(rng(), 2, 3)
     for p, want in ((True, np.maximum(x, 0)), (False, -x)):
-        np.testing.assert_array_equal(litert(result.model, {"x": x, "p": p})[0], want)
+        (got,) = run_litert(result.model, {"x": x, "p": p}, "default")
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("pred", [True, False])
@@ -107,7 +99,8 @@ def test_only_the_if_results_something_reads_are_lowered(pred):
     if pred is None:
         assert [len(sub.outputs) for sub in all_graphs(result.graph)[1:]] == [1, 1]
         for p, want in ((True, np.maximum(x, 0)), (False, -x)):
-            np.testing.assert_array_equal(litert(result.model, {"x": x, "p": p})[0], want)
+            (got,) = run_litert(result.model, {"x": x, "p": p}, "default")
+            np.testing.assert_array_equal(got, want)
     else:
         assert result.graph.op_counts() == {"RELU": 1} if pred else {"NEG": 1}
     with pytest.raises(UnsupportedOpError, match="Optional(FromValue|None) "):  # read: refused

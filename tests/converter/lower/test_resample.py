@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from tests.support import assert_micro_exact
 
-from tests.interpreter.micro_oracle import assert_micro_exact
 
 from .lowering import F32, check, floats, graph, rng, run, run_int8
 

@@ -9,9 +9,9 @@ from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError, Unsu
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter import Interpreter
 
-from .lowering import F32, I32, I64, check, floats, graph, litert, rng, run
+from .lowering import (F32, I32, I64, check, floats, graph, rng, run,
+                       runs_in_edgelite_and_litert)
 
 C64 = np.dtype(np.complex64)
 COVERED = {"RFFT", "RFFT2D", "ComplexAbs", "Real", "Imag", "Complex", "BroadcastArgs"}
@@ -110,12 +110,7 @@ def test_int8_keeps_the_spectrum_float(tmp_path):
         "QUANTIZE", "EXPAND_DIMS", "DEQUANTIZE", "RFFT2D", "SQUEEZE", "COMPLEX_ABS", "QUANTIZE",
         "FULLY_CONNECTED", "DEQUANTIZE"]
     want = np.abs(np.fft.rfft(x.astype(np.float64))) @ floats(rng(), 33, 4)
-    for runtime in [Interpreter] + ([litert.Interpreter] if litert is not None else []):
-        interp = runtime(model_content=result.model)
-        interp.allocate_tensors()
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        y = interp.get_tensor(interp.get_output_details()[0]["index"])
+    for (y,) in runs_in_edgelite_and_litert(result.model, [x]):
         assert np.abs(y - want).max() < 0.03 * np.abs(want).max()
 
 

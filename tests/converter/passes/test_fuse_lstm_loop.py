@@ -88,7 +88,7 @@ def test_fused_model_matches_tensorflow(path, reset):
 
 @pytest.mark.parametrize("path", sorted(FUSED))
 def test_micro_runs_the_stateless_file_sample_after_sample(path):
-    from tests.interpreter.micro_oracle import run_micro_samples
+    from tests.support import run_micro_samples
     model = path.split(".")[0]
     golden = np.load(MODELS / f"{model}.golden.npz")
     x, ref = golden[GOLDEN[model]], golden["output"]

@@ -38,7 +38,7 @@ from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
 from tests.converter.quantize.bias_models import Builder
 from tests.converter.quantize.held_out import LOGITS, held_out_sqnr
-from tests.models.test_quantized_models import assert_bit_exact
+from tests.models.test_quantized_models import assert_predictions_bit_exact
 
 DIGITS = np.load(MODELS / "digits_calib.npy")
 ALL_ROWS = AdaRoundOptions(max_rows=10 ** 7)      # every row enters the sums
@@ -301,7 +301,7 @@ def test_bit_exact_with_litert(name, mode):
     assert len(report.layers) == (3 if name == "tf1_cnn" else 4)
     assert sum(r.flipped for r in report.layers.values()) > 100
     x = np.load(MODELS / "digits_test.npz")["x"][:48]
-    assert_bit_exact(result.model, x, f"adaround {mode}")
+    assert_predictions_bit_exact(result.model, x, f"adaround {mode}")
 
 
 @pytest.mark.parametrize("name,per_channel", [(n, pc) for n in ("tf1_cnn", "keras_cnn")

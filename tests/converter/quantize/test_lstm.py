@@ -1,6 +1,6 @@
-"""quantize/lstm.py and lstm_replay.py: TFLite's integer LSTM rule on a fused sequence LSTM
-(the power-of-two cell state, which LSTMs fit, what stays float) and the replayed cell
-state calibration records at every step."""
+"""quantize/lstm.py: TFLite's integer LSTM rule on a fused sequence LSTM (the power-of-two
+cell state, which LSTMs fit, what stays float). The replayed cell state calibration records
+at every step: test_lstm_replay.py."""
 
 import copy
 
@@ -8,13 +8,9 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, RnnState, convert_detailed
-from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Activation
 from edgelite.converter.quantize import QuantizeOptions, quantize
-from edgelite.converter.quantize.calibrate import collect_ranges
 from edgelite.converter.quantize.lstm import cell_state_params, fits
-from edgelite.converter.quantize.lstm_replay import float_cells
-from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter.errors import EdgeliteError
 from tests.conftest import MODELS
 
@@ -109,25 +105,3 @@ def test_a_cell_state_without_a_range_is_named(tmp_path):
             t.range = (-1.0, 1.0)
     with pytest.raises(EdgeliteError, match=r"tensor '[^']*cell_state' has no range"):
         quantize(g, QuantizeOptions())
-
-
-def test_calibration_records_the_cell_state_of_every_step(tmp_path):
-    model = export_tflite(_float_graph("text_lstm"))
-    runner = ModelRunner(model, keep_all=True)
-    cells = float_cells(runner.interp.model)
-    assert len(cells) == 2
-    windows = np.load(MODELS / "text_lstm.calib.npz")["tokens"][:6].astype(np.float32)
-    seen = {c.cell_state: [np.inf, -np.inf] for c in cells}
-    for x in windows:
-        runner.run({"tokens": x})
-        for c in cells:
-            states = c.states(runner.stored(c.input_index))
-            # the replay's last step is the float kernel's final c
-            np.testing.assert_allclose(states[-1], runner.tensor(c.cell_state).reshape(
-                states[-1].shape), rtol=1e-5, atol=1e-5)
-            seen[c.cell_state] = [min(seen[c.cell_state][0], states.min()),
-                                  max(seen[c.cell_state][1], states.max())]
-    stats = collect_ranges(model, ({"tokens": x} for x in windows), None)
-    for name, (lo, hi) in seen.items():
-        assert stats.ranges[name] == pytest.approx((lo, hi), rel=1e-6)
-

@@ -16,7 +16,8 @@ from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import quant_math
 from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
 from tests.conftest import ROOT
-from tests.interpreter.quant_oracle import QuantModel, run_litert, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import run_edgelite, run_litert
 
 TIES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]
 AWAY = [-3, -2, -1, 1, 2, 3]
@@ -89,7 +90,7 @@ def test_quantize_matches_litert(dtype, zero_point):
         assert ours.dtype == dtype
         np.testing.assert_array_equal(ours, expected)
     if dtype != np.int16:   # edgelite's QUANTIZE kernel (int8 / uint8 outputs)
-        np.testing.assert_array_equal(run_ours(model, [x], "reference")[0], expected)
+        np.testing.assert_array_equal(run_edgelite(model, [x], "reference")[0], expected)
 
 
 @pytest.mark.parametrize("axis", [0, 2, -1])

@@ -8,9 +8,9 @@ from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Activation, Graph, Padding
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import IOType, RewriteConfig, quantize_graph
+from tests.support import assert_bit_exact
 
 from ..irgraph import conv_graph, rand, then
-from ...interpreter.quant_oracle import assert_bit_exact
 
 NONE = dict(fused_activation_function=Activation.NONE)
 
@@ -132,7 +132,7 @@ def test_dynamic_update_slice_shares_params_and_keeps_its_start_indices(qtype, o
     output get one set (TF: SameOperandsAndResultsScale) -- a float input is quantized
     straight to it, an integer producer (RELU) takes it -- and the int32 start indices
     neither need a range nor change. The file runs bit-exact in both LiteRT kernel sets."""
-    from tests.interpreter.quant_oracle import assert_bit_exact
+    from tests.support import assert_bit_exact
 
     g = Graph()
     x = g.tensor("x", np.float32, (4, 3))

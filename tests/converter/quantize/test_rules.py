@@ -16,9 +16,8 @@ from edgelite.converter.quantize.rules import FIXED_OUTPUT, INT16_OPS, INTEGER_O
 from edgelite.interpreter.errors import EdgeliteError
 from edgelite.interpreter.model import load_model
 from tests.conftest import MODELS
-from tests.interpreter.quant_oracle import KERNEL_SETS, run_litert, run_ours
+from tests.support import KERNEL_SETS, assert_bit_exact, run_edgelite, run_litert
 
-from ...interpreter.quant_oracle import assert_bit_exact
 from ..lower.lowering import F32, I32, floats, graph, rng
 
 OPS = ["TRANSPOSE_CONV", "STRIDED_SLICE", "REDUCE_MAX", "TILE", "PACK", "SUM"]
@@ -87,7 +86,7 @@ def test_int16x8_bit_exact_with_litert(name):
     x = np.load(MODELS / "digits_test.npz")["x"][:6].astype(np.float32)
     for kernels in KERNEL_SETS:
         for i in range(len(x)):
-            ours = run_ours(model, [x[i:i + 1]], kernels)
+            ours = run_edgelite(model, [x[i:i + 1]], kernels)
             theirs = run_litert(model, [x[i:i + 1]], kernels)
             for a, b in zip(ours, theirs):
                 np.testing.assert_array_equal(a, b)

@@ -219,7 +219,7 @@ def test_cli_max_accuracy_drop(tmp_path):
 def test_min_sqnr_with_the_16x8_fallback():
     """--fallback int16: the picked ops run with int16 activations (int8 weights kept), no
     op computes in float, the target is met, and LiteRT runs the file as edgelite does."""
-    from tests.interpreter.quant_oracle import assert_bit_exact
+    from tests.support import assert_bit_exact
 
     plain = convert("keras_cnn", min_sqnr=0.0).quantization.selective
     target = plain.initial_db + 0.5  # (int16 activations leave the int8 weights' error)

@@ -17,7 +17,8 @@ from edgelite.interpreter.kernels.accumulator import (
     wrap_int32_float,
 )
 
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range
 from .test_conv import quant_conv_model
 
 INT32 = 2**31
@@ -172,7 +173,7 @@ def test_extreme_bias_int8_fc_with_weight_zero_point(rng):
 def test_extreme_bias_uint8_depthwise_both_litert_kernels(rng, axis):
     # uint8 depthwise: XNNPACK takes it with a dimension-0 filter quantization, TFLite's
     # optimized kernel otherwise; both wrap.
-    from ..quant_oracle import litert_delegates
+    from tests.support import litert_delegates
     weights = random_weights(rng, np.uint8, (1, 3, 3, 16))
     model = layer_model("DEPTHWISE_CONV_2D", np.uint8, (1, 6, 6, 16), weights,
                         near_limits(rng, 16, 2**16), s_x=2.0**-6, zp_x=120,

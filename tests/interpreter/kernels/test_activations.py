@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ..op_models import NOT_IN_REF_RESOLVER, check_op, check_op_default
-from ..oracle import assert_matches_litert, rand
-from ..quant_oracle import QuantModel, assert_bit_exact, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, assert_matches_litert, rand, random_qparams
 from ..tflite_builder import single_op_model
 
 F32 = np.float32

@@ -13,7 +13,8 @@ from edgelite.interpreter import ModelFormatError
 from edgelite.interpreter.kernels.add_paths import (ELEMENTWISE, SCALAR, SCALAR_BROADCAST,
                                                     Loops, five_fold, path_map)
 
-from ..quant_oracle import QuantModel, assert_bit_exact, litert_delegates, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, litert_delegates, run_edgelite
 
 # Flat shapes with and without a tail past the vector blocks (4, 8 or 16 lanes), row
 # broadcasts (five-fold, rows of y4), broadcasts of one value per row (y4 = 1), a shape
@@ -104,9 +105,9 @@ def test_sub_above_one_is_not_a_rescaling(rng):
     elements give +-1 whatever the difference."""
     model = _model("SUB", np.int8, ((8,), (8,)), (0.05, 0.05, 7.843137e-09), (0, 0, 0))
     x = np.arange(-4, 4, dtype=np.int8)
-    assert run_ours(model, [x, x], "reference")[0].tolist() == [1] * 8
+    assert run_edgelite(model, [x, x], "reference")[0].tolist() == [1] * 8
     y = np.arange(8, dtype=np.int8) * 15 - 60
-    assert set(run_ours(model, [y, np.zeros(8, np.int8)], "default")[0].tolist()) == {-1, 1}
+    assert set(run_edgelite(model, [y, np.zeros(8, np.int8)], "default")[0].tolist()) == {-1, 1}
 
 
 # --------------------------------------------------------------------------- ADD without XNNPACK
@@ -169,7 +170,7 @@ def test_refused_where_the_runtime_aborts(case, tmp_path, litert):
     assert done.returncode < 0 and b"ran" not in done.stdout, done.stderr.decode()[-800:]
     with pytest.raises(ModelFormatError, match=rf"\({op}, output 'y'\): the output scale is too "
                                                 r"small.*aborts") as info:
-        run_ours(model, [np.zeros((2, 8), dtype)] * 2, kernels)
+        run_edgelite(model, [np.zeros((2, 8), dtype)] * 2, kernels)
     assert "\n" not in str(info.value)
 
 
@@ -185,4 +186,4 @@ def test_activation_bound_beyond_int32_refused_as_litert_does(litert):
     with pytest.raises(RuntimeError, match="no_integer_overflow_from_quantization"):
         interp.allocate_tensors()
     with pytest.raises(ModelFormatError, match=r"bound 6 is 6e\+12 steps.*beyond int32"):
-        run_ours(model, [np.zeros((2, 8), np.int8)] * 2, "reference")
+        run_edgelite(model, [np.zeros((2, 8), np.int8)] * 2, "reference")

@@ -6,7 +6,8 @@ import pytest
 
 from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, full_range, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, assert_bit_exact, full_range, run_edgelite
 
 ACTS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 
@@ -132,7 +133,7 @@ def test_fully_connected16(seed, per_channel, bias_dtype):
         assert_bit_exact(model, [full_range(rng, (batch, depth), np.int16)], kernels)
     if bias_dtype == np.int32:
         with pytest.raises(UnsupportedOpError, match="reads it as int64"):
-            run_ours(model, [np.zeros((batch, depth), np.int16)], "reference")
+            run_edgelite(model, [np.zeros((batch, depth), np.int16)], "reference")
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
@@ -145,7 +146,7 @@ def test_conv16_int32_bias_refused(op):
                           dilation_h_factor=1, dilation_w_factor=1)
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match="needs an int64 bias"):
-            run_ours(model, [np.zeros((1, 4, 4, 2), np.int16)], kernels)
+            run_edgelite(model, [np.zeros((1, 4, 4, 2), np.int16)], kernels)
 
 
 def test_grouped_conv16_huge_weights_refused():
@@ -159,4 +160,4 @@ def test_grouped_conv16_huge_weights_refused():
                           dilation_h_factor=1, dilation_w_factor=1)
     with pytest.raises(ShapeError, match=r"work buffer of shape \[1, 65536, 1, 65536, 1\], "
                                          "over the 2147483648-byte limit"):
-        run_ours(model, [np.zeros((1, 1, 1, c), np.int16)], "reference")
+        run_edgelite(model, [np.zeros((1, 1, 1, c), np.int16)], "reference")

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from tests.support import rand
+
 from ..op_models import check_op, const
-from ..oracle import rand
 
 I32, I64 = np.int32, np.int64
 

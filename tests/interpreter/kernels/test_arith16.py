@@ -6,7 +6,8 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, full_range, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, assert_bit_exact, full_range, run_edgelite
 
 ACTS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 SHAPES = [((2, 3, 4), (2, 3, 4)), ((2, 3, 4), (4,)), ((1, 3, 1), (2, 1, 5)), ((7,), ())]
@@ -71,4 +72,4 @@ def test_power_of_two_refused(scales, shape2, message):
     model = _model("ADD", (4,), shape2, scales)
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match=message):
-            run_ours(model, [np.zeros(4, np.int16), np.zeros(shape2, np.int16)], kernels)
+            run_edgelite(model, [np.zeros(4, np.int16), np.zeros(shape2, np.int16)], kernels)

@@ -6,8 +6,9 @@ import pytest
 
 from edgelite.interpreter import ShapeError
 
-from ..oracle import assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 BROADCASTS = [
@@ -116,7 +117,7 @@ def test_binary_exhaustive_pairs(rng, op, dtype):
 ])
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_binary_scales_xnnpack_refuses(rng, op, scales, dtype):
-    from ..quant_oracle import litert_delegates
+    from tests.support import litert_delegates
     z = 0 if dtype == np.int8 else 128
     scales = [(s, zp + z) for s, zp in scales]
     model, _ = binary_model(rng, op, dtype, (8, 64), (8, 64), scales=scales)

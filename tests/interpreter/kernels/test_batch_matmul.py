@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError
+from tests.support import rand
 
 from ..op_models import check_op, const, run_op
-from ..oracle import rand
 
 F32 = np.float32
 
@@ -57,7 +57,8 @@ def test_batch_matmul_quantized(case, dtype, rhs_const, seed):
     zero points, int16 with zero points 0; output scales from fine to saturating).
     Measured beyond these: 1200 random shape / adjoint / broadcast / constant cases, 75
     of them XNNPACK's, all bit-exact."""
-    from ..quant_oracle import QuantModel, assert_bit_exact, full_range
+    from tests.support import assert_bit_exact, full_range
+    from tests.interpreter.tflite_builder import QuantModel
 
     lhs, rhs, adj_x, adj_y = case
     rng = np.random.default_rng(seed)
@@ -91,7 +92,8 @@ def test_batch_matmul_quantized(case, dtype, rhs_const, seed):
 def test_xnnpack_takes_symmetric_int8(zp_rhs, delegated):
     """LiteRT's default resolver gives int8 BATCH_MATMUL to XNNPACK when the rhs zero point
     is 0 (its fp32 requantization, which edgelite's default kernel set reproduces)."""
-    from ..quant_oracle import QuantModel, assert_bit_exact, full_range, litert_delegates
+    from tests.support import assert_bit_exact, full_range, litert_delegates
+    from tests.interpreter.tflite_builder import QuantModel
 
     rng = np.random.default_rng(7)
     m = QuantModel()
@@ -112,7 +114,7 @@ def test_uint8_is_refused_like_litert(litert):
     from edgelite.interpreter import Interpreter, UnsupportedOpError
     from edgelite.interpreter.kernels import OPS
 
-    from ..quant_oracle import QuantModel
+    from tests.interpreter.tflite_builder import QuantModel
 
     m = QuantModel()
     a = m.input("a", (2, 3), np.uint8, scale=0.02, zp=128)

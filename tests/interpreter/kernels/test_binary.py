@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import EdgeliteError
+from tests.support import (assert_bit_exact, full_range, rand, random_qparams, run_edgelite,
+                          run_litert)
 
 from ..op_models import check_op, const, op_model, run_op
-from ..oracle import rand
-from ..quant_oracle import assert_bit_exact, full_range, random_qparams, run_litert, run_ours
 from .test_logical import SHAPES as QUANTIZED_SHAPES, binary_model
 
 I32, I64, F32 = np.int32, np.int64, np.float32
@@ -154,7 +154,7 @@ def check_floor_mod(a, b):
     model, feeds = op_model("FLOOR_MOD", [a, b], [(shape, a.dtype)])
     want = floor_mod(a, b)
     for kernels in KERNEL_SETS:
-        (ours,) = run_ours(model, feeds, kernels)
+        (ours,) = run_edgelite(model, feeds, kernels)
         (theirs,) = run_litert(model, feeds, kernels)
         assert ours.dtype == a.dtype and ours.shape == shape
         bits = np.dtype(f"u{a.itemsize}")
@@ -209,7 +209,7 @@ def test_integer_division_by_zero_fails(dtype):
     a, b = np.array([4, 5], dtype), np.array([1, 0], dtype)
     model, feeds = op_model("FLOOR_MOD", [a, b], [((2,), dtype)])
     with pytest.raises(EdgeliteError, match="FLOOR_MOD.*integer division by zero"):
-        run_ours(model, feeds, "default")
+        run_edgelite(model, feeds, "default")
     with pytest.raises(RuntimeError, match="Division by 0"):
         run_litert(model, feeds, "reference")
 

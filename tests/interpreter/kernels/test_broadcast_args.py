@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import DTypeError, ShapeError
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import KERNEL_SETS, run_litert, run_ours
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
@@ -24,7 +24,7 @@ def test_matches_litert(dtype, a, b, want, constant):
     operands = [const(a), const(b)] if constant else [a, b]
     model, feeds = op_model("BROADCAST_ARGS", operands, [((len(want),), dtype)])
     for kernels in KERNEL_SETS:
-        (ours,), (ref,) = run_ours(model, feeds, kernels), run_litert(model, feeds, kernels)
+        (ours,), (ref,) = run_edgelite(model, feeds, kernels), run_litert(model, feeds, kernels)
         assert ours.dtype == ref.dtype == dtype
         np.testing.assert_array_equal(ours, ref)
     np.testing.assert_array_equal(ours, want)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from ..micro_oracle import assert_micro_exact
-from ..op_models import check_op, op_model, run_litert_default
-from ..oracle import rand, run_edgelite, run_litert
+from tests.support import assert_micro_exact, rand, run_edgelite, run_litert
+
+from ..op_models import check_op, op_model
 
 I32, I64, F32 = np.int32, np.int64, np.float32
 
@@ -40,8 +40,8 @@ INTEGERS = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, I64)
 
 def _exact_both_sets(model: bytes, feeds) -> np.ndarray:
     """edgelite's output, equal (NaN at the same places) to LiteRT's in both kernel sets."""
-    for kernels, theirs in (("reference", run_litert), ("default", run_litert_default)):
-        (ours,), (want,) = run_edgelite(model, feeds, kernels=kernels), theirs(model, feeds)
+    for kernels in ("reference", "default"):
+        (ours,), (want,) = run_edgelite(model, feeds, kernels), run_litert(model, feeds, kernels)
         assert ours.dtype == want.dtype and ours.shape == want.shape
         np.testing.assert_array_equal(ours, want, err_msg=kernels)
     return ours

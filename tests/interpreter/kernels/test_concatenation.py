@@ -7,8 +7,9 @@ import pytest
 from edgelite.interpreter import ShapeError
 
 from ..op_models import check_op, const
-from ..oracle import assert_close, assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 I32, I64, F32 = np.int32, np.int64, np.float32
@@ -93,10 +94,10 @@ def test_concat_equal_params(rng, dtype):
 def test_concat_int8_different_params_is_edgelite_only(rng):
     # LiteRT refuses int8 inputs with other parameters than the output; edgelite
     # requantizes them like uint8.
-    from ..quant_oracle import run_ours
+    from tests.support import run_edgelite
     qs = [(0.1, 3), (0.05, -10)]
     model, feeds = concat_model(rng, np.int8, [(4, 2), (4, 3)], 1, qs, (0.1, 3))
-    out = run_ours(model, feeds, "reference")[0]
+    out = run_edgelite(model, feeds, "reference")[0]
     np.testing.assert_array_equal(out[:, :2], feeds[0])
     expected = np.clip(np.floor(np.abs((feeds[1] + 10.0) * 0.5) + 0.5)
                        * np.sign(feeds[1] + 10.0) + 3, -128, 127)
@@ -104,11 +105,11 @@ def test_concat_int8_different_params_is_edgelite_only(rng):
 
 
 def test_unquantized_int8_concat_stays_a_plain_copy(rng):
-    from ..quant_oracle import run_ours
+    from tests.support import run_edgelite
     m = QuantModel()
     a, b = m.input("a", (2, 3), np.int8), m.input("b", (2, 2), np.int8)
     y = m.output("y", (2, 5), np.int8)
     m.op("CONCATENATION", [a, b], [y], axis=1)
     feeds = [full_range(rng, (2, 3), np.int8), full_range(rng, (2, 2), np.int8)]
-    out = run_ours(m.build(), feeds, "default")[0]
+    out = run_edgelite(m.build(), feeds, "default")[0]
     np.testing.assert_array_equal(out, np.concatenate(feeds, axis=1))

@@ -15,8 +15,8 @@ from edgelite.interpreter.errors import (DTypeError, GraphError, InvokeStoppedEr
 from edgelite.interpreter.program import MAX_DEPTH, MAX_VARIANTS
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm
-from tests.interpreter.subgraph_oracle import assert_sequence_matches_litert
 from tests.interpreter.tflite_builder import ModelBuilder
+from tests.support import assert_sequence_matches_litert
 
 I32 = np.int32
 

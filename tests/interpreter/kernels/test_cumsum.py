@@ -8,9 +8,9 @@ import pytest
 
 from edgelite.interpreter import Interpreter, ShapeError, UnsupportedOpError
 from edgelite.interpreter.batch_split import unsplittable
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import KERNEL_SETS, run_litert, run_ours
 
 AXIS = np.int32
 OPTIONS = [dict(exclusive=e, reverse=r) for e, r in itertools.product([False, True], repeat=2)]
@@ -24,7 +24,7 @@ def cumsum(x, axis, constant=True, **options) -> np.ndarray:
     model, feeds = op_model("CUMSUM", [x, const(axis) if constant else axis],
                             [(x.shape, x.dtype)], **options)
     for kernels in KERNEL_SETS:
-        (ours,), (ref,) = run_ours(model, feeds, kernels), run_litert(model, feeds, kernels)
+        (ours,), (ref,) = run_edgelite(model, feeds, kernels), run_litert(model, feeds, kernels)
         assert ours.dtype == ref.dtype and ours.shape == ref.shape
         assert ours.tobytes() == ref.tobytes(), (kernels, np.flatnonzero(ours != ref)[:5])
     return ours

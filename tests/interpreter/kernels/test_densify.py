@@ -11,8 +11,8 @@ import pytest
 
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import UnsupportedOpError
+from tests.support import KERNEL_SETS, run_litert
 
-from ..quant_oracle import KERNEL_SETS, run_litert
 from ..sparse_encoding import encode, pruned
 from ..tflite_builder import ModelBuilder
 

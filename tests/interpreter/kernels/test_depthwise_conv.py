@@ -4,8 +4,8 @@ both LiteRT kernel sets."""
 import numpy as np
 import pytest
 
-from ..oracle import assert_matches_litert, rand
-from ..quant_oracle import assert_bit_exact
+from tests.support import assert_bit_exact, assert_matches_litert, rand
+
 from .test_conv import ACTIVATIONS, conv_model, quant_conv_model
 
 
@@ -83,7 +83,7 @@ def test_depthwise_int8_per_tensor(rng):
 def test_depthwise_uint8_filter_axis_decides_delegation(rng, axis):
     # LiteRT's XNNPACK delegate takes a uint8 depthwise conv only when its per-tensor
     # filter quantization names dimension 0; otherwise TFLite's kernel runs it.
-    from ..quant_oracle import litert_delegates
+    from tests.support import litert_delegates
     model, feeds = quant_conv_model(rng, np.uint8, (1, 8, 8, 16), (1, 3, 3, 16),
                               op="DEPTHWISE_CONV_2D", axis=axis)
     assert litert_delegates(model) == (axis == 0)

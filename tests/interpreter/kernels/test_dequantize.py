@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
+from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
+                          random_qparams)
 
-from ..oracle import assert_close, assert_matches_litert, rand
-from ..quant_oracle import assert_bit_exact, full_range, random_qparams
 from ..tflite_builder import ModelBuilder
 from .test_quantize import DTYPES, quantize_model
 

@@ -10,8 +10,8 @@ from edgelite.interpreter import DTypeError, ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import (QuantModel, assert_bit_exact, full_range, random_qparams,
-                            run_litert)
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams, run_litert
 
 OP = "DYNAMIC_UPDATE_SLICE"
 I32, I64, F32 = np.int32, np.int64, np.float32

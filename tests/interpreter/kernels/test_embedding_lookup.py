@@ -11,7 +11,8 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import DTypeError, ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.versions import T, TensorSig
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, run_litert, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 
 # op_version.cc, EMBEDDING_LOOKUP: an int4 table or one quantized per channel (per row) 4,
@@ -38,7 +39,7 @@ def model(table, quant=None, out_dtype=None, n=6, out_quant=None) -> bytes:
 def check(data: bytes, ids) -> np.ndarray:
     for k in KERNEL_SETS:
         (expected,) = run_litert(data, [ids], k)
-        (ours,) = run_ours(data, [ids], k)
+        (ours,) = run_edgelite(data, [ids], k)
         assert ours.dtype == expected.dtype and ours.shape == expected.shape
         assert np.array_equal(ours, expected), k
     return ours
@@ -93,10 +94,10 @@ def test_out_of_range_id(rng, bad):
 def test_refusals(rng):
     table = rng.integers(-5, 5, (4, 3)).astype(np.int8)
     with pytest.raises(UnsupportedOpError, match=r"dynamic-range \(hybrid\).*zero point 0"):
-        run_ours(model(table, dict(scale=0.1, zp=1), np.float32), [np.zeros(6, np.int32)],
+        run_edgelite(model(table, dict(scale=0.1, zp=1), np.float32), [np.zeros(6, np.int32)],
                  "reference")
     with pytest.raises(DTypeError, match="output .* is int32 but the table is float32"):
-        run_ours(model(rng.standard_normal((4, 3)).astype(np.float32), out_dtype=np.int32),
+        run_edgelite(model(rng.standard_normal((4, 3)).astype(np.float32), out_dtype=np.int32),
                  [np.zeros(6, np.int32)], "reference")
     with pytest.raises(ShapeError, match="at least 2 dimensions"):
-        run_ours(model(np.zeros(4, np.float32)), [np.zeros(6, np.int32)], "reference")
+        run_edgelite(model(np.zeros(4, np.float32)), [np.zeros(6, np.int32)], "reference")

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError, UnsupportedOpError
+from tests.support import KERNEL_SETS, run_edgelite, run_litert
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import KERNEL_SETS, run_litert, run_ours
 
 C64, F32 = np.complex64, np.float32
 
@@ -19,7 +19,7 @@ def both(op, operands, outputs, **options) -> list[np.ndarray]:
     returns edgelite's outputs."""
     model, feeds = op_model(op, operands, outputs, **options)
     for kernels in KERNEL_SETS:
-        ours, ref = run_ours(model, feeds, kernels), run_litert(model, feeds, kernels)
+        ours, ref = run_edgelite(model, feeds, kernels), run_litert(model, feeds, kernels)
         for a, b in zip(ours, ref):
             assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
             if a.dtype.kind == "f":  # COMPLEX_ABS, REAL, IMAG: bit for bit
@@ -77,7 +77,8 @@ def test_spectrum_chain(rng):
     model = b.build([x], [m])
     frames = rng.standard_normal((2, 1, 64)).astype(F32)
     for kernels in KERNEL_SETS:
-        (ours,), (ref,) = run_ours(model, [frames], kernels), run_litert(model, [frames], kernels)
+        (ours,), (ref,) = (run_edgelite(model, [frames], kernels),
+                           run_litert(model, [frames], kernels))
         np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
     np.testing.assert_allclose(ours, np.abs(np.fft.rfft(frames)), rtol=1e-5, atol=1e-5)
 

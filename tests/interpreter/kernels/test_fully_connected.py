@@ -6,8 +6,9 @@ import pytest
 
 from edgelite.interpreter import ShapeError
 
-from ..oracle import assert_close, assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import ModelBuilder
 
 

@@ -4,8 +4,8 @@ are refused."""
 import pytest
 
 from edgelite.interpreter import UnsupportedOpError
+from tests.support import rand, run_edgelite
 
-from ..oracle import rand, run_edgelite
 from ..tflite_builder import single_op_model
 
 

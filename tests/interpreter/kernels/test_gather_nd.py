@@ -10,8 +10,8 @@ from edgelite.interpreter import ShapeError
 from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import check_op, const, op_model, run_op
-from ..oracle import run_litert
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams, run_litert
 
 PARAMS = [np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_]
 

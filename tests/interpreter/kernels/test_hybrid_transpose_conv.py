@@ -10,8 +10,10 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, run_ours
-from .test_hybrid import check, feed, weights
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, run_edgelite
+
+from ..hybrid_models import check, feed, weights
 
 SAME, VALID = 0, 1
 RELU, RELU6 = 1, 3
@@ -67,7 +69,7 @@ def test_default_kernel_choice(stride, pad, xnnpack):
     model, shape = tconv_model(rng, 2, 3, 4, 5, 6, 3, 3, stride, pad, True, True, 0)
     feeds = [feed(rng, shape)]
     check(model, feeds)
-    ours = {k: run_ours(model, feeds, k)[0] for k in KERNEL_SETS}
+    ours = {k: run_edgelite(model, feeds, k)[0] for k in KERNEL_SETS}
     assert np.array_equal(ours["reference"], ours["default"]) is not xnnpack
 
 
@@ -84,4 +86,4 @@ def test_uint8_weights_refused():
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match=r"dynamic-range \(hybrid\) kernels "
                                                      "support int8 weights only"):
-            run_ours(model, [np.zeros(shape, np.float32)], kernels)
+            run_edgelite(model, [np.zeros(shape, np.float32)], kernels)

@@ -11,8 +11,8 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 
 from ..op_models import check_op
-from ..oracle import rand
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, rand, random_qparams
 
 I32, I64, F32 = np.int32, np.int64, np.float32
 

@@ -15,7 +15,7 @@ from edgelite.interpreter.errors import UnsupportedOpError
 from edgelite.interpreter.kernels.hybrid_rows import (quantize_rows_asymmetric,
                                                       quantize_rows_symmetric)
 from edgelite.schema import generated_tflite as tfl
-from tests.interpreter.kernels.test_lstm import FLOAT_VARIANTS
+from tests.interpreter.kernels.test_lstm_float import FLOAT_VARIANTS
 from tests.interpreter.lstm_models import (LstmSpec, assert_matches_litert_over_invokes,
                                            edited, lstm_model, sequence_feeds,
                                            with_zero_steps)

@@ -13,8 +13,8 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 from tests.interpreter.lstm_models import LstmSpec, edited, lstm_model, sequence_feeds
-from tests.interpreter.micro_oracle import (assert_micro_exact_samples, micro_refusal,
-                                            run_micro_samples, run_ours_samples)
+from tests.support import (assert_micro_exact_samples, micro_refusal, run_edgelite_samples,
+                          run_micro_samples)
 
 VARIANTS = {
     "plain": LstmSpec(integer=True),
@@ -46,7 +46,7 @@ def test_micro_differs_from_litert_reference_on_these_files():
     for spec in VARIANTS.values():
         model, samples = lstm_model(spec), _samples(spec)
         theirs = run_micro_samples(model, samples)
-        ours = run_ours_samples(model, samples, kernels="reference")
+        ours = run_edgelite_samples(model, samples, kernels="reference")
         differing += any(not np.array_equal(a[0], b[0]) for a, b in zip(ours, theirs))
     assert differing >= len(VARIANTS) // 2, differing
 
@@ -66,7 +66,7 @@ def test_recurrent_term_saturates_on_its_own_as_in_micro():
     model, samples = edited(lstm_model(spec), _gates_driven_hard), _samples(spec)
     outs = assert_micro_exact_samples(model, samples)
     theirs = run_micro_samples(model, samples)
-    litert_arithmetic = run_ours_samples(model, samples, kernels="reference")
+    litert_arithmetic = run_edgelite_samples(model, samples, kernels="reference")
     assert any(not np.array_equal(a[0], b[0]) for a, b in zip(litert_arithmetic, theirs))
     assert len(np.unique(np.concatenate([o[0].reshape(-1) for o in outs]))) > 8
 
@@ -95,4 +95,4 @@ def test_cells_tflm_lacks_are_refused_like_tflm(feature, kw):
     model, feeds = lstm_model(spec), [sequence_feeds(spec, 1)[0]]
     assert "failed to prepare" in micro_refusal(model, feeds)
     with pytest.raises(UnsupportedOpError, match=f"TFLite Micro's integer LSTM has no {feature};"):
-        run_ours_samples(model, [feeds])
+        run_edgelite_samples(model, [feeds])

@@ -9,7 +9,9 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 
-from ..quant_oracle import QuantModel, assert_bit_exact, litert_delegates, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, litert_delegates, random_qparams, run_edgelite,
+                           run_litert)
 
 # LiteRT registers ELU at version 1 only; the others take their op_version.cc version.
 VERSION = {"ELU": 1, "ABS": 2, "EXP": 2, "LOG": 2, "SQRT": 2, "RSQRT": 2, "GELU": 2}
@@ -108,19 +110,9 @@ def test_elu_ties(q_in, q_out):
 def test_elu_builtin_kernel(seed):
     # kernels="reference" runs TFLite's builtin ELU table: LiteRT's builtin kernels
     # without the XNNPACK delegate compute it
-    from tests.conftest import litert_module
-
-    litert = litert_module()
     q_in, q_out = params(seed)
-    model, (x,) = unary_model("ELU", np.int8, q_in, q_out)
-    runs = []
-    for interp in (litert.Interpreter(model_content=model, experimental_op_resolver_type=(
-            litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)),
-                   Interpreter(model_content=model, kernels="reference")):
-        interp.allocate_tensors()
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        runs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    model, feeds = unary_model("ELU", np.int8, q_in, q_out)
+    runs = [run_litert(model, feeds, "optimized")[0], run_edgelite(model, feeds, "reference")[0]]
     np.testing.assert_array_equal(runs[1], runs[0])
 
 

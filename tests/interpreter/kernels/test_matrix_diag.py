@@ -10,7 +10,8 @@ from edgelite.interpreter import ShapeError
 from edgelite.interpreter.errors import DTypeError, UnsupportedOpError
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams
 
 TYPES = [np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64]
 

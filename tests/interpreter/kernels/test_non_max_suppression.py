@@ -9,9 +9,9 @@ import pytest
 
 from edgelite.interpreter import Interpreter, ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.non_max_suppression import suppress
+from tests.support import run_edgelite, run_litert
 
 from ..op_models import const, op_model
-from ..oracle import run_edgelite, run_litert
 
 F32 = np.float32
 LEVELS = F32([0.1, 0.2, 0.5, 0.7, 0.9])

@@ -14,10 +14,10 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 
-from ..op_models import check_op, check_op_default, op_model, run_litert_default
-from ..oracle import rand
-from ..quant_oracle import (QuantModel, assert_bit_exact, full_range, random_qparams, run_litert,
-                            run_ours)
+from ..op_models import check_op, check_op_default, op_model
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, full_range, rand, random_qparams, run_edgelite,
+                          run_litert)
 
 
 F32 = np.float32
@@ -77,7 +77,7 @@ PARAMS = [(5, 1.0, 1.0, 0.5), (2, 2.0, 1e-4, 0.75), (1, 1.5, 0.3, 1.0), (0, 1.5,
 def test_reference_kernels_bit_exact(rng, radius, bias, alpha, beta):
     x = rand(rng, (2, 3, 4, 11), low=-3, high=3)
     model, feeds = lrn_model(x, radius, bias, alpha, beta)
-    (ours,) = run_ours(model, feeds, "reference")
+    (ours,) = run_edgelite(model, feeds, "reference")
     (theirs,) = run_litert(model, feeds, "reference")
     assert ours.dtype == F32 and ours.shape == x.shape
     np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
@@ -87,8 +87,8 @@ def test_reference_kernels_bit_exact(rng, radius, bias, alpha, beta):
 def test_default_kernels_use_tensorflows_window(rng, radius, bias, alpha, beta):
     x = rand(rng, (2, 3, 4, 11), low=-3, high=3)
     model, feeds = lrn_model(x, radius, bias, alpha, beta)
-    (ours,) = run_ours(model, feeds, "default")
-    (theirs,) = run_litert_default(model, feeds)
+    (ours,) = run_edgelite(model, feeds, "default")
+    (theirs,) = run_litert(model, feeds, "default")
     if beta in (1.0, 0.5):
         np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
     else:  # Eigen's pow against the correctly rounded one: a bit apart at most
@@ -102,17 +102,17 @@ def test_default_kernels_use_tensorflows_window(rng, radius, bias, alpha, beta):
 def test_default_kernels_bit_exact_where_eigen_takes_no_pow(rng, radius, beta):
     x = rand(rng, (1, 5, 7, 11), low=-4, high=4)
     model, feeds = lrn_model(x, radius, bias=0.75, alpha=0.05, beta=beta)
-    (ours,) = run_ours(model, feeds, "default")
+    (ours,) = run_edgelite(model, feeds, "default")
     np.testing.assert_array_equal(ours.view(np.uint32),
-                                  run_litert_default(model, feeds)[0].view(np.uint32))
+                                  run_litert(model, feeds, "default")[0].view(np.uint32))
 
 
 def test_the_reference_window_stops_one_channel_early():
     # One channel: TF's window holds x itself, the reference's is empty (accum = 0).
     x = np.full((1, 1, 1, 1), 2.0, F32)
     model, feeds = lrn_model(x, radius=0, bias=1.0, alpha=1.0, beta=1.0)
-    assert run_ours(model, feeds, "default")[0].item() == pytest.approx(2.0 / 5.0)
-    assert run_ours(model, feeds, "reference")[0].item() == 2.0
+    assert run_edgelite(model, feeds, "default")[0].item() == pytest.approx(2.0 / 5.0)
+    assert run_edgelite(model, feeds, "reference")[0].item() == 2.0
     assert run_litert(model, feeds, "reference")[0].item() == 2.0
 
 
@@ -123,7 +123,7 @@ def test_nan_and_inf_propagate_like_litert(kernels):
     x = np.array([[[[1.0, 3.0, 2.0, 0.5, -1.0, 0.0], [1.0, np.nan, 2.0, 0.5, -1.0, 0.0],
                     [1.0, 3.0, 2.0, np.inf, -1.0, 0.0]]]], F32)
     model, feeds = lrn_model(x, radius=1)
-    (ours,) = run_ours(model, feeds, kernels)
+    (ours,) = run_edgelite(model, feeds, kernels)
     np.testing.assert_array_equal(ours, run_litert(model, feeds, kernels)[0])
     assert np.isnan(ours[0, 0, 1, 5]) == (kernels == "default")
 
@@ -138,7 +138,7 @@ def test_refused(shape, dtype, radius, message):
     model, feeds = op_model(LRN, [x], [(shape, dtype)], radius=radius, bias=1.0, alpha=1.0,
                             beta=0.5)
     with pytest.raises(EdgeliteError, match=message):
-        run_ours(model, feeds, "default")
+        run_edgelite(model, feeds, "default")
 
 
 # --------------------------------------------------------------------------- quantized

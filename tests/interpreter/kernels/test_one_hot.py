@@ -8,7 +8,8 @@ import pytest
 from edgelite.interpreter import DTypeError, ShapeError, UnsupportedOpError
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import QuantModel, assert_bit_exact
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact
 
 # -1 and 5 lie outside [0, depth) for every depth used: rows of off values.
 INDICES = np.array([[0, 3, -1], [5, 1, 2]], np.int32)

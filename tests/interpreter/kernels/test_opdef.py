@@ -10,9 +10,9 @@ from edgelite.interpreter.kernels import KERNELS, OPS, activations, conv, softma
 from edgelite.interpreter.kernels.base import Kernel
 from edgelite.interpreter.kernels.opdef import OpDef, QuantRule, collect
 from edgelite.schema import ops as schema_ops
+from tests.support import litert_interpreter
 
 from ..op_models import op_model
-from ..oracle import litert_interpreter
 from .test_conv import conv_model
 from .test_softmax import softmax_model
 

@@ -7,8 +7,8 @@ import pytest
 from edgelite.interpreter import ShapeError
 
 from ..op_models import check_op, const, run_op
-from ..oracle import assert_matches_litert, rand
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, assert_matches_litert, full_range, rand, random_qparams
 from ..tflite_builder import single_op_model
 
 I32, F32 = np.int32, np.float32

@@ -8,7 +8,8 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import EdgeliteError
 
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams
 
 VERSION = {"DIV": 1, "SQUARED_DIFFERENCE": 2, "PRELU": 1}
 

@@ -4,8 +4,9 @@ bit-exact with both LiteRT kernel sets."""
 import numpy as np
 import pytest
 
-from ..oracle import assert_close, assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 

@@ -8,7 +8,8 @@ import pytest
 from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import ShapeError
 
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams
 
 DTYPES = [np.int8, np.uint8]
 # Odd sizes and sizes around the optimized int16 kernel's 8-value blocks (and 4 / 16).

@@ -8,9 +8,9 @@ import pytest
 
 from edgelite.interpreter import ShapeError, UnsupportedOpError
 
-from ..oracle import assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import (QuantModel, assert_bit_exact, full_range, random_qparams,
-                            run_ours)
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import ModelBuilder
 
 I32, I64, F32 = np.int32, np.int64, np.float32
@@ -194,7 +194,7 @@ def test_sum_int16_default(seed):
 def test_sum_int16_reference_is_refused():
     model = reduce_q("SUM", (2, 3), [1], False, np.int16, (0.1, 0), (0.2, 0))
     with pytest.raises(UnsupportedOpError, match="reads the int16 data as uint8"):
-        run_ours(model, [np.zeros((2, 3), np.int16)], "reference")
+        run_edgelite(model, [np.zeros((2, 3), np.int16)], "reference")
 
 
 @pytest.mark.parametrize("op", ["REDUCE_MAX", "REDUCE_MIN"])
@@ -213,7 +213,7 @@ def test_max_with_unequal_params(dtype, rng):
     model = reduce_q("REDUCE_MAX", (2, 3), [1], False, dtype, (0.1, 3), (0.2, 4))
     x = full_range(rng, (2, 3), dtype)
     with pytest.raises(ShapeError, match="equal quantization parameters"):
-        run_ours(model, [x], "reference")
+        run_edgelite(model, [x], "reference")
     assert_bit_exact(model, [x], kernels=("default",))
 
 
@@ -235,7 +235,7 @@ def test_prod(dtype, seed):
 def test_prod_uint8_is_refused():
     model = reduce_q("REDUCE_PROD", (2, 3), [1], False, np.uint8, (0.1, 3), (0.1, 4))
     with pytest.raises(UnsupportedOpError, match="uint8"):
-        run_ours(model, [np.zeros((2, 3), np.uint8)], "reference")
+        run_edgelite(model, [np.zeros((2, 3), np.uint8)], "reference")
 
 
 @pytest.mark.parametrize("op", ["SUM", "MEAN", "REDUCE_PROD", "REDUCE_MAX"])

@@ -8,7 +8,8 @@ test_softmax16.py.)"""
 import numpy as np
 import pytest
 
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range
 
 ACTS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
 S = 3.0517578e-4  # an int16 activation scale
@@ -94,13 +95,13 @@ def test_quantize_int16_to_int8(out_q):
 
 
 def test_dequantize16():
-    from ..quant_oracle import run_litert, run_ours
+    from tests.support import run_edgelite, run_litert
     rng = np.random.default_rng(3)
     model = _unary_model("DEQUANTIZE", (5, 7), (5, 7), out_type=np.float32,
                          out_q=(None, None))
     x = _feed(rng, (5, 7))
     for kernels in ("reference", "default"):
-        np.testing.assert_array_equal(run_ours(model, [x], kernels)[0],
+        np.testing.assert_array_equal(run_edgelite(model, [x], kernels)[0],
                                       run_litert(model, [x], kernels)[0])
 
 

@@ -7,8 +7,9 @@ import pytest
 from edgelite.interpreter import ShapeError
 
 from ..op_models import check_op, const
-from ..oracle import assert_matches_litert, rand, run_edgelite
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import (assert_bit_exact, assert_matches_litert, full_range, rand,
+                          random_qparams, run_edgelite)
 from ..tflite_builder import ModelBuilder, single_op_model
 
 I32, I64, F32 = np.int32, np.int64, np.float32

@@ -8,8 +8,8 @@ import pytest
 from edgelite.interpreter import UnsupportedOpError
 
 from ..op_models import check_op, check_op_default, const, run_op
-from ..oracle import rand
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, rand, random_qparams
 
 I32, F32 = np.int32, np.float32
 

@@ -9,7 +9,8 @@ from edgelite.interpreter import ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, random_qparams
 
 AXES = np.int32
 SHAPE = (2, 3, 4)

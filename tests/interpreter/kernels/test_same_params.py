@@ -11,7 +11,8 @@ import pytest
 
 from edgelite.interpreter import ShapeError
 
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, run_edgelite
 
 I32 = np.int32
 DATA = "data"  # an operand that is a (quantized) graph input
@@ -141,7 +142,7 @@ def test_unequal_parameters_are_refused(name):
     m.op(case.op, ins, outs, version=case.version, **case.options)
     feeds = [np.zeros(case.shape, np.int8) for op in case.operands if isinstance(op, str)]
     with pytest.raises(ShapeError, match="quantization parameters"):
-        run_ours(m.build(), feeds, "reference")
+        run_edgelite(m.build(), feeds, "reference")
 
 
 CASTS = [(src, dst) for src in (np.float32, np.int32, np.int16, np.uint8)

@@ -11,8 +11,8 @@ from edgelite.interpreter import ShapeError
 from edgelite.interpreter.errors import DTypeError, UnsupportedOpError
 
 from ..op_models import const, op_model, run_op
-from ..oracle import run_litert
-from ..quant_oracle import QuantModel, assert_bit_exact, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, random_qparams, run_litert
 
 UPDATES = [np.float32, np.int8, np.uint8, np.int32, np.int64, np.bool_]
 

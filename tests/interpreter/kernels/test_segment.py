@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import DTypeError, ShapeError, UnsupportedOpError
+from tests.support import run_litert
 
 from ..op_models import check_op, check_op_default, const, op_model, run_op
-from ..oracle import run_litert
 
 UNSORTED = {"UNSORTED_SEGMENT_SUM": (np.add.at, 0), "UNSORTED_SEGMENT_PROD": (np.multiply.at, 1),
             "UNSORTED_SEGMENT_MAX": (np.maximum.at, "lowest"),

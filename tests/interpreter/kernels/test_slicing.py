@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError
+from tests.support import rand
 
 from ..op_models import check_op, const, run_op
-from ..oracle import rand
 
 I32 = np.int32
 
@@ -161,7 +161,7 @@ def test_slice_with_a_computed_size_has_a_dynamic_output():
     # TensorFlow's TensorListSetItem in a loop body lowers to slices of computed length;
     # the output is a dynamic tensor (slice.cc SetTensorToDynamic), the RELU after it is
     # prepared at invoke for each shape.
-    from tests.interpreter.subgraph_oracle import assert_sequence_matches_litert
+    from tests.support import assert_sequence_matches_litert
     from tests.interpreter.tflite_builder import ModelBuilder
     b = ModelBuilder()
     x, given, size = b.tensor("x", [4, 5]), b.tensor("given", [2], I32), b.tensor("size", [2], I32)

@@ -9,8 +9,8 @@ import pytest
 from edgelite.interpreter import Interpreter, ModelFormatError
 
 from ..op_models import check_op, check_op_default
-from ..oracle import assert_matches_litert, rand
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, assert_matches_litert, full_range, rand, random_qparams
 from ..test_model import _one_line
 from ..tflite_builder import ModelBuilder, single_op_model
 

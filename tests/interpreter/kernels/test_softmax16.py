@@ -6,7 +6,8 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, full_range, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, assert_bit_exact, full_range, run_edgelite
 
 
 def _model(shape, in_scale, beta, out_scale=2.0**-15):
@@ -33,4 +34,4 @@ def test_softmax16_output_scale_refused():
     model = _model((2, 4), 1e-3, 1.0, out_scale=1.0 / 256)
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match="needs output scale 2\\^-15"):
-            run_ours(model, [np.zeros((2, 4), np.int16)], kernels)
+            run_edgelite(model, [np.zeros((2, 4), np.int16)], kernels)

@@ -8,9 +8,9 @@ import pytest
 from edgelite.interpreter import EdgeliteError, Interpreter, batch_split
 from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.versions import T, TensorSig
+from tests.support import run_edgelite, run_litert
 
 from ..op_models import const, op_model, run_op
-from ..quant_oracle import run_litert, run_ours
 from ..tflite_builder import ModelBuilder
 
 S2B, B2S = "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"
@@ -61,7 +61,7 @@ def values(rng, shape, dtype):
 
 def assert_both_kernel_sets(model, feeds, want):
     for kernels in KERNEL_SETS:
-        (ours,) = run_ours(model, feeds, kernels)
+        (ours,) = run_edgelite(model, feeds, kernels)
         (theirs,) = run_litert(model, feeds, kernels)
         assert ours.dtype == want.dtype and ours.shape == want.shape, kernels
         np.testing.assert_array_equal(ours, theirs, err_msg=kernels)
@@ -111,7 +111,7 @@ def test_int64_operands_and_the_round_trip(rng):
     out = b.tensor("y", x.shape)
     b.op(S2B, [t_in, b.const("block", block), b.const("pads", pads)], [mid])
     b.op(B2S, [mid, b.const("block2", block), b.const("crops", pads)], [out])
-    (y,) = run_ours(b.build([t_in], [out]), [x], "default")
+    (y,) = run_edgelite(b.build([t_in], [out]), [x], "default")
     np.testing.assert_array_equal(y, x)
 
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError
+from tests.support import rand
 
 from ..op_models import check_op, const, run_op
-from ..oracle import rand
 
 I32, F32 = np.int32, np.float32
 

@@ -7,8 +7,8 @@ import pytest
 from edgelite.interpreter import ShapeError, UnsupportedOpError
 
 from ..op_models import check_op, check_op_default, const, run_op
-from ..oracle import rand
-from ..quant_oracle import QuantModel, assert_bit_exact, full_range, litert_delegates, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, full_range, litert_delegates, rand, run_edgelite
 
 I32, F32 = np.int32, np.float32
 
@@ -208,4 +208,4 @@ def test_16x8_int32_bias(case, seed):
 def test_16x8_int32_bias_without_the_option_is_refused(rng):
     model, x = transpose_conv_q(rng, np.int16, *CASES[0], bias_dtype=np.int32)
     with pytest.raises(UnsupportedOpError, match="LiteRT would read it as int64"):
-        run_ours(model, [x], "reference")
+        run_edgelite(model, [x], "reference")

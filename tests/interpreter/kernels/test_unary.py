@@ -5,8 +5,9 @@ resolver lacks the op, and where they compute differently)."""
 import numpy as np
 import pytest
 
+from tests.support import rand
+
 from ..op_models import NOT_IN_REF_RESOLVER, check_op, check_op_default, run_op
-from ..oracle import rand
 
 I32, I64, F32 = np.int32, np.int64, np.float32
 

@@ -7,7 +7,8 @@ import pytest
 
 from edgelite.interpreter.errors import UnsupportedOpError
 
-from ..quant_oracle import KERNEL_SETS, QuantModel, assert_bit_exact, run_ours
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import KERNEL_SETS, assert_bit_exact, run_edgelite
 
 ALL = np.arange(-32768, 32768, dtype=np.int64).astype(np.int16).reshape(2, 128, 256)
 
@@ -47,4 +48,4 @@ def test_logistic_tanh16_output_scale_refused(op):
     model = _model(op, 1e-3, 1.0 / 30000)
     for kernels in KERNEL_SETS:
         with pytest.raises(UnsupportedOpError, match="needs output scale 2\\^-15"):
-            run_ours(model, [ALL], kernels)
+            run_edgelite(model, [ALL], kernels)

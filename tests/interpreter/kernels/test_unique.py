@@ -8,7 +8,8 @@ import pytest
 from edgelite.interpreter import ShapeError
 
 from ..op_models import check_op, run_op
-from ..quant_oracle import QuantModel, assert_bit_exact, random_qparams
+from tests.interpreter.tflite_builder import QuantModel
+from tests.support import assert_bit_exact, random_qparams
 
 VALUES = [np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64]
 

@@ -10,8 +10,8 @@ from edgelite.interpreter import Interpreter
 from edgelite.interpreter.errors import InterpreterStateError
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm
-from tests.interpreter.subgraph_oracle import assert_sequence_matches_litert
 from tests.interpreter.tflite_builder import ModelBuilder
+from tests.support import assert_sequence_matches_litert
 
 
 def _x(*values) -> np.ndarray:

@@ -7,10 +7,10 @@ import pytest
 
 from edgelite.interpreter import DTypeError, Interpreter, ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.versions import T, TensorSig
+from tests.support import run_litert
 
 from ..op_models import check_op, run_op
 from ..tflite_builder import ModelBuilder
-from ..oracle import run_litert
 
 CONDITIONS = [np.bool_, np.float32, np.int32, np.int64, np.int8, np.uint8]
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError
+from tests.support import assert_close, run_litert
 
-from ...oracle import assert_close, run_litert
 from ...tflite_builder import ModelBuilder
 
 NAME = "Convolution2DTransposeBias"

@@ -10,9 +10,9 @@ from flatbuffers import flexbuffers
 
 from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError, UnsupportedOpError
 
-from ...oracle import litert_interpreter
 from ...tflite_builder import ModelBuilder
 from tests.conftest import litert_module
+from tests.support import litert_interpreter
 
 NAME = "TFLite_Detection_PostProcess"
 

@@ -9,7 +9,7 @@ from edgelite.schema import generated_tflite as tfl
 from edgelite.schema.model_io import pack_model
 from tests.interpreter.tflite_builder import ModelBuilder
 
-from .clitools import error_line, invoke
+from tests.support.cli import error_line, invoke
 
 CLEAR = "\x1b[2J"
 FORGED = "x\nerror: forged line"

@@ -1,19 +1,16 @@
-"""`edgelite inspect --target micro` and `--footprint [--json]` (cli/inspect_cmd.py,
-interpreter/tflm_arena.py, micro_footprint.py): exact values on a hand-built int8 model and
-on a sample model."""
-
-import json
+"""interpreter/micro_footprint.py: per-layer MACs, weight bytes and live activation bytes,
+exact on a hand-built int8 model and on a sample model; its arenas are micro_arena's."""
 
 import numpy as np
 
 from edgelite.interpreter import micro_arena
 from edgelite.interpreter.micro_footprint import footprint
-from tests.cli.clitools import invoke
 from tests.conftest import MODELS
-from tests.interpreter.tflite_builder import ModelBuilder
+
+from .tflite_builder import ModelBuilder
 
 
-def _conv_fc(tmp_path):
+def conv_fc_model() -> bytes:
     """x[1,4,4,2] -> CONV_2D 3x3 SAME (3 filters) -> [1,4,4,3] -> FULLY_CONNECTED (5 units,
     depth 48) -> y[1,5]; int8, per-channel conv weights."""
     b = ModelBuilder()
@@ -29,14 +26,12 @@ def _conv_fc(tmp_path):
     y = b.tensor("y", (1, 5), np.int8, **q)
     b.op("CONV_2D", [x, w, bias], [h], padding="SAME", stride_w=1, stride_h=1)
     b.op("FULLY_CONNECTED", [h, fw, fb], [y])
-    path = tmp_path / "conv_fc.tflite"
-    path.write_bytes(b.build([x], [y]))
-    return path
+    return b.build([x], [y])
 
 
-def test_footprint_of_a_hand_built_model(tmp_path):
-    path = _conv_fc(tmp_path)
-    fp = footprint(path.read_bytes())
+def test_footprint_of_a_hand_built_model():
+    data = conv_fc_model()
+    fp = footprint(data)
     # conv: 48 outputs x 3*3*2 products; FC: 5 outputs x 48. Weights: 54 + 12 bias bytes,
     # 240 + 20. Live (16-byte aligned buffers): op 0 reads x (32) and writes conv_out
     # (48); op 1 reads conv_out (48) and writes y (16)
@@ -45,19 +40,8 @@ def test_footprint_of_a_hand_built_model(tmp_path):
                                     (1, "FULLY_CONNECTED", "y", 240, 260, 64)]
     assert (fp.macs, fp.weight_bytes, fp.peak_activation_bytes, fp.peak_op) == (
         1104, 326, 80, 0)
-    data = path.read_bytes()
     assert (fp.arena_32bit, fp.arena_host) == (micro_arena(data, "32bit"),
                                                micro_arena(data, "host"))
-
-    table = invoke("inspect", path, "--footprint")
-    assert table.exit_code == 0, table.output
-    lines = table.output.splitlines()
-    assert lines[1].split() == ["0", "CONV_2D", "conv_out", "864", "66", "80", "<-", "peak"]
-    assert lines[2].split() == ["1", "FULLY_CONNECTED", "y", "240", "260", "64"]
-    assert lines[3] == ("total: 1104 MACs, 326 weight bytes (flash), peak activations 80 "
-                        "bytes at op 0 (RAM)")
-    as_json = invoke("inspect", path, "--footprint", "--json")
-    assert json.loads(as_json.output) == fp.as_dict()
 
 
 def test_footprint_of_a_sample_model():
@@ -72,13 +56,3 @@ def test_footprint_of_a_sample_model():
     # the peak of live buffers equals TFLM's head here (no holes in the plan)
     assert (fp.macs, fp.weight_bytes, fp.peak_activation_bytes, fp.peak_op) == (
         51520, 1424, 3072, 3)
-
-
-def test_inspect_target_micro_prints_both_arenas():
-    path = MODELS / "keras_cnn.tf_int8.tflite"
-    data = path.read_bytes()
-    result = invoke("inspect", path, "--target", "micro")
-    assert result.exit_code == 0, result.output
-    assert (f"micro arena: {micro_arena(data, '32bit')} bytes (32-bit target), "
-            f"{micro_arena(data, 'host')} bytes (64-bit host)") in result.output
-    assert "CONV_2D" in result.output  # the usual summary comes first

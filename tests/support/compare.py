@@ -1,0 +1,109 @@
+"""Assertions that edgelite's outputs match an oracle's (test helper).
+
+    assert_matches_litert(model, [x])        # float: close to LiteRT's BUILTIN_REF
+    assert_bit_exact(model, [x])             # integer: equal in both kernel sets
+    assert_sequence_matches_litert(model, [[x0], [x1]])   # state across invokes
+    assert_micro_exact(model, [x])           # kernels="micro" equal to TFLite Micro
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .runtimes import (KERNEL_SETS, edgelite_interpreter, litert_interpreter,
+                       run_edgelite, run_edgelite_samples, run_litert, run_micro_samples,
+                       run_sequence)
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, rtol=1e-5, atol_factor=1e-6):
+    """allclose with an absolute tolerance relative to the reference's magnitude; integer
+    and bool arrays exactly; dtype and shape equal."""
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    if actual.dtype.kind in "iub":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol_factor * max(scale, 1e-30))
+
+
+def assert_all_close(ours: list[np.ndarray], ref: list[np.ndarray], **tolerances) -> None:
+    """assert_close per output; inf / NaN must sit at the same places (the tolerance is
+    taken over the finite values only)."""
+    assert len(ours) == len(ref)
+    for a, b in zip(ours, ref):
+        assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+        if a.dtype.kind == "f":
+            finite = np.isfinite(b)
+            np.testing.assert_array_equal(a[~finite], b[~finite])
+            a, b = a[finite], b[finite]
+        assert_close(a, b, **tolerances)
+
+
+def assert_matches_litert(model: bytes, feeds, **tolerances) -> list[np.ndarray]:
+    """edgelite (default kernels) and LiteRT's reference kernels on the same feeds: every
+    output close (assert_close)."""
+    ours = run_edgelite(model, feeds)
+    ref = run_litert(model, feeds)
+    assert len(ours) == len(ref)
+    for a, b in zip(ours, ref):
+        assert_close(a, b, **tolerances)
+    return ours
+
+
+def assert_equal_outputs(ours: list[np.ndarray], expected: list[np.ndarray], what: str,
+                         oracle: str = "LiteRT", equal_nan: bool = True) -> None:
+    """Same count, dtype, shape and every element (with ``equal_nan``, NaN equals NaN);
+    the failure names ``what`` and the first differing elements."""
+    assert len(ours) == len(expected), (what, len(ours), len(expected))
+    for i, (a, b) in enumerate(zip(ours, expected)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (what, i, a.dtype, b.dtype,
+                                                            a.shape, b.shape)
+        floating = equal_nan and a.dtype.kind == "f"
+        if np.array_equal(a, b, equal_nan=floating):
+            continue
+        differ = (a != b) & ~(np.isnan(a) & np.isnan(b)) if floating \
+            else a.astype(np.int64) != b.astype(np.int64)
+        diff = np.flatnonzero(differ)
+        pytest.fail(f"{what} output {i}: {diff.size} of {a.size} elements differ; first at "
+                    f"{diff[:5].tolist()}: ours {a.reshape(-1)[diff[:5]].tolist()} vs "
+                    f"{oracle} {b.reshape(-1)[diff[:5]].tolist()}")
+
+
+def assert_bit_exact(model: bytes, feeds, kernels=KERNEL_SETS) -> dict[str, list[np.ndarray]]:
+    """edgelite(kernels=k) equals LiteRT with k's resolver, output for output (a NaN
+    anywhere fails), for each k; edgelite's outputs by kernel set."""
+    results = {}
+    for k in kernels:
+        expected = run_litert(model, feeds, k)
+        ours = run_edgelite(model, feeds, k)
+        assert_equal_outputs(ours, expected, f"kernels={k}", equal_nan=False)
+        results[k] = ours
+    return results
+
+
+def assert_sequence_matches_litert(model: bytes, feeds, reset_after=None,
+                                   **kwargs) -> list[list[np.ndarray]]:
+    """Every output of every invoke (one per entry of ``feeds``) equal, float ones too, in
+    edgelite and LiteRT, per kernel set; edgelite's reference-set outputs."""
+    for kernels in ("default", "reference"):
+        ours = run_sequence(edgelite_interpreter(model, kernels, **kwargs), feeds, reset_after)
+        ref = run_sequence(litert_interpreter(model, kernels), feeds, reset_after)
+        for n, (a_run, b_run) in enumerate(zip(ours, ref, strict=True)):
+            assert_equal_outputs(a_run, b_run, f"invoke {n}, {kernels}")
+    return ours
+
+
+def assert_micro_exact(model: bytes, feeds) -> list[np.ndarray]:
+    """Every output of edgelite(kernels="micro") equals TFLM's, dtype and shape too."""
+    return assert_micro_exact_samples(model, [feeds])[0]
+
+
+def assert_micro_exact_samples(model: bytes, samples) -> list[list[np.ndarray]]:
+    """assert_micro_exact on each of ``samples``, with one interpreter of each kind."""
+    expected = run_micro_samples(model, samples)
+    ours = run_edgelite_samples(model, samples)
+    for n, (mine, theirs) in enumerate(zip(ours, expected)):
+        assert_equal_outputs(mine, theirs, f"kernels=micro sample {n}", "TFLM")
+    return ours
