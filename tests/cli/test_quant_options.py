@@ -35,13 +35,13 @@ def test_flags_become_options():
                                "--default-range", "-6,6", "--keep-float", "SOFTMAX",
                                "--calib-method", "percentile:99.9")
     assert status == 0, output
-    assert q.mode == QuantMode.INT8 and q.per_channel is False
-    assert q.input_ranges == {"x": (-1.0, 1.0), "a:b": (0.0, 6.0)}  # the last ':' splits
-    assert q.mean_std == {"img": (127.5, 127.5)} and q.default_range == (-6.0, 6.0)
-    assert q.keep_float == ("SOFTMAX",)
-    assert q.calib_method == CalibConfig.parse("percentile:99.9")
-    assert q.auto is False
-    assert _parse("--quantize", "uint8", "--calib-method", "AUTO")[2].auto is True
+    assert q.mode == QuantMode.INT8 and q.precision.per_channel is False
+    assert q.io.input_ranges == {"x": (-1.0, 1.0), "a:b": (0.0, 6.0)}  # the last ':' splits
+    assert q.io.mean_std == {"img": (127.5, 127.5)} and q.io.default_range == (-6.0, 6.0)
+    assert q.precision.keep_float == ("SOFTMAX",)
+    assert q.calibration.method == CalibConfig.parse("percentile:99.9")
+    assert q.transforms.auto is False
+    assert _parse("--quantize", "uint8", "--calib-method", "AUTO")[2].transforms.auto is True
 
 
 @pytest.mark.parametrize("args, message", [
