@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """edgelite's numpy backend vs its native (C) kernels vs LiteRT's default kernels (XNNPACK),
-in one run, on MobileNetV2 224 (float and full int8) and ResNet50 224 (full int8), random
-weights, built here with TensorFlow's converter, at 1 and 2 threads (a benchmark, not a
-test; see bench/RESULTS.md). ``--only ResNet`` runs one model.
+in one run, on MobileNetV2, EfficientNet-B0, ResNet50 and InceptionV3 at 224 (float and full
+int8), random weights, built here with TensorFlow's converter, at 1 and 2 threads (a
+benchmark, not a test; see bench/RESULTS.md). ``--only ResNet`` runs one model.
 
-    python bench/native_backend.py [--runs 10] [--cache /tmp/edgelite-bench-native]
+    python bench/native_backend.py [--runs 10] [--cache /tmp/edgelite-bench-native] [--per-type]
 
-Also prints each int8 model's per-op time on both backends (Interpreter.profile) and checks
-the two backends' int8 outputs are identical.
+Checks the two backends' int8 outputs are identical; ``--per-type`` also prints each int8
+model's time per op type on both backends (Interpreter.profile).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ import numpy as np
 
 MODELS = {  # label -> (keras.applications class, file stem, float model too)
     "MobileNetV2 224": ("MobileNetV2", "mobilenet_v2", True),
-    "ResNet50 224": ("ResNet50", "resnet50", False),
+    "EfficientNet-B0 224": ("EfficientNetB0", "efficientnet_b0", True),
+    "ResNet50 224": ("ResNet50", "resnet50", True),
+    "InceptionV3 224": ("InceptionV3", "inception_v3", True),
 }
 
 
@@ -79,6 +81,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench-native"))
     ap.add_argument("--only", default="", help="run only models whose label contains this")
+    ap.add_argument("--per-type", action="store_true", help="also time each int8 op type")
     args = ap.parse_args()
     from ai_edge_litert.interpreter import Interpreter as LiteRT
     from edgelite.interpreter import Interpreter
@@ -108,7 +111,7 @@ def main() -> None:
             print(f"| {label} {kind} | {threads} | {n:.1f} | {c:.1f} | {lt:.1f} | "
                   f"{n / c:.2f}x | {c / lt:.1f}x |", flush=True)
     for (label, kind), path in paths.items():
-        if kind == "int8":
+        if kind == "int8" and args.per_type:
             per_type_table(label, path, args.runs)
 
 
