@@ -14,7 +14,9 @@ import pytest
 from edgelite.interpreter import Interpreter, native, native_ops
 from edgelite.interpreter.kernels.pooling import eval_native_average
 
-from .quant_oracle import QuantModel, full_range, random_qparams
+from tests.support.values import full_range, random_qparams
+
+from .tflite_builder import QuantModel
 from .test_native import needs_native
 
 SETTINGS = [("default", "double"), ("reference", "double"), ("reference", "single"),
@@ -388,7 +390,7 @@ def test_model_identical_on_both_backends(kernels, rounding, threads):
     """TF's int8 file of a small net with every op the native element-wise kernels take
     (models/builders/native_ops_net.py): both backends give the same bytes, the native
     one runs those kernels, and both equal LiteRT's outputs (LiteRT's two kernel sets)."""
-    from .quant_oracle import run_litert
+    from tests.support.runtimes import run_litert
 
     model = NET.read_bytes()
     x = np.random.default_rng(11).uniform(-1, 1, (4, 1, 32, 32, 3)).astype(np.float32)
