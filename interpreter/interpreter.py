@@ -111,7 +111,8 @@ class Interpreter:
         self._custom_kernels = custom_kernels_map(custom_kernels)
         if model_path is not None:
             model_content = read_model_file(model_path)
-        self._model: Model = load_model(model_content)
+        self._model: Model = model_content if isinstance(model_content, Model) \
+            else load_model(model_content)  # (a Model: converter/graph_model.py)
         self._subgraph = self._model.subgraphs[0]
         self._num_threads = int(num_threads) if num_threads is not None else default_threads()
         self._blas_threads = blas_threads

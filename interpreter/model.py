@@ -366,16 +366,21 @@ def _read_options(r: _Reader, op) -> Mapping[str, Any]:
         r.charge(32)
         if (cls, table[0]) in r.options:  # a table several operators share
             return r.options[cls, table[0]]
-        keys = _SNAKE_KEYS.get(cls)
-        if keys is None:  # the option names, as schema_ops.options_to_dict spells them
-            keys = _SNAKE_KEYS[cls] = dict(zip(vars(cls()),
-                                               schema_ops.options_to_dict(cls())))
         # The generated reader of this one options table (its fields differ per op).
-        obj = cls.InitFromBuf(r.data, table[0])
-        options = r.options[cls, table[0]] = MappingProxyType(
-            {keys[k]: _option_value(v) for k, v in vars(obj).items()})
+        options = r.options[cls, table[0]] = options_mapping(cls.InitFromBuf(r.data,
+                                                                             table[0]))
         return options
     return _EMPTY_OPTIONS
+
+
+def options_mapping(obj) -> Mapping[str, Any]:
+    """An options table read by the generated object API (``XOptionsT``) as the read-only
+    snake_case mapping ``Operator.options`` holds."""
+    cls = type(obj)
+    keys = _SNAKE_KEYS.get(cls)
+    if keys is None:  # the option names, as schema_ops.options_to_dict spells them
+        keys = _SNAKE_KEYS[cls] = dict(zip(vars(cls()), schema_ops.options_to_dict(cls())))
+    return MappingProxyType({keys[k]: _option_value(v) for k, v in vars(obj).items()})
 
 
 def _read_operator(r: _Reader, op, index: int, opcodes, num_tensors: int) -> Operator:
