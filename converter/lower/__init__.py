@@ -246,10 +246,10 @@ def _guarded(node, prefix_errors: bool, fn, *args):
     that slipped past the node's spec -- becomes one GraphError line naming the node.
     MemoryError is not caught: an allocation that large is a missing bound, not a message.
     """
-    prefix = node_prefix(node)
     try:
         return fn(*args)
     except EdgeliteError as e:
+        prefix = node_prefix(node)
         if not prefix_errors or str(e).startswith(prefix):
             raise
         try:
@@ -260,6 +260,7 @@ def _guarded(node, prefix_errors: bool, fn, *args):
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 -- the safety net this function exists for
+        prefix = node_prefix(node)
         detail = shown(str(e).strip().split("\n")[0] or "no detail", 200)
         raise GraphError(f"{prefix}: cannot be converted ({type(e).__name__}: {detail}); the "
                          "node is malformed or uses the op in a way edgelite does not "

@@ -176,7 +176,10 @@ def attr_dtype(node, key="T", default=_REQUIRED) -> np.dtype:
     if key not in node.attr and default is not _REQUIRED:
         return default
     v = _attr(node, key, "type", default)
-    return numpy_dtype(v, f"{node_prefix(node)}: attribute {key}")
+    try:
+        return numpy_dtype(v, "")
+    except UnsupportedOpError:  # (the message names the node: made only when needed)
+        return numpy_dtype(v, f"{node_prefix(node)}: attribute {key}")
 
 
 def attr_shape(node, key="shape", default=_REQUIRED):
