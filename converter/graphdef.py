@@ -54,7 +54,12 @@ def parse_ref(text: str) -> TensorRef:
 
 
 def data_inputs(node) -> list[TensorRef]:
-    return [parse_ref(s) for s in node.input if not s.startswith("^")]
+    refs = []
+    for s in node.input:  # (parse_ref inlined: the lowering reads every node's inputs often)
+        if s[:1] != "^":
+            name, sep, idx = s.rpartition(":")
+            refs.append(TensorRef(name, int(idx)) if sep and idx.isdigit() else TensorRef(s))
+    return refs
 
 
 def outputs_read(nodes, outputs: list[TensorRef]) -> dict[str, set[int]]:

@@ -188,7 +188,12 @@ def attr_shape(node, key="shape", default=_REQUIRED):
 
 
 def attr_tensor(node, key="value") -> np.ndarray:
-    return tensor_to_numpy(_attr(node, key, "tensor", _REQUIRED), node_prefix(node))
+    proto = _attr(node, key, "tensor", _REQUIRED)
+    try:
+        return tensor_to_numpy(proto, "")
+    except EdgeliteError:
+        pass  # again, for the message naming the node (made only when one is needed)
+    return tensor_to_numpy(proto, node_prefix(node))
 
 
 def nhwc_pair(node, key: str, default=(1, 1, 1, 1)) -> tuple[int, int]:
