@@ -20,6 +20,7 @@ bytes against ``flatbuffers.Builder`` and the generated object API's ``Pack``.
 from __future__ import annotations
 
 import struct
+import sys
 from typing import Any, Callable, Sequence
 
 import flatbuffers
@@ -154,15 +155,25 @@ class Builder(flatbuffers.Builder):
     def vector(self, x: np.ndarray) -> int:
         """A 1-D numpy vector, as CreateNumpyVector writes it (StartVector, the raw
         little-endian bytes, the length); uint8 data is aligned to ``byte_alignment``."""
-        self.assertNotNested()
         alignment = self.byte_alignment if x.dtype == np.uint8 else x.dtype.alignment
-        payload = x.astype(x.dtype.newbyteorder("<"), copy=False).tobytes()
+        swap = x.dtype.byteorder == ">" or x.dtype.byteorder == "=" and sys.byteorder == "big"
+        payload = x.astype(x.dtype.newbyteorder("<")).tobytes() if swap else x.tobytes()
+        return self._payload(payload, x.size, alignment)
+
+    def int32_vector(self, values) -> int:
+        """A list of ints as an int32 vector (the same bytes as vector() of np.int32)."""
+        return self._payload(struct.pack(f"<{len(values)}i", *values), len(values), 4)
+
+    def _payload(self, payload: bytes, n: int, alignment: int) -> int:
+        """StartVector(itemsize, n, alignment), the bytes, EndVector."""
+        self.assertNotNested()
         self.Prep(4, len(payload))
-        self.Prep(alignment, len(payload))
+        if alignment > 4:  # (after the first, a smaller alignment pads nothing)
+            self.Prep(alignment, len(payload))
         head = self.head - len(payload)
         self.Bytes[head:self.head] = payload
         self.head = head - 4
-        _U32.pack_into(self.Bytes, self.head, x.size)
+        _U32.pack_into(self.Bytes, self.head, n)
         return len(self.Bytes) - self.head
 
     def offsets(self, offsets: Sequence[int]) -> int:
@@ -185,25 +196,36 @@ class Builder(flatbuffers.Builder):
     def table(self, spec: TableSpec, values: Sequence[Any]) -> int:
         """One table: ``values`` in ``spec``'s field order, None for a field not added (an
         absent vector or table); a scalar equal to its default is left out, as the
-        generated XAdd<Field> functions leave it."""
+        generated XAdd<Field> functions leave it. (Prep's padding is done inline: room
+        for every field is made first, so the buffer does not move in the loop.)"""
         self.assertNotNested()
+        while self.head < 8 * len(spec.fields) + 8:
+            old = len(self.Bytes)
+            self.GrowByteBuffer()
+            self.head += len(self.Bytes) - old
+        data, end, head, minalign = self.Bytes, len(self.Bytes), self.head, self.minalign
         vt = [0] * spec.num_fields
         self.current_vtable = vt
-        self.objectEnd = len(self.Bytes) - self.head
+        self.objectEnd = end - head
         for (slot, packer, size, default), value in zip(spec.fields, values):
-            if value is None:
+            if value is None or packer is not None and value == default:
                 continue
-            if packer is None:
-                self.PrependUOffsetTRelative(value)
+            pad = (head - end) & (size - 1)
+            if pad:
+                data[head - pad:head] = bytes(pad)
+                head -= pad
+            if packer is None:  # PrependUOffsetTRelative
+                if value > end - head:
+                    raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
+                _U32.pack_into(data, head - 4, end - head - value + 4)
             else:
-                if value == default:
-                    continue
-                self.Prep(size, 0)
-                self.head -= size
-                packer.pack_into(self.Bytes, self.head, value)
-            vt[slot] = len(self.Bytes) - self.head
+                packer.pack_into(data, head - size, value)
+            head -= size
+            if size > minalign:
+                minalign = size
+            vt[slot] = end - head
+        self.head, self.minalign = head, minalign
         return self.WriteVtable()
-
 
 
 # --------------------------------------------------------------------------- tflite tables
@@ -234,7 +256,11 @@ def _vector(b: Builder, values, dtype) -> int | None:
     """A vector field as XT.Pack writes it: numpy arrays as they are, lists as ``dtype``."""
     if values is None:
         return None
-    return b.vector(values if type(values) is np.ndarray else np.asarray(values, dtype))
+    if type(values) is np.ndarray:
+        return b.vector(values)
+    if dtype is np.int32 and all(type(v) is int for v in values):
+        return b.int32_vector(values)
+    return b.vector(np.asarray(values, dtype))
 
 
 def _packed(b: Builder, table) -> int | None:
