@@ -19,7 +19,7 @@ import numpy as np
 from ...interpreter.errors import (EdgeliteError, GraphError, ShapeError,
                                    UnsupportedOpError)
 from ...interpreter.names import quoted, shown
-from ..graphdef import TFGraph, TensorRef, data_inputs, outputs_read
+from ..graphdef import TFGraph, TensorRef, outputs_read
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
@@ -209,7 +209,7 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
             continue
         supported = node.op in REGISTRY
         report.add(node, supported or ctx.allow_custom_ops, ctx.display(node))
-        if failure is not None or any(r.node in blocked for r in data_inputs(node)):
+        if failure is not None or any(r.node in blocked for r in ctx.refs(node)):
             blocked.add(node.name)
             functional.report_calls(ctx, node, report)
         elif supported or ctx.allow_custom_ops:

@@ -38,6 +38,7 @@ class LowerCtx:
         self.budget = [0]
         self.scope = ""
         self.report = None  # the SupportReport nodes are counted in (set by the caller)
+        self._refs: tuple | None = None  # (node, its data inputs): the node being lowered
         self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
         # complex values carried as float parts (spectral.py): id(stand-in) -> (stand-in, re, im)
         self.complex_parts: dict[int, tuple] = {}
@@ -71,9 +72,16 @@ class LowerCtx:
     def is_dead_ref(self, ref: TensorRef) -> bool:
         return ref.name in self.dead_refs or ref.node in self.dead_nodes
 
+    def refs(self, node) -> list[TensorRef]:
+        """data_inputs(node), parsed once while the node is looked at and lowered (a large
+        graph's lowering read every node's inputs six times)."""
+        if self._refs is None or self._refs[0] is not node:
+            self._refs = (node, data_inputs(node))
+        return self._refs[1]
+
     def is_dead(self, node) -> bool:
         """A node (other than Merge) reading a dead tensor is itself dead."""
-        return node.op != "Merge" and any(self.is_dead_ref(r) for r in data_inputs(node))
+        return node.op != "Merge" and any(self.is_dead_ref(r) for r in self.refs(node))
 
     # -- inputs -------------------------------------------------------------------------------
     def tensor_of(self, node, i: int, ref: TensorRef) -> Tensor:
@@ -89,10 +97,10 @@ class LowerCtx:
         return t
 
     def inputs(self, node) -> list[Tensor]:
-        return [self.tensor_of(node, i, r) for i, r in enumerate(data_inputs(node))]
+        return [self.tensor_of(node, i, r) for i, r in enumerate(self.refs(node))]
 
     def input(self, node, i: int) -> Tensor:
-        refs = data_inputs(node)
+        refs = self.refs(node)
         if i >= len(refs):
             raise fail(GraphError, node, f"has {len(refs)} inputs; input {i} is missing")
         return self.tensor_of(node, i, refs[i])

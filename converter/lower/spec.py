@@ -20,7 +20,6 @@ import numpy as np
 
 from ...interpreter.errors import DTypeError, GraphError, ShapeError
 from ...interpreter.names import quoted, shown
-from ..graphdef import data_inputs
 from .context import LowerCtx, attr_dtype, fail
 
 _D = np.dtype
@@ -117,7 +116,7 @@ def vector_input(what: str, typed: str | None = None, const: bool = False) -> In
 # -- checking ---------------------------------------------------------------------------------
 def validate(ctx: LowerCtx, node, s: NodeSpec) -> None:
     """Raise a one-line EdgeliteError naming the node if it does not match its spec."""
-    refs = data_inputs(node)
+    refs = ctx.refs(node)
     slots = _slots(node, s, len(refs))
     for a in s.attrs:
         _check_attr(node, a)
