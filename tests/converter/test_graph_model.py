@@ -151,3 +151,22 @@ def test_infer_shapes_writes_no_file(monkeypatch):
     g = _chain(300)
     infer_shapes(g)
     assert all(t.shape == (1, 8) for op in g.ops for t in op.outputs)
+
+
+def test_a_float_conversion_packs_one_file(monkeypatch):
+    """The file is written once, at the end: shape inference reads the graph directly."""
+    import edgelite.converter as converter
+    from tests.converter.tfgraph import GraphBuilder
+    b = GraphBuilder()
+    head = b.placeholder("x", [1, 8])
+    for k in range(40):
+        c = b.const(f"c{k}", np.full((8,), 0.5, np.float32))
+        head = b.node(f"n{k}", "AddV2" if k % 2 else "Mul", [head, c], T=np.dtype(np.float32))
+    b.node("y", "Relu", [head], T=np.dtype(np.float32))
+    calls = []
+    real = converter.export_tflite
+    monkeypatch.setattr(converter, "export_tflite", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(shape_inference, "export_tflite", None)  # (called: TypeError)
+    result = convert_detailed(b.bytes())
+    assert calls == [1]
+    assert result.graph.op_counts() == {"ADD": 20, "MUL": 20}  # (the RELU fused)
