@@ -73,7 +73,9 @@ class SupportReport:
     hints: list[str] = field(default_factory=list)
 
     def add(self, node, supported: bool, name: str | None = None) -> None:
-        s = self.ops.setdefault(node.op, OpSupport(node.op))
+        s = self.ops.get(node.op)
+        if s is None:  # (not setdefault: that builds an OpSupport for every node)
+            s = self.ops[node.op] = OpSupport(node.op)
         s.nodes.append(node.name if name is None else name)
         if not supported:
             s.supported = False
