@@ -73,7 +73,8 @@ def _prepare_one(op: Op) -> None:
     g.insert_op(copy)
     g.outputs = list(op.outputs)
     try:
-        interp = Interpreter(model_content=export_tflite(g))
+        model = interpreter_model(g)
+        interp = Interpreter(model_content=export_tflite(g) if model is None else model)
         interp.allocate_tensors()
     except Exception:
         for t, s in zip(op.outputs, saved):
