@@ -25,6 +25,7 @@ from ..interpreter.kernels.versions import (OMITTED, OpSignature, TensorSig, ten
 from ..interpreter.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
+from ..schema import writer
 from ..schema.model_io import SCHEMA_VERSION, pack_model
 from .ir import PSEUDO_OPS, Graph, Tensor, all_graphs
 from .shared_buffers import share_identical_buffers
@@ -60,7 +61,7 @@ def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> 
     model = tfl.ModelT()
     model.version = SCHEMA_VERSION
     model.description = description
-    model.buffers = [tfl.BufferT()]
+    model.buffers = [writer.BufferT()]
     model.operatorCodes = []
     codes: dict = {}
     model.subgraphs = [_subgraph(g, ts, model, codes, numbers)
@@ -104,14 +105,14 @@ def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: 
         if key not in codes:
             codes[key] = len(model.operatorCodes)
             model.operatorCodes.append(_opcode(op.type, op.custom_code))
-        o = tfl.OperatorT()
+        o = writer.OperatorT()
         o.opcodeIndex = codes[key]
         o.inputs = [index[id(t)] if t is not None else -1 for t in op.inputs]
         o.outputs = [index[id(t)] for t in op.outputs]
         if op.intermediates:
             o.intermediates = [index[id(t)] for t in op.intermediates]
         if op.type != "CUSTOM":
-            options = {k: _plain(v) for k, v in op.options.items()}
+            options = plain_options(op.options)
             options.update(_subgraph_indices(op, numbers))
             o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(op.type,
                                                                                   options)
@@ -158,6 +159,11 @@ def _nbytes(t: Tensor) -> int:
     return num_elements(t.data.shape) * np.dtype(t.dtype).itemsize
 
 
+def plain_options(options: dict) -> dict:
+    """An op's options as the flatbuffer builder takes them (plain Python values)."""
+    return {k: _plain(v) for k, v in options.items()}
+
+
 def _plain(v):
     """Enum members and numpy scalars -> plain Python values for the flatbuffer builder."""
     if isinstance(v, (list, tuple, np.ndarray)):
@@ -201,7 +207,7 @@ def _opcode(name: str, custom_code: str | None):
 def _tensor(t: Tensor, buffers: list) -> object:
     if t.shape is None:
         raise EdgeliteError(f"internal: tensor {quoted(t.name)} has no shape at export")
-    tt = tfl.TensorT()
+    tt = writer.TensorT()
     tt.name = t.name
     tt.shape = _int32_dims(t, t.shape, 0)
     if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
@@ -214,12 +220,12 @@ def _tensor(t: Tensor, buffers: list) -> object:
     tt.buffer = 0
     tt.isVariable = t.is_variable
     if t.is_const:
-        b = tfl.BufferT()
+        b = writer.BufferT()
         b.data = np.ascontiguousarray(t.data, dtype=t.dtype)  # pack_model takes its bytes
         tt.buffer = len(buffers)
         buffers.append(b)
     if t.quant is not None:
-        q = tfl.QuantizationParametersT()
+        q = writer.QuantizationParametersT()
         q.scale = np.asarray(t.quant.scale, np.float32).reshape(-1)
         q.zeroPoint = np.asarray(t.quant.zero_point, np.int64).reshape(-1)
         q.quantizedDimension = int(t.quant.axis)

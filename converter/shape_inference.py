@@ -1,15 +1,18 @@
 """Shape inference: every IR tensor's shape, as edgelite's own interpreter computes it.
 
-The converter has no second execution engine. To learn shapes it exports the graph (unknown
-shapes written as rank 0; the interpreter's prepare() recomputes every op's output shape from
-its inputs) and reads the planned shapes back (constant folding runs ops the same way:
-passes/fold_constants.py).
+The converter has no second execution engine. To learn shapes it gives the graph to the
+interpreter (unknown shapes as rank 0; the interpreter's prepare() recomputes every op's
+output shape from its inputs) and reads the planned shapes back (constant folding runs ops
+the same way: passes/fold_constants.py). The interpreter gets the graph's Model built
+directly (graph_model.py: no file written and parsed again, the time of a large graph), or
+the exported file where that does not cover the graph.
 """
 
 from __future__ import annotations
 
 from ..interpreter import Interpreter
 from .export import export_tflite
+from .graph_model import interpreter_model
 from ..interpreter.errors import EdgeliteError
 from ..interpreter.names import quoted
 from .control_flow.shapes import infer_graph, infer_op
@@ -35,18 +38,20 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
     for t in unknown:
         t.shape = ()
     try:
-        interp = Interpreter(model_content=export_tflite(graph))
+        model = interpreter_model(graph)
+        interp = Interpreter(model_content=export_tflite(graph) if model is None else model)
         interp.allocate_tensors()
     finally:
         for t in unknown:
             t.shape = None
-    details = interp.get_tensor_details()
-    if any(-1 in d["shape"] for d in details):  # an op whose output shape values tell
+    tensors = graph.tensors()
+    shapes = [tuple(int(d) for d in interp._current_shape(i)) for i in range(len(tensors))]
+    if any(-1 in s for s in shapes):  # an op whose output shape values tell
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
         infer_graph(graph, _prepare_one, strict, static)  # (WHERE): op by op, -1 dims kept
         return
-    for t, detail in zip(graph.tensors(), details):
-        t.shape = tuple(int(d) for d in detail["shape"])
+    for t, shape in zip(tensors, shapes):
+        t.shape = shape
 
 
 def infer_op_shapes(op: Op) -> None:
@@ -68,7 +73,8 @@ def _prepare_one(op: Op) -> None:
     g.insert_op(copy)
     g.outputs = list(op.outputs)
     try:
-        interp = Interpreter(model_content=export_tflite(g))
+        model = interpreter_model(g)
+        interp = Interpreter(model_content=export_tflite(g) if model is None else model)
         interp.allocate_tensors()
     except Exception:
         for t, s in zip(op.outputs, saved):

@@ -17,6 +17,8 @@ import hashlib
 
 import numpy as np
 
+SMALL_BYTES = 64  # a buffer this small is compared by its bytes directly, not hashed first
+
 
 def _raw(buffer) -> np.ndarray | None:
     """A buffer's bytes as a flat uint8 view (None: no data)."""
@@ -37,7 +39,9 @@ def share_identical_buffers(model) -> int:
     for i, buffer in enumerate(model.buffers[1:], start=1):
         raw = _raw(buffer)
         if raw is not None:
-            key = (raw.size, hashlib.blake2b(raw, digest_size=16).digest())
+            # small buffers are their own key (their bytes); larger ones by digest
+            key = (raw.size, raw.tobytes() if raw.size <= SMALL_BYTES else
+                   hashlib.blake2b(raw, digest_size=16).digest())
             twin = next((k for k in seen.get(key, ()) if np.array_equal(_raw(kept[k]), raw)),
                         None)
             if twin is not None:

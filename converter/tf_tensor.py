@@ -38,9 +38,11 @@ class ConstBudget:
     limit: int = MAX_CONST_BYTES
     used: int = 0
 
-    def charge(self, nbytes: int, what: str) -> None:
+    def charge(self, nbytes: int, what) -> None:
+        """Count nbytes more; `what` (a str, or a function making it) starts the refusal."""
         if self.used + nbytes > self.limit:
             after = f" after {_size(self.used)} of other constants" if self.used else ""
+            what = what() if callable(what) else what
             raise ModelFormatError(
                 f"{what} needs {_size(nbytes)}{after}, over the {_size(self.limit)} limit on "
                 "a conversion's constants (a .tflite file cannot exceed 2 GiB); refusing to "
@@ -153,7 +155,8 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
                                f"{None if shape is None else _shown_dims(shape)}")
     count = num_elements(shape)
     nbytes = count * max(dtype.itemsize, 1)
-    what = f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(proto.dtype)})"
+    def what() -> str:  # (made for the message only: a graph may hold 100,000 constants)
+        return f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(proto.dtype)})"
     budget = _BUDGET.get()
     if budget is None:
         budget = ConstBudget()  # no conversion-wide budget: this constant alone

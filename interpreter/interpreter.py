@@ -112,7 +112,8 @@ class Interpreter:
         custom_kernels = custom_kernels_map(custom_kernels)
         if model_path is not None:
             model_content = read_model_file(model_path)
-        self._model: Model = load_model(model_content)
+        self._model: Model = model_content if isinstance(model_content, Model) \
+            else load_model(model_content)  # (a Model: converter/graph_model.py)
         self._subgraph = self._model.subgraphs[0]
         # Every setting, checked, in one object passed down whole (settings.py).
         self._settings = Settings(

@@ -19,7 +19,7 @@ import numpy as np
 from ...interpreter.errors import (EdgeliteError, GraphError, ShapeError,
                                    UnsupportedOpError)
 from ...interpreter.names import quoted, shown
-from ..graphdef import TFGraph, TensorRef, data_inputs, outputs_read
+from ..graphdef import TFGraph, TensorRef, outputs_read
 from ..ir import Graph
 from ..passes.fold_constants import try_fold
 from ..tf_tensor import shape_from_proto
@@ -73,7 +73,9 @@ class SupportReport:
     hints: list[str] = field(default_factory=list)
 
     def add(self, node, supported: bool, name: str | None = None) -> None:
-        s = self.ops.setdefault(node.op, OpSupport(node.op))
+        s = self.ops.get(node.op)
+        if s is None:  # (not setdefault: that builds an OpSupport for every node)
+            s = self.ops[node.op] = OpSupport(node.op)
         s.nodes.append(node.name if name is None else name)
         if not supported:
             s.supported = False
@@ -209,7 +211,7 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
             continue
         supported = node.op in REGISTRY
         report.add(node, supported or ctx.allow_custom_ops, ctx.display(node))
-        if failure is not None or any(r.node in blocked for r in data_inputs(node)):
+        if failure is not None or any(r.node in blocked for r in ctx.refs(node)):
             blocked.add(node.name)
             functional.report_calls(ctx, node, report)
         elif supported or ctx.allow_custom_ops:
@@ -246,10 +248,10 @@ def _guarded(node, prefix_errors: bool, fn, *args):
     that slipped past the node's spec -- becomes one GraphError line naming the node.
     MemoryError is not caught: an allocation that large is a missing bound, not a message.
     """
-    prefix = node_prefix(node)
     try:
         return fn(*args)
     except EdgeliteError as e:
+        prefix = node_prefix(node)
         if not prefix_errors or str(e).startswith(prefix):
             raise
         try:
@@ -260,6 +262,7 @@ def _guarded(node, prefix_errors: bool, fn, *args):
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001 -- the safety net this function exists for
+        prefix = node_prefix(node)
         detail = shown(str(e).strip().split("\n")[0] or "no detail", 200)
         raise GraphError(f"{prefix}: cannot be converted ({type(e).__name__}: {detail}); the "
                          "node is malformed or uses the op in a way edgelite does not "

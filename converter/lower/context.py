@@ -38,6 +38,7 @@ class LowerCtx:
         self.budget = [0]
         self.scope = ""
         self.report = None  # the SupportReport nodes are counted in (set by the caller)
+        self._refs: tuple | None = None  # (node, its data inputs): the node being lowered
         self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
         # complex values carried as float parts (spectral.py): id(stand-in) -> (stand-in, re, im)
         self.complex_parts: dict[int, tuple] = {}
@@ -71,9 +72,16 @@ class LowerCtx:
     def is_dead_ref(self, ref: TensorRef) -> bool:
         return ref.name in self.dead_refs or ref.node in self.dead_nodes
 
+    def refs(self, node) -> list[TensorRef]:
+        """data_inputs(node), parsed once while the node is looked at and lowered (a large
+        graph's lowering read every node's inputs six times)."""
+        if self._refs is None or self._refs[0] is not node:
+            self._refs = (node, data_inputs(node))
+        return self._refs[1]
+
     def is_dead(self, node) -> bool:
         """A node (other than Merge) reading a dead tensor is itself dead."""
-        return node.op != "Merge" and any(self.is_dead_ref(r) for r in data_inputs(node))
+        return node.op != "Merge" and any(self.is_dead_ref(r) for r in self.refs(node))
 
     # -- inputs -------------------------------------------------------------------------------
     def tensor_of(self, node, i: int, ref: TensorRef) -> Tensor:
@@ -89,10 +97,10 @@ class LowerCtx:
         return t
 
     def inputs(self, node) -> list[Tensor]:
-        return [self.tensor_of(node, i, r) for i, r in enumerate(data_inputs(node))]
+        return [self.tensor_of(node, i, r) for i, r in enumerate(self.refs(node))]
 
     def input(self, node, i: int) -> Tensor:
-        refs = data_inputs(node)
+        refs = self.refs(node)
         if i >= len(refs):
             raise fail(GraphError, node, f"has {len(refs)} inputs; input {i} is missing")
         return self.tensor_of(node, i, refs[i])
@@ -176,7 +184,10 @@ def attr_dtype(node, key="T", default=_REQUIRED) -> np.dtype:
     if key not in node.attr and default is not _REQUIRED:
         return default
     v = _attr(node, key, "type", default)
-    return numpy_dtype(v, f"{node_prefix(node)}: attribute {key}")
+    try:
+        return numpy_dtype(v, "")
+    except UnsupportedOpError:  # (the message names the node: made only when needed)
+        return numpy_dtype(v, f"{node_prefix(node)}: attribute {key}")
 
 
 def attr_shape(node, key="shape", default=_REQUIRED):
@@ -185,7 +196,12 @@ def attr_shape(node, key="shape", default=_REQUIRED):
 
 
 def attr_tensor(node, key="value") -> np.ndarray:
-    return tensor_to_numpy(_attr(node, key, "tensor", _REQUIRED), node_prefix(node))
+    proto = _attr(node, key, "tensor", _REQUIRED)
+    try:
+        return tensor_to_numpy(proto, "")
+    except EdgeliteError:
+        pass  # again, for the message naming the node (made only when one is needed)
+    return tensor_to_numpy(proto, node_prefix(node))
 
 
 def nhwc_pair(node, key: str, default=(1, 1, 1, 1)) -> tuple[int, int]:

@@ -20,7 +20,6 @@ import numpy as np
 
 from ...interpreter.errors import DTypeError, GraphError, ShapeError
 from ...interpreter.names import quoted, shown
-from ..graphdef import data_inputs
 from .context import LowerCtx, attr_dtype, fail
 
 _D = np.dtype
@@ -117,7 +116,7 @@ def vector_input(what: str, typed: str | None = None, const: bool = False) -> In
 # -- checking ---------------------------------------------------------------------------------
 def validate(ctx: LowerCtx, node, s: NodeSpec) -> None:
     """Raise a one-line EdgeliteError naming the node if it does not match its spec."""
-    refs = data_inputs(node)
+    refs = ctx.refs(node)
     slots = _slots(node, s, len(refs))
     for a in s.attrs:
         _check_attr(node, a)
@@ -201,25 +200,26 @@ def _check_attr(node, a: Attr) -> None:
 
 
 def _check_input(node, i: int, t, want: In) -> None:
-    where = f"input {i} ({quoted(t.name)}, {want.what})"
+    def where() -> str:  # (made for a message only: validate runs on every node)
+        return f"input {i} ({quoted(t.name)}, {want.what})"
     if t.dtype not in want.dtypes:
-        raise fail(DTypeError, node, f"{where} is {dtype_name(t.dtype)}; {shown(node.op)} takes "
-                   f"{dtype_names(want.dtypes)} there")
+        raise fail(DTypeError, node, f"{where()} is {dtype_name(t.dtype)}; {shown(node.op)} "
+                   f"takes {dtype_names(want.dtypes)} there")
     if want.const and not t.is_const:
-        raise fail(GraphError, node, f"{where} must be a constant; edgelite converts only "
+        raise fail(GraphError, node, f"{where()} must be a constant; edgelite converts only "
                    "graphs whose such operands are frozen in (or computed from constants)")
     shape = t.shape
     if shape is None:
         return
     if want.scalar and (len(shape) > 1 or math.prod(shape) != 1):
-        raise fail(ShapeError, node, f"{where} has shape {list(shape)}; it must be a scalar")
+        raise fail(ShapeError, node, f"{where()} has shape {list(shape)}; it must be a scalar")
     if want.ranks is not None and len(shape) not in want.ranks:
-        raise fail(ShapeError, node, f"{where} has shape {list(shape)}; its rank must be "
+        raise fail(ShapeError, node, f"{where()} has shape {list(shape)}; its rank must be "
                    f"{' or '.join(map(str, want.ranks))}")
     if t.is_const and want.dtypes <= INDEX and t.data.size:
         lo, hi = int(t.data.min()), int(t.data.max())
         if lo < INT32_MIN or hi > INT32_MAX:
-            raise fail(ShapeError, node, f"{where} holds {lo if lo < INT32_MIN else hi}, "
+            raise fail(ShapeError, node, f"{where()} holds {lo if lo < INT32_MIN else hi}, "
                        "outside the int32 range TFLite's index operands use")
 
 

@@ -221,7 +221,7 @@ def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
     for its op (None: the registry's own rule applies)."""
     if node.op in RULES:
         return None
-    ins = [ctx.tensors.get(r.name) for r in data_inputs(node)]
+    ins = [ctx.tensors.get(r.name) for r in ctx.refs(node)]
     if not any(t is not None and t.dtype == np.complex64 for t in ins):
         return None
     if all(t is not None and t.is_const for t in ins):
@@ -237,7 +237,7 @@ def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
         return Lowering(_per_part, NodeSpec(variadic=_OPERAND, n_min=1))
     if node.op in _ARITHMETIC:
         return Lowering(_arithmetic, _TWO)
-    carried = next((r.name for r, t in zip(data_inputs(node), ins)
+    carried = next((r.name for r, t in zip(ctx.refs(node), ins)
                     if t is not None and _parts_of(ctx, t) is not None), None)
     if carried is not None:
         raise fail(UnsupportedOpError, node, f"reads the complex value {quoted(carried)}, "

@@ -1,0 +1,118 @@
+"""schema/writer.py writes the bytes flatbuffers.Builder and the generated object API write."""
+
+import copy
+
+import flatbuffers
+import numpy as np
+import pytest
+
+from edgelite.schema import generated_tflite as tfl
+from edgelite.schema import model_io, writer
+from tests.conftest import MODELS, sample_files
+
+
+class Reference(flatbuffers.Builder):
+    """The plain Builder, aligning uint8 vectors to 16 as pack_model did before writer.py."""
+
+    def CreateNumpyVector(self, x):  # noqa: N802
+        if isinstance(x, np.ndarray) and x.dtype == np.uint8 and x.ndim == 1:
+            self.StartVector(1, x.size, 16)
+            payload = x.tobytes()
+            self.head = self.head - len(payload)
+            self.Bytes[self.head:self.head + len(payload)] = payload
+            self.vectorNumElems = x.size
+            return self.EndVector()
+        return super().CreateNumpyVector(x)
+
+
+def reference_pack(model) -> bytes:
+    for b in model.buffers or []:
+        if b.data is not None:
+            b.data = model_io._as_uint8(b.data)
+    builder = Reference(64)  # (small: the buffer grows while packing, as it may in writer's)
+    builder.Finish(model.Pack(builder), file_identifier=model_io.FILE_IDENTIFIER)
+    return bytes(builder.Output())
+
+
+def bulk(model):
+    """The same model with writer's bulk-packing table classes."""
+    def cast(obj, cls):
+        new = cls()
+        new.__dict__.update(obj.__dict__)
+        return new
+    model.buffers = [cast(b, writer.BufferT) for b in model.buffers]
+    for sg in model.subgraphs:
+        sg.tensors = [cast(t, writer.TensorT) for t in sg.tensors]
+        for t in sg.tensors:
+            if t.quantization is not None:
+                t.quantization = cast(t.quantization, writer.QuantizationParametersT)
+        sg.operators = [cast(o, writer.OperatorT) for o in sg.operators]
+    return model
+
+
+FILES = [p for p in sample_files("*.tflite")
+         if p.stat().st_size < 300_000][:40]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_same_bytes_as_flatbuffers(path):
+    """TF's sample files, read into the object API and packed three ways."""
+    model = tfl.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
+    want = reference_pack(copy.deepcopy(model))
+    assert model_io.pack_model(copy.deepcopy(model)) == want  # writer.Builder, generated Pack
+    assert model_io.pack_model(bulk(copy.deepcopy(model))) == want  # + bulk tables
+
+
+def test_lists_and_python_values():
+    """Tables built from Python lists, str names and scalars (as the converter builds
+    them), vtables shared and not, and a buffer that makes the builder grow."""
+    def model(tensor_cls, op_cls, buffer_cls, quant_cls):
+        m = tfl.ModelT()
+        m.version, m.description = 3, "t"
+        m.buffers = [buffer_cls(), buffer_cls()]
+        m.buffers[1].data = np.arange(3000, dtype=np.float32)
+        sg = tfl.SubGraphT()
+        sg.tensors = []
+        for k in range(6):
+            t = tensor_cls()
+            t.name, t.shape, t.type = f"t{k}é", np.array([1, k + 1], np.int32), k % 3
+            t.buffer, t.isVariable = (1 if k == 2 else 0), k == 4
+            if k % 2:
+                q = quant_cls()
+                q.scale, q.zeroPoint = [0.5] * k, [k] * k
+                q.quantizedDimension = k % 2
+                t.quantization = q
+            if k == 3:
+                t.shapeSignature = np.array([-1, 4], np.int32)
+            sg.tensors.append(t)
+        sg.operators = []
+        for k in range(4):
+            o = op_cls()
+            o.opcodeIndex, o.inputs, o.outputs = k % 2, [k, -1, 2][:k + 1], [k + 1]
+            if k == 1:
+                o.builtinOptionsType = tfl.BuiltinOptions.AddOptions
+                o.builtinOptions = tfl.AddOptionsT()
+                o.builtinOptions.fusedActivationFunction = 1
+            if k == 3:
+                o.intermediates = [5]
+            sg.operators.append(o)
+        sg.inputs, sg.outputs, sg.name = [0], [4], "main"
+        m.subgraphs = [sg]
+        m.operatorCodes = [tfl.OperatorCodeT(), tfl.OperatorCodeT()]
+        return m
+    want = reference_pack(model(tfl.TensorT, tfl.OperatorT, tfl.BufferT,
+                                tfl.QuantizationParametersT))
+    got = model_io.pack_model(model(writer.TensorT, writer.OperatorT, writer.BufferT,
+                                    writer.QuantizationParametersT))
+    assert got == want
+    assert got.index(np.arange(3000, dtype=np.float32).tobytes()) % 16 == 0  # aligned data
+
+
+def test_table_spec_comes_from_the_bindings():
+    assert writer.TENSOR.num_fields == 11
+    slots = [f[0] for f in writer.TENSOR.fields]
+    assert slots == list(range(11))
+    assert writer.OPERATOR.fields[0][1].format == "<I"  # opcode_index: uint32
+    assert writer.OPERATOR.fields[-1][3] == -1          # debug_metadata_index defaults to -1
+    with pytest.raises(TypeError):
+        writer.TableSpec(tfl.TensorAddType)
