@@ -8,9 +8,9 @@
 __version__ = "0.1.0"
 
 from edgelite.interpreter import Interpreter  # noqa: E402
-from edgelite.interpreter.errors import (  # noqa: E402
-    DTypeError, EdgeliteError, GraphError, InvokeStoppedError, MemoryLimitError,
-    ModelFormatError, ShapeError, UnsupportedOpError)
+from edgelite.errors import (DTypeError, EdgeliteError, GraphError,  # noqa: E402
+                             InvokeStoppedError, MemoryLimitError, ModelFormatError, ShapeError,
+                             UnsupportedOpError)
 from edgelite.tflite_converter import (  # noqa: E402
     ConverterError, Optimize, OpsSet, RepresentativeDataset, TargetSpec, TFLiteConverter)
 

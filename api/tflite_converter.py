@@ -28,7 +28,7 @@ import io
 import os
 import tempfile
 
-from .interpreter.errors import EdgeliteError
+from .errors import EdgeliteError
 
 
 class ConverterError(EdgeliteError, ValueError):

@@ -75,7 +75,7 @@ def options(path: pathlib.Path, mode: str):
 
 def write(out: pathlib.Path, modes: list[str], only: str | None, keras: bool) -> None:
     from edgelite.converter import convert_detailed
-    from edgelite.interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     out.mkdir(parents=True, exist_ok=True)
     for path in sources(only, keras):
         for mode in modes:

@@ -38,7 +38,7 @@ def show(case: Case) -> int:
         (worker.run_tflite if case.kind == "tflite" else worker.run_graphdef)(data)
         print("accepted")
     except Exception as e:  # noqa: BLE001 -- shown as is
-        from edgelite.interpreter.errors import EdgeliteError
+        from edgelite.errors import EdgeliteError
         if isinstance(e, EdgeliteError):
             print(f"error: {e}")
             return 0

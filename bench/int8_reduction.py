@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """int8 CONV_2D / FULLY_CONNECTED with long reductions: how edgelite's exact float
-accumulation (interpreter/kernels/accumulator.py) runs on ResNet50's layers, against
+accumulation (interpreter/kernels/common/accumulator.py) runs on ResNet50's layers, against
 LiteRT's default kernels (XNNPACK) on the same layers (a benchmark, not a test).
 
     python bench/int8_reduction.py                  # ResNet50's layers, 1 thread
@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from edgelite.interpreter import Interpreter  # noqa: E402
-from edgelite.interpreter.kernels import accumulator as qa  # noqa: E402
+from edgelite.interpreter.kernels.common import accumulator as qa  # noqa: E402
 from edgelite.interpreter.kernels import conv, depthwise_conv, fully_connected  # noqa: E402
 from tests.interpreter.tflite_builder import ModelBuilder  # noqa: E402
 

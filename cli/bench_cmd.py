@@ -17,8 +17,8 @@ import click
 import numpy as np
 
 from ..interpreter import Interpreter, blas
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted, shown
 from ..interpreter.profiler import Profile
 from .deadline import timeout_option
 from .text import fit

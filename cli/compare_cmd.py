@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
-from ..interpreter.names import quoted, shown
+from edgelite.names import quoted, shown
 from .progress import limited, progress_bar, sample_count
 from .scale_options import timed_run
 

@@ -24,8 +24,8 @@ import traceback
 
 import click
 
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from .deadline import CommandTimeout
 from .text import terminal_text
 

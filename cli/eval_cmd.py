@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..interpreter.names import quoted
+from edgelite.names import quoted
 from .progress import limited, progress_bar, sample_count
 from .scale_options import timed_run
 

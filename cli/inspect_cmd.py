@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ..converter.files import shown_path
 from ..interpreter import Interpreter, load_model
-from ..interpreter.model import read_model_file
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.names import quoted, shown
+from ..interpreter.loader.model import read_model_file
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted, shown
 from ..interpreter.support import report
 from ..schema.ops import ACTIVATION_NAME, PADDING_NAME
 from .text import fit
@@ -153,7 +153,7 @@ def describe(path: str) -> str:
 
 def micro_arena_line(path: str) -> str:
     """`inspect --target micro`: the tensor arena TFLite Micro needs (micro_arena.py)."""
-    from ..interpreter.tflm_arena import micro_arena_report
+    from ..interpreter.micro.arena import micro_arena_report
     model = load_model(read_model_file(path))
     r32, host = (micro_arena_report(model, t) for t in ("32bit", "host"))
     return "\n".join([f"micro arena: {r32.total} bytes (32-bit target), {host.total} bytes "
@@ -166,11 +166,11 @@ FOOTPRINT_HEADER = (f"{'idx':>4} {'op':<{OP_WIDTH}} {'output':<{NAME_WIDTH}} {'M
 
 def footprint_text(path: str, as_json: bool = False) -> str:
     """`inspect --footprint`: per-op MACs, weight bytes (flash), live activation bytes in
-    TFLM's plan (RAM), the peak and the totals (micro_footprint.py); ``as_json``: the same
+    TFLM's plan (RAM), the peak and the totals (micro/footprint.py); ``as_json``: the same
     data as JSON (names as in the file)."""
     import json
 
-    from ..interpreter.micro_footprint import footprint
+    from ..interpreter.micro.footprint import footprint
     fp = footprint(read_model_file(path))
     if as_json:
         return json.dumps(fp.as_dict(), indent=1)

@@ -8,7 +8,7 @@ import click
 
 from .. import __version__
 from ..interpreter.native import available_backend
-from ..interpreter.names import quoted
+from edgelite.names import quoted
 from .bench_cmd import bench_command
 from .deadline import timeout_option
 from .errors import EdgeliteGroup
@@ -72,7 +72,7 @@ def _signatures(keys: tuple[str, ...]):
 def _set_values(ctx, param, values: tuple[str, ...]) -> dict:
     """--set NAME=VALUE (repeatable) -> {name: value} (converter/bind.py)."""
     from ..converter.bind import parse_set
-    from ..interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     bound = {}
     for text in values:
         try:
@@ -260,7 +260,7 @@ def inspect(model, target, footprint, as_json):
         click.echo(footprint_text(model, as_json))
         return
     if as_json:
-        from ..interpreter.model import load_model, read_model_file
+        from ..interpreter.loader.model import load_model, read_model_file
         from .json_out import dumps, model_structure
         click.echo(dumps(model_structure(load_model(read_model_file(model)))))
         return
@@ -306,7 +306,7 @@ def export(model, folder, name, arena_size, force):
     """Export a .tflite model for TensorFlow Lite Micro firmware: C++ sources."""
     from ..converter.files import shown_path
     from ..converter.firmware import check_name, default_name, export_c_array
-    from ..interpreter.model import read_model_file
+    from ..interpreter.loader.model import read_model_file
     name = check_name(name, "--name") if name is not None else \
         check_name(default_name(model), "the name derived from the file name")
     out = export_c_array(read_model_file(model), folder, name, arena_size, model, force)

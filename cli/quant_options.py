@@ -6,7 +6,7 @@ import contextlib
 
 import click
 
-from ..interpreter.names import quoted
+from edgelite.names import quoted
 from .progress import limited, progress_bar, sample_count
 
 
@@ -37,7 +37,7 @@ def _range(value: str | None) -> tuple[float, float] | None:
 
 def _calib_method(text: str):
     from ..converter.quantize import CalibConfig
-    from ..interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     if text.strip().lower() == "auto":
         return "auto"
     try:

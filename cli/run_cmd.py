@@ -12,8 +12,8 @@ import numpy as np
 from ..converter.files import check_not_input, check_writable, shown_path, write_atomic
 from ..converter.sample_data import names_list, read_array
 from ..interpreter import Interpreter
-from ..interpreter.errors import EdgeliteError, ShapeError
-from ..interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError, ShapeError
+from edgelite.names import quoted, shown
 
 LISTED_OUTPUTS = 8  # outputs named in the "wrote FILE" line; the .npz holds them all
 

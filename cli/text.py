@@ -8,7 +8,7 @@ whatever reaches an error line (an OSError on a path holding ESC, a message from
 
 from __future__ import annotations
 
-from ..interpreter.names import shown
+from edgelite.names import shown
 
 MAX_LINE_CHARS = 2000  # one error line; longer ones keep their head and tail
 

@@ -16,8 +16,8 @@ from ..interpreter.memory import gc_paused
 from .shape_inference import infer_shapes
 from .export import export_tflite
 from .files import check_not_input, write_atomic
-from ..interpreter.errors import EdgeliteError, GraphError
-from ..interpreter.names import quoted
+from edgelite.errors import EdgeliteError, GraphError
+from edgelite.names import quoted
 from .graphdef import TFGraph, parse_ref
 from .savedmodel import load_source, signature_refs
 from .signatures import convert_signatures

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..interpreter.errors import DTypeError, GraphError, ShapeError
-from ..interpreter.names import quoted, shown
+from edgelite.errors import DTypeError, GraphError, ShapeError
+from edgelite.names import quoted, shown
 from .graphdef import parse_ref
 from .tf_tensor import dtype_name, numpy_dtype, shape_from_proto, to_const
 

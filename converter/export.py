@@ -18,11 +18,11 @@ import numpy as np
 
 from flatbuffers.builder import Builder, BuilderSizeError
 
-from ..interpreter.errors import EdgeliteError, ModelFormatError, ShapeError, UnsupportedOpError
+from edgelite.errors import EdgeliteError, ModelFormatError, ShapeError, UnsupportedOpError
 from ..interpreter.kernels import OPS
 from ..interpreter.kernels.versions import (OMITTED, OpSignature, TensorSig, tensor_sig,
                                              with_defaults)
-from ..interpreter.names import quoted
+from edgelite.names import quoted
 from ..schema import ops as schema_ops
 from ..schema import generated_tflite as tfl
 from ..schema import writer

@@ -27,8 +27,8 @@ import tempfile
 import threading
 import time
 
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted, shown
 
 MAX_PATH_CHARS = 1024  # paths are the user's own: escaped, but cut only when absurd
 _TEMP_PREFIX = ".edgelite-"

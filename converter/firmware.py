@@ -44,10 +44,10 @@ import re
 from dataclasses import dataclass
 
 from .. import __version__
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.model import load_model
-from ..interpreter.names import quoted
-from ..interpreter.tflm_arena import micro_arena, resource_variable_count
+from edgelite.errors import EdgeliteError
+from ..interpreter.loader.model import load_model
+from edgelite.names import quoted
+from ..interpreter.micro.arena import micro_arena, resource_variable_count
 from .files import write_atomic
 from .micro_ops import micro_problems, problems_text, resolver_methods
 

@@ -23,10 +23,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..interpreter.model import MAX_RANK, MAX_TENSOR_BYTES
-from ..interpreter.model_objects import (Model, Operator, Quantization, SignatureDef,
-                                         Subgraph, Tensor, check_execution_order,
-                                         num_elements)
+from ..interpreter.loader.model import MAX_RANK, MAX_TENSOR_BYTES
+from ..interpreter.loader.model_objects import (Model, Operator, Quantization, SignatureDef,
+                                                Subgraph, Tensor, check_execution_order,
+                                                num_elements)
 from ..schema import ops as schema_ops
 from ..schema.model_io import SCHEMA_VERSION
 from ..schema.writer import Builder

@@ -14,9 +14,9 @@ from typing import NamedTuple
 from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
-from ..interpreter.errors import GraphError, ModelFormatError
-from ..interpreter.fileio import read_regular
-from ..interpreter.names import quoted, shown
+from edgelite.errors import GraphError, ModelFormatError
+from edgelite.fileio import read_regular
+from edgelite.names import quoted, shown
 from ..schema import graph_pb2
 from .files import quoted_path
 from .tf_tensor import shape_from_proto

@@ -15,8 +15,8 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..interpreter.errors import GraphError
-from ..interpreter.names import quoted, shown
+from edgelite.errors import GraphError
+from edgelite.names import quoted, shown
 from ..schema import ops as schema_ops
 from .ir_index import GraphIndex, OpSequence, TensorList, tensor_list_property
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..interpreter.errors import GraphError
-from ..interpreter.names import quoted
+from edgelite.errors import GraphError
+from edgelite.names import quoted
 
 # Reading ops[i] or ops[a:b] walks the links when that takes at most this many steps
 # (lowering reads the few ops a rule has just appended); further than that, the whole

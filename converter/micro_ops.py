@@ -15,7 +15,7 @@ Sources (tensorflow/tflite-micro, tensorflow/lite/micro/):
   ``OperatorCode.version``; so any version TensorFlow's rules give (what edgelite writes,
   converter/export.py) is accepted -- tests/converter/test_micro_ops.py checks it in TFLM.
 * kernels/*.cc: TFLM has no uint8 kernels except QUANTIZE (uint8 <-> int8), DEQUANTIZE and
-  ops that only move bytes (the rule is the interpreter's, interpreter/micro_uint8.py, so
+  ops that only move bytes (the rule is the interpreter's, interpreter/micro/uint8.py, so
   ``Interpreter(kernels="micro")`` refuses the same ops); DEQUANTIZE takes int8 / int16 /
   uint8 only (no float16 weights); QUANTIZE writes per-tensor parameters only
   (quantize_common.cc: one output scale); no kernel takes float activations with int8
@@ -39,11 +39,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ..interpreter.errors import EdgeliteError, UnsupportedOpError
-from ..interpreter.micro_uint8 import ADVICE as UINT8_ADVICE_SHORT, uint8_refusal
-from ..interpreter.model import load_model
-from ..interpreter.model_objects import Model, Operator, Subgraph
-from ..interpreter.names import quoted
+from edgelite.errors import EdgeliteError, UnsupportedOpError
+from ..interpreter.micro.uint8 import ADVICE as UINT8_ADVICE_SHORT, uint8_refusal
+from ..interpreter.loader.model import load_model
+from ..interpreter.loader.model_objects import Model, Operator, Subgraph
+from edgelite.names import quoted
 
 
 def _pairs(text: str) -> dict[str, str]:

@@ -27,8 +27,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from ..interpreter import Interpreter
-from ..interpreter.errors import DTypeError, EdgeliteError, ShapeError
-from ..interpreter.names import quoted
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.names import quoted
 from ..interpreter.quant_math import quantize
 from .files import shown_path
 from .sample_data import names_list

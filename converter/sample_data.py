@@ -33,9 +33,9 @@ from typing import Mapping
 import numpy as np
 from numpy.lib import format as npy_format
 
-from ..interpreter.errors import DTypeError, EdgeliteError, ShapeError
-from ..interpreter.fileio import open_regular
-from ..interpreter.names import quoted, shown
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.fileio import open_regular
+from edgelite.names import quoted, shown
 from .files import quoted_path
 
 MAX_DATA_BYTES = 2**32  # 4 GiB: the arrays of one data file together (a safety limit)

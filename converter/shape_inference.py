@@ -13,8 +13,8 @@ from __future__ import annotations
 from ..interpreter import Interpreter
 from .export import export_tflite
 from .graph_model import interpreter_model
-from ..interpreter.errors import EdgeliteError
-from ..interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from .control_flow.shapes import infer_graph, infer_op
 from . import value_shapes
 from .ir import Graph, Op, has_subgraphs

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..interpreter.errors import GraphError
-from ..interpreter.names import quoted
+from edgelite.errors import GraphError
+from edgelite.names import quoted
 from .export import export_tflite
 from .micro_ops import Target, check_micro_model
 

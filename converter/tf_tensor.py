@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interpreter.errors import GraphError, ModelFormatError, UnsupportedOpError
+from edgelite.errors import GraphError, ModelFormatError, UnsupportedOpError
 from ..schema import graph_pb2 as pb
 
 # The largest .tflite a flatbuffer can address is 2 GiB (32-bit offsets; flatbuffers' Builder

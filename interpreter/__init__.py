@@ -6,31 +6,20 @@ Depends on numpy, flatbuffers and edgelite.schema only.
     interp = Interpreter(model_path="model.tflite")
 """
 
-from .errors import (
-    DTypeError,
-    EdgeliteError,
-    GraphError,
-    InterpreterStateError,
-    InvokeStoppedError,
-    MemoryLimitError,
-    ModelFormatError,
-    OptionError,
-    ResizeError,
-    ShapeError,
-    SignatureError,
-    TensorStateError,
-    UnsupportedOpError,
-)
+from edgelite.errors import (DTypeError, EdgeliteError, GraphError, InterpreterStateError,
+                             InvokeStoppedError, MemoryLimitError, ModelFormatError, OptionError,
+                             ResizeError, ShapeError, SignatureError, TensorStateError,
+                             UnsupportedOpError)
 from .interpreter import Interpreter
 from .kernels.base import Kernel, OpContext, OutputSpec, TensorInfo
 from .kernels.custom import register_custom_kernel, unregister_custom_kernel
-from .model import Model, load_model
+from .loader.model import Model, load_model
 from .profiler import Profile
 from .kernel_set import KernelSet
 from .litert_compat import OpResolverType, load_delegate
 from .quant_math import Rounding
 from .signature import SignatureRunner
-from .tflm_arena import micro_arena, micro_arena_report
+from .micro.arena import micro_arena, micro_arena_report
 
 __all__ = [
     "Interpreter",

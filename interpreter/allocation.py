@@ -50,18 +50,19 @@ import numpy as np
 
 from . import planner
 from .dynamic import SHAPE_ONLY, DynamicOp, computed_operands, run_dynamic
-from .errors import DTypeError, EdgeliteError, MemoryLimitError, ShapeError, UnsupportedOpError
+from edgelite.errors import (DTypeError, EdgeliteError, MemoryLimitError, ShapeError,
+                             UnsupportedOpError)
 from .kernels import KERNELS, OPS, OpContext, OutputSpec, TensorInfo
 from .kernels.base import Chosen, Kernel, Workspace, storage_dtype
 from .kernels.custom import NO_CUSTOM, find_custom_kernel
 from .memory import (DynamicMemory, MemoryBudget, check_limit, default_memory_limit,
                      gc_paused, out_of_memory_as_error)
-from .model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
-from .model_objects import num_elements
-from .names import quoted
+from .loader.model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
+from .loader.model_objects import num_elements
+from edgelite.names import quoted
 from .runloop import quiet
 from .settings import DEFAULT_SETTINGS, Settings
-from .micro_uint8 import uint8_refusal
+from .micro.uint8 import uint8_refusal
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
 # that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on
@@ -216,7 +217,7 @@ class _Setting:
 
 def _check_kernel_set(op: Operator, setting: _Setting, where: str) -> None:
     """What the kernel set refuses whatever the shapes: with kernels="micro", the ops TFLite
-    Micro has no kernel for with their uint8 operands (micro_uint8.py)."""
+    Micro has no kernel for with their uint8 operands (micro/uint8.py)."""
     if setting.settings.quant.micro:
         refusal = uint8_refusal(op, setting.subgraph)
         if refusal:

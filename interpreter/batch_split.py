@@ -30,8 +30,8 @@ from typing import Callable
 import numpy as np
 
 from .kernels import OPS
-from .model import Subgraph
-from .names import quoted
+from .loader.model import Subgraph
+from edgelite.names import quoted
 from .runloop import quiet, run
 
 CHUNK_BYTES = 4 << 20

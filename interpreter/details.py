@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DTypeError, GraphError
-from .model import Operator, Tensor
-from .names import quoted
-from .model_objects import Sparsity
+from edgelite.errors import DTypeError, GraphError
+from .loader.model import Operator, Tensor
+from edgelite.names import quoted
+from .loader.model_objects import Sparsity
 
 
 # The detail dtype LiteRT gives types numpy cannot hold (measured on ai-edge-litert); its

@@ -36,10 +36,10 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import DTypeError, ShapeError
+from edgelite.errors import DTypeError, ShapeError
 from .memory import DynamicMemory
-from .model import MAX_RANK, MAX_TENSOR_BYTES
-from .model_objects import num_elements
+from .loader.model import MAX_RANK, MAX_TENSOR_BYTES
+from .loader.model_objects import num_elements
 from .kernels import OPS
 
 MAX_VARIANTS = 8  # input-shape signatures prepared per op (see the module docstring)

@@ -36,7 +36,7 @@ import functools
 import threading
 from typing import Callable
 
-from .errors import InterpreterStateError
+from edgelite.errors import InterpreterStateError
 
 
 class CallGuard:

@@ -43,13 +43,13 @@ from . import blas, details, runloop, support
 from .allocation import Allocation, allocate, check_supported, describe_op
 from .batch_split import BatchSplit
 from .split_plan import plan_split
-from .errors import (DTypeError, GraphError, InterpreterStateError,
-                     MemoryLimitError, OptionError, ResizeError, ShapeError, SignatureError,
-                     TensorStateError, UnsupportedOpError)
+from edgelite.errors import (DTypeError, GraphError, InterpreterStateError, MemoryLimitError,
+                             OptionError, ResizeError, ShapeError, SignatureError,
+                             TensorStateError, UnsupportedOpError)
 from .guard import CallGuard, guarded
 from .memory import check_limit, out_of_memory_as_error
-from .model import Model, load_model, read_model_file
-from .names import quoted
+from .loader.model import Model, load_model, read_model_file
+from edgelite.names import quoted
 from .parallel import default_threads, run_slices
 from .profiler import Profile, run_profile
 from .program import Program, State, check_calls, resource_ids

@@ -15,7 +15,7 @@ round alike (see the table in quant_math.py). edgelite reproduces two of them:
   except where TFLM's own kernel sources differ; each such op picks its one documented
   difference in prepare() through ``QuantConfig.micro`` (the list is in quant_math.py's
   table, column MICRO). TFLM dropped its uint8 kernels: with this set allocate_tensors()
-  refuses every op TFLM refuses for its uint8 operands (micro_uint8.py) -- TF's uint8
+  refuses every op TFLM refuses for its uint8 operands (micro/uint8.py) -- TF's uint8
   files, edgelite's ``--quantize uint8`` -- and runs int8 models with uint8 inputs and
   outputs (QUANTIZE uint8 <-> int8), as TFLM does.
 

@@ -24,7 +24,7 @@ import enum
 
 import numpy as np
 
-from .errors import OptionError
+from edgelite.errors import OptionError
 from .kernel_set import KernelSet
 
 

@@ -24,8 +24,8 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
-from .errors import MemoryLimitError
-from .names import quoted
+from edgelite.errors import MemoryLimitError
+from edgelite.names import quoted
 
 DEFAULT_MEMORY_LIMIT = 4 * 2**30  # 4 GiB: far above real models at batch 1, below a crash
 _SHOWN = 3  # the biggest tensors a refusal names

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 try:  # the compiled module is optional
     from . import _native as module

@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from .errors import GraphError
+from edgelite.errors import GraphError
 
 ALIGNMENT = 64  # bytes; TFLite's kDefaultTensorAlignment
 NEVER_FREED = 2**62  # stands for TFLite's kNodeNotAssigned dealloc node

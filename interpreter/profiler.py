@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
-from .names import shown
+from edgelite.names import shown
 from .runloop import quiet
 
 

@@ -37,11 +37,11 @@ from typing import Iterable
 import numpy as np
 
 from .allocation import Allocation, allocate
-from .errors import GraphError, InvokeStoppedError, MemoryLimitError
+from edgelite.errors import GraphError, InvokeStoppedError, MemoryLimitError
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.variables import resource_key
-from .model import Model
-from .names import quoted
+from .loader.model import Model
+from edgelite.names import quoted
 from .settings import Settings
 
 # How many input-shape signatures of one subgraph stay prepared. A loop body whose

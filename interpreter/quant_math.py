@@ -74,7 +74,7 @@ DEQUANTIZE, RESHAPE,     exact                           exact
 SQUEEZE, PAD, RESIZE_NN
 LSTM, UNIDIRECTIONAL_    double; int16 gemmlowp sigmoid  same kernel (not delegated)
   SEQUENCE_LSTM (int8)   / tanh; peephole: NEON half-up
-                         per 16-block (lstm_integer.py)
+                         per 16-block (lstm/integer_cell.py)
 =======================  ==============================  ===================================
 
 MICRO (``kernels="micro"``, TensorFlow Lite Micro's reference kernels, measured against the
@@ -91,7 +91,7 @@ MUL (int8, 16x8)         M = double(s1) * double(s2) / double(s_out) (mul_multip
 RELU6 (int8, int16)      clamp(q, z_in, q(6.0) in the input's scale): no rescale to the output
 SUM (int8, int16)        data read as its own type (LiteRT REF reads it as uint8)
 SOFTMAX (16x8)           LUTPopulateInt16<float>: tables in float32 (LiteRT: double)
-UNIDIRECTIONAL_SEQUENCE_ TFLM's own lstm_eval.cc (lstm_micro.py): FC multipliers to 2^-12,
+UNIDIRECTIONAL_SEQUENCE_ TFLM's own lstm_eval.cc (lstm/micro.py): FC multipliers to 2^-12,
   LSTM (int8)            reference LUT sigmoid / tanh, MulElementwise cell and hidden
                          updates, h requantized to the output state's own parameters;
                          no CIFG / peephole / layer norm / projection (refused, as TFLM)

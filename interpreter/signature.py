@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import SignatureError
+from edgelite.errors import SignatureError
 from .guard import guarded
-from .model import SignatureDef
-from .names import quoted
+from .loader.model import SignatureDef
+from edgelite.names import quoted
 
 if TYPE_CHECKING:  # pragma: no cover
     from .interpreter import Interpreter

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from .allocation import Allocation, allocate
 from .batch_split import BatchSplit, chunk_size, same_shapes, unsplittable
-from .errors import EdgeliteError, ShapeError
+from edgelite.errors import EdgeliteError, ShapeError
 from .settings import Settings
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DTypeError, ModelFormatError
+from edgelite.errors import DTypeError, ModelFormatError
 
 
 def decode(raw: np.ndarray, shape: tuple[int, ...], where: str) -> np.ndarray:

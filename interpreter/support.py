@@ -27,7 +27,7 @@ first input and first output):
 and otherwise ``sparse`` (a sparse operand), ``dynamic`` (an operand that must be
 constant is computed), or what the error class says: ``shape``, ``format``, ``dtype``,
 ``unsupported``. With kernels="micro", an op TFLite Micro refuses for its uint8 operands
-(micro_uint8.py) is ``micro uint8``. Each problem is one line: the kernel's own message
+(micro/uint8.py) is ``micro uint8``. Each problem is one line: the kernel's own message
 naming the op, then ``[kind: what to do]``.
 
 A shape error of an op that reads the output of an op with a problem is left out (it is a
@@ -45,15 +45,15 @@ import numpy as np
 from .allocation import (_as_step, _describe, _prepare_op, _Setting, fold_source, folds,
                          is_string, static_problem)
 from .dynamic import computed_operands
-from .errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
-                     UnsupportedOpError)
+from edgelite.errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
+                             UnsupportedOpError)
 from .kernel_set import DEFAULT_CONFIG, QuantConfig
 from .kernels.base import Kernel, storage_dtype
 from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.custom import NO_CUSTOM
-from .micro_uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
-from .model import Model
-from .names import quoted
+from .micro.uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
+from .loader.model import Model
+from edgelite.names import quoted
 from .runloop import quiet
 from .settings import Settings
 

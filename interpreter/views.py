@@ -18,7 +18,7 @@ import weakref
 
 import numpy as np
 
-from .errors import InterpreterStateError
+from edgelite.errors import InterpreterStateError
 
 HELD_MESSAGE = (
     "There is at least 1 reference to internal data in the interpreter in the form of a "

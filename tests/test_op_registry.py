@@ -15,7 +15,7 @@ from edgelite.interpreter.allocation import STATEFUL_OPS
 from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.base import Kernel, OpContext, TensorInfo
 from edgelite.interpreter.kernels.opdef import TYPE_GENERIC, QuantRule
-from edgelite.interpreter.model_objects import Quantization
+from edgelite.interpreter.loader.model_objects import Quantization
 from edgelite.schema import ops as schema_ops
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,8 +118,8 @@ ALLOWED_TABLES = {
     "schema/ops.py": "the schema: which options table each builtin has (tflite.fbs)",
     "schema/layout.py": "generated from tflite.fbs (layout_gen.py): the schema's enums",
     "converter/micro_ops.py": _TFLM,
-    "interpreter/micro_uint8.py": _TFLM,
-    "interpreter/tflm_arena.py": _TFLM,
+    "interpreter/micro/uint8.py": _TFLM,
+    "interpreter/micro/arena.py": _TFLM,
     "converter/passes/narrow_int64_arithmetic.py": "its interval arithmetic's cases, by op",
     "converter/passes/identify_dilated_conv.py:CONVS": _COVERAGE,
     "converter/quantize/adaround.py:LAYERS": _COVERAGE,

@@ -46,7 +46,7 @@ import numpy as np
 
 from ...interpreter.kernels import OPS
 from ...interpreter.kernels.opdef import QuantRule
-from ...interpreter.names import quoted, shown
+from edgelite.names import quoted, shown
 from .exact import ExactSum
 
 INPUT_MARGIN_DB = 6.0     # inputs' error >= 4x the op's own: the op is not the cause

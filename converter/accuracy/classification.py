@@ -13,8 +13,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from ..files import shown_path
 from ..runner import ModelRunner
 from ..sample_data import names_list

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError, ShapeError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError, ShapeError
+from edgelite.names import quoted
 from ..files import shown_path
 from ..shards.execute import worker_cache
 from ..shards.source import Shard

@@ -18,7 +18,7 @@ import copy
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ...schema import model_io
 from ...schema import generated_tflite as tfl
 from ..runner import ModelRunner

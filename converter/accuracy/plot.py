@@ -7,8 +7,8 @@ import io
 import math
 import os
 
-from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import shown
+from edgelite.errors import EdgeliteError
+from edgelite.names import shown
 from ..files import quoted_path, write_atomic
 from .compare import CompareReport
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ...interpreter.names import shown
+from edgelite.names import shown
 from ..files import shown_path
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from typing import Mapping, Union
 
 import numpy as np
 
-from ...interpreter.errors import DTypeError, EdgeliteError
-from ...interpreter.fileio import read_regular
-from ...interpreter.names import quoted
+from edgelite.errors import DTypeError, EdgeliteError
+from edgelite.fileio import read_regular
+from edgelite.names import quoted
 from ..files import quoted_path
 from ..keras.files import is_keras_file
 from ..runner import ModelRunner

@@ -27,9 +27,9 @@ taken branch (the untaken one is never lowered nor reported), any other becomes 
 
 from __future__ import annotations
 
-from ...interpreter.errors import GraphError
+from edgelite.errors import GraphError
 from ...schema import graph_pb2
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..graphdef import TensorRef, data_inputs, parse_ref
 from .functions import Library
 from .slices import consumers, control_and_data, cut_function, new_node, unique

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...interpreter.errors import GraphError
-from ...interpreter.names import quoted
+from edgelite.errors import GraphError
+from edgelite.names import quoted
 from ..graphdef import TensorRef, data_inputs, parse_ref
 from .functions import Library
 from .slices import SOURCE_OPS, consumers, control_and_data, cut_function, new_node, unique

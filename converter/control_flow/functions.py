@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...interpreter.errors import GraphError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import GraphError
+from edgelite.names import quoted, shown
 from ...schema import graph_pb2
 from ..graphdef import parse_ref
 

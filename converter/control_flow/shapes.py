@@ -16,8 +16,8 @@ that move with them become dynamic too.
 
 from __future__ import annotations
 
-from ...interpreter.errors import EdgeliteError, ShapeError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError, ShapeError
+from edgelite.names import quoted
 from ..ir import PSEUDO_OPS, Graph, Op, Tensor
 from .. import value_shapes
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...interpreter.errors import GraphError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import GraphError
+from edgelite.names import quoted, shown
 from ...schema import graph_pb2
 from ..graphdef import TensorRef, parse_ref
 from .functions import FuncGraph, arg_node

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..savedmodel.loader import Loaded, SignatureIO
 from .files import is_keras_file, open_keras
-from ...interpreter.errors import EdgeliteError, ModelFormatError
+from edgelite.errors import EdgeliteError, ModelFormatError
 from .walker import MALFORMED, Walker
 from .weights import WeightIndex
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import ShapeError, UnsupportedOpError
+from edgelite.names import quoted
 from .graph import FLOAT, GraphWriter
 from .weights import LayerWeights
 

@@ -17,8 +17,8 @@ import os
 import zipfile
 from dataclasses import dataclass
 
-from ...interpreter.errors import EdgeliteError, ModelFormatError
-from ...interpreter.fileio import read_regular
+from edgelite.errors import EdgeliteError, ModelFormatError
+from edgelite.fileio import read_regular
 from ..files import quoted_path
 
 ZIP_MAGIC = b"PK\x03\x04"

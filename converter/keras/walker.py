@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError, GraphError, ModelFormatError, ShapeError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError, GraphError, ModelFormatError, ShapeError
+from edgelite.names import quoted
 from .context import KTensor, LayerCtx
 from .graph import GraphWriter
 from .layers import MODEL_CLASSES, rule_for

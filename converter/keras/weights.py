@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 
 MAX_WEIGHT_ELEMENTS = 1 << 28
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.errors import (EdgeliteError, GraphError, ShapeError,
-                                   UnsupportedOpError)
-from ...interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError, GraphError, ShapeError, UnsupportedOpError
+from edgelite.names import quoted, shown
 from ..graphdef import TFGraph, TensorRef, outputs_read
 from ..ir import Graph
 from ..passes.fold_constants import try_fold

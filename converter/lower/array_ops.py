@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from ..ir import Activation
 from .context import LowerCtx, attr_dtype, attr_int, attr_ints, attr_str, axis_in_rank, fail
 from .spec import (ANY, BOOL, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input, spec,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...interpreter.errors import DTypeError
+from edgelite.errors import DTypeError
 from .context import LowerCtx, attr_dtype, attr_tensor, fail
 from .spec import ANY, FLOAT, Attr, In, Lowering, dtype_name, spec
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError, GraphError, ShapeError, UnsupportedOpError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError, GraphError, ShapeError, UnsupportedOpError
+from edgelite.names import quoted, shown
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Graph, Tensor
 from ..tf_tensor import numpy_dtype, shape_from_proto, tensor_to_numpy

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import UnsupportedOpError
+from edgelite.names import quoted
 from ..graphdef import TensorRef, data_inputs
 from .context import LowerCtx, fail
 from .spec import ANY, BOOL, In, Lowering, spec

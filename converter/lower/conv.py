@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
 from .context import LowerCtx, attr_ints, attr_str, fail, nhwc_pair, require_nhwc
 from .spec import (DATA_FORMAT, MAX_WINDOW, REAL, Attr, In, Lowering, padding, spec,

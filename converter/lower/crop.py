@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from ..passes.fold_constants import try_fold
 from .context import LowerCtx, attr_float, attr_str, fail
 from .einsum import static_shape

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from ..shape_inference import infer_shapes
 from .context import LowerCtx, attr_bool, fail
 from .spec import FLOAT, Attr, In, Lowering, scalar_input, spec

@@ -26,8 +26,8 @@ import string
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import ShapeError, UnsupportedOpError
+from edgelite.names import quoted
 from ..ir import PSEUDO_OPS, Activation, Tensor
 from ..passes.fold_constants import try_fold
 from ..shape_inference import infer_op_shapes

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Tensor
 from .context import LowerCtx, attr_dtype, attr_int, fail
 from .spec import (ANY, INDEX, MAX_OUTPUTS, REAL, Attr, In, Lowering, scalar_input,

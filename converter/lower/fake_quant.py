@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError
+from edgelite.errors import GraphError, ShapeError
 from ..ir import Graph, Op, QuantParams, all_graphs
 from ..quantize.qarith import nudged_zero_point
 from .context import LowerCtx, attr_bool, attr_float, attr_int, fail

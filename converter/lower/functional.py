@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import DTypeError, EdgeliteError, GraphError, UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import DTypeError, EdgeliteError, GraphError, UnsupportedOpError
+from edgelite.names import quoted
 from ..control_flow import FuncGraph
 from ..graphdef import TFGraph, TensorRef
 from ..ir import Graph, Tensor, inputs_upstream

@@ -10,7 +10,7 @@ compared with a value only known at run time. One line per placeholder says whic
 
 from __future__ import annotations
 
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..graphdef import data_inputs
 from ..ir import Graph, inputs_upstream
 from ..tf_tensor import dtype_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 from .context import LowerCtx, attr_bool, attr_int, fail, require_nhwc
 from .spec import (ANY, DATA_FORMAT, INDEX, MAX_WINDOW, REAL, Attr, In, Lowering, spec)
 

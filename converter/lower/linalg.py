@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from .context import LowerCtx, attr_str, fail
 from .einsum import static_shape
 from .spec import INDEX, Attr, In, Lowering, scalar_input, spec

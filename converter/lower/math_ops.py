@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from ..ir import Activation
 from .context import LowerCtx, attr_bool, attr_dtype, axis_in_rank, fail
 from .spec import ANY, BOOL, INDEX, REAL, Attr, In, Lowering, NodeSpec, scalar_input, spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 from ..ir import Activation, Padding
 from .context import (LowerCtx, attr_bool, attr_dtype, attr_float, attr_int, attr_str, fail,
                       nhwc_pair, require_nhwc)

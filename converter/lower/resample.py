@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 from ..passes import fold_shapes
 from .context import LowerCtx, attr_bool, attr_str, fail
 from .einsum import static_shape

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from ..ir import Activation, Tensor
 from .context import LowerCtx, fail
 from .einsum import static_shape

@@ -18,8 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from ...interpreter.errors import DTypeError, GraphError, ShapeError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import DTypeError, GraphError, ShapeError
+from edgelite.names import quoted, shown
 from .context import LowerCtx, attr_dtype, fail
 
 _D = np.dtype

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import ShapeError, UnsupportedOpError
+from edgelite.names import quoted
 from ..graphdef import TensorRef, data_inputs
 from ..ir import Activation
 from .context import LowerCtx, attr_dtype, fail

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from ..ir import Tensor
 from .context import LowerCtx, attr_bool, attr_dtype, attr_shape, fail
 from .spec import ANY, INDEX, In, Lowering, spec

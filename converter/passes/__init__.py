@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ..ir import Graph, all_graphs, has_subgraphs, index_checks_enabled
 from ..shape_inference import infer_shapes
 from ..sample_data import names_list

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.kernels import OPS
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, Op
 from ..runner import ModelRunner

@@ -25,7 +25,7 @@ must be unused after the loop (the op does not output it). Any other activation 
 leaves the loop as it is.
 
 The loop becomes one UNIDIRECTIONAL_SEQUENCE_LSTM laid out as TensorFlow's converter lays
-it out (24 inputs: interpreter/kernels/lstm_operands.py; per-gate weights [U, F] / [U, U],
+it out (24 inputs: interpreter/kernels/lstm/operands.py; per-gate weights [U, F] / [U, U],
 per-gate biases, h and c as variable tensors, no peephole, projection or layer norm). When
 the sequence is TRANSPOSE(x, [1, 0, 2]) -- Keras' time-major view of its [B, T, F] input --
 the op reads x with time_major=False and the transpose goes (a REVERSE_V2 over time in
@@ -57,7 +57,7 @@ from .loops import counters as _counters, int_constant as _int_constant, ints as
 from .loops import takes_item, trip_count as _trip_count
 from .patterns import other_input
 
-GATES = ("input", "forget", "cell", "output")   # TFLite's operand order (lstm_operands.py)
+GATES = ("input", "forget", "cell", "output")   # TFLite's operand order (lstm/operands.py)
 SIGMOID, TANH = "LOGISTIC", "TANH"
 
 

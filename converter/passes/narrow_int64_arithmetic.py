@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import UnsupportedOpError
-from ...interpreter.names import quoted
+from edgelite.errors import UnsupportedOpError
+from edgelite.names import quoted
 from ..ir import Graph, Op, Tensor
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1

@@ -43,7 +43,7 @@ import numpy as np
 
 from ...interpreter.kernels import OPS
 from ..ir import Graph, Tensor
-from ...interpreter.micro_plan import ONLINE, greedy_offsets
+from ...interpreter.micro.plan import ONLINE, greedy_offsets
 
 ALIGN = 16             # TFLM's kBufferAlignment: each buffer's size is rounded up to it
 EXACT_STATES = 20_000  # states of the exact search per region; larger regions: heuristic
@@ -151,7 +151,7 @@ def lifetimes(dag: Dag, order: list[int]) -> list[tuple[int, int, int]]:
 
 def planner_peak(buffers: list[tuple[int, int, int]]) -> int:
     """The arena TFLM's GreedyMemoryPlanner lays these (size, first, last) buffers out in:
-    the interpreter's reimplementation of the planner (interpreter/micro_plan.py)."""
+    the interpreter's reimplementation of the planner (interpreter/micro/plan.py)."""
     if not buffers:
         return 0
     sizes, firsts, lasts = zip(*buffers)

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ...interpreter.errors import GraphError
-from ...interpreter.names import quoted
+from edgelite.errors import GraphError
+from edgelite.names import quoted
 from ..ir import Graph
 
 

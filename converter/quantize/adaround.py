@@ -60,7 +60,7 @@ import numpy as np
 from ...interpreter.blas import threads
 from ...interpreter.kernels import OPS
 from ...interpreter.kernels.base import OpContext
-from ...interpreter.kernels.window import conv_windows, patches_view
+from ...interpreter.kernels.common.window import conv_windows, patches_view
 from ..ir import Graph, Op
 from .staged import real, run_staged
 

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ...interpreter.kernels import OPS
 from ...interpreter.kernels.opdef import PROBABILITY_OUTPUT
-from ...interpreter.names import shown
+from edgelite.names import shown
 from ..export import export_tflite
 from ..ir import Graph
 from ..runner import run_all

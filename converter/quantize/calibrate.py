@@ -14,8 +14,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted, shown
 from ..files import quoted_path
 from ..sample_data import npy_layout, pick_inputs, read_array, read_arrays
 from .observers import CalibConfig, CalibMethod, MinMaxObserver

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ..runner import ModelRunner
 from ..shards.execute import map_shards, worker_cache
 from ..shards.source import PIECE_SAMPLES, Shard

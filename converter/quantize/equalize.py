@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..ir import Activation, Graph, Op, Tensor
 from ..runner import ModelRunner
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ...interpreter.kernels import OPS
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..ir import Graph, all_graphs
 from .params import QType, activation
 from .rules import FIXED_OUTPUT, INTEGER_OPS, SAME_AS_INPUT
@@ -18,7 +18,7 @@ def non_finite_ops(graph: Graph, ranges, calibrated: bool) -> frozenset[str]:
     as --keep-float takes them): IsFinite's SUB and EQUAL (x - x == 0: calibrated, x - x is
     the single value 0, which a quantized comparison cannot take; TF 2.21's int8 file makes
     them int8 with the output scale 7.8e-9, which LiteRT's SUB does not rescale to -- see
-    interpreter/kernels/add_paths.py -- and gets True from EQUAL's own rescaling; float
+    interpreter/kernels/common/add_paths.py -- and gets True from EQUAL's own rescaling; float
     costs no op more), and after calibration the ops writing or reading a float activation it gave no
     range because it held NaN or inf on every sample (the log of a negative number)."""
     def unranged(t) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ..files import quoted_path
 from .options import PrecisionOptions
 from .selective import GoalKind

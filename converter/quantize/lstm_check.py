@@ -35,7 +35,7 @@ from enum import Enum
 
 import numpy as np
 
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, Op
 from ..runner import ModelRunner

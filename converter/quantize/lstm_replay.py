@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interpreter.model_objects import Model
+from ...interpreter.loader.model_objects import Model
 from ..ir import Activation
 
 OPERATOR = "UNIDIRECTIONAL_SEQUENCE_LSTM"

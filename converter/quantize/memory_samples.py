@@ -15,8 +15,8 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
-from ...interpreter.errors import DTypeError, EdgeliteError
-from ...interpreter.names import quoted
+from edgelite.errors import DTypeError, EdgeliteError
+from edgelite.names import quoted
 from ..sample_data import NUMERIC_KINDS, dtype_text, names_list, pick_inputs
 
 Sample = dict[str, np.ndarray]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Callable, ContextManager
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from .calibrate import Preprocess
 from .lstm_check import LstmForm
 from .memory_samples import once_iterable

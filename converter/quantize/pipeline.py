@@ -34,8 +34,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from ..export import export_tflite
 from ..ir import Graph, all_graphs, has_subgraphs
 from ..runner import run_all

@@ -16,8 +16,8 @@ from enum import Enum
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
-from ...interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .lstm import fits as lstm_fits
 from .lstm import quantize_lstm, store_weights_int8
@@ -167,7 +167,7 @@ class _Rewriter:
     def keep_multiplier_below_one(self, op: Op, qt: QType) -> None:
         """ADD / SUB: an output scale of at least 4 * max(input scales) / 2^left_shift. At
         half that the output multiplier of add.cc / sub.cc reaches 1, where LiteRT's ADD
-        aborts and its SUB stops rescaling (interpreter/kernels/add_paths.py); an output
+        aborts and its SUB stops rescaling (interpreter/kernels/common/add_paths.py); an output
         range that narrow (a near-zero difference) is below the inputs' own steps anyway."""
         scales = [float((activation(float(t.data.min()), float(t.data.max()), qt) if t.is_const
                          else self.act_as(t, qt)).scale[0])

@@ -34,9 +34,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from ...interpreter.kernels import OPS
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ..ir import Graph, Op
 from ..sample_data import names_list
 from .rules import INT16_OPS, INTEGER_OPS, WEIGHT_AXIS

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...interpreter.names import quoted
+from edgelite.names import quoted
 from ...interpreter.quant_math import quantize
 from ..export import export_tflite
 from ..ir import Graph, Op, Tensor

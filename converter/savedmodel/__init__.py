@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ...interpreter.errors import GraphError
+from edgelite.errors import GraphError
 from ..bind import bind_placeholders
 from ..files import quoted_path
 from ..graphdef import load_graphdef

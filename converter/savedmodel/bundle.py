@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interpreter.errors import ModelFormatError, UnsupportedOpError
-from ...interpreter.fileio import open_regular, read_regular
-from ...interpreter.names import quoted
+from edgelite.errors import ModelFormatError, UnsupportedOpError
+from edgelite.fileio import open_regular, read_regular
+from edgelite.names import quoted
 from ...schema import graph_pb2 as pb
 from ..files import quoted_path
 from ..tf_tensor import MAX_RANK, dtype_name, num_elements, numpy_dtype

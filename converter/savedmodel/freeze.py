@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.errors import GraphError
-from ...interpreter.names import quoted
+from edgelite.errors import GraphError
+from edgelite.names import quoted
 from ...schema import graph_pb2 as pb
 from ..control_flow.functions import called_functions
 from ..graphdef import parse_ref

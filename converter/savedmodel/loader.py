@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, ModelFormatError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import GraphError, ModelFormatError
+from edgelite.names import quoted, shown
 from ...schema import graph_pb2 as pb
-from ...interpreter.fileio import read_regular
+from edgelite.fileio import read_regular
 from ..bind import bind_placeholders
 from ..files import quoted_path
 from ..graphdef import MAX_GRAPHDEF_BYTES, parse_ref

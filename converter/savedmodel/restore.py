@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...interpreter.errors import GraphError, UnsupportedOpError
-from ...interpreter.names import quoted, shown
+from edgelite.errors import GraphError, UnsupportedOpError
+from edgelite.names import quoted, shown
 from ..control_flow.functions import ARG_OP, FuncGraph, function_from_def
 from ..graphdef import parse_ref
 from ..tf_tensor import tensor_to_numpy

@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from ...interpreter.errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from .crc32c import crc32c, unmask
 
 MAGIC = 0xDB4775248B80FB57

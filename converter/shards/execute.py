@@ -16,7 +16,7 @@ from __future__ import annotations
 import socket
 from typing import Any, Callable, Iterable
 
-from ...interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from .source import Shard
 
 IN_FLIGHT_PER_WORKER = 2

@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ...interpreter.errors import EdgeliteError, ShapeError
+from edgelite.errors import EdgeliteError, ShapeError
 from ..files import quoted_path
 from ..sample_data import NpyLayout, npy_layout, read_arrays
 

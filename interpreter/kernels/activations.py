@@ -63,13 +63,12 @@ import numpy as np
 from .. import libm
 from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
-from .fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
-from .lut import table_kernel
-from .quantized_activations import elu_table, gelu_table
+from .common.fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
+from .common.lut import table_kernel
+from .common.quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
-from .requantize import (QUANTIZED, QParams, lut_kernel, make_lut, qparams,
-                         require_same_type)
-from .unary16 import LOGISTIC16, TANH16, lut16_kernel
+from .common.requantize import QUANTIZED, QParams, lut_kernel, make_lut, qparams, require_same_type
+from .int16.unary import LOGISTIC16, TANH16, lut16_kernel
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)

@@ -21,7 +21,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
-from ..names import quoted
+from edgelite.names import quoted
 
 SUPPORTED = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 

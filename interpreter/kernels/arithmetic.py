@@ -70,13 +70,13 @@ from typing import Callable
 import numpy as np
 
 from .. import native_ops, quant_math as qm
-from . import add_paths
+from .common import add_paths
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .binary import same_type_pair
-from .fused import Clamp, activation_clamp, apply_clamp
+from .common.fused import Clamp, activation_clamp, apply_clamp
 from .opdef import OpDef, QuantRule
-from .arith16 import INT16_LEFT_SHIFT, kernel16
-from .requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
+from .int16.arith import INT16_LEFT_SHIFT, kernel16
+from .common.requantize import QUANTIZED, activation_bounds, clamp_out, qparams, require_same_type
 from .versions import OpSignature, T
 
 SUPPORTED = (np.float32, np.int32, np.int64)
@@ -126,7 +126,7 @@ class FixedAdd:
     mo: tuple[int, int]  # of T / (2^20 * s_out)
     sign: int  # -1 for SUB
     rounding: qm.Rounding
-    left_shift: int = LEFT_SHIFT  # 15 for int16 (arith16.py)
+    left_shift: int = LEFT_SHIFT  # 15 for int16 (int16/arith.py)
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         mbqm = qm.multiply_by_quantized_multiplier_smaller_than_one_exp

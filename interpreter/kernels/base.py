@@ -37,9 +37,9 @@ import numpy as np
 
 from flatbuffers import flexbuffers
 
-from ..errors import DTypeError, ModelFormatError, ShapeError, UnsupportedOpError
-from ..names import quoted
-from ..model_objects import num_elements  # noqa: F401 (kernels import it from here)
+from edgelite.errors import DTypeError, ModelFormatError, ShapeError, UnsupportedOpError
+from edgelite.names import quoted
+from ..loader.model_objects import num_elements  # noqa: F401 (kernels import it from here)
 from ..kernel_set import DEFAULT_CONFIG, QuantConfig
 
 

@@ -15,7 +15,7 @@ float32: one np.matmul on (transposed) views into the output.
 
 Hybrid (EvalHybrid): every lhs row (of the depth, after adj_x) is quantized on its own,
 symmetric or with ``asymmetric_quantize_inputs`` asymmetric; the rhs is int8 per tensor;
-``out = acc * (s_r * s_w)`` (hybrid.py). With more than one batch dimension that is
+``out = acc * (s_r * s_w)`` (hybrid/). With more than one batch dimension that is
 not broadcast, LiteRT's reference kernel reads the scale, offset and weight column sums
 of another matrix than the one it multiplies (_batch_strides): REFERENCE reproduces
 that. The DEFAULT kernel set is XNNPACK's dynamically quantized batch matrix multiply
@@ -46,7 +46,7 @@ from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen,
 from .hybrid import (HybridOutput, InputQuant, Order, input_quant,
                      quantize_rows, require_int8_weights, weight_scales)
 from .opdef import OpDef, QuantRule
-from .requantize import qparams, require_same_type
+from .common.requantize import qparams, require_same_type
 from .versions import OpSignature, T
 
 

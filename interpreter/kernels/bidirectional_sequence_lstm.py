@@ -3,7 +3,7 @@ stepping from the last time step to the first, as LiteRT's
 bidirectional_sequence_lstm.cc runs them (lstm_eval.cc EvalFloat, forward_sequence
 false for the backward pass).
 
-48 inputs (lstm_operands.py): the forward cell's operands 1-17, the backward cell's
+48 inputs (lstm/operands.py): the forward cell's operands 1-17, the backward cell's
 18-34, the forward output / cell states 35 / 36 and the backward ones 37 / 38 (variable
 tensors, updated in place), an optional auxiliary input 39 and its weights 40-43
 (forward) / 44-47 (backward). LiteRT's three modes:
@@ -22,7 +22,7 @@ without one LiteRT's zeroed parameters mean batch-major.
 LiteRT has no integer BIDIRECTIONAL_SEQUENCE_LSTM (its Prepare takes float32 input
 only; TensorFlow's converter writes two UNIDIRECTIONAL_SEQUENCE_LSTMs and REVERSE_V2
 instead). Int8 weights with float input (hybrid, EvalHybrid for each direction) run
-the cell of lstm_hybrid.py, auxiliary weights int8 too.
+the cell of lstm/hybrid_cell.py, auxiliary weights int8 too.
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
 from .lstm import check_clips, time_view
-from .fused import NONE
-from .lstm_float import (FloatCell, input_contributions, nonzero_inputs, prepare_float_cell,
-                         run_float)
-from .lstm_hybrid import hybrid_input_contributions, is_hybrid, prepare_hybrid_cell, \
-    run_hybrid
-from .lstm_operands import CellOperands, cell_geometry, float_operands, input_dims, \
-    read_cell, state
+from .common.fused import NONE
+from .lstm.float_cell import (FloatCell, input_contributions, nonzero_inputs, prepare_float_cell,
+                              run_float)
+from .lstm.hybrid_cell import (hybrid_input_contributions, is_hybrid, prepare_hybrid_cell,
+                               run_hybrid)
+from .lstm.operands import (CellOperands, cell_geometry, float_operands, input_dims, read_cell,
+                            state)
 from .opdef import OpDef
 from .versions import hybrid_2_asymmetric_3
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, temporary
 from .lstm import time_view
-from .lstm_operands import float_operands, input_dims, state
+from .lstm.operands import float_operands, input_dims, state
 from .opdef import OpDef
 from .rnn import FloatRnnCell, HybridRnnCell, check_cell, prepare_cell, run_cell
 from .versions import hybrid_2_asymmetric_3

@@ -39,12 +39,13 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import EdgeliteError
-from ..names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
-from .fused import Clamp, activation_clamp, apply_clamp
+from .common.fused import Clamp, activation_clamp, apply_clamp
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .pair_table import div_values, prelu_values, quantized_pair_kernel, squared_difference_values
+from .common.pair_table import (div_values, prelu_values, quantized_pair_kernel,
+                                squared_difference_values)
 from .versions import INT8_2, OpSignature, T, by_input_type
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..names import quoted
+from edgelite.errors import ShapeError
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
 

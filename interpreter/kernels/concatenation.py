@@ -30,12 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, normalize_axis
-from .fused import Clamp, activation_clamp, apply_clamp
+from .common.fused import Clamp, activation_clamp, apply_clamp
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .requantize import make_lut, qparams
-from .same_params import checked
+from .common.requantize import make_lut, qparams
+from .common.same_params import checked
 from .versions import OpSignature, T, by_input_type
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,

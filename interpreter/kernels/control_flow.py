@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from ..runloop import run
 from .base import Kernel, OpContext, OutputSpec, storage_dtype
 from .opdef import OpDef

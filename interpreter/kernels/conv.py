@@ -57,30 +57,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from ..parallel import output_slices, run_slices, worth_splitting
-from .accumulator import AccumulatorPlan, plan_accumulator
+from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
-from .fused import Clamp, activation_clamp, apply_clamp
-from . import hybrid_conv
+from .common.fused import Clamp, activation_clamp, apply_clamp
+from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
-from .requantize import (
-    QUANTIZED,
-    OutputStage,
-    QParams,
-    Requant,
-    activation_bounds,
-    channel_params,
-    fixed_requant,
-    fp32_requant,
-    output_stage,
-    qparams,
-    require_same_type,
-)
-from .affine16 import CONV16
-from .native_gemm import native_gemm
-from .window import Window1D, conv_windows, padded_scratch, patches_view, tap_view
+from .common.requantize import (QUANTIZED, OutputStage, QParams, Requant, activation_bounds,
+                                channel_params, fixed_requant, fp32_requant, output_stage, qparams,
+                                require_same_type)
+from .int16.affine import CONV16
+from .common.native_gemm import native_gemm
+from .common.window import Window1D, conv_windows, padded_scratch, patches_view, tap_view
 
 IM2COL_MAX_BYTES = 2**28  # 256 MiB
 

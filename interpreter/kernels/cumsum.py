@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import OpDef
-from ..names import quoted
+from edgelite.names import quoted
 
 DTYPES = (np.float32, np.int32, np.int64)
 

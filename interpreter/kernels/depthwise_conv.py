@@ -35,17 +35,17 @@ import numpy as np
 
 from .. import native as native_backend
 from ..parallel import output_slices, row_ranges, run_slices, worth_splitting
-from .accumulator import AccumulatorPlan, plan_accumulator
+from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
-from .fused import Clamp, activation_clamp, apply_clamp
-from . import hybrid_conv
+from .common.fused import Clamp, activation_clamp, apply_clamp
+from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
 from .versions import OpSignature, T
-from .requantize import OutputStage, activation_bounds, output_stage, qparams
-from .affine16 import DEPTHWISE16
-from .window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
-                     tap_buffer)
+from .common.requantize import OutputStage, activation_bounds, output_stage, qparams
+from .int16.affine import DEPTHWISE16
+from .common.window import (TapBuffer, Window1D, conv_windows, padded_scratch, patches_view,
+                            tap_buffer)
 
 
 # Ops with up to this many products (output values x kernel taps) take the small-tensor

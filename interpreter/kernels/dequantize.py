@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import native_ops
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .opdef import OpDef
 from .versions import OpSignature, T

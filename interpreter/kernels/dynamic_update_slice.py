@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, first_match, input_type

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..names import quoted
+from edgelite.errors import ShapeError
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import OpDef
 from .versions import OpSignature, T

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
 

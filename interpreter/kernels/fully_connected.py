@@ -49,27 +49,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...schema import ops as schema_ops
-from ..names import quoted
-from .accumulator import AccumulatorPlan, plan_accumulator
+from edgelite.names import quoted
+from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
-from .fused import Clamp, activation_clamp, apply_clamp
-from . import hybrid_fc
+from .common.fused import Clamp, activation_clamp, apply_clamp
+from .hybrid import fully_connected as hybrid_fc
 from .opdef import Affine, OpDef, QuantRule
-from .requantize import (
-    QUANTIZED,
-    OutputStage,
-    activation_bounds,
-    channel_params,
-    fixed_requant,
-    float64_requant,
-    fp32_requant,
-    micro_fc_reals,
-    output_stage,
-    qparams,
-    require_same_type,
-)
-from .affine16 import fully_connected16
-from .native_gemm import native_gemm
+from .common.requantize import (QUANTIZED, OutputStage, activation_bounds, channel_params,
+                                fixed_requant, float64_requant, fp32_requant, micro_fc_reals,
+                                output_stage, qparams, require_same_type)
+from .int16.affine import fully_connected16
+from .common.native_gemm import native_gemm
 from .versions import OpSignature, T
 
 DEFAULT_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.DEFAULT

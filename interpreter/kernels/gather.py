@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import OpSignature, T
-from ..names import quoted
+from edgelite.names import quoted
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import OpSignature, T
-from ..names import quoted
+from edgelite.names import quoted
 
 PARAMS = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 INDICES = (np.int16, np.int32, np.int64)

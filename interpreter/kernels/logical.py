@@ -34,9 +34,9 @@ from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .binary import same_type_pair
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .requantize import QUANTIZED, make_lut, qparams
+from .common.requantize import QUANTIZED, make_lut, qparams
 from .versions import INT8_2, INT8_2_INT16_3, OpSignature, T, by_input_type
-from ..names import quoted
+from edgelite.names import quoted
 
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 

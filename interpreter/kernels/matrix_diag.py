@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 

@@ -41,10 +41,10 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import OpDef
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from ..libm import expf
-from ..model import MAX_TENSOR_BYTES
-from ..names import quoted
+from ..loader.model import MAX_TENSOR_BYTES
+from edgelite.names import quoted
 
 F32 = np.float32
 MAX_OUTPUT_SIZE = MAX_TENSOR_BYTES // 4  # int32 slots an output may hold

@@ -55,11 +55,11 @@ from .. import quant_math as qm
 
 from .base import (Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch,
                    temporary)
-from .fused import Clamp, activation_clamp, apply_clamp
-from .fixed_point16 import inv_sqrt_multiplier
+from .common.fused import Clamp, activation_clamp, apply_clamp
+from .common.fixed_point16 import inv_sqrt_multiplier
 from .opdef import TANH_OUTPUT, OpDef, QuantRule
-from .lut import unary_quantized
-from .requantize import QUANTIZED
+from .common.lut import unary_quantized
+from .common.requantize import QUANTIZED
 from .versions import OpSignature, T
 
 EPSILON = np.float32(1e-6)

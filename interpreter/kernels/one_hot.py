@@ -25,7 +25,7 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import OpDef
-from ..names import quoted
+from edgelite.names import quoted
 
 VALUE_DTYPES = (np.float32, np.int32, np.int64, np.int8, np.uint8, np.bool_)
 

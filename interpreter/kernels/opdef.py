@@ -95,7 +95,7 @@ import numpy as np
 
 from .base import Chosen, Kernel, OpContext, run_chosen
 from .hybrid import is_hybrid
-from .requantize import is_quantized, is_quantized16
+from .common.requantize import is_quantized, is_quantized16
 from .versions import VersionRule, first_version
 
 TYPE_GENERIC = "type-generic"  # integer= / int16=TYPE_GENERIC: the float kernel serves them

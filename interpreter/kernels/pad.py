@@ -18,9 +18,9 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .same_params import checked
+from .common.same_params import checked
 from .versions import INT8_2_INT16_3, T, first_match, input_type, rank_above
-from ..names import quoted
+from edgelite.names import quoted
 
 SUPPORTED = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64,
              np.bool_)

@@ -42,14 +42,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import native as native_backend
-from ..names import quoted
+from edgelite.names import quoted
 from ..parallel import row_ranges, run_slices, worth_splitting
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
-from .fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
+from .common.fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
-from .requantize import QUANTIZED, activation_bounds, qparams, require_same_type
-from .window import TapBuffer, pool_windows, tap_buffer, valid_counts
+from .common.requantize import QUANTIZED, activation_bounds, qparams, require_same_type
+from .common.window import TapBuffer, pool_windows, tap_buffer, valid_counts
 
 LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest()
 

@@ -44,12 +44,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import native_ops, quant_math as qm
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
-from .fused import clamp_inplace
+from .common.fused import clamp_inplace
 from .opdef import OpDef
-from .requantize import (QUANTIZED, LutRecord, apply_lut, channel_params, lut_kernel, make_lut,
-                         qparams)
+from .common.requantize import (QUANTIZED, LutRecord, apply_lut, channel_params, lut_kernel,
+                                make_lut, qparams)
 from .versions import OpSignature, T
 
 ALL_INT16 = np.arange(-32768, 32768, dtype=np.int64)

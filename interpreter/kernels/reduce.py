@@ -65,8 +65,8 @@ import numpy as np
 from .. import native_ops, quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
-from .requantize import QUANTIZED, clamp_out, qparams, require_same_type
-from .same_params import checked
+from .common.requantize import QUANTIZED, clamp_out, qparams, require_same_type
+from .common.same_params import checked
 from .versions import INT8_2, INT8_2_INT16_3, INT8_OR_INT16_2
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, normalize_axis, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
-from ..names import quoted
+from edgelite.names import quoted
 from ..runloop import copy_step
 
 

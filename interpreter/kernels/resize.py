@@ -68,10 +68,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .requantize import QUANTIZED
+from .common.requantize import QUANTIZED
 from .versions import OpSignature, T
 
 F32 = np.float32

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
-from ..names import quoted
+from edgelite.names import quoted
 
 DTYPES = (np.float32, np.float16, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_)
 

@@ -17,7 +17,7 @@ and state: kernel_utils::RnnBatchStep quantizes x and h per batch row on the fly
 
     h = act(b + float(W_q . x_q) * (s_x * s_W) + float(R_q . h_q) * (s_h * s_R))
 
-(hybrid_rows.py).
+(hybrid/rows.py).
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, temporary
-from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
+from .hybrid.rows import HybridWeights, accumulate_products, quantize_rows
 from .lstm import time_view
-from .eigen_math import activate
-from .lstm_float import activation_code, constant_float
-from .lstm_operands import float_operands, input_dims, state
+from .common.eigen_math import activate
+from .lstm.float_cell import activation_code, constant_float
+from .lstm.operands import float_operands, input_dims, state
 from .opdef import OpDef
-from .requantize import per_tensor_scale
+from .common.requantize import per_tensor_scale
 from .versions import hybrid_2_asymmetric_3
 
 HIDDEN_STATE = 4

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..names import quoted
+from edgelite.errors import ShapeError
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen
 from .opdef import OpDef
 

@@ -30,11 +30,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..model import MAX_TENSOR_BYTES
+from edgelite.errors import ShapeError
+from ..loader.model import MAX_TENSOR_BYTES
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import OpDef
-from ..names import quoted
+from edgelite.names import quoted
 
 DATA = (np.float32, np.int32)
 INT_MAX = 2**31 - 1

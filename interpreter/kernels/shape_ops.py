@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import MAX_TENSOR_BYTES
-from ..names import quoted
+from ..loader.model import MAX_TENSOR_BYTES
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .same_params import checked
+from .common.same_params import checked
 from .versions import T, by_input_type
 
 INT_TYPES = (np.int32, np.int64)

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..names import quoted
+from edgelite.errors import ShapeError
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, first_match, input_type, option_set, rank_above

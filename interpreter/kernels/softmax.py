@@ -44,12 +44,12 @@ from .. import libm
 from .. import native as native_backend
 from .. import quant_math as qm
 from ..parallel import row_ranges, run_slices, worth_splitting
-from ..errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
-from .lut import unary_quantized
+from .common.lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
-from .requantize import QUANTIZED, qparams, require_same_type
-from .softmax16 import softmax16
+from .common.requantize import QUANTIZED, qparams, require_same_type
+from .int16.softmax import softmax16
 from .versions import INT8_2, INT8_2_INT16_3
 
 

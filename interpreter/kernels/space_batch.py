@@ -36,9 +36,9 @@ import numpy as np
 
 from .base import Kernel, OpContext, OutputSpec, scratch, temporary
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from .same_params import checked
+from .common.same_params import checked
 from .versions import T, first_match, input_type
-from ..names import quoted
+from edgelite.names import quoted
 
 SUPPORTED = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
 INT32_MAX = 2**31 - 1  # TFLite's dimensions are int32

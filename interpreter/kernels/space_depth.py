@@ -22,7 +22,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import INT8_2
-from ..names import quoted
+from edgelite.names import quoted
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ ReductionSumVector over the rank). The kernels:
 * float32 (EvalFloatSVDF): the feature product as a float matmul (LiteRT's summation
   order differs: float rounding);
 * hybrid (EvalHybridSVDF): int8 W_f and W_t with float32 x, bias and state; x is
-  quantized per batch row on the fly (hybrid_rows.py; asymmetric with the option
+  quantized per batch row on the fly (hybrid/rows.py; asymmetric with the option
   ``asymmetric_quantize_inputs``), the newest activation is ``float(dot) * (s_x *
   s_Wf)``, and W_t is used dequantized, ``float32(q * s_Wt)``;
 * full integer (EvalIntegerSVDF): int8 x (zero point z_x), int8 W_f, int16 W_t and
@@ -41,14 +41,14 @@ import numpy as np
 
 from .. import quant_math as qm
 from ...schema.ops import ACTIVATION
-from ..names import quoted
+from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen
-from .hybrid_rows import HybridWeights, accumulate_products, quantize_rows
-from .eigen_math import activate
-from .lstm_float import activation_code
-from .lstm_operands import state as variable_state
+from .hybrid.rows import HybridWeights, accumulate_products, quantize_rows
+from .common.eigen_math import activate
+from .lstm.float_cell import activation_code
+from .lstm.operands import state as variable_state
 from .opdef import OpDef, QuantRule
-from .requantize import per_tensor_scale, qparams
+from .common.requantize import per_tensor_scale, qparams
 from .versions import OpSignature, T
 
 STATE = 4

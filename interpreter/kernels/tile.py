@@ -18,7 +18,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, by_input_type
-from ..names import quoted
+from edgelite.names import quoted
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec, num_elements
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import OpSignature, T
-from ..names import quoted
+from edgelite.names import quoted
 
 DTYPES = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
 

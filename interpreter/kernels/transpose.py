@@ -15,7 +15,7 @@ import numpy as np
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import T, first_match, input_type, rank_above
-from ..names import quoted
+from edgelite.names import quoted
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """TRANSPOSE_CONV (float32; int8, uint8 and 16x8 below; dynamic-range -- float32 input,
-int8 weights -- in hybrid_transpose_conv.py): the gradient of CONV_2D with respect to its
+int8 weights -- in hybrid/transpose_conv.py): the gradient of CONV_2D with respect to its
 input.
 
 Inputs (tensorflow/lite/kernels/transpose_conv.cc): output_shape (int32 [4], constant
@@ -64,17 +64,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quant_math as qm
-from ..names import quoted
-from .accumulator import AccumulatorPlan, GemmPath
+from edgelite.names import quoted
+from .common.accumulator import AccumulatorPlan, GemmPath
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .conv import conv_requant
-from . import hybrid_transpose_conv
-from .fused import Clamp, activation_clamp, apply_clamp
+from .hybrid import transpose_conv as hybrid_transpose_conv
+from .common.fused import Clamp, activation_clamp, apply_clamp
 from .opdef import Affine, OpDef, QuantRule
-from .requantize import (OutputStage, activation_bounds, channel_params,
-                         output_stage, qparams, require_same_type)
+from .common.requantize import (OutputStage, activation_bounds, channel_params, output_stage,
+                                qparams, require_same_type)
 from .versions import OpSignature, T
-from .window import SAME, VALID, padding_option
+from .common.window import SAME, VALID, padding_option
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import quant_math as qm
 from .base import Kernel, OpContext, OutputSpec
-from .lut import cfloat, float_table, full_table, table_kernel
+from .common.lut import cfloat, float_table, full_table, table_kernel
 from .normalization import inv_sqrt
 from .opdef import OpDef, QuantRule
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type

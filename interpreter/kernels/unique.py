@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
-from ..names import quoted
+from edgelite.names import quoted
 
 VALUES = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DTypeError, InterpreterStateError, ShapeError
-from ..names import quoted
+from edgelite.errors import DTypeError, InterpreterStateError, ShapeError
+from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, RESOURCE_DTYPE, num_elements
 from .opdef import OpDef
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...schema import ops as schema_ops
 from ...schema.ops import TensorType as T
-from ..model_objects import Operator, Subgraph, Tensor
+from ..loader.model_objects import Operator, Subgraph, Tensor
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ShapeError
+from edgelite.errors import ShapeError
 from .base import Kernel, OpContext, OutputSpec
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .versions import OpSignature, T

@@ -12,7 +12,7 @@
  * wrap32(exact), which is what TFLite's int32 accumulator gives and what the numpy kernels
  * compute from their exact float sums (accumulator.py), so the outputs are identical.
  *
- * Weights are packed once (interpreter/kernels/native_gemm.py) into panels of NR = 16
+ * Weights are packed once (interpreter/kernels/common/native_gemm.py) into panels of NR = 16
  * output channels: for each pair of k, the 16 channels' two values side by side,
  * (K_pad / 2, 16, 2) int16 -- two 256-bit vectors per k pair. A block of rows of A is
  * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,

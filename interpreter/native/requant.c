@@ -1,7 +1,7 @@
 /* The output stage of the int8 / uint8 accumulating kernels (CONV_2D, DEPTHWISE_CONV_2D,
  * FULLY_CONNECTED): acc (+ bias) -> requantize -> + zero point -> clamp -> int8 / uint8,
  * one pass over the accumulator. Each formula is the numpy one in
- * interpreter/kernels/requantize.py, step for step, so results are identical:
+ * interpreter/kernels/common/requantize.py, step for step, so results are identical:
  *
  *   fixed, DOUBLE  MultiplyByQuantizedMultiplier (TFLite common.h, gemmlowp
  *                  SaturatingRoundingDoublingHighMul + RoundingDivideByPOT)

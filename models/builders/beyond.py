@@ -62,7 +62,7 @@ def _flex(pb_path, built: Built) -> dict:
 
 def _op_names(model: bytes) -> list[str]:
     """Operator names in execution order: builtins by name, custom ops by custom code."""
-    from edgelite.interpreter.model import load_model
+    from edgelite.interpreter.loader.model import load_model
 
     return [op.custom_code or op.name for op in load_model(model).subgraphs[0].operators]
 

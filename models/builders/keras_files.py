@@ -339,7 +339,7 @@ def tf_op_count(model) -> int:
 
 def all_ops(flat: bytes) -> int:
     """Operators in every subgraph (WHILE bodies and conds included)."""
-    from edgelite.interpreter.model import load_model
+    from edgelite.interpreter.loader.model import load_model
     return sum(len(sg.operators) for sg in load_model(flat).subgraphs)
 
 

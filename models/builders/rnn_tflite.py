@@ -196,7 +196,7 @@ def sqnr_db(y: np.ndarray, ref: np.ndarray) -> float:
 
 EDGELITE_OPS = """
 import json, sys
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 res = {}
 for path in sys.argv[1:]:
     m = load_model(open(path, "rb").read())

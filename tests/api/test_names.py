@@ -10,7 +10,7 @@ import edgelite.testing as et
 from edgelite.converter import convert
 from edgelite.converter.accuracy import compare, evaluate
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.converter.hostile import HEAD, HOSTILE, assert_inert
 from tests.converter.tfgraph import GraphBuilder
 

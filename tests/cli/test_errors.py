@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgelite.cli import errors, inspect_cmd
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS, ROOT
 
 from tests.support.cli import error_line, invoke

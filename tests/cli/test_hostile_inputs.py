@@ -223,7 +223,7 @@ def test_run_compare_eval_refuse_to_replace_their_inputs(tmp_path):
 
 
 def test_the_api_refuses_to_replace_its_input(tmp_path):
-    from edgelite.interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     source = tmp_path / "g.pb"
     source.write_bytes(GRAPHDEF.read_bytes())
     with pytest.raises(EdgeliteError, match="is the input .*writing it would destroy"):

@@ -1,5 +1,5 @@
 """`edgelite inspect` (cli/inspect_cmd.py): ops, tensors, subgraphs and the arena; with
-`--target micro` and `--footprint [--json]` (interpreter/tflm_arena.py, micro_footprint.py)
+`--target micro` and `--footprint [--json]` (interpreter/micro/arena.py, micro/footprint.py)
 exact values on a hand-built int8 model and on a sample model."""
 
 import json
@@ -7,9 +7,9 @@ import json
 import numpy as np
 
 from edgelite.interpreter import micro_arena
-from edgelite.interpreter.micro_footprint import footprint
+from edgelite.interpreter.micro.footprint import footprint
 from tests.conftest import MODELS
-from tests.interpreter.test_micro_footprint import conv_fc_model
+from tests.interpreter.micro.test_footprint import conv_fc_model
 from tests.support.cli import invoke
 
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 import edgelite
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.support.cli import invoke
 from tests.conftest import MODELS
 

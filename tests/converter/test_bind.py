@@ -7,7 +7,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, check, convert_detailed
 from edgelite.converter.bind import bind_placeholders, parse_set, parse_value
-from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError
+from edgelite.errors import DTypeError, GraphError, ShapeError
 from edgelite.converter.tf_tensor import tensor_to_numpy
 
 from .lower.lowering import BOOL, F32, I32, floats, graph, rng

@@ -13,7 +13,7 @@ from edgelite.converter.ir import Graph, Op, QuantParams
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.versions import signature_of
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema.model_io import pack_model
 from tests.conftest import MODELS, sample_files

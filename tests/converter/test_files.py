@@ -14,7 +14,7 @@ import pytest
 
 from edgelite.converter import files
 from edgelite.converter.files import check_writable, current_umask, write_atomic
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.support.cli import IS_ROOT, read_only_folder
 
 

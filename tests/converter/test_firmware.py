@@ -19,7 +19,7 @@ from edgelite.converter.firmware import (KEYWORDS, MAX_NAME_CHARS, check_name, d
                                          export_c_array, xxd_name)
 from edgelite.converter.micro_ops import CUSTOM_METHOD, RESOLVER_METHOD
 from edgelite.interpreter import micro_arena
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS, micro_module
 
 CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
@@ -148,7 +148,7 @@ def test_arenas_for_the_device_and_a_64bit_host_build(tmp_path, model):
     # package, what a PC-side test runs) needs kTensorArenaSizeHost: with it the model runs
     # there, with the 32-bit figure TFLM fails to allocate
     from edgelite.interpreter import Interpreter
-    from tests.interpreter.test_tflm_arena import works_in_tflm
+    from tests.interpreter.micro.test_arena import works_in_tflm
     data = model.read_bytes()
     interp = Interpreter(model_content=data)
     interp.allocate_tensors()
@@ -184,7 +184,7 @@ def test_resource_variables_are_counted_and_explained(tmp_path):
     (SSD, None),
 ])
 def test_generated_files_compile_and_hold_the_model(tmp_path, model, methods):
-    from edgelite.interpreter.model import load_model
+    from edgelite.interpreter.loader.model import load_model
     data = model.read_bytes()
     name = xxd_name(model.name)
     out = export_c_array(data, tmp_path / "fw", name, 12_345, model.name)

@@ -11,7 +11,7 @@ from edgelite.converter.graph_model import interpreter_model
 from edgelite.converter.ir import Activation, Graph, QuantParams
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.converter.shape_inference import infer_shapes
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 
 CALIB = str(MODELS / "digits_calib.npy")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.graphdef import TFGraph, TensorRef, load_graphdef, parse_ref
-from edgelite.interpreter.errors import GraphError, ModelFormatError
+from edgelite.errors import GraphError, ModelFormatError
 
 from .tfgraph import GraphBuilder
 

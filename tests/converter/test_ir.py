@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.ir import Graph, Op, all_graphs, inputs_upstream
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 
 def _chain():

@@ -16,7 +16,7 @@ from edgelite.converter.ir import Graph, Op, all_graphs
 from edgelite.converter.lower import lower_graph
 from edgelite.converter.passes import run_passes
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 from ..conftest import MODELS
 from .tfgraph import GraphBuilder

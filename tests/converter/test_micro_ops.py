@@ -12,8 +12,8 @@ from edgelite.converter.micro_ops import (CUSTOM_METHOD, FLOAT_ONLY, NO_INT16,
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.converter.runner import as_input
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError, UnsupportedOpError
-from edgelite.interpreter.model import load_model
+from edgelite.errors import EdgeliteError, UnsupportedOpError
+from edgelite.interpreter.loader.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema.ops import BUILTIN_CODE
 from edgelite.schema.model_io import pack_model

@@ -8,7 +8,7 @@ import pytest
 import edgelite.converter
 from edgelite.converter import QuantizeOptions
 from edgelite.converter.quantize import CalibConfig, QuantMode
-from edgelite.interpreter.errors import EdgeliteError, GraphError, UnsupportedOpError
+from edgelite.errors import EdgeliteError, GraphError, UnsupportedOpError
 
 from .hostile import BINARY, HEAD, HOSTILE, assert_inert
 from .tfgraph import GraphBuilder

@@ -6,7 +6,7 @@ import pytest
 
 from edgelite.converter import passes
 from edgelite.converter.passes import run_passes
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from .irgraph import NONE, conv_graph, rand, then
 

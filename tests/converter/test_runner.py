@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.runner import ModelRunner, as_input, run_all
-from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
 from tests.interpreter.tflite_builder import ModelBuilder
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from edgelite.converter.sample_data import (MAX_DATA_BYTES, names_list, pick_inputs,
                                             read_array, read_arrays)
-from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
 
 from .datafiles import npy_bytes, npy_header
 

@@ -6,7 +6,7 @@ import pytest
 
 from edgelite.converter.ir import Graph
 from edgelite.converter.shape_inference import infer_op_shapes, infer_shapes
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from .irgraph import NONE, conv_graph
 

@@ -7,7 +7,7 @@ from ai_edge_litert.interpreter import Interpreter as LiteRT
 from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Graph
 from edgelite.converter.shape_inference import infer_shapes
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.converter.shared_buffers import share_identical_buffers
 from tests.converter.irgraph import NONE, rand, run_ir

@@ -11,7 +11,7 @@ import edgelite
 from edgelite.converter import convert_detailed
 from edgelite.converter.export import export_tflite
 from edgelite.converter.savedmodel import SignatureIO
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 
 LOOPS = {"branch": MODELS / "rnn_cond.functional.pb", "loop": MODELS / "rnn_while_loop.pb"}

@@ -9,7 +9,7 @@ from edgelite.converter import convert
 from edgelite.converter.export import export_tflite
 from edgelite.converter.ir import Graph
 from edgelite.converter.tf_tensor import const_budget, num_elements, tensor_to_numpy
-from edgelite.interpreter.errors import ModelFormatError, ShapeError
+from edgelite.errors import ModelFormatError, ShapeError
 from edgelite.schema import graph_pb2
 
 from .tfgraph import GraphBuilder

@@ -45,7 +45,7 @@ def run_tflite(data: bytes) -> None:
 def run_graphdef(data: bytes) -> None:
     """check, then convert; a model that converts is also run (load, allocate, invoke)."""
     from edgelite import converter
-    from edgelite.interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     try:
         converter.check(data)
     except EdgeliteError:
@@ -79,7 +79,7 @@ def misbehave(seed: int) -> None:
 
 
 def run_case(kind: str, seed: int) -> dict:
-    from edgelite.interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     from tests.fuzz.mutate import Case, build
     try:
         with warnings.catch_warnings():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edgelite.interpreter.model_objects import DimensionMetadata, Sparsity
+from edgelite.interpreter.loader.model_objects import DimensionMetadata, Sparsity
 from edgelite.schema import generated_tflite as tfl
 
 INDEX_VECTORS = {np.int32: (tfl.SparseIndexVector.Int32Vector, tfl.Int32VectorT),

@@ -6,8 +6,8 @@ import pytest
 
 from edgelite.interpreter.details import (detail_dtype, dequantized, op_details,
                                           tensor_details)
-from edgelite.interpreter.errors import DTypeError, GraphError
-from edgelite.interpreter.model import load_model
+from edgelite.errors import DTypeError, GraphError
+from edgelite.interpreter.loader.model import load_model
 
 from .tflite_builder import ModelBuilder
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import MemoryLimitError, ShapeError
+from edgelite.errors import MemoryLimitError, ShapeError
 from tests.bounded import run_bounded
 from tests.conftest import litert_module
 from tests.support import KERNEL_SETS, assert_close, litert_interpreter
@@ -310,7 +310,7 @@ import sys
 import numpy as np
 from tests.interpreter.test_dynamic import _four_fills_model
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 interp = Interpreter(model_content=_four_fills_model(), memory_limit=int(sys.argv[1]))
 interp.allocate_tensors()
 interp.set_tensor(interp.get_input_details()[0]["index"], np.array([2**14, 2**14], np.int32))

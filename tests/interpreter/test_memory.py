@@ -9,7 +9,7 @@ import pytest
 from edgelite.interpreter import Interpreter, ModelFormatError, ShapeError, load_model
 from edgelite.interpreter.allocation import FOLD_ALWAYS_BYTES
 from edgelite.interpreter.memory import DEFAULT_MEMORY_LIMIT, default_memory_limit
-from edgelite.interpreter.model import MAX_RANK
+from edgelite.interpreter.loader.model import MAX_RANK
 
 from .tflite_builder import ModelBuilder
 

@@ -15,10 +15,10 @@ import pytest
 
 from edgelite.interpreter import Interpreter, native
 from edgelite.interpreter import quant_math as qm
-from edgelite.interpreter.errors import EdgeliteError
-from edgelite.interpreter.kernels.requantize import (
-    ExactOutputStage, FixedRequant, Float64Requant, Fp32OutputStage, NativeStage,
-    NATIVE_FP32)
+from edgelite.errors import EdgeliteError
+from edgelite.interpreter.kernels.common.requantize import (ExactOutputStage, FixedRequant,
+                                                            Float64Requant, Fp32OutputStage,
+                                                            NativeStage, NATIVE_FP32)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -136,7 +136,7 @@ def _run(path, feeds, **kw):
 def test_models_identical_on_both_backends(name, kernels, rounding, threads):
     path = MODELS / f"{name}.tflite"
     if kernels == "micro" and "uint8" in name:
-        pytest.skip("TFLM has no uint8 kernels (micro_uint8.py)")
+        pytest.skip("TFLM has no uint8 kernels (micro/uint8.py)")
     probe = Interpreter(model_path=str(path))
     feeds = _inputs(probe, 7)
     kw = dict(kernels=kernels, rounding=rounding, num_threads=threads)

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from edgelite.interpreter.errors import GraphError, InvokeStoppedError
-from edgelite.interpreter.model import load_model
+from edgelite.errors import GraphError, InvokeStoppedError
+from edgelite.interpreter.loader.model import load_model
 from edgelite.interpreter.program import MAX_DEPTH, State, check_calls, resource_ids
 
 from . import subgraph_models as sm

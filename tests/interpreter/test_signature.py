@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import SignatureError
+from edgelite.errors import SignatureError
 
 from .tflite_builder import ModelBuilder
 

@@ -8,7 +8,7 @@ import numpy as np
 from edgelite.interpreter.allocation import allocate
 from edgelite.interpreter.kernel_set import DEFAULT_CONFIG
 from edgelite.interpreter.kernels.custom import NO_CUSTOM
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.interpreter.split_plan import plan_split
 
 from .tflite_builder import ModelBuilder

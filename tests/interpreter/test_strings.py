@@ -6,7 +6,7 @@ import pytest
 
 from edgelite.interpreter import Interpreter, MemoryLimitError, ModelFormatError
 from edgelite.interpreter import strings
-from edgelite.interpreter.errors import DTypeError
+from edgelite.errors import DTypeError
 
 from .tflite_builder import ModelBuilder
 

@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import InterpreterStateError
+from edgelite.errors import InterpreterStateError
 from edgelite.interpreter.views import ViewTracker
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, check, convert_detailed
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 
 SQNR_MARGIN = 0.5   # dB below TF's int8 file allowed (the acceptance)

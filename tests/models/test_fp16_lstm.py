@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS, litert_module
 
 FILE = MODELS / "fp16_lstm.tf_fp16.tflite"

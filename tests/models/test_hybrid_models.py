@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 from tests.support import KERNEL_SETS, run_edgelite, run_litert
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS, litert_module
 
 FILES = {  # file -> asymmetric_quantize_inputs, UNIDIRECTIONAL_SEQUENCE_LSTM ops

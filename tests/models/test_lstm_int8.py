@@ -29,7 +29,7 @@ from edgelite.converter import ConvertOptions, QuantizeOptions, RnnState, conver
 from edgelite.converter.quantize.lstm_check import MIN_SQNR
 from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 from tests.support import (litert_interpreter, run_edgelite_samples, run_micro_samples,
                            run_sequence)

@@ -11,7 +11,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS, litert_module
 from tests.support import assert_bit_exact
 

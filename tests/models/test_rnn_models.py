@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.schema import graph_pb2
 from tests.conftest import MODELS, litert_module
 

@@ -12,7 +12,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, RnnState, convert_detailed
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from tests.conftest import MODELS
 
 FOLDER = MODELS / "savedmodel"

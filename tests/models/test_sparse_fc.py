@@ -134,7 +134,7 @@ def test_hybrid_1x16_asymmetric_within_litert_spread(seed):
     _assert_within_spread(out)
 
 
-@pytest.mark.xfail(strict=True, reason="hybrid_fc.py follows XNNPACK's dynamic-range "
+@pytest.mark.xfail(strict=True, reason="hybrid/fully_connected.py follows XNNPACK's dynamic-range "
                    "kernel on the default set; LiteRT runs EvalSparseHybridImpl there")
 def test_hybrid_1x16_symmetric_within_litert_spread():
     x = np.random.default_rng(0).normal(size=(3, DEPTH)).astype(F32)

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.interpreter.quant_math import multiply_by_quantized_multiplier, quantize_multiplier
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import model_io

@@ -12,7 +12,7 @@ import pytest
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.converter.quantize import IOType
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 from tests.conftest import MODELS
 
 FOLDER = MODELS / "tf1_train"

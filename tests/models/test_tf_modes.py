@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError
-from edgelite.interpreter.model import load_model
+from edgelite.errors import EdgeliteError
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 from tests.support import KERNEL_SETS, litert_interpreter
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from edgelite.schema import generated_tflite as tfl
 from edgelite.schema import layout, layout_gen, ops
 from tests.conftest import ROOT

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 
 
 def has_custom_ops(model: bytes) -> bool:

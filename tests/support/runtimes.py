@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import litert_module, micro_module
 
 KERNEL_SETS = ("reference", "default")

@@ -9,8 +9,8 @@ uses its moving statistics.
 
 from __future__ import annotations
 
-from ....interpreter.errors import UnsupportedOpError
-from ....interpreter.names import quoted
+from edgelite.errors import UnsupportedOpError
+from edgelite.names import quoted
 from . import (activations, attention, conv, core, merge, norm, ops, pooling, recurrent,
                reshaping, wrappers)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from ....interpreter.errors import EdgeliteError
-from ....interpreter.names import quoted
+from edgelite.errors import EdgeliteError
+from edgelite.names import quoted
 from .base import Observer
 from .entropy import EntropyObserver
 from .histogram import DEFAULT_BINS, Histogram

@@ -22,10 +22,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from .. import transpose_conv
 from ..base import Kernel, OpContext, TensorInfo
-from ..window import SAME, VALID
+from ..common.window import SAME, VALID
 
 PARAMS = struct.Struct("<iii")  # padding, stride_width, stride_height
 TFLITE_PADDING_SAME = 1  # TfLitePadding (c/builtin_op_data.h): 0 unknown, 1 same, 2 valid

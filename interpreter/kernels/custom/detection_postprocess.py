@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ModelFormatError, ShapeError
+from edgelite.errors import ModelFormatError, ShapeError
 from ..base import Kernel, OpContext, OutputSpec
 
 F32 = np.float32

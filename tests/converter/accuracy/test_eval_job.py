@@ -8,7 +8,7 @@ import pytest
 
 from edgelite.converter.accuracy import evaluate
 from edgelite.converter.accuracy.report import dumps
-from edgelite.interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from tests.conftest import MODELS
 
 from ..accuracy_models import PB, digits, float_model

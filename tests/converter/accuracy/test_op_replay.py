@@ -5,7 +5,7 @@ alone are left out."""
 import numpy as np
 
 from edgelite.converter.accuracy.op_replay import one_op_models
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.interpreter import subgraph_models as sm
 from tests.interpreter.tflite_builder import ModelBuilder
 from tests.support import run_edgelite

@@ -8,7 +8,7 @@ import pytest
 
 from edgelite.converter.accuracy import plot
 from edgelite.converter.accuracy.compare import CompareReport
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 
 def test_labels_are_plain_text():

@@ -6,7 +6,7 @@ import pytest
 
 from edgelite.converter.accuracy.sources import (load_inputs, load_labels, load_model,
                                                  sample_at)
-from edgelite.interpreter.errors import DTypeError, EdgeliteError
+from edgelite.errors import DTypeError, EdgeliteError
 from tests.conftest import MODELS
 
 

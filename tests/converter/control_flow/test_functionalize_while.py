@@ -3,7 +3,7 @@
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 from .models import DATA, FILES, converts_and_matches_tensorflow, no_v1_control_flow_is_left
 

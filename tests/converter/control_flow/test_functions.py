@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.control_flow.functions import function_from_def, parse_library
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 from ..tfgraph import GraphBuilder
 from .library import F32, Function, call

@@ -5,7 +5,7 @@ import pytest
 
 import edgelite
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 
 from ..tfgraph import GraphBuilder
 from .library import F32, Function, call

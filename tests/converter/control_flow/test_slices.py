@@ -5,7 +5,7 @@ import pytest
 
 from edgelite.converter.control_flow.slices import (consumers, control_and_data,
                                                     cut_function, new_node, unique)
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 
 def _nodes():

@@ -7,7 +7,7 @@ import pytest
 
 from edgelite.converter.keras.context import KTensor, LayerCtx, channels_last, static
 from edgelite.converter.keras.graph import GraphWriter
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 
 X = KTensor("x", (None, 4, 4, 3))
 

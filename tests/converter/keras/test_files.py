@@ -14,7 +14,7 @@ import pytest
 
 from edgelite.converter import convert
 from edgelite.converter.keras.files import is_keras_file
-from edgelite.interpreter.errors import EdgeliteError, ModelFormatError
+from edgelite.errors import EdgeliteError, ModelFormatError
 from tests.conftest import MODELS
 from tests.converter.keras.kfiles import dense_model, keras_bytes, legacy_bytes
 from tests.support import run_edgelite

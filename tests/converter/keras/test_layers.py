@@ -11,7 +11,7 @@ import h5py
 import pytest
 
 from edgelite.converter.keras.layers import REGISTRY, core, ops
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 from tests.conftest import MODELS
 from tests.converter.keras.kfiles import convert_config, dense_model, functional
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 from tests.support import assert_close, run_edgelite
 from tests.support import run_litert as run_litert_ref
@@ -70,7 +70,7 @@ def test_int8_runs_in_litert_bit_exact(stem, tmp_path):
 
 def test_unknown_input_dims_are_fixed_by_input_shapes(tmp_path):
     """A [batch, None, 4] input: refused naming --input-shape, converted with it."""
-    from edgelite.interpreter.errors import ShapeError
+    from edgelite.errors import ShapeError
     from tests.converter.keras.kfiles import convert_config, functional
     config = functional([("dense", "Dense", {"name": "dense", "units": 2})], (None, None, 4))
     kernel = np.arange(8, dtype=np.float32).reshape(4, 2) / 8
@@ -86,7 +86,7 @@ def test_unknown_input_dims_are_fixed_by_input_shapes(tmp_path):
 
 
 def test_a_layer_reading_a_tensor_no_layer_makes_is_named(tmp_path):
-    from edgelite.interpreter.errors import GraphError
+    from edgelite.errors import GraphError
     from tests.converter.keras.kfiles import convert_config, functional
     config = functional([("dense", "Dense", {"name": "dense", "units": 2})])
     node = config["config"]["layers"][1]["inbound_nodes"][0]
@@ -128,7 +128,7 @@ def test_large_applications_match_keras():
         keras_history=["x", 0, 5]), r"a call reads output 5 of layer 'x', which has 1"),
 ])
 def test_malformed_configs_are_one_line(tmp_path, mutate, message):
-    from edgelite.interpreter.errors import EdgeliteError
+    from edgelite.errors import EdgeliteError
     from tests.converter.keras.kfiles import convert_config, dense_model
     config, weights = dense_model()
     mutate(config)

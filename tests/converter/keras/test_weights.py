@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import convert
-from edgelite.interpreter.errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from tests.converter.keras.kfiles import convert_config, dense_model, legacy_bytes
 from tests.support import run_edgelite
 

@@ -6,7 +6,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter.errors import GraphError, ShapeError
+from edgelite.errors import GraphError, ShapeError
 
 from .lowering import (BOOL, F32, I32, I64, check, floats, graph, rng, run,
                        runs_in_edgelite_and_litert)

@@ -99,7 +99,7 @@ def test_placeholder_with_default_fed_is_an_input():
 
 def test_two_outputs_that_are_one_tensor_are_refused():
     import edgelite
-    from edgelite.interpreter.errors import GraphError
+    from edgelite.errors import GraphError
 
     g = graph(x=(2, 3))
     g.node("y", "Relu", ["x"], T=F32)

@@ -9,7 +9,7 @@ from edgelite.converter.lower.context import (attr_bool, attr_dtype, attr_float,
                                               attr_ints, attr_shape, attr_str, attr_tensor,
                                               axis_in_rank, fail, nhwc_pair, node_prefix,
                                               require_nhwc)
-from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 
 from ..tfgraph import GraphBuilder
 

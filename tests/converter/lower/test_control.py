@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 from tests.support import run_litert
 
 from .lowering import BOOL, F32, check, floats, graph, rng, run

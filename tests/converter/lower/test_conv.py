@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 
 from .lowering import F32, I32, NONE, check, floats, graph, rng, run
 

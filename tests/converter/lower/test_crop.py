@@ -9,7 +9,7 @@ are checked by tests/models (models/img_crop_and_resize, models/builders/zoo_ima
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 from tests.support import assert_micro_exact
 
 

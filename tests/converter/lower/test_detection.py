@@ -18,7 +18,7 @@ of detection.py says how).
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import GraphError, ShapeError
+from edgelite.errors import GraphError, ShapeError
 
 from .lowering import F32, I32, graph, run
 

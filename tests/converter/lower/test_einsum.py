@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 
 from .lowering import F32, check, floats, graph, rng, run
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+from edgelite.errors import GraphError, UnsupportedOpError
 
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 

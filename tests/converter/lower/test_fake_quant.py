@@ -23,7 +23,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.lower.fake_quant import fake_quantize
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 
 from .lowering import F32, check, floats, graph, rng, run
 

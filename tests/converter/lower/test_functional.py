@@ -10,7 +10,7 @@ import pytest
 import edgelite
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.ir import all_graphs
-from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+from edgelite.errors import GraphError, UnsupportedOpError
 from tests.support import run_litert
 
 from ..control_flow.library import BOOL, F32, Function, call, counter_loop

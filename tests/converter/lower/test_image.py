@@ -17,7 +17,7 @@ import pytest
 
 from edgelite.converter import ConvertOptions, QuantizeOptions, convert_detailed
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 
 from tests.conftest import litert_module
 

@@ -7,7 +7,7 @@ SELECT_V2 (after a RESHAPE) for the cases TF leaves to Flex."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 
 from .lowering import BOOL, F32, I32, I64, check, floats, graph, rng
 

@@ -5,7 +5,7 @@ Cumsum, Cast, IsFinite and comparisons, one node each; references from TF's op d
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import DTypeError, ShapeError
+from edgelite.errors import DTypeError, ShapeError
 
 from .lowering import BOOL, F32, I32, I64, NONE, check, floats, graph, rng, run
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import DTypeError, ShapeError, UnsupportedOpError
+from edgelite.errors import DTypeError, ShapeError, UnsupportedOpError
 
 from .lowering import F32, NONE, check, floats, graph, rng, run
 from .test_conv import same_padding

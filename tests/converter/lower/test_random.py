@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 
 from .lowering import F32, I32, check, floats, graph, rng
 

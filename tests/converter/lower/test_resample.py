@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import GraphError, ShapeError, UnsupportedOpError
 from tests.support import assert_micro_exact
 
 

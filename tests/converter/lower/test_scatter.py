@@ -6,7 +6,7 @@ Min), constant and computed indices, with and without duplicates, and the exact 
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import DTypeError, ShapeError
+from edgelite.errors import DTypeError, ShapeError
 
 from .lowering import F32, I32, I64, check, floats, graph, rng
 

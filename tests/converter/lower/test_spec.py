@@ -17,7 +17,7 @@ from edgelite.cli.main import main
 from edgelite.converter import lower
 from edgelite.converter.lower.activations import UNARY
 from edgelite.converter.lower.spec import Lowering, NodeSpec
-from edgelite.interpreter.errors import DTypeError, EdgeliteError, GraphError, ShapeError
+from edgelite.errors import DTypeError, EdgeliteError, GraphError, ShapeError
 
 from ..tfgraph import GraphBuilder
 

@@ -5,7 +5,7 @@ BroadcastArgs, one small graph each; references are numpy's FFT (TF's spectral_o
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import DTypeError, GraphError, ShapeError, UnsupportedOpError
+from edgelite.errors import DTypeError, GraphError, ShapeError, UnsupportedOpError
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode

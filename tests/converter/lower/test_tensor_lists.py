@@ -4,7 +4,7 @@ tensors, straight-line here (tests/models/test_rnn_convert.py runs them inside r
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 
 from .lowering import F32, I32, check, floats, graph, rng, run
 

@@ -10,7 +10,7 @@ import pytest
 from edgelite.converter import ConvertOptions, RnnState, convert, convert_detailed
 from edgelite.converter.passes import fuse_lstm_loop
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS, litert_module
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"

@@ -9,7 +9,7 @@ import pytest
 
 from edgelite.converter.ir import Graph
 from edgelite.converter.passes import narrow_int64_arithmetic
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 
 from ..lower.lowering import F32, I32, I64, check, floats, graph, rng
 

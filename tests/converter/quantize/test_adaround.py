@@ -33,7 +33,7 @@ from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
 from edgelite.converter.quantize.staged import real
 from edgelite.converter.runner import ModelRunner
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
 from tests.converter.quantize.bias_models import Builder

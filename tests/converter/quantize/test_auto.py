@@ -8,7 +8,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions
 from edgelite.converter.quantize.auto import FOLDS, TRANSFORM_TIERS, folds, scoring_graph
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 CALIB = str(MODELS / "digits_calib.npy")

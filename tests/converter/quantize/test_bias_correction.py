@@ -32,7 +32,7 @@ from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
 from edgelite.converter.quantize.staged import run_staged
 from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
 from tests.converter.quantize.held_out import LOGITS, held_out_sqnr

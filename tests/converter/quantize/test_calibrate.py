@@ -7,7 +7,7 @@ from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, Preprocess, QuantizeOptions, QuantMode
 from edgelite.converter.quantize.calibrate import load_samples
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 X = np.load(MODELS / "digits_calib.npy")

@@ -7,7 +7,7 @@ import pytest
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.converter.quantize.calibrate import collect_ranges, load_samples
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 from ..shards.ray_session import ray_session  # noqa: F401 -- a fixture

@@ -10,7 +10,7 @@ from edgelite.converter.quantize.float_ops import (COMPARISONS, check_ranges, no
                                                    outside_kernels)
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.shape_inference import infer_shapes
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from ..irgraph import NONE
 from ._small import small_graph

@@ -7,7 +7,7 @@ import pytest
 from edgelite.converter.quantize import PrecisionOptions
 from edgelite.converter.quantize.goals import calibration_labels, goal_kind, top1
 from edgelite.converter.quantize.selective import GoalKind
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 
 def test_goal_kind():

@@ -11,7 +11,7 @@ from edgelite.converter import ConvertOptions, RnnState, convert_detailed
 from edgelite.converter.ir import Activation
 from edgelite.converter.quantize import QuantizeOptions, quantize
 from edgelite.converter.quantize.lstm import cell_state_params, fits
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"

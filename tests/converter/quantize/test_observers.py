@@ -8,7 +8,7 @@ from edgelite.converter.quantize import CalibConfig, CalibMethod, QuantizeOption
 from edgelite.converter.quantize.observers import (EntropyObserver, Histogram,
                                                    MinMaxObserver, MovingAverageObserver,
                                                    MseObserver, PercentileObserver)
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 RNG = np.random.default_rng(7)

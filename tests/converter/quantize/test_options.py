@@ -8,7 +8,7 @@ import pytest
 from edgelite.converter.quantize import (CalibConfig, CalibrationOptions, IOType,
                                          PrecisionOptions, QuantizeOptions, QuantMode)
 from edgelite.converter.quantize.options import FLAT, GROUPS, KEYWORDS, enum_value
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 
 def test_flat_keywords_fill_the_groups():

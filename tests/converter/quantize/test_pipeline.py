@@ -8,7 +8,7 @@ from edgelite.converter.export import export_tflite
 from edgelite.converter.quantize import PIPELINE, QuantizeOptions, QuantizeReport, quantize
 from edgelite.converter.quantize.auto import quantize_with
 from edgelite.converter.quantize.pipeline import CHECK, QUANTIZE, Plan, Step, run
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from ._small import samples, small_graph
 

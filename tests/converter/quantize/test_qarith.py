@@ -14,7 +14,7 @@ import pytest
 from edgelite.converter.quantize import params, qarith
 from edgelite.converter.runner import ModelRunner
 from edgelite.interpreter import quant_math
-from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
 from tests.conftest import ROOT
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import run_edgelite, run_litert

@@ -13,8 +13,8 @@ from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import IOType, QuantizeOptions, QuantMode
 from edgelite.converter.quantize.params import QType
 from edgelite.converter.quantize.rules import FIXED_OUTPUT, INT16_OPS, INTEGER_OPS
-from edgelite.interpreter.errors import EdgeliteError
-from edgelite.interpreter.model import load_model
+from edgelite.errors import EdgeliteError
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS
 from tests.support import KERNEL_SETS, assert_bit_exact, run_edgelite, run_litert
 

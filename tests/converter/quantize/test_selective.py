@@ -12,7 +12,7 @@ from edgelite.converter.quantize import QuantizeOptions, QuantMode, quantize
 from edgelite.converter.quantize.calibrate import load_samples
 from edgelite.converter.quantize.metrics import sqnr
 from edgelite.converter.runner import run_all
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 from tests.conftest import MODELS
 
 CALIB = MODELS / "digits_calib.npy"

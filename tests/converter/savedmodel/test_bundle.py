@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.savedmodel.bundle import Bundle
-from edgelite.interpreter.errors import ModelFormatError
+from edgelite.errors import ModelFormatError
 from edgelite.schema import graph_pb2 as pb
 from tests.bounded import run_bounded
 from tests.conftest import MODELS
@@ -112,7 +112,7 @@ def test_missing_files_and_keys(copy):
 _OPEN = """
 import sys
 from edgelite.converter.savedmodel.bundle import Bundle
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 try:
     print(Bundle(sys.argv[1])[sys.argv[2]].shape)
 except EdgeliteError as e:

@@ -8,7 +8,7 @@ import pytest
 
 from edgelite.converter.savedmodel import load_source
 from edgelite.converter.savedmodel.bundle import Bundle
-from edgelite.interpreter.errors import GraphError, ModelFormatError
+from edgelite.errors import GraphError, ModelFormatError
 from tests.conftest import MODELS
 
 SAVED = MODELS / "savedmodel"

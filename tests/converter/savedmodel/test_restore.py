@@ -4,7 +4,7 @@ traced restore function, TF1's save/restore_all), and the layouts it refuses."""
 import pytest
 
 from edgelite.converter.savedmodel.restore import restored_variables
-from edgelite.interpreter.errors import GraphError, UnsupportedOpError
+from edgelite.errors import GraphError, UnsupportedOpError
 from edgelite.schema import graph_pb2 as pb
 from tests.bounded import run_bounded
 from tests.conftest import MODELS
@@ -144,7 +144,7 @@ def test_a_function_calling_itself_is_refused_at_once(calls, through):
 _CYCLE = """
 from tests.converter.savedmodel.test_restore import _graph, _node
 from edgelite.converter.savedmodel.restore import restored_variables
-from edgelite.interpreter.errors import GraphError
+from edgelite.errors import GraphError
 gd = _graph({"f0": []})
 gd.node[-1].input[1] = "id0"    # the call's value: Identity id0 <- id1 <- ... <- id0
 for i in range(1000):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.shards import map_shards, shards_of, worker_cache
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from .ray_session import ray_session  # noqa: F401 -- a fixture
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.shards import FilePiece, shards_of
-from edgelite.interpreter.errors import DTypeError, EdgeliteError, ShapeError
+from edgelite.errors import DTypeError, EdgeliteError, ShapeError
 
 
 def _folder(tmp_path, name, arrays):

@@ -5,7 +5,7 @@ the shared, aligned Workspace of temporaries."""
 import numpy as np
 import pytest
 
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.base import (MAX_SCRATCH_BYTES, OpContext, TensorInfo,
                                                Workspace, normalize_axis, scratch, temporary)
 

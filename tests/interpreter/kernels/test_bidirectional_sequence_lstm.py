@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 from tests.interpreter.lstm_models import (LstmSpec, assert_matches_litert_over_invokes,
                                            bidirectional_model, sequence_feeds,
                                            with_zero_steps)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import (DTypeError, GraphError, InvokeStoppedError,
-                                         MemoryLimitError, ShapeError)
+from edgelite.errors import (DTypeError, GraphError, InvokeStoppedError, MemoryLimitError,
+                             ShapeError)
 from edgelite.interpreter.program import MAX_DEPTH, MAX_VARIANTS
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import UnsupportedOpError
+from edgelite.errors import UnsupportedOpError
 from tests.support import KERNEL_SETS, run_litert
 
 from ..sparse_encoding import encode, pruned

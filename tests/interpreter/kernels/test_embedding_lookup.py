@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import DTypeError, ShapeError, UnsupportedOpError
+from edgelite.errors import DTypeError, ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels.versions import T, TensorSig
 
 from tests.interpreter.tflite_builder import QuantModel

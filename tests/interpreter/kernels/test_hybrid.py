@@ -1,7 +1,7 @@
-"""Dynamic-range (hybrid) BATCH_MATMUL on hybrid.py's arithmetic: float32 input, int8
+"""Dynamic-range (hybrid) BATCH_MATMUL on hybrid/'s arithmetic: float32 input, int8
 weights, bit-identical with LiteRT's two kernel sets (BUILTIN_REF; XNNPACK's dynamically
-quantized operators). FULLY_CONNECTED: test_hybrid_fc.py; CONV_2D and DEPTHWISE_CONV_2D:
-test_hybrid_conv.py.
+quantized operators). FULLY_CONNECTED: hybrid/test_fully_connected.py; CONV_2D and DEPTHWISE_CONV_2D:
+hybrid/test_conv.py.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (interpreter/kernels/lstm.py: the records, the
+"""UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (interpreter/kernels/lstm/__init__.py: the records, the
 choice of the float, hybrid or integer cell): files it refuses get one line naming the op.
-The cells: test_lstm_float.py, test_lstm_integer.py, test_lstm_hybrid.py."""
+The cells: lstm/test_float_cell.py, lstm/test_integer_cell.py, lstm/test_hybrid_cell.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from edgelite.schema import generated_tflite as tfl
 from tests.interpreter.lstm_models import LstmSpec, assert_refused
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import EdgeliteError
+from edgelite.errors import EdgeliteError
 
 from ..op_models import check_op, check_op_default, op_model
 from tests.interpreter.tflite_builder import QuantModel

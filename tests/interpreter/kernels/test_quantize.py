@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import ShapeError
+from edgelite.errors import ShapeError
 
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import assert_bit_exact, full_range, random_qparams

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from tests.interpreter.lstm_models import (LstmSpec, assert_matches_litert_over_invokes,
                                            edited, rnn_model, sequence_feeds)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import ShapeError
-from edgelite.interpreter.errors import DTypeError, UnsupportedOpError
+from edgelite.errors import DTypeError, UnsupportedOpError
 
 from ..op_models import const, op_model, run_op
 from tests.interpreter.tflite_builder import QuantModel

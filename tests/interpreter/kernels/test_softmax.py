@@ -11,7 +11,7 @@ from edgelite.interpreter import Interpreter, ModelFormatError
 from ..op_models import check_op, check_op_default
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import assert_bit_exact, assert_matches_litert, full_range, rand, random_qparams
-from ..test_model import _one_line
+from ..loader.test_model import _one_line
 from ..tflite_builder import ModelBuilder, single_op_model
 
 F32 = np.float32

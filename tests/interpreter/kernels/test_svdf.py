@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import ShapeError, UnsupportedOpError
+from edgelite.errors import ShapeError, UnsupportedOpError
 from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.versions import signature_of
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.interpreter.lstm_models import assert_matches_litert_over_invokes
 
 from tests.interpreter.tflite_builder import ModelBuilder

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter import Interpreter
-from edgelite.interpreter.errors import InterpreterStateError
+from edgelite.errors import InterpreterStateError
 from tests.conftest import litert_module
 from tests.interpreter import subgraph_models as sm
 from tests.interpreter.tflite_builder import ModelBuilder

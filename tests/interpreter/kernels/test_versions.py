@@ -10,7 +10,7 @@ import pytest
 from edgelite.interpreter.kernels import OPS
 from edgelite.interpreter.kernels.versions import (OMITTED, OpSignature, T, TensorSig,
                                                    first_version, signature_of, with_defaults)
-from edgelite.interpreter.model import load_model
+from edgelite.interpreter.loader.model import load_model
 from tests.conftest import MODELS, sample_files
 
 # Every op GetBuiltinOperatorVersion has a case for (tensorflow/compiler/mlir/lite/tools/

@@ -1,0 +1,157 @@
+"""The native (C) kernel of int8 / uint8 FULLY_CONNECTED and CONV_2D: a packed integer
+GEMM with the requantization fused into its output stage (native/gemm.c, native/conv.c).
+
+The op's prepare() asks ``native_gemm`` once it has its centred weights, bias and
+requantization; with the native backend on and the case covered (one group; a
+requantization the C output stage implements) it gets a record to run instead of its
+numpy one. The numpy kernels stay the readable reference: the C kernel computes
+
+    acc[r, o] = wrap32(bias[o] + sum_k (w[o, k] - zp_w) * (x[r, k] - zp_x))
+
+in wrapping int32 -- TFLite's accumulator, and exactly what the numpy kernels' exact
+float sums give after accumulator.py's wrap (which they only need where bias + sum can
+leave int32) -- and then the very per-value formulas of requantize.py's output stages
+(native/requant.c), so outputs are identical on both backends, in every kernel set.
+
+Prepared here, once: the weights packed into panels of 16 output channels (gemm.c's
+layout), and ``init[o] = bias[o] - zp_x * sum_k (w[o, k] - zp_w)`` so that the kernel
+multiplies the raw input (padding reads as zp_x: its column-sum term cancels it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import native as native_backend
+from ...parallel import row_ranges, run_slices, worth_splitting
+from ..base import Chosen, OpContext, temporary
+from .requantize import (NATIVE_FP32, FixedRequant, Float64Requant, Fp32Requant, NativeStage,
+                         Requant)
+
+NR, MR = 16, 4  # native.h EL_GEMM_NR / EL_GEMM_MR
+# Rows of A widened per block (int16): small enough to stay in L2 while every panel of
+# the weights passes over it, large enough that a panel is reused over many tiles.
+A_BLOCK_BYTES = 96 * 1024
+MAX_BLOCK_ROWS = 64
+# The best micro-kernel gemm.c may run (native.h el_isa): AVX2 where the CPU has it, else
+# SSE2 on x86-64, else generic C; tests lower it to check the others.
+GENERIC, SSE2, AVX2 = 0, 1, 2
+ISA = AVX2
+# Where only the generic C tile compiled (no SIMD kernel: not x86), the numpy kernel runs:
+# measured here, the generic tile sums ~2 G multiply-adds/s on one core, several times
+# below float BLAS; SSE2 is about level with numpy, AVX2 2-5x faster.
+MIN_ISA = SSE2
+# Threads split a GEMM by its multiply-adds, not its outputs: parallel.worth_splitting's
+# output-size threshold (2^18 values) read as 2^18 * 8 = 2 M multiply-adds, about 0.1 ms
+# of one core here -- well above a thread hand-off (tens of microseconds).
+MACS_PER_VALUE = 8
+
+
+@dataclass(frozen=True, eq=False)
+class NativeGemm:
+    """gemm.c's arguments, all prepared; ``slices`` / ``buffers``: the output rows and
+    the panels of 16 channels of each slice -- ((row_begin, row_end), (panel_begin,
+    panel_end)) -- and its own block buffer (slices run at once on the thread pool)."""
+
+    x_uint8: int
+    conv: tuple | None  # (N, H, W, C, KH, KW, SH, SW, DH, DW, pad_t, pad_l, OH, OW)
+    zp_x: int
+    panels: np.ndarray  # (O_pad / 16, K_pad / 2, 16, 2) int16: w - zp_w
+    init: np.ndarray  # (O_pad,) int32
+    k: int
+    k_pad: int
+    o: int
+    block: int
+    stage: NativeStage  # per-channel requantization, zero point and clamp
+    slices: tuple
+    buffers: tuple
+    threads: int
+
+    def run(self, x: np.ndarray, out: np.ndarray) -> None:
+        x = np.ascontiguousarray(x)
+        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        run_slices(self.threads, self._part,
+                   [(x, target, rows, panels, buf)
+                    for (rows, panels), buf in zip(self.slices, self.buffers)])
+        if target is not out:
+            np.copyto(out, target)
+
+    def _part(self, x, out, rows, panels, buffer) -> None:
+        s = self.stage
+        native_backend.module.gemm(
+            x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
+            self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
+            s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
+
+
+def eval_native(rec: NativeGemm, inputs, outputs) -> None:
+    rec.run(inputs[0], outputs[0])
+
+
+def stage_params(requant: Requant, o: int, zp_out: int, lo: int, hi: int):
+    """The C output stage's per-channel parameters (no bias: it is in ``init``), or None
+    for a requantization it does not implement."""
+    if isinstance(requant, Fp32Requant):
+        mult = np.ascontiguousarray(
+            np.broadcast_to(np.asarray(requant.multiplier, np.float32).reshape(-1), (o,)))
+        return NativeStage(NATIVE_FP32, None, mult, None, o, zp_out, lo, hi, False)
+    if isinstance(requant, (FixedRequant, Float64Requant)):
+        return NativeStage.exact(requant, None, o, zp_out, lo, hi, False)
+    return None
+
+
+def pack_panels(centered: np.ndarray) -> tuple[np.ndarray, int]:
+    """(O, K) integer weights -> gemm.c's panels (O_pad / 16, K_pad / 2, 16, 2) int16, K_pad."""
+    o, k = centered.shape
+    o_pad, k_pad = -(-o // NR) * NR, k + k % 2
+    padded = np.zeros((o_pad, k_pad), np.int16)
+    padded[:o, :k] = centered
+    panels = padded.reshape(o_pad // NR, NR, k_pad // 2, 2).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(panels), k_pad
+
+
+def initial_sums(centered: np.ndarray, bias: np.ndarray | None, zp_x: int) -> np.ndarray:
+    """init[o] = bias[o] - zp_x * sum_k centered[o, k], wrapped to int32, padded to 16."""
+    o = centered.shape[0]
+    values = -zp_x * centered.sum(axis=1, dtype=np.int64)
+    if bias is not None:
+        values = values + np.asarray(bias, np.int64).reshape(-1)
+    init = np.zeros(-(-o // NR) * NR, np.int32)
+    init[:o] = ((values + 2**31) % 2**32 - 2**31).astype(np.int32)
+    return init
+
+
+def split(rows: int, panels: int, parts: int) -> tuple:
+    """``parts`` slices of the (rows, panels) output: along the rows, or -- where there are
+    fewer rows than channels (a late layer, a FULLY_CONNECTED) -- along the panels, so
+    that each thread reads its own part of the weights rather than all of them."""
+    if parts > 1 and rows < panels * NR and panels >= parts:
+        return tuple(((0, rows), p) for p in row_ranges(panels, parts))
+    return tuple((r, (0, panels)) for r in row_ranges(rows, min(parts, -(-rows // MR))))
+
+
+def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray | None,
+                zp_x: int, requant: Requant, zp_out: int, lo: int, hi: int, rows: int,
+                conv: tuple | None = None) -> Chosen | None:
+    """The native kernel for ``out[r] = stage(bias + (w - zp_w) @ (x[r] - zp_x))`` with
+    ``centered``: (O, K) w - zp_w, ``rows`` output rows of O values; ``conv``: the
+    CONV_2D geometry whose im2col rows are A (None: the input holds the rows). None
+    where the backend is off or the requantization is not the C stage's."""
+    if not ctx.quant.native or native_backend.module.gemm_isa() < MIN_ISA:
+        return None
+    o, k = centered.shape
+    stage = stage_params(requant, o, zp_out, lo, hi)
+    if stage is None or rows < 1:
+        return None
+    panels, k_pad = pack_panels(centered)
+    block = max(MR, min(MAX_BLOCK_ROWS, A_BLOCK_BYTES // (2 * k_pad)) // MR * MR)
+    parts = worth_splitting(ctx.threads, rows * o * k // MACS_PER_VALUE)
+    slices = split(rows, len(panels), parts)
+    buffers = tuple(temporary(ctx, (block * k_pad,), np.int16) for _ in slices)
+    record = NativeGemm(
+        x_uint8=int(np.dtype(x_dtype) == np.uint8), conv=conv, zp_x=int(zp_x), panels=panels,
+        init=initial_sums(centered, bias, zp_x), k=k, k_pad=k_pad, o=o, block=block,
+        stage=stage, slices=slices, buffers=buffers, threads=ctx.threads)
+    return Chosen(eval_native, record)
