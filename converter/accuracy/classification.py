@@ -21,6 +21,7 @@ from ..sample_data import names_list
 from ..shards.execute import map_shards
 from ..shards.source import PIECE_SAMPLES, shards_of
 from .eval_job import EvalJob, merge
+from .report import eval_table, eval_to_dict
 from .sources import DataSource, LoadedModel, ModelSource, load_model
 
 
@@ -61,11 +62,9 @@ class EvalReport:
         return [c for c in self.checks if not c.ok]
 
     def table(self) -> str:
-        from .report import eval_table
         return eval_table(self)
 
     def to_dict(self) -> dict:
-        from .report import eval_to_dict
         return eval_to_dict(self)
 
 

@@ -33,6 +33,7 @@ from ..sample_data import names_list
 from .advice import Advice, ModelFacts, advise, range_stats
 from .classification import precision
 from .op_replay import OneOp, one_op_models
+from .report import compare_table, compare_to_dict
 from .metrics import TensorStats, top_k_hits
 from ..shards.execute import map_shards
 from ..shards.source import PIECE_SAMPLES, shards_of
@@ -106,11 +107,9 @@ class CompareReport:
         return next(iter(self.worst(1)), None)
 
     def to_dict(self, top: int | None = None, by: str = "op") -> dict:
-        from .report import compare_to_dict
         return compare_to_dict(self, top, by)
 
     def table(self, top: int | None = None, by: str = "op") -> str:
-        from .report import compare_table
         return compare_table(self, top, by)
 
 
