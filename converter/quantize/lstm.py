@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir import Activation, Graph, Op, QuantParams, Tensor
-from .params import Affine, QType, quantize, symmetric_weights
+from .params import Affine, QType, quant_params, quantize, symmetric_weights
 from .weights_only import dequantized
 
 if TYPE_CHECKING:
@@ -81,7 +81,6 @@ def cell_state_params(rmin: float, rmax: float) -> Affine:
 
 def quantize_lstm(rw: "_Rewriter", op: Op) -> None:
     """Rewrite one fitting UNIDIRECTIONAL_SEQUENCE_LSTM (fits) to TFLite's integer LSTM."""
-    from .rewrite import _quant
     qt = rw.op_qt[id(op)]
     assert qt is QType.INT8, "the integer LSTM runs in int8 models only"
     rw.take_input(op, 0, None, qt)
@@ -100,10 +99,10 @@ def quantize_lstm(rw: "_Rewriter", op: Op) -> None:
         data = quantize(op.inputs[i].data, s_b, np.int32, int(top.min), int(top.max))
         rw.store_const(op, i, data, Affine(s_b.scale.astype(np.float32), s_b.zero_point))
     h, c = op.inputs[OUTPUT_STATE], op.inputs[CELL_STATE]
-    _set(h, np.int8, _quant(p_out))
-    _set(c, np.int16, _quant(cell_state_params(*rw.range_of(c))))
-    _set(out, np.int8, _quant(p_out))
-    op.intermediates = [_intermediate(rw, op, k, p_out, _quant) for k in range(5)]
+    _set(h, np.int8, quant_params(p_out))
+    _set(c, np.int16, quant_params(cell_state_params(*rw.range_of(c))))
+    _set(out, np.int8, quant_params(p_out))
+    op.intermediates = [_intermediate(rw, op, k, p_out, quant_params) for k in range(5)]
 
 
 def store_weights_int8(graph: Graph, op: Op) -> None:

@@ -18,6 +18,7 @@ from enum import Enum
 
 import numpy as np
 
+from ..ir import QuantParams
 from .qarith import nudged_zero_point
 from .qarith import quantize as quantize_values
 from .qarith import round_half_away  # noqa: F401 (part of this module's interface)
@@ -57,6 +58,12 @@ class Affine:
     scale: np.ndarray
     zero_point: np.ndarray
     axis: int = 0
+
+
+def quant_params(p: Affine) -> QuantParams:
+    """The IR's QuantParams of ``p`` (float32 scales, int64 zero points)."""
+    return QuantParams(np.asarray(p.scale, np.float32), np.asarray(p.zero_point, np.int64),
+                       p.axis)
 
 
 def asymmetric(rmin: float, rmax: float, qtype: QType, narrow: bool = False) -> Affine:

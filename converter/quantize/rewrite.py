@@ -21,8 +21,8 @@ from edgelite.names import quoted
 from ..ir import Graph, Op, QuantParams, Tensor
 from .lstm import fits as lstm_fits
 from .lstm import quantize_lstm, store_weights_int8
-from .params import (Affine, QType, activation, asymmetric, quantize, symmetric_weights,
-                     with_min_scale)
+from .params import (Affine, QType, activation, asymmetric, quant_params, quantize,
+                     symmetric_weights, with_min_scale)
 from .rules import (AFFINE, FIXED_OUTPUT, INT16_OPS, INTEGER_OPS, RECURRENT, SAME_AS_INPUT,
                     SHARED_INPUTS, UINT8_OPS, WEIGHT_AXIS)
 from .selective import keep_float_ops
@@ -320,7 +320,7 @@ class _Rewriter:
         key = (id(t), f"{qt.value}:{params.scale[0]}:{params.zero_point[0]}")
         if key not in self.converted:
             q = self.g.tensor(f"{t.name}_{qt.value}", qt.dtype, t.shape)
-            q.quant = _quant(params)
+            q.quant = quant_params(params)
             self.params[id(q)] = params
             self.tqt[id(q)] = qt
             self._insert(before, "QUANTIZE", t, q)
@@ -385,7 +385,7 @@ class _Rewriter:
             new = c
         else:
             new = op.inputs[i] = self.g.const(c.name, data)
-        new.quant = _quant(p)
+        new.quant = quant_params(p)
 
     # -- the rewrite --------------------------------------------------------------------------
     def run(self) -> None:
@@ -421,7 +421,7 @@ class _Rewriter:
                     self.take_input(op, i, pin, qt)
             for t in op.outputs:
                 if id(t) in real:
-                    t.dtype, t.quant = qt.dtype, _quant(self.act(t))
+                    t.dtype, t.quant = qt.dtype, quant_params(self.act(t))
             if qt is QType.INT16 and op.type in ("ADD", "SUB"):
                 op.options["pot_scale_int16"] = False  # the general-scale kernels, as TF
         if self.cfg.int8_weights:   # float LSTMs, weights-only (lstm_check.py)
@@ -448,7 +448,7 @@ class _Rewriter:
         another type (int8 <-> int16)."""
         qt = qt or self.qt_of(t)
         q = self.g.tensor(f"{t.name}_requantized", qt.dtype, t.shape)
-        q.quant = _quant(target)
+        q.quant = quant_params(target)
         self.params[id(q)] = target
         self.tqt[id(q)] = qt
         self._insert(before, "QUANTIZE", t, q)
@@ -465,11 +465,11 @@ class _Rewriter:
             if t.dtype != np.float32:
                 continue
             p = self.act(t)
-            t.dtype, t.quant = self.qt.dtype, _quant(p)
+            t.dtype, t.quant = self.qt.dtype, quant_params(p)
             if io is not self.qt:
                 shift = 128 if io is QType.UINT8 else -128
                 outer = Tensor(t.name, io.dtype, t.shape, shape_signature=t.shape_signature)
-                outer.quant = _quant(Affine(p.scale, p.zero_point + shift))
+                outer.quant = quant_params(Affine(p.scale, p.zero_point + shift))
                 t.name = self.g.unique_name(f"{t.name}_{self.qt.value}")
                 self._insert(first, "QUANTIZE", outer, t)
                 self.g.inputs[k] = outer
@@ -542,11 +542,6 @@ def _on_one_grid(w: np.ndarray) -> bool:
 
 def _same(a: Affine, b: Affine) -> bool:
     return np.array_equal(a.scale, b.scale) and np.array_equal(a.zero_point, b.zero_point)
-
-
-def _quant(p: Affine) -> QuantParams:
-    return QuantParams(np.asarray(p.scale, np.float32), np.asarray(p.zero_point, np.int64),
-                       p.axis)
 
 
 def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]],
