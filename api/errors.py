@@ -2,8 +2,8 @@
 
 Every error a user can cause -- a malformed file, an unsupported op, a wrong input -- is raised
 as a subclass of EdgeliteError with a message that names the node or tensor and says what to
-do. Lives in the interpreter package because every other part may import it (data flows
-cli -> converter -> interpreter -> schema).
+do. Lives at the package root (edgelite.errors) because every part imports it: the
+interpreter, the converter, the command line; it imports nothing of the package.
 
 Each class is also the builtin exception LiteRT's Python Interpreter raises for the same
 misuse (measured on ai-edge-litert: tests/interpreter/test_litert_api.py), so an app written

@@ -1,6 +1,7 @@
 """edgelite.interpreter: a lightweight numpy interpreter for .tflite files.
 
-Depends on numpy, flatbuffers and edgelite.schema only.
+Depends on numpy, flatbuffers, edgelite.schema and the package root's errors, names and
+fileio only.
 
     from edgelite.interpreter import Interpreter
     interp = Interpreter(model_path="model.tflite")
