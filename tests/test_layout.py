@@ -4,6 +4,10 @@ without tests shows.
 
 * tests/interpreter/kernels/test_X.py tests interpreter/kernels/X.py, and every kernel
   module that declares ``OPS`` (an op family) has its test module;
+* interpreter/kernels/ holds the op families (a module, or a package whose __init__ is the
+  family and whose modules are its parts: lstm/), the registry's own modules (REGISTRY) and
+  folders of helpers (common/, int16/, hybrid/, custom/); a helper module at the top is
+  refused, so the folder keeps showing which modules are ops;
 * tests/converter/passes/test_X.py tests the pass converter/passes/X.py, and every pass
   of the pipeline is run by a test there;
 * everywhere in MIRRORED, test_X.py names X.py or the package X/ next to it
@@ -39,6 +43,12 @@ MIRRORED = {
     "tests/interpreter": "interpreter",
     "tests/interpreter/kernels": "interpreter/kernels",
     "tests/interpreter/kernels/custom": "interpreter/kernels/custom",
+    "tests/interpreter/kernels/common": "interpreter/kernels/common",
+    "tests/interpreter/kernels/hybrid": "interpreter/kernels/hybrid",
+    "tests/interpreter/kernels/int16": "interpreter/kernels/int16",
+    "tests/interpreter/kernels/lstm": "interpreter/kernels/lstm",
+    "tests/interpreter/loader": "interpreter/loader",
+    "tests/interpreter/micro": "interpreter/micro",
     "tests/converter": "converter",
     "tests/converter/passes": "converter/passes",
     "tests/converter/quantize": "converter/quantize",
@@ -51,10 +61,10 @@ MIRRORED = {
 }
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py
 # Test modules about one concern across a whole part rather than one module: names read
-# from files reach every message escaped (api/names.py, tested in tests/interpreter/);
-# the same in the accuracy API's reports (tests/api/test_names.py); hostile data files and
+# from files reach every message escaped (api/names.py, tested in tests/api/);
+# the same in the accuracy API's reports (tests/api/test_accuracy_names.py); hostile data files and
 # output paths through every command that reads or writes them.
-ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/api/test_names.py",
+ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/api/test_accuracy_names.py",
                    "tests/cli/test_hostile_inputs.py"}
 
 # The parts whose every module has a test module at the mirrored path.
@@ -104,10 +114,30 @@ def _op_families() -> list[str]:
 
 def test_every_op_family_has_a_test_module():
     families = _op_families()
-    assert {"activations", "conv", "softmax"} <= set(families)  # the scan finds the families
+    assert {"activations", "conv", "softmax", "lstm"} <= set(families)  # the scan finds them
     missing = [f"tests/interpreter/kernels/test_{name}.py" for name in families
                if not (TESTS / "interpreter" / "kernels" / f"test_{name}.py").is_file()]
     assert not missing, f"kernel modules with OPS and no test module: add {missing}"
+
+
+# The kernels' top level: the op families, the registry's own modules and helper folders.
+REGISTRY = {"base", "opdef", "versions"}
+HELPER_FOLDERS = {"common", "int16", "hybrid", "custom"}
+
+
+def test_the_kernels_top_level_holds_op_families():
+    families = set(_op_families())
+    strays = sorted(info.name for info in pkgutil.iter_modules(kernels.__path__)
+                    if info.name not in families | REGISTRY | HELPER_FOLDERS)
+    assert not strays, (f"interpreter/kernels/ holds op families (modules with OPS): move "
+                        f"the helpers {strays} into common/ (or the folder of their paths)")
+    for folder in HELPER_FOLDERS:
+        package = importlib.import_module(f"{kernels.__name__}.{folder}")
+        with_ops = [info.name for info in pkgutil.iter_modules(package.__path__)
+                    if hasattr(importlib.import_module(f"{package.__name__}.{info.name}"),
+                               "OPS")]
+        assert not with_ops, \
+            f"kernels/{folder}/ holds helpers; op families {with_ops} belong at the top"
 
 
 def _passes_run_by(folder: Path) -> set[str]:
