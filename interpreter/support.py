@@ -53,6 +53,7 @@ from .kernels.control_flow import SUBGRAPH_OPTIONS
 from .kernels.custom import NO_CUSTOM
 from .micro.uint8 import ADVICE as MICRO_UINT8_ADVICE, uint8_refusal
 from .loader.model import Model
+from .program import Program, State, check_calls, resource_ids
 from edgelite.names import quoted
 from .runloop import quiet
 from .settings import Settings
@@ -239,8 +240,6 @@ def report(model: Model, subgraphs: Iterable[int] | None = None,
            custom: Mapping[str, Kernel] = NO_CUSTOM, quant: QuantConfig = DEFAULT_CONFIG
            ) -> list[Problem]:
     """Every problem of the ``subgraphs`` (indices; None: all) of ``model``."""
-    from .program import Program, State, check_calls, resource_ids
-
     indices = list(range(len(model.subgraphs))) if subgraphs is None else list(subgraphs)
     try:  # subgraph calls out of range or recursive: nothing can be prepared
         check_calls(model, indices)

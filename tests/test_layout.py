@@ -62,8 +62,8 @@ MIRRORED = {
 CHECKED_ELSEWHERE = {"tests/converter/lower"}  # test_coverage.py
 # Test modules about one concern across a whole part rather than one module: names read
 # from files reach every message escaped (api/names.py, tested in tests/api/);
-# the same in the accuracy API's reports (tests/api/test_accuracy_names.py); hostile data files and
-# output paths through every command that reads or writes them.
+# the same in the accuracy API's reports (tests/api/test_accuracy_names.py); hostile data
+# files and output paths through every command that reads or writes them.
 ACROSS_THE_PART = {"tests/converter/test_names.py", "tests/api/test_accuracy_names.py",
                    "tests/cli/test_hostile_inputs.py"}
 

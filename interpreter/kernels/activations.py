@@ -214,23 +214,9 @@ def eval_hard_swish(rec, inputs, outputs) -> None:
 # tensorflow/lite/kernels/internal/reference/gelu.h (GeluOptions.approximate):
 #     exact:        0.5 * x * erfc(-x / sqrt(2))     (erfc avoids cancellation for x << 0)
 #     approximate:  0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
-# numpy has no erfc; _erfc uses the Chebyshev-fitted formula of Press et al., Numerical
-# Recipes 2nd ed. section 6.2 (erfcc), whose fractional error is below 1.2e-7 for every x
-# -- about one float32 ulp -- evaluated in float64.
+# numpy has no erfc: libm.erfc (Numerical Recipes' erfcc, about one float32 ulp).
 
 SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))  # M_2_SQRTPI * M_SQRT1_2
-_ERFC_COEFFS = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-                -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
-def _erfc(x: np.ndarray) -> np.ndarray:
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = np.full_like(t, _ERFC_COEFFS[-1])
-    for c in _ERFC_COEFFS[-2::-1]:  # Horner, innermost coefficient first
-        poly = poly * t + c
-    ans = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, ans, 2.0 - ans)
 
 
 def prepare_gelu(ctx: OpContext):
@@ -255,7 +241,7 @@ def eval_gelu_tanh(rec, inputs, outputs) -> None:
 
 def eval_gelu_erfc(rec, inputs, outputs) -> None:
     x64 = inputs[0].astype(np.float64)
-    np.copyto(outputs[0], 0.5 * x64 * _erfc(x64 * -np.sqrt(0.5)), casting="same_kind")
+    np.copyto(outputs[0], 0.5 * x64 * libm.erfc(x64 * -np.sqrt(0.5)), casting="same_kind")
 
 
 # --------------------------------------------------------------------------- int8 / uint8

@@ -52,6 +52,7 @@ from ...schema import ops as schema_ops
 from edgelite.names import quoted
 from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, TensorInfo, num_elements, temporary
+from .common.fc_geometry import fc_geometry as _geometry
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .hybrid import fully_connected as hybrid_fc
 from .opdef import Affine, OpDef, QuantRule
@@ -62,32 +63,7 @@ from .int16.affine import fully_connected16
 from .common.native_gemm import native_gemm
 from .versions import OpSignature, T
 
-DEFAULT_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.DEFAULT
 SHUFFLED_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.SHUFFLED4x16INT8
-
-
-def _geometry(ctx: OpContext, x: TensorInfo, w: TensorInfo):
-    """(rows, depth, units, output shape) from the input and [units, depth] weights."""
-    if int(ctx.option("weights_format", DEFAULT_WEIGHTS_FORMAT)) != DEFAULT_WEIGHTS_FORMAT:
-        raise ctx.unsupported("only the DEFAULT weights_format is supported")
-    if w.rank != 2:
-        raise ctx.shape_error(f"weights shape {list(w.shape)} must be 2-D [units, input_depth]")
-    units, depth = w.shape
-    total = num_elements(x.shape)
-    if depth < 1 or total % depth != 0:
-        raise ctx.shape_error(
-            f"input shape {list(x.shape)} ({total} elements) cannot be flattened into rows "
-            f"of the weights' input depth {depth}"
-        )
-    rows = total // depth
-    if ctx.option("keep_num_dims", False):
-        if x.rank == 0 or x.shape[-1] != depth:
-            raise ctx.shape_error(
-                f"keep_num_dims needs the input's last dimension ({list(x.shape)}) to equal "
-                f"the weights' input depth {depth}"
-            )
-        return rows, depth, units, tuple(x.shape[:-1]) + (units,)
-    return rows, depth, units, (rows, units)
 
 
 # --------------------------------------------------------------------------- float32

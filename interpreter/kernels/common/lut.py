@@ -30,7 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from ... import native_ops, quant_math as qm
+from ... import libm, native_ops
+from ... import quant_math as qm
 from edgelite.errors import EdgeliteError
 from ..base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .requantize import QParams, make_lut, qparams, require_same_type
@@ -78,13 +79,8 @@ def cfloat(name: str) -> FloatFn:
     return apply_numpy
 
 
-def _erfc64(x: np.ndarray) -> np.ndarray:
-    from ..activations import _erfc  # Numerical Recipes erfcc, within ~1 float32 ulp
-    return _erfc(x)
-
-
 _FALLBACK = {"expf": np.exp, "expm1f": np.expm1, "logf": np.log, "tanhf": np.tanh,
-             "erfcf": _erfc64}
+             "erfcf": libm.erfc}
 
 
 # --------------------------------------------------------------------------- tables

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base import Kernel, OpContext, OutputSpec, temporary
+from ..common.fc_geometry import fc_geometry
 from . import (HybridOutput, InputQuant, Order, hybrid_output, input_quant, quantize_rows,
                require_int8_weights, weight_scales)
 
@@ -32,11 +33,9 @@ class HybridFCRecord:
 
 
 def prepare(ctx: OpContext):
-    from ..fully_connected import _geometry  # fully_connected imports this module
-
     ctx.check_arity(2, 3)
     x, w = ctx.input(0), ctx.input(1)
-    rows, depth, units, out_shape = _geometry(ctx, x, w)
+    rows, depth, units, out_shape = fc_geometry(ctx, x, w)
     weights = require_int8_weights(ctx, w)
     scales = weight_scales(ctx, w, units, 0)
     xnnpack = not ctx.quant.reference

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import InputQuant, quantize_rows as quantize_matrix_rows
 
 _F32 = np.float32
 
@@ -36,7 +37,6 @@ class QuantizedRows:
 
 
 def _rows(x: np.ndarray, kind) -> QuantizedRows:
-    from . import InputQuant, quantize_rows as quantize_matrix_rows
     q = np.empty(x.shape, np.float64)
     zp = np.empty(x.shape[0], np.float64) if kind is InputQuant.ASYMMETRIC else None
     scale = quantize_matrix_rows(np.asarray(x, _F32), kind, q, zp)
@@ -45,7 +45,6 @@ def _rows(x: np.ndarray, kind) -> QuantizedRows:
 
 def quantize_rows_symmetric(x: np.ndarray) -> QuantizedRows:
     """SymmetricQuantizeFloats of every row of ``x`` [rows, n] (float32)."""
-    from . import InputQuant
     return _rows(x, InputQuant.SYMMETRIC)
 
 
@@ -55,7 +54,6 @@ def quantize_rows_asymmetric(x: np.ndarray) -> QuantizedRows:
     round(x / s) + zp (rounded before the zero point is added). Inputs that come from
     int8 data (an embedding behind a DEQUANTIZE) land on ties of both roundings often;
     one wrong tie in one step of a recurrent layer changes every later step."""
-    from . import InputQuant
     return _rows(x, InputQuant.ASYMMETRIC)
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from ..base import Chosen, OpContext, OutputSpec, scratch
 from ..common.fused import Clamp, activation_clamp, apply_clamp
 from . import HybridOutput, InputQuant, Order, quantize_rows, require_int8_weights, weight_scales
+from ..common.transpose_scatter import geometry, scatter, scatter_record
 from ..common.window import SAME, padding_option
 
 F32 = np.float32
@@ -44,7 +45,7 @@ class ReferenceRecord:
     x32: np.ndarray  # (N, H, W, C) float32 scratch: the same values
     weights: np.ndarray  # (KH, KW, C, O) float32 (exact int8 values)
     scales: np.ndarray  # (O,) float32 s_w
-    scatter: object  # transpose_conv.TransposeConvRecord in float32 (canvas, tap views)
+    scatter: object  # transpose_scatter.TransposeConvRecord in float32 (canvas, tap views)
     bias: np.ndarray | None  # (O,) float32
     clamp: Clamp
 
@@ -54,7 +55,7 @@ class XnnpackRecord:
     """XNNPACK's qd8 deconvolution: exact integer sums, then the FMA output stage."""
 
     x_q: np.ndarray  # (N, H*W*C) float64 scratch: q - o per image
-    scatter: object  # transpose_conv.TransposeConvRecord in float64 through the weights
+    scatter: object  # transpose_scatter.TransposeConvRecord in float64 through the weights
     output: HybridOutput
 
 
@@ -65,8 +66,6 @@ def xnnpack_takes(ctx: OpContext, w_shape, strides) -> bool:
 
 
 def prepare(ctx: OpContext):
-    from ..transpose_conv import geometry, scatter_record  # transpose_conv imports this module
-
     g = geometry(ctx)
     w = ctx.input(1)
     filt = require_int8_weights(ctx, w, "weights")  # OHWI
@@ -116,8 +115,6 @@ def eval_reference(rec: ReferenceRecord, inputs, outputs) -> None:
 
 
 def eval_xnnpack(rec: XnnpackRecord, inputs, outputs) -> None:
-    from ..transpose_conv import scatter
-
     x = inputs[2]
     row_scale = quantize_rows(x.reshape(rec.x_q.shape), InputQuant.XNNPACK, rec.x_q)
     scatter(rec.scatter, rec.x_q.reshape(x.shape))
