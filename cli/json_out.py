@@ -25,7 +25,7 @@ def _plain(value):
 
 # -- inspect ----------------------------------------------------------------------------------
 def model_structure(model) -> dict:
-    """A loaded model (interpreter/model_objects.Model): subgraphs with their ops and
+    """A loaded model (interpreter/loader/model_objects.Model): subgraphs with their ops and
     tensors (dtype, shape, quantization), signatures, description."""
     return {
         "schema_version": model.version,

@@ -72,7 +72,7 @@ class BidirectionalRecord:
 
 @dataclass(frozen=True)
 class HybridRecord(BidirectionalRecord):
-    """The same fields; its directions hold lstm_hybrid.HybridCell cells."""
+    """The same fields; its directions hold lstm.hybrid_cell.HybridCell cells."""
 
 
 def _aux_input(ctx: OpContext, x: TensorInfo, fw: CellOperands, bw: CellOperands,

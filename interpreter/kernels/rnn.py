@@ -64,7 +64,7 @@ class FloatRnnCell:
 
 @dataclass(frozen=True)
 class HybridRnnCell:
-    """The same with int8 weights (hybrid_rows.HybridWeights)."""
+    """The same with int8 weights (hybrid.rows.HybridWeights)."""
 
     weights: HybridWeights
     recurrent: HybridWeights

@@ -68,7 +68,7 @@ def check_clips(ctx: OpContext) -> tuple[float, float]:
 
 def check_types(ctx: OpContext, x: TensorInfo, cell: CellOperands) -> bool:
     """True for the integer kernel (int8 input), False for float32 (hybrid LSTMs are
-    told apart before: lstm_hybrid.is_hybrid); other types are refused."""
+    told apart before: hybrid_cell.is_hybrid); other types are refused."""
     if x.dtype == np.float32:
         return False
     if x.dtype == np.int8:
@@ -87,7 +87,7 @@ class FloatRecord:
 
 @dataclass(frozen=True)
 class HybridRecord(FloatRecord):
-    """FloatRecord's fields, ``cell`` a lstm_hybrid.HybridCell."""
+    """FloatRecord's fields, ``cell`` a hybrid_cell.HybridCell."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ with one scale per tensor (what TensorFlow's converter writes with Optimize.DEFA
 no representative dataset).
 
 Per time step, the input x and the output state h are quantized to int8 per batch row
-(hybrid_rows.quantize_rows: symmetric, or asymmetric with the option
+(hybrid.rows.quantize_rows: symmetric, or asymmetric with the option
 ``asymmetric_quantize_inputs``), and each gate is
 
     z = b + float(W_q . x_q) * (s_x * s_W) + float(R_q . h_q) * (s_h * s_R)

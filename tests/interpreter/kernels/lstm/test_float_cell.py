@@ -28,7 +28,7 @@ FLOAT_VARIANTS = {
 
 
 # The activation NONE: LiteRT computes h = o . g and drops terms of the cell gate after an
-# all-zero input step (lstm_float._linear_cell_gate); the feeds have such steps.
+# all-zero input step (lstm.float_cell._linear_cell_gate); the feeds have such steps.
 LINEAR_VARIANTS = {
     "linear": LstmSpec(activation="NONE"),
     "linear_layer_norm_time_major": LstmSpec(activation="NONE", layer_norm=True, batch=2,

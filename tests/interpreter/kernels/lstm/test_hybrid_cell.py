@@ -26,7 +26,7 @@ VARIANTS = {name: spec for name, spec in FLOAT_VARIANTS.items() if not spec.diag
     "linear": LstmSpec(activation="NONE", batch=2),
     "wide": LstmSpec(n_input=16, n_cell=12, steps=7, batch=2),
     # gates that start off a 4-float boundary of LiteRT's scratch buffer: Eigen's
-    # logistic takes its single-value path on their first lanes (lstm_hybrid.logistic_lanes)
+    # logistic takes its single-value path on their first lanes (hybrid_cell.logistic_lanes)
     "cifg_odd_cells_time_major": LstmSpec(cifg=True, n_cell=5, batch=3, time_major=True),
     "cifg_odd_cells_batch_major": LstmSpec(cifg=True, n_cell=7, batch=2, peephole=True),
     "odd_cells_batch_major": LstmSpec(n_cell=7, batch=3, n_input=5),
