@@ -30,8 +30,8 @@ from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, temporary
 from .hybrid.rows import HybridWeights, accumulate_products, quantize_rows
 from .lstm import time_view
-from .common.eigen_math import activate
-from .lstm.float_cell import activation_code, constant_float
+from .common.eigen_math import activate, activation_code
+from .lstm.float_cell import constant_float
 from .lstm.operands import float_operands, input_dims, state
 from .opdef import OpDef
 from .common.requantize import per_tensor_scale

@@ -44,8 +44,7 @@ from ...schema.ops import ACTIVATION
 from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen
 from .hybrid.rows import HybridWeights, accumulate_products, quantize_rows
-from .common.eigen_math import activate
-from .lstm.float_cell import activation_code
+from .common.eigen_math import activate, activation_code
 from .lstm.operands import state as variable_state
 from .opdef import OpDef, QuantRule
 from .common.requantize import per_tensor_scale, qparams

@@ -23,12 +23,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....schema.ops import ACTIVATION
+from ....schema.ops import ACTIVATION, ACTIVATION_NAME
 from ... import libm
-from ..lstm.float_cell import apply_activation
+from ..base import OpContext
 
 _F32 = np.float32
 PACKET = 4  # float lanes of the Eigen packets LiteRT's x86 build uses
+
+# The recurrent kernels' fused activation (LSTM / RNN / SVDF): ApplyActivationToVector's
+# float path, in place.
+_ACTIVATIONS = {ACTIVATION[n] for n in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH")}
+
+
+def activation_code(ctx: OpContext) -> int:
+    """The fused activation of an LSTM / RNN (applied to the cell gate and the cell
+    output): one ApplyActivationToVector computes; SIGN_BIT is refused."""
+    code = int(ctx.option("fused_activation_function", ACTIVATION["NONE"]))
+    if code not in _ACTIVATIONS:
+        raise ctx.unsupported(
+            f"fused activation {ACTIVATION_NAME.get(code, code)} is not supported by the "
+            "recurrent kernels (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)"
+        )
+    return code
+
+
+def apply_activation(code: int, x: np.ndarray) -> None:
+    """ApplyActivationToVector in place (float32)."""
+    if code == ACTIVATION["TANH"]:
+        np.tanh(x, out=x)
+    elif code == ACTIVATION["RELU"]:
+        np.maximum(x, 0, out=x)
+    elif code == ACTIVATION["RELU6"]:
+        np.clip(x, 0, 6, out=x)
+    elif code == ACTIVATION["RELU_N1_TO_1"]:
+        np.clip(x, -1, 1, out=x)
+
 
 _TANH_CLAMP = _F32(7.90738964080810547)
 _TANH_P = tuple(_F32(c) for c in (1.394553628e-8, 2.102733560e-5, 3.520756727e-3,

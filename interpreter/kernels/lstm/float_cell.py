@@ -29,36 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....schema.ops import ACTIVATION, ACTIVATION_NAME
+from ....schema.ops import ACTIVATION
 from ..base import OpContext
+from ..common.eigen_math import activation_code, apply_activation
 from .operands import CellOperands
-
-_ACTIVATIONS = {ACTIVATION[n] for n in ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH")}
-
-
-def activation_code(ctx: OpContext) -> int:
-    """The fused activation of an LSTM / RNN (applied to the cell gate and the cell
-    output): one ApplyActivationToVector computes; SIGN_BIT is refused."""
-    code = int(ctx.option("fused_activation_function", ACTIVATION["NONE"]))
-    if code not in _ACTIVATIONS:
-        raise ctx.unsupported(
-            f"fused activation {ACTIVATION_NAME.get(code, code)} is not supported by the "
-            "recurrent kernels (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)"
-        )
-    return code
-
-
-def apply_activation(code: int, x: np.ndarray) -> None:
-    """ApplyActivationToVector in place (float32)."""
-    if code == ACTIVATION["TANH"]:
-        np.tanh(x, out=x)
-    elif code == ACTIVATION["RELU"]:
-        np.maximum(x, 0, out=x)
-    elif code == ACTIVATION["RELU6"]:
-        np.clip(x, 0, 6, out=x)
-    elif code == ACTIVATION["RELU_N1_TO_1"]:
-        np.clip(x, -1, 1, out=x)
-
 
 def sigmoid(x: np.ndarray) -> None:
     """1 / (1 + exp(-x)) in place (exp overflows to inf for x < -88: the result is 0)."""

@@ -38,7 +38,7 @@ from edgelite.names import quoted
 from ..base import OpContext, TensorInfo
 from ..hybrid.rows import HybridWeights, accumulate_products, quantize_rows
 from ..common import eigen_math
-from .float_cell import activation_code, constant_float, update_cell
+from .float_cell import constant_float, update_cell
 from .operands import CellOperands
 from ..common.requantize import per_tensor_scale
 
@@ -160,7 +160,8 @@ def prepare_hybrid_cell(ctx: OpContext, cell: CellOperands, n_cell: int, n_outpu
         w_h=_gate_weights(ctx, cell.recurrent_weights, "recurrent weights", n_cell, n_output),
         bias=bias, peephole=peephole, layer_norm=layer_norm, projection=projection,
         projection_bias=_float(ctx, cell.projection_bias, "projection bias"),
-        activation=activation_code(ctx), cell_clip=_F32(clips[0]), proj_clip=_F32(clips[1]),
+        activation=eigen_math.activation_code(ctx), cell_clip=_F32(clips[0]),
+        proj_clip=_F32(clips[1]),
         lanes=logistic_lanes(cell.cifg, batch, n_cell, time_major))
 
 
