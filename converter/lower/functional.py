@@ -21,7 +21,7 @@ import numpy as np
 from edgelite.errors import DTypeError, EdgeliteError, GraphError, UnsupportedOpError
 from edgelite.names import quoted
 from ..control_flow import FuncGraph
-from ..graphdef import TFGraph, TensorRef
+from ..graphdef import TFGraph, TensorRef, parse_ref
 from ..ir import Graph, Tensor, inputs_upstream
 from .context import LowerCtx, fail
 from .spec import ANY, In, Lowering, spec
@@ -113,7 +113,6 @@ class _Report:
 
 
 def _parse(ref: str) -> TensorRef:
-    from ..graphdef import parse_ref
     return parse_ref(ref)
 
 

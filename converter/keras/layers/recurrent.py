@@ -22,7 +22,7 @@ import numpy as np
 from ..context import KTensor, LayerCtx, static
 from ..graph import VARIANT, FrameWriter
 from .activations import activate
-from .conv import batch_of
+from .conv import _Spec, batch_of
 
 I32 = np.dtype(np.int32)
 F32 = np.dtype(np.float32)
@@ -196,7 +196,6 @@ def _weights(ctx: LayerCtx, cls: str, cfg: dict, x: KTensor):
 
 
 def _conv_state(ctx: LayerCtx, cfg: dict, x: KTensor, arrays: dict) -> tuple:
-    from .conv import _Spec
     step = KTensor(x.ref, (x.shape[0],) + x.shape[2:], x.dtype)
     spec = _Spec(replace(ctx, config=cfg), step, 2)
     if spec.padding == "causal":
