@@ -77,6 +77,9 @@ TESTED_ELSEWHERE = {
                                      "calibration methods side by side on the same data",
     "converter/keras/layers/": "tests/converter/keras/test_layers.py (the registry, one "
                                "layer per file) and test_files.py (whole Keras files)",
+    "interpreter/kernels/common/transpose_scatter.py": "tests/interpreter/kernels/"
+        "test_transpose_conv.py and hybrid/test_transpose_conv.py: TRANSPOSE_CONV's geometry "
+        "and scatter through both paths that share it",
 }
 
 

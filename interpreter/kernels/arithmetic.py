@@ -69,7 +69,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import native_ops, quant_math as qm
+from .common import native_ops
+from .. import quant_math as qm
 from .common import add_paths
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
 from .binary import same_type_pair

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import native_ops
+from .common import native_ops
 from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .opdef import OpDef

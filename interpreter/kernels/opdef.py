@@ -28,7 +28,7 @@ The facts:
 
   An empty slot sends its operands to ``float`` (which may then refuse them). The native
   backend has no slot of its own: a kernel's prepare() puts its C implementation in the
-  record it returns where the extension loaded and covers the case (common/requantize.NativeStage,
+  record it returns where the extension loaded and covers the case (requantize.NativeStage,
   depthwise_conv.NativeDepthwise), and eval runs it -- so numpy stays the readable
   reference next to it, and adding a native kernel touches only its op's module.
 * ``quant``: how the converter's quantizer treats the op (QuantRule); ``fixed_output``

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import native_ops, quant_math as qm
+from .common import native_ops
+from .. import quant_math as qm
 from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, temporary
 from .common.fused import clamp_inplace

@@ -62,7 +62,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import native_ops, quant_math as qm
+from .common import native_ops
+from .. import quant_math as qm
 from .base import Chosen, Kernel, OpContext, OutputSpec, normalize_axis, run_chosen
 from .opdef import OpDef, QuantRule
 from .common.requantize import QUANTIZED, clamp_out, qparams, require_same_type

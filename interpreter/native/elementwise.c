@@ -17,7 +17,7 @@
  * The direct forms vectorize where a lookup cannot; each is the numpy formula step for step.
  *
  * Operands are described by broadcast strides over the output's collapsed shape (adjacent
- * dimensions merged where both inputs allow, edgelite.interpreter.native_ops); a stride of
+ * dimensions merged where both inputs allow, edgelite.interpreter.kernels.common.native_ops); a stride of
  * 0 repeats the value. A "row" is one run of the innermost dimension; a call computes the
  * output values [begin, end) of the flat output. */
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * (module.c adds these functions to edgelite.interpreter._native). Arrays come through
  * the buffer protocol (C-contiguous); every size a kernel will touch is checked against
  * the buffers here, and the GIL is released around the compute so edgelite's pool runs
- * slices at once. The Python callers are in interpreter/native_ops.py. */
+ * slices at once. The Python callers are in interpreter/kernels/common/native_ops.py. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 

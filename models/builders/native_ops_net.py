@@ -2,7 +2,7 @@
 output) whose ops are the ones edgelite's native element-wise kernels take -- QUANTIZE,
 DEQUANTIZE, ADD, MUL (squeeze-excite channel broadcast and swish), LOGISTIC, TANH,
 HARD_SWISH, MEAN, AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX -- beside CONV_2D /
-DEPTHWISE_CONV_2D. tests/interpreter/test_native_ops.py runs it on both backends.
+DEPTHWISE_CONV_2D. tests/interpreter/kernels/common/test_native_ops.py runs it on both backends.
 
     python -m models.builders.native_ops_net     (from the repository root; needs TensorFlow)
 """

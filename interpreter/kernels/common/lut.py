@@ -30,7 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from ... import libm, native_ops
+from ... import libm
+from . import native_ops
 from ... import quant_math as qm
 from edgelite.errors import EdgeliteError
 from ..base import Chosen, Kernel, OpContext, OutputSpec, run_chosen

@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from ... import native as native_backend
-from ... import native_ops
+from . import native_ops
 from ... import quant_math as qm
 from ...kernel_set import QuantConfig
 from ..base import Chosen, OpContext, TensorInfo, temporary

@@ -1,4 +1,4 @@
-"""The native element-wise kernels (interpreter/native_ops.py, native/elementwise.c,
+"""The native element-wise kernels (interpreter/kernels/common/native_ops.py, native/elementwise.c,
 native/lut.c, ...) equal the numpy kernels bit for bit: random sweeps of shapes,
 broadcasts, quantization parameters and fused activations, every (input pair / input)
 value once, each kernel set and rounding, one and two threads -- and the native kernel
@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgelite.interpreter import Interpreter, native, native_ops
+from edgelite.interpreter import Interpreter, native
+from edgelite.interpreter.kernels.common import native_ops
 from edgelite.interpreter.kernels.pooling import eval_native_average
 
 from tests.support.values import full_range, random_qparams
 
-from .tflite_builder import QuantModel
-from .test_native import needs_native
+from ...tflite_builder import QuantModel
+from ...test_native import needs_native
 
 SETTINGS = [("default", "double"), ("reference", "double"), ("reference", "single"),
             ("micro", "double")]

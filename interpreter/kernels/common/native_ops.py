@@ -24,9 +24,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import native as native_backend
-from .kernels.base import Chosen, OpContext
-from .parallel import row_ranges, run_slices, worth_splitting
+from ... import native as native_backend
+from ..base import Chosen, OpContext
+from ...parallel import row_ranges, run_slices, worth_splitting
 
 MAX_DIMS = 8  # native.h EL_MAX_DIMS
 # Values below which an element-wise op runs on one thread. These kernels take well under
