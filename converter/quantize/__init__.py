@@ -245,7 +245,7 @@ def quantize(graph: Graph, options: QuantizeOptions, samples: list | None = None
     elif has_data:
         activations = {t.name for t in graph.tensors()
                        if not t.is_const and t.dtype == np.float32}
-        report.calibration = collect_ranges(export_tflite(graph), samples(),
+        report.calibration = collect_ranges(export_tflite(graph), samples,
                                             options.calib_samples, options.progress,
                                             options.calib_method, activations,
                                             options.workers, options.ray)

@@ -1,8 +1,8 @@
 """entropy: TensorRT's KL-divergence calibration (Migacz, "8-bit Inference with TensorRT",
 GTC 2017; the same algorithm as MXNet's calibrate `_get_optimal_threshold`).
 
-A histogram of |x| with 2048 bins from 0 (histogram.Histogram: after re-binning, the bins up
-to max|x| -- between 1024 and 2048 of them -- are used). For every candidate threshold bin
+A histogram of |x| with 2048 bins over [0, max|x|] (histogram.Histogram; max|x| from the
+first calibration pass's min / max). For every candidate threshold bin
 i = L .. 2048 (L = number of quantized levels):
     P = hist[0:i], with the outliers sum(hist[i:]) added to P[i-1]     (reference)
     Q = hist[0:i] merged into L equal groups, each group's count spread evenly over the
@@ -33,24 +33,26 @@ EPS = 1e-4
 
 
 class EntropyObserver(Observer):
-    def __init__(self, bins: int = DEFAULT_BINS) -> None:
-        self.hist = Histogram(bins)   # of |x|
-        self.min, self.max = np.inf, -np.inf
+    needs_extremes = True
+
+    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS) -> None:
+        self.min, self.max = (float(e) for e in extremes)
+        self.hist = Histogram(0.0, max(-self.min, self.max), bins)   # of |x|
 
     def observe(self, x: np.ndarray) -> None:
-        if x.size:
-            self.min = min(self.min, float(x.min()))
-            self.max = max(self.max, float(x.max()))
-            self.hist.add(np.abs(x))
+        self.hist.add(np.abs(x))
+
+    def merge(self, other: "EntropyObserver") -> None:
+        self.hist.merge(other.hist)
 
     def range(self) -> tuple[float, float] | None:
         h = self.hist
         if h.total == 0:
             return None
-        if h.counts is None:
+        if h.empty_grid:
             return 0.0, 0.0
         signed = self.min < 0
-        used = int(np.flatnonzero(h.counts)[-1]) + 1   # bins up to max|x| (>= bins / 2)
+        used = int(np.flatnonzero(h.counts)[-1]) + 1   # bins up to max|x|
         t = kl_threshold(h.counts[:used], h.width, 128 if signed else 256)
         if not signed:
             return self.min, min(self.max, t)
