@@ -167,16 +167,16 @@ def collect_ranges(model: bytes, samples, limit: int | None,
         check_parallel(runner, config)
         ranges, used, skipped = parallel_ranges(model, read, limit, workers, ray, progress,
                                                 config, only)
-        _check_used(used, skipped)
+        check_used(used, skipped)
         return CalibrationStats(ranges, used, skipped, {})
     one_pass = config if not config.two_pass else CalibConfig(CalibMethod.MINMAX)
-    first = _Observed(runner, lambda name: one_pass.observer() if only is None or name in only
+    first = Observed(runner, lambda name: one_pass.observer() if only is None or name in only
                       else MinMaxObserver(), lambda name, k: one_pass.observer())
     skipped: list[int] = []
     used = first.run(read(), limit, skipped, None if config.two_pass else progress)
-    _check_used(used, skipped)
+    check_used(used, skipped)
     if config.two_pass:   # the histograms, on grids fixed by the first pass's extremes
-        second = _Observed(runner, lambda name: config.observer(first.extremes(name))
+        second = Observed(runner, lambda name: config.observer(first.extremes(name))
                            if only is None or name in only else None,
                            lambda name, k: config.observer(first.extremes(name, k)))
         second.run(read(), limit, [], progress)
@@ -196,13 +196,13 @@ def rereadable(samples, again: bool = True) -> Callable[[], Iterator]:
     return lambda: iter(samples)
 
 
-def _check_used(used: int, skipped: list[int]) -> None:
+def check_used(used: int, skipped: list[int]) -> None:
     if used == 0:
         raise EdgeliteError("no usable calibration samples" +
                             (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
 
 
-class _Observed:
+class Observed:
     """One pass of calibration: an observer per float tensor of the model (`make(name)`;
     None: not observed in this pass) and per float tensor of each subgraph a WHILE / IF
     calls (`make_inner(name, subgraph)`), and the sequence LSTMs' cell states."""
@@ -250,7 +250,7 @@ class _Observed:
         o = self.observers[name] if subgraph == 0 else self.inner_observers[subgraph][name]
         return o.lo, o.hi
 
-    def replace(self, other: "_Observed") -> None:
+    def replace(self, other: "Observed") -> None:
         """Take `other`'s observers (a second pass's) where it has them."""
         self.observers.update(other.observers)
         self.inner_observers = other.inner_observers

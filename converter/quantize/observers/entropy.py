@@ -35,9 +35,11 @@ EPS = 1e-4
 class EntropyObserver(Observer):
     needs_extremes = True
 
-    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS) -> None:
+    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS,
+                 hist: Histogram | None = None) -> None:
         self.min, self.max = (float(e) for e in extremes)
-        self.hist = Histogram(0.0, max(-self.min, self.max), bins)   # of |x|
+        # of |x| (`hist`: one already filled, magnitude_histogram)
+        self.hist = hist or magnitude_histogram(extremes, bins)
 
     def observe(self, x: np.ndarray) -> None:
         self.hist.add(np.abs(x))
@@ -57,6 +59,11 @@ class EntropyObserver(Observer):
         if not signed:
             return self.min, min(self.max, t)
         return max(self.min, -t), min(self.max, t)
+
+
+def magnitude_histogram(extremes: tuple[float, float], bins: int = DEFAULT_BINS) -> Histogram:
+    """The histogram of |x| for values in [lo, hi]: over [0, max(-lo, hi)]."""
+    return Histogram(0.0, max(-float(extremes[0]), float(extremes[1])), bins)
 
 
 def kl_threshold(hist: np.ndarray, width: float, levels: int) -> float:

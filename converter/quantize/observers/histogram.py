@@ -7,7 +7,7 @@ histogram methods calibrate in two passes over the data:
   1. every tensor's exact global min / max (minmax.MinMaxObserver; merges exactly);
   2. `bins` equal bins over [min(lo, 0), max(hi, 0)] from pass 1 (the grid contains 0.0,
      as the quantized range must: params.asymmetric); each value v goes to bin
-         i = clamp(floor((v - lo) / width), 0, bins - 1)        (float64 arithmetic)
+         i = clamp(floor((v - lo) * (1 / width)), 0, bins - 1)  (float64 arithmetic)
      and the counts are int64, so per-shard histograms add up to the one-process histogram
      bit for bit, in any order and grouping.
 
@@ -66,8 +66,12 @@ class Histogram:
         self.counts += np.bincount(self.index(x), minlength=self.bins)
 
     def index(self, x: np.ndarray) -> np.ndarray:
-        i = np.floor((x.astype(np.float64) - self.lo) / self.width).astype(np.int64)
-        return np.clip(i, 0, self.bins - 1, out=i)   # the top edge belongs to the last bin
+        """Each value's bin. x >= lo, so truncation is floor; values outside the grid
+        clamp to its end bins (the top edge belongs to the last bin)."""
+        t = np.subtract(x, self.lo, dtype=np.float64)
+        t *= 1.0 / self.width
+        i = t.astype(np.int64)
+        return np.clip(i, 0, self.bins - 1, out=i)
 
     def merge(self, other: "Histogram") -> None:
         """Add another shard's counts (same grid: the same first-pass extremes)."""

@@ -28,8 +28,9 @@ MAX_CANDIDATES = 512   # per side
 class MseObserver(Observer):
     needs_extremes = True
 
-    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS) -> None:
-        self.hist = Histogram(*extremes, bins)
+    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS,
+                 hist: Histogram | None = None) -> None:
+        self.hist = hist or Histogram(*extremes, bins)   # `hist`: one already filled
 
     def observe(self, x: np.ndarray) -> None:
         self.hist.add(x)

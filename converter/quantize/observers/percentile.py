@@ -24,9 +24,9 @@ class PercentileObserver(Observer):
     needs_extremes = True
 
     def __init__(self, extremes: tuple[float, float], percentile: float = DEFAULT_PERCENTILE,
-                 bins: int = DEFAULT_BINS) -> None:
+                 bins: int = DEFAULT_BINS, hist: Histogram | None = None) -> None:
         self.p = float(percentile) / 100.0
-        self.hist = Histogram(*extremes, bins)
+        self.hist = hist or Histogram(*extremes, bins)   # `hist`: one already filled
 
     def observe(self, x: np.ndarray) -> None:
         self.hist.add(x)
