@@ -197,3 +197,57 @@ def test_calib_method_reaches_every_activation():
         for name in ("conv1/Relu", "conv2/Relu"):
             assert r[name][0] == 0.0 and 0 < r[name][1] <= base[name][1]
         assert r["conv2/Relu"] != base["conv2/Relu"]           # the method did something
+
+
+def reference_kl_threshold(hist, width, levels):
+    """TensorRT's search written one candidate at a time (the definition kl_threshold
+    computes in blocks)."""
+    hist = hist.astype(np.float64)
+    hist[0] = hist[1]
+    if hist.size <= levels:
+        return hist.size * width
+
+    def smooth(p):
+        zero = p == 0
+        n_zero, n_nonzero = int(zero.sum()), int(p.size - zero.sum())
+        if n_nonzero == 0:
+            return None
+        return p + 1e-4 * zero - (1e-4 * n_zero / n_nonzero) * ~zero if n_zero else p
+
+    best_i, best_d = hist.size, np.inf
+    for i in range(levels, hist.size + 1):
+        p = hist[:i].copy()
+        p[-1] += hist[i:].sum()
+        merged = i // levels
+        owners = np.minimum(np.arange(i) // merged, levels - 1)
+        groups = np.bincount(owners, weights=hist[:i], minlength=levels)
+        norm = np.bincount(owners, weights=p != 0, minlength=levels)
+        per_bin = np.divide(groups, norm, out=np.zeros(levels), where=norm > 0)
+        q = np.where(p != 0, per_bin[owners], 0.0)
+        p, q = smooth(p), smooth(q)
+        if p is None or q is None or (p <= 0).any() or (q <= 0).any():
+            continue
+        p, q = p / p.sum(), q / q.sum()
+        d = float(np.sum(p * np.log(p / q)))
+        if d <= best_d:
+            best_i, best_d = i, d
+    return best_i * width
+
+
+@pytest.mark.parametrize("shape", ["laplace", "relu", "sparse", "spiky"])
+def test_kl_threshold_matches_the_one_candidate_at_a_time_search(shape):
+    from edgelite.converter.quantize.observers.entropy import kl_threshold
+    rng = np.random.default_rng(len(shape))
+    for levels, bins in ((128, 700), (256, 1100), (128, 2048)):
+        if shape == "laplace":
+            counts = np.histogram(np.abs(rng.laplace(0, 1, 50000)), bins)[0]
+        elif shape == "relu":
+            counts = np.histogram(np.maximum(rng.normal(0, 1, 50000), 0), bins)[0]
+        elif shape == "sparse":
+            counts = rng.poisson(0.3, bins) * (rng.random(bins) < 0.2)
+        else:
+            counts = np.zeros(bins, np.int64)
+            counts[rng.integers(0, bins, 30)] = rng.integers(1, 1000, 30)
+        counts[-1] = max(counts[-1], 1)
+        assert kl_threshold(counts, 0.01, levels) == reference_kl_threshold(counts, 0.01,
+                                                                           levels)
