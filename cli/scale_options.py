@@ -16,7 +16,7 @@ def scale_options(fn):
         click.option("--workers", type=click.IntRange(min=1), metavar="N",
                      help="Run the data's shards in N processes (each with its own "
                      "interpreter); the result is the same bytes as with one (calibration: "
-                     "--calib-method minmax only)."),
+                     "every --calib-method but moving-average)."),
         click.option("--ray", is_flag=False, flag_value="local", default=None,
                      metavar="[ADDRESS|local]",
                      help="Run the shards as Ray tasks: 'local' (the default value) starts "

@@ -89,8 +89,8 @@ class EvalJob:
             if count != n:
                 raise ShapeError(f"{what} holds {count} samples but the labels {n}")
             k_out = output_index(runner, self.output)
-            s = np.stack([runner.run(sample_at(arrays, i))[k_out].reshape(-1)
-                          for i in range(n)])
+            s = np.stack([out[k_out].reshape(-1) for out in  # batched where exact
+                          runner.run_many([sample_at(arrays, i) for i in range(n)])])
             if s.shape[1] < 2 or int(y.max()) >= s.shape[1] or int(y.min()) < 0:
                 raise EdgeliteError(
                     f"{shown_path(runner.label)}: output "

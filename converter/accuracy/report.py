@@ -1,7 +1,9 @@
 """Text tables, JSON-ready dicts and CSV for compare and eval reports.
 
-In JSON, non-finite numbers are written as the strings "inf", "-inf" and "nan" (SQNR is +inf
-when a tensor matches its reference exactly), so the output is strict JSON.
+JSON is one line (a script reads the last line of the output; no timings in it, so one
+process, --workers and --ray print the same bytes). Non-finite numbers are written as the
+strings "inf", "-inf" and "nan" (SQNR is +inf when a tensor matches its reference exactly),
+so the output is strict JSON.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def _clean(obj):
 
 
 def dumps(obj) -> str:
-    return json.dumps(_clean(obj), indent=2)
+    """`obj` as strict JSON on one line."""
+    return json.dumps(_clean(obj), allow_nan=False)
 
 
 def db(x: float) -> str:

@@ -51,7 +51,8 @@ from ..export import export_tflite
 from ..ir import Graph
 from ..runner import run_all
 from .adaround import no_progress_bar
-from .calibrate import collect_ranges, graph_samples, usable_samples
+from .calibrate import graph_samples, usable_samples
+from .calibrate_methods import collect_methods
 from .equalize import channel_maxima, equalize, relu6_layers
 from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
@@ -156,18 +157,20 @@ def folds(samples: list) -> list[tuple[list, list]]:
             for f in range(FOLDS)]
 
 
-def _calibrate(graph: Graph, samples: list, method: CalibConfig, equalized: bool) -> dict:
-    """The activation ranges ``method`` gives on ``samples`` (after equalization if asked:
-    it changes the activations' scale)."""
+def _calibrate(graph: Graph, samples: list, methods, equalized: bool) -> dict:
+    """{method: the activation ranges it gives on ``samples``} for each of ``methods``,
+    from one calibration (calibrate_methods.py), after equalization if asked (it changes
+    the activations' scale)."""
     g = copy.deepcopy(graph)
     if equalized:
         equalize(g, _observed(g, samples))
     activations = {t.name for t in g.tensors() if not t.is_const and t.dtype == np.float32}
-    return collect_ranges(export_tflite(g), samples, None, None, method, activations).ranges
+    return collect_methods(export_tflite(g), samples, methods, activations)
 
 
 class _Calibrations:
-    """``_calibrate`` on one graph and sample set, once per (method, equalized)."""
+    """``_calibrate`` on one graph and sample set: every method of ``METHODS`` at once, per
+    equalized or not (a method outside them alone)."""
 
     def __init__(self, graph: Graph, samples: list) -> None:
         self.graph, self.samples = graph, samples
@@ -176,7 +179,9 @@ class _Calibrations:
     def __call__(self, method: CalibConfig, equalized: bool) -> dict:
         key = (method, equalized)
         if key not in self._ranges:
-            self._ranges[key] = _calibrate(self.graph, self.samples, method, equalized)
+            methods = METHODS if method in METHODS else (method,)
+            found = _calibrate(self.graph, self.samples, methods, equalized)
+            self._ranges.update({(m, equalized): r for m, r in found.items()})
         return self._ranges[key]
 
 

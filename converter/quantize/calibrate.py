@@ -139,70 +139,127 @@ def _read_image(path: str) -> np.ndarray:
                             "remove it or save the samples as .npy") from None
 
 
-def collect_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]], limit: int | None,
+def collect_ranges(model: bytes, samples, limit: int | None,
                    progress: Callable[[int], None] | None = None,
                    method: "CalibConfig | CalibMethod | str | None" = None,
                    only: set[str] | None = None, workers: int | None = None,
                    ray: str | None = None) -> CalibrationStats:
     """The range of every float tensor over the samples (each fed with a batch dim of 1).
 
-    Each tensor has an observer (observers.py) fed one sample at a time: `method` (default
-    minmax, TFLite's global min/max) for the tensors named in `only` (default: all of them),
-    minmax for the rest (constants, whose ranges the rewrite does not use).
+    Each tensor has an observer (observers/) fed every sample: `method` (default minmax,
+    TFLite's global min/max) for the tensors named in `only` (default: all of them), minmax
+    for the rest (constants, whose ranges the rewrite does not use). The histogram methods
+    (percentile, mse, entropy) read the samples twice (observers/histogram.py): min / max
+    first, then histograms on a grid fixed by it -- `samples` is then read again: give a
+    list or a function returning a fresh iterator (a one-shot iterator is kept as a list).
 
     A float sequence LSTM's cell state is observed at every step of the sequence
-    (lstm_replay.py). The tensors of subgraphs a WHILE / IF calls are observed after each of their runs --
-    every iteration of a loop feeds the ranges -- with `method` for all of them.
+    (lstm_replay.py). The tensors of subgraphs a WHILE / IF calls are observed after each of
+    their runs -- every iteration of a loop feeds the ranges -- with `method` for all of them.
 
-    `workers` (processes) or `ray` ("local" or an address): min / max over shards, merged
-    exactly (calibrate_shards.py); other methods refuse them."""
+    `workers` (processes) or `ray` ("local" or an address): the same passes over shards,
+    merged exactly (calibrate_shards.py); moving-average (sample order) refuses them."""
     config = CalibConfig.parse(method)
+    read = rereadable(samples, config.two_pass)
     runner = ModelRunner(model, keep_all=True, label="the float model")
     if ray is not None or (workers or 1) > 1:
         from .calibrate_shards import check_parallel, parallel_ranges
         check_parallel(runner, config)
-        ranges, used, skipped = parallel_ranges(model, samples, limit, workers, ray, progress)
-        if used == 0:
-            raise EdgeliteError("no usable calibration samples" +
-                                (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
+        ranges, used, skipped = parallel_ranges(model, read, limit, workers, ray, progress,
+                                                config, only)
+        check_used(used, skipped)
         return CalibrationStats(ranges, used, skipped, {})
-    interp = runner.interp
-    tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
-    observers = {d["name"]: config.observer() if only is None or d["name"] in only
-                 else MinMaxObserver() for d in tensors}
-    inner = {k: [d for d in interp.get_tensor_details(k) if d["dtype"] == np.float32]
-             for k in range(1, interp.num_subgraphs())}
-    inner_observers = {k: {d["name"]: config.observer() for d in ds} for k, ds in inner.items()}
+    one_pass = config if not config.two_pass else CalibConfig(CalibMethod.MINMAX)
+    first = Observed(runner, lambda name: one_pass.observer() if only is None or name in only
+                      else MinMaxObserver(), lambda name, k: one_pass.observer())
+    skipped: list[int] = []
+    used = first.run(read(), limit, skipped, None if config.two_pass else progress)
+    check_used(used, skipped)
+    if config.two_pass:   # the histograms, on grids fixed by the first pass's extremes
+        second = Observed(runner, lambda name: config.observer(first.extremes(name))
+                           if only is None or name in only else None,
+                           lambda name, k: config.observer(first.extremes(name, k)))
+        second.run(read(), limit, [], progress)
+        first.replace(second)
+    ranges, inner = first.ranges()
+    return CalibrationStats(ranges, used, skipped, inner)
 
-    def observe_subgraph(k: int) -> None:
-        for d in inner[k]:
-            inner_observers[k][d["name"]].observe(interp.get_tensor(d["index"], k))
 
-    if inner:
-        interp.set_subgraph_observer(observe_subgraph)
-    # a float sequence LSTM's cell state: observed at every step (lstm_replay.py), not
-    # only as the variable tensor holds it after the last one
-    cells = [c for c in float_cells(interp.model) if c.cell_state in observers]
-    replayed = {c.cell_state for c in cells}
-    used, skipped = 0, []
-    for _, sample in finite_samples(samples, limit, skipped):
-        runner.feed(sample)
-        runner.interp.invoke()
-        for d in tensors:
-            if d["name"] not in replayed:
-                observers[d["name"]].observe(runner.stored(d["index"]))
-        for cell in cells:
-            observers[cell.cell_state].observe(cell.states(runner.stored(cell.input_index)))
-        used += 1
-        if progress:
-            progress(1)
+def rereadable(samples, again: bool = True) -> Callable[[], Iterator]:
+    """A function giving an iterator over `samples` each call: `samples` itself if it is
+    such a function, a list or another re-iterable as it is; a one-shot iterator is read
+    into a list when it will be read `again`."""
+    if callable(samples):
+        return samples
+    if again and iter(samples) is samples:
+        samples = list(samples)
+    return lambda: iter(samples)
+
+
+def check_used(used: int, skipped: list[int]) -> None:
     if used == 0:
         raise EdgeliteError("no usable calibration samples" +
                             (f" ({len(skipped)} contained NaN or inf)" if skipped else ""))
-    ranges = {n: r for n, o in observers.items() if (r := o.range()) is not None}
-    inner_ranges = {k: {n: r for n, o in obs.items() if (r := o.range()) is not None}
-                    for k, obs in inner_observers.items()}
-    return CalibrationStats(ranges, used, skipped, inner_ranges)
+
+
+class Observed:
+    """One pass of calibration: an observer per float tensor of the model (`make(name)`;
+    None: not observed in this pass) and per float tensor of each subgraph a WHILE / IF
+    calls (`make_inner(name, subgraph)`), and the sequence LSTMs' cell states."""
+
+    def __init__(self, runner: ModelRunner, make, make_inner) -> None:
+        self.runner, interp = runner, runner.interp
+        tensors = [d for d in interp.get_tensor_details() if d["dtype"] == np.float32]
+        self.observers = {d["name"]: o for d in tensors if (o := make(d["name"])) is not None}
+        self.tensors = [d for d in tensors if d["name"] in self.observers]
+        self.inner = {k: [d for d in interp.get_tensor_details(k) if d["dtype"] == np.float32]
+                      for k in range(1, interp.num_subgraphs())}
+        self.inner_observers = {k: {d["name"]: make_inner(d["name"], k)
+                                    for d in ds} for k, ds in self.inner.items()}
+        # a float sequence LSTM's cell state: observed at every step (lstm_replay.py), not
+        # only as the variable tensor holds it after the last one
+        self.cells = [c for c in float_cells(interp.model) if c.cell_state in self.observers]
+        self.replayed = {c.cell_state for c in self.cells}
+
+    def _observe_subgraph(self, k: int) -> None:
+        interp, observers = self.runner.interp, self.inner_observers[k]
+        for d in self.inner[k]:
+            observers[d["name"]].observe(interp.get_tensor(d["index"], k))
+
+    def run(self, samples, limit: int | None, skipped: list[int], progress) -> int:
+        """Observe every finite sample (at most `limit`); the number used."""
+        runner = self.runner
+        runner.interp.set_subgraph_observer(self._observe_subgraph if self.inner else None)
+        used = 0
+        for _, sample in finite_samples(samples, limit, skipped):
+            runner.feed(sample)
+            runner.interp.invoke()
+            for d in self.tensors:
+                if d["name"] not in self.replayed:
+                    self.observers[d["name"]].observe(runner.stored(d["index"]))
+            for cell in self.cells:
+                self.observers[cell.cell_state].observe(
+                    cell.states(runner.stored(cell.input_index)))
+            used += 1
+            if progress:
+                progress(1)
+        runner.interp.set_subgraph_observer(None)
+        return used
+
+    def extremes(self, name: str, subgraph: int = 0) -> tuple[float, float]:
+        o = self.observers[name] if subgraph == 0 else self.inner_observers[subgraph][name]
+        return o.lo, o.hi
+
+    def replace(self, other: "Observed") -> None:
+        """Take `other`'s observers (a second pass's) where it has them."""
+        self.observers.update(other.observers)
+        self.inner_observers = other.inner_observers
+
+    def ranges(self) -> tuple[dict, dict]:
+        ranges = {n: r for n, o in self.observers.items() if (r := o.range()) is not None}
+        inner = {k: {n: r for n, o in obs.items() if (r := o.range()) is not None}
+                 for k, obs in self.inner_observers.items()}
+        return ranges, inner
 
 
 def usable_samples(samples: Iterable[dict[str, np.ndarray]],

@@ -1,18 +1,18 @@
 """Calibration over shards in worker processes or on Ray (`--workers` / `--ray`).
 
 TFLite's global min / max merges exactly: the minimum of per-shard minima is the minimum, in
-any order and grouping, so the ranges equal a one-process calibration's bit for bit. This
-process reads the samples, skips the non-finite ones and applies the sample limit exactly
-as calibrate.collect_ranges does, and sends batches of finite samples to the workers; each
-worker runs the float model (built once per process) and returns per-tensor minima and
-maxima. The histogram methods (percentile, mse, entropy) grow their bins with the data seen
-and moving-average follows sample order, so they run in one process.
+any order and grouping. The histogram methods (percentile, mse, entropy) take a second pass
+(observers/histogram.py): each shard counts its values on the grid the merged first pass
+fixed, and integer counts add exactly. So the ranges equal a one-process calibration's bit
+for bit. This process reads the samples, skips the non-finite ones and applies the sample
+limit exactly as calibrate.collect_ranges does, and sends batches of finite samples to the
+workers; each worker runs the float model (built once per process) and returns its
+observers. moving-average follows sample order, so it runs in one process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -23,48 +23,54 @@ from ..runner import ModelRunner
 from ..shards.execute import map_shards, worker_cache
 from ..shards.source import PIECE_SAMPLES, Shard
 from .lstm_replay import float_cells
-from .observers import CalibConfig, CalibMethod
+from .observers import CalibConfig, CalibMethod, MinMaxObserver, Observer
 
 
 @dataclass
-class MinMaxJob:
+class PassJob:
+    """One calibration pass over a shard: minmax observers of every float tensor (`config`
+    None), or `config`'s histogram observers of the tensors in `extremes` (their first-pass
+    min / max)."""
+
     model: bytes
+    config: CalibConfig | None = None
+    extremes: dict[str, tuple[float, float]] | None = None
     key: str = ""
 
     def __post_init__(self) -> None:
         if not self.key:
             self.key = "calibrate:" + hashlib.sha256(self.model).hexdigest()
 
-    def run(self, shard: Shard) -> dict[str, tuple[float, float]]:
+    def observer(self, name: str):
+        if self.config is None:
+            return MinMaxObserver()
+        return self.config.observer(self.extremes[name]) if name in self.extremes else None
+
+    def run(self, shard: Shard) -> dict[str, Observer]:
         cache = worker_cache(self.key)
         if "runner" not in cache:
             runner = ModelRunner(self.model, keep_all=True, label="the float model")
             cache["runner"] = runner
             cache["tensors"] = [d for d in runner.interp.get_tensor_details()
                                 if d["dtype"] == np.float32]
-        runner, tensors = cache["runner"], cache["tensors"]
-        lo = {d["name"]: math.inf for d in tensors}
-        hi = {d["name"]: -math.inf for d in tensors}
+        runner = cache["runner"]
+        observed = [(d, o) for d in cache["tensors"] if (o := self.observer(d["name"]))]
         batch = shard.data
         for i in range(len(next(iter(batch.values())))):
             runner.feed({name: a[i] for name, a in batch.items()})
             runner.interp.invoke()
-            for d in tensors:
-                x = runner.stored(d["index"])
-                if x.size:
-                    name = d["name"]
-                    lo[name], hi[name] = min(lo[name], float(x.min())), max(hi[name],
-                                                                            float(x.max()))
-        return {n: (lo[n], hi[n]) for n in lo}
+            for d, o in observed:
+                o.observe(runner.stored(d["index"]))
+        return {d["name"]: o for d, o in observed}
 
 
 def check_parallel(model_runner: ModelRunner, method) -> None:
     """Refuse, in one line, what the parallel calibration cannot reproduce exactly."""
     config = CalibConfig.parse(method)
-    if config.method is not CalibMethod.MINMAX:
-        raise EdgeliteError(f"--workers / --ray calibrate with --calib-method minmax (global "
-                            f"min / max merges exactly); {config.method.value} builds its "
-                            "statistics in sample order: run it without --workers / --ray")
+    if config.method is CalibMethod.MOVING_AVERAGE:
+        raise EdgeliteError("--workers / --ray calibrate with minmax, percentile, mse or "
+                            "entropy (their statistics merge exactly); moving-average "
+                            "follows sample order: run it without --workers / --ray")
     interp = model_runner.interp
     if interp.num_subgraphs() > 1 or float_cells(interp.model):
         raise EdgeliteError("--workers / --ray calibrate models without control flow (WHILE "
@@ -86,27 +92,39 @@ def _batches(samples: Iterable[dict[str, np.ndarray]], limit: int | None,
         yield Shard(index, {n: np.stack([s[n] for s in pending]) for n in pending[0]})
 
 
-def parallel_ranges(model: bytes, samples: Iterable[dict[str, np.ndarray]],
+def parallel_ranges(model: bytes, read: Callable[[], Iterable[dict[str, np.ndarray]]],
                     limit: int | None, workers: int | None, ray: str | None,
-                    progress: Callable[[int], None] | None = None):
-    """(ranges, used, skipped) of TFLite's min / max over the samples, computed in shards."""
+                    progress: Callable[[int], None] | None = None,
+                    config: CalibConfig = CalibConfig(), only: set[str] | None = None):
+    """(ranges, used, skipped) of calibration over the samples `read()` gives, computed in
+    shards: min / max, then for a histogram method a second pass (module doc)."""
     skipped: list[int] = []
     sizes: list[int] = []
 
-    def counted() -> Iterator[Shard]:
-        for shard in _batches(samples, limit, skipped):
+    def counted(skipped: list[int]) -> Iterator[Shard]:
+        for shard in _batches(read(), limit, skipped):
             sizes.append(len(next(iter(shard.data.values()))))
             yield shard
 
-    parts = map_shards(MinMaxJob(model), counted(), workers, ray)
+    first = _merged(map_shards(PassJob(model), counted(skipped), workers, ray))
     used = sum(sizes)
+    if config.two_pass and used:
+        extremes = {n: (o.lo, o.hi) for n, o in first.items() if only is None or n in only}
+        first.update(_merged(map_shards(PassJob(model, config, extremes), counted([]),
+                                        workers, ray)))
     if progress and used:
         progress(used)
-    lo: dict[str, float] = {}
-    hi: dict[str, float] = {}
-    for part in parts:
-        for name, (a, b) in part.items():
-            lo[name] = min(lo.get(name, math.inf), a)
-            hi[name] = max(hi.get(name, -math.inf), b)
-    ranges = {n: (lo[n], hi[n]) for n in lo if math.isfinite(lo[n])}
+    ranges = {n: r for n, o in first.items() if (r := o.range()) is not None}
     return ranges, used, skipped
+
+
+def _merged(parts: list[dict[str, Observer]]) -> dict[str, Observer]:
+    """Each tensor's observers over the shards, merged (in shard order; exact in any)."""
+    merged: dict[str, Observer] = {}
+    for part in parts:
+        for name, o in part.items():
+            if name in merged:
+                merged[name].merge(o)
+            else:
+                merged[name] = o
+    return merged

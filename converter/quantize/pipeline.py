@@ -167,7 +167,7 @@ def calibrate(plan: Plan) -> None:
         return
     activations = {t.name for t in plan.graph.tensors()
                    if not t.is_const and t.dtype == np.float32}
-    plan.report.calibration = collect_ranges(export_tflite(plan.graph), plan.samples(),
+    plan.report.calibration = collect_ranges(export_tflite(plan.graph), plan.samples,
                                              c.samples, c.progress, c.method, activations,
                                              c.workers, c.ray)
     plan.ranges.update(plan.report.calibration.ranges)

@@ -6,7 +6,9 @@ last reader has run. A hook sees each op's inputs before the op runs; it may cha
 op's constants and return the op's outputs itself (it ran the op already) -- bias
 correction uses this to correct layer k on the inputs produced by the corrected layers
 before it, in one pass (Gauss-Seidel order) instead of one full run per layer.
-Memory: the live tensors of every sample at once (the calibration samples, batch 1).
+Memory: the live tensors of every sample at once (the calibration samples, batch 1). An
+integer op runs all the samples in one invoke (runner.ModelRunner's exact batches), a float
+op one sample at a time.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ...interpreter.quant_math import quantize
 from ..export import export_tflite
 from ..ir import Graph, Op, Tensor
 from .qarith import dequantize
-from ..runner import ModelRunner
+from ..runner import ModelRunner, as_input
 
 Values = dict[int, list[np.ndarray]]       # id(tensor) -> one array per sample
 
@@ -66,8 +68,18 @@ def run_op(op: Op, arrays: list[list[np.ndarray]], samples: int,
         if t is not None and folded and id(t) in folded:
             alone.inputs[i] = sub.const(t.name, folded[id(t)])
     sub.inputs, sub.ops, sub.outputs = feeds(alone), [alone], list(op.outputs)
-    runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}")
+    runner = ModelRunner(export_tflite(sub), label=f"op {quoted(op.name)}", batch=samples)
     results: Outputs = [[] for _ in op.outputs]
+    if runner.batch > 1:    # an integer op: all the samples in one invoke, exactly
+        for d, values in zip(runner.inputs, arrays):
+            one = (1, *d["shape"][1:])
+            runner.interp.set_tensor(d["index"], np.concatenate(
+                [as_input(np.asarray(v).reshape(one), d) for v in values]))
+        runner.interp.invoke()
+        for r, d in zip(results, runner.outputs):
+            batch = runner.stored(d["index"])
+            r.extend(batch[k:k + 1].copy() for k in range(samples))
+        return results
     for k in range(samples):
         runner.interp.reset_all_variables()   # each sample from zero state (a sequence LSTM)
         for d, values in zip(runner.inputs, arrays):

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from edgelite.cli.main import main
 from tests.conftest import MODELS, missing
 
+from ..converter.shards.ray_session import ray_session  # noqa: F401 -- a fixture
+
 PB = MODELS / "keras_cnn.pb"
 UINT8 = MODELS / "keras_cnn.tf_uint8.tflite"
 TEST = MODELS / "digits_test.npz"
@@ -41,6 +43,7 @@ def test_workers_and_folders_print_the_same_bytes(folders):
                       "--json")
     assert single.returncode == 0, single.stderr
     assert b'"samples": 397' in single.stdout and single.stderr == b""
+    assert single.stdout.count(b"\n") == 1 and single.stdout.endswith(b"}\n")  # one line
     pool = edgelite("eval", PB, UINT8, "--data", folders / "x", "--labels", folders / "y",
                     "--top-k", 3, "--json", "--workers", 2)
     assert pool.returncode == 0, pool.stderr
@@ -87,6 +90,23 @@ def test_compare_over_folders_and_workers_prints_the_same_bytes(folders):
     pool = edgelite("compare", PB, UINT8, "--data", folders / "x", "--json", "--workers", 2)
     assert pool.returncode == 0, pool.stderr
     assert pool.stdout == single.stdout and b'"samples": 397' in pool.stdout
+    assert single.stdout.count(b"\n") == 1
+
+
+def test_eval_and_compare_on_ray_print_the_same_bytes(folders, ray_session):  # noqa: F811
+    runner = CliRunner()
+    x, y = str(folders / "x"), str(folders / "y")
+    for single_args, ray_args in (
+            (["eval", "--data", TEST, "--labels", TEST, "--top-k", 3],
+             ["eval", "--data", x, "--labels", y, "--top-k", 3, "--ray", "local"]),
+            (["compare", "--data", TEST], ["compare", "--data", x, "--ray", "local"])):
+        single = runner.invoke(main, [*map(str, single_args), str(PB), str(UINT8), "--json"])
+        assert single.exit_code == 0, single.output
+        on_ray = runner.invoke(main, [*map(str, ray_args), str(PB), str(UINT8), "--json"])
+        assert on_ray.exit_code == 0, on_ray.output
+        assert on_ray.stdout == single.stdout and single.stdout.count("\n") == 1
+        assert '"samples": 397' in single.stdout
+        assert "s on Ray (local)" in on_ray.stderr
 
 
 def test_convert_calibrates_in_workers_to_the_same_bytes(tmp_path):

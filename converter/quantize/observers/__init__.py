@@ -12,6 +12,8 @@ quantized over (params.asymmetric then widens it to contain 0 and picks scale/ze
 | entropy           | TensorRT's argmin KL(P || Q) on a |x| histogram   | distribution similarity |
 
 Histogram observers keep a fixed number of bins (histogram.Histogram), never the values.
+They calibrate in two passes: the exact global min / max first, then integer counts on a
+grid fixed by it, so their statistics merge exactly over shards (histogram.py).
 """
 
 from __future__ import annotations
@@ -82,17 +84,26 @@ class CalibConfig:
             return f"moving-average:{self.decay:g}"
         return self.method.value
 
-    def observer(self) -> Observer:
+    @property
+    def two_pass(self) -> bool:
+        """A histogram method: its observers need the first pass's min / max."""
+        return self.method in (CalibMethod.PERCENTILE, CalibMethod.MSE, CalibMethod.ENTROPY)
+
+    def observer(self, extremes: tuple[float, float] | None = None) -> Observer:
+        """A fresh observer; a histogram method's (two_pass) takes the tensor's exact
+        global (min, max) from calibration's first pass."""
         m = self.method
         if m is CalibMethod.MINMAX:
             return MinMaxObserver()
         if m is CalibMethod.MOVING_AVERAGE:
             return MovingAverageObserver(self.decay)
+        if extremes is None:
+            raise ValueError(f"{self} observes in a second pass: give the first pass's extremes")
         if m is CalibMethod.PERCENTILE:
-            return PercentileObserver(self.percentile, self.bins)
+            return PercentileObserver(extremes, self.percentile, self.bins)
         if m is CalibMethod.MSE:
-            return MseObserver(self.bins)
-        return EntropyObserver(self.bins)
+            return MseObserver(extremes, self.bins)
+        return EntropyObserver(extremes, self.bins)
 
 
 __all__ = ["CalibMethod", "CalibConfig", "Observer", "Histogram", "MinMaxObserver",

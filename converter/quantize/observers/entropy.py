@@ -1,8 +1,8 @@
 """entropy: TensorRT's KL-divergence calibration (Migacz, "8-bit Inference with TensorRT",
 GTC 2017; the same algorithm as MXNet's calibrate `_get_optimal_threshold`).
 
-A histogram of |x| with 2048 bins from 0 (histogram.Histogram: after re-binning, the bins up
-to max|x| -- between 1024 and 2048 of them -- are used). For every candidate threshold bin
+A histogram of |x| with 2048 bins over [0, max|x|] (histogram.Histogram; max|x| from the
+first calibration pass's min / max). For every candidate threshold bin
 i = L .. 2048 (L = number of quantized levels):
     P = hist[0:i], with the outliers sum(hist[i:]) added to P[i-1]     (reference)
     Q = hist[0:i] merged into L equal groups, each group's count spread evenly over the
@@ -33,28 +33,40 @@ EPS = 1e-4
 
 
 class EntropyObserver(Observer):
-    def __init__(self, bins: int = DEFAULT_BINS) -> None:
-        self.hist = Histogram(bins)   # of |x|
-        self.min, self.max = np.inf, -np.inf
+    needs_extremes = True
+
+    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS,
+                 hist: Histogram | None = None) -> None:
+        self.min, self.max = (float(e) for e in extremes)
+        # of |x| (`hist`: one already filled, magnitude_histogram)
+        self.hist = hist or magnitude_histogram(extremes, bins)
 
     def observe(self, x: np.ndarray) -> None:
-        if x.size:
-            self.min = min(self.min, float(x.min()))
-            self.max = max(self.max, float(x.max()))
-            self.hist.add(np.abs(x))
+        self.hist.add(np.abs(x))
+
+    def merge(self, other: "EntropyObserver") -> None:
+        self.hist.merge(other.hist)
 
     def range(self) -> tuple[float, float] | None:
         h = self.hist
         if h.total == 0:
             return None
-        if h.counts is None:
+        if h.empty_grid:
             return 0.0, 0.0
         signed = self.min < 0
-        used = int(np.flatnonzero(h.counts)[-1]) + 1   # bins up to max|x| (>= bins / 2)
+        used = int(np.flatnonzero(h.counts)[-1]) + 1   # bins up to max|x|
         t = kl_threshold(h.counts[:used], h.width, 128 if signed else 256)
         if not signed:
             return self.min, min(self.max, t)
         return max(self.min, -t), min(self.max, t)
+
+
+def magnitude_histogram(extremes: tuple[float, float], bins: int = DEFAULT_BINS) -> Histogram:
+    """The histogram of |x| for values in [lo, hi]: over [0, max(-lo, hi)]."""
+    return Histogram(0.0, max(-float(extremes[0]), float(extremes[1])), bins)
+
+
+BLOCK = 64   # candidate thresholds scored together (arrays of BLOCK x bins)
 
 
 def kl_threshold(hist: np.ndarray, width: float, levels: int) -> float:
@@ -62,42 +74,62 @@ def kl_threshold(hist: np.ndarray, width: float, levels: int) -> float:
     bins = hist.size
     if bins > 1:
         hist[0] = hist[1]   # the spike of exact zeros (after ReLU) must not decide
-    
     if bins <= levels:
         return bins * width
-    suffix = np.concatenate([np.cumsum(hist[::-1])[::-1], [0.0]])  # suffix[i] = sum hist[i:]
     best_i, best_d = bins, np.inf
-    for i in range(levels, bins + 1):
-        sliced = hist[:i]
-        p = sliced.copy()
-        p[-1] += suffix[i]
-        nonzero = p != 0
-        merged = i // levels
-        starts = np.arange(levels) * merged
-        groups = np.add.reduceat(sliced, starts)   # last group takes the remainder bins
-        owners = np.minimum(np.arange(i) // merged, levels - 1)
-        norm = np.bincount(owners, weights=nonzero, minlength=levels)
-        per_bin = np.divide(groups, norm, out=np.zeros(levels), where=norm > 0)
-        q = np.where(nonzero, per_bin[owners], 0.0)
-        d = _kl(p, q)
-        if d <= best_d:     # ties: the widest range
-            best_i, best_d = i, d
+    for start in range(levels, bins + 1, BLOCK):
+        cands = np.arange(start, min(start + BLOCK, bins + 1))
+        for i, d in zip(cands, kl_divergences(hist, levels, cands)):
+            if d <= best_d:     # ties: the widest range
+                best_i, best_d = int(i), d
     return best_i * width
 
 
-def _smooth(p: np.ndarray) -> np.ndarray | None:
-    zero = p == 0
-    n_zero, n_nonzero = int(zero.sum()), int(p.size - zero.sum())
-    if n_nonzero == 0:
-        return None
-    if n_zero:  # on raw counts, as MXNet's _smooth_distribution
-        p = p + EPS * zero - (EPS * n_zero / n_nonzero) * ~zero
-    return p
+def kl_divergences(hist: np.ndarray, levels: int, cands: np.ndarray) -> list[float]:
+    """D(i) for each candidate threshold bin i of `cands` (module doc): the element-wise
+    work for all of them at once (rows of a BLOCK x bins array; columns past i are
+    padding), the sums over each row's first i columns one row at a time (as a single
+    candidate's would be summed)."""
+    n = hist.size
+    cols = np.arange(n)
+    rows = np.arange(cands.size)
+    valid = cols[None, :] < cands[:, None]
+    suffix = np.concatenate([np.cumsum(hist[::-1])[::-1], [0.0]])  # suffix[i] = sum hist[i:]
+    p = np.where(valid, hist[None, :], 0.0)
+    p[rows, cands - 1] += suffix[cands]                 # the outliers go to the last bin
+    nonzero = p != 0
+    merged = cands // levels                             # bins per quantized level
+    starts = np.arange(levels)[None, :] * merged[:, None]
+    ends = starts + merged[:, None]
+    ends[:, -1] = cands                                  # the last level takes the rest
+    counts = np.concatenate([[0.0], np.cumsum(hist)])    # exact: sums of integer counts
+    filled = np.concatenate([[0], np.cumsum(hist != 0)])
+    groups = counts[ends] - counts[starts]
+    norm = (filled[ends] - filled[starts]).astype(np.float64)
+    norm[:, -1] += (hist[cands - 1] == 0) & (suffix[cands] != 0)   # the last bin's outliers
+    per_bin = np.divide(groups, norm, out=np.zeros_like(groups), where=norm > 0)
+    owners = np.minimum(cols[None, :] // merged[:, None], levels - 1)
+    q = np.where(nonzero, np.take_along_axis(per_bin, owners, 1), 0.0)
+    p, p_ok = _smooth(p, valid)
+    q, q_ok = _smooth(q, valid)
+    out = []
+    for r, i in enumerate(cands):
+        pi, qi = p[r, :i], q[r, :i]
+        if not (p_ok[r] and q_ok[r]) or (qi <= 0).any() or (pi <= 0).any():
+            out.append(np.inf)
+            continue
+        pi, qi = pi / pi.sum(), qi / qi.sum()
+        out.append(float(np.sum(pi * np.log(pi / qi))))
+    return out
 
 
-def _kl(p: np.ndarray, q: np.ndarray) -> float:
-    p, q = _smooth(p), _smooth(q)
-    if p is None or q is None or (q <= 0).any() or (p <= 0).any():
-        return np.inf
-    p, q = p / p.sum(), q / q.sum()
-    return float(np.sum(p * np.log(p / q)))
+def _smooth(p: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's zero bins (among its valid ones) get EPS counts, taken evenly from its
+    non-zero bins (on raw counts, as MXNet's _smooth_distribution); and whether a row has
+    a non-zero bin at all."""
+    zero = (p == 0) & valid
+    n_zero = zero.sum(axis=1)
+    n_nonzero = valid.sum(axis=1) - n_zero
+    take = np.divide(EPS * n_zero, n_nonzero, out=np.zeros(len(p)), where=n_nonzero > 0)
+    smoothed = p + EPS * zero - take[:, None] * (~zero & valid)
+    return np.where((n_zero > 0)[:, None], smoothed, p), n_nonzero > 0

@@ -24,3 +24,6 @@ class MinMaxObserver(Observer):
 
     def range(self) -> tuple[float, float] | None:
         return (self.lo, self.hi) if math.isfinite(self.lo) else None
+
+    def merge(self, other: "MinMaxObserver") -> None:
+        self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)

@@ -1,6 +1,6 @@
 """mse: the clipping range that minimises the mean squared quantization error.
 
-Over the histogram of the tensor's values (values assumed uniform inside each bin of width
+Over the histogram of the tensor's values (histogram.py: a fixed grid over [min, max]) (values assumed uniform inside each bin of width
 w), a candidate range [a, b] (a <= 0 <= b, both on bin edges) with 256 levels has step
 s = (b - a) / 255 and expected total squared error
     E(a, b) = N_in * s^2 / 12                                   rounding inside [a, b]
@@ -26,17 +26,23 @@ MAX_CANDIDATES = 512   # per side
 
 
 class MseObserver(Observer):
-    def __init__(self, bins: int = DEFAULT_BINS) -> None:
-        self.hist = Histogram(bins)
+    needs_extremes = True
+
+    def __init__(self, extremes: tuple[float, float], bins: int = DEFAULT_BINS,
+                 hist: Histogram | None = None) -> None:
+        self.hist = hist or Histogram(*extremes, bins)   # `hist`: one already filled
 
     def observe(self, x: np.ndarray) -> None:
         self.hist.add(x)
+
+    def merge(self, other: "MseObserver") -> None:
+        self.hist.merge(other.hist)
 
     def range(self) -> tuple[float, float] | None:
         h = self.hist
         if h.total == 0:
             return None
-        if h.counts is None:
+        if h.empty_grid:
             return 0.0, 0.0
         a, b = best_range(h.counts, h.lo, h.width)
         return max(a, h.min), min(b, h.max)

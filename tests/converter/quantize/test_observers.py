@@ -14,10 +14,20 @@ from tests.conftest import MODELS
 RNG = np.random.default_rng(7)
 
 
-def feed(observer, data):
+def feed(make, data):
+    """Calibration's passes: an observer `make(extremes)` fed every sample after a first
+    min / max pass (which the histogram observers' grids need)."""
+    first = MinMaxObserver()
+    for x in data:
+        first.observe(x)
+    observer = make((first.lo, first.hi))
     for x in data:
         observer.observe(x)
     return observer.range()
+
+
+def method(text):
+    return CalibConfig.parse(text).observer
 
 
 def int8_mse(data, lo, hi):
@@ -31,32 +41,32 @@ def int8_mse(data, lo, hi):
 
 def test_minmax_is_the_global_range():
     data = RNG.normal(0, 1, (20, 100))
-    assert feed(MinMaxObserver(), data) == (data.min(), data.max())
+    assert feed(method("minmax"), data) == (data.min(), data.max())
 
 
 def test_moving_average_is_a_debiased_ema_of_per_sample_extremes():
     data = [np.array([-1.0, 2.0]), np.array([-3.0, 4.0]), np.array([-2.0, 1.0])]
     d = 0.9
-    lo, hi = feed(MovingAverageObserver(d), data)
+    lo, hi = feed(lambda e: MovingAverageObserver(d), data)
     w = np.array([d ** 2, d, 1.0]) * (1 - d)          # weights of samples 1, 2, 3
     assert lo == pytest.approx(np.dot(w, [-1, -3, -2]) / w.sum())
     assert hi == pytest.approx(np.dot(w, [2, 4, 1]) / w.sum())
-    assert feed(MovingAverageObserver(0.0), data) == (-2.0, 1.0)   # decay 0: the last one
+    assert feed(lambda e: MovingAverageObserver(0.0), data) == (-2.0, 1.0)   # decay 0: the last one
 
 
 @pytest.mark.parametrize("p,expected", [(99.0, 0.98), (99.9, 0.998), (95.0, 0.90)])
 def test_percentile_of_a_uniform_distribution(p, expected):
     data = RNG.uniform(-1, 1, (50, 4000))
-    lo, hi = feed(PercentileObserver(p), data)
+    lo, hi = feed(lambda e: PercentileObserver(e, p), data)
     assert hi == pytest.approx(expected, abs=2e-3) and lo == pytest.approx(-expected, abs=2e-3)
 
 
 def test_percentile_of_a_normal_cuts_each_tail():
     data = RNG.normal(0, 1, (100, 2000))
-    lo, hi = feed(PercentileObserver(99.9), data)
+    lo, hi = feed(lambda e: PercentileObserver(e, 99.9), data)
     assert lo == pytest.approx(-3.09, abs=0.05) and hi == pytest.approx(3.09, abs=0.05)
     relu = np.maximum(data, 0)
-    lo, hi = feed(PercentileObserver(99.9), relu)
+    lo, hi = feed(lambda e: PercentileObserver(e, 99.9), relu)
     assert lo == 0.0 and hi == pytest.approx(np.quantile(relu, 0.999), abs=0.02)
 
 
@@ -64,22 +74,22 @@ def test_percentile_of_a_normal_cuts_each_tail():
 def test_mse_clips_heavy_tails_and_beats_minmax(tails):
     data = (RNG.laplace(0, 1, (100, 1000)) if tails == "laplace"
             else RNG.standard_t(3, (100, 1000)))
-    lo, hi = feed(MseObserver(), data)
+    lo, hi = feed(MseObserver, data)
     assert 0.9 * data.min() < lo < 0 < hi < 0.9 * data.max()
     assert int8_mse(data, lo, hi) < 0.9 * int8_mse(data, data.min(), data.max())
-    for other in (PercentileObserver(99.99), EntropyObserver(), MovingAverageObserver()):
+    for other in (method("percentile"), EntropyObserver, method("moving-average")):
         assert int8_mse(data, lo, hi) <= int8_mse(data, *feed(other, data)) * 1.01
 
 
 def test_mse_keeps_the_full_range_of_uniform_data():
     data = RNG.uniform(-1, 3, (50, 1000))
-    lo, hi = feed(MseObserver(), data)
+    lo, hi = feed(MseObserver, data)
     assert lo == pytest.approx(-1, abs=0.02) and hi == pytest.approx(3, abs=0.02)
 
 
 def test_entropy_on_laplace_data_is_inside_min_max():
     data = RNG.laplace(0, 1, (100, 1000))
-    lo, hi = feed(EntropyObserver(), data)
+    lo, hi = feed(EntropyObserver, data)
     assert data.min() < lo < -3 and 3 < hi < data.max()
     assert lo == pytest.approx(-hi)                            # symmetric: 128 levels a side
     assert int8_mse(data, lo, hi) < int8_mse(data, data.min(), data.max())
@@ -87,32 +97,68 @@ def test_entropy_on_laplace_data_is_inside_min_max():
 
 def test_entropy_on_non_negative_data_starts_at_zero():
     data = np.maximum(RNG.laplace(0, 1, (50, 1000)), 0)        # ReLU output: many zeros
-    lo, hi = feed(EntropyObserver(), data)
+    lo, hi = feed(EntropyObserver, data)
     assert lo == 0.0 and 2 < hi < data.max()
 
 
-def test_histogram_rebinning_keeps_counts_and_bounded_memory():
-    h = Histogram(256)
-    parts = [RNG.normal(0, s, 500) for s in (0.1, 1.0, 5.0, 0.5, 40.0)]
-    for p in parts:
-        h.add(p)
-    data = np.concatenate(parts)
-    assert h.counts.size == 256 and h.total == data.size
-    assert h.lo <= data.min() and h.hi >= data.max()
-    width = h.width
+def test_histogram_grid_spans_the_extremes_and_zero():
+    data = RNG.normal(2.0, 0.5, 5000)                        # all positive
+    h = Histogram(float(data.min()), float(data.max()), 256)
+    h.add(data)
+    assert h.counts.dtype == np.int64 and h.counts.size == 256 and h.total == data.size
+    assert h.lo == 0.0 and h.hi == pytest.approx(data.max())
+    assert h.counts[-1] >= 1                                  # the maximum: the last bin
     for q in (0.1, 0.5, 0.9):
-        assert h.quantile(q) == pytest.approx(np.quantile(data, q), abs=2 * width)
-    # the data spans at least half of the bins (each growth at most doubles the span)
-    assert (data.max() - min(data.min(), 0)) / width >= 128
+        assert h.quantile(q) == pytest.approx(np.quantile(data, q), abs=2 * h.width)
+    assert h.quantile(0.0) >= data.min() and h.quantile(1.0) <= data.max()
 
 
-def test_histogram_all_zeros_then_data():
-    h = Histogram(64)
+def test_histogram_counts_merge_exactly_over_any_split():
+    data = RNG.standard_t(3, 20000)
+    whole = Histogram(float(data.min()), float(data.max()))
+    whole.add(data)
+    for _ in range(5):
+        cuts = np.sort(RNG.choice(np.arange(1, data.size), RNG.integers(1, 8), replace=False))
+        parts = np.split(RNG.permutation(data), cuts)
+        merged = Histogram(float(data.min()), float(data.max()))
+        for part in parts:
+            shard = Histogram(float(data.min()), float(data.max()))
+            shard.add(part)
+            merged.merge(shard)
+        assert np.array_equal(merged.counts, whole.counts)
+    with pytest.raises(ValueError, match="different grids"):
+        whole.merge(Histogram(0.0, 1.0))
+
+
+@pytest.mark.parametrize("text", ["percentile", "percentile:99.9", "mse", "entropy"])
+def test_histogram_methods_give_identical_ranges_over_any_sharding(text):
+    data = list(RNG.laplace(0, 1, (40, 500)))
+    config = CalibConfig.parse(text)
+    expected = feed(config.observer, data)
+    lo, hi = min(x.min() for x in data), max(x.max() for x in data)
+    for _ in range(4):
+        order = RNG.permutation(len(data))
+        cuts = np.sort(RNG.choice(np.arange(1, len(data)), RNG.integers(1, 6), replace=False))
+        merged = None
+        for shard in np.split(order, cuts):
+            o = config.observer((lo, hi))
+            o.observe(np.stack([data[i] for i in shard]))      # a batch at once
+            merged = o if merged is None else (merged.merge(o) or merged)
+        assert merged.range() == expected
+
+
+def test_histogram_all_zeros():
+    h = Histogram(0.0, 0.0, 64)
     h.add(np.zeros(10))
-    assert h.total == 10 and h.counts is None
-    h.add(np.array([1.0, 2.0]))
-    assert h.total == 12 and h.counts.sum() == 12
-    assert h.quantile(0.5) == pytest.approx(0.0, abs=h.width)   # inside the bin of 0
+    assert h.total == 10 and h.empty_grid and h.quantile(0.5) == 0.0
+    for text in ("percentile", "mse", "entropy"):
+        assert feed(method(text), [np.zeros(5)]) == (0.0, 0.0)
+
+
+def test_a_histogram_observer_needs_the_first_pass():
+    with pytest.raises(ValueError, match="second pass"):
+        CalibConfig.parse("mse").observer()
+    assert CalibConfig.parse("entropy").two_pass and not CalibConfig.parse("minmax").two_pass
 
 
 @pytest.mark.parametrize("text,method,arg", [
@@ -151,3 +197,57 @@ def test_calib_method_reaches_every_activation():
         for name in ("conv1/Relu", "conv2/Relu"):
             assert r[name][0] == 0.0 and 0 < r[name][1] <= base[name][1]
         assert r["conv2/Relu"] != base["conv2/Relu"]           # the method did something
+
+
+def reference_kl_threshold(hist, width, levels):
+    """TensorRT's search written one candidate at a time (the definition kl_threshold
+    computes in blocks)."""
+    hist = hist.astype(np.float64)
+    hist[0] = hist[1]
+    if hist.size <= levels:
+        return hist.size * width
+
+    def smooth(p):
+        zero = p == 0
+        n_zero, n_nonzero = int(zero.sum()), int(p.size - zero.sum())
+        if n_nonzero == 0:
+            return None
+        return p + 1e-4 * zero - (1e-4 * n_zero / n_nonzero) * ~zero if n_zero else p
+
+    best_i, best_d = hist.size, np.inf
+    for i in range(levels, hist.size + 1):
+        p = hist[:i].copy()
+        p[-1] += hist[i:].sum()
+        merged = i // levels
+        owners = np.minimum(np.arange(i) // merged, levels - 1)
+        groups = np.bincount(owners, weights=hist[:i], minlength=levels)
+        norm = np.bincount(owners, weights=p != 0, minlength=levels)
+        per_bin = np.divide(groups, norm, out=np.zeros(levels), where=norm > 0)
+        q = np.where(p != 0, per_bin[owners], 0.0)
+        p, q = smooth(p), smooth(q)
+        if p is None or q is None or (p <= 0).any() or (q <= 0).any():
+            continue
+        p, q = p / p.sum(), q / q.sum()
+        d = float(np.sum(p * np.log(p / q)))
+        if d <= best_d:
+            best_i, best_d = i, d
+    return best_i * width
+
+
+@pytest.mark.parametrize("shape", ["laplace", "relu", "sparse", "spiky"])
+def test_kl_threshold_matches_the_one_candidate_at_a_time_search(shape):
+    from edgelite.converter.quantize.observers.entropy import kl_threshold
+    rng = np.random.default_rng(len(shape))
+    for levels, bins in ((128, 700), (256, 1100), (128, 2048)):
+        if shape == "laplace":
+            counts = np.histogram(np.abs(rng.laplace(0, 1, 50000)), bins)[0]
+        elif shape == "relu":
+            counts = np.histogram(np.maximum(rng.normal(0, 1, 50000), 0), bins)[0]
+        elif shape == "sparse":
+            counts = rng.poisson(0.3, bins) * (rng.random(bins) < 0.2)
+        else:
+            counts = np.zeros(bins, np.int64)
+            counts[rng.integers(0, bins, 30)] = rng.integers(1, 1000, 30)
+        counts[-1] = max(counts[-1], 1)
+        assert kl_threshold(counts, 0.01, levels) == reference_kl_threshold(counts, 0.01,
+                                                                           levels)

@@ -32,3 +32,30 @@ def test_staged_runs_give_the_models_outputs_sample_by_sample(tmp_path, lstm):
         fresh.interp.invoke()
         np.testing.assert_array_equal(outs[0], fresh.stored(fresh.outputs[0]["index"]))
     assert not np.array_equal(staged[0][0], staged[1][0])
+
+
+def test_integer_ops_run_every_sample_in_one_invoke_with_the_same_values(monkeypatch):
+    """The int8 digits CNN op by op: each integer op (CONV_2D, DEPTHWISE_CONV_2D, MEAN, ...)
+    in one invoke over the samples, its float QUANTIZE input and edges as they are; the
+    outputs equal a whole-model run sample by sample, and a run forced to batch 1."""
+    from edgelite.converter.quantize import QuantMode, staged
+    q = QuantizeOptions(mode=QuantMode.INT8, calib=str(MODELS / "digits_calib.npy"))
+    g = convert_detailed(MODELS / "keras_cnn.pb", ConvertOptions(quantize=q)).graph
+    x = np.load(MODELS / "digits_test.npz")["x"][:9]
+    samples = [{g.inputs[0].name: s} for s in x]
+    invokes = []
+    real = staged.ModelRunner
+
+    def counting(*args, batch=1, **kw):
+        runner = real(*args, batch=batch, **kw)
+        invokes.append(runner.batch)
+        return runner
+    monkeypatch.setattr(staged, "ModelRunner", counting)
+    batched = run_staged(g, samples)
+    assert invokes.count(9) >= 5                      # the integer ops: 9 samples at once
+    monkeypatch.setattr(staged, "ModelRunner", lambda *a, batch=1, **kw: real(*a, **kw))
+    single = run_staged(g, samples)
+    model = ModelRunner(export_tflite(g))
+    for sample, b, s in zip(samples, batched, single):
+        np.testing.assert_array_equal(b[0], s[0])
+        np.testing.assert_array_equal(b[0], model.run(sample)[0])
