@@ -15,6 +15,7 @@ from edgelite.interpreter import Interpreter, native
 from edgelite.interpreter.kernels.common import native_ops
 from edgelite.interpreter.kernels.pooling import eval_native_average
 
+from tests.conftest import MODELS
 from tests.support.values import full_range, random_qparams
 
 from ...tflite_builder import QuantModel
@@ -381,7 +382,7 @@ def test_softmax_table_sweep(seed):
 
 # --------------------------------------------------------------------------- a whole model
 
-NET = Path(__file__).resolve().parents[2] / "models" / "native_ops_net.tf_int8.tflite"
+NET = MODELS / "native_ops_net.tf_int8.tflite"
 
 
 @needs_native
