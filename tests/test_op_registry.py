@@ -117,6 +117,8 @@ ALLOWED_TABLES = {
     "converter/lower/": "a lowering rule's own choice of the ops it emits for a TF op",
     "schema/ops.py": "the schema: which options table each builtin has (tflite.fbs)",
     "schema/layout.py": "generated from tflite.fbs (layout_gen.py): the schema's enums",
+    "converter/runner.py": "the two conversions a batched integer run may hold (value by "
+                           "value, exact at any batch): a fact of the batching, not of the ops",
     "converter/micro_ops.py": _TFLM,
     "interpreter/micro/uint8.py": _TFLM,
     "interpreter/micro/arena.py": _TFLM,
