@@ -140,6 +140,9 @@ RULES = {
         ("FloorDiv", "FLOOR_DIV"), ("FloorMod", "FLOOR_MOD"), ("Maximum", "MAXIMUM"),
         ("Minimum", "MINIMUM"),
         ("SquaredDifference", "SQUARED_DIFFERENCE"), ("Pow", "POW"))),
+    # TF's BitwiseXor takes every integer type; TFLite's (bitwise_xor.cc) these six
+    "BitwiseXor": Lowering(_plain_binary("BITWISE_XOR"), _pair(frozenset(map(np.dtype, (
+        np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32))))),
     "MatMul": Lowering(matmul, _pair(attrs=_TRANSPOSES)),
     "BatchMatMul": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),
     "BatchMatMulV2": Lowering(batch_matmul, _pair(attrs=_ADJOINTS)),

@@ -1,4 +1,5 @@
-"""DIV, FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW and PRELU.
+"""DIV, FLOOR_DIV, FLOOR_MOD, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU and
+BITWISE_XOR.
 
 Elementwise on two inputs of one type with numpy broadcasting (kernel_util.cc
 CalculateShapeForBroadcast), like arithmetic.py's ADD / SUB / MUL. Per op:
@@ -22,6 +23,8 @@ CalculateShapeForBroadcast), like arithmetic.py's ADD / SUB / MUL. Per op:
   numpy's integer power), a negative exponent fails the invoke.
 * PRELU (prelu.cc, reference/prelu.h): ``x >= 0 ? x : x * alpha`` with alpha broadcast
   against the input (the output has the broadcast shape).
+* BITWISE_XOR (bitwise_xor.cc): ``a ^ b`` on the raw bits of int8 / uint8 / int16 / uint16 /
+  int32 / uint32 (quantization parameters, if any, are not looked at).
 
 Quantized int8 / uint8 DIV and PRELU, and int8 SQUARED_DIFFERENCE, look each pair of
 input values up in a table of LiteRT's integer arithmetic (pair_table.py).
@@ -126,6 +129,10 @@ def _squared_difference(rec, a, b, out):
     np.multiply(out, out, out=out)
 
 
+def _bitwise_xor(rec, a, b, out):
+    np.bitwise_xor(a, b, out=out)
+
+
 def _pow_float(rec, a, b, out):
     np.power(a, b, out=out)
 
@@ -189,6 +196,7 @@ _F32 = (np.float32,)
 _F32_I32 = (np.float32, np.int32)
 _NUMERIC = (np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64)
 _FLOOR = (np.float32, np.int8, np.int16, np.int32, np.int64)
+_BITS = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)
 
 
 def div_version(sig: OpSignature) -> int:
@@ -240,4 +248,5 @@ OPS = (
     _elementwise("POW", _make(_pow_float, _F32_I32, integer=_pow_int), broadcast_rank=4),
     _elementwise("PRELU", _make(_prelu, _F32, mask=True),
                  integer=quantized_pair_kernel(prelu_values), quant=QuantRule.OWN_RANGE),
+    _elementwise("BITWISE_XOR", _make(_bitwise_xor, _BITS), broadcast_rank=4),
 )

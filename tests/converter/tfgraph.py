@@ -10,7 +10,8 @@ from edgelite.schema import graph_pb2
 DT = {np.dtype(np.float32): 1, np.dtype(np.float64): 2, np.dtype(np.int32): 3,
       np.dtype(np.uint8): 4, np.dtype(np.int8): 6, np.dtype(np.int16): 5,
       np.dtype(np.int64): 9, np.dtype(np.bool_): 10,
-      np.dtype(np.complex64): 8, np.dtype(np.uint64): 23}
+      np.dtype(np.complex64): 8, np.dtype(np.uint64): 23, np.dtype(np.uint16): 17,
+      np.dtype(np.uint32): 22}
 
 
 def tensor_proto(value) -> graph_pb2.TensorProto:

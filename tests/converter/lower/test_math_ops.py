@@ -13,7 +13,7 @@ COVERED = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod
            "Minimum", "SquaredDifference", "Pow", "MatMul", "BatchMatMul", "BatchMatMulV2",
            "BatchMatMulV3", "Mean", "Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cumsum",
            "Cast", "IsFinite", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
-           "NotEqual", "LogicalAnd", "LogicalOr", "Any", "All"}
+           "NotEqual", "LogicalAnd", "LogicalOr", "Any", "All", "BitwiseXor"}
 
 
 def tf_floor_mod(x, y):
@@ -371,3 +371,20 @@ def test_binary_lowering_without_passes():
     g = graph(x=x.shape, y_in=y.shape)
     g.node("y", "RealDiv", ["x", "y_in"], T=F32)
     check(g, {"x": x, "y_in": y}, x / y, ["DIV"], passes=NONE, lowered={"DIV": 1})
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32])
+def test_bitwise_xor(dtype):
+    x = np.array([0, 1, 5, 127, -1 if np.iinfo(dtype).min < 0 else 255], dtype)
+    y = np.array([3], dtype)
+    g = graph(x=(x.shape, np.dtype(dtype)), y_in=(y.shape, np.dtype(dtype)))
+    g.node("y", "BitwiseXor", ["x", "y_in"], T=np.dtype(dtype))
+    check(g, {"x": x, "y_in": y}, x ^ y, ["BITWISE_XOR"])
+
+
+def test_bitwise_xor_takes_no_int64():
+    """TFLite's BITWISE_XOR has no 64-bit kernel: one line naming the node."""
+    g = graph(x=((2,), I64), y_in=((2,), I64))
+    g.node("y", "BitwiseXor", ["x", "y_in"], T=I64)
+    with pytest.raises(DTypeError, match="'y'"):
+        run(g, {"x": np.array([1, 2], I64), "y_in": np.array([3, 4], I64)}, ["y"])

@@ -230,3 +230,27 @@ def test_quantized_maximum_minimum(rng, op, dtype, shapes):
     model = binary_model(op, dtype, shapes, q, q, dtype, q)
     feeds = [full_range(rng, s, dtype) for s in shapes]
     assert_bit_exact(model, feeds)
+
+
+BITS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+
+
+@pytest.mark.parametrize("dtype", BITS)
+def test_bitwise_xor(rng, dtype):
+    """Every bit pattern of the type's extremes, broadcast [2, 3, 4] against [4]: equal to
+    LiteRT's bitwise_xor.cc and to a ^ b."""
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, (2, 3, 4), endpoint=True).astype(dtype)
+    b = np.array([info.min, info.max, 0, -1 if info.min < 0 else 1], dtype)
+    model, feeds = op_model("BITWISE_XOR", [a, b], [((2, 3, 4), np.dtype(dtype))])
+    (ours,) = run_edgelite(model, feeds)
+    (theirs,) = run_litert(model, feeds, "default")
+    assert ours.dtype == dtype
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(ours, a ^ b)
+
+
+def test_bitwise_xor_refuses_float(rng):
+    a = rand(rng, (4,))
+    with pytest.raises(EdgeliteError, match="BITWISE_XOR"):
+        run_op("BITWISE_XOR", [a, a], [((4,), F32)])
