@@ -6,9 +6,8 @@ test_batch_split.py)."""
 import numpy as np
 
 from edgelite.interpreter.allocation import allocate
-from edgelite.interpreter.kernel_set import DEFAULT_CONFIG
-from edgelite.interpreter.kernels.custom import NO_CUSTOM
 from edgelite.interpreter.loader.model import load_model
+from edgelite.interpreter.settings import Settings
 from edgelite.interpreter.split_plan import plan_split
 
 from .tflite_builder import ModelBuilder
@@ -34,8 +33,9 @@ def _model(mix: bool = False, channels: int = 16) -> bytes:
 def _plan(model: bytes, batch: int, threads: int = 2):
     sg = load_model(model).subgraphs[0]
     shapes = {sg.inputs[0]: (batch,) + tuple(sg.tensors[sg.inputs[0]].shape[1:])}
-    alloc = allocate(sg, shapes, quant=DEFAULT_CONFIG)
-    return sg, plan_split(alloc, sg, shapes, set(), DEFAULT_CONFIG, threads, None, NO_CUSTOM)
+    settings = Settings(threads=threads)
+    alloc = allocate(sg, shapes, settings)
+    return sg, plan_split(alloc, sg, shapes, set(), settings)
 
 
 def test_a_batched_network_is_split_over_the_threads():
