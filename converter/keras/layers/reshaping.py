@@ -66,11 +66,16 @@ def _edges(ctx: LayerCtx, key: str, rank: int, default) -> list[tuple[int, int]]
     return out
 
 
+def _spatial_input(ctx: LayerCtx, key: str, rank: int) -> tuple[KTensor, list[tuple[int, int]]]:
+    """The layer's channels-last input and its (before, after) edges per spatial axis."""
+    x = ctx.input()
+    channels_last(ctx, x, rank)
+    return x, _edges(ctx, key, rank, 1)
+
+
 def zero_padding(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
-        x = ctx.input()
-        channels_last(ctx, x, rank)
-        edges = _edges(ctx, "padding", rank, 1)
+        x, edges = _spatial_input(ctx, "padding", rank)
         pads = [[0, 0]] + [list(e) for e in edges] + [[0, 0]]
         y = ctx.op("Pad", "Pad", [x.ref, ctx.int_const("paddings", pads)], Tpaddings=I32)
         shape = (x.shape[0], *[None if n is None else n + a + b
@@ -81,9 +86,7 @@ def zero_padding(rank: int):
 
 def cropping(rank: int):
     def rule(ctx: LayerCtx) -> KTensor:
-        x = ctx.input()
-        channels_last(ctx, x, rank)
-        edges = _edges(ctx, "cropping", rank, 1)
+        x, edges = _spatial_input(ctx, "cropping", rank)
         dims = static(ctx, x)[:-1]
         sizes = [n - a - b for n, (a, b) in zip(dims, edges)]
         if any(s <= 0 for s in sizes):
