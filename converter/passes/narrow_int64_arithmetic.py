@@ -37,8 +37,10 @@ _MOVERS = {
     "SELECT_V2": (1, 2), "MAXIMUM": (0, 1), "MINIMUM": (0, 1), "PADV2": (0, 2),
     "CONCATENATION": None, "PACK": None,  # None: every input
 }
-# Ops whose (first) output is an index or a size: below 2^31 in TFLite.
-_INDEXES = {"SHAPE", "SIZE", "RANK", "ARG_MAX", "ARG_MIN", "WHERE", "UNIQUE", "TOPK_V2"}
+# Ops whose outputs are indexes or sizes (below 2^31 in TFLite): every output, or the
+# positions given -- UNIQUE's and TOPK_V2's first output is values taken from input 0.
+_INDEXES = {"SHAPE": None, "SIZE": None, "RANK": None, "ARG_MAX": None, "ARG_MIN": None,
+            "WHERE": None, "UNIQUE": (1,), "TOPK_V2": (1,)}
 _MAX_DEPTH = 400
 
 
@@ -74,7 +76,10 @@ class Bounds:
     def _through(self, op: Op, t: Tensor, depth: int):
         kind = op.type
         if kind in _INDEXES:
-            return 0, INT32_MAX
+            positions = _INDEXES[kind]
+            if positions is None or op.outputs.index(t) in positions:
+                return 0, INT32_MAX
+            return self.of(op.inputs[0], depth)  # values moved from the input
         if kind == "CAST":
             return self.of(op.inputs[0], depth)
         if kind in _MOVERS:

@@ -98,6 +98,26 @@ def test_bounds():
     assert narrow_int64_arithmetic._arithmetic("SUB", (0, 10), (-2, 3)) == (-3, 12)
 
 
+def test_top_k_and_unique_bound_only_their_index_outputs():
+    """TOPK_V2 and UNIQUE: output 1 holds indexes (below 2^31); output 0 holds values of
+    input 0, bounded as that input is (an int64 model input: unknown)."""
+    g = Graph()
+    ids, k = g.tensor("ids", np.int64, (8,)), g.const("k", np.int32(3))
+    small = g.tensor("small", np.int64, (8,))
+    g.add_op("CAST", [g.tensor("i16", np.int16, (8,))], [small], name="small")
+    b = narrow_int64_arithmetic.Bounds(g)
+    for kind, args in (("TOPK_V2", [k]), ("UNIQUE", [])):
+        for source, value_bounds in ((ids, None), (small, (-2**15, 2**15 - 1))):
+            values = g.tensor(f"{kind}_{source.name}_v", np.int64, (3,))
+            index = g.tensor(f"{kind}_{source.name}_i", np.int32, (3,))
+            g.add_op(kind, [source, *args], [values, index], name=values.name)
+            assert b.of(values) == value_bounds
+            assert b.of(index) == (-2**31, 2**31 - 1)  # int32: its dtype's range
+    wide = g.tensor("wide_index", np.int64, (3,))
+    g.add_op("TOPK_V2", [ids, k], [g.tensor("v", np.int64, (3,)), wide], name="top")
+    assert b.of(wide) == (0, 2**31 - 1)
+
+
 def test_run_rewrites_each_int64_division():
     g = Graph()
     a = g.tensor("a", np.int16, (3,))
