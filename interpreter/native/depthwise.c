@@ -45,7 +45,9 @@
 #endif
 
 #define BLOCK 16 /* output channels per block */
-#define PIXELS 4 /* output pixels per tile */
+#define PIXELS 4 /* output pixels per tile of the tap kernels */
+#define STAGED 16 /* output pixels per call of the output stage (its per-call set-up:
+                   * 16 channels' multipliers and shifts, spread over more pixels) */
 
 /* Where, in a block's 32 weights of a tap pair, channel i's weight of tap a sits (tap b:
  * the next value): the AVX2 unpack order above. */
@@ -281,16 +283,18 @@ void el_dw_rows(const struct el_dw *d, int64_t row_begin, int64_t row_end, void 
     const int64_t size = d->line_w * d->o_pad, O = d->o;
     for (int64_t k = 0; k < d->kh; k++) s.tag[k] = -1;
     for (int64_t i = 0; i < size; i++) s.line[d->kh * size + i] = (int16_t)d->zp_x;
-    int32_t tile[PIXELS * BLOCK];
+    int32_t tile[STAGED * BLOCK];
     for (int64_t r = row_begin; r < row_end; r++) {
         bind_row(d, &s, r / d->oh, r % d->oh);
         int8_t *out = (int8_t *)d->stage.out + r * d->ow * O;
         for (int64_t cb = 0; cb < d->o_pad / BLOCK; cb++) {
             const int64_t n0 = cb * BLOCK, count = O - n0 < BLOCK ? O - n0 : BLOCK;
-            for (int64_t ox = 0; ox < d->ow; ox += PIXELS) {
-                const int64_t np = d->ow - ox < PIXELS ? d->ow - ox : PIXELS;
-                tile_kernel(d, &s, ox, np, cb, tile);
-                stage(&d->stage, tile, np, n0, count, out + ox * O, O);
+            for (int64_t ox = 0; ox < d->ow; ox += STAGED) {
+                const int64_t staged = d->ow - ox < STAGED ? d->ow - ox : STAGED;
+                for (int64_t p = 0; p < staged; p += PIXELS)
+                    tile_kernel(d, &s, ox + p, staged - p < PIXELS ? staged - p : PIXELS, cb,
+                                tile + p * BLOCK);
+                stage(&d->stage, tile, staged, n0, count, out + ox * O, O);
             }
         }
     }
