@@ -57,29 +57,30 @@ static inline int64_t pair_slot(int64_t i)
     return chunk[i / 4] * 8 + (i % 4) * 2;
 }
 
-/* Input row (n, iy) widened into a line (see above). */
+/* Input row (n, iy) widened into a line (see above): the positions inside the image
+ * [p0, p1), padding zp_x around them. With M = 1 and no channel tail the inside is one
+ * contiguous run of the input. */
 static void fill_line(const struct el_dw *d, int64_t n, int64_t iy, int16_t *restrict line)
 {
-    const int64_t C = d->c, M = d->m, O = d->o, OP = d->o_pad;
+    const int64_t C = d->c, M = d->m, O = d->o, OP = d->o_pad, LW = d->line_w;
+    const int64_t p0 = d->pad_l < LW ? d->pad_l : LW;
+    const int64_t p1 = d->pad_l + d->w < LW ? d->pad_l + d->w : LW;
     const int16_t zp = (int16_t)d->zp_x;
-    for (int64_t p = 0; p < d->line_w; p++) {
+    for (int64_t i = 0; i < p0 * OP; i++) line[i] = zp;
+    for (int64_t i = p1 * OP; i < LW * OP; i++) line[i] = zp;
+    const char *row = (const char *)d->x + (n * d->h + iy) * d->w * C; /* 1-byte values */
+    if (M == 1 && C == OP) {
+        el_widen8(row, d->x_uint8, (p1 - p0) * C, line + p0 * OP);
+        return;
+    }
+    for (int64_t p = p0; p < p1; p++) {
         int16_t *restrict dst = line + p * OP;
-        const int64_t ix = p - d->pad_l;
-        if (ix < 0 || ix >= d->w) {
-            for (int64_t o = 0; o < OP; o++) dst[o] = zp;
-            continue;
-        }
-        const int64_t at = ((n * d->h + iy) * d->w + ix) * C;
-        if (M == 1 && d->x_uint8) {
-            const uint8_t *restrict src = (const uint8_t *)d->x + at;
-            for (int64_t c = 0; c < C; c++) dst[c] = src[c];
-        } else if (M == 1) {
-            const int8_t *restrict src = (const int8_t *)d->x + at;
-            for (int64_t c = 0; c < C; c++) dst[c] = src[c];
+        const char *src = row + (p - d->pad_l) * C;
+        if (M == 1) {
+            el_widen8(src, d->x_uint8, C, dst);
         } else {
             for (int64_t c = 0; c < C; c++) {
-                const int16_t v = d->x_uint8 ? ((const uint8_t *)d->x)[at + c]
-                                             : ((const int8_t *)d->x)[at + c];
+                const int16_t v = d->x_uint8 ? ((const uint8_t *)src)[c] : ((const int8_t *)src)[c];
                 for (int64_t m = 0; m < M; m++) dst[c * M + m] = v;
             }
         }

@@ -114,6 +114,19 @@ struct el_softmax {
 void el_softmax(const struct el_softmax *p, int64_t row_begin, int64_t row_end, float *exps);
 /* ---- end of the element-wise block ---- */
 
+/* count int8 / uint8 values widened to int16 (conv.c's and depthwise.c's rows of input) */
+static inline void el_widen8(const void *src, int is_uint8, int64_t count,
+                             int16_t *restrict dst)
+{
+    if (is_uint8) {
+        const uint8_t *restrict x = (const uint8_t *)src;
+        for (int64_t i = 0; i < count; i++) dst[i] = x[i];
+    } else {
+        const int8_t *restrict x = (const int8_t *)src;
+        for (int64_t i = 0; i < count; i++) dst[i] = x[i];
+    }
+}
+
 /* CONV_2D's im2col rows (conv.c): row r is output pixel (n, oy, ox); its K = KH*KW*C
  * values in the filter's (ky, kx, c) order, padding read as zp_x. */
 struct el_conv {
