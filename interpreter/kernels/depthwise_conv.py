@@ -24,7 +24,9 @@ clamp), with int8 weights per channel along axis 3 or per tensor. The XNNPACK de
 (DEFAULT) takes int8 depthwise convolutions and uint8 ones whose filter quantization
 names dimension 0; the others stay with TFLite's optimized kernel, whose arithmetic is
 the reference one. The taps are summed by the same TapSum over x - zp_x and w - zp_w, in
-float32 where every partial sum is exact there, else in float64 (accumulator).
+float32 where every partial sum is exact there, else in float64 (accumulator). With the
+native backend the whole op is one C kernel instead (common/native_depthwise.py: int32
+taps, the output stage fused, identical outputs).
 """
 
 from __future__ import annotations
