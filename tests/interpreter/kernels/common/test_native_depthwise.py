@@ -68,8 +68,8 @@ def test_depthwise_native_sweep(seed, monkeypatch):
 def test_depthwise_native_edges(dtype, monkeypatch):
     """SAME padding on all four edges with even kernels and strides 2 (pad_top / pad_left 0
     and 1), a kernel larger than the image, depth multipliers 7 and 5 (35
-    outputs: two blocks and a tail), 1x1 kernels, 5x5 dilated: identical, and each op on one
-    thread is a native step."""
+    outputs: two blocks and a tail), 1x1 kernels, 5x5 dilated, 625 taps (where the numpy
+    kernel sums in float64): identical, and each op on one thread is a native step."""
     from ..test_conv import quant_conv_model
 
     made = _count(monkeypatch, isa=2)
@@ -79,7 +79,8 @@ def test_depthwise_native_edges(dtype, monkeypatch):
              ((1, 3, 3, 24), (1, 5, 5, 24), (1, 1), (1, 1)),
              ((1, 9, 11, 7), (1, 3, 3, 35), (2, 1), (1, 1)),
              ((1, 6, 6, 33), (1, 1, 1, 33), (1, 1), (1, 1)),
-             ((1, 13, 12, 20), (1, 5, 5, 20), (1, 1), (2, 3))]
+             ((1, 13, 12, 20), (1, 5, 5, 20), (1, 1), (2, 3)),
+             ((1, 26, 27, 3), (1, 25, 25, 6), (1, 1), (1, 1))]
     for x_shape, w_shape, stride, dil in cases:
         model, feeds = quant_conv_model(rng, dtype, x_shape, w_shape, op="DEPTHWISE_CONV_2D",
                                         stride=stride, dilation=dil)
