@@ -242,24 +242,25 @@ static void tile_sse2(const struct el_dw *d, const struct lines *s, int64_t ox, 
         }                                                                                  \
     }
 
-DW_AVX2_TILE(tile_avx2_4, PIXELS, 0)
 DW_AVX2_TILE(tile_avx2_1, 1, 0)
-DW_AVX2_TILE(tile_avx2_4_3x3, PIXELS, 5)
+DW_AVX2_TILE(tile_avx2_2, 2, 0)
+DW_AVX2_TILE(tile_avx2_3, 3, 0)
+DW_AVX2_TILE(tile_avx2_4, 4, 0)
 DW_AVX2_TILE(tile_avx2_1_3x3, 1, 5)
+DW_AVX2_TILE(tile_avx2_2_3x3, 2, 5)
+DW_AVX2_TILE(tile_avx2_3_3x3, 3, 5)
+DW_AVX2_TILE(tile_avx2_4_3x3, 4, 5)
+
+typedef void (*dw_avx2_fn)(const struct el_dw *d, const struct lines *s, int64_t ox,
+                           int64_t cb, int32_t *restrict tile);
 
 static void tile_avx2(const struct el_dw *d, const struct lines *s, int64_t ox, int64_t np,
                       int64_t cb, int32_t *restrict tile)
 {
-    const int k3x3 = d->kh * d->kw == 9;
-    if (np == PIXELS) {
-        if (k3x3) tile_avx2_4_3x3(d, s, ox, cb, tile);
-        else tile_avx2_4(d, s, ox, cb, tile);
-        return;
-    }
-    for (int64_t p = 0; p < np; p++) {
-        if (k3x3) tile_avx2_1_3x3(d, s, ox + p, cb, tile + p * BLOCK);
-        else tile_avx2_1(d, s, ox + p, cb, tile + p * BLOCK);
-    }
+    static const dw_avx2_fn any[PIXELS] = {tile_avx2_1, tile_avx2_2, tile_avx2_3, tile_avx2_4};
+    static const dw_avx2_fn k3x3[PIXELS] = {tile_avx2_1_3x3, tile_avx2_2_3x3, tile_avx2_3_3x3,
+                                            tile_avx2_4_3x3};
+    (d->kh * d->kw == 9 ? k3x3 : any)[np - 1](d, s, ox, cb, tile);
 }
 #endif
 
