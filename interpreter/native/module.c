@@ -93,14 +93,14 @@ static void *buffer_at(PyObject *obj, Py_ssize_t need, int writable, const char 
 static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long *r0,
                            long long *r1)
 {
-    PyObject *x, *weights, *init, *mult, *shift, *out, *scratch;
+    PyObject *x, *weights, *weights_c, *init, *mult, *shift, *out, *scratch;
     long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, line_w, o_pad, zp_out, lo,
         hi;
     int x_uint8, zp_x, isa, kind, out_uint8;
-    const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOLiiOOLLLOiOLL"
-                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOLiiOOLLLOiO";
+    const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiOLL"
+                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiO";
     if (!PyArg_ParseTuple(args, format, &x, &x_uint8, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw,
-                          &dh, &dw, &pt, &pl, &oh, &ow, &line_w, &zp_x, &weights, &init,
+                          &dh, &dw, &pt, &pl, &oh, &ow, &line_w, &zp_x, &weights, &weights_c, &init,
                           &o_pad, &isa, &kind, &mult, &shift, &zp_out, &lo, &hi, &out,
                           &out_uint8, &scratch, r0, r1))
         return -1;
@@ -123,6 +123,7 @@ static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long 
     const void *mult_at;
     if (!(d->x = buffer_at(x, n * h * w * c, 0, "the input"))
         || !(d->weights = buffer_at(weights, o_pad * pairs * 2 * 2, 0, "the weights"))
+        || !(d->weights_c = buffer_at(weights_c, taps * o_pad * 2, 0, "the weights"))
         || !(d->init = buffer_at(init, o_pad * 4, 0, "the initial sums"))
         || !(mult_at = buffer_at(mult, o * (kind == EL_FP32 ? 4 : 8), 0, "the multipliers"))
         || (shift != Py_None && !(d->stage.shift = buffer_at(shift, o * 8, 0, "the shifts")))
@@ -265,7 +266,7 @@ static PyObject *gemm_isa(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"depthwise", depthwise, METH_VARARGS,
      "depthwise(x, x_uint8, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
-     "line_w, zp_x, weights, init, o_pad, isa, kind, mult, shift, zp_out, lo, hi, out, "
+     "line_w, zp_x, weights, weights_c, init, o_pad, isa, kind, mult, shift, zp_out, lo, hi, out, "
      "out_uint8, scratch, row_begin, row_end): int8 / uint8 DEPTHWISE_CONV_2D output rows, "
      "requantized (depthwise.c)"},
     {"depthwise_step", depthwise_step, METH_VARARGS,

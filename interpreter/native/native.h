@@ -180,6 +180,7 @@ struct el_dw {
     int64_t line_w;         /* positions of a widened input line: pad_l + ... */
     int32_t zp_x;
     const int16_t *weights; /* (o_pad / 16, pairs of taps, 32): w - zp_w, AVX2 order */
+    const int16_t *weights_c; /* (KH * KW, o_pad): the same in channel order (C tile) */
     const int32_t *init;    /* (o_pad,) bias - zp_x * sum of the taps' w - zp_w, wrapped */
     int isa;                /* the best micro-kernel allowed: EL_ISA_* */
     struct el_stage stage;  /* out, requantization, zero point, clamp (no bias) */

@@ -33,8 +33,8 @@ from .requantize import NativeStage, Requant
 from .window import Window1D
 
 BLOCK = 16  # output channels per block (depthwise.c)
-# Where channel i's weights sit in a block's 32 values of a tap pair: depthwise.c's
-# pair_slot, the AVX2 vpunpck{l,h}wd order (channels 0-3, 8-11, then 4-7, 12-15).
+# Where channel i's weights sit in a block's 32 values of a tap pair for the SIMD tiles
+# (depthwise.c): the AVX2 vpunpck{l,h}wd order (channels 0-3, 8-11, then 4-7, 12-15).
 _CHUNK = (0, 2, 1, 3)
 SLOT = np.array([_CHUNK[i // 4] * 8 + (i % 4) * 2 for i in range(BLOCK)])
 
@@ -56,6 +56,14 @@ def arrange_weights(centered: np.ndarray) -> np.ndarray:
     return packed
 
 
+def channel_order(centered: np.ndarray, o_pad: int) -> np.ndarray:
+    """(KH, KW, O) w - zp_w -> (KH * KW, O_pad) int16, zeros past O."""
+    kh, kw, o = centered.shape
+    out = np.zeros((kh * kw, o_pad), np.int16)
+    out[:, :o] = centered.reshape(kh * kw, o)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class NativeDepthwise:
     """depthwise.c's arguments, all prepared; ``ranges``: the (n, out_y) rows of each
@@ -66,7 +74,8 @@ class NativeDepthwise:
     window: tuple  # (KH, KW, SH, SW, DH, DW, pad_top, pad_left, OH, OW)
     line_w: int
     zp_x: int
-    weights: np.ndarray
+    weights: np.ndarray  # arrange_weights: the SIMD tiles'
+    weights_c: np.ndarray  # (KH * KW, O_pad) in channel order: the portable C tile's
     init: np.ndarray
     o_pad: int
     isa: int
@@ -78,8 +87,8 @@ class NativeDepthwise:
     def _args(self, x, out, scratch) -> tuple:
         s = self.stage
         return (x, self.x_uint8, self.dims, self.window, self.line_w, self.zp_x, self.weights,
-                self.init, self.o_pad, self.isa, s.kind, s.multiplier, s.shift, s.zp_out,
-                s.lo, s.hi, out, self.x_uint8, scratch)
+                self.weights_c, self.init, self.o_pad, self.isa, s.kind, s.multiplier,
+                s.shift, s.zp_out, s.lo, s.hi, out, self.x_uint8, scratch)
 
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
         x = np.ascontiguousarray(x)
@@ -110,9 +119,12 @@ def native_depthwise(ctx: OpContext, x_shape: tuple, x_dtype, centered: np.ndarr
                      zp_x: int, requant: Requant, zp_out: int, lo: int,
                      hi: int) -> Chosen | None:
     """The native kernel for the depthwise convolution of an (N, H, W, C) input with
-    ``centered`` (KH, KW, C * M) w - zp_w, or None where the backend is off (or has no
-    SIMD tile: native_gemm.MIN_ISA) or the requantization is not the C stage's."""
-    if not ctx.quant.native or native_backend.module.gemm_isa() < native_gemm.MIN_ISA:
+    ``centered`` (KH, KW, C * M) w - zp_w, or None where the backend is off or the
+    requantization is not the C stage's. Unlike the GEMM (native_gemm.MIN_ISA) it is
+    chosen without a SIMD tile too: the portable C tile, vectorized by the compiler, beats
+    the numpy kernel (MobileNetV2 int8's 17 layers, here: 8.5 ms against numpy's 15.6;
+    SSE2 6.1, AVX2 2.3)."""
+    if not ctx.quant.native:
         return None
     n, h, w, c = x_shape
     kh, kw, o = centered.shape
@@ -133,6 +145,7 @@ def native_depthwise(ctx: OpContext, x_shape: tuple, x_dtype, centered: np.ndarr
         window=(kh, kw, wh.stride, ww.stride, wh.dilation, ww.dilation, wh.pad_before,
                 ww.pad_before, wh.size_out, ww.size_out),
         line_w=line_w, zp_x=int(zp_x), weights=arrange_weights(centered),
+        weights_c=channel_order(centered, o_pad),
         init=initial_sums(centered.reshape(kh * kw, o).T, bias, zp_x), o_pad=o_pad,
         isa=native_gemm.ISA, stage=stage, ranges=ranges, scratch=scratch,
         threads=ctx.threads)
