@@ -123,3 +123,30 @@ def test_arrange_weights_slots():
     assert packed[0, 0, 16] == w[0, 0, 4] and packed[0, 0, 8] == w[0, 0, 8]
     assert packed[0, 1, 1] == 0 and packed[0, 1, 0] == w[2, 0, 0]
     assert packed[1, 0, 2] == w[0, 0, 17] and packed[1, 0, 4] == 0
+
+
+@needs_native
+def test_depthwise_module_checks_its_buffers(monkeypatch):
+    """The C entry points refuse buffers smaller than the geometry needs (a ValueError
+    naming the buffer), never reading or writing past them."""
+    from edgelite.interpreter import native
+    from ..test_conv import quant_conv_model
+
+    made = _count(monkeypatch, isa=2)
+    rng = np.random.default_rng(13)
+    model, feeds = quant_conv_model(rng, np.int8, (1, 6, 6, 8), (1, 3, 3, 8),
+                                    op="DEPTHWISE_CONV_2D")
+    _both_backends(model, feeds)
+    rec = made[-1]
+    out = np.empty((1, 6, 6, 8), np.int8)
+    good = rec._args(feeds[0], out, rec.scratch[0])
+    native.module.depthwise(*good, 0, 6)
+    for index, small, name in ((0, feeds[0][:, :5], "the input"), (17, out[:, :5], "the output"),
+                               (19, rec.scratch[0][:-1], "the scratch")):
+        bad = good[:index] + (np.ascontiguousarray(small),) + good[index + 1:]
+        with pytest.raises(ValueError, match=name):
+            native.module.depthwise(*bad, 0, 6)
+        with pytest.raises(ValueError, match=name):
+            native.module.depthwise_step(*bad)
+    with pytest.raises(ValueError, match="bad geometry"):
+        native.module.depthwise(*good, 0, 7)  # rows past N * OH
