@@ -24,7 +24,9 @@ clamp), with int8 weights per channel along axis 3 or per tensor. The XNNPACK de
 (DEFAULT) takes int8 depthwise convolutions and uint8 ones whose filter quantization
 names dimension 0; the others stay with TFLite's optimized kernel, whose arithmetic is
 the reference one. The taps are summed by the same TapSum over x - zp_x and w - zp_w, in
-float32 where every partial sum is exact there, else in float64 (accumulator).
+float32 where every partial sum is exact there, else in float64 (accumulator). With the
+native backend the whole op is one C kernel instead (common/native_depthwise.py: int32
+taps, the output stage fused, identical outputs).
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import native as native_backend
-from ..parallel import output_slices, row_ranges, run_slices, worth_splitting
+from ..parallel import output_slices, run_slices, worth_splitting
 from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
+from .common.native_depthwise import native_depthwise
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
@@ -185,57 +187,12 @@ def _eval_rows(rec: DepthwiseRecord, taps: TapSum, inputs, out: np.ndarray) -> N
 @dataclass(frozen=True, kw_only=True)
 class QDepthwiseRecord:
     plan: AccumulatorPlan  # float32 or float64 taps, and whether acc + bias wraps
-    # the float tap sum over x - zp_x and w - zp_w (exact integers); None when the native
-    # kernel sums the taps (its padded input buffers would be dead weight: 19 MB of
-    # MobileNetV2 int8's 17 depthwise layers)
-    taps: TapSum | None
+    taps: TapSum  # the float tap sum over x - zp_x and w - zp_w (exact integers)
     acc: np.ndarray  # (N, OH, OW, C*M) scratch, work dtype
     zp_x: int
     output: OutputStage
     threads: int = 1
     slices: tuple = ()  # several threads: (index, TapSum, OutputStage) per row slice
-    native: NativeDepthwise | None = None  # the C kernel (native backend) sums the taps
-
-
-@dataclass(frozen=True)
-class NativeDepthwise:
-    """native/depthwise.c's parameters: exact integer tap sums straight from the int8 /
-    uint8 input into the accumulator (no padded copy), then the output stage; output rows
-    (n, out_y) split over the threads."""
-
-    x_uint8: int
-    dims: tuple  # (N, H, W, C, M)
-    weights: np.ndarray  # (KH, KW, C*M) w - zp_w in the accumulator's float type
-    window: tuple  # (KH, KW, SH, SW, DH, DW, pad_top, pad_left, OH, OW)
-    ranges: tuple  # [start, stop) of (n, out_y) rows per slice
-
-    def run(self, rec: "QDepthwiseRecord", x: np.ndarray, out: np.ndarray) -> None:
-        rows = self.dims[0] * self.window[8]
-        acc, out = rec.acc.reshape(rows, -1), out.reshape(rows, -1)
-        run_slices(rec.threads, self._rows, [(rec, x, acc, out, a, b) for a, b in self.ranges])
-
-    def _rows(self, rec, x, acc, out, start, stop) -> None:
-        native_backend.module.depthwise_acc(
-            x, self.x_uint8, self.dims, rec.zp_x, self.weights, self.window, rec.acc,
-            int(rec.acc.dtype == np.float64), start, stop)
-        rec.output(acc[start:stop], out[start:stop])
-
-
-def native_depthwise(ctx: OpContext, x, centered: np.ndarray, multiplier: int, wh: Window1D,
-                     ww: Window1D, stage: OutputStage, acc_dtype) -> NativeDepthwise | None:
-    """The native kernel where the backend is on (it sums in the accumulator's float
-    type, which the accumulator plan made exact)."""
-    if not ctx.quant.native or getattr(stage, "native", None) is None:
-        return None
-    n, h, w, c = x.shape
-    rows = n * wh.size_out
-    parts = worth_splitting(ctx.threads, rows * ww.size_out * c * multiplier)
-    return NativeDepthwise(
-        int(x.dtype == np.uint8), (n, h, w, c, multiplier),
-        np.ascontiguousarray(centered, acc_dtype),
-        (wh.kernel, ww.kernel, wh.stride, ww.stride, wh.dilation, ww.dilation,
-         wh.pad_before, ww.pad_before, wh.size_out, ww.size_out),
-        tuple(row_ranges(rows, parts)))
 
 
 def prepare_quantized(ctx: OpContext):
@@ -262,30 +219,28 @@ def prepare_quantized(ctx: OpContext):
 
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     centered = (filt - zps.astype(np.int16).reshape(1, 1, 1, o))[0]  # (KH, KW, O): w - zp_w
+    out_shape = (n, wh.size_out, ww.size_out, o)
+    native = native_depthwise(ctx, x.shape, x.dtype, centered, multiplier, wh, ww,
+                              bias_values, xq.zero_point, requant, out.zero_point, lo, hi)
+    if native is not None:  # the C kernel: integer taps, the output stage fused
+        return (OutputSpec(out_shape, x.dtype),), native
     # The taps are not split: float64 where float32 is not exact (a kernel over 500 taps
     # at the worst weights), and where the stage needs a float64 accumulator anyway.
     plan = plan_accumulator(centered.reshape(-1, o), x.dtype, xq.zero_point, bias_values,
                             float32_bias=requant.float32_bias, split=False)
     work = plan.acc_dtype  # float32 only when the taps are exact in float32 and it suffices
-    out_shape = (n, wh.size_out, ww.size_out, o)
     acc = temporary(ctx, out_shape, work)
     stage = output_stage(ctx, requant, bias_values, out.zero_point, lo, hi, acc.size, o, plan,
                          repeat=ww.size_out)
-    native = native_depthwise(ctx, x, centered, multiplier, wh, ww, stage, work)
-    taps, slices = None, ()
-    if native is None:
-        taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
-        slices = tuple((index, part, stage.rows(index, n, wh.size_out))
-                       for index, part in split_rows(taps, ctx.threads, out_shape))
+    taps = tap_sum(ctx, n, wh, ww, c, multiplier, centered.astype(work), work)
+    slices = tuple((index, part, stage.rows(index, n, wh.size_out))
+                   for index, part in split_rows(taps, ctx.threads, out_shape))
     record = QDepthwiseRecord(plan=plan, taps=taps, acc=acc, zp_x=xq.zero_point, output=stage,
-                              threads=ctx.threads, slices=slices, native=native)
+                              threads=ctx.threads, slices=slices)
     return (OutputSpec(out_shape, x.dtype),), record
 
 
 def eval_quantized(rec: QDepthwiseRecord, inputs, outputs) -> None:
-    if rec.native is not None:
-        rec.native.run(rec, np.ascontiguousarray(inputs[0]), outputs[0])
-        return
     rec.taps.buffer.load(inputs[0], rec.zp_x)  # x - zp_x, channels repeated M times
     if rec.slices:
         run_slices(rec.threads, _quantized_rows, [

@@ -29,7 +29,7 @@ The facts:
   An empty slot sends its operands to ``float`` (which may then refuse them). The native
   backend has no slot of its own: a kernel's prepare() puts its C implementation in the
   record it returns where the extension loaded and covers the case (requantize.NativeStage,
-  depthwise_conv.NativeDepthwise), and eval runs it -- so numpy stays the readable
+  common.native_depthwise.NativeDepthwise), and eval runs it -- so numpy stays the readable
   reference next to it, and adding a native kernel touches only its op's module.
 * ``quant``: how the converter's quantizer treats the op (QuantRule); ``fixed_output``
   gives the output parameters of FIXED_OUTPUT ops per output dtype.

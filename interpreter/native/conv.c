@@ -13,16 +13,10 @@
 
 #include "native.h"
 
-/* c values of pixel src (int8 or uint8) widened to int16. */
+/* c values of the input from value at on (1-byte values), widened to int16. */
 static inline void widen(const struct el_conv *cv, int64_t at, int64_t c, int16_t *restrict dst)
 {
-    if (cv->x_uint8) {
-        const uint8_t *restrict src = (const uint8_t *)cv->x + at;
-        for (int64_t i = 0; i < c; i++) dst[i] = src[i];
-    } else {
-        const int8_t *restrict src = (const int8_t *)cv->x + at;
-        for (int64_t i = 0; i < c; i++) dst[i] = src[i];
-    }
+    el_widen8((const char *)cv->x + at, cv->x_uint8, c, dst);
 }
 
 static inline void fill(int16_t *restrict dst, int64_t count, int16_t value)

@@ -393,3 +393,24 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
         }
     }
 }
+
+/* The tile output stage above for other kernels (depthwise.c): native.h el_tile_stage. */
+static void tile_stage_generic(const struct el_stage *s, const int32_t *tile, int64_t mr,
+                               int64_t n0, int64_t count, int8_t *out, int64_t row_stride)
+{
+    for (int64_t i = 0; i < mr; i++)
+        el_stage_int32(s, tile + i * NR, n0, count, out + i * row_stride);
+}
+
+el_tile_stage_fn el_tile_stage(const struct el_stage *s, int isa)
+{
+#if EL_X86_AVX2
+    if (isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
+        if (s->kind == EL_FP32) return fp32_tile_avx2;
+        if (fixed_in_range(s)) return fixed_tile_avx2;
+    }
+#else
+    (void)isa;
+#endif
+    return tile_stage_generic;
+}

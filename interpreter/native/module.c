@@ -74,42 +74,95 @@ done:
     return result;
 }
 
-static PyObject *depthwise_acc(PyObject *self, PyObject *args)
+/* The address of a C-contiguous buffer of at least ``need`` bytes (NULL: exception set).
+ * The buffer is released at once: the arrays passed here are numpy arrays, whose data
+ * stays put while the object lives (the caller holds it, or a step keeps it). */
+static void *buffer_at(PyObject *obj, Py_ssize_t need, int writable, const char *what)
 {
-    Py_buffer x, weights, acc;
-    struct el_depthwise d;
-    long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, r0, r1;
-    int zp_x;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*i(LLLLL)iy*(LLLLLLLLLL)w*iLL", &x, &d.x_uint8, &n, &h, &w,
-                          &c, &m, &zp_x, &weights, &kh, &kw, &sh, &sw, &dh, &dw, &pt, &pl,
-                          &oh, &ow, &acc, &d.acc_f64, &r0, &r1))
-        return NULL;
-    PyObject *result = NULL;
-    double *scratch = NULL;
-    const long long O = c * m;
-    if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || oh < 1 || ow < 1
-        || r0 < 0 || r1 > n * oh || r0 > r1 || !check_size(&x, n * h * w * c, "the input")
-        || !check_size(&weights, kh * kw * O * (d.acc_f64 ? 8 : 4), "the weights")
-        || !check_size(&acc, n * oh * ow * O * (d.acc_f64 ? 8 : 4), "the accumulator")) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native depthwise: bad geometry");
-        goto done;
+    Py_buffer b;
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &b, flags) < 0) return NULL;
+    void *at = b.buf;
+    int ok = check_size(&b, need, what);
+    PyBuffer_Release(&b);
+    return ok ? at : NULL;
+}
+
+/* depthwise(...) / depthwise_step(...)'s arguments (see the method table) into *d; with
+ * rows, also the row range. Returns 0, or -1 with an exception set. */
+static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long *r0,
+                           long long *r1)
+{
+    PyObject *x, *weights, *weights_c, *init, *mult, *shift, *out, *scratch;
+    long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, line_w, o_pad, zp_out, lo,
+        hi;
+    int x_uint8, zp_x, isa, kind, out_uint8;
+    const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiOLL"
+                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiO";
+    if (!PyArg_ParseTuple(args, format, &x, &x_uint8, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw,
+                          &dh, &dw, &pt, &pl, &oh, &ow, &line_w, &zp_x, &weights, &weights_c, &init,
+                          &o_pad, &isa, &kind, &mult, &shift, &zp_out, &lo, &hi, &out,
+                          &out_uint8, &scratch, r0, r1))
+        return -1;
+    const long long o = c * m, taps = kh * kw, pairs = (taps + 1) / 2;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1
+        || dh < 1 || dw < 1 || pt < 0 || pl < 0 || oh < 1 || ow < 1 || o_pad < o
+        || o_pad % 16 || (ow - 1) * sw + (kw - 1) * dw >= line_w || kind < EL_DOUBLE
+        || kind > EL_FP32 || (kind <= EL_SINGLE && shift == Py_None)
+        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh))) {
+        PyErr_SetString(PyExc_ValueError, "native depthwise: bad geometry or parameters");
+        return -1;
     }
-    scratch = PyMem_RawMalloc(sizeof(double) * (size_t)c);
-    if (!scratch) { PyErr_NoMemory(); goto done; }
-    d.x = x.buf; d.n = n; d.h = h; d.w = w; d.c = c; d.m = m; d.zp_x = zp_x;
-    d.weights = weights.buf; d.kh = kh; d.kw = kw; d.sh = sh; d.sw = sw; d.dh = dh;
-    d.dw = dw; d.pad_t = pt; d.pad_l = pl; d.oh = oh; d.ow = ow; d.acc = acc.buf;
+    *d = (struct el_dw){
+        .x_uint8 = x_uint8, .n = n, .h = h, .w = w, .c = c, .m = m, .o = o, .o_pad = o_pad,
+        .kh = kh, .kw = kw, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pad_t = pt,
+        .pad_l = pl, .oh = oh, .ow = ow, .line_w = line_w, .zp_x = zp_x, .isa = isa,
+    };
+    d->stage = (struct el_stage){.kind = kind, .width = o, .zp_out = zp_out, .lo = lo,
+                                 .hi = hi, .out_uint8 = out_uint8};
+    const void *mult_at;
+    if (!(d->x = buffer_at(x, n * h * w * c, 0, "the input"))
+        || !(d->weights = buffer_at(weights, o_pad * pairs * 2 * 2, 0, "the weights"))
+        || !(d->weights_c = buffer_at(weights_c, taps * o_pad * 2, 0, "the weights"))
+        || !(d->init = buffer_at(init, o_pad * 4, 0, "the initial sums"))
+        || !(mult_at = buffer_at(mult, o * (kind == EL_FP32 ? 4 : 8), 0, "the multipliers"))
+        || (shift != Py_None && !(d->stage.shift = buffer_at(shift, o * 8, 0, "the shifts")))
+        || !(d->stage.out = buffer_at(out, n * oh * ow * o, 1, "the output"))
+        || !(d->scratch = buffer_at(scratch, el_dw_scratch_bytes(kh, taps, line_w, o_pad), 1,
+                                    "the scratch")))
+        return -1;
+    d->stage.mult_f64 = mult_at;
+    d->stage.mult_i64 = mult_at;
+    d->stage.mult_f32 = mult_at;
+    return 0;
+}
+
+static PyObject *depthwise(PyObject *self, PyObject *args)
+{
+    struct el_dw d;
+    long long r0, r1;
+    (void)self;
+    if (depthwise_parse(args, 1, &d, &r0, &r1) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    el_depthwise_acc(&d, r0, r1, scratch);
+    el_dw_rows(&d, r0, r1, d.scratch);
     Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
-    PyMem_RawFree(scratch);
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&weights);
-    PyBuffer_Release(&acc);
-    return result;
+    Py_RETURN_NONE;
+}
+
+static PyObject *depthwise_step(PyObject *self, PyObject *args)
+{
+    struct el_dw d;
+    (void)self;
+    if (depthwise_parse(args, 0, &d, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_dw_step, &d, sizeof d, args); /* args holds every array */
+}
+
+static PyObject *depthwise_scratch(PyObject *self, PyObject *args)
+{
+    long long kh, taps, line_w, o_pad;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "LLLL", &kh, &taps, &line_w, &o_pad)) return NULL;
+    return PyLong_FromLongLong(el_dw_scratch_bytes(kh, taps, line_w, o_pad));
 }
 
 /* The GEMM's parameters that describe the rows of A: dense (conv None) or a CONV_2D
@@ -211,10 +264,15 @@ static PyObject *gemm_isa(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"depthwise_acc", depthwise_acc, METH_VARARGS,
-     "depthwise_acc(x, x_uint8, (n, h, w, c, m), zp_x, weights, (kh, kw, sh, sw, dh, dw, "
-     "pad_t, pad_l, oh, ow), acc, acc_f64, row_begin, row_end): int8 / uint8 depthwise "
-     "accumulators of output rows [row_begin, row_end) of the (n, oh) rows"},
+    {"depthwise", depthwise, METH_VARARGS,
+     "depthwise(x, x_uint8, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
+     "line_w, zp_x, weights, weights_c, init, o_pad, isa, kind, mult, shift, zp_out, lo, hi, out, "
+     "out_uint8, scratch, row_begin, row_end): int8 / uint8 DEPTHWISE_CONV_2D output rows, "
+     "requantized (depthwise.c)"},
+    {"depthwise_step", depthwise_step, METH_VARARGS,
+     "depthwise_step(... as depthwise without the row range): a NativeStep running every row"},
+    {"depthwise_scratch", depthwise_scratch, METH_VARARGS,
+     "depthwise_scratch(kh, taps, line_w, o_pad): bytes of one thread's scratch"},
     {"gemm", gemm, METH_VARARGS,
      "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
      "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "

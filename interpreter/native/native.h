@@ -32,21 +32,6 @@ void el_stage_int32(const struct el_stage *s, const int32_t *acc, int64_t c0, in
 
 
 
-/* DEPTHWISE_CONV_2D int8 / uint8 accumulators (depthwise.c); rows are (n, out_y) pairs. */
-struct el_depthwise {
-    const void *x;
-    int x_uint8;
-    int64_t n, h, w, c, m;
-    int32_t zp_x;
-    const void *weights; /* (KH, KW, C*M): w - zp_w, in the accumulator's float type */
-    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
-    void *acc;
-    int acc_f64;
-};
-
-void el_depthwise_acc(const struct el_depthwise *d, int64_t row_begin, int64_t row_end,
-                      void *centered);
-
 /* ---- element-wise, table, pool, reduce kernels (elementwise.c, lut.c, pool.c, reduce.c,
  * quantize.c, softmax.c; Python wrappers in module_ops.c) ---- */
 #define EL_MAX_DIMS 8
@@ -129,6 +114,19 @@ struct el_softmax {
 void el_softmax(const struct el_softmax *p, int64_t row_begin, int64_t row_end, float *exps);
 /* ---- end of the element-wise block ---- */
 
+/* count int8 / uint8 values widened to int16 (conv.c's and depthwise.c's rows of input) */
+static inline void el_widen8(const void *src, int is_uint8, int64_t count,
+                             int16_t *restrict dst)
+{
+    if (is_uint8) {
+        const uint8_t *restrict x = (const uint8_t *)src;
+        for (int64_t i = 0; i < count; i++) dst[i] = x[i];
+    } else {
+        const int8_t *restrict x = (const int8_t *)src;
+        for (int64_t i = 0; i < count; i++) dst[i] = x[i];
+    }
+}
+
 /* CONV_2D's im2col rows (conv.c): row r is output pixel (n, oy, ox); its K = KH*KW*C
  * values in the filter's (ky, kx, c) order, padding read as zp_x. */
 struct el_conv {
@@ -163,6 +161,35 @@ int el_gemm_avx2_available(void);
 int el_gemm_best_isa(void); /* the best micro-kernel this build and CPU run */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a);
+
+/* The fused output stage gemm.c runs on tiles of mr rows x 16 int32 accumulators
+ * (row stride 16), channels n0 .. n0 + count - 1, writing out + m * row_stride + n0:
+ * AVX2 in registers where isa allows and the stage's parameters suit, else requant.c's
+ * per-value code. */
+typedef void (*el_tile_stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
+                                 int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
+el_tile_stage_fn el_tile_stage(const struct el_stage *s, int isa);
+
+/* int8 / uint8 DEPTHWISE_CONV_2D with the output stage fused (depthwise.c); rows are
+ * (n, out_y) pairs. */
+struct el_dw {
+    const void *x;
+    int x_uint8;
+    int64_t n, h, w, c, m, o, o_pad;
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
+    int64_t line_w;         /* positions of a widened input line: pad_l + ... */
+    int32_t zp_x;
+    const int16_t *weights; /* (o_pad / 16, pairs of taps, 32): w - zp_w, AVX2 order */
+    const int16_t *weights_c; /* (KH * KW, o_pad): the same in channel order (C tile) */
+    const int32_t *init;    /* (o_pad,) bias - zp_x * sum of the taps' w - zp_w, wrapped */
+    int isa;                /* the best micro-kernel allowed: EL_ISA_* */
+    struct el_stage stage;  /* out, requantization, zero point, clamp (no bias) */
+    void *scratch;          /* the native step's el_dw_scratch_bytes */
+};
+
+int64_t el_dw_scratch_bytes(int64_t kh, int64_t taps, int64_t line_w, int64_t o_pad);
+void el_dw_rows(const struct el_dw *d, int64_t row_begin, int64_t row_end, void *scratch);
+int el_dw_step(void *args);
 
 /* The run loop (runloop.c). A step function runs without the GIL on its bound argument
  * record and returns 0 (anything else: the run raises RuntimeError naming the step).
