@@ -25,55 +25,85 @@
 
 #define NR EL_GEMM_NR
 
-/* ROWS rows x 16 channels over all of K: 4 int32x4 accumulators per row. */
-static inline void tile_rows(int rows, const int16_t *restrict a, int64_t kp,
-                             const int16_t *restrict w, const int32_t *restrict init,
-                             int32_t *restrict tile)
+/* One row's 16 channels: 4 int32x4 accumulators, named fields (not an array) so that the
+ * compiler keeps them in registers across the k loop. */
+struct acc16 {
+    int32x4_t c0, c1, c2, c3;
+};
+
+static inline struct acc16 acc_init(const int32_t *init)
 {
-    int32x4_t acc[EL_GEMM_MR][4];
-    for (int m = 0; m < rows; m++)
-        for (int q = 0; q < 4; q++) acc[m][q] = vld1q_s32(init + 4 * q);
-    for (int64_t j = 0; j < kp / 2; j++) {
-        /* even[0], odd[0]: channels 0..7's weights of k = 2j and 2j + 1; [1]: 8..15 */
-        const int16x8x2_t lo = vld2q_s16(w + j * 2 * NR);
-        const int16x8x2_t hi = vld2q_s16(w + j * 2 * NR + 16);
-        const int16x4_t w_even[4] = {vget_low_s16(lo.val[0]), vget_high_s16(lo.val[0]),
-                                     vget_low_s16(hi.val[0]), vget_high_s16(hi.val[0])};
-        const int16x4_t w_odd[4] = {vget_low_s16(lo.val[1]), vget_high_s16(lo.val[1]),
-                                    vget_low_s16(hi.val[1]), vget_high_s16(hi.val[1])};
-        for (int m = 0; m < rows; m++) {
-            int32_t pair;
-            memcpy(&pair, a + m * kp + 2 * j, sizeof pair);
-            const int16x4_t x = vreinterpret_s16_s32(vdup_n_s32(pair)); /* x0 x1 x0 x1 */
-            for (int q = 0; q < 4; q++) {
-                acc[m][q] = vmlal_lane_s16(acc[m][q], w_even[q], x, 0);
-                acc[m][q] = vmlal_lane_s16(acc[m][q], w_odd[q], x, 1);
-            }
-        }
-    }
-    for (int m = 0; m < rows; m++)
-        for (int q = 0; q < 4; q++) vst1q_s32(tile + m * NR + 4 * q, acc[m][q]);
+    return (struct acc16){vld1q_s32(init), vld1q_s32(init + 4), vld1q_s32(init + 8),
+                          vld1q_s32(init + 12)};
 }
 
-/* One function per row count, so that each one's loops unroll and the accumulators stay
- * in registers (32 NEON registers on aarch64: 16 accumulators + 8 weight halves + x). */
-static void tile_4(const int16_t *a, int64_t kp, const int16_t *w, const int32_t *init,
-                   int32_t *tile) { tile_rows(4, a, kp, w, init, tile); }
-static void tile_2(const int16_t *a, int64_t kp, const int16_t *w, const int32_t *init,
-                   int32_t *tile) { tile_rows(2, a, kp, w, init, tile); }
-static void tile_1(const int16_t *a, int64_t kp, const int16_t *w, const int32_t *init,
-                   int32_t *tile) { tile_rows(1, a, kp, w, init, tile); }
+static inline void acc_store(struct acc16 acc, int32_t *tile)
+{
+    vst1q_s32(tile, acc.c0), vst1q_s32(tile + 4, acc.c1);
+    vst1q_s32(tile + 8, acc.c2), vst1q_s32(tile + 12, acc.c3);
+}
+
+/* The weights of one k pair: vld2q splits the 32 values into the channels' k-even (e)
+ * and k-odd (o) weights, 8 channels a vector; kept as named halves of 4 channels. */
+struct pair16 {
+    int16x4_t e0, e1, e2, e3, o0, o1, o2, o3;
+};
+
+static inline struct pair16 load_pair16(const int16_t *w)
+{
+    const int16x8x2_t lo = vld2q_s16(w), hi = vld2q_s16(w + 16);
+    return (struct pair16){vget_low_s16(lo.val[0]), vget_high_s16(lo.val[0]),
+                           vget_low_s16(hi.val[0]), vget_high_s16(hi.val[0]),
+                           vget_low_s16(lo.val[1]), vget_high_s16(lo.val[1]),
+                           vget_low_s16(hi.val[1]), vget_high_s16(hi.val[1])};
+}
+
+/* acc += the row's pair (x[2j], x[2j + 1]) times the pair's weights, modulo 2^32. */
+static inline struct acc16 acc_step(struct acc16 acc, struct pair16 p, const int16_t *x)
+{
+    int32_t bits;
+    memcpy(&bits, x, sizeof bits);
+    const int16x4_t v = vreinterpret_s16_s32(vdup_n_s32(bits)); /* x0 x1 x0 x1 */
+    acc.c0 = vmlal_lane_s16(vmlal_lane_s16(acc.c0, p.e0, v, 0), p.o0, v, 1);
+    acc.c1 = vmlal_lane_s16(vmlal_lane_s16(acc.c1, p.e1, v, 0), p.o1, v, 1);
+    acc.c2 = vmlal_lane_s16(vmlal_lane_s16(acc.c2, p.e2, v, 0), p.o2, v, 1);
+    acc.c3 = vmlal_lane_s16(vmlal_lane_s16(acc.c3, p.e3, v, 0), p.o3, v, 1);
+    return acc;
+}
+
+/* 4 rows x 16 channels over all of K (aarch64: 16 accumulators + 8 weight halves + the
+ * x pairs in its 32 registers), and 1 row for the tails. */
+static void tile_4(const int16_t *restrict a, int64_t kp, const int16_t *restrict w,
+                   const int32_t *restrict init, int32_t *restrict tile)
+{
+    struct acc16 r0 = acc_init(init), r1 = r0, r2 = r0, r3 = r0;
+    for (int64_t j = 0; j < kp / 2; j++) {
+        const struct pair16 p = load_pair16(w + j * 2 * NR);
+        r0 = acc_step(r0, p, a + 2 * j);
+        r1 = acc_step(r1, p, a + kp + 2 * j);
+        r2 = acc_step(r2, p, a + 2 * kp + 2 * j);
+        r3 = acc_step(r3, p, a + 3 * kp + 2 * j);
+    }
+    acc_store(r0, tile), acc_store(r1, tile + NR);
+    acc_store(r2, tile + 2 * NR), acc_store(r3, tile + 3 * NR);
+}
+
+static void tile_1(const int16_t *restrict a, int64_t kp, const int16_t *restrict w,
+                   const int32_t *restrict init, int32_t *restrict tile)
+{
+    struct acc16 r0 = acc_init(init);
+    for (int64_t j = 0; j < kp / 2; j++) r0 = acc_step(r0, load_pair16(w + j * 2 * NR), a + 2 * j);
+    acc_store(r0, tile);
+}
 
 void el_gemm_tile_neon(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
                        const int32_t *init, int32_t *tile)
 {
-    int64_t m = 0;
     if (mr == EL_GEMM_MR) {
         tile_4(a, kp, w, init, tile);
         return;
     }
-    for (; m + 2 <= mr; m += 2) tile_2(a + m * kp, kp, w, init, tile + m * NR);
-    if (m < mr) tile_1(a + m * kp, kp, w, init, tile + m * NR);
+    for (int64_t m = 0; m < mr; m++) tile_1(a + m * kp, kp, w, init, tile + m * NR);
 }
 
 /* 16 clamped int32 values (channel order) + zp -> int8 / uint8 at dst, count <= 16 of them
