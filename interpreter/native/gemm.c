@@ -18,9 +18,9 @@
  * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,
  * conv.c) into a small buffer; the micro-kernel computes an MR x 16 int32 tile over all
  * of K, starting from init: AVX2 where the CPU has it (chosen at run time, GCC / Clang),
- * else SSE2 (x86-64), NEON on ARM (gemm_neon.c), else generic C. The AVX2 kernel is XNNPACK's qs8 "c2" scheme:
- * vpmaddwd of the broadcast pair (x[k], x[k+1]) with a weight vector adds two products
- * per lane, exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
+ * else SSE2 (x86-64), NEON on ARM (gemm_neon.c), else generic C. The AVX2 kernel is
+ * XNNPACK's qs8 "c2" scheme: vpmaddwd of the broadcast pair (x[k], x[k+1]) with a weight
+ * vector adds two products per lane, exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
 #include <stdint.h>
 #include <string.h>
 
@@ -41,11 +41,6 @@
 #else
 #define EL_SSE2 0
 #endif
-#if defined(__ARM_NEON) || defined(__ARM_NEON__)
-#define EL_NEON 1 /* aarch64, or 32-bit ARM built with NEON: gemm_neon.c's kernels */
-#else
-#define EL_NEON 0
-#endif
 
 int el_gemm_avx2_available(void)
 {
@@ -60,7 +55,9 @@ int el_gemm_avx2_available(void)
 int el_gemm_best_isa(void)
 {
     if (el_gemm_avx2_available()) return EL_ISA_AVX2;
-    if (EL_NEON) return EL_ISA_NEON;
+#if EL_GEMM_NEON
+    if (el_gemm_neon_available()) return EL_ISA_NEON;
+#endif
     return EL_SSE2 ? EL_ISA_SSE2 : EL_ISA_GENERIC;
 }
 
@@ -343,7 +340,7 @@ typedef void (*stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t 
 /* Whether fixed_tile_avx2 / el_gemm_stage_neon cover the stage's fixed-point parameters: multipliers in
  * [0, 2^31) (QuantizeMultiplier's) and shifts whose 32- / 64-bit vector shifts stay
  * in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in 1..62). */
-#if EL_X86_AVX2 || EL_NEON
+#if EL_X86_AVX2 || EL_GEMM_NEON
 static int fixed_in_range(const struct el_stage *s)
 {
     if (s->kind != EL_DOUBLE && s->kind != EL_SINGLE) return 0;
@@ -376,8 +373,8 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
         else if (fixed_in_range(g->stage)) fused = fixed_tile_avx2;
     }
 #endif
-#if EL_NEON
-    if (g->isa >= EL_ISA_NEON) {
+#if EL_GEMM_NEON
+    if (g->isa >= EL_ISA_NEON && el_gemm_neon_available()) {
         tile_kernel = el_gemm_tile_neon;
         if (g->stage->kind == EL_FP32 || fixed_in_range(g->stage)) fused = el_gemm_stage_neon;
     }

@@ -1,6 +1,8 @@
 /* The ARM NEON micro-kernel of the packed int8 / uint8 GEMM (gemm.c) and its fused output
- * stages: aarch64 (where NEON is baseline) and 32-bit ARM built with NEON (-mfpu=neon).
- * Elsewhere this file compiles to nothing and gemm.c never selects it.
+ * stages: aarch64 (where NEON is baseline), 32-bit ARM built with NEON (-mfpu=neon), and
+ * other 32-bit ARM Linux GCC builds (Debian's armhf: VFPv3-D16), where this file alone is
+ * compiled with NEON and runs if the CPU has it (HWCAP_NEON). Elsewhere (native.h
+ * EL_GEMM_NEON) it compiles to nothing and gemm.c never selects it.
  *
  * The panel layout is gemm.c's: per pair of k, 16 channels' two int16 weights side by
  * side. vld2q splits a pair's 32 values into the 16 channels' k-even and k-odd weights;
@@ -20,8 +22,22 @@
 
 #include "native.h"
 
-#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#if EL_GEMM_NEON
+#if !defined(__ARM_NEON) && !defined(__ARM_NEON__)
+#include <sys/auxv.h>
+#define NEON_AT_RUN_TIME 1
+#pragma GCC target("fpu=neon")
+#endif
 #include <arm_neon.h>
+
+int el_gemm_neon_available(void)
+{
+#ifdef NEON_AT_RUN_TIME
+    return (getauxval(AT_HWCAP) & (1UL << 12)) != 0; /* HWCAP_NEON, 32-bit asm/hwcap.h */
+#else
+    return 1;
+#endif
+}
 
 #define NR EL_GEMM_NR
 

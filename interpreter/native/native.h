@@ -162,7 +162,17 @@ struct el_gemm {
 };
 
 int el_gemm_avx2_available(void);
-/* gemm_neon.c (ARM with NEON only): the micro-kernel and the fused fp32 / fixed stage */
+/* gemm_neon.c: the ARM NEON micro-kernel and fused fp32 / fixed stage. Built on aarch64
+ * and on 32-bit ARM compiled with NEON (-mfpu=neon); on other 32-bit ARM Linux builds GCC
+ * turns NEON on for that file alone and el_gemm_neon_available() asks the kernel. */
+#if defined(__aarch64__) || defined(__ARM_NEON) || defined(__ARM_NEON__) ||               \
+    (defined(__arm__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+     __GNUC__ >= 8)
+#define EL_GEMM_NEON 1
+#else
+#define EL_GEMM_NEON 0
+#endif
+int el_gemm_neon_available(void);
 void el_gemm_tile_neon(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
                        const int32_t *init, int32_t *tile);
 void el_gemm_stage_neon(const struct el_stage *s, const int32_t *tile, int64_t mr,
