@@ -10,6 +10,7 @@ from setuptools.command.build_ext import build_ext
 
 SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/depthwise.c", "interpreter/native/gemm.c",
+           "interpreter/native/gemm_neon.c",  # ARM only: empty elsewhere
            "interpreter/native/conv.c", "interpreter/native/runloop.c",
            # element-wise, table, pool, reduce, quantize, softmax kernels
            "interpreter/native/module_ops.c", "interpreter/native/elementwise.c",

@@ -18,9 +18,9 @@
  * widened to int16 (dense rows: FULLY_CONNECTED, 1x1 stride-1 CONV_2D; or im2col rows,
  * conv.c) into a small buffer; the micro-kernel computes an MR x 16 int32 tile over all
  * of K, starting from init: AVX2 where the CPU has it (chosen at run time, GCC / Clang),
- * else SSE2 (x86-64), else generic C. The AVX2 kernel is XNNPACK's qs8 "c2" scheme:
- * vpmaddwd of the broadcast pair (x[k], x[k+1]) with a weight vector adds two products
- * per lane, exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
+ * else SSE2 (x86-64), NEON on ARM (gemm_neon.c), else generic C. The AVX2 kernel is
+ * XNNPACK's qs8 "c2" scheme: vpmaddwd of the broadcast pair (x[k], x[k+1]) with a weight
+ * vector adds two products per lane, exactly (|product| <= 255 * 255, so a pair sum < 2^17; no saturation). */
 #include <stdint.h>
 #include <string.h>
 
@@ -55,6 +55,9 @@ int el_gemm_avx2_available(void)
 int el_gemm_best_isa(void)
 {
     if (el_gemm_avx2_available()) return EL_ISA_AVX2;
+#if EL_GEMM_NEON
+    if (el_gemm_neon_available()) return EL_ISA_NEON;
+#endif
     return EL_SSE2 ? EL_ISA_SSE2 : EL_ISA_GENERIC;
 }
 
@@ -334,10 +337,10 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 typedef void (*stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
                          int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
 
-/* Whether fixed_tile_avx2 covers the stage's fixed-point parameters: multipliers in
+/* Whether fixed_tile_avx2 / el_gemm_stage_neon cover the stage's fixed-point parameters: multipliers in
  * [0, 2^31) (QuantizeMultiplier's) and shifts whose 32- / 64-bit vector shifts stay
  * in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in 1..62). */
-#if EL_X86_AVX2
+#if EL_X86_AVX2 || EL_GEMM_NEON
 static int fixed_in_range(const struct el_stage *s)
 {
     if (s->kind != EL_DOUBLE && s->kind != EL_SINGLE) return 0;
@@ -353,8 +356,8 @@ static int fixed_in_range(const struct el_stage *s)
  * of g->block rows of A are widened into a (a buffer of block * k_pad int16, one per
  * thread) and, panel by panel, multiplied by the panel's weights -- the panel (16 * K_pad
  * int16) stays in cache across the block's tiles, the block across the panels. Each
- * MR x 16 tile goes through the output stage at once (AVX2: in registers, fp32 or fixed
- * point; else requant.c's per-value code). */
+ * MR x 16 tile goes through the output stage at once (AVX2 / NEON: in registers, fp32 or
+ * fixed point; else requant.c's per-value code). */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a)
 {
@@ -368,6 +371,12 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
         tile_kernel = tile_avx2;
         if (g->stage->kind == EL_FP32) fused = fp32_tile_avx2;
         else if (fixed_in_range(g->stage)) fused = fixed_tile_avx2;
+    }
+#endif
+#if EL_GEMM_NEON
+    if (g->isa >= EL_ISA_NEON && el_gemm_neon_available()) {
+        tile_kernel = el_gemm_tile_neon;
+        if (g->stage->kind == EL_FP32 || fixed_in_range(g->stage)) fused = el_gemm_stage_neon;
     }
 #endif
     const int64_t kp = g->k_pad, o = g->o;

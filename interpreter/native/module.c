@@ -279,7 +279,7 @@ static PyMethodDef methods[] = {
      "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
      "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
     {"gemm_isa", gemm_isa, METH_NOARGS,
-     "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2, 2 AVX2"},
+     "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2 / NEON, 2 AVX2"},
     {"output_stage", output_stage, METH_VARARGS,
      "output_stage(acc, acc_f64, bias, kind, mult, shift, width, zp_out, lo, hi, wrap, out, "
      "out_uint8): requantize an int8 / uint8 kernel's accumulator into its output"},

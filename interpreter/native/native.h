@@ -144,7 +144,9 @@ void el_conv_rows(const struct el_conv *cv, int64_t row, int64_t count, int16_t 
  *   out[r, o] = stage(init[o] + sum_k x[r, k] * w[o, k])   in wrapping int32 */
 #define EL_GEMM_NR 16 /* output channels per packed panel */
 #define EL_GEMM_MR 4  /* rows per micro-kernel tile */
-enum el_isa { EL_ISA_GENERIC = 0, EL_ISA_SSE2 = 1, EL_ISA_AVX2 = 2 }; /* AVX2: if the CPU has it */
+/* ISA levels: 1 is the architecture's baseline SIMD (SSE2 on x86-64, NEON on aarch64 or
+ * 32-bit ARM built with NEON), 2 AVX2 where the CPU has it. */
+enum el_isa { EL_ISA_GENERIC = 0, EL_ISA_SSE2 = 1, EL_ISA_AVX2 = 2, EL_ISA_NEON = 1 };
 struct el_gemm {
     const void *x;               /* dense rows (rows, K), or the conv input when conv */
     int x_uint8;
@@ -158,6 +160,21 @@ struct el_gemm {
 };
 
 int el_gemm_avx2_available(void);
+/* gemm_neon.c: the ARM NEON micro-kernel and fused fp32 / fixed stage. Built on aarch64
+ * and on 32-bit ARM compiled with NEON (-mfpu=neon); on other 32-bit ARM Linux builds GCC
+ * turns NEON on for that file alone and el_gemm_neon_available() asks the kernel. */
+#if defined(__aarch64__) || defined(__ARM_NEON) || defined(__ARM_NEON__) ||               \
+    (defined(__arm__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+     __GNUC__ >= 8)
+#define EL_GEMM_NEON 1
+#else
+#define EL_GEMM_NEON 0
+#endif
+int el_gemm_neon_available(void);
+void el_gemm_tile_neon(int64_t mr, const int16_t *a, int64_t kp, const int16_t *w,
+                       const int32_t *init, int32_t *tile);
+void el_gemm_stage_neon(const struct el_stage *s, const int32_t *tile, int64_t mr,
+                        int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
 int el_gemm_best_isa(void); /* the best micro-kernel this build and CPU run */
 void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a);

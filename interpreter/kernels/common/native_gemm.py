@@ -36,12 +36,14 @@ NR, MR = 16, 4  # native.h EL_GEMM_NR / EL_GEMM_MR
 A_BLOCK_BYTES = 96 * 1024
 MAX_BLOCK_ROWS = 64
 # The best micro-kernel gemm.c may run (native.h el_isa): AVX2 where the CPU has it, else
-# SSE2 on x86-64, else generic C; tests lower it to check the others.
+# SSE2 on x86-64 or NEON on ARM (the same level: the architecture's baseline SIMD), else
+# generic C; tests lower it to check the others.
 GENERIC, SSE2, AVX2 = 0, 1, 2
 ISA = AVX2
-# Where only the generic C tile compiled (no SIMD kernel: not x86), the numpy kernel runs:
-# measured here, the generic tile sums ~2 G multiply-adds/s on one core, several times
-# below float BLAS; SSE2 is about level with numpy, AVX2 2-5x faster.
+# Where only the generic C tile compiled (no SIMD kernel: neither x86-64 nor ARM with
+# NEON), the numpy kernel runs: measured here, the generic tile sums ~2 G multiply-adds/s
+# on one core, several times below float BLAS; SSE2 is about level with numpy, AVX2 2-5x
+# faster. NEON (aarch64, 32-bit ARM built with NEON) is SSE2's level.
 MIN_ISA = SSE2
 # Threads split a GEMM by its multiply-adds, not its outputs: parallel.worth_splitting's
 # output-size threshold (2^18 values) read as 2^18 * 8 = 2 M multiply-adds, about 0.1 ms

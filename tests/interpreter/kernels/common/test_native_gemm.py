@@ -2,9 +2,15 @@
 FULLY_CONNECTED) equals the numpy kernels bit for bit -- random sweeps in every kernel set,
 rounding and thread count on each micro-kernel (generic C, SSE2, AVX2), the row and the
 channel-panel splits, the fused output stage at its edges -- and numpy runs where it is not
-chosen."""
+chosen. The ARM NEON kernels (native/gemm_neon.c) are checked against the generic C tile
+by tests/native/gemm_isa_check.c, cross-compiled and run under qemu-user where installed."""
 
 from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sysconfig
 
 import numpy as np
 import pytest
@@ -14,6 +20,8 @@ from edgelite.interpreter import quant_math as qm
 from edgelite.interpreter.kernels.common.requantize import (NATIVE_FP32, ExactOutputStage,
                                                             FixedRequant, Float64Requant,
                                                             Fp32OutputStage, NativeStage)
+
+from tests.conftest import ROOT
 
 from ...test_native import _both_backends, needs_native
 
@@ -228,3 +236,90 @@ def test_gemm_output_stage_edges(isa, kind, out_dtype):
         panels, np.zeros(8, np.int16))
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(want)) > 10
+
+
+# ---- gemm.c's SIMD micro-kernels against its generic C tile, standalone (no Python) ----
+
+NATIVE = ROOT / "interpreter" / "native"
+ISA_CHECK = ROOT / "tests" / "native" / "gemm_isa_check.c"
+CHECK_SOURCES = ("gemm.c", "gemm_neon.c", "requant.c", "conv.c")
+C_FLAGS = ["-O2", "-std=c11", "-fno-math-errno", "-Wall", "-Werror"]
+# (compiler, emulator command, flags, the ISA level the build must pick: 1 NEON, 0 generic C)
+ARM_TARGETS = {
+    "aarch64": ("aarch64-linux-gnu-gcc", ["qemu-aarch64"], [], 1),
+    "armv7-neon": ("arm-linux-gnueabihf-gcc", ["qemu-arm"], ["-mfpu=neon"], 1),
+    # Debian's armhf default (VFPv3-D16): NEON turned on for gemm_neon.c, picked at run time
+    "armv7-hwcap": ("arm-linux-gnueabihf-gcc", ["qemu-arm"], [], 1),
+    "armv7-no-neon-cpu": ("arm-linux-gnueabihf-gcc", ["qemu-arm", "-cpu", "cortex-r5f"], [], 0),
+}
+INSTALL = "apt-get install gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user"
+
+
+def _isa_check(tmp_path, cc: str, flags: list, runner: list) -> list[str]:
+    """Builds gemm_isa_check with ``cc`` and runs two random sweeps (seeds 1 and 2): the
+    lines it prints."""
+    exe = tmp_path / "gemm_isa_check"
+    sources = [str(ISA_CHECK)] + [str(NATIVE / f) for f in CHECK_SOURCES]
+    subprocess.run([cc, *C_FLAGS, *flags, f"-I{NATIVE}", *sources, "-lm", "-o", str(exe)],
+                   check=True, capture_output=True, text=True)
+    lines = []
+    for seed in ("1", "2"):
+        run = subprocess.run([*runner, str(exe), "check", seed, "1500"], capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        lines.append(run.stdout.strip())
+    return lines
+
+
+@needs_native
+def test_isa_check_host(tmp_path):
+    """This machine's best micro-kernel (AVX2 / SSE2 on x86-64) equals the generic C tile
+    on random GEMMs of every output stage, built outside the extension the same way."""
+    cc = shutil.which(sysconfig.get_config_var("CC").split()[0]) or shutil.which("cc")
+    best = native.module.gemm_isa()
+    assert _isa_check(tmp_path, cc, [], []) == [f"ok 1500 isa={best}"] * 2
+
+
+@pytest.mark.parametrize("target", sorted(ARM_TARGETS))
+def test_isa_check_arm_under_qemu(tmp_path, target):
+    """The NEON tile and fused output stages (gemm_neon.c) equal the generic C tile bit for
+    bit: cross-compiled for ARM, run under qemu-user; on a 32-bit CPU without NEON the
+    armhf build falls back to the generic tile."""
+    cc, emulator, flags, isa = ARM_TARGETS[target]
+    if not (shutil.which(cc) and shutil.which(emulator[0])):
+        pytest.skip(f"{cc} / {emulator[0]} not installed: the ARM GEMM kernels are not "
+                    f"checked here ({INSTALL})")
+    lines = _isa_check(tmp_path, cc, [*flags, "-static"], emulator)
+    assert lines == [f"ok 1500 isa={isa}"] * 2
+
+
+def _extension_sources() -> list[str]:
+    """setup.py's SOURCES: every C file of the extension."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "SOURCES":
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no SOURCES")
+
+
+@pytest.mark.parametrize("target", ["aarch64", "armv7-hwcap"])
+def test_extension_compiles_for_arm(target):
+    """The whole extension compiles for ARM, warning-free: on aarch64 with Python's headers
+    (this machine's are LP64 as aarch64's); for 32-bit ARM the files without Python.h (its
+    headers here are a 64-bit build's)."""
+    cc = ARM_TARGETS[target][0]
+    if not shutil.which(cc):
+        pytest.skip(f"{cc} not installed: the ARM build is not checked here ({INSTALL})")
+    sources = _extension_sources()
+    assert "interpreter/native/gemm_neon.c" in sources
+    include = sysconfig.get_paths()["include"]
+    compiled = 0
+    for source in sources:
+        text = (ROOT / source).read_text()
+        if target != "aarch64" and "Python.h" in text:
+            continue
+        run = subprocess.run([cc, "-fsyntax-only", *C_FLAGS, f"-I{include}", f"-I{NATIVE}",
+                              str(ROOT / source)], capture_output=True, text=True)
+        assert run.returncode == 0, f"{source}: {run.stderr}"
+        compiled += 1
+    assert compiled >= len(sources) - (0 if target == "aarch64" else 3)
