@@ -89,6 +89,26 @@ def model_files(cache: Path) -> dict[str, tuple[Path, np.ndarray]]:
     return out
 
 
+def given_files(paths: list[str]) -> dict[str, tuple[Path, np.ndarray]]:
+    """{key: (.tflite path, one input sample)} for .tflite files named on the command line
+    (e.g. /tmp/edgelite-bench-native/*_i8.tflite from bench/native_backend.py): a fixed
+    random float image in [-1, 1] of the model's input shape (converted to the input's
+    dtype by Runner), or fixed random integers over the whole range of an integer input."""
+    from edgelite.interpreter import Interpreter
+    out = {}
+    for name in paths:
+        path = Path(name)
+        d = Interpreter(model_path=str(path)).get_input_details()[0]
+        rng = np.random.default_rng(0)
+        if np.dtype(d["dtype"]).kind in "iu":
+            info = np.iinfo(d["dtype"])
+            x = rng.integers(info.min, info.max, d["shape"], endpoint=True).astype(d["dtype"])
+        else:
+            x = rng.uniform(-1, 1, d["shape"]).astype(np.float32)
+        out[path.stem] = (path, x)
+    return out
+
+
 LABELS = {"keras_cnn": "digits CNN", "mobilenet_v2_digits": "MobileNetV2 digits 64x64",
           "mobilenet_v2": "MobileNetV2 224"}
 
@@ -312,6 +332,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=0.2,
                     help="seconds of untimed invokes per block (at least one invoke)")
     ap.add_argument("--pause", type=float, default=0.3, help="seconds between blocks")
+    ap.add_argument("--files", nargs="*", default=[],
+                    help=".tflite files to time instead of the converted sample models")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/edgelite-bench"))
     args = ap.parse_args()
     args.loads = [int(b) for b in args.loads.split(",")]
@@ -327,8 +349,9 @@ def main() -> None:
     blas_default = inspect.signature(Interpreter).parameters["blas_threads"].default
     log(f"edgelite default: num_threads={parallel.default_threads()}, "
         f"blas_threads={blas_default}")
-    files = model_files(args.cache)
-    overhead(files)
+    files = given_files(args.files) if args.files else model_files(args.cache)
+    if "keras_cnn_i8" in files:
+        overhead(files)
     keys = [k for k in args.models.split(",") if k] or list(files)
     for key in keys:
         path, x = files[key]

@@ -271,3 +271,85 @@ def test_numpys_memory_error_at_invoke_names_the_op():
         "invoke(): the system ran out of memory in operator 1 CUSTOM 'Hungry' (output 'y'); "
         "free memory, use smaller inputs, or pass Interpreter(memory_limit=...) below what "
         "the machine can give")
+
+
+# --------------------------------------------------------------------------- prepared records
+
+
+def _owned_arrays(interp: Interpreter) -> list[np.ndarray]:
+    """Every distinct array that the prepared steps' records own: reachable from a record
+    (through dataclass fields, tuples, lists, dicts, Chosen), not a view of the arena or
+    of the model file's bytes -- the memory allocate_tensors() added per op."""
+    import dataclasses
+
+    alloc = interp._alloc
+    owned: dict[int, np.ndarray] = {}
+
+    def base(a: np.ndarray):
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+
+    def walk(obj, depth: int) -> None:
+        if depth > 10:
+            return
+        if isinstance(obj, np.ndarray):
+            root = base(obj)
+            if root is not alloc.arena and root.base is None:  # file bytes: base is bytes
+                owned[id(root)] = root
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            for f in dataclasses.fields(obj):
+                walk(getattr(obj, f.name), depth + 1)
+        elif isinstance(obj, (tuple, list)):
+            for item in obj:
+                walk(item, depth + 1)
+        elif isinstance(obj, dict):
+            for item in obj.values():
+                walk(item, depth + 1)
+
+    for step in alloc.steps:
+        walk(step[1], 0)
+    return list(owned.values())
+
+
+def _int8_weight_models(rng):
+    """(name, model, int8 weight count) of one-op int8 models whose weights dominate."""
+    from .kernels.test_conv import quant_conv_model
+    from .kernels.test_fully_connected import quant_fc_model
+
+    yield "FULLY_CONNECTED", quant_fc_model(rng, np.int8, (2, 768), 640,
+                                            per_channel=True)[0], 768 * 640
+    yield "CONV_2D 3x3", quant_conv_model(rng, np.int8, (1, 6, 6, 96), (320, 3, 3, 96),
+                                          stride=(2, 2))[0], 320 * 9 * 96
+    yield "CONV_2D 1x1", quant_conv_model(rng, np.int8, (1, 4, 4, 320), (512, 1, 1, 320),
+                                          padding="VALID")[0], 512 * 320
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_native_records_hold_no_float_copy_of_int8_weights(threads):
+    """With the native backend, an int8 CONV_2D / FULLY_CONNECTED keeps its weights once,
+    packed as int16 (native_gemm.pack_panels: 2 bytes a weight, panels of 16 channels),
+    next to the file's own int8 bytes -- no float32 / float64 copy for a numpy kernel that
+    does not run (4-8 bytes a weight). The bound: 2 bytes a weight, plus 12.5 % for the
+    padding of the panels (the block buffers, work memory sized by K, are not counted:
+    they are the workspace's uint8 blocks)."""
+    from edgelite.interpreter import native
+
+    if not native.built():
+        pytest.skip("native kernels not built")
+    rng = np.random.default_rng(26)
+    for name, model, weights in _int8_weight_models(rng):
+        interp = Interpreter(model_content=model, native=True, num_threads=threads)
+        interp.allocate_tensors()
+        arrays = _owned_arrays(interp)
+        floats = sum(a.nbytes for a in arrays if a.dtype.kind == "f")
+        packed = sum(a.nbytes for a in arrays if a.dtype == np.int16)
+        assert floats < weights // 8, (name, floats)
+        assert 2 * weights <= packed <= 2.25 * weights, (name, packed, weights)
+        assert sum(a.nbytes for a in arrays if a.dtype.kind in "iu" and a.dtype != np.uint8
+                   and a.dtype != np.int16) < weights // 8, name  # init, multipliers
+        # and the numpy kernel, which does run on BLAS, holds a float copy: the walk sees it
+        interp = Interpreter(model_content=model, native=False, num_threads=threads)
+        interp.allocate_tensors()
+        assert sum(a.nbytes for a in _owned_arrays(interp) if a.dtype.kind == "f") >= \
+            4 * weights, name
