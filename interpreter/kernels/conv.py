@@ -351,7 +351,8 @@ def prepare_quantized(ctx: OpContext):
 
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     rows, og, k = n * wh.size_out * ww.size_out, o // groups, kh * kw * cg
-    centered = filt - zps.astype(np.int16).reshape(o, 1, 1, 1)  # w - zp_w, OHWI
+    # w - zp_w, OHWI (int8 filters are symmetric: no copy)
+    centered = filt - zps.astype(np.int16).reshape(o, 1, 1, 1) if zps.any() else filt
     out_shape = (n, wh.size_out, ww.size_out, o)
     unpadded = wh.pad_before + wh.pad_after + ww.pad_before + ww.pad_after == 0
     pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and groups == 1 and unpadded

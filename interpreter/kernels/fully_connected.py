@@ -164,7 +164,8 @@ def prepare_quantized(ctx: OpContext):
         requant = float64_requant([xq.scale * float(s) / out.scale for s in scales])
     lo, hi = activation_bounds(ctx, out, x.dtype, xnnpack)
 
-    centered = weights - zps.astype(np.int16).reshape(units, 1)  # (O, K): w - zp_w
+    # (O, K): w - zp_w (symmetric int8 weights: no copy)
+    centered = weights - zps.astype(np.int16).reshape(units, 1) if zps.any() else weights
     native = native_gemm(ctx, x.dtype, centered, bias_values, xq.zero_point, requant,
                          out.zero_point, lo, hi, rows)
     if native is not None:

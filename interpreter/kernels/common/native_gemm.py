@@ -108,10 +108,21 @@ def pack_panels(centered: np.ndarray) -> tuple[np.ndarray, int]:
     """(O, K) integer weights -> gemm.c's panels (O_pad / 16, K_pad / 2, 16, 2) int16, K_pad."""
     o, k = centered.shape
     o_pad, k_pad = -(-o // NR) * NR, k + k % 2
-    padded = np.zeros((o_pad, k_pad), np.int16)
-    padded[:o, :k] = centered
-    panels = padded.reshape(o_pad // NR, NR, k_pad // 2, 2).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(panels), k_pad
+    panels = np.zeros((o_pad // NR, k_pad // 2, NR, 2), np.int16)
+    # Written in place through the view view[p, i, kk, j] = w[16 p + i, 2 kk + j] (no
+    # padded (O_pad, K_pad) copy: prepare's peak memory is a few copies of the largest
+    # layer's weights): the whole panels of 16 channels, then the last, partial one; an
+    # odd K's last column pairs with the zero of K_pad.
+    view = panels.transpose(0, 2, 1, 3)
+    full, half = o // NR, k // 2
+    pairs = centered[:, :2 * half].reshape(o, half, 2)
+    view[:full, :, :half] = pairs[:full * NR].reshape(full, NR, half, 2)
+    view[full:, :o - full * NR, :half] = pairs[full * NR:]
+    if k % 2:
+        last = centered[:, k - 1]
+        view[:full, :, half, 0] = last[:full * NR].reshape(full, NR)
+        view[full:, :o - full * NR, half, 0] = last[full * NR:]
+    return panels, k_pad
 
 
 def initial_sums(centered: np.ndarray, bias: np.ndarray | None, zp_x: int) -> np.ndarray:
