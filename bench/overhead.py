@@ -17,7 +17,7 @@ timing blocks round-robin -- every runner of every root, then again, ``--rounds`
 * import: ``import edgelite.interpreter`` in a fresh process (median of ``--imports``),
   and whether the 690 KB generated schema module got loaded.
 * memory: peak resident memory (ru_maxrss) of a fresh process that loads MobileNetV2 224
-  int8 (``--model``; built with TensorFlow by bench/native_backend.py if absent),
+  int8 (``--model``, or several; built with TensorFlow by bench/native_backend.py if absent),
   allocates, and invokes 3 times; also the same process's peak before loading the model
   (imports only).
 * idle: CPU time the process uses in the 1 s after an invoke with 2 threads (a pool that
@@ -244,18 +244,30 @@ def bench_import(roots, args) -> None:
 
 
 def bench_memory(roots, args) -> None:
-    model = Path(args.model)
+    model = Path(args.model[0])
     if not model.exists():
         sys.path.insert(0, str(HERE))
         from native_backend import build
         model = build(model.parent)["int8"]
+    for other in args.model[1:]:  # more models: their peak memory only
+        peak_memory(roots, Path(other))
+    peak_memory(roots, model)
+    idle_cpu(roots, model)
+
+
+def _runs(roots) -> list:
+    """(label, root, runtime) of LiteRT and of each root's numpy and native backends."""
+    return [("LiteRT default", None, "litert")] + [
+        (f"{Path(r).resolve().name if r else 'edgelite'} {rt}", r, rt)
+        for r in roots for rt in ("numpy", "native")]
+
+
+def peak_memory(roots, model: Path) -> None:
     print(f"\n## Peak memory, {model.name}: load + allocate + 3 invokes, fresh process "
           "(ru_maxrss, MB; median of 3)\n")
     print("| runtime | after imports | peak | peak - LiteRT's peak |")
     print("|---|---:|---:|---:|")
-    runs = [("LiteRT default", None, "litert")] + [
-        (f"{Path(r).resolve().name if r else 'edgelite'} {rt}", r, rt)
-        for r in roots for rt in ("numpy", "native")]
+    runs = _runs(roots)
     samples: dict[str, list] = {}
     for _ in range(3):
         for name, root, rt in runs:
@@ -266,6 +278,10 @@ def bench_memory(roots, args) -> None:
         before = statistics.median(b for b, _ in samples[name])
         peak = statistics.median(p for _, p in samples[name])
         print(f"| {name} | {before:.0f} | {peak:.0f} | {peak - lite:+.0f} |")
+
+
+def idle_cpu(roots, model: Path) -> None:
+    runs = _runs(roots)
     print(f"\n## CPU while idle: the 1 s after 5 invokes of {model.name} with 2 threads\n")
     print("| runtime | CPU / wall during the invokes | CPU ms in the idle second |")
     print("|---|---:|---:|")
@@ -282,7 +298,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--invokes", type=int, default=50)
     parser.add_argument("--imports", type=int, default=7)
-    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--model", nargs="+", default=[str(DEFAULT_MODEL)],
+                        help="int8 .tflite files for the memory table (the first also "
+                        "for the idle CPU; built if absent)")
     parser.add_argument("--only", default="chains,import,memory",
                         help="comma-separated: chains, import, memory")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
