@@ -4,6 +4,7 @@ benchmark, not a test; bench/RESULTS.md "Latency under load" records its numbers
 
     python bench/load.py                                   # every model found, loads 0,1,2
     python bench/load.py --models mobilenet_v2_i8 --rounds 8 --block 5
+    python bench/load.py --files /tmp/edgelite-bench-native/*_i8.tflite   # given files
 
 A device app always shares its CPU. For every model, each configuration below is timed
 with 0, 1 and 2 competing busy processes (``python -c "while True: pass"``, one core
