@@ -9,6 +9,9 @@ The GraphDefs are built here with edgelite's own graph.proto (no TensorFlow):
   chain     Placeholder x[1, 8] -> (Relu | AddV2 c | Mul c | BiasAdd c)* -> Identity
   branches  the same, and every 16 nodes a fork: Relu(h) and Mul(h, c) joined by AddV2, or
             ConcatV2 along channels followed by MatMul with a [16, 8] constant
+  --shape wide    every branch reads x: Relu(Mul(x, c)), summed by a running AddV2
+  --shape consts  links AddV2(h, Mul(c1, Sub(c2, c3))): constant expressions to fold
+  --shape conv    Conv2D 3x3 SAME on [1, 8, 8, 8] + BiasAdd + Relu links
 Each constant is its own Const node, so "nodes" counts them. Reported: GraphDef nodes, ops in
 the .tflite, CPU seconds of this process per conversion (time.process_time: other processes
 on a shared machine inflate it far less than wall time, which is shown too; best of
@@ -111,7 +114,57 @@ class ChainBuilder:
         self.head = self.op("MatMul", [cat.name, w], transpose_a=False, transpose_b=False)
 
 
-def build(nodes: int, branches: bool) -> bytes:
+def build_wide(nodes: int) -> bytes:
+    """Every branch reads x (one tensor with nodes/4 readers): Mul(x, c) -> Relu, summed into
+    a running AddV2 total."""
+    b = ChainBuilder()
+    total = None
+    while len(b.gd.node) < nodes - 4:
+        branch = b.op("Relu", [b.op("Mul", ["x", b.const(1.0 + b.small(0.01))])])
+        total = branch if total is None else b.op("AddV2", [total, branch])
+    return _finish(b, total)
+
+
+def build_consts(nodes: int) -> bytes:
+    """A chain whose every link adds a constant expression the converter folds:
+    AddV2(h, Mul(c1, Sub(c2, c3))) -- three Const nodes and two constant ops per link."""
+    b = ChainBuilder()
+    while len(b.gd.node) < nodes - 6:
+        diff = b.op("Sub", [b.const(b.small()), b.const(b.small())])
+        b.head = b.op("AddV2", [b.head, b.op("Mul", [b.const(b.small()), diff])])
+    return _finish(b, b.head)
+
+
+def build_conv(nodes: int) -> bytes:
+    """A deep chain of Conv2D (3x3, SAME, 8 -> 8 channels on 8x8) + BiasAdd + Relu links."""
+    b = ChainBuilder()
+    x = b.gd.node[0]
+    x.attr["shape"].shape.ClearField("dim")
+    for d in (1, 8, 8, WIDTH):
+        x.attr["shape"].shape.dim.add(size=d)
+    while len(b.gd.node) < nodes - 5:
+        w = b.const((b.rng.standard_normal((3, 3, WIDTH, WIDTH)) * 0.1).astype(np.float32))
+        conv = b.op("Conv2D", [b.head, w])
+        node = b.gd.node[-1]
+        node.attr["strides"].list.i.extend([1, 1, 1, 1])
+        node.attr["padding"].s = b"SAME"
+        b.head = b.op("Relu", [b.op("BiasAdd", [conv, b.const(b.small())])])
+    return _finish(b, b.head)
+
+
+SHAPES = {"wide": build_wide, "consts": build_consts, "conv": build_conv}
+
+
+def _finish(b: ChainBuilder, head: str) -> bytes:
+    out = b.gd.node.add(name="y", op="Identity")
+    out.input.append(head)
+    out.attr["T"].type = FLOAT
+    return b.gd.SerializeToString()
+
+
+def build(nodes: int, branches: bool, shape: str = "chain") -> bytes:
+    if shape in SHAPES:
+        return SHAPES[shape](nodes)
     b = ChainBuilder()
     k = 0
     while len(b.gd.node) < nodes - 1:
@@ -120,10 +173,7 @@ def build(nodes: int, branches: bool) -> bytes:
         else:
             b.step(k)
         k += 1
-    out = b.gd.node.add(name="y", op="Identity")
-    out.input.append(b.head)
-    out.attr["T"].type = FLOAT
-    return b.gd.SerializeToString()
+    return _finish(b, b.head)
 
 
 def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, float, int]:
@@ -170,6 +220,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="GraphDef node counts")
     ap.add_argument("--branches", action="store_true", help="add forks and concats")
+    ap.add_argument("--shape", choices=["chain", *SHAPES], default="chain",
+                    help="wide: one input read by every branch; consts: constant "
+                         "expressions to fold; conv: Conv2D + BiasAdd + Relu links")
     ap.add_argument("--int8", action="store_true", help="also quantize int8 with calibration")
     ap.add_argument("--calib-samples", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=1)
@@ -185,20 +238,20 @@ def main(argv=None) -> int:
         if args.int8:
             modes.append(("int8", QuantizeOptions(mode=QuantMode.INT8, calib=calib)))
         if args.profile:
-            data = build(args.profile, args.branches)
+            data = build(args.profile, args.branches, args.shape)
             prof = cProfile.Profile()
             prof.runcall(convert_detailed, data, ConvertOptions(quantize=modes[-1][1]))
             pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
             pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
             return 0
         sizes = [int(s) for s in args.sizes.split(",")]
-        shape = "chain + forks" if args.branches else "chain"
+        shape = "chain + forks" if args.branches else args.shape
         print(f"| {shape} | nodes | ops | mode | CPU s | wall s | ratio | growth exponent |")
         print("|---|---:|---:|---|---:|---:|---:|---:|")
         for label, quant in modes:
             prev = None
             for n in sizes:
-                data = build(n, args.branches)
+                data = build(n, args.branches, args.shape)
                 cpu, wall, ops = min(convert(data, quant) for _ in range(args.repeat))
                 ratio = growth = ""
                 if prev is not None:
