@@ -29,8 +29,9 @@ def run(graph: Graph) -> int:
         x, c = args
         if op.type in ("DIV", "SUB") and op.inputs[1] is not c:
             continue
-        if c.data.dtype.kind not in "fiu" or not np.all(c.data == NEUTRAL[op.type]):
-            continue
+        if c.data.dtype.kind not in "fiu" or c.data.size and \
+                c.data.flat[0] != NEUTRAL[op.type] or not np.all(c.data == NEUTRAL[op.type]):
+            continue  # (the first value alone rules out most constants, without numpy's all)
         if c.data.size > 1 and (x.shape is None or
                                 np.broadcast_shapes(x.shape, c.data.shape) != tuple(x.shape)):
             continue
