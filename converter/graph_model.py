@@ -85,17 +85,18 @@ def interpreter_model(graph: Graph, description: str = "edgelite",
 
 def _tensor(t: IRTensor, i: int, written: bool) -> Tensor | None:
     """Tensor i as model.py reads it from export's file; None when that path must judge."""
-    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(np.dtype(t.dtype))
-    if t.shape is None or code is None or np.dtype(t.dtype).kind == "O":
+    dtype = np.dtype(t.dtype)
+    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(dtype)
+    if t.shape is None or code is None or dtype.kind == "O":
         return None
-    shape = tuple(int(d) for d in t.shape)
+    shape = tuple(map(int, t.shape))
     sig = shape
     if t.shape_signature is not None and tuple(t.shape_signature) != shape:
-        sig = tuple(int(d) for d in t.shape_signature) or shape  # (an empty one reads so)
+        sig = tuple(map(int, t.shape_signature)) or shape  # (an empty one reads so)
     dtype = schema_ops.TENSOR_TYPE_TO_NUMPY[code]
     if len(shape) > MAX_RANK or len(sig) > MAX_RANK or \
-            not all(0 <= d <= INT32_MAX for d in shape) or \
-            not all(-1 <= d <= INT32_MAX for d in sig) or \
+            shape and (min(shape) < 0 or max(shape) > INT32_MAX) or \
+            sig and (min(sig) < -1 or max(sig) > INT32_MAX) or \
             num_elements(shape) * dtype.itemsize > MAX_TENSOR_BYTES:
         return None
     data = None
