@@ -9,13 +9,16 @@ The GraphDefs are built here with edgelite's own graph.proto (no TensorFlow):
   chain     Placeholder x[1, 8] -> (Relu | AddV2 c | Mul c | BiasAdd c)* -> Identity
   branches  the same, and every 16 nodes a fork: Relu(h) and Mul(h, c) joined by AddV2, or
             ConcatV2 along channels followed by MatMul with a [16, 8] constant
+  --shape wide    every branch reads x: Relu(Mul(x, c)), summed by a running AddV2
+  --shape consts  links AddV2(h, Mul(c1, Sub(c2, c3))): constant expressions to fold
+  --shape conv    Conv2D 3x3 SAME on [1, 8, 8, 8] + BiasAdd + Relu links
 Each constant is its own Const node, so "nodes" counts them. Reported: GraphDef nodes, ops in
 the .tflite, CPU seconds of this process per conversion (time.process_time: other processes
 on a shared machine inflate it far less than wall time, which is shown too; best of
 --repeat), the time ratio to the previous row and the growth exponent log(time ratio) /
 log(size ratio) (1.0 = linear, 2.0 = quadratic). int8 adds calibration on --calib-samples
 random samples, which runs the float model in edgelite's interpreter (export + allocate +
-invoke). --stages times convert_detailed's steps one by one (CPU seconds).
+invoke). --stages times convert_detailed's steps within one more call (CPU seconds).
 """
 
 from __future__ import annotations
@@ -31,13 +34,9 @@ import time
 
 import numpy as np
 
+import edgelite.converter as converter_module
 from edgelite.converter import ConvertOptions, convert_detailed
-from edgelite.converter.shape_inference import infer_shapes
-from edgelite.converter.export import export_tflite
-from edgelite.converter.graphdef import TFGraph, load_graphdef
-from edgelite.converter.lower import lower_graph
-from edgelite.converter.passes import run_passes
-from edgelite.converter.quantize import QuantizeOptions, QuantMode, quantize
+from edgelite.converter.quantize import QuantizeOptions, QuantMode
 from edgelite.schema import graph_pb2
 
 WIDTH = 8           # channels of every activation
@@ -115,7 +114,57 @@ class ChainBuilder:
         self.head = self.op("MatMul", [cat.name, w], transpose_a=False, transpose_b=False)
 
 
-def build(nodes: int, branches: bool) -> bytes:
+def build_wide(nodes: int) -> bytes:
+    """Every branch reads x (one tensor with nodes/4 readers): Mul(x, c) -> Relu, summed into
+    a running AddV2 total."""
+    b = ChainBuilder()
+    total = None
+    while len(b.gd.node) < nodes - 4:
+        branch = b.op("Relu", [b.op("Mul", ["x", b.const(1.0 + b.small(0.01))])])
+        total = branch if total is None else b.op("AddV2", [total, branch])
+    return _finish(b, total)
+
+
+def build_consts(nodes: int) -> bytes:
+    """A chain whose every link adds a constant expression the converter folds:
+    AddV2(h, Mul(c1, Sub(c2, c3))) -- three Const nodes and two constant ops per link."""
+    b = ChainBuilder()
+    while len(b.gd.node) < nodes - 6:
+        diff = b.op("Sub", [b.const(b.small()), b.const(b.small())])
+        b.head = b.op("AddV2", [b.head, b.op("Mul", [b.const(b.small()), diff])])
+    return _finish(b, b.head)
+
+
+def build_conv(nodes: int) -> bytes:
+    """A deep chain of Conv2D (3x3, SAME, 8 -> 8 channels on 8x8) + BiasAdd + Relu links."""
+    b = ChainBuilder()
+    x = b.gd.node[0]
+    x.attr["shape"].shape.ClearField("dim")
+    for d in (1, 8, 8, WIDTH):
+        x.attr["shape"].shape.dim.add(size=d)
+    while len(b.gd.node) < nodes - 5:
+        w = b.const((b.rng.standard_normal((3, 3, WIDTH, WIDTH)) * 0.1).astype(np.float32))
+        conv = b.op("Conv2D", [b.head, w])
+        node = b.gd.node[-1]
+        node.attr["strides"].list.i.extend([1, 1, 1, 1])
+        node.attr["padding"].s = b"SAME"
+        b.head = b.op("Relu", [b.op("BiasAdd", [conv, b.const(b.small())])])
+    return _finish(b, b.head)
+
+
+SHAPES = {"wide": build_wide, "consts": build_consts, "conv": build_conv}
+
+
+def _finish(b: ChainBuilder, head: str) -> bytes:
+    out = b.gd.node.add(name="y", op="Identity")
+    out.input.append(head)
+    out.attr["T"].type = FLOAT
+    return b.gd.SerializeToString()
+
+
+def build(nodes: int, branches: bool, shape: str = "chain") -> bytes:
+    if shape in SHAPES:
+        return SHAPES[shape](nodes)
     b = ChainBuilder()
     k = 0
     while len(b.gd.node) < nodes - 1:
@@ -124,10 +173,7 @@ def build(nodes: int, branches: bool) -> bytes:
         else:
             b.step(k)
         k += 1
-    out = b.gd.node.add(name="y", op="Identity")
-    out.input.append(b.head)
-    out.attr["T"].type = FLOAT
-    return b.gd.SerializeToString()
+    return _finish(b, b.head)
 
 
 def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, float, int]:
@@ -138,26 +184,35 @@ def convert(data: bytes, quant: QuantizeOptions | None) -> tuple[float, float, i
 
 
 def stages(data: bytes, quant: QuantizeOptions | None) -> dict[str, float]:
-    """Seconds per step of convert_detailed (the same calls, timed one by one)."""
-    times, t0 = {}, time.process_time()
+    """CPU seconds per step of one convert_detailed call: its steps are wrapped with timers
+    for the call (so the collector pauses and everything else are the real ones); "other" is
+    the rest (quantize_dequantize, op counts, reset_state ...)."""
+    times: dict[str, float] = {}
+    steps = {"_graph": "load", "lower_graph": "lower", "run_passes": "passes",
+             "infer_shapes": "shapes", "quantize": "quantize", "after_quantization": "quantize",
+             "export_tflite": "export"}
+    saved = {name: getattr(converter_module, name) for name in steps}
 
-    def lap(name: str) -> None:
-        nonlocal t0
-        now = time.process_time()
-        times[name], t0 = now - t0, now
+    def timed(name: str):
+        def call(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return saved[name](*args, **kwargs)
+            finally:
+                label = steps[name]
+                times[label] = times.get(label, 0.0) + time.process_time() - t0
+        return call
 
-    tf = TFGraph(load_graphdef(data))
-    graph = lower_graph(tf, tf.default_inputs(), tf.default_outputs())
-    lap("lower")
-    run_passes(graph)
-    lap("passes")
-    infer_shapes(graph)
-    lap("shapes")
-    if quant is not None:
-        quantize(graph, quant)
-        lap("quantize")
-    export_tflite(graph)
-    lap("export")
+    for name in steps:
+        setattr(converter_module, name, timed(name))
+    try:
+        t0 = time.process_time()
+        convert_detailed(data, ConvertOptions(quantize=quant))
+        total = time.process_time() - t0
+    finally:
+        for name, fn in saved.items():
+            setattr(converter_module, name, fn)
+    times["other"] = total - sum(times.values())
     return times
 
 
@@ -165,6 +220,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000", help="GraphDef node counts")
     ap.add_argument("--branches", action="store_true", help="add forks and concats")
+    ap.add_argument("--shape", choices=["chain", *SHAPES], default="chain",
+                    help="wide: one input read by every branch; consts: constant "
+                         "expressions to fold; conv: Conv2D + BiasAdd + Relu links")
     ap.add_argument("--int8", action="store_true", help="also quantize int8 with calibration")
     ap.add_argument("--calib-samples", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=1)
@@ -180,20 +238,20 @@ def main(argv=None) -> int:
         if args.int8:
             modes.append(("int8", QuantizeOptions(mode=QuantMode.INT8, calib=calib)))
         if args.profile:
-            data = build(args.profile, args.branches)
+            data = build(args.profile, args.branches, args.shape)
             prof = cProfile.Profile()
             prof.runcall(convert_detailed, data, ConvertOptions(quantize=modes[-1][1]))
             pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(25)
             pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
             return 0
         sizes = [int(s) for s in args.sizes.split(",")]
-        shape = "chain + forks" if args.branches else "chain"
+        shape = "chain + forks" if args.branches else args.shape
         print(f"| {shape} | nodes | ops | mode | CPU s | wall s | ratio | growth exponent |")
         print("|---|---:|---:|---|---:|---:|---:|---:|")
         for label, quant in modes:
             prev = None
             for n in sizes:
-                data = build(n, args.branches)
+                data = build(n, args.branches, args.shape)
                 cpu, wall, ops = min(convert(data, quant) for _ in range(args.repeat))
                 ratio = growth = ""
                 if prev is not None:

@@ -58,13 +58,14 @@ def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> 
     tensor_lists = [g.tensors() for g in graphs]
     check_model_size([t for ts in tensor_lists for t in ts], sum(len(g.ops) for g in graphs))
     numbers = {id(g): k for k, g in enumerate(graphs)}
-    model = tfl.ModelT()
+    model = writer.ModelT()
     model.version = SCHEMA_VERSION
     model.description = description
     model.buffers = [writer.BufferT()]
     model.operatorCodes = []
     codes: dict = {}
-    model.subgraphs = [_subgraph(g, ts, model, codes, numbers)
+    tables = _OptionTables()
+    model.subgraphs = [_subgraph(g, ts, model, codes, numbers, tables)
                        for g, ts in zip(graphs, tensor_lists)]
     model.signatureDefs = [
         _signature(g, k, {id(t): i for i, t in enumerate(tensor_lists[k])})
@@ -92,11 +93,12 @@ def _numbered(entries: list[Graph]) -> list[Graph]:
     return [*entries, *called]
 
 
-def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict):
+def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict,
+              tables: "_OptionTables"):
     """One SubGraphT; operator codes are shared by the model (`codes`: (type, custom) -> index)."""
     index = {id(t): i for i, t in enumerate(tensors)}
     sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
-    sub = tfl.SubGraphT()
+    sub = writer.SubGraphT()
     sub.name = graph.name
     sub.tensors = [_tensor(t, model.buffers) for t in tensors]
     sub.operators = []
@@ -111,13 +113,15 @@ def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: 
         o.outputs = [index[id(t)] for t in op.outputs]
         if op.intermediates:
             o.intermediates = [index[id(t)] for t in op.intermediates]
+        options = None
         if op.type != "CUSTOM":
-            options = plain_options(op.options)
-            options.update(_subgraph_indices(op, numbers))
-            o.builtinOptionsType, o.builtinOptions = schema_ops.options_from_dict(op.type,
-                                                                                  options)
+            options = op.options
+            if op.subgraphs or op.type in SUBGRAPH_OPTIONS:
+                options = {**options, **_subgraph_indices(op, numbers)}
+            o.builtinOptionsType, o.builtinOptions, options = tables.get(op.type, options)
         code = model.operatorCodes[codes[key]]
-        code.version = max(code.version, _version(op.type, o, sub.tensors, sigs))
+        code.version = max(code.version, _version(op.type, o, sub.tensors, sigs, options,
+                                                  tables.versions))
         sub.operators.append(o)
     sub.inputs = [index[id(t)] for t in graph.inputs]
     sub.outputs = [index[id(t)] for t in graph.outputs]
@@ -177,10 +181,50 @@ def _plain(v):
     return v
 
 
-def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig]) -> int:
+class _OptionTables:
+    """Each distinct (op type, options) of a model converted once: its options table (packed
+    in one step, writer.scalar_table) and the options as the version rules read them. A
+    large graph repeats a few kinds of op many times; `versions` caches the rules' answers
+    by op type, options and operand signatures."""
+
+    def __init__(self) -> None:
+        self.entries: dict = {}
+        self.versions: dict = {}
+
+    def get(self, op_type: str, options: dict) -> tuple:
+        """(options union type, options table, (frozen key, options for the version rule))."""
+        try:
+            key = (op_type, _frozen(options))
+            entry = self.entries.get(key)
+        except TypeError:  # an unhashable option value: converted every time
+            key = entry = None
+        if entry is None:
+            union, obj = schema_ops.options_from_dict(op_type, plain_options(options))
+            for_rule = with_defaults(op_type, schema_ops.options_to_dict(obj))
+            table = None if obj is None else writer.scalar_table(obj)
+            entry = (union, table, (key, for_rule))
+            if key is not None:
+                self.entries[key] = entry
+        return entry
+
+
+def _frozen(value):
+    """A hashable stand-in for an option value, its type included (True and 1 are equal
+    keys to a dict, but not to every version rule)."""
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return (type(value), tuple(_frozen(v) for v in value))
+    hash(value)
+    return type(value), value
+
+
+def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig], options=None,
+             cache: dict | None = None) -> int:
     """The version TF's converter gives operator `o` (an OperatorT over `tensors`, TensorT
     objects): its record's rule applied to its signature; 1 for CUSTOM. `sigs` caches the
-    tensors' signatures."""
+    tensors' signatures; `options` ((key, options) from _OptionTables.get) spares reading
+    them back from `o`, and with a key `cache` keeps the rule's answer for the signature."""
     record = OPS.get(name)
     if record is None:
         return 1
@@ -193,9 +237,15 @@ def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig]) -> int:
             sigs[i] = tensor_sig(t.type, t.shape, None if q is None else q.scale,
                                  0 if q is None else q.quantizedDimension)
         return sigs[i]
-    options = with_defaults(name, schema_ops.options_to_dict(o.builtinOptions))
-    return record.version(OpSignature(tuple(map(sig, o.inputs)), tuple(map(sig, o.outputs)),
-                                      options))
+    key, values = options if options is not None else \
+        (None, with_defaults(name, schema_ops.options_to_dict(o.builtinOptions)))
+    ins, outs = tuple(map(sig, o.inputs)), tuple(map(sig, o.outputs))
+    if key is None or cache is None:
+        return record.version(OpSignature(ins, outs, values))
+    found = cache.get((key, ins, outs))
+    if found is None:
+        found = cache[(key, ins, outs)] = record.version(OpSignature(ins, outs, values))
+    return found
 
 
 def _opcode(name: str, custom_code: str | None):

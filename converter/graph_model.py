@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..interpreter import Interpreter
 from ..interpreter.loader.model import MAX_RANK, MAX_TENSOR_BYTES
 from ..interpreter.loader.model_objects import (Model, Operator, Quantization, SignatureDef,
                                                 Subgraph, Tensor, check_execution_order,
@@ -30,7 +31,7 @@ from ..interpreter.loader.model_objects import (Model, Operator, Quantization, S
 from ..schema import ops as schema_ops
 from ..schema.model_io import SCHEMA_VERSION
 from ..schema.writer import Builder
-from .export import SIGNATURE_KEY, check_model_size, plain_options
+from .export import SIGNATURE_KEY, check_model_size, export_tflite, plain_options
 from .ir import PSEUDO_OPS, Graph, QuantParams
 from .ir import Tensor as IRTensor
 from .tf_tensor import INT32_MAX
@@ -40,13 +41,23 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _OPTIONS: dict[tuple, Mapping[str, Any]] = {}
 
 
-def interpreter_model(graph: Graph, description: str = "edgelite") -> Model | None:
-    """``load_model(export_tflite(graph))`` without the file (module docstring), or None."""
+def graph_interpreter(graph: Graph, tensors: list[IRTensor] | None = None) -> Interpreter:
+    """An interpreter over `graph` (not allocated): its Model built directly, or read from
+    the exported file where interpreter_model does not cover the graph. `tensors`:
+    graph.tensors(), when the caller has it."""
+    model = interpreter_model(graph, tensors=tensors)
+    return Interpreter(model_content=export_tflite(graph) if model is None else model)
+
+
+def interpreter_model(graph: Graph, description: str = "edgelite",
+                      tensors: list[IRTensor] | None = None) -> Model | None:
+    """``load_model(export_tflite(graph))`` without the file (module docstring), or None.
+    `tensors`: graph.tensors(), when the caller has it."""
     if any(op.subgraphs or op.type in PSEUDO_OPS or op.type == "CUSTOM" or
            op.type not in schema_ops.OPTIONS_OF and op.type in schema_ops.OPTIONS2_OF or
            op.type not in schema_ops.BUILTIN_CODE for op in graph.ops):
         return None
-    tensors = graph.tensors()
+    tensors = graph.tensors() if tensors is None else tensors
     check_model_size(tensors, len(graph.ops))  # (export's refusal, before anything is built)
     index = {id(t): i for i, t in enumerate(tensors)}
     written = {id(t) for t in graph.inputs}
@@ -74,17 +85,18 @@ def interpreter_model(graph: Graph, description: str = "edgelite") -> Model | No
 
 def _tensor(t: IRTensor, i: int, written: bool) -> Tensor | None:
     """Tensor i as model.py reads it from export's file; None when that path must judge."""
-    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(np.dtype(t.dtype))
-    if t.shape is None or code is None or np.dtype(t.dtype).kind == "O":
+    dtype = np.dtype(t.dtype)
+    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(dtype)
+    if t.shape is None or code is None or dtype.kind == "O":
         return None
-    shape = tuple(int(d) for d in t.shape)
+    shape = tuple(map(int, t.shape))
     sig = shape
     if t.shape_signature is not None and tuple(t.shape_signature) != shape:
-        sig = tuple(int(d) for d in t.shape_signature) or shape  # (an empty one reads so)
+        sig = tuple(map(int, t.shape_signature)) or shape  # (an empty one reads so)
     dtype = schema_ops.TENSOR_TYPE_TO_NUMPY[code]
     if len(shape) > MAX_RANK or len(sig) > MAX_RANK or \
-            not all(0 <= d <= INT32_MAX for d in shape) or \
-            not all(-1 <= d <= INT32_MAX for d in sig) or \
+            shape and (min(shape) < 0 or max(shape) > INT32_MAX) or \
+            sig and (min(sig) < -1 or max(sig) > INT32_MAX) or \
             num_elements(shape) * dtype.itemsize > MAX_TENSOR_BYTES:
         return None
     data = None

@@ -62,10 +62,14 @@ def data_inputs(node) -> list[TensorRef]:
     return refs
 
 
-def outputs_read(nodes, outputs: list[TensorRef]) -> dict[str, set[int]]:
-    """Node name -> the indices of its outputs that `nodes` read or `outputs` name."""
+def outputs_read(nodes, outputs: list[TensorRef],
+                 known: dict[str, list[TensorRef]] | None = None) -> dict[str, set[int]]:
+    """Node name -> the indices of its outputs that `nodes` read or `outputs` name. `known`:
+    nodes' data inputs parsed already (TFGraph.node_refs)."""
+    known = known or {}
     reads: dict[str, set[int]] = {}
-    for ref in [r for node in nodes for r in data_inputs(node)] + list(outputs):
+    for ref in [r for node in nodes for r in known.get(node.name) or data_inputs(node)] + \
+            list(outputs):
         reads.setdefault(ref.node, set()).add(ref.index)
     return reads
 
@@ -143,6 +147,7 @@ class TFGraph:
         self._ops = dict(self._original)
         self.library = library if library is not None else Library()
         self._gd = gd  # functionalized on the first prune(), which knows the outputs
+        self.node_refs: dict[str, list[TensorRef]] = {}  # the last prune's nodes' data inputs
     def node(self, name: str, what: str):
         try:
             return self.nodes[name]
@@ -193,6 +198,7 @@ class TFGraph:
                                      "cond, which becomes a WHILE / IF subgraph; name a node "
                                      "outside it (e.g. the loop's Exit)")
         stop = {r.node for r in inputs}
+        self.node_refs = {}
         order, state = [], {}  # state: 1 = on the stack, 2 = done
         for out in outputs:
             if state.get(out.node) == 2:
@@ -227,7 +233,8 @@ class TFGraph:
             raise GraphError(f"node {quoted(name)} is needed but not in the graph; the "
                              "GraphDef is incomplete")
         deps = []
-        for ref in data_inputs(node):
+        refs = self.node_refs[name] = data_inputs(node)
+        for ref in refs:
             if ref.node not in self.nodes:
                 raise GraphError(f"node {quoted(name)} ({shown(node.op)}) reads "
                                  f"{quoted(ref.name)}, which is not in the graph; the GraphDef "

@@ -81,7 +81,7 @@ class Op:
         # "else"}. Each is a Graph of its own (tensors are never shared between graphs); its
         # inputs/outputs are positional, matching the op's (IF: the op's inputs after the
         # condition). export.py gives each one a subgraph index.
-        self.subgraphs: dict[str, Graph] = {}
+        self._subgraphs: dict[str, Graph] = {}  # (the property below tells the index)
         # Tensors the op neither reads nor writes but that carry parameters its kernel needs
         # (TFLite's Operator.intermediates: an integer LSTM's gate / hidden scales). Not
         # indexed: no op produces or consumes them.
@@ -92,6 +92,16 @@ class Op:
 
     inputs = tensor_list_property("_inputs")
     outputs = tensor_list_property("_outputs")
+
+    @property
+    def subgraphs(self) -> dict[str, "Graph"]:
+        return self._subgraphs
+
+    @subgraphs.setter
+    def subgraphs(self, graphs: dict[str, "Graph"]) -> None:
+        self._subgraphs = graphs
+        if self._ix is not None:
+            self._ix.calls(self)
 
     def _inputs_changed(self, removed, added) -> None:
         if self._ix is not None:
@@ -311,11 +321,13 @@ class Graph:
                                  "the graph but points at another")
             fresh.reads(op, (), op.inputs)
             fresh.writes(op, (), op.outputs)
+            fresh.calls(op)
         fresh.graph_io(fresh.graph_inputs)((), self.inputs)
         fresh.graph_io(fresh.graph_outputs)((), self.outputs)
         ix = self._ix
         walked = list(ix.walk(0, len(self.ops), len(self.ops)))
-        for what in ("producer", "readers", "uses", "graph_outputs", "graph_inputs"):
+        for what in ("producer", "readers", "uses", "graph_outputs", "graph_inputs",
+                     "callers"):
             if getattr(fresh, what) != getattr(ix, what):
                 raise GraphError(f"internal: the graph index is stale ({what})")
         if walked != list(ix.snapshot()) or len(walked) != len(ix.next) - 1 or \
@@ -368,13 +380,16 @@ def all_graphs(graph: Graph) -> list[Graph]:
             continue
         seen.add(id(g))
         out.append(g)
-        called = [sub for op in g.ops if op.subgraphs for sub in op.subgraphs.values()]
-        stack.extend(reversed(called))
+        if has_subgraphs(g):
+            called = [sub for op in g.ops if op.subgraphs for sub in op.subgraphs.values()]
+            stack.extend(reversed(called))
     return out
 
 
 def has_subgraphs(graph: Graph) -> bool:
-    return any(op.subgraphs for op in graph.ops)
+    """Whether an op of `graph` calls subgraphs (O(1): the index keeps the callers; the
+    pass pipeline asks before every pass)."""
+    return bool(graph._ix.callers)
 
 
 def index_checks_enabled() -> bool:

@@ -168,6 +168,7 @@ class GraphIndex:
         self.uses: dict = {}         # tensor -> op inputs reading it (sum of readers)
         self.graph_outputs: dict = {}  # tensor -> how many times it is a graph output
         self.graph_inputs: dict = {}   # tensor -> how many times it is a graph input
+        self.callers: set = set()      # the ops calling subgraphs (WHILE, IF)
 
     # -- order ----------------------------------------------------------------------------------
     def snapshot(self) -> tuple:
@@ -215,6 +216,7 @@ class GraphIndex:
         op._ix = self
         self.writes(op, (), op.outputs)
         self.reads(op, (), op.inputs)
+        self.calls(op)
 
     def detach(self, op) -> None:
         if op._ix is not self:
@@ -225,6 +227,14 @@ class GraphIndex:
         self.next[after], self.prev[before] = before, after
         self.cached = None
         op._ix = None
+        self.callers.discard(op)
+
+    def calls(self, op) -> None:
+        """Note whether `op` calls subgraphs (on attach, and when op.subgraphs is set)."""
+        if op.subgraphs:
+            self.callers.add(op)
+        else:
+            self.callers.discard(op)
 
     # -- tensor maps ----------------------------------------------------------------------------
     def reads(self, op, removed, added) -> None:

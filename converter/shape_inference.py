@@ -10,9 +10,7 @@ the exported file where that does not cover the graph.
 
 from __future__ import annotations
 
-from ..interpreter import Interpreter
-from .export import export_tflite
-from .graph_model import interpreter_model
+from .graph_model import graph_interpreter
 from edgelite.errors import EdgeliteError
 from edgelite.names import quoted
 from .control_flow.shapes import infer_graph, infer_op
@@ -34,17 +32,16 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
         infer_graph(graph, _prepare_one, strict, static)
         return
-    unknown = [t for t in graph.tensors() if t.shape is None]
+    tensors = graph.tensors()  # (the graph does not change below: listed once)
+    unknown = [t for t in tensors if t.shape is None]
     for t in unknown:
         t.shape = ()
     try:
-        model = interpreter_model(graph)
-        interp = Interpreter(model_content=export_tflite(graph) if model is None else model)
+        interp = graph_interpreter(graph, tensors)
         interp.allocate_tensors()
     finally:
         for t in unknown:
             t.shape = None
-    tensors = graph.tensors()
     shapes = [tuple(int(d) for d in interp._current_shape(i)) for i in range(len(tensors))]
     if any(-1 in s for s in shapes):  # an op whose output shape values tell
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
@@ -73,8 +70,7 @@ def _prepare_one(op: Op) -> None:
     g.insert_op(copy)
     g.outputs = list(op.outputs)
     try:
-        model = interpreter_model(g)
-        interp = Interpreter(model_content=export_tflite(g) if model is None else model)
+        interp = graph_interpreter(g)
         interp.allocate_tensors()
     except Exception:
         for t, s in zip(op.outputs, saved):

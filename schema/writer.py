@@ -73,6 +73,67 @@ class TableSpec:
                                 default))
 
 
+class _NotScalar(Exception):
+    """A generated Pack asked for something other than a scalar slot."""
+
+
+class _Recorder:
+    """Stands in for a builder while a generated ``XT.Pack`` runs, keeping the scalar slots
+    it adds in order; a vector, string or nested table (anything with an offset) stops it."""
+
+    def __init__(self) -> None:
+        self.num_fields, self.slots = 0, []
+
+    def StartObject(self, n):  # noqa: N802 (flatbuffers API names)
+        self.num_fields = n
+
+    def EndObject(self):  # noqa: N802
+        return 0
+
+    def __getattr__(self, method: str) -> Callable:
+        kind = _SLOT_KINDS.get(method)
+        if kind is None or kind[0] is None:
+            raise _NotScalar(method)
+        return lambda slot, value, default: self.slots.append((method, slot, value, default))
+
+
+_RECORDED_SPECS: dict[tuple, "TableSpec"] = {}
+
+
+def scalar_table(obj: Any) -> Any:
+    """A generated ``XT`` object (an options table) made of scalars only, as a ScalarTable
+    writing the same bytes in one ``Builder.table`` call; any other object as it is."""
+    rec = _Recorder()
+    try:
+        obj.Pack(rec)
+    except _NotScalar:
+        return obj
+    layout = (rec.num_fields, tuple((m, slot, d) for m, slot, _, d in rec.slots))
+    spec = _RECORDED_SPECS.get(layout)
+    if spec is None:
+        spec = _RECORDED_SPECS[layout] = TableSpec.__new__(TableSpec)
+        spec.num_fields = rec.num_fields
+        spec.fields = [(slot, struct.Struct(_SLOT_KINDS[m][0]), _SLOT_KINDS[m][1], d)
+                       for m, slot, d in layout[1]]
+    return ScalarTable(obj, spec, tuple(v for _, _, v, _ in rec.slots))
+
+
+class ScalarTable:
+    """A scalar-only table with its values read once (scalar_table): packs with
+    ``Builder.table`` on a writer.Builder, the generated way on any other builder. The
+    same object may be packed any number of times (options shared by many operators)."""
+
+    __slots__ = ("obj", "spec", "values")
+
+    def __init__(self, obj: Any, spec: "TableSpec", values: tuple) -> None:
+        self.obj, self.spec, self.values = obj, spec, values
+
+    def Pack(self, b):  # noqa: N802 (the generated API's name)
+        if isinstance(b, Builder):
+            return b.table(self.spec, self.values)
+        return self.obj.Pack(b)
+
+
 class Builder(flatbuffers.Builder):
     """flatbuffers.Builder, byte for byte, with fewer steps per value (module docstring)."""
 
@@ -250,6 +311,12 @@ OPERATOR = TableSpec(
     tfl.OperatorAddBuiltinOptions2Type, tfl.OperatorAddBuiltinOptions2,
     tfl.OperatorAddDebugMetadataIndex)
 BUFFER = TableSpec(tfl.BufferStart, tfl.BufferAddData, tfl.BufferAddOffset, tfl.BufferAddSize)
+SUBGRAPH = TableSpec(tfl.SubGraphStart, tfl.SubGraphAddTensors, tfl.SubGraphAddInputs,
+                     tfl.SubGraphAddOutputs, tfl.SubGraphAddOperators, tfl.SubGraphAddName,
+                     tfl.SubGraphAddDebugMetadataIndex)
+MODEL = TableSpec(tfl.ModelStart, tfl.ModelAddVersion, tfl.ModelAddOperatorCodes,
+                  tfl.ModelAddSubgraphs, tfl.ModelAddDescription, tfl.ModelAddBuffers,
+                  tfl.ModelAddSignatureDefs)
 
 
 def _vector(b: Builder, values, dtype) -> int | None:
@@ -265,6 +332,11 @@ def _vector(b: Builder, values, dtype) -> int | None:
 
 def _packed(b: Builder, table) -> int | None:
     return None if table is None else table.Pack(b)
+
+
+def _tables(b: Builder, tables) -> int | None:
+    """A vector of tables as XT.Pack writes it: each table, then the vector of offsets."""
+    return None if tables is None else b.offsets([t.Pack(b) for t in tables])
 
 
 class TensorT(tfl.TensorT):
@@ -325,4 +397,39 @@ class BufferT(tfl.BufferT):
         return b.table(BUFFER, (_vector(b, self.data, np.uint8), self.offset, self.size))
 
 
-__all__ = ["Builder", "TableSpec", "TensorT", "QuantizationParametersT", "OperatorT", "BufferT"]
+class SubGraphT(tfl.SubGraphT):
+    """tfl.SubGraphT, packed in bulk (TensorT above): its tensors and operators go in as
+    vectors of offsets in one step each."""
+
+    def Pack(self, b):  # noqa: N802
+        if not isinstance(b, Builder):
+            return super().Pack(b)
+        tensors = _tables(b, self.tensors)
+        inputs = _vector(b, self.inputs, np.int32)
+        outputs = _vector(b, self.outputs, np.int32)
+        operators = _tables(b, self.operators)
+        name = None if self.name is None else b.CreateString(self.name)
+        return b.table(SUBGRAPH, (tensors, inputs, outputs, operators, name,
+                                  self.debugMetadataIndex))
+
+
+class ModelT(tfl.ModelT):
+    """tfl.ModelT, packed in bulk (TensorT above); metadata and external buffers go the
+    generated way."""
+
+    def Pack(self, b):  # noqa: N802
+        if not isinstance(b, Builder) or self.metadataBuffer is not None or \
+                self.metadata is not None or self.externalBufferGroups is not None or \
+                self.externalBuffers is not None:
+            return super().Pack(b)
+        codes = _tables(b, self.operatorCodes)
+        subgraphs = _tables(b, self.subgraphs)
+        description = None if self.description is None else b.CreateString(self.description)
+        buffers = _tables(b, self.buffers)
+        signatures = _tables(b, self.signatureDefs)
+        return b.table(MODEL, (self.version, codes, subgraphs, description, buffers,
+                               signatures))
+
+
+__all__ = ["Builder", "TableSpec", "TensorT", "SubGraphT", "ModelT", "ScalarTable",
+           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT"]

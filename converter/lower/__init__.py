@@ -199,7 +199,8 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
     blocked: set[str] = set()  # nodes downstream of an unsupported one: not lowered
     failure: EdgeliteError | None = None
     order = tf.prune(inputs, outputs)
-    ctx.reads = outputs_read(order, outputs)
+    ctx.reads = outputs_read(order, outputs, tf.node_refs)
+    ctx.node_refs = tf.node_refs
     for node in order:
         if node.name in input_names:
             if failure is None:

@@ -39,6 +39,7 @@ class LowerCtx:
         self.scope = ""
         self.report = None  # the SupportReport nodes are counted in (set by the caller)
         self._refs: tuple | None = None  # (node, its data inputs): the node being lowered
+        self.node_refs: dict = {}  # node name -> its data inputs, parsed by TFGraph.prune
         self.batch_size = 1  # what an unknown leading dim of a list's element shape takes
         # complex values carried as float parts (spectral.py): id(stand-in) -> (stand-in, re, im)
         self.complex_parts: dict[int, tuple] = {}
@@ -74,13 +75,17 @@ class LowerCtx:
 
     def refs(self, node) -> list[TensorRef]:
         """data_inputs(node), parsed once while the node is looked at and lowered (a large
-        graph's lowering read every node's inputs six times)."""
+        graph's lowering read every node's inputs six times), or once for the whole graph
+        (`node_refs`: TFGraph.prune's)."""
         if self._refs is None or self._refs[0] is not node:
-            self._refs = (node, data_inputs(node))
+            known = self.node_refs.get(node.name)
+            self._refs = (node, data_inputs(node) if known is None else known)
         return self._refs[1]
 
     def is_dead(self, node) -> bool:
         """A node (other than Merge) reading a dead tensor is itself dead."""
+        if not self.dead_refs and not self.dead_nodes:  # (a graph without tf.cond)
+            return False
         return node.op != "Merge" and any(self.is_dead_ref(r) for r in self.refs(node))
 
     # -- inputs -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Fold ops whose inputs are all constant into constants, computed by edgelite's interpreter
-(the op is exported alone and run in the converter's model runner, runner.py: the
-converter has no second execution engine).
+(the op alone, as a one-op model: the converter has no second execution engine). The model
+is built directly (graph_model.py), not written to a file and read back: that took most of
+the time of lowering a graph with many constant expressions.
 """
 
 from __future__ import annotations
@@ -8,10 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter.kernels import OPS
-from edgelite.names import quoted
-from ..export import export_tflite
+from ..graph_model import graph_interpreter
 from ..ir import Graph, Op
-from ..runner import ModelRunner
 
 # Never folded: they exist to be executed, or cannot run in the interpreter (MATMUL is
 # folded once matmul_to_fully_connected has made it a FULLY_CONNECTED).
@@ -47,6 +46,7 @@ def evaluate_op(op: Op) -> list[np.ndarray]:
     clones = [g.tensor(t.name, t.dtype, ()) for t in op.outputs]  # shapes: from prepare()
     g.add_op(op.type, op.inputs, clones, op.options, op.name)
     g.outputs = clones
-    runner = ModelRunner(export_tflite(g), label=f"op {quoted(op.name)}")
-    runner.interp.invoke()
-    return [runner.stored(d["index"]) for d in runner.outputs]
+    interp = graph_interpreter(g)
+    interp.allocate_tensors()
+    interp.invoke()
+    return [interp.get_tensor(d["index"]) for d in interp.get_output_details()]

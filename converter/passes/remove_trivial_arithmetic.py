@@ -29,8 +29,9 @@ def run(graph: Graph) -> int:
         x, c = args
         if op.type in ("DIV", "SUB") and op.inputs[1] is not c:
             continue
-        if c.data.dtype.kind not in "fiu" or not np.all(c.data == NEUTRAL[op.type]):
-            continue
+        if c.data.dtype.kind not in "fiu" or c.data.size and \
+                c.data.flat[0] != NEUTRAL[op.type] or not np.all(c.data == NEUTRAL[op.type]):
+            continue  # (the first value alone rules out most constants, without numpy's all)
         if c.data.size > 1 and (x.shape is None or
                                 np.broadcast_shapes(x.shape, c.data.shape) != tuple(x.shape)):
             continue
@@ -43,6 +44,7 @@ def run(graph: Graph) -> int:
 
 def _selects(graph: Graph) -> int:
     n = 0
+    ahead = _ShapesAhead(graph)
     for op in [op for op in graph.ops if op.type in ("SELECT", "SELECT_V2")]:
         cond, out = op.inputs[0], op.outputs[0]
         if not cond.is_const or cond.data.size == 0 or graph.is_output(out):
@@ -54,22 +56,30 @@ def _selects(graph: Graph) -> int:
         else:
             continue
         if any(t.shape is None for t in op.inputs):
-            _infer_before(graph, op)  # (shapes are inferred after the passes)
+            ahead.infer_before(op)  # (shapes are inferred after the passes)
         if pick.dtype == out.dtype and tuple(pick.shape or ()) == _selected_shape(op):
             graph.bypass(op, pick)
             n += 1
     return n
 
 
-def _infer_before(graph: Graph, target) -> None:
-    """Infer the output shapes of the ops before `target` that lack them, op by op (as
-    fold_shapes does)."""
-    for op in graph.ops:
-        if op is target:
-            return
-        if any(t.shape is None for t in op.outputs) and op.type != "CUSTOM" \
-                and op.type not in PSEUDO_OPS:
-            infer_op_shapes(op)
+class _ShapesAhead:
+    """Output shapes inferred op by op (as fold_shapes does), up to the op asked about: the
+    SELECTs are visited in order, so each op is looked at once however many ask."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph, self.ops, self.done = graph, tuple(graph.ops), 0
+
+    def infer_before(self, target) -> None:
+        """Infer the output shapes of the ops before `target` that lack them (ops removed
+        since are skipped)."""
+        ops = self.ops
+        while self.done < len(ops) and ops[self.done] is not target:
+            op = ops[self.done]
+            self.done += 1
+            if op in self.graph.ops and any(t.shape is None for t in op.outputs) and \
+                    op.type != "CUSTOM" and op.type not in PSEUDO_OPS:
+                infer_op_shapes(op)
 
 
 def _selected_shape(op) -> tuple[int, ...] | None:

@@ -5,7 +5,7 @@ shape inference no longer writes a file."""
 import numpy as np
 import pytest
 
-from edgelite.converter import ConvertOptions, convert_detailed, shape_inference
+from edgelite.converter import ConvertOptions, convert_detailed, graph_model
 from edgelite.converter.export import export_tflite
 from edgelite.converter.graph_model import interpreter_model
 from edgelite.converter.ir import Activation, Graph, QuantParams
@@ -147,7 +147,7 @@ def test_infer_shapes_writes_no_file(monkeypatch):
     format was half the time of a 100,000-node conversion (bench/scale_convert.py)."""
     def refused(*args, **kwargs):
         raise AssertionError("infer_shapes exported the graph")
-    monkeypatch.setattr(shape_inference, "export_tflite", refused)
+    monkeypatch.setattr(graph_model, "export_tflite", refused)
     g = _chain(300)
     infer_shapes(g)
     assert all(t.shape == (1, 8) for op in g.ops for t in op.outputs)
@@ -162,11 +162,18 @@ def test_a_float_conversion_packs_one_file(monkeypatch):
     for k in range(40):
         c = b.const(f"c{k}", np.full((8,), 0.5, np.float32))
         head = b.node(f"n{k}", "AddV2" if k % 2 else "Mul", [head, c], T=np.dtype(np.float32))
+    for k in range(10):  # constant expressions, folded one op at a time
+        c = b.node(f"e{k}", "Mul", [b.const(f"e{k}/a", np.full((8,), 0.5, np.float32)),
+                                    b.const(f"e{k}/b", np.full((8,), 2.0, np.float32))],
+                   T=np.dtype(np.float32))
+        head = b.node(f"s{k}", "Sub", [head, c], T=np.dtype(np.float32))
     b.node("y", "Relu", [head], T=np.dtype(np.float32))
     calls = []
     real = converter.export_tflite
     monkeypatch.setattr(converter, "export_tflite", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setattr(shape_inference, "export_tflite", None)  # (called: TypeError)
+    monkeypatch.setattr(graph_model, "export_tflite", None)  # (called: TypeError)
     result = convert_detailed(b.bytes())
     assert calls == [1]
-    assert result.graph.op_counts() == {"ADD": 20, "MUL": 20}  # (the RELU fused)
+    assert result.graph.op_counts() == {"ADD": 20, "MUL": 20, "SUB": 10}  # (RELU fused)
+    assert all(t.data is not None and (t.data == 1.0).all()  # the folded 0.5 * 2
+               for op in result.graph.ops if op.type == "SUB" for t in op.inputs[1:])

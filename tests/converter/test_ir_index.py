@@ -6,6 +6,8 @@ from collections import Counter
 import cProfile
 import pstats
 
+import edgelite.converter as converter
+
 import numpy as np
 import pytest
 
@@ -206,3 +208,93 @@ def test_conversion_work_grows_linearly(monkeypatch):
     # Linear work doubles; the scans this replaced (producer / use_count over every op,
     # list.remove, remove_dead_ops to a fixed point) made it 3.5x here.
     assert large / small < 2.1, (small, large)
+
+
+# -- every step, several graph shapes ---------------------------------------------------------
+F32 = np.dtype(np.float32)
+STEPS = ("lower_graph", "run_passes", "infer_shapes", "export_tflite")
+
+
+def constant_expressions(links: int) -> bytes:
+    """x -> AddV2(h, Mul(c1, Sub(c2, c3)))*: two ops per link folded while lowering."""
+    g = GraphBuilder()
+    head = g.placeholder("x", [1, 8])
+    for k in range(links):
+        c = [g.const(f"n{k}/c{j}", np.full(8, 0.1 * (k % 7 + j), np.float32))
+             for j in range(3)]
+        diff = g.node(f"n{k}/sub", "Sub", c[1:], T=F32)
+        head = g.node(f"n{k}", "AddV2", [head, g.node(f"n{k}/mul", "Mul", [c[0], diff],
+                                                           T=F32)], T=F32)
+    g.node("y", "Identity", [head], T=F32)
+    return g.bytes()
+
+
+def wide(branches: int) -> bytes:
+    """Every branch reads x (one tensor with `branches` readers): Relu(Mul(x, c)), summed
+    by a running AddV2."""
+    g = GraphBuilder()
+    g.placeholder("x", [1, 8])
+    total = None
+    for k in range(branches):
+        c = g.const(f"b{k}/c", np.full(8, 1.0 + 0.01 * (k % 9), np.float32))
+        branch = g.node(f"b{k}/relu", "Relu", [g.node(f"b{k}", "Mul", ["x", c], T=F32)], T=F32)
+        total = branch if total is None else g.node(f"s{k}", "AddV2", [total, branch], T=F32)
+    g.node("y", "Identity", [total], T=F32)
+    return g.bytes()
+
+
+def calls_per_step(data: bytes) -> dict[str, int]:
+    """Python calls made inside each step of one convert_detailed call."""
+    counts = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for name in STEPS:
+            def counted(*args, _real=getattr(converter, name), _name=name, **kwargs):
+                prof = cProfile.Profile()
+                try:
+                    return prof.runcall(_real, *args, **kwargs)
+                finally:
+                    counts[_name] = counts.get(_name, 0) + pstats.Stats(prof).total_calls
+            mp.setattr(converter, name, counted)
+        convert_detailed(data)
+    return counts
+
+
+@pytest.mark.parametrize("build, size", [(chain_graphdef, 400), (constant_expressions, 100),
+                                         (wide, 100)], ids=["chain", "constants", "wide"])
+def test_every_step_grows_linearly(build, size, monkeypatch):
+    """Each step of one real convert_detailed call (lowering, passes, shape inference,
+    export), on a plain chain, constant expressions folded while lowering and one tensor read
+    by every branch: the Python calls it makes (builtins included) grow 4x with 4x the graph
+    (a Python scan of every op per op or per SELECT, repeated topological orders grow
+    faster; a scan inside one comprehension is one call: test_callers_are_indexed)."""
+    monkeypatch.delenv("EDGELITE_CHECK_IR")  # (the O(n) index check after every pass)
+    small, large = calls_per_step(build(size)), calls_per_step(build(4 * size))
+    assert set(small) == set(STEPS), small
+    ratios = {step: large[step] / small[step] for step in STEPS}
+    assert all(r < 4.4 for r in ratios.values()), (ratios, small, large)
+
+
+def test_callers_are_indexed(monkeypatch):
+    """has_subgraphs / all_graphs answer from the index (the pass pipeline asks before every
+    pass): an op's subgraphs set before or after it joins the graph, and its removal, are
+    followed; a graph without callers is never scanned."""
+    from edgelite.converter.ir import has_subgraphs
+    from edgelite.converter.ir_index import OpSequence
+    g, _, (abs_, neg) = chain()
+    body = Graph()
+    assert not has_subgraphs(g)
+    neg.subgraphs = {"body": body}  # set on an op in the graph
+    assert has_subgraphs(g) and all_graphs(g) == [g, body]
+    g.validate_index()
+    g.remove_op(neg)
+    assert not has_subgraphs(g)
+    extra = Op("WHILE", [], [g.tensor("w", np.float32)])
+    extra.subgraphs = {"cond": body, "body": body}  # set before the op joins
+    g.insert_op(extra)
+    assert has_subgraphs(g)
+    g.validate_index()
+    extra.subgraphs = {}
+    assert not has_subgraphs(g)
+    monkeypatch.setattr(OpSequence, "__iter__", lambda self: (_ for _ in ()).throw(
+        AssertionError("all_graphs scanned the ops")))
+    assert all_graphs(g) == [g]
