@@ -207,23 +207,76 @@ class Quadratic:
 
 class Adam:
     """Adam (Kingma & Ba 2015, algorithm 1 with the "epsilon hat" form of section 2),
-    updating `x` in place."""
+    updating `x` in place, in preallocated buffers (the same float32 operations, in the
+    same order, as the textbook one-liners: only the temporaries are gone)."""
 
     B1, B2, EPS = 0.9, 0.999, 1e-8     # the paper's defaults
 
     def __init__(self, x: np.ndarray, learning_rate: float) -> None:
         self.x, self.lr, self.t = x, learning_rate, 0
         self.m, self.v = np.zeros_like(x), np.zeros_like(x)
+        self._a, self._b = np.empty_like(x), np.empty_like(x)
 
     def step(self, grad: np.ndarray) -> None:
+        """One step; overwrites nothing but x and the moments (`grad` is kept)."""
         self.t += 1
+        a, b = self._a, self._b
         self.m *= self.B1
-        self.m += (1 - self.B1) * grad
+        self.m += np.multiply(grad, 1 - self.B1, out=a)          # m += (1 - B1) g
         self.v *= self.B2
-        self.v += (1 - self.B2) * grad * grad
+        np.multiply(grad, 1 - self.B2, out=a)
+        self.v += np.multiply(a, grad, out=a)                    # v += (1 - B2) g g
         c2 = math.sqrt(1 - self.B2 ** self.t)
         lr = self.lr * c2 / (1 - self.B1 ** self.t)
-        self.x -= lr * self.m / (np.sqrt(self.v) + self.EPS * c2)
+        np.sqrt(self.v, out=a)
+        a += self.EPS * c2
+        np.multiply(self.m, lr, out=b)
+        self.x -= np.divide(b, a, out=b)                         # x -= lr m / (sqrt v + eps)
+
+
+class _Relaxed:
+    """The relaxed rounding's loss gradient with respect to V (module doc), element-wise
+    work in preallocated float32 buffers; `base`, `w`, `scale`, `free` as in learn_rounding."""
+
+    STRETCH, SHIFT = np.float32(ZETA - GAMMA), np.float32(GAMMA)
+
+    def __init__(self, quad: Quadratic, base, w, scale, free, reg: np.float32) -> None:
+        self.quad, self.base, self.w, self.scale, self.free = quad, base, w, scale, free
+        self.reg = reg
+        self.sig, self.h, self.dh, self.t = (np.empty_like(w) for _ in range(4))
+
+    def gradient(self, v: np.ndarray, beta: float | None) -> np.ndarray:
+        """d loss / d V at `v` (`beta`: the regulariser's exponent, None: no regulariser);
+        a new array."""
+        sig, h, dh, t = self.sig, self.h, self.dh, self.t
+        np.negative(v, out=sig)
+        np.exp(sig, out=sig)
+        sig += 1.0
+        np.divide(1.0, sig, out=sig)                                 # sigmoid(v)
+        np.multiply(sig, self.STRETCH, out=h)
+        h += self.SHIFT
+        # dh/dv, zero where h is clipped to 0 or 1
+        np.multiply(sig, self.STRETCH, out=dh)
+        dh *= np.subtract(1.0, sig, out=t)
+        dh *= (h > 0) & (h < 1)
+        np.clip(h, 0.0, 1.0, out=h)
+        np.multiply(h, self.free, out=t)
+        t += self.base
+        t -= self.w                                                  # d = q - w
+        g = self.quad.apply(t)
+        g += self.quad.offset
+        g *= self.scale
+        if beta is not None:
+            # d/dh of (1 - |2h - 1|^beta) = -2 beta |a|^(beta - 1) sign(a), a = 2h - 1
+            a = np.multiply(h, 2.0, out=h)
+            a -= 1.0
+            np.abs(a, out=t)
+            np.power(t, np.float32(beta - 2.0), out=t)
+            a *= self.reg * np.float32(2.0 * beta)
+            a *= t
+            g -= a
+        g *= dh
+        return g
 
 
 def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
@@ -243,24 +296,16 @@ def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
     scale = (2.0 / np.where(norm > 0, norm, 1.0))[:, None] * free
     base, w, scale = (a.astype(np.float32) for a in (base, w, scale))
     reg = np.float32(options.reg_weight / w.shape[1])   # lambda, averaged over K weights
-    quad = quad.cast(np.float32)
+    relaxed = _Relaxed(quad.cast(np.float32), base, w, scale, free, reg)
     adam = Adam(v, options.learning_rate)
     warm = int(options.warmup * options.iterations)
     beta0, beta1 = options.beta
     with np.errstate(over="ignore"):          # exp(-v) = inf for v << 0: sigmoid 0, fine
         for t in range(options.iterations):
-            sig = 1.0 / (1.0 + np.exp(-v))
-            h = sig * np.float32(ZETA - GAMMA) + np.float32(GAMMA)
-            # dh/dv, zero where h is clipped to 0 or 1
-            dh = np.float32(ZETA - GAMMA) * sig * (1.0 - sig) * ((h > 0) & (h < 1))
-            np.clip(h, 0.0, 1.0, out=h)
-            g = quad.gradient(base + h * free - w) * scale
+            beta = None
             if t >= warm:
                 beta = beta0 + (beta1 - beta0) * (t - warm) / max(1, options.iterations - warm - 1)
-                a = 2.0 * h - 1.0
-                # d/dh of (1 - |2h - 1|^beta) = -2 beta |a|^(beta - 1) sign(a)
-                g -= (reg * np.float32(2.0 * beta)) * a * np.abs(a) ** np.float32(beta - 2.0)
-            adam.step(g * dh)
+            adam.step(relaxed.gradient(v, beta))
     return base.astype(np.float64) + (v >= 0) * free
 
 
