@@ -239,6 +239,7 @@ class _Relaxed:
     work in preallocated float32 buffers; `base`, `w`, `scale`, `free` as in learn_rounding."""
 
     STRETCH, SHIFT = np.float32(ZETA - GAMMA), np.float32(GAMMA)
+    INDEXED = 4096      # weights from which the regulariser may skip the clipped ones
 
     def __init__(self, quad: Quadratic, base, w, scale, free, reg: np.float32) -> None:
         self.quad, self.base, self.w, self.scale, self.free = quad, base, w, scale, free
@@ -258,25 +259,47 @@ class _Relaxed:
         # dh/dv, zero where h is clipped to 0 or 1
         np.multiply(sig, self.STRETCH, out=dh)
         dh *= np.subtract(1.0, sig, out=t)
-        dh *= (h > 0) & (h < 1)
+        inside = (h > 0) & (h < 1)
+        dh *= inside
         np.clip(h, 0.0, 1.0, out=h)
         np.multiply(h, self.free, out=t)
         t += self.base
         t -= self.w                                                  # d = q - w
-        g = self.quad.apply(t)
+        g = np.ascontiguousarray(self.quad.apply(t))    # (a view of it is updated below)
         g += self.quad.offset
         g *= self.scale
         if beta is not None:
-            # d/dh of (1 - |2h - 1|^beta) = -2 beta |a|^(beta - 1) sign(a), a = 2h - 1
-            a = np.multiply(h, 2.0, out=h)
-            a -= 1.0
-            np.abs(a, out=t)
-            np.power(t, np.float32(beta - 2.0), out=t)
-            a *= self.reg * np.float32(2.0 * beta)
-            a *= t
-            g -= a
+            self._regularise(g, h, inside, beta)
         g *= dh
         return g
+
+    def _regularise(self, g: np.ndarray, h: np.ndarray, inside: np.ndarray,
+                    beta: float) -> None:
+        """g -= d/dh of lambda (1 - |2h - 1|^beta) = -2 lambda beta |a|^(beta - 1) sign(a),
+        a = 2h - 1 (overwrites h). The power is the loop's costliest operation (float32
+        pow is not vectorised); outside 0 < h < 1 (h clipped) the gradient is multiplied
+        by dh = 0 anyway, so once those weights are the majority of a large layer -- as the
+        annealing proceeds -- only the others' terms are computed (the same numbers; a
+        weight whose gradient is 0 may get -0.0 for +0.0, which moves nothing)."""
+        power, factor = np.float32(beta - 2.0), self.reg * np.float32(2.0 * beta)
+        if inside.size >= self.INDEXED and 2 * np.count_nonzero(inside) < inside.size:
+            live = np.flatnonzero(inside)
+            a = h.ravel().take(live)
+            a *= 2.0
+            a -= 1.0
+            r = np.abs(a)
+            np.power(r, power, out=r)
+            a *= factor
+            a *= r
+            g.ravel()[live] -= a
+            return
+        a = np.multiply(h, 2.0, out=h)
+        a -= 1.0
+        t = np.abs(a, out=self.t)
+        np.power(t, power, out=t)
+        a *= factor
+        a *= t
+        g -= a
 
 
 def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,

@@ -399,11 +399,16 @@ def test_the_buffered_loop_equals_the_textbook_one(kind, monkeypatch):
         quad = Quadratic(u, [(x, x + 0.1 * rng.standard_normal(x.shape))],
                          keep_rows=kind == "rows")
     nearest = np.clip(np.round(u), -127, 127)
-    options = AdaRoundOptions(iterations=200)
-    finals = []
-    real_adam = adaround.Adam
+    options = AdaRoundOptions()          # 1000 steps: the regulariser's two forms both run
+    finals, few_live = [], []
+    real_adam, real_regularise = adaround.Adam, adaround._Relaxed._regularise
     monkeypatch.setattr(adaround, "Adam", lambda v, lr: finals.append(v) or real_adam(v, lr))
+    monkeypatch.setattr(adaround._Relaxed, "INDEXED", 64)   # these layers are small
+    monkeypatch.setattr(adaround._Relaxed, "_regularise", lambda self, g, h, inside, beta: (
+        few_live.append(2 * np.count_nonzero(inside) < inside.size),
+        real_regularise(self, g, h, inside, beta)))
     learned = adaround.learn_rounding(u, quad, -127, 127, nearest, options)
+    assert 0 < sum(few_live) < len(few_live) == 800
     expected, v = textbook_learn_rounding(u, quad, -127, 127, nearest, options)
     np.testing.assert_array_equal(finals[0], v)          # V itself, bit for bit
     np.testing.assert_array_equal(learned, expected)
