@@ -217,19 +217,23 @@ class Adam:
         self.m, self.v = np.zeros_like(x), np.zeros_like(x)
         self._a, self._b = np.empty_like(x), np.empty_like(x)
 
+    def scalars(self) -> tuple[float, float]:
+        """Count a step; its bias-corrected learning rate and epsilon."""
+        self.t += 1
+        c2 = math.sqrt(1 - self.B2 ** self.t)
+        return self.lr * c2 / (1 - self.B1 ** self.t), self.EPS * c2
+
     def step(self, grad: np.ndarray) -> None:
         """One step; overwrites nothing but x and the moments (`grad` is kept)."""
-        self.t += 1
+        lr, eps = self.scalars()
         a, b = self._a, self._b
         self.m *= self.B1
         self.m += np.multiply(grad, 1 - self.B1, out=a)          # m += (1 - B1) g
         self.v *= self.B2
         np.multiply(grad, 1 - self.B2, out=a)
         self.v += np.multiply(a, grad, out=a)                    # v += (1 - B2) g g
-        c2 = math.sqrt(1 - self.B2 ** self.t)
-        lr = self.lr * c2 / (1 - self.B1 ** self.t)
         np.sqrt(self.v, out=a)
-        a += self.EPS * c2
+        a += eps
         np.multiply(self.m, lr, out=b)
         self.x -= np.divide(b, a, out=b)                         # x -= lr m / (sqrt v + eps)
 
@@ -245,6 +249,14 @@ class _Relaxed:
         self.quad, self.base, self.w, self.scale, self.free = quad, base, w, scale, free
         self.reg = reg
         self.sig, self.h, self.dh, self.t = (np.empty_like(w) for _ in range(4))
+
+    def step(self, v: np.ndarray, adam: Adam, beta: float | None) -> None:
+        """One Adam step on `v` (adam.x) at regulariser exponent `beta`."""
+        adam.step(self.gradient(v, beta))
+
+    def few_live(self, inside: np.ndarray) -> bool:
+        """A large layer whose weights are mostly clipped (_regularise)."""
+        return inside.size >= self.INDEXED and 2 * np.count_nonzero(inside) < inside.size
 
     def gradient(self, v: np.ndarray, beta: float | None) -> np.ndarray:
         """d loss / d V at `v` (`beta`: the regulariser's exponent, None: no regulariser);
@@ -282,7 +294,7 @@ class _Relaxed:
         annealing proceeds -- only the others' terms are computed (the same numbers; a
         weight whose gradient is 0 may get -0.0 for +0.0, which moves nothing)."""
         power, factor = np.float32(beta - 2.0), self.reg * np.float32(2.0 * beta)
-        if inside.size >= self.INDEXED and 2 * np.count_nonzero(inside) < inside.size:
+        if self.few_live(inside):
             live = np.flatnonzero(inside)
             a = h.ravel().take(live)
             a *= 2.0
@@ -313,13 +325,14 @@ def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
     free = (base >= qmin) & (base + 1 <= qmax)
     base = np.clip(base, qmin, qmax)
     frac = np.where(free, w - base, 0.0)
-    v = np.log((frac - GAMMA) / (ZETA - frac)).astype(np.float32)     # h(v) = frac
+    v = np.ascontiguousarray(np.log((frac - GAMMA) / (ZETA - frac)), np.float32)  # h(v) = frac
     norm = quad.rounding(nearest - w)
     # per channel: 2 / E_c(nearest) (the error's gradient scale), 0 on the free mask's holes
     scale = (2.0 / np.where(norm > 0, norm, 1.0))[:, None] * free
-    base, w, scale = (a.astype(np.float32) for a in (base, w, scale))
+    base, w, scale = (np.ascontiguousarray(a, np.float32) for a in (base, w, scale))
     reg = np.float32(options.reg_weight / w.shape[1])   # lambda, averaged over K weights
-    relaxed = _Relaxed(quad.cast(np.float32), base, w, scale, free, reg)
+    from .adaround_native import relaxed_for        # (it builds on this module)
+    relaxed = relaxed_for(quad.cast(np.float32), base, w, scale, free, reg)
     adam = Adam(v, options.learning_rate)
     warm = int(options.warmup * options.iterations)
     beta0, beta1 = options.beta
@@ -328,7 +341,7 @@ def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
             beta = None
             if t >= warm:
                 beta = beta0 + (beta1 - beta0) * (t - warm) / max(1, options.iterations - warm - 1)
-            adam.step(relaxed.gradient(v, beta))
+            relaxed.step(v, adam, beta)
     return base.astype(np.float64) + (v >= 0) * free
 
 
@@ -375,9 +388,11 @@ def round_layer(float_op: Op, quant_op: Op, inputs: list[np.ndarray],
     zero = np.broadcast_to(np.asarray(wq.quant.zero_point, np.float64).ravel(), (out,))
     qmin = -127 if wq.dtype == np.int8 else int(np.iinfo(wq.dtype).min)  # int8: narrow range
     qmax = int(np.iinfo(wq.dtype).max)
-    u = _as_matrix(float_op.inputs[1].data.astype(np.float64), axis) / scale[:, None]
+    # (O, K) in C order, as the loop's arrays: a product's rounding may depend on the layout
+    u = np.ascontiguousarray(_as_matrix(float_op.inputs[1].data.astype(np.float64), axis)
+                             / scale[:, None])
     w = u + zero[:, None]
-    nearest = _as_matrix(wq.data.astype(np.float64), axis)
+    nearest = np.ascontiguousarray(_as_matrix(wq.data.astype(np.float64), axis))
     each = input_rows(quant_op, inputs[0]).shape[0]
     take = min(each, math.ceil(options.max_rows / len(inputs)))
 
@@ -397,9 +412,9 @@ def round_layer(float_op: Op, quant_op: Op, inputs: list[np.ndarray],
                          keep_rows=in_channel is None and take * len(inputs) < u.shape[1])
         learned = learn_rounding(w, quad, qmin, qmax, nearest, options)
         e_near, e_learn = quad.energy(nearest - w), quad.energy(learned - w)
-    keep = e_learn < e_near
+    keep = (e_learn < e_near) & np.any(learned != nearest, axis=1)
     final = np.where(keep[:, None], learned, nearest)
-    wq.data = _from_matrix(final, wq.shape, axis).astype(wq.dtype)
+    wq.data = np.ascontiguousarray(_from_matrix(final, wq.shape, axis), wq.dtype)
     per_value = scale ** 2 / (quad.count * out)            # E_c -> mean squared error
     return LayerRounding(
         mse_nearest=float(np.sum(per_value * e_near)),

@@ -35,6 +35,7 @@ from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
 from edgelite.converter.quantize.staged import real
 from edgelite.converter.runner import ModelRunner
 from edgelite.errors import EdgeliteError
+from edgelite.interpreter import native
 from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
 from tests.converter.quantize.bias_models import Builder
@@ -383,9 +384,16 @@ def textbook_learn_rounding(w, quad, qmin, qmax, nearest, options):
     return base.astype(np.float64) + (v >= 0) * free, v
 
 
+BACKENDS = ["numpy"] + (["native"] if native.built() else [])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["gram", "rows", "depthwise"])
-def test_the_buffered_loop_equals_the_textbook_one(kind, monkeypatch):
-    from edgelite.converter.quantize import adaround
+def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
+    """numpy's buffered loop and the native one (adaround_native.py) give the textbook
+    loop's V bit for bit: the learned integers do not depend on the backend."""
+    from edgelite.converter.quantize import adaround, adaround_native
+    monkeypatch.setenv(native.ENV, "1" if backend == "native" else "0")
     rng = np.random.default_rng(11)
     out, k, r = (12, 40, 90) if kind == "gram" else (6, 50, 20) if kind == "rows" else (8, 9, 60)
     u = rng.standard_normal((out, k)) * 30
@@ -400,14 +408,17 @@ def test_the_buffered_loop_equals_the_textbook_one(kind, monkeypatch):
                          keep_rows=kind == "rows")
     nearest = np.clip(np.round(u), -127, 127)
     options = AdaRoundOptions()          # 1000 steps: the regulariser's two forms both run
-    finals, few_live = [], []
-    real_adam, real_regularise = adaround.Adam, adaround._Relaxed._regularise
+    finals, few_live, kinds = [], [], []
+    real_adam, real_few, real_for = (adaround.Adam, adaround._Relaxed.few_live,
+                                     adaround_native.relaxed_for)
     monkeypatch.setattr(adaround, "Adam", lambda v, lr: finals.append(v) or real_adam(v, lr))
     monkeypatch.setattr(adaround._Relaxed, "INDEXED", 64)   # these layers are small
-    monkeypatch.setattr(adaround._Relaxed, "_regularise", lambda self, g, h, inside, beta: (
-        few_live.append(2 * np.count_nonzero(inside) < inside.size),
-        real_regularise(self, g, h, inside, beta)))
+    monkeypatch.setattr(adaround._Relaxed, "few_live", lambda self, inside: (
+        few_live.append(real_few(self, inside)) or few_live[-1]))
+    monkeypatch.setattr(adaround_native, "relaxed_for", lambda *a: (
+        kinds.append(type(real_for(*a)).__name__) or real_for(*a)))
     learned = adaround.learn_rounding(u, quad, -127, 127, nearest, options)
+    assert kinds == ["NativeRelaxed" if backend == "native" else "_Relaxed"]
     assert 0 < sum(few_live) < len(few_live) == 800
     expected, v = textbook_learn_rounding(u, quad, -127, 127, nearest, options)
     np.testing.assert_array_equal(finals[0], v)          # V itself, bit for bit
