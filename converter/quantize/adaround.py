@@ -238,7 +238,7 @@ class Adam:
         self.x -= np.divide(b, a, out=b)                         # x -= lr m / (sqrt v + eps)
 
 
-class _Relaxed:
+class Relaxed:
     """The relaxed rounding's loss gradient with respect to V (module doc), element-wise
     work in preallocated float32 buffers; `base`, `w`, `scale`, `free` as in learn_rounding."""
 

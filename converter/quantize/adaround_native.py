@@ -3,7 +3,7 @@ are built and not disabled (interpreter/native.py: EDGELITE_NATIVE=0 turns them 
 
 Per step numpy computes exp(-V), the BLAS product d G and the regulariser's power -- the
 three operations whose float32 results are numpy's own implementation's -- and two C passes
-do the rest of adaround._Relaxed's element-wise work and the Adam step, each value with the
+do the rest of adaround.Relaxed's element-wise work and the Adam step, each value with the
 same float32 operations in the same order (one rounding each, no fused multiply-add): V is
 bit for bit the numpy loop's, so the learned integers and the file do not depend on the
 backend (tests/converter/quantize/test_adaround.py). About 40 passes over the weights per
@@ -15,18 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...interpreter import native
-from .adaround import Adam, Quadratic, _Relaxed
+from .adaround import Adam, Quadratic, Relaxed
 
 
-def relaxed_for(quad: Quadratic, base, w, scale, free, reg) -> _Relaxed:
+def relaxed_for(quad: Quadratic, base, w, scale, free, reg) -> Relaxed:
     """The loop's element-wise work: native where available, else numpy."""
     module = native.module if native.choose(None) else None
     if module is None or not hasattr(module, "relax_update"):   # (an older build)
-        return _Relaxed(quad, base, w, scale, free, reg)
+        return Relaxed(quad, base, w, scale, free, reg)
     return NativeRelaxed(module, quad, base, w, scale, free, reg)
 
 
-class NativeRelaxed(_Relaxed):
+class NativeRelaxed(Relaxed):
     def __init__(self, module, quad: Quadratic, base, w, scale, free, reg) -> None:
         super().__init__(quad, base, w, scale, free, reg)
         self.module = module

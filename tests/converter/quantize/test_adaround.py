@@ -409,16 +409,16 @@ def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
     nearest = np.clip(np.round(u), -127, 127)
     options = AdaRoundOptions()          # 1000 steps: the regulariser's two forms both run
     finals, few_live, kinds = [], [], []
-    real_adam, real_few, real_for = (adaround.Adam, adaround._Relaxed.few_live,
+    real_adam, real_few, real_for = (adaround.Adam, adaround.Relaxed.few_live,
                                      adaround_native.relaxed_for)
     monkeypatch.setattr(adaround, "Adam", lambda v, lr: finals.append(v) or real_adam(v, lr))
-    monkeypatch.setattr(adaround._Relaxed, "INDEXED", 64)   # these layers are small
-    monkeypatch.setattr(adaround._Relaxed, "few_live", lambda self, inside: (
+    monkeypatch.setattr(adaround.Relaxed, "INDEXED", 64)   # these layers are small
+    monkeypatch.setattr(adaround.Relaxed, "few_live", lambda self, inside: (
         few_live.append(real_few(self, inside)) or few_live[-1]))
     monkeypatch.setattr(adaround_native, "relaxed_for", lambda *a: (
         kinds.append(type(real_for(*a)).__name__) or real_for(*a)))
     learned = adaround.learn_rounding(u, quad, -127, 127, nearest, options)
-    assert kinds == ["NativeRelaxed" if backend == "native" else "_Relaxed"]
+    assert kinds == ["NativeRelaxed" if backend == "native" else "Relaxed"]
     assert 0 < sum(few_live) < len(few_live) == 800
     expected, v = textbook_learn_rounding(u, quad, -127, 127, nearest, options)
     np.testing.assert_array_equal(finals[0], v)          # V itself, bit for bit

@@ -26,7 +26,7 @@ def test_the_native_loop_writes_the_numpy_loops_file(name, per_channel, monkeypa
         type(real(*a)).__name__) or real(*a))
     fast = _convert(name, per_channel)
     monkeypatch.setattr(adaround_native, "relaxed_for", lambda *a: used.append(
-        "numpy") or adaround._Relaxed(*a))
+        "numpy") or adaround.Relaxed(*a))
     slow = _convert(name, per_channel)
     layers = len(used) // 2
     assert layers >= 3 and used == ["NativeRelaxed"] * layers + ["numpy"] * layers
@@ -39,4 +39,4 @@ def test_numpy_where_the_kernels_are_off(monkeypatch):
     one = np.ones((2, 3), np.float32)
     relaxed = adaround_native.relaxed_for(quad.cast(np.float32), one, one, one,
                                           np.ones((2, 3), bool), np.float32(1))
-    assert type(relaxed) is adaround._Relaxed
+    assert type(relaxed) is adaround.Relaxed
