@@ -77,6 +77,7 @@ class Methods(Mapping):
                 if only is None or name in only else None,
                 lambda name, k: _Shared(first.extremes(name, k), size, magnitude))
             self._second.run(iter(self.samples), None, [], None)
+            self._second.runner = None   # (its interpreter, every tensor kept: not held)
         return self._second
 
     def __getitem__(self, method: CalibConfig) -> Mapping:
@@ -138,4 +139,5 @@ def collect_methods(model: bytes, samples: list, methods, only: set[str] | None 
     first = Observed(runner, lambda name: MinMaxObserver(), lambda name, k: MinMaxObserver())
     skipped: list[int] = []
     check_used(first.run(iter(samples), None, skipped, None), skipped)
+    first.runner = None   # (its interpreter, every tensor kept: not held by the ranges)
     return Methods(model, samples, first, methods, only)
