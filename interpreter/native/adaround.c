@@ -13,6 +13,12 @@
 #include <math.h>
 #include <stdint.h>
 
+#if defined(_MSC_VER)
+#define EL_RESTRICT __restrict
+#else
+#define EL_RESTRICT restrict
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 /* the clip's selects vectorise only without FP-exception semantics (values are unchanged) */
 #pragma GCC optimize("no-trapping-math")
@@ -31,12 +37,12 @@ static int sized(Py_buffer *b, Py_ssize_t n, Py_ssize_t item, const char *what)
 /* per weight, from e = exp(-V): sig = 1 / (e + 1), h = sig * stretch + shift,
  * dh = sig * stretch * (1 - sig) where 0 < h < 1 (inside = 1), else 0; h clipped to [0, 1];
  * d = h * free + base - w (the rounding's offset from w); a = 2 h - 1 and r = |a| */
-static void rounding_loop(long n, const float *restrict e, const float *restrict base,
-                          const float *restrict w, const float *restrict free_,
-                          float *restrict d, float *restrict dh, float *restrict in,
-                          float *restrict a, float *restrict r, float stretch, float shift)
+static void rounding_loop(Py_ssize_t n, const float *EL_RESTRICT e, const float *EL_RESTRICT base,
+                          const float *EL_RESTRICT w, const float *EL_RESTRICT free_,
+                          float *EL_RESTRICT d, float *EL_RESTRICT dh, float *EL_RESTRICT in,
+                          float *EL_RESTRICT a, float *EL_RESTRICT r, float stretch, float shift)
 {
-    for (long i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n; i++) {
         float s = 1.0f / (e[i] + 1.0f);
         float h = s * stretch;
         h = h + shift;
@@ -60,14 +66,14 @@ static void rounding_loop(long n, const float *restrict e, const float *restrict
 /* per weight: g = (g + offset) * scale, minus a * factor * p where `on` and inside (p:
  * |a|^(beta - 2)), times dh; then Adam on x: m = m b1 + g c1, v = v b2 + g c2 g,
  * x -= m lr / (sqrt(v) + eps) */
-static void update_loop(long n, float *restrict g, const float *restrict off,
-                        const float *restrict sc, float on, const float *restrict a,
-                        const float *restrict p, const float *restrict in, float factor,
-                        const float *restrict dh, float *restrict x, float *restrict m,
-                        float *restrict v, const float k[6])
+static void update_loop(Py_ssize_t n, float *EL_RESTRICT g, const float *EL_RESTRICT off,
+                        const float *EL_RESTRICT sc, float on, const float *EL_RESTRICT a,
+                        const float *EL_RESTRICT p, const float *EL_RESTRICT in, float factor,
+                        const float *EL_RESTRICT dh, float *EL_RESTRICT x, float *EL_RESTRICT m,
+                        float *EL_RESTRICT v, const float k[6])
 {
     const float b1 = k[0], c1 = k[1], b2 = k[2], c2 = k[3], lr = k[4], eps = k[5];
-    for (long i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n; i++) {
         float t = g[i] + off[i];
         t = t * sc[i];
         float term = a[i] * factor;
@@ -103,7 +109,7 @@ static PyObject *relax_rounding(PyObject *self, PyObject *args)
         sized(&fr, n, 4, "free") && sized(&d, n, 4, "d") && sized(&dh, n, 4, "dh") &&
         sized(&in, n, 4, "inside") && sized(&a, n, 4, "a") && sized(&r, n, 4, "|a|")) {
         Py_BEGIN_ALLOW_THREADS
-        rounding_loop((long)n, e.buf, base.buf, w.buf, fr.buf, d.buf, dh.buf, in.buf, a.buf,
+        rounding_loop(n, e.buf, base.buf, w.buf, fr.buf, d.buf, dh.buf, in.buf, a.buf,
                       r.buf, (float)stretch, (float)shift);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
@@ -135,7 +141,7 @@ static PyObject *relax_update(PyObject *self, PyObject *args)
         float k[6];
         for (int i = 0; i < 6; i++) k[i] = (float)s[i];   /* as numpy rounds Python floats */
         Py_BEGIN_ALLOW_THREADS
-        update_loop((long)n, g.buf, off.buf, sc.buf, regularise ? 1.0f : 0.0f, a.buf, pw.buf,
+        update_loop(n, g.buf, off.buf, sc.buf, regularise ? 1.0f : 0.0f, a.buf, pw.buf,
                     in.buf, (float)factor, dh.buf, x.buf, m.buf, v.buf, k);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
