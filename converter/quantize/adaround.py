@@ -207,23 +207,111 @@ class Quadratic:
 
 class Adam:
     """Adam (Kingma & Ba 2015, algorithm 1 with the "epsilon hat" form of section 2),
-    updating `x` in place."""
+    updating `x` in place, in preallocated buffers (the same float32 operations, in the
+    same order, as the textbook one-liners: only the temporaries are gone)."""
 
     B1, B2, EPS = 0.9, 0.999, 1e-8     # the paper's defaults
 
     def __init__(self, x: np.ndarray, learning_rate: float) -> None:
         self.x, self.lr, self.t = x, learning_rate, 0
         self.m, self.v = np.zeros_like(x), np.zeros_like(x)
+        self._a, self._b = np.empty_like(x), np.empty_like(x)
+
+    def scalars(self) -> tuple[float, float]:
+        """Count a step; its bias-corrected learning rate and epsilon."""
+        self.t += 1
+        c2 = math.sqrt(1 - self.B2 ** self.t)
+        return self.lr * c2 / (1 - self.B1 ** self.t), self.EPS * c2
 
     def step(self, grad: np.ndarray) -> None:
-        self.t += 1
+        """One step; overwrites nothing but x and the moments (`grad` is kept)."""
+        lr, eps = self.scalars()
+        a, b = self._a, self._b
         self.m *= self.B1
-        self.m += (1 - self.B1) * grad
+        self.m += np.multiply(grad, 1 - self.B1, out=a)          # m += (1 - B1) g
         self.v *= self.B2
-        self.v += (1 - self.B2) * grad * grad
-        c2 = math.sqrt(1 - self.B2 ** self.t)
-        lr = self.lr * c2 / (1 - self.B1 ** self.t)
-        self.x -= lr * self.m / (np.sqrt(self.v) + self.EPS * c2)
+        np.multiply(grad, 1 - self.B2, out=a)
+        self.v += np.multiply(a, grad, out=a)                    # v += (1 - B2) g g
+        np.sqrt(self.v, out=a)
+        a += eps
+        np.multiply(self.m, lr, out=b)
+        self.x -= np.divide(b, a, out=b)                         # x -= lr m / (sqrt v + eps)
+
+
+class Relaxed:
+    """The relaxed rounding's loss gradient with respect to V (module doc), element-wise
+    work in preallocated float32 buffers; `base`, `w`, `scale`, `free` as in learn_rounding."""
+
+    STRETCH, SHIFT = np.float32(ZETA - GAMMA), np.float32(GAMMA)
+    INDEXED = 4096      # weights from which the regulariser may skip the clipped ones
+
+    def __init__(self, quad: Quadratic, base, w, scale, free, reg: np.float32) -> None:
+        self.quad, self.base, self.w, self.scale, self.free = quad, base, w, scale, free
+        self.reg = reg
+        self.sig, self.h, self.dh, self.t = (np.empty_like(w) for _ in range(4))
+
+    def step(self, v: np.ndarray, adam: Adam, beta: float | None) -> None:
+        """One Adam step on `v` (adam.x) at regulariser exponent `beta`."""
+        adam.step(self.gradient(v, beta))
+
+    def few_live(self, inside: np.ndarray) -> bool:
+        """A large layer whose weights are mostly clipped (_regularise)."""
+        return inside.size >= self.INDEXED and 2 * np.count_nonzero(inside) < inside.size
+
+    def gradient(self, v: np.ndarray, beta: float | None) -> np.ndarray:
+        """d loss / d V at `v` (`beta`: the regulariser's exponent, None: no regulariser);
+        a new array."""
+        sig, h, dh, t = self.sig, self.h, self.dh, self.t
+        np.negative(v, out=sig)
+        np.exp(sig, out=sig)
+        sig += 1.0
+        np.divide(1.0, sig, out=sig)                                 # sigmoid(v)
+        np.multiply(sig, self.STRETCH, out=h)
+        h += self.SHIFT
+        # dh/dv, zero where h is clipped to 0 or 1
+        np.multiply(sig, self.STRETCH, out=dh)
+        dh *= np.subtract(1.0, sig, out=t)
+        inside = (h > 0) & (h < 1)
+        dh *= inside
+        np.clip(h, 0.0, 1.0, out=h)
+        np.multiply(h, self.free, out=t)
+        t += self.base
+        t -= self.w                                                  # d = q - w
+        g = np.ascontiguousarray(self.quad.apply(t))    # (a view of it is updated below)
+        g += self.quad.offset
+        g *= self.scale
+        if beta is not None:
+            self._regularise(g, h, inside, beta)
+        g *= dh
+        return g
+
+    def _regularise(self, g: np.ndarray, h: np.ndarray, inside: np.ndarray,
+                    beta: float) -> None:
+        """g -= d/dh of lambda (1 - |2h - 1|^beta) = -2 lambda beta |a|^(beta - 1) sign(a),
+        a = 2h - 1 (overwrites h). The power is the loop's costliest operation (float32
+        pow is not vectorised); outside 0 < h < 1 (h clipped) the gradient is multiplied
+        by dh = 0 anyway, so once those weights are the majority of a large layer -- as the
+        annealing proceeds -- only the others' terms are computed (the same numbers; a
+        weight whose gradient is 0 may get -0.0 for +0.0, which moves nothing)."""
+        power, factor = np.float32(beta - 2.0), self.reg * np.float32(2.0 * beta)
+        if self.few_live(inside):
+            live = np.flatnonzero(inside)
+            a = h.ravel().take(live)
+            a *= 2.0
+            a -= 1.0
+            r = np.abs(a)
+            np.power(r, power, out=r)
+            a *= factor
+            a *= r
+            g.ravel()[live] -= a
+            return
+        a = np.multiply(h, 2.0, out=h)
+        a -= 1.0
+        t = np.abs(a, out=self.t)
+        np.power(t, power, out=t)
+        a *= factor
+        a *= t
+        g -= a
 
 
 def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
@@ -237,30 +325,23 @@ def learn_rounding(w: np.ndarray, quad: Quadratic, qmin: int, qmax: int,
     free = (base >= qmin) & (base + 1 <= qmax)
     base = np.clip(base, qmin, qmax)
     frac = np.where(free, w - base, 0.0)
-    v = np.log((frac - GAMMA) / (ZETA - frac)).astype(np.float32)     # h(v) = frac
+    v = np.ascontiguousarray(np.log((frac - GAMMA) / (ZETA - frac)), np.float32)  # h(v) = frac
     norm = quad.rounding(nearest - w)
     # per channel: 2 / E_c(nearest) (the error's gradient scale), 0 on the free mask's holes
     scale = (2.0 / np.where(norm > 0, norm, 1.0))[:, None] * free
-    base, w, scale = (a.astype(np.float32) for a in (base, w, scale))
+    base, w, scale = (np.ascontiguousarray(a, np.float32) for a in (base, w, scale))
     reg = np.float32(options.reg_weight / w.shape[1])   # lambda, averaged over K weights
-    quad = quad.cast(np.float32)
+    from .adaround_native import relaxed_for        # (it builds on this module)
+    relaxed = relaxed_for(quad.cast(np.float32), base, w, scale, free, reg)
     adam = Adam(v, options.learning_rate)
     warm = int(options.warmup * options.iterations)
     beta0, beta1 = options.beta
     with np.errstate(over="ignore"):          # exp(-v) = inf for v << 0: sigmoid 0, fine
         for t in range(options.iterations):
-            sig = 1.0 / (1.0 + np.exp(-v))
-            h = sig * np.float32(ZETA - GAMMA) + np.float32(GAMMA)
-            # dh/dv, zero where h is clipped to 0 or 1
-            dh = np.float32(ZETA - GAMMA) * sig * (1.0 - sig) * ((h > 0) & (h < 1))
-            np.clip(h, 0.0, 1.0, out=h)
-            g = quad.gradient(base + h * free - w) * scale
+            beta = None
             if t >= warm:
                 beta = beta0 + (beta1 - beta0) * (t - warm) / max(1, options.iterations - warm - 1)
-                a = 2.0 * h - 1.0
-                # d/dh of (1 - |2h - 1|^beta) = -2 beta |a|^(beta - 1) sign(a)
-                g -= (reg * np.float32(2.0 * beta)) * a * np.abs(a) ** np.float32(beta - 2.0)
-            adam.step(g * dh)
+            relaxed.step(v, adam, beta)
     return base.astype(np.float64) + (v >= 0) * free
 
 
@@ -307,9 +388,11 @@ def round_layer(float_op: Op, quant_op: Op, inputs: list[np.ndarray],
     zero = np.broadcast_to(np.asarray(wq.quant.zero_point, np.float64).ravel(), (out,))
     qmin = -127 if wq.dtype == np.int8 else int(np.iinfo(wq.dtype).min)  # int8: narrow range
     qmax = int(np.iinfo(wq.dtype).max)
-    u = _as_matrix(float_op.inputs[1].data.astype(np.float64), axis) / scale[:, None]
+    # (O, K) in C order, as the loop's arrays: a product's rounding may depend on the layout
+    u = np.ascontiguousarray(_as_matrix(float_op.inputs[1].data.astype(np.float64), axis)
+                             / scale[:, None])
     w = u + zero[:, None]
-    nearest = _as_matrix(wq.data.astype(np.float64), axis)
+    nearest = np.ascontiguousarray(_as_matrix(wq.data.astype(np.float64), axis))
     each = input_rows(quant_op, inputs[0]).shape[0]
     take = min(each, math.ceil(options.max_rows / len(inputs)))
 
@@ -329,9 +412,9 @@ def round_layer(float_op: Op, quant_op: Op, inputs: list[np.ndarray],
                          keep_rows=in_channel is None and take * len(inputs) < u.shape[1])
         learned = learn_rounding(w, quad, qmin, qmax, nearest, options)
         e_near, e_learn = quad.energy(nearest - w), quad.energy(learned - w)
-    keep = e_learn < e_near
+    keep = (e_learn < e_near) & np.any(learned != nearest, axis=1)
     final = np.where(keep[:, None], learned, nearest)
-    wq.data = _from_matrix(final, wq.shape, axis).astype(wq.dtype)
+    wq.data = np.ascontiguousarray(_from_matrix(final, wq.shape, axis), wq.dtype)
     per_value = scale ** 2 / (quad.count * out)            # E_c -> mean squared error
     return LayerRounding(
         mse_nearest=float(np.sum(per_value * e_near)),

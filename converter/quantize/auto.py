@@ -39,6 +39,7 @@ the choice.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -157,7 +158,7 @@ def folds(samples: list) -> list[tuple[list, list]]:
             for f in range(FOLDS)]
 
 
-def _calibrate(graph: Graph, samples: list, methods, equalized: bool) -> dict:
+def _calibrate(graph: Graph, samples: list, methods, equalized: bool) -> Mapping:
     """{method: the activation ranges it gives on ``samples``} for each of ``methods``,
     from one calibration (calibrate_methods.py), after equalization if asked (it changes
     the activations' scale)."""
@@ -169,20 +170,20 @@ def _calibrate(graph: Graph, samples: list, methods, equalized: bool) -> dict:
 
 
 class _Calibrations:
-    """``_calibrate`` on one graph and sample set: every method of ``METHODS`` at once, per
-    equalized or not (a method outside them alone)."""
+    """``_calibrate`` on one graph and sample set: every method of ``METHODS`` from one
+    calibration, per equalized or not (a method outside them alone); each method's range
+    of a tensor is computed when first read (calibrate_methods.Methods)."""
 
     def __init__(self, graph: Graph, samples: list) -> None:
         self.graph, self.samples = graph, samples
-        self._ranges: dict[tuple[CalibConfig, bool], dict] = {}
+        self._found: dict[tuple[tuple, bool], Mapping] = {}
 
-    def __call__(self, method: CalibConfig, equalized: bool) -> dict:
-        key = (method, equalized)
-        if key not in self._ranges:
-            methods = METHODS if method in METHODS else (method,)
-            found = _calibrate(self.graph, self.samples, methods, equalized)
-            self._ranges.update({(m, equalized): r for m, r in found.items()})
-        return self._ranges[key]
+    def __call__(self, method: CalibConfig, equalized: bool) -> Mapping:
+        methods = METHODS if method in METHODS else (method,)
+        key = (methods, equalized)
+        if key not in self._found:
+            self._found[key] = _calibrate(self.graph, self.samples, methods, equalized)
+        return self._found[key][method]
 
 
 def _options_for(options, cand: Candidate, scoring: bool = False):

@@ -7,9 +7,17 @@ histogram method reads (percentile and mse the first, entropy the second). These
 counts each method's own two passes (calibrate.collect_ranges) build, so every method's
 ranges equal collect_ranges' bit for bit -- two runs of the model instead of one or two per
 method.
+
+Nothing is computed before it is read (``Methods``): the second pass runs when a histogram
+method is first asked for, and a method's range of a tensor when it is first read. auto
+reads every method of the plain folds, but of the equalized ones mostly min / max, and of
+the others single tensors (its per-tensor overrides) -- and the entropy search is the most
+expensive step of a calibration (a KL divergence per candidate threshold, per tensor).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -45,13 +53,85 @@ class _Shared(Observer):
         return EntropyObserver(e, bins, self.magnitude)
 
 
+class Methods(Mapping):
+    """{method: {tensor: range}} of one calibration, each range computed when first read
+    (module doc); a second pass shared by every histogram method, run when first needed."""
+
+    def __init__(self, model: bytes, samples: list, first: Observed,
+                 methods: list[CalibConfig], only: set[str] | None) -> None:
+        self.model, self.samples, self.first, self.only = model, samples, first, only
+        self.methods = methods
+        self.base, _ = first.ranges()
+        self._second: Observed | None = None
+        self._ranges: dict[CalibConfig, _Ranges] = {}
+
+    def second(self) -> Observed:
+        if self._second is None:
+            shared = [m for m in self.methods if m.two_pass]
+            size = shared[0].bins
+            magnitude = any(m.method is CalibMethod.ENTROPY for m in shared)
+            first, only = self.first, self.only
+            runner = ModelRunner(self.model, keep_all=True, label="the float model")
+            self._second = Observed(
+                runner, lambda name: _Shared(first.extremes(name), size, magnitude)
+                if only is None or name in only else None,
+                lambda name, k: _Shared(first.extremes(name, k), size, magnitude))
+            self._second.run(iter(self.samples), None, [], None)
+            self._second.runner = None   # (its interpreter, every tensor kept: not held)
+        return self._second
+
+    def __getitem__(self, method: CalibConfig) -> Mapping:
+        if method not in self.methods:
+            raise KeyError(method)
+        if not method.two_pass:
+            return self.base
+        if method not in self._ranges:
+            self._ranges[method] = _Ranges(self, method)
+        return self._ranges[method]
+
+    def __iter__(self):
+        return iter(self.methods)
+
+    def __len__(self) -> int:
+        return len(self.methods)
+
+
+class _Ranges(Mapping):
+    """One histogram method's ranges: the first pass's, replaced per tensor by the method's
+    range of the second pass's histograms where it gives one; each computed when read."""
+
+    def __init__(self, found: Methods, method: CalibConfig) -> None:
+        self.found, self.base, self.method = found, found.base, method
+        only = found.only
+        self.shared = [n for n in found.first.observers if only is None or n in only]
+        self._range: dict[str, tuple[float, float] | None] = {}
+
+    def range(self, name: str) -> tuple[float, float] | None:
+        """The method's own range of `name` (None: none, or not in the second pass)."""
+        if name not in self._range:
+            s = self.found.second().observers.get(name)
+            self._range[name] = None if s is None else s.observer(self.method).range()
+        return self._range[name]
+
+    def __getitem__(self, name: str) -> tuple[float, float]:
+        r = self.range(name)
+        return self.base[name] if r is None else r
+
+    def __iter__(self):
+        yield from self.base
+        yield from (n for n in self.shared if n not in self.base and self.range(n) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def collect_methods(model: bytes, samples: list, methods, only: set[str] | None = None
-                    ) -> dict[CalibConfig, dict[str, tuple[float, float]]]:
+                    ) -> Mapping[CalibConfig, Mapping[str, tuple[float, float]]]:
     """{method: collect_ranges(model, samples, None, method=method, only=only).ranges} for
-    every method of `methods`, in two runs over the samples (module doc)."""
+    every method of `methods`, in two runs over the samples at most, each range computed
+    when read (module doc)."""
     methods = [CalibConfig.parse(m) for m in methods]
-    shared = [m for m in methods if m.two_pass]
-    bins = {m.bins for m in shared}
+    bins = {m.bins for m in methods if m.two_pass}
     if any(m.method is CalibMethod.MOVING_AVERAGE for m in methods) or len(bins) > 1:
         return {m: collect_ranges(model, samples, None, method=m, only=only).ranges
                 for m in methods}
@@ -59,19 +139,5 @@ def collect_methods(model: bytes, samples: list, methods, only: set[str] | None 
     first = Observed(runner, lambda name: MinMaxObserver(), lambda name, k: MinMaxObserver())
     skipped: list[int] = []
     check_used(first.run(iter(samples), None, skipped, None), skipped)
-    base, _ = first.ranges()
-    out = {m: base for m in methods if not m.two_pass}
-    if not shared:
-        return out
-    magnitude = any(m.method is CalibMethod.ENTROPY for m in shared)
-    size = bins.pop()
-    second = Observed(runner, lambda name: _Shared(first.extremes(name), size, magnitude)
-                      if only is None or name in only else None,
-                      lambda name, k: _Shared(first.extremes(name, k), size, magnitude))
-    second.run(iter(samples), None, [], None)
-    for m in shared:
-        ranges = dict(base)
-        ranges.update({n: r for n, s in second.observers.items()
-                       if (r := s.observer(m).range()) is not None})
-        out[m] = ranges
-    return out
+    first.runner = None   # (its interpreter, every tensor kept: not held by the ranges)
+    return Methods(model, samples, first, methods, only)

@@ -87,15 +87,15 @@ def kl_threshold(hist: np.ndarray, width: float, levels: int) -> float:
 
 def kl_divergences(hist: np.ndarray, levels: int, cands: np.ndarray) -> list[float]:
     """D(i) for each candidate threshold bin i of `cands` (module doc): the element-wise
-    work for all of them at once (rows of a BLOCK x bins array; columns past i are
-    padding), the sums over each row's first i columns one row at a time (as a single
-    candidate's would be summed)."""
-    n = hist.size
+    work for all of them at once (rows of a BLOCK x max(cands) array; columns past i are
+    padding, zero), the three sums over each row's first i columns one row at a time (as a
+    single candidate's would be summed: the same numbers bit for bit)."""
+    n = int(cands.max())
     cols = np.arange(n)
     rows = np.arange(cands.size)
     valid = cols[None, :] < cands[:, None]
     suffix = np.concatenate([np.cumsum(hist[::-1])[::-1], [0.0]])  # suffix[i] = sum hist[i:]
-    p = np.where(valid, hist[None, :], 0.0)
+    p = np.where(valid, hist[None, :n], 0.0)
     p[rows, cands - 1] += suffix[cands]                 # the outliers go to the last bin
     nonzero = p != 0
     merged = cands // levels                             # bins per quantized level
@@ -112,15 +112,21 @@ def kl_divergences(hist: np.ndarray, levels: int, cands: np.ndarray) -> list[flo
     q = np.where(nonzero, np.take_along_axis(per_bin, owners, 1), 0.0)
     p, p_ok = _smooth(p, valid)
     q, q_ok = _smooth(q, valid)
-    out = []
-    for r, i in enumerate(cands):
-        pi, qi = p[r, :i], q[r, :i]
-        if not (p_ok[r] and q_ok[r]) or (qi <= 0).any() or (pi <= 0).any():
-            out.append(np.inf)
-            continue
-        pi, qi = pi / pi.sum(), qi / qi.sum()
-        out.append(float(np.sum(pi * np.log(pi / qi))))
-    return out
+    ok = p_ok & q_ok & ~(((p <= 0) | (q <= 0)) & valid).any(axis=1)
+    p_sum, q_sum = (_row_sums(a, cands, ok) for a in (p, q))
+    with np.errstate(divide="ignore", invalid="ignore"):   # padding and rows not ok
+        p /= p_sum[:, None]
+        q /= q_sum[:, None]
+        terms = np.where(valid, p * np.log(p / q), 0.0)
+    d = _row_sums(terms, cands, ok)
+    return [float(x) if good else np.inf for x, good in zip(d, ok)]
+
+
+def _row_sums(a: np.ndarray, lengths: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Per row r (where ok), the sum of its first lengths[r] entries, summed as that slice
+    alone would be (numpy's pairwise order depends on the length)."""
+    return np.array([a[r, :i].sum() if good else 1.0
+                     for r, (i, good) in enumerate(zip(lengths, ok))])
 
 
 def _smooth(p: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

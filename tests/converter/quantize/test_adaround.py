@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ from edgelite.converter.quantize.rewrite import RewriteConfig, quantize_graph
 from edgelite.converter.quantize.staged import real
 from edgelite.converter.runner import ModelRunner
 from edgelite.errors import EdgeliteError
+from edgelite.interpreter import native
 from tests.conftest import MODELS
 from tests.converter.quantize import bias_models
 from tests.converter.quantize.bias_models import Builder
@@ -342,3 +344,83 @@ def test_adaround_needs_calibration_data():
     with pytest.raises(EdgeliteError, match="give --calib"):
         convert_detailed(MODELS / "tf1_cnn.pb", ConvertOptions(quantize=QuantizeOptions(
             adaround=True, default_range=(-8, 8))))
+
+
+# -- the loop's buffers change no number --------------------------------------------------------
+
+def textbook_learn_rounding(w, quad, qmin, qmax, nearest, options):
+    """learn_rounding's loop written with a new array per operation (as before the
+    buffers): the reference the buffered loop must equal bit for bit. Returns the integers
+    and the final V."""
+    base = np.floor(w)
+    free = (base >= qmin) & (base + 1 <= qmax)
+    base = np.clip(base, qmin, qmax)
+    frac = np.where(free, w - base, 0.0)
+    v = np.log((frac + 0.1) / (1.1 - frac)).astype(np.float32)
+    norm = quad.rounding(nearest - w)
+    scale = (2.0 / np.where(norm > 0, norm, 1.0))[:, None] * free
+    base, w, scale = (a.astype(np.float32) for a in (base, w, scale))
+    reg = np.float32(options.reg_weight / w.shape[1])
+    quad = quad.cast(np.float32)
+    m, s = np.zeros_like(v), np.zeros_like(v)
+    warm = int(options.warmup * options.iterations)
+    (beta0, beta1), c, g0 = options.beta, np.float32(1.2), np.float32(-0.1)
+    with np.errstate(over="ignore"):
+        for t in range(options.iterations):
+            sig = 1.0 / (1.0 + np.exp(-v))
+            h = sig * c + g0
+            dh = c * sig * (1.0 - sig) * ((h > 0) & (h < 1))
+            h = np.clip(h, 0.0, 1.0)
+            g = quad.gradient(base + h * free - w) * scale
+            if t >= warm:
+                beta = beta0 + (beta1 - beta0) * (t - warm) / max(1, options.iterations - warm - 1)
+                a = 2.0 * h - 1.0
+                g -= (reg * np.float32(2.0 * beta)) * a * np.abs(a) ** np.float32(beta - 2.0)
+            g = g * dh
+            m = 0.9 * m + (1 - 0.9) * g
+            s = 0.999 * s + (1 - 0.999) * g * g
+            c2 = math.sqrt(1 - 0.999 ** (t + 1))
+            v = v - (0.01 * c2 / (1 - 0.9 ** (t + 1))) * m / (np.sqrt(s) + 1e-8 * c2)
+    return base.astype(np.float64) + (v >= 0) * free, v
+
+
+BACKENDS = ["numpy"] + (["native"] if native.built() else [])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", ["gram", "rows", "depthwise"])
+def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
+    """numpy's buffered loop and the native one (adaround_native.py) give the textbook
+    loop's V bit for bit: the learned integers do not depend on the backend."""
+    from edgelite.converter.quantize import adaround, adaround_native
+    monkeypatch.setenv(native.ENV, "1" if backend == "native" else "0")
+    rng = np.random.default_rng(11)
+    out, k, r = (12, 40, 90) if kind == "gram" else (6, 50, 20) if kind == "rows" else (8, 9, 60)
+    u = rng.standard_normal((out, k)) * 30
+    u[0, 0] = 127.6                                      # a weight with one possible integer
+    if kind == "depthwise":
+        x = rng.standard_normal((r, k, 4))
+        quad = Quadratic(u, [(x, x + 0.1 * rng.standard_normal(x.shape))],
+                         np.arange(out) // 2)
+    else:
+        x = rng.standard_normal((r, k))
+        quad = Quadratic(u, [(x, x + 0.1 * rng.standard_normal(x.shape))],
+                         keep_rows=kind == "rows")
+    nearest = np.clip(np.round(u), -127, 127)
+    options = AdaRoundOptions()          # 1000 steps: the regulariser's two forms both run
+    finals, few_live, kinds = [], [], []
+    real_adam, real_few, real_for = (adaround.Adam, adaround.Relaxed.few_live,
+                                     adaround_native.relaxed_for)
+    monkeypatch.setattr(adaround, "Adam", lambda v, lr: finals.append(v) or real_adam(v, lr))
+    monkeypatch.setattr(adaround.Relaxed, "INDEXED", 64)   # these layers are small
+    monkeypatch.setattr(adaround.Relaxed, "few_live", lambda self, inside: (
+        few_live.append(real_few(self, inside)) or few_live[-1]))
+    monkeypatch.setattr(adaround_native, "relaxed_for", lambda *a: (
+        kinds.append(type(real_for(*a)).__name__) or real_for(*a)))
+    learned = adaround.learn_rounding(u, quad, -127, 127, nearest, options)
+    assert kinds == ["NativeRelaxed" if backend == "native" else "Relaxed"]
+    assert 0 < sum(few_live) < len(few_live) == 800
+    expected, v = textbook_learn_rounding(u, quad, -127, 127, nearest, options)
+    np.testing.assert_array_equal(finals[0], v)          # V itself, bit for bit
+    np.testing.assert_array_equal(learned, expected)
+    assert np.count_nonzero(learned != nearest) > 5

@@ -28,16 +28,35 @@ def test_each_method_as_its_own_calibration(setup, monkeypatch):
     only = {"input", "keras_cnn/conv1_relu6/Relu6", "keras_cnn/dw2_relu/Relu",
             "keras_cnn/logits/BiasAdd"}
     found = calibrate_methods.collect_methods(model, samples, METHODS, only)
-    assert len(runs) == 2 and set(found) == set(METHODS)
+    assert len(runs) == 1 and set(found) == set(METHODS)     # the second pass: when read
+    read = {method: dict(found[method]) for method in METHODS}
+    assert len(runs) == 2
     for method in METHODS:
         expected = collect_ranges(model, samples, None, method=method, only=only).ranges
-        assert found[method] == expected, method
-    assert len({tuple(sorted(r.items())) for r in found.values()}) == len(METHODS)
+        assert read[method] == expected, method
+        assert list(read[method]) == list(expected), method   # the same order
+    assert len({tuple(sorted(r.items())) for r in read.values()}) == len(METHODS)
 
 
-def test_moving_average_is_calibrated_on_its_own(setup):
+def test_nothing_is_computed_before_it_is_read(setup, monkeypatch):
+    """Min/max alone needs one run; one tensor's entropy range one KL search."""
     model, samples = setup
-    found = calibrate_methods.collect_methods(model, samples, ["moving-average", "mse"])
-    for text in ("moving-average", "mse"):
-        expected = collect_ranges(model, samples, None, method=text).ranges
-        assert found[CalibConfig.parse(text)] == expected
+    name = "keras_cnn/dw2_relu/Relu"
+    method = CalibConfig.parse("entropy")
+    expected = collect_ranges(model, samples, None, method=method).ranges
+    runs, searches = [], []
+    real = calibrate_methods.Observed.run
+    monkeypatch.setattr(calibrate_methods.Observed, "run",
+                        lambda self, *a: runs.append(1) or real(self, *a))
+    entropy = calibrate_methods.EntropyObserver.range
+    monkeypatch.setattr(calibrate_methods.EntropyObserver, "range",
+                        lambda self: searches.append(1) or entropy(self))
+    found = calibrate_methods.collect_methods(model, samples, METHODS)
+    minmax = dict(found[CalibConfig.parse("minmax")])
+    assert len(runs) == 1 and not searches
+    ranges = found[method]
+    assert len(runs) == 1                        # the second pass: when a range is read
+    assert ranges[name] == expected[name] != minmax[name]
+    assert len(runs) == 2 and len(searches) == 1
+    assert found[method][name] == expected[name] and len(searches) == 1   # computed once
+    assert dict(ranges) == expected and len(runs) == 2

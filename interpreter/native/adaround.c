@@ -1,0 +1,163 @@
+/* AdaRound's Adam loop (converter/quantize/adaround.py, _Relaxed) fused into two passes per
+ * step: the element-wise work between numpy's exp and the BLAS product (relax_rounding), and
+ * between the product and the next step (relax_update: the gradient's scale, the
+ * regulariser's term, dh and Adam). Each value is computed with the float32 operations of
+ * the numpy loop, in its order, one rounding per operation (no contraction into fused
+ * multiply-adds: C11 mode, -ffp-contract=off; SSE2 or NEON lanes round as scalars do), so V
+ * is bit for bit numpy's; exp and pow stay numpy's (their float32 results are numpy's own
+ * implementation's). Arrays: float32 (masks 0.0 / 1.0), C-contiguous, n values each, checked here; the
+ * GIL is released around the loops. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(_MSC_VER)
+#define EL_RESTRICT __restrict
+#else
+#define EL_RESTRICT restrict
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* the clip's selects vectorise only without FP-exception semantics (values are unchanged) */
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+static int sized(Py_buffer *b, Py_ssize_t n, Py_ssize_t item, const char *what)
+{
+    if (b->len != n * item) {
+        PyErr_Format(PyExc_ValueError, "native adaround: %s holds %zd bytes, needs %zd", what,
+                     b->len, n * item);
+        return 0;
+    }
+    return 1;
+}
+
+/* per weight, from e = exp(-V): sig = 1 / (e + 1), h = sig * stretch + shift,
+ * dh = sig * stretch * (1 - sig) where 0 < h < 1 (inside = 1), else 0; h clipped to [0, 1];
+ * d = h * free + base - w (the rounding's offset from w); a = 2 h - 1 and r = |a| */
+static void rounding_loop(Py_ssize_t n, const float *EL_RESTRICT e, const float *EL_RESTRICT base,
+                          const float *EL_RESTRICT w, const float *EL_RESTRICT free_,
+                          float *EL_RESTRICT d, float *EL_RESTRICT dh, float *EL_RESTRICT in,
+                          float *EL_RESTRICT a, float *EL_RESTRICT r, float stretch, float shift)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float s = 1.0f / (e[i] + 1.0f);
+        float h = s * stretch;
+        h = h + shift;
+        float g = s * stretch;
+        g = g * (1.0f - s);
+        float inside = (float)((h > 0.0f) & (h < 1.0f));
+        dh[i] = g * inside;
+        in[i] = inside;
+        h = h > 0.0f ? h : 0.0f;   /* numpy's clip: max, then min */
+        h = h < 1.0f ? h : 1.0f;
+        float t = h * free_[i];
+        t = t + base[i];
+        d[i] = t - w[i];
+        float m = h * 2.0f;
+        m = m - 1.0f;
+        a[i] = m;
+        r[i] = fabsf(m);
+    }
+}
+
+/* per weight: g = (g + offset) * scale, minus a * factor * p where `on` and inside (p:
+ * |a|^(beta - 2)), times dh; then Adam on x: m = m b1 + g c1, v = v b2 + g c2 g,
+ * x -= m lr / (sqrt(v) + eps) */
+static void update_loop(Py_ssize_t n, float *EL_RESTRICT g, const float *EL_RESTRICT off,
+                        const float *EL_RESTRICT sc, float on, const float *EL_RESTRICT a,
+                        const float *EL_RESTRICT p, const float *EL_RESTRICT in, float factor,
+                        const float *EL_RESTRICT dh, float *EL_RESTRICT x, float *EL_RESTRICT m,
+                        float *EL_RESTRICT v, const float k[6])
+{
+    const float b1 = k[0], c1 = k[1], b2 = k[2], c2 = k[3], lr = k[4], eps = k[5];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float t = g[i] + off[i];
+        t = t * sc[i];
+        float term = a[i] * factor;
+        term = term * p[i];
+        t = t - term * (on * in[i]);   /* - term, or - 0 (a sign of 0 at most) */
+        t = t * dh[i];
+        g[i] = t;
+        float mi = m[i] * b1;
+        mi = mi + t * c1;
+        float vi = v[i] * b2;
+        float q = t * c2;
+        vi = vi + q * t;
+        m[i] = mi;
+        v[i] = vi;
+        float den = sqrtf(vi) + eps;
+        float step = mi * lr;
+        x[i] = x[i] - step / den;
+    }
+}
+
+/* relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, stretch, shift) */
+static PyObject *relax_rounding(PyObject *self, PyObject *args)
+{
+    Py_buffer e, base, w, fr, d, dh, in, a, r;
+    double stretch, shift;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*w*w*w*dd", &e, &base, &w, &fr, &d, &dh, &in, &a,
+                          &r, &stretch, &shift))
+        return NULL;
+    Py_ssize_t n = e.len / 4;
+    PyObject *result = NULL;
+    if (sized(&e, n, 4, "e") && sized(&base, n, 4, "base") && sized(&w, n, 4, "w") &&
+        sized(&fr, n, 4, "free") && sized(&d, n, 4, "d") && sized(&dh, n, 4, "dh") &&
+        sized(&in, n, 4, "inside") && sized(&a, n, 4, "a") && sized(&r, n, 4, "|a|")) {
+        Py_BEGIN_ALLOW_THREADS
+        rounding_loop(n, e.buf, base.buf, w.buf, fr.buf, d.buf, dh.buf, in.buf, a.buf,
+                      r.buf, (float)stretch, (float)shift);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&e); PyBuffer_Release(&base); PyBuffer_Release(&w);
+    PyBuffer_Release(&fr); PyBuffer_Release(&d); PyBuffer_Release(&dh);
+    PyBuffer_Release(&in); PyBuffer_Release(&a); PyBuffer_Release(&r);
+    return result;
+}
+
+/* relax_update(g, offset, scale, regularise, a, power, inside, factor, dh, x, m, v,
+ *              b1, c1, b2, c2, lr, eps) */
+static PyObject *relax_update(PyObject *self, PyObject *args)
+{
+    Py_buffer g, off, sc, a, pw, in, dh, x, m, v;
+    int regularise;
+    double factor, s[6];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*py*y*y*dy*w*w*w*dddddd", &g, &off, &sc, &regularise,
+                          &a, &pw, &in, &factor, &dh, &x, &m, &v, &s[0], &s[1], &s[2], &s[3],
+                          &s[4], &s[5]))
+        return NULL;
+    Py_ssize_t n = g.len / 4;
+    PyObject *result = NULL;
+    if (sized(&g, n, 4, "g") && sized(&off, n, 4, "offset") && sized(&sc, n, 4, "scale") &&
+        sized(&a, n, 4, "a") && sized(&pw, n, 4, "power") && sized(&in, n, 4, "inside") &&
+        sized(&dh, n, 4, "dh") && sized(&x, n, 4, "x") && sized(&m, n, 4, "m") &&
+        sized(&v, n, 4, "v")) {
+        float k[6];
+        for (int i = 0; i < 6; i++) k[i] = (float)s[i];   /* as numpy rounds Python floats */
+        Py_BEGIN_ALLOW_THREADS
+        update_loop(n, g.buf, off.buf, sc.buf, regularise ? 1.0f : 0.0f, a.buf, pw.buf,
+                    in.buf, (float)factor, dh.buf, x.buf, m.buf, v.buf, k);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&g); PyBuffer_Release(&off); PyBuffer_Release(&sc);
+    PyBuffer_Release(&a); PyBuffer_Release(&pw); PyBuffer_Release(&in);
+    PyBuffer_Release(&dh); PyBuffer_Release(&x); PyBuffer_Release(&m); PyBuffer_Release(&v);
+    return result;
+}
+
+PyMethodDef adaround_methods[] = {
+    {"relax_rounding", relax_rounding, METH_VARARGS,
+     "relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, stretch, shift): AdaRound's "
+     "element-wise work from e = exp(-V) to the rounding offset d (adaround.c)"},
+    {"relax_update", relax_update, METH_VARARGS,
+     "relax_update(g, offset, scale, regularise, a, power, inside, factor, dh, x, m, v, b1, "
+     "c1, b2, c2, lr, eps): AdaRound's gradient from g = d G and one Adam step (adaround.c)"},
+    {NULL, NULL, 0, NULL},
+};
