@@ -175,6 +175,20 @@ class NativeAverage:
     ranges: tuple  # [start, stop) of (n, out_y) rows per slice
     threads: int
 
+    def native_step(self, inputs, outputs):
+        """The run loop's native step (native/steps.c) where the rows run as one slice
+        and the operands are plain arena arrays, else None (the eval hands the slices to
+        the pool). The step keeps its own scratch: one int32 sum per channel."""
+        x, out = inputs[0], outputs[0]
+        if len(self.ranges) != 1 or not all(
+                isinstance(a, np.ndarray) and a.flags.c_contiguous for a in (x, out)):
+            return None
+        module = native_backend.module
+        acc = np.zeros(self.dims[3], np.int32)
+        return (module.run_native_step, module.avg_pool_step(
+            x, out, self.flags, self.dims, self.window, self.lo, self.hi, *self.ranges[0],
+            acc), None, None)
+
 
 def eval_native_average(rec: NativeAverage, inputs, outputs) -> None:
     fn, x, out = native_backend.module.avg_pool, inputs[0], outputs[0]

@@ -303,6 +303,20 @@ class NativeTableSoftmax:
     ranges: tuple  # [start, stop) rows per slice
     threads: int
 
+    def native_step(self, inputs, outputs):
+        """The run loop's native step (native/steps.c) where the rows run as one slice
+        and the operands are plain arena arrays, else None (the eval hands the slices to
+        the pool). The step keeps its own scratch: one row of float32 exponentials."""
+        x, out = inputs[0], outputs[0]
+        if len(self.ranges) != 1 or not all(
+                isinstance(a, np.ndarray) and a.flags.c_contiguous for a in (x, out)):
+            return None
+        module = native_backend.module
+        exps = np.zeros(self.depth, np.float32)
+        return (module.run_native_step, module.softmax_step(
+            x, out, int(self.is_uint8), self.depth, self.table, self.out_scale, self.qmin,
+            *self.ranges[0], exps), None, None)
+
 
 def eval_native_table(rec: NativeTableSoftmax, inputs, outputs) -> None:
     args = [(inputs[0], outputs[0], int(rec.is_uint8), rec.depth, rec.table, rec.out_scale,

@@ -328,11 +328,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
 
 /* element-wise, table, pool, reduce, quantize and softmax kernels: module_ops.c */
 extern PyMethodDef el_ops_methods[];
+/* native steps of the kernels with scratch (AVERAGE_POOL_2D, SOFTMAX): steps.c */
+extern PyMethodDef el_steps_methods[];
 
 PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, el_steps_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
     return m;
 }
