@@ -45,6 +45,7 @@ from .. import native as native_backend
 from edgelite.names import quoted
 from ..parallel import row_ranges, run_slices, worth_splitting
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
+from .common import native_ops
 from .common.fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
@@ -176,18 +177,12 @@ class NativeAverage:
     threads: int
 
     def native_step(self, inputs, outputs):
-        """The run loop's native step (native/steps.c) where the rows run as one slice
-        and the operands are plain arena arrays, else None (the eval hands the slices to
-        the pool). The step keeps its own scratch: one int32 sum per channel."""
+        """The run loop's native step (native/steps.c) where the rows run as one slice,
+        with its own scratch (an int32 sum per channel); else None."""
         x, out = inputs[0], outputs[0]
-        if len(self.ranges) != 1 or not all(
-                isinstance(a, np.ndarray) and a.flags.c_contiguous for a in (x, out)):
-            return None
-        module = native_backend.module
-        acc = np.zeros(self.dims[3], np.int32)
-        return (module.run_native_step, module.avg_pool_step(
-            x, out, self.flags, self.dims, self.window, self.lo, self.hi, *self.ranges[0],
-            acc), None, None)
+        return native_ops.one_slice_step(
+            self.ranges, (x, out), "avg_pool_step", x, out, self.flags, self.dims,
+            self.window, self.lo, self.hi, *self.ranges[0], np.zeros(self.dims[3], np.int32))
 
 
 def eval_native_average(rec: NativeAverage, inputs, outputs) -> None:

@@ -46,6 +46,7 @@ from .. import quant_math as qm
 from ..parallel import row_ranges, run_slices, worth_splitting
 from edgelite.errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .common import native_ops
 from .common.lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .common.requantize import QUANTIZED, qparams, require_same_type
@@ -304,18 +305,13 @@ class NativeTableSoftmax:
     threads: int
 
     def native_step(self, inputs, outputs):
-        """The run loop's native step (native/steps.c) where the rows run as one slice
-        and the operands are plain arena arrays, else None (the eval hands the slices to
-        the pool). The step keeps its own scratch: one row of float32 exponentials."""
+        """The run loop's native step (native/steps.c) where the rows run as one slice,
+        with its own scratch (a row of float32 exponentials); else None."""
         x, out = inputs[0], outputs[0]
-        if len(self.ranges) != 1 or not all(
-                isinstance(a, np.ndarray) and a.flags.c_contiguous for a in (x, out)):
-            return None
-        module = native_backend.module
-        exps = np.zeros(self.depth, np.float32)
-        return (module.run_native_step, module.softmax_step(
-            x, out, int(self.is_uint8), self.depth, self.table, self.out_scale, self.qmin,
-            *self.ranges[0], exps), None, None)
+        return native_ops.one_slice_step(
+            self.ranges, (x, out), "softmax_step", x, out, int(self.is_uint8), self.depth,
+            self.table, self.out_scale, self.qmin, *self.ranges[0],
+            np.zeros(self.depth, np.float32))
 
 
 def eval_native_table(rec: NativeTableSoftmax, inputs, outputs) -> None:
