@@ -276,19 +276,14 @@ static PyObject *gemm(PyObject *self, PyObject *args)
 {
     struct gemm_call c;
     (void)self;
-    if (gemm_parse(args, &c) < 0) return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    gemm_run(&c);
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    return gemm_parse(args, &c) < 0 ? NULL : el_step_run(gemm_run, &c);
 }
 
 static PyObject *gemm_step(PyObject *self, PyObject *args)
 {
     struct gemm_call c;
-    (void)self;
-    if (gemm_parse(args, &c) < 0) return NULL;
-    return el_step_new(gemm_run, &c, sizeof c, args); /* args holds every array */
+    (void)self; /* args holds every array the record points into */
+    return gemm_parse(args, &c) < 0 ? NULL : el_step_new(gemm_run, &c, sizeof c, args);
 }
 
 static PyObject *gemm_isa(PyObject *self, PyObject *args)

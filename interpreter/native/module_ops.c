@@ -130,19 +130,14 @@ static PyObject *binary(PyObject *self, PyObject *args)
 {
     struct binary_call c;
     (void)self;
-    if (binary_parse(args, &c) < 0) return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    binary_run(&c);
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    return binary_parse(args, &c) < 0 ? NULL : el_step_run(binary_run, &c);
 }
 
 static PyObject *binary_step(PyObject *self, PyObject *args)
 {
     struct binary_call c;
-    (void)self;
-    if (binary_parse(args, &c) < 0) return NULL;
-    return el_step_new(binary_run, &c, sizeof c, args); /* args holds every array */
+    (void)self; /* args holds every array the record points into */
+    return binary_parse(args, &c) < 0 ? NULL : el_step_new(binary_run, &c, sizeof c, args);
 }
 
 /* lut(x, table, out, begin, end): 1-byte entries (256 bytes) or 4-byte ones (1024).
@@ -210,10 +205,7 @@ static PyObject *lut(PyObject *self, PyObject *args)
                           &c.piece[0].end)
         || lut_parse(x, table, out, c.piece[0].begin, c.piece[0].end, &c.piece[0]) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    lut_run(&c);
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    return el_step_run(lut_run, &c);
 }
 
 static PyObject *lut_step(PyObject *self, PyObject *args)
@@ -351,19 +343,14 @@ static PyObject *quantize(PyObject *self, PyObject *args)
 {
     struct quantize_call c;
     (void)self;
-    if (quantize_parse(args, &c) < 0) return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    quantize_run(&c);
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    return quantize_parse(args, &c) < 0 ? NULL : el_step_run(quantize_run, &c);
 }
 
 static PyObject *quantize_step(PyObject *self, PyObject *args)
 {
     struct quantize_call c;
-    (void)self;
-    if (quantize_parse(args, &c) < 0) return NULL;
-    return el_step_new(quantize_run, &c, sizeof c, args); /* args holds every array */
+    (void)self; /* args holds every array the record points into */
+    return quantize_parse(args, &c) < 0 ? NULL : el_step_new(quantize_run, &c, sizeof c, args);
 }
 
 /* softmax(x, out, is_uint8, depth, table, out_scale, qmin, row_begin, row_end) */
