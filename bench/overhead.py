@@ -14,7 +14,8 @@ timing blocks round-robin -- every runner of every root, then again, ``--rounds`
 * chain: ``--ops`` (200) ops of one kind on [1, 8] tensors, built with the test builder
   (tests/interpreter/tflite_builder.py): ADD with a constant, RESHAPE, FULLY_CONNECTED
   8x8 with bias, LOGISTIC, QUANTIZE (int8 -> int8, alternating scales), MEAN over axis 0;
-  float32 and int8 (``--kinds``, ``--dtypes`` pick some). Reported: microseconds per op (invoke time / ops).
+  float32 and int8 (``--kinds``, ``--dtypes`` pick some). Reported: microseconds per op
+  (invoke time / ops).
 * import: ``import edgelite.interpreter`` in a fresh process (median of ``--imports``),
   and whether the 690 KB generated schema module got loaded.
 * memory: peak resident memory (ru_maxrss) of a fresh process that loads MobileNetV2 224
