@@ -1,5 +1,6 @@
 /* Native steps (docs/native-run-loop.md) of the kernels that need scratch per call:
- * int8 / uint8 AVERAGE_POOL_2D (pool.c) and SOFTMAX (softmax.c). The bind checks the
+ * int8 / uint8 AVERAGE_POOL_2D (pool.c), SOFTMAX (softmax.c) and MEAN / SUM with
+ * XNNPACK's float32 output stage (reduce.c's sums, then the stage here). The bind checks the
  * arrays once -- the same sizes module_ops.c's avg_pool / softmax check per call -- and
  * takes the scratch as a caller-owned array, so the step allocates nothing while it runs
  * without the GIL. module.c adds these functions to edgelite.interpreter._native; the
@@ -7,6 +8,8 @@
  * (NativeTableSoftmax). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <math.h>
 
 #include "native.h"
 
@@ -114,7 +117,69 @@ static PyObject *softmax_step(PyObject *self, PyObject *args)
     return el_step_new(softmax_run, &c, sizeof c, args); /* args holds every array */
 }
 
+/* ------------------------------------------------------------------ MEAN / SUM */
+
+/* int8 / uint8 MEAN or SUM of the default set: reduce.finish_mean_xnn's float32 stage,
+ * v = rint(float32(sum) * scale + bias) clamped to [lo, hi] (XNNPACK's reduce output
+ * stage; rint rounds half to even, as np.rint; -std=c11 keeps the multiply and add
+ * apart, no FMA) */
+struct mean_call {
+    const void *x;
+    int is_uint8;
+    long long outer, count, inner;
+    int32_t *acc;   /* inner int32 */
+    int64_t *total; /* outer * inner int64 */
+    float scale, bias, lo, hi;
+    void *out;
+};
+
+static int mean_run(void *args)
+{
+    const struct mean_call *c = args;
+    el_sum8(c->x, c->is_uint8, c->outer, c->count, c->inner, c->acc, c->total);
+    for (long long i = 0; i < c->outer * c->inner; i++) {
+        float v = (float)c->total[i] * c->scale;
+        v = nearbyintf(v + c->bias);
+        v = v < c->lo ? c->lo : v > c->hi ? c->hi : v;
+        if (c->is_uint8) ((uint8_t *)c->out)[i] = (uint8_t)v;
+        else ((int8_t *)c->out)[i] = (int8_t)v;
+    }
+    return 0;
+}
+
+/* mean_step(x, is_uint8, outer, count, inner, total, scale, bias, lo, hi, out, acc): the
+ * sums of x viewed as (outer, count, inner) over count into total (int64), then the
+ * float32 stage into out; acc: inner int32 of scratch */
+static PyObject *mean_step(PyObject *self, PyObject *args)
+{
+    PyObject *x, *total, *out, *acc;
+    struct mean_call c = {0};
+    double scale, bias;
+    int lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OiLLLOddiiOO", &x, &c.is_uint8, &c.outer, &c.count,
+                          &c.inner, &total, &scale, &bias, &lo, &hi, &out, &acc))
+        return NULL;
+    if (c.outer < 1 || c.count < 1 || c.inner < 1 || lo > hi || lo < (c.is_uint8 ? 0 : -128)
+        || hi > (c.is_uint8 ? 255 : 127))
+        return refuse("mean_step", "bad sizes or bounds");
+    c.scale = (float)scale;
+    c.bias = (float)bias;
+    c.lo = (float)lo;
+    c.hi = (float)hi;
+    long long values = c.outer * c.inner;
+    if (!(c.x = span(x, values * c.count, 0, "mean_step", "the input"))
+        || !(c.total = span(total, 8 * values, 1, "mean_step", "the sums"))
+        || !(c.out = span(out, values, 1, "mean_step", "the output"))
+        || !(c.acc = span(acc, 4 * c.inner, 1, "mean_step", "the scratch")))
+        return NULL;
+    return el_step_new(mean_run, &c, sizeof c, args); /* args holds every array */
+}
+
 PyMethodDef el_steps_methods[] = {
+    {"mean_step", mean_step, METH_VARARGS,
+     "mean_step(x, is_uint8, outer, count, inner, total, scale, bias, lo, hi, out, acc): a "
+     "NativeStep of an int8 / uint8 MEAN / SUM with XNNPACK's float32 output stage"},
     {"avg_pool_step", avg_pool_step, METH_VARARGS,
      "avg_pool_step(... as avg_pool, acc): a NativeStep pooling those rows with c int32 of "
      "scratch"},

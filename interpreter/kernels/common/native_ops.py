@@ -251,6 +251,17 @@ class NativeSums:
     dims: tuple  # (outer, count, inner)
     total: np.ndarray  # int64 sums, shaped like np.add.reduce(..., keepdims=...)'s
 
+    def native_step(self, inputs, outputs):
+        """The sums and the finish as one native step (native/steps.c mean_step) where
+        the record's finish has that C form -- ``float_stage()``: XNNPACK's float32
+        (scale, bias) -- and the operands are plain arena buffers, else None."""
+        stage = getattr(self.record, "float_stage", None)
+        x, out = inputs[0], outputs[0]
+        if stage is None or not _plain(x, out):
+            return None
+        return _step("mean_step", x, self.is_uint8, *self.dims, self.total, *stage(),
+                     self.record.lo, self.record.hi, out, np.zeros(self.dims[2], np.int32))
+
 
 def eval_sums(rec: NativeSums, inputs, outputs) -> None:
     native_backend.module.sum8(inputs[0], rec.is_uint8, *rec.dims, rec.total)
