@@ -16,7 +16,8 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/module_ops.c", "interpreter/native/elementwise.c",
            "interpreter/native/lut.c", "interpreter/native/reduce.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
-           "interpreter/native/softmax.c", "interpreter/native/adaround.c"]
+           "interpreter/native/softmax.c", "interpreter/native/adaround.c",
+           "interpreter/native/steps.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

@@ -13,7 +13,9 @@ timing blocks round-robin -- every runner of every root, then again, ``--rounds`
 
 * chain: ``--ops`` (200) ops of one kind on [1, 8] tensors, built with the test builder
   (tests/interpreter/tflite_builder.py): ADD with a constant, RESHAPE, FULLY_CONNECTED
-  8x8 with bias; float32 and int8. Reported: microseconds per op (invoke time / ops).
+  8x8 with bias, LOGISTIC, QUANTIZE (int8 -> int8, alternating scales), MEAN over axis 0;
+  float32 and int8 (``--kinds``, ``--dtypes`` pick some). Reported: microseconds per op
+  (invoke time / ops).
 * import: ``import edgelite.interpreter`` in a fresh process (median of ``--imports``),
   and whether the 690 KB generated schema module got loaded.
 * memory: peak resident memory (ru_maxrss) of a fresh process that loads MobileNetV2 224
@@ -38,8 +40,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-KINDS = ("ADD", "RESHAPE", "FC")
+KINDS = ("ADD", "RESHAPE", "FC", "LOGISTIC", "QUANTIZE", "MEAN")
 DTYPES = ("float", "int8")
+INT8_ONLY = ("QUANTIZE",)  # int8 -> int8 requantization (a table lookup)
 DEFAULT_MODEL = Path("/tmp/edgelite-bench-native/mobilenet_v2_i8.tflite")
 
 
@@ -56,10 +59,19 @@ def chain(kind: str, n: int, dtype: str) -> bytes:
     dt = np.int8 if q else np.float32
     x = first = b.tensor("x", [1, 8], dt, **act)
     for i in range(n):
-        y = b.tensor(f"y{i}", [1, 8], dt, **act)
+        y_act = act
+        if q and kind == "LOGISTIC":
+            y_act = dict(scale=1 / 256, zero_point=-128)  # TFLite's fixed output
+        elif kind == "QUANTIZE":
+            y_act = dict(scale=0.05 + 0.01 * (i % 2), zero_point=3)
+        y = b.tensor(f"y{i}", [1, 8], dt, **y_act)
         if kind == "ADD":
             c = b.tensor(f"c{i}", [1, 8], dt, data=np.ones((1, 8)), **act)
             b.op("ADD", [x, c], [y])
+        elif kind in ("LOGISTIC", "QUANTIZE"):
+            b.op(kind, [x], [y])
+        elif kind == "MEAN":
+            b.op("MEAN", [x, b.const(f"a{i}", np.array([0], np.int32))], [y], keep_dims=True)
         elif kind == "RESHAPE":
             shape = b.const(f"s{i}", np.array([1, 8], np.int32))
             b.op("RESHAPE", [x, shape], [y], new_shape=[1, 8])
@@ -200,12 +212,14 @@ def _ask(proc: subprocess.Popen, key: tuple, invokes: int) -> float:
 
 def bench_chains(roots, args) -> None:
     workers = [_start(root, args.ops) for root in roots]
+    pairs = [(kind, dtype) for kind in args.kinds.split(",") for dtype in args.dtypes.split(",")
+             if not (kind in INT8_ONLY and dtype == "float")]
     runners = [(w, (kind, dtype, runtime, threads))
-               for kind in KINDS for dtype in DTYPES for threads in (1, 2)
+               for kind, dtype in pairs for threads in (1, 2)
                for w, runtimes in enumerate([("numpy", "native")] * len(roots))
                for runtime in runtimes]
     runners += [(0, (kind, dtype, "litert", threads))
-                for kind in KINDS for dtype in DTYPES for threads in (1, 2)]
+                for kind, dtype in pairs for threads in (1, 2)]
     results: dict[tuple, list[float]] = {}
     for _ in range(args.rounds):
         for w, key in runners:
@@ -220,14 +234,13 @@ def bench_chains(roots, args) -> None:
     header = " | ".join(f"{names[w]} {rt}" for w, rt in cols)
     print(f"| op | dtype | threads | {header} | LiteRT default |")
     print("|---|---|---:|" + "---:|" * (len(cols) + 1))
-    for kind in KINDS:
-        for dtype in DTYPES:
-            for threads in (1, 2):
-                cells = [statistics.median(results[w, (kind, dtype, rt, threads)])
-                         for w, rt in cols]
-                lite = statistics.median(results[0, (kind, dtype, "litert", threads)])
-                print(f"| {kind} | {dtype} | {threads} | " +
-                      " | ".join(f"{c:.2f}" for c in cells) + f" | {lite:.3f} |")
+    for kind, dtype in pairs:
+        for threads in (1, 2):
+            cells = [statistics.median(results[w, (kind, dtype, rt, threads)])
+                     for w, rt in cols]
+            lite = statistics.median(results[0, (kind, dtype, "litert", threads)])
+            print(f"| {kind} | {dtype} | {threads} | " +
+                  " | ".join(f"{c:.2f}" for c in cells) + f" | {lite:.3f} |")
 
 
 def bench_import(roots, args) -> None:
@@ -295,6 +308,8 @@ def main() -> None:
     parser.add_argument("--roots", nargs="*", default=[None],
                         help="edgelite checkouts to compare (EDGELITE_ROOT); default: this one")
     parser.add_argument("--ops", type=int, default=200)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="chain ops, comma-separated")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="float, int8")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--invokes", type=int, default=50)
     parser.add_argument("--imports", type=int, default=7)

@@ -45,6 +45,7 @@ from .. import native as native_backend
 from edgelite.names import quoted
 from ..parallel import row_ranges, run_slices, worth_splitting
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
+from .common import native_ops
 from .common.fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
@@ -174,6 +175,14 @@ class NativeAverage:
     hi: int
     ranges: tuple  # [start, stop) of (n, out_y) rows per slice
     threads: int
+
+    def native_step(self, inputs, outputs):
+        """The run loop's native step (native/steps.c) where the rows run as one slice,
+        with its own scratch (an int32 sum per channel); else None."""
+        x, out = inputs[0], outputs[0]
+        return native_ops.one_slice_step(
+            self.ranges, (x, out), "avg_pool_step", x, out, self.flags, self.dims,
+            self.window, self.lo, self.hi, *self.ranges[0], np.zeros(self.dims[3], np.int32))
 
 
 def eval_native_average(rec: NativeAverage, inputs, outputs) -> None:

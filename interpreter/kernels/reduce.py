@@ -186,6 +186,11 @@ class XnnMeanRecord(QMeanRecord):
     scale: np.float32  # float32(s_in / s_out) * float32(1 / n)  (SUM: without 1 / n)
     bias: np.float32 = np.float32(0)  # z_out - float32(n * z_in) * scale
 
+    def float_stage(self) -> tuple[float, float]:
+        """finish_mean_xnn's float32 (scale, bias), for its C form (native_ops.NativeSums'
+        native step, native/steps.c mean_step)."""
+        return float(self.scale), float(self.bias)
+
 
 _QUANTIZED_16 = QUANTIZED + (np.int16,)
 

@@ -46,6 +46,7 @@ from .. import quant_math as qm
 from ..parallel import row_ranges, run_slices, worth_splitting
 from edgelite.errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .common import native_ops
 from .common.lut import unary_quantized
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .common.requantize import QUANTIZED, qparams, require_same_type
@@ -302,6 +303,15 @@ class NativeTableSoftmax:
     qmin: int
     ranges: tuple  # [start, stop) rows per slice
     threads: int
+
+    def native_step(self, inputs, outputs):
+        """The run loop's native step (native/steps.c) where the rows run as one slice,
+        with its own scratch (a row of float32 exponentials); else None."""
+        x, out = inputs[0], outputs[0]
+        return native_ops.one_slice_step(
+            self.ranges, (x, out), "softmax_step", x, out, int(self.is_uint8), self.depth,
+            self.table, self.out_scale, self.qmin, *self.ranges[0],
+            np.zeros(self.depth, np.float32))
 
 
 def eval_native_table(rec: NativeTableSoftmax, inputs, outputs) -> None:

@@ -192,20 +192,28 @@ static long long gemm_source(PyObject *conv_obj, struct el_conv *cv, Py_buffer *
     return cv->n * cv->oh * cv->ow;
 }
 
-static PyObject *gemm(PyObject *self, PyObject *args)
+/* gemm's arguments (see the method table) checked into one record; gemm_run fixes the
+ * record's inner pointers itself, so it may be copied (a NativeStep's). */
+struct gemm_call {
+    struct el_gemm g;
+    struct el_stage s;
+    struct el_conv cv;
+    long long r0, r1, p0, p1;
+    int16_t *a;
+};
+
+static int gemm_parse(PyObject *args, struct gemm_call *c)
 {
     Py_buffer x, panels, init, mult, out, a, shift = {0};
     PyObject *conv_obj, *shift_obj;
-    int x_uint8, zp_x, isa, kind, out_uint8;
-    long long k, k_pad, o, block, zp_out, lo, hi, r0, r1, p0, p1;
-    (void)self;
+    int x_uint8, zp_x, isa, kind, out_uint8, ok = 0;
+    long long k, k_pad, o, block, zp_out, lo, hi;
     if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
                           &zp_x, &panels, &init, &k, &k_pad, &o, &block, &isa, &kind, &mult,
-                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &r0, &r1, &p0, &p1,
-                          &a))
-        return NULL;
-    PyObject *result = NULL;
-    struct el_conv cv = {.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
+                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &c->r0, &c->r1,
+                          &c->p0, &c->p1, &a))
+        return -1;
+    c->cv = (struct el_conv){.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
     int have_shift = shift_obj != Py_None;
     if (have_shift && PyObject_GetBuffer(shift_obj, &shift, PyBUF_SIMPLE) < 0) goto done;
     if (k < 1 || o < 1 || k_pad < k || k_pad % 2 || block < 1 || block % EL_GEMM_MR
@@ -213,39 +221,38 @@ static PyObject *gemm(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "native gemm: bad sizes or kind");
         goto done;
     }
-    long long rows = gemm_source(conv_obj, &cv, &x, k);
+    long long rows = gemm_source(conv_obj, &c->cv, &x, k);
     long long o_pad = (o + EL_GEMM_NR - 1) / EL_GEMM_NR * EL_GEMM_NR;
     if (rows < 0) goto done;
-    if (r0 < 0 || r0 > r1 || r1 > rows || p0 < 0 || p0 > p1 || p1 * EL_GEMM_NR > o_pad) {
+    if (c->r0 < 0 || c->r0 > c->r1 || c->r1 > rows || c->p0 < 0 || c->p0 > c->p1
+        || c->p1 * EL_GEMM_NR > o_pad) {
         PyErr_SetString(PyExc_ValueError, "native gemm: rows or panels out of range");
         goto done;
     }
     if (!check_size(&panels, o_pad * k_pad * 2, "the packed weights")
         || !check_size(&init, o_pad * 4, "the initial sums")
         || !check_size(&mult, o * (kind == EL_FP32 ? 4 : 8), "the multipliers")
-        || !check_size(&out, r1 * o, "the output")
+        || !check_size(&out, c->r1 * o, "the output")
         || !check_size(&a, block * k_pad * 2, "the buffer"))
         goto done;
     if (kind <= EL_SINGLE && (!have_shift || !check_size(&shift, o * 8, "the shifts"))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native gemm: no shifts");
         goto done;
     }
-    struct el_stage s = {
+    c->s = (struct el_stage){
         .kind = kind, .mult_f64 = (const double *)mult.buf,
         .mult_i64 = (const int64_t *)mult.buf, .mult_f32 = (const float *)mult.buf,
         .shift = have_shift ? (const int64_t *)shift.buf : NULL, .width = o,
         .zp_out = zp_out, .lo = lo, .hi = hi, .out = out.buf, .out_uint8 = out_uint8,
     };
-    struct el_gemm g = {
-        .x = x.buf, .x_uint8 = x_uint8, .conv = conv_obj == Py_None ? NULL : &cv,
+    c->g = (struct el_gemm){
+        .x = x.buf, .x_uint8 = x_uint8, .conv = conv_obj == Py_None ? NULL : &c->cv,
         .panels = (const int16_t *)panels.buf, .init = (const int32_t *)init.buf,
-        .k = k, .k_pad = k_pad, .o = o, .block = block, .isa = isa, .stage = &s,
+        .k = k, .k_pad = k_pad, .o = o, .block = block, .isa = isa, .stage = &c->s,
     };
-    Py_BEGIN_ALLOW_THREADS
-    el_gemm_rows(&g, r0, r1, p0, p1, (int16_t *)a.buf);
-    Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
+    c->a = (int16_t *)a.buf;
+    ok = 1;
+done: /* the arrays stay put while the caller's argument tuple holds them */
     if (have_shift && shift.obj) PyBuffer_Release(&shift);
     PyBuffer_Release(&x);
     PyBuffer_Release(&panels);
@@ -253,7 +260,30 @@ done:
     PyBuffer_Release(&mult);
     PyBuffer_Release(&out);
     PyBuffer_Release(&a);
-    return result;
+    return ok ? 0 : -1;
+}
+
+static int gemm_run(void *args)
+{
+    struct gemm_call *c = args;
+    if (c->g.conv) c->g.conv = &c->cv;
+    c->g.stage = &c->s;
+    el_gemm_rows(&c->g, c->r0, c->r1, c->p0, c->p1, c->a);
+    return 0;
+}
+
+static PyObject *gemm(PyObject *self, PyObject *args)
+{
+    struct gemm_call c;
+    (void)self;
+    return gemm_parse(args, &c) < 0 ? NULL : el_step_run(gemm_run, &c);
+}
+
+static PyObject *gemm_step(PyObject *self, PyObject *args)
+{
+    struct gemm_call c;
+    (void)self; /* args holds every array the record points into */
+    return gemm_parse(args, &c) < 0 ? NULL : el_step_new(gemm_run, &c, sizeof c, args);
 }
 
 static PyObject *gemm_isa(PyObject *self, PyObject *args)
@@ -278,6 +308,8 @@ static PyMethodDef methods[] = {
      "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
      "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
      "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
+    {"gemm_step", gemm_step, METH_VARARGS,
+     "gemm_step(... as gemm): a NativeStep running those rows and panels"},
     {"gemm_isa", gemm_isa, METH_NOARGS,
      "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2 / NEON, 2 AVX2"},
     {"output_stage", output_stage, METH_VARARGS,
@@ -292,12 +324,15 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
 /* element-wise, table, pool, reduce, quantize and softmax kernels: module_ops.c */
 extern PyMethodDef el_ops_methods[];
 extern PyMethodDef adaround_methods[]; /* adaround.c: the converter's AdaRound loop */
+/* native steps of the kernels with scratch (AVERAGE_POOL_2D, SOFTMAX): steps.c */
+extern PyMethodDef el_steps_methods[];
 
 PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, adaround_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, el_steps_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
     return m;
 }

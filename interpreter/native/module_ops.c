@@ -34,17 +34,25 @@ static int bad(const char *fn, const char *what)
 
 /* binary(a, b, table | None, offsets | None, params, scale, out, dims, begin, end):
  * params int64 [kind, is_uint8, za, zb, zo, lo, hi, ma, mb, shift]; dims int64
- * [ndim shape values, ndim a strides, ndim b strides]; output values [begin, end) */
-static PyObject *binary(PyObject *self, PyObject *args)
+ * [ndim shape values, ndim a strides, ndim b strides]; output values [begin, end).
+ * binary_step takes the same arguments. */
+struct binary_call {
+    struct el_binary p;
+    long long r0, r1;
+};
+
+/* binary's arguments checked into *c; 0, or -1 with an exception set. The buffers are
+ * released at once: they are numpy arrays (or bytes), whose data stays put while the
+ * caller's argument tuple holds them. */
+static int binary_parse(PyObject *args, struct binary_call *c)
 {
     Py_buffer a, b, params, out, dims, table = {0}, offsets = {0};
-    PyObject *table_obj, *offsets_obj, *result = NULL;
+    PyObject *table_obj, *offsets_obj;
     double scale;
-    long long r0, r1;
-    (void)self;
+    int ok = 0;
     if (!PyArg_ParseTuple(args, "y*y*OOy*dw*y*LL", &a, &b, &table_obj, &offsets_obj, &params,
-                          &scale, &out, &dims, &r0, &r1))
-        return NULL;
+                          &scale, &out, &dims, &c->r0, &c->r1))
+        return -1;
     int have_table = table_obj != Py_None, have_offsets = offsets_obj != Py_None;
     if (have_table && PyObject_GetBuffer(table_obj, &table, PyBUF_SIMPLE) < 0) goto done;
     if (have_offsets && PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_SIMPLE) < 0) goto done;
@@ -84,7 +92,7 @@ static PyObject *binary(PyObject *self, PyObject *args)
         last_a += (p.shape[i] - 1) * p.sa[i];
         last_b += (p.shape[i] - 1) * p.sb[i];
     }
-    if (r0 < 0 || r1 > size || r0 > r1) {
+    if (c->r0 < 0 || c->r1 > size || c->r0 > c->r1) {
         bad("binary", "values out of range");
         goto done;
     }
@@ -98,10 +106,8 @@ static PyObject *binary(PyObject *self, PyObject *args)
         bad("binary", "the table must hold whole 65536-entry paths");
         goto done;
     }
-    Py_BEGIN_ALLOW_THREADS
-    el_binary(&p, r0, r1);
-    Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
+    c->p = p;
+    ok = 1;
 done:
     if (have_table && table.obj) PyBuffer_Release(&table);
     if (have_offsets && offsets.obj) PyBuffer_Release(&offsets);
@@ -110,35 +116,118 @@ done:
     PyBuffer_Release(&params);
     PyBuffer_Release(&out);
     PyBuffer_Release(&dims);
-    return result;
+    return ok ? 0 : -1;
 }
 
-/* lut(x, table, out, begin, end): 1-byte entries (256 bytes) or 4-byte ones (1024) */
-static PyObject *lut(PyObject *self, PyObject *args)
+static int binary_run(void *args)
+{
+    const struct binary_call *c = args;
+    el_binary(&c->p, c->r0, c->r1);
+    return 0;
+}
+
+static PyObject *binary(PyObject *self, PyObject *args)
+{
+    struct binary_call c;
+    (void)self;
+    return binary_parse(args, &c) < 0 ? NULL : el_step_run(binary_run, &c);
+}
+
+static PyObject *binary_step(PyObject *self, PyObject *args)
+{
+    struct binary_call c;
+    (void)self; /* args holds every array the record points into */
+    return binary_parse(args, &c) < 0 ? NULL : el_step_new(binary_run, &c, sizeof c, args);
+}
+
+/* lut(x, table, out, begin, end): 1-byte entries (256 bytes) or 4-byte ones (1024).
+ * lut_step(x, out, slices): a step running the (table, begin, end) slices in order. */
+#define LUT_PIECES 4
+struct lut_piece {
+    const uint8_t *x;
+    const void *table;
+    void *out;
+    long long begin, end;
+    int wide;
+};
+
+struct lut_call {
+    int count;
+    struct lut_piece piece[LUT_PIECES];
+};
+
+static int lut_parse(PyObject *x_obj, PyObject *table_obj, PyObject *out_obj, long long begin,
+                     long long end, struct lut_piece *p)
 {
     Py_buffer x, table, out;
-    long long begin, end;
-    PyObject *result = NULL;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*w*LL", &x, &table, &out, &begin, &end)) return NULL;
-    int wide = table.len == 1024;
-    if ((table.len != 256 && !wide) || begin < 0 || begin > end) {
-        bad("lut", "the table holds 256 one- or four-byte entries; begin <= end");
-        goto done;
+    int ok = 0;
+    if (PyObject_GetBuffer(x_obj, &x, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    if (PyObject_GetBuffer(table_obj, &table, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&x);
+        return -1;
     }
-    if (!need(&x, end, "lut", "the input")
-        || !need(&out, end * (wide ? 4 : 1), "lut", "the output"))
-        goto done;
-    Py_BEGIN_ALLOW_THREADS
-    if (wide) el_lut32(x.buf, table.buf, out.buf, begin, end);
-    else el_lut8(x.buf, table.buf, out.buf, begin, end);
-    Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&x);
+        PyBuffer_Release(&table);
+        return -1;
+    }
+    int wide = table.len == 1024;
+    if ((table.len != 256 && !wide) || begin < 0 || begin > end)
+        bad("lut", "the table holds 256 one- or four-byte entries; begin <= end");
+    else if (need(&x, end, "lut", "the input")
+             && need(&out, end * (wide ? 4 : 1), "lut", "the output")) {
+        *p = (struct lut_piece){x.buf, table.buf, out.buf, begin, end, wide};
+        ok = 1;
+    }
     PyBuffer_Release(&x);
     PyBuffer_Release(&table);
     PyBuffer_Release(&out);
-    return result;
+    return ok ? 0 : -1;
+}
+
+static int lut_run(void *args)
+{
+    const struct lut_call *c = args;
+    for (int i = 0; i < c->count; i++) {
+        const struct lut_piece *p = &c->piece[i];
+        if (p->wide) el_lut32(p->x, p->table, p->out, p->begin, p->end);
+        else el_lut8(p->x, p->table, p->out, p->begin, p->end);
+    }
+    return 0;
+}
+
+static PyObject *lut(PyObject *self, PyObject *args)
+{
+    PyObject *x, *table, *out;
+    struct lut_call c = {.count = 1};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOLL", &x, &table, &out, &c.piece[0].begin,
+                          &c.piece[0].end)
+        || lut_parse(x, table, out, c.piece[0].begin, c.piece[0].end, &c.piece[0]) < 0)
+        return NULL;
+    return el_step_run(lut_run, &c);
+}
+
+static PyObject *lut_step(PyObject *self, PyObject *args)
+{
+    PyObject *x, *out, *slices;
+    struct lut_call c = {0};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOO!", &x, &out, &PyTuple_Type, &slices)) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(slices);
+    if (count < 1 || count > LUT_PIECES) {
+        bad("lut_step", "1 to 4 slices");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *table;
+        long long begin, end;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(slices, i), "OLL", &table, &begin, &end)
+            || lut_parse(x, table, out, begin, end, &c.piece[i]) < 0)
+            return NULL;
+    }
+    c.count = (int)count;
+    return el_step_new(lut_run, &c, sizeof c, args); /* args holds every array */
 }
 
 /* sum8(x, is_uint8, outer, count, inner, out): out (int64, outer * inner) = sums of the
@@ -208,38 +297,60 @@ done:
     return result;
 }
 
-/* quantize(x, out, (mode, out_type), scale, scale64, split, (zp, lo, hi), begin, end) */
-static PyObject *quantize(PyObject *self, PyObject *args)
+/* quantize(x, out, (mode, out_type), scale, scale64, split, (zp, lo, hi), begin, end);
+ * quantize_step takes the same arguments. */
+struct quantize_call {
+    struct el_quantize p;
+    long long begin, end;
+};
+
+static int quantize_parse(PyObject *args, struct quantize_call *c)
 {
     Py_buffer x, out;
     struct el_quantize p;
     double scale;
-    long long split, begin, end;
-    PyObject *result = NULL;
-    (void)self;
+    long long split;
+    int ok = 0;
     if (!PyArg_ParseTuple(args, "y*w*(ii)ddL(iii)LL", &x, &out, &p.mode, &p.out_type, &scale,
-                          &p.scale64, &split, &p.zp, &p.lo, &p.hi, &begin, &end))
-        return NULL;
+                          &p.scale64, &split, &p.zp, &p.lo, &p.hi, &c->begin, &c->end))
+        return -1;
     if (p.mode < EL_Q_XNN || p.mode > EL_Q_OPTIMIZED || p.out_type < EL_Q_INT8
-        || p.out_type > EL_Q_INT16 || begin < 0 || begin > end || split < 0) {
+        || p.out_type > EL_Q_INT16 || c->begin < 0 || c->begin > c->end || split < 0)
         bad("quantize", "bad mode, type or range");
-        goto done;
+    else if (need(&x, 4 * c->end, "quantize", "the input")
+             && need(&out, c->end * (p.out_type == EL_Q_INT16 ? 2 : 1), "quantize",
+                     "the output")) {
+        p.x = x.buf;
+        p.out = out.buf;
+        p.scale = (float)scale;
+        p.split = split;
+        c->p = p;
+        ok = 1;
     }
-    if (!need(&x, 4 * end, "quantize", "the input")
-        || !need(&out, end * (p.out_type == EL_Q_INT16 ? 2 : 1), "quantize", "the output"))
-        goto done;
-    p.x = x.buf;
-    p.out = out.buf;
-    p.scale = (float)scale;
-    p.split = split;
-    Py_BEGIN_ALLOW_THREADS
-    el_quantize(&p, begin, end);
-    Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
     PyBuffer_Release(&x);
     PyBuffer_Release(&out);
-    return result;
+    return ok ? 0 : -1;
+}
+
+static int quantize_run(void *args)
+{
+    const struct quantize_call *c = args;
+    el_quantize(&c->p, c->begin, c->end);
+    return 0;
+}
+
+static PyObject *quantize(PyObject *self, PyObject *args)
+{
+    struct quantize_call c;
+    (void)self;
+    return quantize_parse(args, &c) < 0 ? NULL : el_step_run(quantize_run, &c);
+}
+
+static PyObject *quantize_step(PyObject *self, PyObject *args)
+{
+    struct quantize_call c;
+    (void)self; /* args holds every array the record points into */
+    return quantize_parse(args, &c) < 0 ? NULL : el_step_new(quantize_run, &c, sizeof c, args);
 }
 
 /* softmax(x, out, is_uint8, depth, table, out_scale, qmin, row_begin, row_end) */
@@ -313,6 +424,12 @@ PyMethodDef el_ops_methods[] = {
     {"sum8", sum8, METH_VARARGS,
      "sum8(x, is_uint8, outer, count, inner, out): int64 sums of an int8 / uint8 "
      "(outer, count, inner) array over count"},
+    {"quantize_step", quantize_step, METH_VARARGS,
+     "quantize_step(... as quantize): a NativeStep running that range"},
+    {"binary_step", binary_step, METH_VARARGS,
+     "binary_step(... as binary): a NativeStep running that value range"},
+    {"lut_step", lut_step, METH_VARARGS,
+     "lut_step(x, out, slices): a NativeStep looking up each (table, begin, end) slice"},
     {"binary", binary, METH_VARARGS,
      "binary(a, b, table, offsets, params, scale, out, dims, begin, end): int8 / uint8 "
      "ADD / SUB / MUL by table or XNNPACK formula over broadcast output values [begin, end)"},

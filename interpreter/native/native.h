@@ -215,6 +215,8 @@ int el_dw_step(void *args);
 typedef int (*el_step_fn)(void *args);
 #ifdef Py_PYTHON_H
 PyObject *el_step_new(el_step_fn fn, const void *args, size_t size, PyObject *keep);
+/* fn(args) now, the GIL released: None, or NULL with RuntimeError (a kernel's direct call) */
+PyObject *el_step_run(el_step_fn fn, void *args);
 int el_runloop_add(PyObject *module);
 #endif
 #endif

@@ -44,15 +44,20 @@ static PyObject *step_failed(Py_ssize_t code)
     return NULL;
 }
 
-static PyObject *step_call(NativeStep *s, PyObject *args, PyObject *kw)
+PyObject *el_step_run(el_step_fn fn, void *args)
 {
     int rc;
-    (void)args; (void)kw;
     Py_BEGIN_ALLOW_THREADS
-    rc = s->fn(s->args);
+    rc = fn(args);
     Py_END_ALLOW_THREADS
     if (rc) return step_failed(rc);
     Py_RETURN_NONE;
+}
+
+static PyObject *step_call(NativeStep *s, PyObject *args, PyObject *kw)
+{
+    (void)args; (void)kw;
+    return el_step_run(s->fn, s->args);
 }
 
 static PyTypeObject NativeStepType = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .runtimes import (KERNEL_SETS, edgelite_interpreter, litert_interpreter,
+from .runtimes import (KERNEL_SETS, edgelite_interpreter, invoke, litert_interpreter,
                        run_edgelite, run_edgelite_samples, run_litert, run_micro_samples,
                        run_sequence)
 
@@ -107,3 +107,30 @@ def assert_micro_exact_samples(model: bytes, samples) -> list[list[np.ndarray]]:
     for n, (mine, theirs) in enumerate(zip(ours, expected)):
         assert_equal_outputs(mine, theirs, f"kernels=micro sample {n}", "TFLM")
     return ours
+
+
+def assert_native_steps(model: bytes, feeds, steps: int, kernels=KERNEL_SETS) -> None:
+    """With the native backend, at 1 and 2 threads, ``steps`` of ``model``'s ops run as
+    native steps of the C run loop (docs/native-run-loop.md) and every output equals the
+    numpy backend's and LiteRT's, for each kernel set. Skips where the extension is not
+    built (fails under CI)."""
+    import os
+
+    from edgelite.interpreter import native
+
+    if not native.built():
+        if os.environ.get("CI"):
+            pytest.fail("the native extension is not built (python setup.py build_ext --inplace)")
+        pytest.skip("native kernels not built")
+    for k in kernels:
+        expected = run_litert(model, feeds, k)
+        for threads in (1, 2):
+            ours = edgelite_interpreter(model, k, native=True, num_threads=threads)
+            ran = [s for s in ours._steps if s[0] is native.module.run_native_step
+                   and isinstance(s[1], native.module.NativeStep)]
+            assert len(ran) == steps, f"kernels={k}, {threads} threads: {len(ran)} native steps"
+            for name, got in (("native", invoke(ours, feeds)),
+                              ("numpy", run_edgelite(model, feeds, k, native=False,
+                                                     num_threads=threads))):
+                assert_equal_outputs(got, expected, f"kernels={k}, {name}, {threads} threads",
+                                     equal_nan=False)

@@ -80,12 +80,26 @@ class NativeGemm:
         if target is not out:
             np.copyto(out, target)
 
-    def _part(self, x, out, rows, panels, buffer) -> None:
+    def _args(self, x, out, rows, panels, buffer) -> tuple:
         s = self.stage
-        native_backend.module.gemm(
-            x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
-            self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
-            s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
+        return (x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
+                self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
+                s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
+
+    def _part(self, x, out, rows, panels, buffer) -> None:
+        native_backend.module.gemm(*self._args(x, out, rows, panels, buffer))
+
+    def native_step(self, inputs, outputs):
+        """The run loop's step where the op runs as one slice (one thread, or too small
+        to split): the C GEMM bound to the arena's input and output; else None (the
+        eval hands the slices to the pool)."""
+        x, out = inputs[0], outputs[0]
+        if len(self.slices) != 1 or not isinstance(x, np.ndarray) \
+                or not x.flags.c_contiguous or not out.flags.c_contiguous:
+            return None
+        step = native_backend.module.gemm_step(
+            *self._args(x, out, *self.slices[0], self.buffers[0]))
+        return (native_backend.module.run_native_step, step, None, None)
 
 
 def eval_native(rec: NativeGemm, inputs, outputs) -> None:

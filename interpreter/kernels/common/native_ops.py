@@ -43,6 +43,27 @@ def _ranges(ctx: OpContext, size: int) -> tuple[tuple[int, int], ...]:
     return tuple(row_ranges(size, parts))
 
 
+def _plain(*arrays) -> bool:
+    """The operands a native step can bind: C-contiguous numpy arrays (arena views)."""
+    return all(isinstance(a, np.ndarray) and a.flags.c_contiguous for a in arrays)
+
+
+def _step(bind: str, *args):
+    """The run loop's step tuple of the module's ``bind`` step on ``args``
+    (docs/native-run-loop.md)."""
+    module = native_backend.module
+    return (module.run_native_step, getattr(module, bind)(*args), None, None)
+
+
+def one_slice_step(ranges, arrays, bind: str, *args):
+    """The step of ``bind`` on ``args`` where the op runs as one slice (``ranges``: its
+    slices) and ``arrays`` (its input and output) are plain arena buffers, else None: the
+    op keeps its eval, which hands the slices to the pool."""
+    if len(ranges) != 1 or not _plain(*arrays):
+        return None
+    return _step(bind, *args)
+
+
 def _run(ranges, fn, *args) -> None:
     if len(ranges) == 1:
         fn(*args, *ranges[0])
@@ -61,6 +82,15 @@ class NativeLut:
 
     slices: tuple  # (table, begin, end) per slice, run on the op's threads
     threads: int
+
+    def native_step(self, inputs, outputs):
+        """The slices in order as one native step where they are not split over threads
+        (the pieces of a table and its tail stay), else None (the eval)."""
+        x, out = inputs[0], outputs[0]
+        split = self.threads > 1 and self.slices[-1][2] >= SPLIT_VALUES
+        if split or len(self.slices) > 4 or not _plain(x, out):
+            return None
+        return _step("lut_step", x, out, self.slices)
 
 
 def eval_lut(rec: NativeLut, inputs, outputs) -> None:
@@ -153,6 +183,14 @@ class NativeBinary:
     dims: np.ndarray  # int64 [collapsed shape, strides of x1, strides of x2]
     ranges: tuple  # [begin, end) value ranges, one per slice
 
+    def native_step(self, inputs, outputs):
+        """One native step where the op runs as one slice, else None (the eval)."""
+        a, b, out = inputs[0], inputs[1], outputs[0]
+        if len(self.ranges) != 1 or not _plain(a, b, out):
+            return None
+        return _step("binary_step", a, b, self.table, self.offsets, self.params, self.scale,
+                     out, self.dims, *self.ranges[0])
+
 
 def eval_binary(rec: NativeBinary, inputs, outputs) -> None:
     _run(rec.ranges, native_backend.module.binary, inputs[0], inputs[1], rec.table,
@@ -213,6 +251,17 @@ class NativeSums:
     dims: tuple  # (outer, count, inner)
     total: np.ndarray  # int64 sums, shaped like np.add.reduce(..., keepdims=...)'s
 
+    def native_step(self, inputs, outputs):
+        """The sums and the finish as one native step (native/steps.c mean_step) where
+        the record's finish has that C form -- ``float_stage()``: XNNPACK's float32
+        (scale, bias) -- and the operands are plain arena buffers, else None."""
+        stage = getattr(self.record, "float_stage", None)
+        x, out = inputs[0], outputs[0]
+        if stage is None or not _plain(x, out):
+            return None
+        return _step("mean_step", x, self.is_uint8, *self.dims, self.total, *stage(),
+                     self.record.lo, self.record.hi, out, np.zeros(self.dims[2], np.int32))
+
 
 def eval_sums(rec: NativeSums, inputs, outputs) -> None:
     native_backend.module.sum8(inputs[0], rec.is_uint8, *rec.dims, rec.total)
@@ -252,6 +301,14 @@ class NativeQuantize:
     split: int  # OPTIMIZED: values before it take the vector loop's formula
     bounds: tuple  # (zp, lo, hi)
     ranges: tuple  # [begin, end) value ranges, one per slice
+
+    def native_step(self, inputs, outputs):
+        """One native step where the op runs as one slice, else None (the eval)."""
+        x, out = inputs[0], outputs[0]
+        if len(self.ranges) != 1 or not _plain(x, out):
+            return None
+        return _step("quantize_step", x, out, self.kinds, self.scale, self.scale64,
+                     self.split, self.bounds, *self.ranges[0])
 
 
 def eval_quantize(rec: NativeQuantize, inputs, outputs) -> None:

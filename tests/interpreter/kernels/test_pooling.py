@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
-                          random_qparams, run_edgelite)
+from tests.support import (assert_bit_exact, assert_close, assert_matches_litert,
+                           assert_native_steps, full_range, rand, random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 
@@ -79,6 +79,33 @@ def quant_pool_model(rng, op, dtype, x_shape, k, stride, padding, act="NONE", q=
 def test_quantized_pool(rng, op, dtype, k, stride, padding):
     model, feeds = quant_pool_model(rng, op, dtype, (2, 9, 10, 8), k, stride, padding)
     assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("k,stride,padding,act", [((3, 3), (2, 2), "SAME", "NONE"),
+                                                  ((2, 3), (1, 2), "VALID", "RELU6")])
+def test_quantized_average_pool_is_a_native_step(rng, dtype, k, stride, padding, act):
+    # one AVERAGE_POOL_2D, run by the C loop (native/steps.c) at 1 and 2 threads (too
+    # small to split): the same bytes as the numpy backend and LiteRT
+    model, feeds = quant_pool_model(rng, "AVERAGE_POOL_2D", dtype, (2, 9, 10, 8), k, stride,
+                                    padding, act)
+    assert_native_steps(model, feeds, steps=1)
+
+
+def test_average_pool_step_refuses_short_buffers():
+    from edgelite.interpreter import native
+    if not native.built():
+        pytest.skip("native kernels not built")
+    bind = native.module.avg_pool_step
+    x, out = np.zeros((1, 4, 4, 8), np.int8), np.zeros((1, 2, 2, 8), np.int8)
+    args = (x, out, (0, 0), (1, 4, 4, 8), (2, 2, 2, 2, 0, 0, 2, 2), -128, 127, 0, 2)
+    assert bind(*args, np.zeros(8, np.int32)) is not None
+    with pytest.raises(ValueError, match="avg_pool_step: the scratch holds 28 bytes, needs 32"):
+        bind(*args, np.zeros(7, np.int32))
+    with pytest.raises(ValueError, match="avg_pool_step: the output holds 24 bytes, needs 32"):
+        bind(x, np.zeros(24, np.int8), *args[2:], np.zeros(8, np.int32))
+    with pytest.raises(ValueError, match="avg_pool_step: bad geometry"):
+        bind(*args[:7], 0, 3, np.zeros(8, np.int32))
 
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])

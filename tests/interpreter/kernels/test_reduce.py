@@ -9,8 +9,8 @@ import pytest
 from edgelite.interpreter import ShapeError, UnsupportedOpError
 
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_matches_litert, full_range, rand,
-                          random_qparams, run_edgelite)
+from tests.support import (assert_bit_exact, assert_matches_litert, assert_native_steps,
+                           full_range, rand, random_qparams, run_edgelite)
 from ..tflite_builder import ModelBuilder
 
 I32, I64, F32 = np.int32, np.int64, np.float32
@@ -172,6 +172,41 @@ def test_sum_mean_8bit(op, dtype, seed):
     shape, axes, keep, qin, qout = random_case(rng, dtype)
     x = full_range(rng, shape, dtype)
     assert_bit_exact(reduce_q(op, shape, axes, keep, dtype, qin, qout), [x])
+
+
+@pytest.mark.parametrize("op", ["SUM", "MEAN"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape,axes,keep", [((2, 7, 7, 16), [1, 2], True),
+                                             ((3, 5, 6), [2], False), ((4, 10), [0], True),
+                                             ((6, 5), [0, 1], False)])
+def test_sum_mean_8bit_default_set_is_a_native_step(op, dtype, shape, axes, keep):
+    # the default set's MEAN / SUM (sums in C, XNNPACK's float32 stage) as one native
+    # step of the C loop (native/steps.c mean_step), ratios with .5 ties included: the
+    # same bytes as the numpy backend and LiteRT at 1 and 2 threads
+    rng = np.random.default_rng(len(shape) + len(axes))
+    for ratio in (0.5, 1.5, float(rng.uniform(0.05, 2))):
+        info = np.iinfo(dtype)
+        qin = (float(np.float32(0.1 * ratio)), int(rng.integers(info.min // 2, info.max // 2)))
+        qout = (0.1, int(rng.integers(info.min // 2, info.max // 2)))
+        model = reduce_q(op, shape, axes, keep, dtype, qin, qout)
+        assert_native_steps(model, [full_range(rng, shape, dtype)], steps=1,
+                            kernels=("default",))
+
+
+def test_mean_step_refuses_short_buffers():
+    from edgelite.interpreter import native
+    if not native.built():
+        pytest.skip("native kernels not built")
+    bind = native.module.mean_step
+    x, total, out, acc = (np.zeros(24, np.int8), np.zeros(4, np.int64), np.zeros(4, np.int8),
+                          np.zeros(2, np.int32))
+    assert bind(x, 0, 2, 6, 2, total, 0.5, 1.0, -128, 127, out, acc) is not None
+    with pytest.raises(ValueError, match="mean_step: the sums holds 24 bytes, needs 32"):
+        bind(x, 0, 2, 6, 2, total[:3].copy(), 0.5, 1.0, -128, 127, out, acc)
+    with pytest.raises(ValueError, match="mean_step: the input holds 24 bytes, needs 28"):
+        bind(x, 0, 2, 7, 2, total, 0.5, 1.0, -128, 127, out, acc)
+    with pytest.raises(ValueError, match="mean_step: bad sizes or bounds"):
+        bind(x, 1, 2, 6, 2, total, 0.5, 1.0, -128, 127, out, acc)  # uint8 below 0
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,7 +10,8 @@ from edgelite.interpreter import Interpreter, ModelFormatError
 
 from ..op_models import check_op, check_op_default
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import assert_bit_exact, assert_matches_litert, full_range, rand, random_qparams
+from tests.support import (assert_bit_exact, assert_matches_litert, assert_native_steps, full_range,
+                           rand, random_qparams)
 from ..loader.test_model import _one_line
 from ..tflite_builder import ModelBuilder, single_op_model
 
@@ -73,6 +74,33 @@ def softmax_model(dtype, shape, q_in, beta):
 def test_quantized_softmax(rng, dtype, shape, beta):
     q_in = random_qparams(rng, dtype, 0.02, 0.2)
     assert_bit_exact(softmax_model(dtype, shape, q_in, beta), [full_range(rng, shape, dtype)])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape", [(4, 3, 100), (1, 1001)])
+def test_quantized_softmax_is_a_native_step(rng, dtype, shape):
+    # one SOFTMAX of the default set's float table (the reference set's gemmlowp kernel
+    # has no C kernel), run by the C loop (native/steps.c) at 1 and 2 threads (too small
+    # to split): the same bytes as the numpy backend and LiteRT
+    q_in = random_qparams(rng, dtype, 0.02, 0.2)
+    assert_native_steps(softmax_model(dtype, shape, q_in, 1.0),
+                        [full_range(rng, shape, dtype)], steps=1, kernels=("default",))
+
+
+def test_softmax_step_refuses_short_buffers():
+    from edgelite.interpreter import native
+    if not native.built():
+        pytest.skip("native kernels not built")
+    bind = native.module.softmax_step
+    x, out, table = np.zeros((3, 10), np.int8), np.zeros((3, 10), np.int8), np.ones(256, np.float32)
+    args = (x, out, 0, 10, table, 1 / 256, -128, 0, 3)
+    assert bind(*args, np.zeros(10, np.float32)) is not None
+    with pytest.raises(ValueError, match="softmax_step: the scratch holds 36 bytes, needs 40"):
+        bind(*args, np.zeros(9, np.float32))
+    with pytest.raises(ValueError, match="softmax_step: the table holds 1020 bytes, needs 1024"):
+        bind(x, out, 0, 10, table[1:].copy(), *args[5:], np.zeros(10, np.float32))
+    with pytest.raises(ValueError, match="softmax_step: the input holds 30 bytes, needs 40"):
+        bind(*args[:7], 0, 4, np.zeros(10, np.float32))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])

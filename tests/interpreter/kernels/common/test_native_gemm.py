@@ -26,8 +26,8 @@ from tests.conftest import ROOT
 from ...test_native import _both_backends, needs_native
 
 def _count_native_gemm(monkeypatch, isa: int) -> list:
-    """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on,
-    run with micro-kernel ``isa`` at best (0 generic C, 1 SSE2, 2 AVX2)."""
+    """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on --
+    through its eval, or bound as a native step at allocate -- run with micro-kernel ``isa`` at best (0 generic C, 1 SSE2, 2 AVX2)."""
     from edgelite.interpreter.kernels.common import native_gemm
 
     calls = []
@@ -37,7 +37,15 @@ def _count_native_gemm(monkeypatch, isa: int) -> list:
         calls.append(rec.conv is not None)
         original(rec, inputs, outputs)
 
+    def bound(rec, inputs, outputs):  # a native step runs the kernel without eval_native
+        step = bind(rec, inputs, outputs)
+        if step is not None:
+            calls.append(rec.conv is not None)
+        return step
+
+    bind = native_gemm.NativeGemm.native_step
     monkeypatch.setattr(native_gemm, "eval_native", counted)
+    monkeypatch.setattr(native_gemm.NativeGemm, "native_step", bound)
     monkeypatch.setattr(native_gemm, "ISA", isa)
     return calls
 
