@@ -238,62 +238,56 @@ __attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256
     return _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(v, sign), t), sign);
 }
 
-/* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers,
- * sh their shifts (DOUBLE: left shift max(sh, 0) wrapping, right shift -min(sh, 0) by
- * RoundingDivideByPOT; SINGLE: t = 31 - sh). */
-__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i sh,
-                                                           int single)
+/* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers;
+ * SINGLE: a holds t = 31 - shift; DOUBLE: a the left shifts max(shift, 0) (wrapping), r
+ * the right shifts -min(shift, 0) and mask 2^r - 1 of RoundingDivideByPOT (el_fixed_planes). */
+__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i a,
+                                                           __m256i r, __m256i mask, int single)
 {
     const __m256i zero = _mm256_setzero_si256();
     if (single) {
-        const __m256i t = _mm256_sub_epi32(_mm256_set1_epi32(31), sh);
         const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL);
-        const __m256i even = single64(_mm256_mul_epi32(x, m), _mm256_and_si256(t, low));
+        const __m256i even = single64(_mm256_mul_epi32(x, m), _mm256_and_si256(a, low));
         const __m256i odd = single64(
             _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
-            _mm256_srli_epi64(t, 32));
+            _mm256_srli_epi64(a, 32));
         return join_halves(even, odd);
     }
-    const __m256i left = _mm256_max_epi32(sh, zero), right = _mm256_sub_epi32(left, sh);
-    x = _mm256_sllv_epi32(x, left);
+    x = _mm256_sllv_epi32(x, a);
     const __m256i q = join_halves(
         srdhm64(_mm256_mul_epi32(x, m)),
         srdhm64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32))));
-    /* RoundingDivideByPOT: (q >> right) + (remainder > (mask >> 1) + (q < 0)) */
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    /* RoundingDivideByPOT: (q >> r) + (remainder > (mask >> 1) + (q < 0)) */
     const __m256i rem = _mm256_and_si256(q, mask);
     const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1),
                                                _mm256_cmpgt_epi32(zero, q));
-    return _mm256_sub_epi32(_mm256_srav_epi32(q, right), _mm256_cmpgt_epi32(rem, threshold));
+    return _mm256_sub_epi32(_mm256_srav_epi32(q, r), _mm256_cmpgt_epi32(rem, threshold));
 }
 
 /* TFLite's fixed-point requantization of a tile (the reference and micro kernel sets):
- * MBQM, clamped to [lo - zp, hi - zp] (no int32 overflow from adding zp first), + zp. */
+ * MBQM, clamped to [lo - zp, hi - zp] (no int32 overflow from adding zp first), + zp. The
+ * parameters are loaded from the stage's planes, prepared once (el_fixed_planes). */
 __attribute__((target("avx2"))) static void fixed_tile_avx2(
     const struct el_stage *s, const int32_t *tile, int64_t mr, int64_t n0, int64_t count,
     int8_t *out, int64_t row_stride)
 {
-    int32_t mult[NR] = {0}, shift[NR] = {0};
-    for (int64_t i = 0; i < count; i++) {
-        mult[i] = (int32_t)s->mult_i64[n0 + i];
-        shift[i] = (int32_t)s->shift[n0 + i];
-    }
+    const int32_t *pl = s->planes + n0 * EL_FIXED_PLANES; /* n0: a multiple of NR */
+    __m256i v[EL_FIXED_PLANES][2];
+    for (int k = 0; k < EL_FIXED_PLANES; k++)
+        for (int h = 0; h < 2; h++)
+            v[k][h] = _mm256_loadu_si256((const __m256i *)(pl + k * NR + 8 * h));
     const int single = s->kind == EL_SINGLE;
-    const __m256i m0 = _mm256_loadu_si256((const __m256i *)mult);
-    const __m256i m1 = _mm256_loadu_si256((const __m256i *)(mult + 8));
-    const __m256i s0 = _mm256_loadu_si256((const __m256i *)shift);
-    const __m256i s1 = _mm256_loadu_si256((const __m256i *)(shift + 8));
     const __m256i lo = _mm256_set1_epi32((int32_t)(s->lo - s->zp_out));
     const __m256i hi = _mm256_set1_epi32((int32_t)(s->hi - s->zp_out));
     const __m256i zp = _mm256_set1_epi32((int32_t)s->zp_out);
     for (int64_t m = 0; m < mr; m++) {
-        __m256i v0 = _mm256_loadu_si256((const __m256i *)(tile + m * NR));
-        __m256i v1 = _mm256_loadu_si256((const __m256i *)(tile + m * NR + 8));
-        v0 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v0, m0, s0, single), lo), hi);
-        v1 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v1, m1, s1, single), lo), hi);
-        store16(_mm256_add_epi32(v0, zp), _mm256_add_epi32(v1, zp), s->out_uint8,
-                out + m * row_stride + n0, count);
+        __m256i q[2];
+        for (int h = 0; h < 2; h++) {
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(tile + m * NR + 8 * h));
+            q[h] = mbqm8(x, v[0][h], v[1][h], v[2][h], v[3][h], single);
+            q[h] = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q[h], lo), hi), zp);
+        }
+        store16(q[0], q[1], s->out_uint8, out + m * row_stride + n0, count);
     }
 }
 
@@ -337,20 +331,29 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 typedef void (*stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
                          int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
 
-/* Whether fixed_tile_avx2 / el_gemm_stage_neon cover the stage's fixed-point parameters: multipliers in
- * [0, 2^31) (QuantizeMultiplier's) and shifts whose 32- / 64-bit vector shifts stay
- * in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in 1..62). */
-#if EL_X86_AVX2 || EL_GEMM_NEON
-static int fixed_in_range(const struct el_stage *s)
+/* native.h: the fixed-point stages' planes, prepared once per op. fixed_tile_avx2 and
+ * el_gemm_stage_neon take multipliers in [0, 2^31) (QuantizeMultiplier's) and shifts whose
+ * 32- / 64-bit vector shifts stay in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in
+ * 1..62); padding channels get multiplier 0 and shift 0 (DOUBLE) / t = 31 (SINGLE). */
+int el_fixed_planes(int kind, const int64_t *mult, const int64_t *shift, int64_t width,
+                    int32_t *planes)
 {
-    if (s->kind != EL_DOUBLE && s->kind != EL_SINGLE) return 0;
-    for (int64_t c = 0; c < s->width; c++) {
-        const int64_t m = s->mult_i64[c], sh = s->shift[c];
-        if (m < 0 || m > INT32_MAX || sh < -31 || sh > 30) return 0;
+    if (kind != EL_DOUBLE && kind != EL_SINGLE) return 0;
+    for (int64_t c = 0; c < width; c++)
+        if (mult[c] < 0 || mult[c] > INT32_MAX || shift[c] < -31 || shift[c] > 30) return 0;
+    const int64_t padded = (width + NR - 1) / NR * NR;
+    for (int64_t c = 0; c < padded; c++) {
+        const int32_t m = c < width ? (int32_t)mult[c] : 0;
+        const int32_t sh = c < width ? (int32_t)shift[c] : 0;
+        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh;
+        int32_t *at = planes + (c / NR) * EL_FIXED_PLANES * NR + c % NR;
+        at[0] = m;
+        at[NR] = kind == EL_SINGLE ? 31 - sh : left;
+        at[2 * NR] = kind == EL_SINGLE ? 0 : right;
+        at[3 * NR] = kind == EL_SINGLE ? 0 : (int32_t)((1u << right) - 1u);
     }
     return 1;
 }
-#endif
 
 /* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks
  * of g->block rows of A are widened into a (a buffer of block * k_pad int16, one per
@@ -370,13 +373,13 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
     if (g->isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         tile_kernel = tile_avx2;
         if (g->stage->kind == EL_FP32) fused = fp32_tile_avx2;
-        else if (fixed_in_range(g->stage)) fused = fixed_tile_avx2;
+        else if (g->stage->planes) fused = fixed_tile_avx2;
     }
 #endif
 #if EL_GEMM_NEON
     if (g->isa >= EL_ISA_NEON && el_gemm_neon_available()) {
         tile_kernel = el_gemm_tile_neon;
-        if (g->stage->kind == EL_FP32 || fixed_in_range(g->stage)) fused = el_gemm_stage_neon;
+        if (g->stage->kind == EL_FP32 || g->stage->planes) fused = el_gemm_stage_neon;
     }
 #endif
     const int64_t kp = g->k_pad, o = g->o;
@@ -416,7 +419,7 @@ el_tile_stage_fn el_tile_stage(const struct el_stage *s, int isa)
 #if EL_X86_AVX2
     if (isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         if (s->kind == EL_FP32) return fp32_tile_avx2;
-        if (fixed_in_range(s)) return fixed_tile_avx2;
+        if (s->planes) return fixed_tile_avx2;
     }
 #else
     (void)isa;
