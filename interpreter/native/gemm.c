@@ -213,18 +213,13 @@ __attribute__((target("avx2"))) static inline __m256i join_halves(__m256i even, 
 
 /* gemmlowp SaturatingRoundingDoublingHighMul on 4 int64 products ab = a * b (|ab| < 2^62;
  * b is never INT32_MIN: QuantizeMultiplier's m < 2^31): (ab + nudge) / 2^31 truncating,
- * nudge = ab >= 0 ? 2^30 : 1 - 2^30. The quotient fits int32, so the low 32 bits of a
- * logical shift by 31 are it; truncation towards zero adds 2^31 - 1 to a negative sum. */
+ * nudge = ab >= 0 ? 2^30 : 1 - 2^30. For ab < 0 the sum v = ab + 1 - 2^30 is negative and
+ * truncation is ceil(v / 2^31) = floor((v + 2^31 - 1) / 2^31) = floor((ab + 2^30) / 2^31),
+ * the ab >= 0 formula: one add and a shift (XNNPACK's gemmlowp requantization uses the same
+ * identity). The quotient fits int32, so the low 32 bits of a logical shift by 31 are it. */
 __attribute__((target("avx2"))) static inline __m256i srdhm64(__m256i ab)
 {
-    const __m256i zero = _mm256_setzero_si256();
-    const __m256i nudge = _mm256_blendv_epi8(_mm256_set1_epi64x(1LL << 30),
-                                             _mm256_set1_epi64x(1 - (1LL << 30)),
-                                             _mm256_cmpgt_epi64(zero, ab));
-    const __m256i t = _mm256_add_epi64(ab, nudge);
-    const __m256i up = _mm256_and_si256(_mm256_cmpgt_epi64(zero, t),
-                                        _mm256_set1_epi64x((1LL << 31) - 1));
-    return _mm256_srli_epi64(_mm256_add_epi64(t, up), 31);
+    return _mm256_srli_epi64(_mm256_add_epi64(ab, _mm256_set1_epi64x(1LL << 30)), 31);
 }
 
 /* (x * m + 2^(t-1)) >> t of 4 int64 products p = x * m (arithmetic shift, as a logical
