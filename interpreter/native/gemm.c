@@ -222,31 +222,35 @@ __attribute__((target("avx2"))) static inline __m256i srdhm64(__m256i ab)
     return _mm256_srli_epi64(_mm256_add_epi64(ab, _mm256_set1_epi64x(1LL << 30)), 31);
 }
 
-/* (x * m + 2^(t-1)) >> t of 4 int64 products p = x * m (arithmetic shift, as a logical
- * one of p ^ sign, ^ sign), t in [1, 62]: TFLITE_SINGLE_ROUNDING's MBQM. */
-__attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256i t)
+/* The low 32 bits of (p + 2^(t-1)) >> t (arithmetic), p = x * m in 4 int64 lanes, t in
+ * [1, 62]: TFLITE_SINGLE_ROUNDING's MBQM. AVX2 has no 64-bit arithmetic shift; with
+ * u = p + 2^(t-1) + 2^63 (the sign bit flipped: u >= 0 as unsigned), floor(v / 2^t) =
+ * (u >> t, logical) - 2^(63-t). round = 2^(t-1) + 2^63; the 2^(63-t) term is subtracted
+ * in 32 bits by the caller (el_fixed_planes' third plane holds its low 32 bits). */
+__attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256i round,
+                                                              __m256i t)
 {
-    const __m256i one = _mm256_set1_epi64x(1);
-    const __m256i v = _mm256_add_epi64(
-        p, _mm256_sllv_epi64(one, _mm256_sub_epi64(t, one)));
-    const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
-    return _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(v, sign), t), sign);
+    return _mm256_srlv_epi64(_mm256_add_epi64(p, round), t);
 }
 
 /* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers;
- * SINGLE: a holds t = 31 - shift; DOUBLE: a the left shifts max(shift, 0) (wrapping), r
+ * SINGLE: a holds t = 31 - shift, r the low 32 bits of 2^(63 - t); DOUBLE: a the left shifts max(shift, 0) (wrapping), r
  * the right shifts -min(shift, 0) and mask 2^r - 1 of RoundingDivideByPOT (el_fixed_planes). */
 __attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i a,
                                                            __m256i r, __m256i mask, int single)
 {
     const __m256i zero = _mm256_setzero_si256();
-    if (single) {
-        const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL);
-        const __m256i even = single64(_mm256_mul_epi32(x, m), _mm256_and_si256(a, low));
+    if (single) { /* a: t = 31 - shift; r: the low 32 bits of 2^(63 - t) */
+        const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL), one = _mm256_set1_epi64x(1);
+        const __m256i t_even = _mm256_and_si256(a, low), t_odd = _mm256_srli_epi64(a, 32);
+        const __m256i top = _mm256_set1_epi64x(INT64_MIN);
+        const __m256i even = single64(
+            _mm256_mul_epi32(x, m),
+            _mm256_or_si256(_mm256_sllv_epi64(one, _mm256_sub_epi64(t_even, one)), top), t_even);
         const __m256i odd = single64(
             _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
-            _mm256_srli_epi64(a, 32));
-        return join_halves(even, odd);
+            _mm256_or_si256(_mm256_sllv_epi64(one, _mm256_sub_epi64(t_odd, one)), top), t_odd);
+        return _mm256_sub_epi32(join_halves(even, odd), r);
     }
     x = _mm256_sllv_epi32(x, a);
     const __m256i q = join_halves(
@@ -340,11 +344,12 @@ int el_fixed_planes(int kind, const int64_t *mult, const int64_t *shift, int64_t
     for (int64_t c = 0; c < padded; c++) {
         const int32_t m = c < width ? (int32_t)mult[c] : 0;
         const int32_t sh = c < width ? (int32_t)shift[c] : 0;
-        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh;
+        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh, t = 31 - sh;
         int32_t *at = planes + (c / NR) * EL_FIXED_PLANES * NR + c % NR;
         at[0] = m;
-        at[NR] = kind == EL_SINGLE ? 31 - sh : left;
-        at[2 * NR] = kind == EL_SINGLE ? 0 : right;
+        at[NR] = kind == EL_SINGLE ? t : left;
+        /* SINGLE: the low 32 bits of 2^(63 - t) (single64), nonzero for t >= 32 */
+        at[2 * NR] = kind != EL_SINGLE ? right : t >= 32 ? (int32_t)(1u << (63 - t)) : 0;
         at[3 * NR] = kind == EL_SINGLE ? 0 : (int32_t)((1u << right) - 1u);
     }
     return 1;

@@ -186,7 +186,8 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
  * has its fixed-point planes, else requant.c's per-value code. */
 /* The fixed-point tile stages' parameters, prepared once per op (gemm.c): per 16 channels,
  * EL_FIXED_PLANES rows of 16 int32 -- the multipliers; DOUBLE: the left shifts, the right
- * shifts, the RoundingDivideByPOT masks 2^right - 1; SINGLE: t = 31 - shift, 0, 0 -- so a
+ * shifts, the RoundingDivideByPOT masks 2^right - 1; SINGLE: t = 31 - shift, the low 32
+ * bits of 2^(63 - t) (the AVX2 stage's arithmetic-shift correction), 0 -- so a
  * tile call loads them (channels past width: multiplier 0, valid shifts). planes holds
  * EL_FIXED_PLANES * 16 * ceil(width / 16) values; returns 0 (planes untouched) where the
  * kind is not fixed point or a value is outside the vector stages' range, so the per-value

@@ -336,7 +336,7 @@ def test_extension_compiles_for_arm(target):
 def test_fixed_planes_layout(rounding):
     """native_gemm.with_planes prepares el_fixed_planes once: per 16 channels the int32
     multipliers, then (DOUBLE) left shifts, right shifts and masks 2^right - 1, or (SINGLE)
-    t = 31 - shift; padding channels have multiplier 0 and valid shifts. A shift or
+    t = 31 - shift and the low 32 bits of 2^(63 - t); padding channels have multiplier 0 and valid shifts. A shift or
     multiplier outside the vector stages' range leaves the stage without planes."""
     from edgelite.interpreter.kernels.common.native_gemm import with_planes
 
@@ -349,7 +349,8 @@ def test_fixed_planes_layout(rounding):
     assert list(planes[0]) == list(mult) + [0] * 11
     if rounding is qm.Rounding.SINGLE:
         assert list(planes[1]) == [28, 62, 31, 1, 38] + [31] * 11
-        assert not planes[2:].any()
+        assert list(planes[2]) == [0, 2, 0, 0, 2**25] + [0] * 11  # low 32 bits of 2^(63-t)
+        assert not planes[3].any()
     else:
         assert list(planes[1]) == [3, 0, 0, 30, 0] + [0] * 11
         assert list(planes[2]) == [0, 31, 0, 0, 7] + [0] * 11
