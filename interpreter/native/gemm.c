@@ -234,8 +234,9 @@ __attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256
 }
 
 /* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers;
- * SINGLE: a holds t = 31 - shift, r the low 32 bits of 2^(63 - t); DOUBLE: a the left shifts max(shift, 0) (wrapping), r
- * the right shifts -min(shift, 0) and mask 2^r - 1 of RoundingDivideByPOT (el_fixed_planes). */
+ * SINGLE: a holds t = 31 - shift, r the low 32 bits of 2^(63 - t); DOUBLE: a the left
+ * shifts max(shift, 0) (wrapping), r the right shifts -min(shift, 0) and mask 2^r - 1 of
+ * RoundingDivideByPOT (el_fixed_planes). */
 __attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i a,
                                                            __m256i r, __m256i mask, int single)
 {

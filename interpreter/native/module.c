@@ -305,8 +305,8 @@ static PyMethodDef methods[] = {
      "depthwise_scratch(kh, taps, line_w, o_pad): bytes of one thread's scratch"},
     {"gemm", gemm, METH_VARARGS,
      "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
-     "planes, zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
-     "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
+     "planes, zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): "
+     "output rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
      "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
     {"fixed_planes", fixed_planes, METH_VARARGS,
      "fixed_planes(kind, mult, shift, width, planes): the fixed-point tile stages' "

@@ -349,7 +349,8 @@ def test_fixed_planes_layout(rounding):
     assert list(planes[0]) == list(mult) + [0] * 11
     if rounding is qm.Rounding.SINGLE:
         assert list(planes[1]) == [28, 62, 31, 1, 38] + [31] * 11
-        assert list(planes[2]) == [0, 2, 0, 0, 2**25] + [0] * 11  # low 32 bits of 2^(63-t)
+        # the low 32 bits of 2^(63 - t)
+        assert list(planes[2]) == [0, 2, 0, 0, 2**25] + [0] * 11
         assert not planes[3].any()
     else:
         assert list(planes[1]) == [3, 0, 0, 30, 0] + [0] * 11
