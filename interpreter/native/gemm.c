@@ -213,87 +213,81 @@ __attribute__((target("avx2"))) static inline __m256i join_halves(__m256i even, 
 
 /* gemmlowp SaturatingRoundingDoublingHighMul on 4 int64 products ab = a * b (|ab| < 2^62;
  * b is never INT32_MIN: QuantizeMultiplier's m < 2^31): (ab + nudge) / 2^31 truncating,
- * nudge = ab >= 0 ? 2^30 : 1 - 2^30. The quotient fits int32, so the low 32 bits of a
- * logical shift by 31 are it; truncation towards zero adds 2^31 - 1 to a negative sum. */
+ * nudge = ab >= 0 ? 2^30 : 1 - 2^30. For ab < 0 the sum v = ab + 1 - 2^30 is negative and
+ * truncation is ceil(v / 2^31) = floor((v + 2^31 - 1) / 2^31) = floor((ab + 2^30) / 2^31),
+ * the ab >= 0 formula: one add and a shift (XNNPACK's gemmlowp requantization uses the same
+ * identity). The quotient fits int32, so the low 32 bits of a logical shift by 31 are it. */
 __attribute__((target("avx2"))) static inline __m256i srdhm64(__m256i ab)
 {
-    const __m256i zero = _mm256_setzero_si256();
-    const __m256i nudge = _mm256_blendv_epi8(_mm256_set1_epi64x(1LL << 30),
-                                             _mm256_set1_epi64x(1 - (1LL << 30)),
-                                             _mm256_cmpgt_epi64(zero, ab));
-    const __m256i t = _mm256_add_epi64(ab, nudge);
-    const __m256i up = _mm256_and_si256(_mm256_cmpgt_epi64(zero, t),
-                                        _mm256_set1_epi64x((1LL << 31) - 1));
-    return _mm256_srli_epi64(_mm256_add_epi64(t, up), 31);
+    return _mm256_srli_epi64(_mm256_add_epi64(ab, _mm256_set1_epi64x(1LL << 30)), 31);
 }
 
-/* (x * m + 2^(t-1)) >> t of 4 int64 products p = x * m (arithmetic shift, as a logical
- * one of p ^ sign, ^ sign), t in [1, 62]: TFLITE_SINGLE_ROUNDING's MBQM. */
-__attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256i t)
+/* The low 32 bits of (p + 2^(t-1)) >> t (arithmetic), p = x * m in 4 int64 lanes, t in
+ * [1, 62]: TFLITE_SINGLE_ROUNDING's MBQM. AVX2 has no 64-bit arithmetic shift; with
+ * u = p + 2^(t-1) + 2^63 (the sign bit flipped: u >= 0 as unsigned), floor(v / 2^t) =
+ * (u >> t, logical) - 2^(63-t). round = 2^(t-1) + 2^63; the 2^(63-t) term is subtracted
+ * in 32 bits by the caller (el_fixed_planes' third plane holds its low 32 bits). */
+__attribute__((target("avx2"))) static inline __m256i single64(__m256i p, __m256i round,
+                                                              __m256i t)
 {
-    const __m256i one = _mm256_set1_epi64x(1);
-    const __m256i v = _mm256_add_epi64(
-        p, _mm256_sllv_epi64(one, _mm256_sub_epi64(t, one)));
-    const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
-    return _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(v, sign), t), sign);
+    return _mm256_srlv_epi64(_mm256_add_epi64(p, round), t);
 }
 
-/* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers,
- * sh their shifts (DOUBLE: left shift max(sh, 0) wrapping, right shift -min(sh, 0) by
- * RoundingDivideByPOT; SINGLE: t = 31 - sh). */
-__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i sh,
-                                                           int single)
+/* MultiplyByQuantizedMultiplier (requant.c's mbqm) on 8 lanes: m the int32 multipliers;
+ * SINGLE: a holds t = 31 - shift, r the low 32 bits of 2^(63 - t); DOUBLE: a the left
+ * shifts max(shift, 0) (wrapping), r the right shifts -min(shift, 0) and mask 2^r - 1 of
+ * RoundingDivideByPOT (el_fixed_planes). */
+__attribute__((target("avx2"))) static inline __m256i mbqm8(__m256i x, __m256i m, __m256i a,
+                                                           __m256i r, __m256i mask, int single)
 {
     const __m256i zero = _mm256_setzero_si256();
-    if (single) {
-        const __m256i t = _mm256_sub_epi32(_mm256_set1_epi32(31), sh);
-        const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL);
-        const __m256i even = single64(_mm256_mul_epi32(x, m), _mm256_and_si256(t, low));
+    if (single) { /* a: t = 31 - shift; r: the low 32 bits of 2^(63 - t) */
+        const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL), one = _mm256_set1_epi64x(1);
+        const __m256i t_even = _mm256_and_si256(a, low), t_odd = _mm256_srli_epi64(a, 32);
+        const __m256i top = _mm256_set1_epi64x(INT64_MIN);
+        const __m256i even = single64(
+            _mm256_mul_epi32(x, m),
+            _mm256_or_si256(_mm256_sllv_epi64(one, _mm256_sub_epi64(t_even, one)), top), t_even);
         const __m256i odd = single64(
             _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
-            _mm256_srli_epi64(t, 32));
-        return join_halves(even, odd);
+            _mm256_or_si256(_mm256_sllv_epi64(one, _mm256_sub_epi64(t_odd, one)), top), t_odd);
+        return _mm256_sub_epi32(join_halves(even, odd), r);
     }
-    const __m256i left = _mm256_max_epi32(sh, zero), right = _mm256_sub_epi32(left, sh);
-    x = _mm256_sllv_epi32(x, left);
+    x = _mm256_sllv_epi32(x, a);
     const __m256i q = join_halves(
         srdhm64(_mm256_mul_epi32(x, m)),
         srdhm64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32))));
-    /* RoundingDivideByPOT: (q >> right) + (remainder > (mask >> 1) + (q < 0)) */
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    /* RoundingDivideByPOT: (q >> r) + (remainder > (mask >> 1) + (q < 0)) */
     const __m256i rem = _mm256_and_si256(q, mask);
     const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1),
                                                _mm256_cmpgt_epi32(zero, q));
-    return _mm256_sub_epi32(_mm256_srav_epi32(q, right), _mm256_cmpgt_epi32(rem, threshold));
+    return _mm256_sub_epi32(_mm256_srav_epi32(q, r), _mm256_cmpgt_epi32(rem, threshold));
 }
 
 /* TFLite's fixed-point requantization of a tile (the reference and micro kernel sets):
- * MBQM, clamped to [lo - zp, hi - zp] (no int32 overflow from adding zp first), + zp. */
+ * MBQM, clamped to [lo - zp, hi - zp] (no int32 overflow from adding zp first), + zp. The
+ * parameters are loaded from the stage's planes, prepared once (el_fixed_planes). */
 __attribute__((target("avx2"))) static void fixed_tile_avx2(
     const struct el_stage *s, const int32_t *tile, int64_t mr, int64_t n0, int64_t count,
     int8_t *out, int64_t row_stride)
 {
-    int32_t mult[NR] = {0}, shift[NR] = {0};
-    for (int64_t i = 0; i < count; i++) {
-        mult[i] = (int32_t)s->mult_i64[n0 + i];
-        shift[i] = (int32_t)s->shift[n0 + i];
-    }
+    const int32_t *pl = s->planes + n0 * EL_FIXED_PLANES; /* n0: a multiple of NR */
+    __m256i v[EL_FIXED_PLANES][2];
+    for (int k = 0; k < EL_FIXED_PLANES; k++)
+        for (int h = 0; h < 2; h++)
+            v[k][h] = _mm256_loadu_si256((const __m256i *)(pl + k * NR + 8 * h));
     const int single = s->kind == EL_SINGLE;
-    const __m256i m0 = _mm256_loadu_si256((const __m256i *)mult);
-    const __m256i m1 = _mm256_loadu_si256((const __m256i *)(mult + 8));
-    const __m256i s0 = _mm256_loadu_si256((const __m256i *)shift);
-    const __m256i s1 = _mm256_loadu_si256((const __m256i *)(shift + 8));
     const __m256i lo = _mm256_set1_epi32((int32_t)(s->lo - s->zp_out));
     const __m256i hi = _mm256_set1_epi32((int32_t)(s->hi - s->zp_out));
     const __m256i zp = _mm256_set1_epi32((int32_t)s->zp_out);
     for (int64_t m = 0; m < mr; m++) {
-        __m256i v0 = _mm256_loadu_si256((const __m256i *)(tile + m * NR));
-        __m256i v1 = _mm256_loadu_si256((const __m256i *)(tile + m * NR + 8));
-        v0 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v0, m0, s0, single), lo), hi);
-        v1 = _mm256_min_epi32(_mm256_max_epi32(mbqm8(v1, m1, s1, single), lo), hi);
-        store16(_mm256_add_epi32(v0, zp), _mm256_add_epi32(v1, zp), s->out_uint8,
-                out + m * row_stride + n0, count);
+        __m256i q[2];
+        for (int h = 0; h < 2; h++) {
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(tile + m * NR + 8 * h));
+            q[h] = mbqm8(x, v[0][h], v[1][h], v[2][h], v[3][h], single);
+            q[h] = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q[h], lo), hi), zp);
+        }
+        store16(q[0], q[1], s->out_uint8, out + m * row_stride + n0, count);
     }
 }
 
@@ -337,20 +331,30 @@ static void dense_rows(const struct el_gemm *g, int64_t row, int64_t count, int1
 typedef void (*stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
                          int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
 
-/* Whether fixed_tile_avx2 / el_gemm_stage_neon cover the stage's fixed-point parameters: multipliers in
- * [0, 2^31) (QuantizeMultiplier's) and shifts whose 32- / 64-bit vector shifts stay
- * in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in 1..62). */
-#if EL_X86_AVX2 || EL_GEMM_NEON
-static int fixed_in_range(const struct el_stage *s)
+/* native.h: the fixed-point stages' planes, prepared once per op. fixed_tile_avx2 and
+ * el_gemm_stage_neon take multipliers in [0, 2^31) (QuantizeMultiplier's) and shifts whose
+ * 32- / 64-bit vector shifts stay in range (DOUBLE: -31..30; SINGLE: t = 31 - shift in
+ * 1..62); padding channels get multiplier 0 and shift 0 (DOUBLE) / t = 31 (SINGLE). */
+int el_fixed_planes(int kind, const int64_t *mult, const int64_t *shift, int64_t width,
+                    int32_t *planes)
 {
-    if (s->kind != EL_DOUBLE && s->kind != EL_SINGLE) return 0;
-    for (int64_t c = 0; c < s->width; c++) {
-        const int64_t m = s->mult_i64[c], sh = s->shift[c];
-        if (m < 0 || m > INT32_MAX || sh < -31 || sh > 30) return 0;
+    if (kind != EL_DOUBLE && kind != EL_SINGLE) return 0;
+    for (int64_t c = 0; c < width; c++)
+        if (mult[c] < 0 || mult[c] > INT32_MAX || shift[c] < -31 || shift[c] > 30) return 0;
+    const int64_t padded = (width + NR - 1) / NR * NR;
+    for (int64_t c = 0; c < padded; c++) {
+        const int32_t m = c < width ? (int32_t)mult[c] : 0;
+        const int32_t sh = c < width ? (int32_t)shift[c] : 0;
+        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh, t = 31 - sh;
+        int32_t *at = planes + (c / NR) * EL_FIXED_PLANES * NR + c % NR;
+        at[0] = m;
+        at[NR] = kind == EL_SINGLE ? t : left;
+        /* SINGLE: the low 32 bits of 2^(63 - t) (single64), nonzero for t >= 32 */
+        at[2 * NR] = kind != EL_SINGLE ? right : t >= 32 ? (int32_t)(1u << (63 - t)) : 0;
+        at[3 * NR] = kind == EL_SINGLE ? 0 : (int32_t)((1u << right) - 1u);
     }
     return 1;
 }
-#endif
 
 /* Output rows [row_begin, row_end), channels of panels [panel_begin, panel_end): blocks
  * of g->block rows of A are widened into a (a buffer of block * k_pad int16, one per
@@ -370,13 +374,13 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
     if (g->isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         tile_kernel = tile_avx2;
         if (g->stage->kind == EL_FP32) fused = fp32_tile_avx2;
-        else if (fixed_in_range(g->stage)) fused = fixed_tile_avx2;
+        else if (g->stage->planes) fused = fixed_tile_avx2;
     }
 #endif
 #if EL_GEMM_NEON
     if (g->isa >= EL_ISA_NEON && el_gemm_neon_available()) {
         tile_kernel = el_gemm_tile_neon;
-        if (g->stage->kind == EL_FP32 || fixed_in_range(g->stage)) fused = el_gemm_stage_neon;
+        if (g->stage->kind == EL_FP32 || g->stage->planes) fused = el_gemm_stage_neon;
     }
 #endif
     const int64_t kp = g->k_pad, o = g->o;
@@ -416,7 +420,7 @@ el_tile_stage_fn el_tile_stage(const struct el_stage *s, int isa)
 #if EL_X86_AVX2
     if (isa >= EL_ISA_AVX2 && el_gemm_avx2_available()) {
         if (s->kind == EL_FP32) return fp32_tile_avx2;
-        if (fixed_in_range(s)) return fixed_tile_avx2;
+        if (s->planes) return fixed_tile_avx2;
     }
 #else
     (void)isa;

@@ -153,16 +153,14 @@ static inline int32x4_t fp32_lanes(int32x4_t acc, float32x4_t m, float32x4_t lo,
     return vcvtq_s32_f32(vsubq_f32(vaddq_f32(v, magic), magic));
 }
 
-/* DOUBLE rounding, shifts in -31..30 (gemm.c's fixed_in_range): x << left wraps
+/* DOUBLE rounding, shifts in -31..30 (gemm.c's el_fixed_planes): x << left wraps
  * (vshlq_s32 by a positive count), vqrdmulh is gemmlowp's SRDHM (its one saturating case,
  * both INT32_MIN, cannot occur: m >= 0), RoundingDivideByPOT as requant.c's
- * (q >> right) + (remainder > (mask >> 1) + (q < 0)). */
+ * (q >> right) + (remainder > (mask >> 1) + (q < 0)), mask = 2^right - 1. */
 static inline int32x4_t double_lanes(int32x4_t x, int32x4_t m, int32x4_t left,
-                                     int32x4_t right)
+                                     int32x4_t right, int32x4_t mask)
 {
     const int32x4_t q = vqrdmulhq_s32(vshlq_s32(x, left), m);
-    const int32x4_t one = vdupq_n_s32(1);
-    const int32x4_t mask = vsubq_s32(vshlq_s32(one, right), one);
     const int32x4_t rem = vandq_s32(q, mask);
     /* (mask >> 1) + (q < 0): q >> 31 is -1 for a negative q */
     const int32x4_t threshold = vsubq_s32(vshrq_n_s32(mask, 1), vshrq_n_s32(q, 31));
@@ -185,7 +183,7 @@ static inline int32x4_t single_lanes(int32x4_t x, int32x4_t m, const int64x2_t t
 }
 
 /* The stage of an mr x 16 tile, channels n0 .. n0 + count - 1 of out's rows (row_stride
- * values apart): fp32 or fixed point (gemm.c checks the parameters' range first). */
+ * values apart): fp32, or fixed point from the stage's planes (gemm.c's el_fixed_planes). */
 void el_gemm_stage_neon(const struct el_stage *s, const int32_t *tile, int64_t mr,
                         int64_t n0, int64_t count, int8_t *out, int64_t row_stride)
 {
@@ -204,28 +202,23 @@ void el_gemm_stage_neon(const struct el_stage *s, const int32_t *tile, int64_t m
         }
         return;
     }
-    int32_t mult[NR] = {0}, left[NR] = {0}, right[NR] = {0};
-    int64_t t[NR];
-    for (int i = 0; i < NR; i++) t[i] = 31; /* padding channels: any valid shift */
-    for (int64_t i = 0; i < count; i++) {
-        const int32_t sh = (int32_t)s->shift[n0 + i];
-        mult[i] = (int32_t)s->mult_i64[n0 + i];
-        left[i] = sh > 0 ? sh : 0;
-        right[i] = sh > 0 ? 0 : -sh;
-        t[i] = 31 - sh;
-    }
+    /* the fixed-point parameters, prepared once (gemm.c's el_fixed_planes); n0: a
+     * multiple of NR */
+    const int32_t *pl = s->planes + n0 * EL_FIXED_PLANES;
     const int single = s->kind == EL_SINGLE;
     const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
     for (int64_t m = 0; m < mr; m++) {
         for (int q = 0; q < 4; q++) {
             const int32x4_t x = vld1q_s32(tile + m * NR + 4 * q);
-            const int32x4_t mq = vld1q_s32(mult + 4 * q);
+            const int32x4_t mq = vld1q_s32(pl + 4 * q);
+            const int32x4_t a = vld1q_s32(pl + NR + 4 * q); /* DOUBLE: left; SINGLE: t */
             int32x4_t r;
             if (single) {
-                const int64x2_t tq[2] = {vld1q_s64(t + 4 * q), vld1q_s64(t + 4 * q + 2)};
+                const int64x2_t tq[2] = {vmovl_s32(vget_low_s32(a)), vmovl_s32(vget_high_s32(a))};
                 r = single_lanes(x, mq, tq);
             } else {
-                r = double_lanes(x, mq, vld1q_s32(left + 4 * q), vld1q_s32(right + 4 * q));
+                r = double_lanes(x, mq, a, vld1q_s32(pl + 2 * NR + 4 * q),
+                                 vld1q_s32(pl + 3 * NR + 4 * q));
             }
             v[q] = vminq_s32(vmaxq_s32(r, vlo), vhi);
         }

@@ -93,15 +93,15 @@ static void *buffer_at(PyObject *obj, Py_ssize_t need, int writable, const char 
 static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long *r0,
                            long long *r1)
 {
-    PyObject *x, *weights, *weights_c, *init, *mult, *shift, *out, *scratch;
+    PyObject *x, *weights, *weights_c, *init, *mult, *shift, *planes, *out, *scratch;
     long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, line_w, o_pad, zp_out, lo,
         hi;
     int x_uint8, zp_x, isa, kind, out_uint8;
-    const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiOLL"
-                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOLLLOiO";
+    const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOOLLLOiOLL"
+                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOOLLLOiO";
     if (!PyArg_ParseTuple(args, format, &x, &x_uint8, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw,
                           &dh, &dw, &pt, &pl, &oh, &ow, &line_w, &zp_x, &weights, &weights_c, &init,
-                          &o_pad, &isa, &kind, &mult, &shift, &zp_out, &lo, &hi, &out,
+                          &o_pad, &isa, &kind, &mult, &shift, &planes, &zp_out, &lo, &hi, &out,
                           &out_uint8, &scratch, r0, r1))
         return -1;
     const long long o = c * m, taps = kh * kw, pairs = (taps + 1) / 2;
@@ -127,6 +127,9 @@ static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long 
         || !(d->init = buffer_at(init, o_pad * 4, 0, "the initial sums"))
         || !(mult_at = buffer_at(mult, o * (kind == EL_FP32 ? 4 : 8), 0, "the multipliers"))
         || (shift != Py_None && !(d->stage.shift = buffer_at(shift, o * 8, 0, "the shifts")))
+        || (kind <= EL_SINGLE && planes != Py_None
+            && !(d->stage.planes = buffer_at(planes, o_pad * EL_FIXED_PLANES * 4, 0,
+                                             "the fixed-point planes")))
         || !(d->stage.out = buffer_at(out, n * oh * ow * o, 1, "the output"))
         || !(d->scratch = buffer_at(scratch, el_dw_scratch_bytes(kh, taps, line_w, o_pad), 1,
                                     "the scratch")))
@@ -204,18 +207,20 @@ struct gemm_call {
 
 static int gemm_parse(PyObject *args, struct gemm_call *c)
 {
-    Py_buffer x, panels, init, mult, out, a, shift = {0};
-    PyObject *conv_obj, *shift_obj;
+    Py_buffer x, panels, init, mult, out, a, shift = {0}, planes = {0};
+    PyObject *conv_obj, *shift_obj, *planes_obj;
     int x_uint8, zp_x, isa, kind, out_uint8, ok = 0;
     long long k, k_pad, o, block, zp_out, lo, hi;
-    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
+    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OOLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
                           &zp_x, &panels, &init, &k, &k_pad, &o, &block, &isa, &kind, &mult,
-                          &shift_obj, &zp_out, &lo, &hi, &out, &out_uint8, &c->r0, &c->r1,
-                          &c->p0, &c->p1, &a))
+                          &shift_obj, &planes_obj, &zp_out, &lo, &hi, &out, &out_uint8, &c->r0,
+                          &c->r1, &c->p0, &c->p1, &a))
         return -1;
     c->cv = (struct el_conv){.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
     int have_shift = shift_obj != Py_None;
+    int have_planes = planes_obj != Py_None && kind <= EL_SINGLE;
     if (have_shift && PyObject_GetBuffer(shift_obj, &shift, PyBUF_SIMPLE) < 0) goto done;
+    if (have_planes && PyObject_GetBuffer(planes_obj, &planes, PyBUF_C_CONTIGUOUS) < 0) goto done;
     if (k < 1 || o < 1 || k_pad < k || k_pad % 2 || block < 1 || block % EL_GEMM_MR
         || kind < EL_DOUBLE || kind > EL_FP32) {
         PyErr_SetString(PyExc_ValueError, "native gemm: bad sizes or kind");
@@ -233,7 +238,9 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
         || !check_size(&init, o_pad * 4, "the initial sums")
         || !check_size(&mult, o * (kind == EL_FP32 ? 4 : 8), "the multipliers")
         || !check_size(&out, c->r1 * o, "the output")
-        || !check_size(&a, block * k_pad * 2, "the buffer"))
+        || !check_size(&a, block * k_pad * 2, "the buffer")
+        || (have_planes && !check_size(&planes, o_pad * EL_FIXED_PLANES * 4,
+                                       "the fixed-point planes")))
         goto done;
     if (kind <= EL_SINGLE && (!have_shift || !check_size(&shift, o * 8, "the shifts"))) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native gemm: no shifts");
@@ -244,6 +251,7 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
         .mult_i64 = (const int64_t *)mult.buf, .mult_f32 = (const float *)mult.buf,
         .shift = have_shift ? (const int64_t *)shift.buf : NULL, .width = o,
         .zp_out = zp_out, .lo = lo, .hi = hi, .out = out.buf, .out_uint8 = out_uint8,
+        .planes = have_planes ? (const int32_t *)planes.buf : NULL,
     };
     c->g = (struct el_gemm){
         .x = x.buf, .x_uint8 = x_uint8, .conv = conv_obj == Py_None ? NULL : &c->cv,
@@ -254,6 +262,7 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
     ok = 1;
 done: /* the arrays stay put while the caller's argument tuple holds them */
     if (have_shift && shift.obj) PyBuffer_Release(&shift);
+    if (have_planes && planes.obj) PyBuffer_Release(&planes);
     PyBuffer_Release(&x);
     PyBuffer_Release(&panels);
     PyBuffer_Release(&init);
@@ -286,6 +295,26 @@ static PyObject *gemm_step(PyObject *self, PyObject *args)
     return gemm_parse(args, &c) < 0 ? NULL : el_step_new(gemm_run, &c, sizeof c, args);
 }
 
+/* fixed_planes(kind, mult, shift, width, planes): el_fixed_planes into planes (int32,
+ * writable); True, or False where the kind or a value is outside the vector stages'. */
+static PyObject *fixed_planes(PyObject *self, PyObject *args)
+{
+    PyObject *mult, *shift, *planes;
+    int kind;
+    long long width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "iOOLO", &kind, &mult, &shift, &width, &planes)) return NULL;
+    if (width < 1 || kind < EL_DOUBLE || kind > EL_SINGLE) Py_RETURN_FALSE;
+    const long long padded = (width + EL_GEMM_NR - 1) / EL_GEMM_NR * EL_GEMM_NR;
+    const int64_t *m, *sh;
+    int32_t *at;
+    if (!(m = buffer_at(mult, width * 8, 0, "the multipliers"))
+        || !(sh = buffer_at(shift, width * 8, 0, "the shifts"))
+        || !(at = buffer_at(planes, padded * EL_FIXED_PLANES * 4, 1, "the fixed-point planes")))
+        return NULL;
+    return PyBool_FromLong(el_fixed_planes(kind, m, sh, width, at));
+}
+
 static PyObject *gemm_isa(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -296,7 +325,8 @@ static PyObject *gemm_isa(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"depthwise", depthwise, METH_VARARGS,
      "depthwise(x, x_uint8, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
-     "line_w, zp_x, weights, weights_c, init, o_pad, isa, kind, mult, shift, zp_out, lo, hi, out, "
+     "line_w, zp_x, weights, weights_c, init, o_pad, isa, kind, mult, shift, planes, zp_out, lo, "
+     "hi, out, "
      "out_uint8, scratch, row_begin, row_end): int8 / uint8 DEPTHWISE_CONV_2D output rows, "
      "requantized (depthwise.c)"},
     {"depthwise_step", depthwise_step, METH_VARARGS,
@@ -305,11 +335,14 @@ static PyMethodDef methods[] = {
      "depthwise_scratch(kh, taps, line_w, o_pad): bytes of one thread's scratch"},
     {"gemm", gemm, METH_VARARGS,
      "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
-     "zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): output "
-     "rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
+     "planes, zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): "
+     "output rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
      "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
     {"gemm_step", gemm_step, METH_VARARGS,
      "gemm_step(... as gemm): a NativeStep running those rows and panels"},
+    {"fixed_planes", fixed_planes, METH_VARARGS,
+     "fixed_planes(kind, mult, shift, width, planes): the fixed-point tile stages' "
+     "parameters prepared into planes (native.h el_fixed_planes); False: out of their range"},
     {"gemm_isa", gemm_isa, METH_NOARGS,
      "gemm_isa(): the best GEMM micro-kernel here: 0 generic C, 1 SSE2 / NEON, 2 AVX2"},
     {"output_stage", output_stage, METH_VARARGS,

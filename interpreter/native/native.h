@@ -23,6 +23,7 @@ struct el_stage {
     int wrap;
     void *out;
     int out_uint8;
+    const int32_t *planes; /* el_fixed_planes of mult_i64 / shift (prepared once), or NULL */
 };
 
 void el_exact_stage(const struct el_stage *s, int64_t row_begin, int64_t row_end);
@@ -180,9 +181,20 @@ void el_gemm_rows(const struct el_gemm *g, int64_t row_begin, int64_t row_end,
                   int64_t panel_begin, int64_t panel_end, int16_t *a);
 
 /* The fused output stage gemm.c runs on tiles of mr rows x 16 int32 accumulators
- * (row stride 16), channels n0 .. n0 + count - 1, writing out + m * row_stride + n0:
- * AVX2 in registers where isa allows and the stage's parameters suit, else requant.c's
- * per-value code. */
+ * (row stride 16), channels n0 .. n0 + count - 1 (n0 a multiple of 16), writing
+ * out + m * row_stride + n0: AVX2 in registers where isa allows and the stage is fp32 or
+ * has its fixed-point planes, else requant.c's per-value code. */
+/* The fixed-point tile stages' parameters, prepared once per op (gemm.c): per 16 channels,
+ * EL_FIXED_PLANES rows of 16 int32 -- the multipliers; DOUBLE: the left shifts, the right
+ * shifts, the RoundingDivideByPOT masks 2^right - 1; SINGLE: t = 31 - shift, the low 32
+ * bits of 2^(63 - t) (the AVX2 stage's arithmetic-shift correction), 0 -- so a
+ * tile call loads them (channels past width: multiplier 0, valid shifts). planes holds
+ * EL_FIXED_PLANES * 16 * ceil(width / 16) values; returns 0 (planes untouched) where the
+ * kind is not fixed point or a value is outside the vector stages' range, so the per-value
+ * stage runs. */
+#define EL_FIXED_PLANES 4
+int el_fixed_planes(int kind, const int64_t *mult, const int64_t *shift, int64_t width,
+                    int32_t *planes);
 typedef void (*el_tile_stage_fn)(const struct el_stage *s, const int32_t *tile, int64_t mr,
                                  int64_t n0, int64_t count, int8_t *out, int64_t row_stride);
 el_tile_stage_fn el_tile_stage(const struct el_stage *s, int isa);

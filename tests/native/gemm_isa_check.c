@@ -43,6 +43,7 @@ struct gemm_case {
     float *mult_f32;
     double *mult_f64;
     int64_t *mult_i64, *shift;
+    int32_t *planes;
     struct el_stage stage;
 };
 
@@ -54,6 +55,17 @@ static void pack(struct gemm_case *c, const int16_t *w) /* native_gemm.pack_pane
         for (int64_t k = 0; k < c->k; k++)
             c->panels[((o / EL_GEMM_NR) * (c->kp / 2) + k / 2) * 2 * EL_GEMM_NR +
                       (o % EL_GEMM_NR) * 2 + k % 2] = w[o * c->k + k];
+}
+
+/* The fixed-point planes of the stage, as the extension prepares them (native_gemm.py
+ * with_planes): NULL where out of the vector stages' range (the per-value code runs). */
+static void prepare_planes(struct gemm_case *c)
+{
+    const int64_t padded = (c->o + EL_GEMM_NR - 1) / EL_GEMM_NR * EL_GEMM_NR;
+    free(c->planes);
+    c->planes = malloc(sizeof(int32_t) * (size_t)(padded * EL_FIXED_PLANES));
+    c->stage.planes = el_fixed_planes(c->stage.kind, c->mult_i64, c->shift, c->o, c->planes)
+                          ? c->planes : NULL;
 }
 
 static void random_stage(struct gemm_case *c)
@@ -87,6 +99,7 @@ static void random_stage(struct gemm_case *c)
     s->zp_out = pick(tmin, tmax);
     s->lo = pick(0, 1) ? tmin : pick(tmin, s->zp_out);
     s->hi = pick(0, 1) ? tmax : pick(s->lo, tmax);
+    prepare_planes(c);
 }
 
 static void random_case(struct gemm_case *c)
@@ -145,7 +158,7 @@ static void random_case(struct gemm_case *c)
 static void free_case(struct gemm_case *c)
 {
     free(c->x), free(c->panels), free(c->init), free(c->mult_f32), free(c->mult_f64);
-    free(c->mult_i64), free(c->shift);
+    free(c->mult_i64), free(c->shift), free(c->planes);
 }
 
 /* The GEMM of case c with micro-kernels up to isa, into out (rows * o bytes). */
@@ -223,6 +236,7 @@ static int bench(int reps)
         random_stage(&c);
         c.stage.kind = kinds[s];
         for (int64_t i = 0; i < c.o; i++) c.shift[i] = -8;
+        prepare_planes(&c);
         int8_t *out = malloc((size_t)(c.rows * c.o));
         int16_t *a = malloc(sizeof(int16_t) * (size_t)(c.block * c.kp));
         double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};

@@ -88,7 +88,7 @@ class NativeDepthwise:
         s = self.stage
         return (x, self.x_uint8, self.dims, self.window, self.line_w, self.zp_x, self.weights,
                 self.weights_c, self.init, self.o_pad, self.isa, s.kind, s.multiplier,
-                s.shift, s.zp_out, s.lo, s.hi, out, self.x_uint8, scratch)
+                s.shift, s.planes, s.zp_out, s.lo, s.hi, out, self.x_uint8, scratch)
 
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
         x = np.ascontiguousarray(x)

@@ -20,7 +20,7 @@ multiplies the raw input (padding reads as zp_x: its column-sum term cancels it)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .requantize import (NATIVE_FP32, FixedRequant, Float64Requant, Fp32Requant,
                          Requant)
 
 NR, MR = 16, 4  # native.h EL_GEMM_NR / EL_GEMM_MR
+FIXED_PLANES = 4  # native.h EL_FIXED_PLANES
 # Rows of A widened per block (int16): small enough to stay in L2 while every panel of
 # the weights passes over it, large enough that a panel is reused over many tiles.
 A_BLOCK_BYTES = 96 * 1024
@@ -84,7 +85,7 @@ class NativeGemm:
         s = self.stage
         return (x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
                 self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
-                s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
+                s.planes, s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
 
     def _part(self, x, out, rows, panels, buffer) -> None:
         native_backend.module.gemm(*self._args(x, out, rows, panels, buffer))
@@ -107,15 +108,29 @@ def eval_native(rec: NativeGemm, inputs, outputs) -> None:
 
 
 def stage_params(requant: Requant, o: int, zp_out: int, lo: int, hi: int):
-    """The C output stage's per-channel parameters (no bias: it is in ``init``), or None
-    for a requantization it does not implement."""
+    """The C tile output stage's per-channel parameters (no bias: it is in ``init``), or
+    None for a requantization it does not implement."""
     if isinstance(requant, Fp32Requant):
         mult = np.ascontiguousarray(
             np.broadcast_to(np.asarray(requant.multiplier, np.float32).reshape(-1), (o,)))
         return NativeStage(NATIVE_FP32, None, mult, None, o, zp_out, lo, hi, False)
     if isinstance(requant, (FixedRequant, Float64Requant)):
-        return NativeStage.exact(requant, None, o, zp_out, lo, hi, False)
+        return with_planes(NativeStage.exact(requant, None, o, zp_out, lo, hi, False))
     return None
+
+
+def with_planes(stage: NativeStage) -> NativeStage:
+    """A fixed-point stage with the AVX2 / NEON tile stages' parameters prepared once
+    (native.h el_fixed_planes: per 16 channels the int32 multipliers, shifts and rounding
+    masks), so that a tile only loads them; other stages, and fixed-point ones outside the
+    vector stages' range (they run requant.c's per-value code), as they are."""
+    if stage.shift is None:
+        return stage
+    planes = np.zeros(-(-stage.width // NR) * NR * FIXED_PLANES, np.int32)
+    if not native_backend.module.fixed_planes(stage.kind, stage.multiplier, stage.shift,
+                                              stage.width, planes):
+        return stage
+    return replace(stage, planes=planes)
 
 
 def pack_panels(centered: np.ndarray) -> tuple[np.ndarray, int]:

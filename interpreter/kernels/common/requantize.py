@@ -288,6 +288,9 @@ class NativeStage:
     lo: int
     hi: int
     wrap: bool
+    # the fixed-point tile stages' parameters (native.h el_fixed_planes), prepared by
+    # native_gemm.tile_stage for the GEMM and depthwise kernels; None: per-value code
+    planes: np.ndarray | None = None
 
     @classmethod
     def exact(cls, requant, bias, width, zp_out, lo, hi, wrap) -> "NativeStage | None":

@@ -141,8 +141,8 @@ def test_depthwise_module_checks_its_buffers(monkeypatch):
     out = np.empty((1, 6, 6, 8), np.int8)
     good = rec._args(feeds[0], out, rec.scratch[0])
     native.module.depthwise(*good, 0, 6)
-    for index, small, name in ((0, feeds[0][:, :5], "the input"), (17, out[:, :5], "the output"),
-                               (19, rec.scratch[0][:-1], "the scratch")):
+    for index, small, name in ((0, feeds[0][:, :5], "the input"), (18, out[:, :5], "the output"),
+                               (20, rec.scratch[0][:-1], "the scratch")):
         bad = good[:index] + (np.ascontiguousarray(small),) + good[index + 1:]
         with pytest.raises(ValueError, match=name):
             native.module.depthwise(*bad, 0, 6)

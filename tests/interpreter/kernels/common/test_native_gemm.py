@@ -201,8 +201,8 @@ def test_gemm_output_stage_edges(isa, kind, out_dtype):
     """The GEMM's fused output stage (gemm.c: AVX2 fixed-point / fp32 tiles, requant.c's
     per-value code elsewhere) against the numpy stages on accumulators chosen channel by
     channel (one output row, x = 0, so acc = init): extremes, rounding ties, shifts from
-    -31 to 30 (and below -31, which QuantizeMultiplier flushes and the C stage leaves to
-    its per-value code)."""
+    -31 to 30 (and below -31, which QuantizeMultiplier flushes), the fixed-point ones
+    through the prepared planes (with_planes)."""
     rng = np.random.default_rng(isa * 10 + len(kind))
     o = 509
     lo_shift = -40 if kind == "double-flush" else -31
@@ -230,7 +230,13 @@ def test_gemm_output_stage_edges(isa, kind, out_dtype):
                         bounds=(np.float32(lo - zp), np.float32(hi - zp)),
                         f32=np.empty((1, o), np.float32))(acc.astype(np.float64)[None], want)
     else:
-        stage = NativeStage.exact(requant, None, o, zp, lo, hi, False)
+        from edgelite.interpreter.kernels.common.native_gemm import with_planes
+
+        stage = with_planes(NativeStage.exact(requant, None, o, zp, lo, hi, False))
+        # the AVX2 / NEON tile stage runs on the prepared planes (QuantizeMultiplier
+        # flushes multipliers below 2^-31 to 0, so every shift here is in range; float64
+        # has none)
+        assert (stage.planes is not None) == (kind != "float64")
         ExactOutputStage(requant=requant, bias=None, width=o, zp_out=zp, lo=lo, hi=hi)(
             acc.astype(np.float64)[None], want)
     panels = -(-o // 16)
@@ -240,8 +246,8 @@ def test_gemm_output_stage_edges(isa, kind, out_dtype):
     native.module.gemm(
         np.zeros((1, 2), out_dtype), int(out_dtype == np.uint8), None, 0,
         np.zeros((panels, 1, 16, 2), np.int16), init, 2, 2, o, 4, isa, stage.kind,
-        stage.multiplier, stage.shift, zp, lo, hi, got, int(out_dtype == np.uint8), 0, 1, 0,
-        panels, np.zeros(8, np.int16))
+        stage.multiplier, stage.shift, stage.planes, zp, lo, hi, got,
+        int(out_dtype == np.uint8), 0, 1, 0, panels, np.zeros(8, np.int16))
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(want)) > 10
 
@@ -331,3 +337,35 @@ def test_extension_compiles_for_arm(target):
         assert run.returncode == 0, f"{source}: {run.stderr}"
         compiled += 1
     assert compiled >= len(sources) - (0 if target == "aarch64" else 3)
+
+
+@needs_native
+@pytest.mark.parametrize("rounding", [qm.Rounding.DOUBLE, qm.Rounding.SINGLE])
+def test_fixed_planes_layout(rounding):
+    """native_gemm.with_planes prepares el_fixed_planes once: per 16 channels the int32
+    multipliers, then (DOUBLE) left shifts, right shifts and masks 2^right - 1, or (SINGLE)
+    t = 31 - shift and the low 32 bits of 2^(63 - t); padding channels have multiplier 0 and valid shifts. A shift or
+    multiplier outside the vector stages' range leaves the stage without planes."""
+    from edgelite.interpreter.kernels.common.native_gemm import with_planes
+
+    mult = np.array([2**30, 2**31 - 1, 0, 1234567890, 2**30 + 5], np.int64)
+    shift = np.array([3, -31, 0, 30, -7], np.int64)
+    requant = FixedRequant(mult, shift, rounding)
+    stage = with_planes(NativeStage.exact(requant, None, 5, 0, -128, 127, False))
+    planes = stage.planes.reshape(1, 4, 16)[0]
+    assert planes.dtype == np.int32
+    assert list(planes[0]) == list(mult) + [0] * 11
+    if rounding is qm.Rounding.SINGLE:
+        assert list(planes[1]) == [28, 62, 31, 1, 38] + [31] * 11
+        # the low 32 bits of 2^(63 - t)
+        assert list(planes[2]) == [0, 2, 0, 0, 2**25] + [0] * 11
+        assert not planes[3].any()
+    else:
+        assert list(planes[1]) == [3, 0, 0, 30, 0] + [0] * 11
+        assert list(planes[2]) == [0, 31, 0, 0, 7] + [0] * 11
+        assert list(planes[3]) == [0, 2**31 - 1, 0, 0, 127] + [0] * 11
+    for bad_mult, bad_shift in ((mult, np.where(shift == -31, -32, shift)),
+                                (np.where(mult == 0, -1, mult), shift),
+                                (mult, np.where(shift == 30, 31, shift))):
+        bad = FixedRequant(bad_mult, bad_shift, rounding)
+        assert with_planes(NativeStage.exact(bad, None, 5, 0, -128, 127, False)).planes is None
