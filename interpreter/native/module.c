@@ -291,11 +291,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
 
 /* element-wise, table, pool, reduce, quantize and softmax kernels: module_ops.c */
 extern PyMethodDef el_ops_methods[];
+extern PyMethodDef el_float_methods[]; /* float32 kernels: module_float.c */
 
 PyMODINIT_FUNC PyInit__native(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, el_float_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
     return m;
 }

@@ -1,0 +1,120 @@
+/* float32 DEPTHWISE_CONV_2D -- reference_ops::DepthwiseConv (tensorflow/lite/kernels/
+ * internal/reference/depthwiseconv_float.h), its loops reordered so that the channels are
+ * innermost:
+ *
+ *   out[n, y, x, o] = clamp(sum_{ky, kx} in[n, iy, ix, o / M] * w[ky, kx, o] + bias[o])
+ *
+ * iy = y * sh + ky * dh - pad_t, ix = x * sw + kx * dw - pad_l; taps in the padding are
+ * skipped, like the reference kernel. Each output value is one float32 sum in the same order
+ * as the numpy kernel (kernels/depthwise_conv.py): the taps in (ky, kx) order from 0, each
+ * product rounded to float32 before it is added (no FMA: -std=c11 does not contract), then
+ * the bias, then the clamp -- so both backends give the same floats (up to the sign of
+ * a zero sum).
+ *
+ * Per output pixel the channels are taken in blocks of BLOCK values held in a local
+ * accumulator over all taps (the compiler keeps it in vector registers); the loops are
+ * built twice on x86-64, baseline (SSE2) and AVX2 (8 floats a vector), and el_have_avx2()
+ * picks one at run time, so the build needs no -march. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "native.h"
+#include "native_float.h"
+
+#define BLOCK 32 /* channels per accumulator block: 4 AVX2 / 8 SSE2 registers */
+#define STACK_TAPS 64 /* larger kernels keep their tap lists on the heap */
+
+/* The input offsets (in floats) of output pixel (oy, ox)'s taps that fall inside the image,
+ * in (ky, kx) order, and their tap indices; returns how many. */
+static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t ox,
+                          int64_t *offset, int64_t *tap)
+{
+    int64_t count = 0;
+    for (int64_t ky = 0; ky < d->kh; ky++) {
+        const int64_t iy = oy * d->sh + ky * d->dh - d->pad_t;
+        if (iy < 0 || iy >= d->h) continue;
+        for (int64_t kx = 0; kx < d->kw; kx++) {
+            const int64_t ix = ox * d->sw + kx * d->dw - d->pad_l;
+            if (ix < 0 || ix >= d->w) continue;
+            offset[count] = ((n * d->h + iy) * d->w + ix) * d->c;
+            tap[count++] = ky * d->kw + kx;
+        }
+    }
+    return count;
+}
+
+/* One output pixel's O values from its taps' input offsets (multiplier 1: channel o reads
+ * input channel o; else o / M). */
+#define EL_DWF_PIXEL(name, attr)                                                             \
+    attr static void name(const struct el_dwf *d, const int64_t *offset, const int64_t *tap, \
+                          int64_t count, float *restrict out)                                \
+    {                                                                                        \
+        const int64_t O = d->o, M = d->m;                                                    \
+        const float *restrict w = d->weights;                                                \
+        int64_t o0 = 0;                                                                      \
+        if (M == 1) {                                                                        \
+            for (; o0 + BLOCK <= O; o0 += BLOCK) {                                           \
+                float acc[BLOCK] = {0};                                                      \
+                for (int64_t t = 0; t < count; t++) {                                        \
+                    const float *restrict xv = d->x + offset[t] + o0;                        \
+                    const float *restrict wv = w + tap[t] * O + o0;                          \
+                    for (int j = 0; j < BLOCK; j++) acc[j] += xv[j] * wv[j];                 \
+                }                                                                            \
+                for (int j = 0; j < BLOCK; j++) out[o0 + j] = acc[j];                        \
+            }                                                                                \
+        }                                                                                    \
+        for (int64_t o = o0; o < O; o++) out[o] = 0.0f;                                      \
+        for (int64_t t = 0; t < count; t++) {                                                \
+            const float *restrict xv = d->x + offset[t];                                     \
+            const float *restrict wv = w + tap[t] * O;                                       \
+            if (M == 1) {                                                                    \
+                for (int64_t o = o0; o < O; o++) out[o] += xv[o] * wv[o];                    \
+            } else {                                                                         \
+                for (int64_t o = 0; o < O; o++) out[o] += xv[o / M] * wv[o];                 \
+            }                                                                                \
+        }                                                                                    \
+        if (d->bias)                                                                         \
+            for (int64_t o = 0; o < O; o++) out[o] += d->bias[o];                            \
+        if (d->clamp) {                                                                      \
+            const float lo = d->lo, hi = d->hi;                                              \
+            for (int64_t o = 0; o < O; o++) { /* NaN stays NaN, like std::min(std::max) */   \
+                float v = out[o];                                                            \
+                v = v < lo ? lo : v;                                                         \
+                out[o] = v > hi ? hi : v;                                                    \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+EL_DWF_PIXEL(pixel_base, )
+#ifdef EL_X86_AVX2
+EL_DWF_PIXEL(pixel_avx2, EL_TARGET_AVX2)
+#else
+#define pixel_avx2 pixel_base
+#endif
+
+int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
+{
+    int64_t on_stack[2 * STACK_TAPS]; /* a pixel's tap offsets and indices */
+    const int64_t taps = d->kh * d->kw;
+    int64_t *offset = taps <= STACK_TAPS ? on_stack : malloc(2 * taps * sizeof(int64_t));
+    if (!offset) return -1;
+    int64_t *tap = offset + taps;
+    const int avx2 = el_have_avx2();
+    for (int64_t row = row_begin; row < row_end; row++) {
+        const int64_t n = row / d->oh, oy = row % d->oh;
+        for (int64_t ox = 0; ox < d->ow; ox++) {
+            float *out = d->out + (row * d->ow + ox) * d->o;
+            const int64_t count = pixel_taps(d, n, oy, ox, offset, tap);
+            if (avx2) pixel_avx2(d, offset, tap, count, out);
+            else pixel_base(d, offset, tap, count, out);
+        }
+    }
+    if (offset != on_stack) free(offset);
+    return 0;
+}
+
+int el_dwf_step(void *args)
+{
+    const struct el_dwf *d = args;
+    return el_dwf_rows(d, 0, d->n * d->oh);
+}

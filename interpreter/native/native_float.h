@@ -1,0 +1,21 @@
+/* edgelite's native float32 kernels: shared declarations (Python side: module_float.c). */
+#ifndef EDGELITE_NATIVE_FLOAT_H
+#define EDGELITE_NATIVE_FLOAT_H
+#include <stdint.h>
+
+/* float32 DEPTHWISE_CONV_2D (depthwise_f32.c); rows are (n, out_y) pairs. */
+struct el_dwf {
+    const float *x;         /* (N, H, W, C) */
+    const float *weights;   /* (KH * KW, O): the filter's taps, O = C * M */
+    const float *bias;      /* (O,) or NULL */
+    float *out;             /* (N, OH, OW, O) */
+    int64_t n, h, w, c, m, o;
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
+    int clamp;              /* 0: no fused activation */
+    float lo, hi;           /* the activation's bounds (hi may be +inf) */
+};
+
+/* 0, or -1 where a large kernel's tap list could not be allocated */
+int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end);
+int el_dwf_step(void *args);
+#endif
