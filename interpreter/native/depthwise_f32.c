@@ -43,47 +43,95 @@ static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t
     return count;
 }
 
+/* acc + bias, clamped (NaN stays NaN, like std::min(std::max(x, lo), hi)) */
+#define EL_DWF_FINISH(acc, bias, lo, hi, clamp)        \
+    do {                                               \
+        acc += (bias);                                 \
+        if (clamp) {                                   \
+            acc = acc < (lo) ? (lo) : acc;             \
+            acc = acc > (hi) ? (hi) : acc;             \
+        }                                              \
+    } while (0)
+
+#if defined(__GNUC__) || defined(__clang__)
+/* 8 floats, loads and stores at any float alignment (GCC / clang vector extensions: AVX2
+ * registers in the AVX2 build, SSE2 pairs in the baseline one) */
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
+/* where mask (all ones / zeros per lane) pick b, else a */
+#define EL_V8_PICK(mask, a, b) ((v8f)(((v8i)(a) & ~(mask)) | ((v8i)(b) & (mask))))
+/* EL_DWF_FINISH for 8 lanes */
+#define EL_DWF_FINISH8(acc, bias, lo, hi, clamp)               \
+    do {                                                       \
+        acc += (bias);                                         \
+        if (clamp) {                                           \
+            acc = EL_V8_PICK((v8i)(acc < (lo)), acc, (lo));    \
+            acc = EL_V8_PICK((v8i)(acc > (hi)), acc, (hi));    \
+        }                                                      \
+    } while (0)
+#define EL_DWF_VECTORS 1
+#else
+#define EL_DWF_VECTORS 0
+#endif
+
 /* One output pixel's O values from its taps' input offsets (multiplier 1: channel o reads
- * input channel o; else o / M). */
+ * input channel o; else o / M). Multiplier 1 takes BLOCK channels at a time in
+ * registers, then 8, then one; each value's sum is 0 + the taps in order, + bias, clamp. */
 #define EL_DWF_PIXEL(name, attr)                                                             \
     attr static void name(const struct el_dwf *d, const int64_t *offset, const int64_t *tap, \
                           int64_t count, float *restrict out)                                \
     {                                                                                        \
         const int64_t O = d->o, M = d->m;                                                    \
-        const float *restrict w = d->weights;                                                \
+        const float *restrict w = d->weights, *restrict x = d->x, *restrict b = d->bias;     \
+        const int clamp = d->clamp;                                                          \
+        const float lo = d->lo, hi = d->hi;                                                  \
         int64_t o0 = 0;                                                                      \
-        if (M == 1) {                                                                        \
-            for (; o0 + BLOCK <= O; o0 += BLOCK) {                                           \
-                float acc[BLOCK] = {0};                                                      \
-                for (int64_t t = 0; t < count; t++) {                                        \
-                    const float *restrict xv = d->x + offset[t] + o0;                        \
-                    const float *restrict wv = w + tap[t] * O + o0;                          \
-                    for (int j = 0; j < BLOCK; j++) acc[j] += xv[j] * wv[j];                 \
-                }                                                                            \
-                for (int j = 0; j < BLOCK; j++) out[o0 + j] = acc[j];                        \
-            }                                                                                \
+        if (EL_DWF_VECTORS && M == 1) {                                                      \
+            EL_DWF_VECTOR_BLOCKS                                                             \
         }                                                                                    \
-        for (int64_t o = o0; o < O; o++) out[o] = 0.0f;                                      \
-        for (int64_t t = 0; t < count; t++) {                                                \
-            const float *restrict xv = d->x + offset[t];                                     \
-            const float *restrict wv = w + tap[t] * O;                                       \
-            if (M == 1) {                                                                    \
-                for (int64_t o = o0; o < O; o++) out[o] += xv[o] * wv[o];                    \
-            } else {                                                                         \
-                for (int64_t o = 0; o < O; o++) out[o] += xv[o / M] * wv[o];                 \
-            }                                                                                \
-        }                                                                                    \
-        if (d->bias)                                                                         \
-            for (int64_t o = 0; o < O; o++) out[o] += d->bias[o];                            \
-        if (d->clamp) {                                                                      \
-            const float lo = d->lo, hi = d->hi;                                              \
-            for (int64_t o = 0; o < O; o++) { /* NaN stays NaN, like std::min(std::max) */   \
-                float v = out[o];                                                            \
-                v = v < lo ? lo : v;                                                         \
-                out[o] = v > hi ? hi : v;                                                    \
-            }                                                                                \
+        for (int64_t o = o0; o < O; o++) {                                                   \
+            float acc = 0.0f;                                                                \
+            const int64_t src = o / M;                                                       \
+            for (int64_t t = 0; t < count; t++)                                              \
+                acc += x[offset[t] + src] * w[tap[t] * O + o];                               \
+            EL_DWF_FINISH(acc, b ? b[o] : 0.0f, lo, hi, clamp);                              \
+            out[o] = acc;                                                                    \
         }                                                                                    \
     }
+
+#if EL_DWF_VECTORS
+/* BLOCK (4 x 8) channels, then 8, in registers over all taps; the bias is added as
+ * 0.0f where there is none (x + 0.0f == x, -0.0f aside). */
+#define EL_DWF_VECTOR_BLOCKS                                                                 \
+    const v8f zero = {0}, vlo = zero + lo, vhi = zero + hi;                                  \
+    for (; o0 + BLOCK <= O; o0 += BLOCK) {                                                   \
+        v8f a0 = zero, a1 = zero, a2 = zero, a3 = zero;                                      \
+        for (int64_t t = 0; t < count; t++) {                                                \
+            const v8f *xv = (const v8f *)(x + offset[t] + o0);                               \
+            const v8f *wv = (const v8f *)(w + tap[t] * O + o0);                              \
+            a0 += xv[0] * wv[0];                                                             \
+            a1 += xv[1] * wv[1];                                                             \
+            a2 += xv[2] * wv[2];                                                             \
+            a3 += xv[3] * wv[3];                                                             \
+        }                                                                                    \
+        v8f *ov = (v8f *)(out + o0);                                                         \
+        const v8f *bv = (const v8f *)(b + o0);                                               \
+        v8f acc[4] = {a0, a1, a2, a3};                                                       \
+        for (int j = 0; j < 4; j++) {                                                        \
+            EL_DWF_FINISH8(acc[j], b ? bv[j] : zero, vlo, vhi, clamp);                         \
+            ov[j] = acc[j];                                                                  \
+        }                                                                                    \
+    }                                                                                        \
+    for (; o0 + 8 <= O; o0 += 8) {                                                           \
+        v8f a = zero;                                                                        \
+        for (int64_t t = 0; t < count; t++)                                                  \
+            a += *(const v8f *)(x + offset[t] + o0) * *(const v8f *)(w + tap[t] * O + o0);   \
+        EL_DWF_FINISH8(a, b ? *(const v8f *)(b + o0) : zero, vlo, vhi, clamp);                 \
+        *(v8f *)(out + o0) = a;                                                              \
+    }
+#else
+#define EL_DWF_VECTOR_BLOCKS
+#endif
 
 EL_DWF_PIXEL(pixel_base, )
 #ifdef EL_X86_AVX2

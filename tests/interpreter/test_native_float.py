@@ -62,9 +62,21 @@ def _random_depthwise(seed: int):
     return model, x
 
 
+@pytest.fixture(params=[True, False], ids=["avx2", "baseline"])
+def avx2(request):
+    """The AVX2 build of the C loops where the CPU has it, then the baseline build."""
+    if not native.built():
+        pytest.skip("native kernels not built")
+    if request.param and not native.module.has_avx2():
+        pytest.skip("no AVX2 here")
+    before = native.module.allow_avx2(request.param)
+    yield request.param
+    native.module.allow_avx2(before)
+
+
 @needs_native
 @pytest.mark.parametrize("seed", range(32))
-def test_float_depthwise_sweep_native_equals_numpy(seed, monkeypatch):
+def test_float_depthwise_sweep_native_equals_numpy(seed, avx2, monkeypatch):
     """Random float depthwise convolutions (channels, multipliers, kernels up to 9x9,
     strides, dilations, paddings, activations, with and without bias) on 1 and 2 threads:
     the C kernel runs and gives exactly the numpy kernel's floats."""
