@@ -17,7 +17,8 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
            "interpreter/native/softmax.c",
            # float32 kernels
-           "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c"]
+           "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
+           "interpreter/native/activations_f32.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

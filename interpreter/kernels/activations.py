@@ -69,6 +69,7 @@ from .common.quantized_activations import elu_table, gelu_table
 from .opdef import PROBABILITY_OUTPUT, TANH_OUTPUT, OpDef, QuantRule
 from .common.requantize import QUANTIZED, QParams, lut_kernel, make_lut, qparams, require_same_type
 from .int16.unary import LOGISTIC16, TANH16, lut16_kernel
+from .common.native_float_ops import native_unary_f32
 from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
@@ -128,6 +129,9 @@ class LogisticRecord:
 
 def prepare_logistic(ctx: OpContext):
     specs = _check_unary(ctx)
+    native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)  # one C pass
+    if native is not None:
+        return specs, native
     return specs, LogisticRecord(scratch(ctx, specs[0].shape, np.bool_))
 
 

@@ -18,7 +18,7 @@ static void *float_buffer(PyObject *obj, Py_ssize_t need, int writable, const ch
     const Py_ssize_t len = b.len;
     PyBuffer_Release(&b);
     if (len < need) {
-        PyErr_Format(PyExc_ValueError, "native float depthwise: %s holds %zd bytes, needs %zd",
+        PyErr_Format(PyExc_ValueError, "native float kernel: %s holds %zd bytes, needs %zd",
                      what, len, need);
         return NULL;
     }
@@ -80,7 +80,53 @@ static PyObject *depthwise_f32_step(PyObject *self, PyObject *args)
     return el_step_new(el_dwf_step, &d, sizeof d, args); /* args holds every array */
 }
 
+/* logistic_f32(x, out, begin, end) / logistic_f32_step(x, out): x and out float32 of the
+ * same size (at least end values) */
+static int unary_parse(PyObject *args, int rows, struct el_unary_f32 *u, long long *r0,
+                       long long *r1)
+{
+    PyObject *x, *out;
+    if (!PyArg_ParseTuple(args, rows ? "OOLL" : "OO", &x, &out, r0, r1)) return -1;
+    Py_buffer b;
+    if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    u->x = b.buf;
+    u->count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    if (!(u->out = float_buffer(out, u->count * (Py_ssize_t)sizeof(float), 1, "the output")))
+        return -1;
+    if (rows && (*r0 < 0 || *r0 > *r1 || *r1 > u->count)) {
+        PyErr_SetString(PyExc_ValueError, "native float logistic: bad range");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *logistic_f32(PyObject *self, PyObject *args)
+{
+    struct el_unary_f32 u;
+    long long r0, r1;
+    (void)self;
+    if (unary_parse(args, 1, &u, &r0, &r1) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    el_logistic_f32(u.x, u.out, r0, r1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *logistic_f32_step(PyObject *self, PyObject *args)
+{
+    struct el_unary_f32 u;
+    (void)self;
+    if (unary_parse(args, 0, &u, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_logistic_f32_step, &u, sizeof u, args);
+}
+
 PyMethodDef el_float_methods[] = {
+    {"logistic_f32", logistic_f32, METH_VARARGS,
+     "logistic_f32(x, out, begin, end): float32 LOGISTIC of values [begin, end) "
+     "(activations_f32.c)"},
+    {"logistic_f32_step", logistic_f32_step, METH_VARARGS,
+     "logistic_f32_step(x, out): a NativeStep running LOGISTIC over every value"},
     {"depthwise_f32", depthwise_f32, METH_VARARGS,
      "depthwise_f32(x, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
      "weights, bias, clamp, lo, hi, out, row_begin, row_end): float32 DEPTHWISE_CONV_2D "

@@ -18,4 +18,16 @@ struct el_dwf {
 /* 0, or -1 where a large kernel's tap list could not be allocated */
 int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end);
 int el_dwf_step(void *args);
+
+/* float32 LOGISTIC over values [begin, end) (activations_f32.c) */
+void el_logistic_f32(const float *x, float *out, int64_t begin, int64_t end);
+
+/* a float32 element-wise op's native step: every value */
+struct el_unary_f32 {
+    const float *x;
+    float *out;
+    int64_t count;
+};
+
+int el_logistic_f32_step(void *args);
 #endif

@@ -1,0 +1,58 @@
+"""Native (C) kernels of float32 element-wise ops (native/activations_f32.c): LOGISTIC.
+
+One pass over the tensor instead of the numpy kernel's several (activations.py keeps the
+readable reference). The C kernel takes the reference kernel's branches with the C
+library's expf -- reference_ops::Logistic's std::exp -- where numpy's exp may differ by an
+ulp. With one slice the op is a native step (docs/native-run-loop.md); with more threads
+the values are split over the pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import native as native_backend
+from ...parallel import row_ranges, run_slices, worth_splitting
+from ..base import Chosen, OpContext, num_elements
+
+
+@dataclass(frozen=True, eq=False)
+class NativeUnaryF32:
+    """A float32 element-wise C kernel ``name`` (and ``name``_step) over ``ranges``."""
+
+    name: str
+    ranges: tuple
+    threads: int
+
+    def run(self, x: np.ndarray, out: np.ndarray) -> None:
+        x = np.ascontiguousarray(x, np.float32)
+        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        fn = getattr(native_backend.module, self.name)
+        run_slices(self.threads, fn, [(x, target) + r for r in self.ranges])
+        if target is not out:
+            np.copyto(out, target)
+
+    def native_step(self, inputs, outputs):
+        """The run loop's step where one slice runs; else None (the eval)."""
+        x, out = inputs[0], outputs[0]
+        if len(self.ranges) != 1 or not isinstance(x, np.ndarray) or x.dtype != np.float32 \
+                or not x.flags.c_contiguous or not out.flags.c_contiguous:
+            return None
+        step = getattr(native_backend.module, self.name + "_step")(x, out)
+        return (native_backend.module.run_native_step, step, None, None)
+
+
+def eval_native(rec: NativeUnaryF32, inputs, outputs) -> None:
+    rec.run(inputs[0], outputs[0])
+
+
+def native_unary_f32(ctx: OpContext, name: str, shape: tuple) -> Chosen | None:
+    """The C kernel ``name`` for a float32 tensor of ``shape``, or None where the backend is
+    off (or the extension predates the kernel)."""
+    if not ctx.quant.native or not hasattr(native_backend.module, name):
+        return None
+    count = num_elements(shape)
+    ranges = tuple(tuple(r) for r in row_ranges(count, worth_splitting(ctx.threads, count)))
+    return Chosen(eval_native, NativeUnaryF32(name, ranges, ctx.threads))
