@@ -121,7 +121,36 @@ static PyObject *logistic_f32_step(PyObject *self, PyObject *args)
     return el_step_new(el_logistic_f32_step, &u, sizeof u, args);
 }
 
+static PyObject *bias_act_f32(PyObject *self, PyObject *args)
+{
+    PyObject *out, *bias;
+    long long width;
+    int clamp;
+    float lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOLpff", &out, &bias, &width, &clamp, &lo, &hi)) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(out, &b, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return NULL;
+    float *at = b.buf;
+    const long long count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    const float *bias_at = NULL;
+    if (width < 1 || (bias != Py_None
+                      && !(bias_at = float_buffer(bias, width * (Py_ssize_t)sizeof(float), 0,
+                                                  "the bias")))) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native bias_act: bad width");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    el_bias_act_f32(at, count, bias_at, width, clamp, lo, hi);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 PyMethodDef el_float_methods[] = {
+    {"bias_act_f32", bias_act_f32, METH_VARARGS,
+     "bias_act_f32(out, bias, width, clamp, lo, hi): out = clamp(out + bias[i % width]) in "
+     "place, float32 (bias None: none; activations_f32.c)"},
     {"logistic_f32", logistic_f32, METH_VARARGS,
      "logistic_f32(x, out, begin, end): float32 LOGISTIC of values [begin, end) "
      "(activations_f32.c)"},

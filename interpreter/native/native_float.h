@@ -30,4 +30,8 @@ struct el_unary_f32 {
 };
 
 int el_logistic_f32_step(void *args);
+
+/* out = clamp(out + bias[i % width]) over count float32 values (activations_f32.c) */
+void el_bias_act_f32(float *out, int64_t count, const float *bias, int64_t width, int clamp,
+                     float lo, float hi);
 #endif

@@ -175,3 +175,32 @@ def test_float_logistic_native(shape, threads, monkeypatch):
     np.testing.assert_array_equal(got[fixed], want[fixed])
     assert np.isnan(got.reshape(-1)[4]) and got.reshape(-1)[2] == 1.0
     np.testing.assert_array_equal(got, run_litert(model, [x], "reference")[0])
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(16))
+def test_float_conv_output_stage_native_equals_numpy(seed, avx2, monkeypatch):
+    """Random float CONV_2Ds (pointwise and im2col strategies, strides,
+    paddings, activations, with and without bias) on 1 and 2 threads: the C
+    bias + activation stage runs and gives exactly the numpy stage's floats."""
+    rng = np.random.default_rng(100 + seed)
+    c, o = int(rng.integers(1, 20)), int(rng.integers(1, 40))
+    kh, kw = (1, 1) if seed % 4 == 0 else (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    size = 70 if seed == 1 else int(rng.integers(6, 20))
+    x = rng.standard_normal((int(rng.integers(1, 3)), size, size, c)).astype(np.float32)
+    filt = rng.standard_normal((o, kh, kw, c)).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32) if seed % 3 else None
+    pointwise = seed % 4 == 0
+    model = conv_model(x.shape, filt, bias, padding="VALID" if pointwise else
+                       str(rng.choice(["SAME", "VALID"])),
+                       stride=(1, 1) if pointwise else (int(rng.integers(1, 3)),) * 2,
+                       act=str(rng.choice(ACTIVATIONS)))
+    calls = []
+    real = native.module.bias_act_f32
+    monkeypatch.setattr(native.module, "bias_act_f32",
+                        lambda *a: calls.append(1) or real(*a))
+    for threads in (1, 2):
+        want = _run(model, x, native=False, num_threads=threads)
+        got = _run(model, x, native=True, num_threads=threads)
+        np.testing.assert_array_equal(got, want, err_msg=f"{threads} threads")
+    assert calls, "the native output stage did not run"

@@ -21,6 +21,7 @@ from ... import native as native_backend
 from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext
 from .fused import Clamp
+from .native_float_ops import clamp_bounds
 from .window import Window1D
 
 MACS_PER_VALUE = 8  # multiply-adds counted as one output value by worth_splitting
@@ -74,11 +75,6 @@ def native_depthwise_f32(ctx: OpContext, x_shape: tuple, filt: np.ndarray, multi
         return None
     n, h, w, c = x_shape
     kh, kw, o = filt.shape
-    if clamp is None:
-        bounds = (False, 0.0, 0.0)
-    else:
-        lo, hi = clamp
-        bounds = (True, float(lo), np.inf if hi is None else float(hi))
     rows = n * wh.size_out
     parts = worth_splitting(ctx.threads, rows * ww.size_out * o * kh * kw // MACS_PER_VALUE)
     record = NativeDepthwiseF32(
@@ -87,6 +83,6 @@ def native_depthwise_f32(ctx: OpContext, x_shape: tuple, filt: np.ndarray, multi
                 ww.pad_before, wh.size_out, ww.size_out),
         weights=np.ascontiguousarray(filt.reshape(kh * kw, o), np.float32),
         bias=None if bias is None else np.ascontiguousarray(bias, np.float32),
-        clamp=bounds, ranges=tuple(tuple(r) for r in row_ranges(rows, parts)),
+        clamp=clamp_bounds(clamp), ranges=tuple(tuple(r) for r in row_ranges(rows, parts)),
         threads=ctx.threads)
     return Chosen(eval_native, record)

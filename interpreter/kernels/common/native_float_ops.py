@@ -1,4 +1,5 @@
-"""Native (C) kernels of float32 element-wise ops (native/activations_f32.c): LOGISTIC.
+"""Native (C) kernels of float32 element-wise ops (native/activations_f32.c): LOGISTIC, and
+the bias + fused activation stage of the float convolutions (``output_stage``).
 
 One pass over the tensor instead of the numpy kernel's several (activations.py keeps the
 readable reference). The C kernel takes the reference kernel's branches with the C
@@ -16,6 +17,29 @@ import numpy as np
 from ... import native as native_backend
 from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, num_elements
+from .fused import Clamp
+
+
+def clamp_bounds(clamp: Clamp) -> tuple:
+    """A fused activation's clamp as the C kernels take it: (on, lo, hi)."""
+    if clamp is None:
+        return (False, 0.0, 0.0)
+    lo, hi = clamp
+    return (True, float(lo), np.inf if hi is None else float(hi))
+
+
+def output_stage(ctx: OpContext, clamp: Clamp) -> tuple | None:
+    """bias_act_f32's (on, lo, hi) where the backend is on, else None: the float
+    convolutions' bias + activation in one C pass (conv.py's _finish)."""
+    if not ctx.quant.native or not hasattr(native_backend.module, "bias_act_f32"):
+        return None
+    return clamp_bounds(clamp)
+
+
+def run_output_stage(out2d: np.ndarray, bias: np.ndarray | None, width: int,
+                     bounds: tuple) -> None:
+    """out2d (C-contiguous float32) = clamp(out2d + bias tiled over rows of ``width``)."""
+    native_backend.module.bias_act_f32(out2d, bias, width, *bounds)
 
 
 @dataclass(frozen=True, eq=False)
