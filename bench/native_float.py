@@ -7,8 +7,9 @@ InceptionV3 at 224). A benchmark, not a test.
 
     python bench/native_float.py [--runs 7] [--rounds 3] [--only MobileNet]
 
-"without" is the native backend with the float C kernels switched off for the run (their
-prepare hooks return None), i.e. the numpy float kernels beside the native int8 ones.
+"without" is the native backend with the float C kernels (depthwise, LOGISTIC, the conv's
+bias + activation stage) switched off for the run (their prepare hooks answer None), i.e.
+the numpy float kernels beside the native int8 ones.
 """
 
 from __future__ import annotations
@@ -25,15 +26,21 @@ from native_backend import build, timer
 
 @contextlib.contextmanager
 def float_kernels(on: bool):
-    from edgelite.interpreter.kernels import depthwise_conv
+    """The float C kernels on, or switched off (their prepare hooks answer None)."""
+    from edgelite.interpreter.kernels import activations, depthwise_conv
+    from edgelite.interpreter.kernels.common import native_float_ops
 
-    real = depthwise_conv.native_depthwise_f32
+    hooks = [(depthwise_conv, "native_depthwise_f32"), (activations, "native_unary_f32"),
+             (native_float_ops, "output_stage")]
+    saved = [getattr(mod, name) for mod, name in hooks]
     if not on:
-        depthwise_conv.native_depthwise_f32 = lambda *a, **k: None
+        for mod, name in hooks:
+            setattr(mod, name, lambda *a, **k: None)
     try:
         yield
     finally:
-        depthwise_conv.native_depthwise_f32 = real
+        for (mod, name), real in zip(hooks, saved):
+            setattr(mod, name, real)
 
 
 def make(path: Path, threads: int, on: bool):
