@@ -18,17 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import native as native_backend
-from ...parallel import row_ranges, run_slices, worth_splitting
+from ...parallel import row_ranges, worth_splitting
 from ..base import Chosen, OpContext
 from .fused import Clamp
-from .native_float_ops import clamp_bounds
+from .native_float_ops import SlicedKernel, clamp_bounds, eval_native
 from .window import Window1D
 
 MACS_PER_VALUE = 8  # multiply-adds counted as one output value by worth_splitting
 
 
 @dataclass(frozen=True, eq=False)
-class NativeDepthwiseF32:
+class NativeDepthwiseF32(SlicedKernel):
     """depthwise_f32.c's arguments, all prepared; ``ranges``: the (n, out_y) rows of each
     slice."""
 
@@ -39,31 +39,10 @@ class NativeDepthwiseF32:
     clamp: tuple  # (on, lo, hi)
     ranges: tuple
     threads: int
+    kernel: str = "depthwise_f32"
 
     def _args(self, x, out) -> tuple:
         return (x, self.dims, self.window, self.weights, self.bias) + self.clamp + (out,)
-
-    def run(self, x: np.ndarray, out: np.ndarray) -> None:
-        x = np.ascontiguousarray(x, np.float32)
-        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        run_slices(self.threads, native_backend.module.depthwise_f32,
-                   [self._args(x, target) + rows for rows in self.ranges])
-        if target is not out:
-            np.copyto(out, target)
-
-    def native_step(self, inputs, outputs):
-        """The run loop's step where one slice runs: the C kernel bound to the arena's input
-        and output, called without Python; else None (the eval)."""
-        x, out = inputs[0], outputs[0]
-        if len(self.ranges) != 1 or not isinstance(x, np.ndarray) or x.dtype != np.float32 \
-                or not x.flags.c_contiguous or not out.flags.c_contiguous:
-            return None
-        step = native_backend.module.depthwise_f32_step(*self._args(x, out))
-        return (native_backend.module.run_native_step, step, None, None)
-
-
-def eval_native(rec: NativeDepthwiseF32, inputs, outputs) -> None:
-    rec.run(inputs[0], outputs[0])
 
 
 def native_depthwise_f32(ctx: OpContext, x_shape: tuple, filt: np.ndarray, multiplier: int,

@@ -42,33 +42,50 @@ def run_output_stage(out2d: np.ndarray, bias: np.ndarray | None, width: int,
     native_backend.module.bias_act_f32(out2d, bias, width, *bounds)
 
 
-@dataclass(frozen=True, eq=False)
-class NativeUnaryF32:
-    """A float32 element-wise C kernel ``name`` (and ``name``_step) over ``ranges``."""
+class SlicedKernel:
+    """What the float C kernels' records share: ``kernel`` names the module function
+    (``kernel``_step: its native step), ``_args(x, out)`` its arguments before a slice's
+    (begin, end) of ``ranges``, split over ``threads``."""
 
-    name: str
+    kernel: str
     ranges: tuple
     threads: int
+
+    def _args(self, x: np.ndarray, out: np.ndarray) -> tuple:
+        raise NotImplementedError
 
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
         x = np.ascontiguousarray(x, np.float32)
         target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        fn = getattr(native_backend.module, self.name)
-        run_slices(self.threads, fn, [(x, target) + r for r in self.ranges])
+        run_slices(self.threads, getattr(native_backend.module, self.kernel),
+                   [self._args(x, target) + r for r in self.ranges])
         if target is not out:
             np.copyto(out, target)
 
     def native_step(self, inputs, outputs):
-        """The run loop's step where one slice runs; else None (the eval)."""
+        """The run loop's step where one slice runs: the C kernel bound to the arena's input
+        and output, called without Python; else None (the eval)."""
         x, out = inputs[0], outputs[0]
         if len(self.ranges) != 1 or not isinstance(x, np.ndarray) or x.dtype != np.float32 \
                 or not x.flags.c_contiguous or not out.flags.c_contiguous:
             return None
-        step = getattr(native_backend.module, self.name + "_step")(x, out)
+        step = getattr(native_backend.module, self.kernel + "_step")(*self._args(x, out))
         return (native_backend.module.run_native_step, step, None, None)
 
 
-def eval_native(rec: NativeUnaryF32, inputs, outputs) -> None:
+@dataclass(frozen=True, eq=False)
+class NativeUnaryF32(SlicedKernel):
+    """A float32 element-wise C kernel over flat value ranges."""
+
+    kernel: str
+    ranges: tuple
+    threads: int
+
+    def _args(self, x, out) -> tuple:
+        return (x, out)
+
+
+def eval_native(rec: SlicedKernel, inputs, outputs) -> None:
     rec.run(inputs[0], outputs[0])
 
 
