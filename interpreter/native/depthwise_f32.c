@@ -11,9 +11,11 @@
  * the bias, then the clamp -- so both backends give the same floats (up to the sign of
  * a zero sum).
  *
- * Per output pixel the channels are taken in blocks of BLOCK values held in a local
- * accumulator over all taps (the compiler keeps it in vector registers); the loops are
- * built twice on x86-64, baseline (SSE2) and AVX2 (8 floats a vector), and el_have_avx2()
+ * Per output pixel (multiplier 1) the channels are taken in blocks of BLOCK values held in
+ * four 8-float vectors over all taps (GCC / clang vector extensions; other compilers, or
+ * -DEL_NO_VECTOR_EXT, take the plain per-channel loop, as multipliers above 1 do), the bias
+ * and clamp applied in registers; the loops are built twice on x86-64, baseline (SSE2) and
+ * AVX2, and el_have_avx2()
  * picks one at run time, so the build needs no -march. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,7 +55,7 @@ static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t
         }                                              \
     } while (0)
 
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(EL_NO_VECTOR_EXT)
 /* 8 floats, loads and stores at any float alignment (GCC / clang vector extensions: AVX2
  * registers in the AVX2 build, SSE2 pairs in the baseline one) */
 typedef float v8f __attribute__((vector_size(32), aligned(4)));
