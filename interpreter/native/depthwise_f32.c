@@ -15,8 +15,7 @@
  * four 8-float vectors over all taps (GCC / clang vector extensions; other compilers, or
  * -DEL_NO_VECTOR_EXT, take the plain per-channel loop, as multipliers above 1 do), the bias
  * and clamp applied in registers; the loops are built twice on x86-64, baseline (SSE2) and
- * AVX2, and el_have_avx2()
- * picks one at run time, so the build needs no -march. */
+ * AVX2, and el_have_avx2() picks one at run time, so the build needs no -march. */
 #include <stdint.h>
 #include <stdlib.h>
 
