@@ -17,30 +17,32 @@
  * and clamp applied in registers; the loops are built twice on x86-64, baseline (SSE2) and
  * AVX2, and el_have_avx2() picks one at run time, so the build needs no -march. */
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "native.h"
 #include "native_float.h"
 
 #define BLOCK 32 /* channels per accumulator block: 4 AVX2 / 8 SSE2 registers */
-#define STACK_TAPS 64 /* larger kernels keep their tap lists on the heap */
+#define STACK_TAPS 64 /* taps per chunk of a pixel's sum */
 
 /* The input offsets (in floats) of output pixel (oy, ox)'s taps that fall inside the image,
- * in (ky, kx) order, and their tap indices; returns how many. */
+ * in (ky, kx) order, and their tap indices: at most STACK_TAPS of them from the skip-th on;
+ * returns how many, and *total the pixel's count. */
 static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t ox,
-                          int64_t *offset, int64_t *tap)
+                          int64_t skip, int64_t *offset, int64_t *tap, int64_t *total)
 {
-    int64_t count = 0;
+    int64_t seen = 0, count = 0;
     for (int64_t ky = 0; ky < d->kh; ky++) {
         const int64_t iy = oy * d->sh + ky * d->dh - d->pad_t;
         if (iy < 0 || iy >= d->h) continue;
         for (int64_t kx = 0; kx < d->kw; kx++) {
             const int64_t ix = ox * d->sw + kx * d->dw - d->pad_l;
             if (ix < 0 || ix >= d->w) continue;
+            if (seen++ < skip || count == STACK_TAPS) continue;
             offset[count] = ((n * d->h + iy) * d->w + ix) * d->c;
             tap[count++] = ky * d->kw + kx;
         }
     }
+    *total = seen;
     return count;
 }
 
@@ -80,7 +82,7 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
  * registers, then 8, then one; each value's sum is 0 + the taps in order, + bias, clamp. */
 #define EL_DWF_PIXEL(name, attr)                                                             \
     attr static void name(const struct el_dwf *d, const int64_t *offset, const int64_t *tap, \
-                          int64_t count, float *restrict out)                                \
+                          int64_t count, int first, int last, float *restrict out)           \
     {                                                                                        \
         const int64_t O = d->o, M = d->m;                                                    \
         const float *restrict w = d->weights, *restrict x = d->x, *restrict b = d->bias;     \
@@ -91,11 +93,11 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
             EL_DWF_VECTOR_BLOCKS                                                             \
         }                                                                                    \
         for (int64_t o = o0; o < O; o++) {                                                   \
-            float acc = 0.0f;                                                                \
+            float acc = first ? 0.0f : out[o];                                               \
             const int64_t src = o / M;                                                       \
             for (int64_t t = 0; t < count; t++)                                              \
                 acc += x[offset[t] + src] * w[tap[t] * O + o];                               \
-            EL_DWF_FINISH(acc, b ? b[o] : 0.0f, lo, hi, clamp);                              \
+            if (last) EL_DWF_FINISH(acc, b ? b[o] : 0.0f, lo, hi, clamp);                    \
             out[o] = acc;                                                                    \
         }                                                                                    \
     }
@@ -106,7 +108,9 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 #define EL_DWF_VECTOR_BLOCKS                                                                 \
     const v8f zero = {0}, vlo = zero + lo, vhi = zero + hi;                                  \
     for (; o0 + BLOCK <= O; o0 += BLOCK) {                                                   \
-        v8f a0 = zero, a1 = zero, a2 = zero, a3 = zero;                                      \
+        v8f *ov = (v8f *)(out + o0);                                                         \
+        v8f a0 = first ? zero : ov[0], a1 = first ? zero : ov[1];                            \
+        v8f a2 = first ? zero : ov[2], a3 = first ? zero : ov[3];                            \
         for (int64_t t = 0; t < count; t++) {                                                \
             const v8f *xv = (const v8f *)(x + offset[t] + o0);                               \
             const v8f *wv = (const v8f *)(w + tap[t] * O + o0);                              \
@@ -115,19 +119,18 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
             a2 += xv[2] * wv[2];                                                             \
             a3 += xv[3] * wv[3];                                                             \
         }                                                                                    \
-        v8f *ov = (v8f *)(out + o0);                                                         \
         const v8f *bv = (const v8f *)(b + o0);                                               \
         v8f acc[4] = {a0, a1, a2, a3};                                                       \
         for (int j = 0; j < 4; j++) {                                                        \
-            EL_DWF_FINISH8(acc[j], b ? bv[j] : zero, vlo, vhi, clamp);                         \
+            if (last) EL_DWF_FINISH8(acc[j], b ? bv[j] : zero, vlo, vhi, clamp);               \
             ov[j] = acc[j];                                                                  \
         }                                                                                    \
     }                                                                                        \
     for (; o0 + 8 <= O; o0 += 8) {                                                           \
-        v8f a = zero;                                                                        \
+        v8f a = first ? zero : *(v8f *)(out + o0);                                           \
         for (int64_t t = 0; t < count; t++)                                                  \
             a += *(const v8f *)(x + offset[t] + o0) * *(const v8f *)(w + tap[t] * O + o0);   \
-        EL_DWF_FINISH8(a, b ? *(const v8f *)(b + o0) : zero, vlo, vhi, clamp);                 \
+        if (last) EL_DWF_FINISH8(a, b ? *(const v8f *)(b + o0) : zero, vlo, vhi, clamp);       \
         *(v8f *)(out + o0) = a;                                                              \
     }
 #else
@@ -143,22 +146,22 @@ EL_DWF_PIXEL(pixel_avx2, EL_TARGET_AVX2)
 
 int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
 {
-    int64_t on_stack[2 * STACK_TAPS]; /* a pixel's tap offsets and indices */
-    const int64_t taps = d->kh * d->kw;
-    int64_t *offset = taps <= STACK_TAPS ? on_stack : malloc(2 * taps * sizeof(int64_t));
-    if (!offset) return -1;
-    int64_t *tap = offset + taps;
+    int64_t offset[STACK_TAPS], tap[STACK_TAPS]; /* a pixel's taps, STACK_TAPS at a time */
     const int avx2 = el_have_avx2();
     for (int64_t row = row_begin; row < row_end; row++) {
         const int64_t n = row / d->oh, oy = row % d->oh;
         for (int64_t ox = 0; ox < d->ow; ox++) {
             float *out = d->out + (row * d->ow + ox) * d->o;
-            const int64_t count = pixel_taps(d, n, oy, ox, offset, tap);
-            if (avx2) pixel_avx2(d, offset, tap, count, out);
-            else pixel_base(d, offset, tap, count, out);
+            int64_t skip = 0, total = 0;
+            do { /* larger kernels: the partial sums stay in out between chunks */
+                const int64_t count = pixel_taps(d, n, oy, ox, skip, offset, tap, &total);
+                const int first = skip == 0, last = skip + count >= total;
+                if (avx2) pixel_avx2(d, offset, tap, count, first, last, out);
+                else pixel_base(d, offset, tap, count, first, last, out);
+                skip += count;
+            } while (skip < total);
         }
     }
-    if (offset != on_stack) free(offset);
     return 0;
 }
 
