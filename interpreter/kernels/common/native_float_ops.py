@@ -2,10 +2,11 @@
 the bias + fused activation stage of the float convolutions (``output_stage``).
 
 One pass over the tensor instead of the numpy kernel's several (activations.py keeps the
-readable reference). The C kernel takes the reference kernel's branches with the C
-library's expf -- reference_ops::Logistic's std::exp -- where numpy's exp may differ by an
-ulp. With one slice the op is a native step (docs/native-run-loop.md); with more threads
-the values are split over the pool.
+readable reference, and the large tensors: libm's expf one value at a time is slower than
+numpy's vectorized exp). The C kernel takes the reference kernel's branches with the C
+library's expf -- reference_ops::Logistic's std::exp -- where numpy's exp may differ by a
+few ulp. With one slice the op is a native step (docs/native-run-loop.md); with more
+threads the values are split over the pool.
 """
 
 from __future__ import annotations

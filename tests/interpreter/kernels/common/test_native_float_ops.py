@@ -34,10 +34,9 @@ def _logistic_input(rng, shape):
 
 
 @needs_native
-@pytest.mark.parametrize("shape,threads", [((1, 5, 7, 3), 1), ((1, 112, 112, 32), 1),
-                                           ((1, 112, 112, 32), 2)])
+@pytest.mark.parametrize("shape,threads", [((1, 5, 7, 3), 1), ((1, 1, 1, 2048), 2)])
 def test_float_logistic_native(shape, threads, monkeypatch):
-    """The C LOGISTIC runs (a step on one thread, slices on two) and equals LiteRT's
+    """The C LOGISTIC runs on tensors up to NATIVE_LOGISTIC_MAX values and equals LiteRT's
     reference kernel (std::exp) exactly; the numpy kernel (numpy's exp, measured up to 4 ulp
     from std::exp here; LiteRT's default kernels up to 2048 in e^x's range) stays within 4
     ulp, with the cut-offs' exact values (1 above the upper one, NaN kept) identical."""
@@ -87,3 +86,19 @@ def test_float_conv_output_stage_native_equals_numpy(seed, avx2, monkeypatch):
         got = _run(model, x, native=True, num_threads=threads)
         np.testing.assert_array_equal(got, want, err_msg=f"{threads} threads")
     assert calls, "the native output stage did not run"
+
+
+@needs_native
+def test_large_float_logistic_keeps_numpy(monkeypatch):
+    """Past NATIVE_LOGISTIC_MAX values the numpy kernel (vectorized exp) runs: the C
+    kernel is not bound, and the outputs equal the numpy backend's."""
+    from edgelite.interpreter.kernels.activations import NATIVE_LOGISTIC_MAX
+
+    shape = (1, 1, 1, NATIVE_LOGISTIC_MAX + 1)
+    x = _logistic_input(np.random.default_rng(4), shape)
+    calls = []
+    for name in ("logistic_f32", "logistic_f32_step"):
+        monkeypatch.setattr(native.module, name, lambda *a: calls.append(a))
+    got = _run(_logistic_model(shape), x, native=True)
+    assert not calls
+    np.testing.assert_array_equal(got, _run(_logistic_model(shape), x, native=False))
