@@ -17,7 +17,10 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/lut.c", "interpreter/native/reduce.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
            "interpreter/native/softmax.c", "interpreter/native/adaround.c",
-           "interpreter/native/steps.c"]
+           "interpreter/native/steps.c",
+           # float32 kernels
+           "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
+           "interpreter/native/activations_f32.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 
@@ -39,7 +42,8 @@ class OptionalBuildExt(build_ext):
 
 setup(
     ext_modules=[Extension("edgelite.interpreter._native", SOURCES,
-                           depends=["interpreter/native/native.h"],
+                           depends=["interpreter/native/native.h",
+                                    "interpreter/native/native_float.h"],
                            extra_compile_args=FLAGS, optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -61,6 +61,7 @@ from edgelite.names import quoted
 from ..parallel import output_slices, run_slices, worth_splitting
 from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
+from .common import native_float_ops
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
@@ -96,6 +97,7 @@ class ConvRecord:
     width: int = 0  # OW * O: the output as (N * OH, OW * O) rows for the bias add
     threads: int = 1
     slices: tuple = ()  # several threads: index tuples of (N, OH, ...) output row slices
+    native_stage: tuple | None = None  # (on, lo, hi): bias + clamp in one C pass
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,8 +165,10 @@ def prepare(ctx: OpContext):
     tiled = None
     if bias is not None and bias.is_constant:
         tiled = np.tile(bias.data.astype(np.float32), ww.size_out)
-    common = dict(rows=rows, out_channels=o, clamp=activation_clamp(ctx, np.float32),
-                  bias=tiled, width=ww.size_out * o)
+    clamp = activation_clamp(ctx, np.float32)
+    common = dict(rows=rows, out_channels=o, clamp=clamp, bias=tiled, width=ww.size_out * o,
+                  native_stage=None if bias is not None and tiled is None
+                  else native_float_ops.output_stage(ctx, clamp))
     split = {}
     parts = worth_splitting(ctx.threads, rows * o)
     if parts > 1:
@@ -256,6 +260,9 @@ def eval_taps(rec: TapsRecord, inputs, outputs) -> None:
 
 def _finish(rec: ConvRecord, inputs, out2d: np.ndarray) -> None:
     """Bias and fused activation on (rows, O) output rows."""
+    if rec.native_stage is not None and out2d.flags.c_contiguous:
+        native_float_ops.run_output_stage(out2d, rec.bias, rec.width, rec.native_stage)
+        return
     if rec.bias is not None:
         rows = out2d.reshape(-1, rec.width)
         np.add(rows, rec.bias, out=rows)

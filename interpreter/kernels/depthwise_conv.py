@@ -14,7 +14,9 @@ channel repeated M times so that channel c*M + m holds input channel c. The pixe
 tap (ky, kx) are then a stride-1 view (N, OH, OW, C*M) of that buffer, and the tap
 contributes view * filter[0, ky, kx, :]: KH*KW vectorized multiply-adds per invoke. The
 filter row of each tap is stored tiled to (OW, C*M), so every operand of those multiply-
-adds walks OW*C*M contiguous values at a time rather than C*M.
+adds walks OW*C*M contiguous values at a time rather than C*M. With the native backend and
+a constant bias (or none) the op is one C kernel instead (common/native_depthwise_f32.py:
+the same sums in the same order, the same floats).
 
 int8 / uint8 -- depthwise_conv.cc with reference_integer_ops::DepthwiseConvPerChannel
 (int8, reference/integer_ops/depthwise_conv.h) and reference_ops::DepthwiseConv (uint8,
@@ -40,6 +42,7 @@ from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Kernel, OpContext, OutputSpec, num_elements, temporary
 from .conv import check_bias, conv_requant, float_operands, quantized_operands, weight_params
 from .common.native_depthwise import native_depthwise
+from .common.native_depthwise_f32 import native_depthwise_f32
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
@@ -140,6 +143,12 @@ def prepare(ctx: OpContext):
 
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     clamp = activation_clamp(ctx, np.float32)
+    out_shape = (n, wh.size_out, ww.size_out, o)
+    if bias is None or bias.is_constant:  # the C kernel (a constant bias or none)
+        native = native_depthwise_f32(ctx, x.shape, filt[0], multiplier, wh, ww,
+                                      None if bias is None else bias.data, clamp)
+        if native is not None:
+            return (OutputSpec(out_shape, np.dtype(np.float32)),), native
     taps = tap_sum(ctx, n, wh, ww, c, multiplier, filt[0], np.float32)
     tiled_bias = None
     if bias is not None and bias.is_constant:
@@ -147,7 +156,6 @@ def prepare(ctx: OpContext):
         shape = out_shape if num_elements(out_shape) <= SMALL_OUTPUT else (ww.size_out, o)
         tiled_bias = np.ascontiguousarray(
             np.broadcast_to(bias.data.astype(np.float32), shape))
-    out_shape = (n, wh.size_out, ww.size_out, o)
     record = DepthwiseRecord(taps=taps, bias=tiled_bias, clamp=clamp, threads=ctx.threads,
                              slices=split_rows(taps, ctx.threads, out_shape))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record

@@ -1,0 +1,100 @@
+"""Native (C) kernels of float32 element-wise ops (native/activations_f32.c): LOGISTIC, and
+the bias + fused activation stage of the float convolutions (``output_stage``).
+
+One pass over the tensor instead of the numpy kernel's several (activations.py keeps the
+readable reference, and the large tensors: libm's expf one value at a time is slower than
+numpy's vectorized exp). The C kernel takes the reference kernel's branches with the C
+library's expf -- reference_ops::Logistic's std::exp -- where numpy's exp may differ by a
+few ulp. With one slice the op is a native step (docs/native-run-loop.md); with more
+threads the values are split over the pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import native as native_backend
+from ...parallel import row_ranges, run_slices, worth_splitting
+from ..base import Chosen, OpContext, num_elements
+from .fused import Clamp
+
+
+def clamp_bounds(clamp: Clamp) -> tuple:
+    """A fused activation's clamp as the C kernels take it: (on, lo, hi)."""
+    if clamp is None:
+        return (False, 0.0, 0.0)
+    lo, hi = clamp
+    return (True, float(lo), np.inf if hi is None else float(hi))
+
+
+def output_stage(ctx: OpContext, clamp: Clamp) -> tuple | None:
+    """bias_act_f32's (on, lo, hi) where the backend is on, else None: the float
+    convolutions' bias + activation in one C pass (conv.py's _finish)."""
+    if not ctx.quant.native or not hasattr(native_backend.module, "bias_act_f32"):
+        return None
+    return clamp_bounds(clamp)
+
+
+def run_output_stage(out2d: np.ndarray, bias: np.ndarray | None, width: int,
+                     bounds: tuple) -> None:
+    """out2d (C-contiguous float32) = clamp(out2d + bias tiled over rows of ``width``)."""
+    native_backend.module.bias_act_f32(out2d, bias, width, *bounds)
+
+
+class SlicedKernel:
+    """What the float C kernels' records share: ``kernel`` names the module function
+    (``kernel``_step: its native step), ``_args(x, out)`` its arguments before a slice's
+    (begin, end) of ``ranges``, split over ``threads``."""
+
+    kernel: str
+    ranges: tuple
+    threads: int
+
+    def _args(self, x: np.ndarray, out: np.ndarray) -> tuple:
+        raise NotImplementedError
+
+    def run(self, x: np.ndarray, out: np.ndarray) -> None:
+        x = np.ascontiguousarray(x, np.float32)
+        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        run_slices(self.threads, getattr(native_backend.module, self.kernel),
+                   [self._args(x, target) + r for r in self.ranges])
+        if target is not out:
+            np.copyto(out, target)
+
+    def native_step(self, inputs, outputs):
+        """The run loop's step where one slice runs: the C kernel bound to the arena's input
+        and output, called without Python; else None (the eval)."""
+        x, out = inputs[0], outputs[0]
+        if len(self.ranges) != 1 or not isinstance(x, np.ndarray) or x.dtype != np.float32 \
+                or not x.flags.c_contiguous or not out.flags.c_contiguous:
+            return None
+        step = getattr(native_backend.module, self.kernel + "_step")(*self._args(x, out))
+        return (native_backend.module.run_native_step, step, None, None)
+
+
+@dataclass(frozen=True, eq=False)
+class NativeUnaryF32(SlicedKernel):
+    """A float32 element-wise C kernel over flat value ranges."""
+
+    kernel: str
+    ranges: tuple
+    threads: int
+
+    def _args(self, x, out) -> tuple:
+        return (x, out)
+
+
+def eval_native(rec: SlicedKernel, inputs, outputs) -> None:
+    rec.run(inputs[0], outputs[0])
+
+
+def native_unary_f32(ctx: OpContext, name: str, shape: tuple) -> Chosen | None:
+    """The C kernel ``name`` for a float32 tensor of ``shape``, or None where the backend is
+    off (or the extension predates the kernel)."""
+    if not ctx.quant.native or not hasattr(native_backend.module, name):
+        return None
+    count = num_elements(shape)
+    ranges = tuple(tuple(r) for r in row_ranges(count, worth_splitting(ctx.threads, count)))
+    return Chosen(eval_native, NativeUnaryF32(name, ranges, ctx.threads))

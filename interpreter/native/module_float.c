@@ -1,0 +1,167 @@
+/* The Python side of the native float32 kernels (depthwise_f32.c): argument parsing and
+ * buffer checks; the GIL is released around the compute. PyInit__native (module.c) adds
+ * el_float_methods to the module. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "native.h"
+#include "native_float.h"
+
+/* The address of a C-contiguous buffer of at least ``need`` bytes (NULL: exception set).
+ * Released at once: numpy arrays' data stays put while the caller (or a step) holds them. */
+static void *float_buffer(PyObject *obj, Py_ssize_t need, int writable, const char *what)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return NULL;
+    void *at = b.buf;
+    const Py_ssize_t len = b.len;
+    PyBuffer_Release(&b);
+    if (len < need) {
+        PyErr_Format(PyExc_ValueError, "native float kernel: %s holds %zd bytes, needs %zd",
+                     what, len, need);
+        return NULL;
+    }
+    return at;
+}
+
+/* depthwise_f32(...) / depthwise_f32_step(...)'s arguments into *d (with rows, also the
+ * row range). Returns 0, or -1 with an exception set. */
+static int dwf_parse(PyObject *args, int rows, struct el_dwf *d, long long *r0,
+                     long long *r1)
+{
+    PyObject *x, *weights, *bias, *out;
+    long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+    int clamp;
+    float lo, hi;
+    const char *format = rows ? "O(LLLLL)(LLLLLLLLLL)OOpffOLL" : "O(LLLLL)(LLLLLLLLLL)OOpffO";
+    if (!PyArg_ParseTuple(args, format, &x, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw, &dh, &dw,
+                          &pt, &pl, &oh, &ow, &weights, &bias, &clamp, &lo, &hi, &out, r0, r1))
+        return -1;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1
+        || dh < 1 || dw < 1 || pt < 0 || pl < 0 || oh < 1 || ow < 1
+        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh))) {
+        PyErr_SetString(PyExc_ValueError, "native float depthwise: bad geometry");
+        return -1;
+    }
+    const long long o = c * m, f = (long long)sizeof(float);
+    *d = (struct el_dwf){
+        .n = n, .h = h, .w = w, .c = c, .m = m, .o = o, .kh = kh, .kw = kw, .sh = sh,
+        .sw = sw, .dh = dh, .dw = dw, .pad_t = pt, .pad_l = pl, .oh = oh, .ow = ow,
+        .clamp = clamp, .lo = lo, .hi = hi,
+    };
+    if (!(d->x = float_buffer(x, n * h * w * c * f, 0, "the input"))
+        || !(d->weights = float_buffer(weights, kh * kw * o * f, 0, "the filter"))
+        || (bias != Py_None && !(d->bias = float_buffer(bias, o * f, 0, "the bias")))
+        || !(d->out = float_buffer(out, n * oh * ow * o * f, 1, "the output")))
+        return -1;
+    return 0;
+}
+
+static PyObject *depthwise_f32(PyObject *self, PyObject *args)
+{
+    struct el_dwf d;
+    long long r0, r1;
+    int status;
+    (void)self;
+    if (dwf_parse(args, 1, &d, &r0, &r1) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    status = el_dwf_rows(&d, r0, r1);
+    Py_END_ALLOW_THREADS
+    if (status) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *depthwise_f32_step(PyObject *self, PyObject *args)
+{
+    struct el_dwf d;
+    (void)self;
+    if (dwf_parse(args, 0, &d, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_dwf_step, &d, sizeof d, args); /* args holds every array */
+}
+
+/* logistic_f32(x, out, begin, end) / logistic_f32_step(x, out): x and out float32 of the
+ * same size (at least end values) */
+static int unary_parse(PyObject *args, int rows, struct el_unary_f32 *u, long long *r0,
+                       long long *r1)
+{
+    PyObject *x, *out;
+    if (!PyArg_ParseTuple(args, rows ? "OOLL" : "OO", &x, &out, r0, r1)) return -1;
+    Py_buffer b;
+    if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    u->x = b.buf;
+    u->count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    if (!(u->out = float_buffer(out, u->count * (Py_ssize_t)sizeof(float), 1, "the output")))
+        return -1;
+    if (rows && (*r0 < 0 || *r0 > *r1 || *r1 > u->count)) {
+        PyErr_SetString(PyExc_ValueError, "native float logistic: bad range");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *logistic_f32(PyObject *self, PyObject *args)
+{
+    struct el_unary_f32 u;
+    long long r0, r1;
+    (void)self;
+    if (unary_parse(args, 1, &u, &r0, &r1) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    el_logistic_f32(u.x, u.out, r0, r1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *logistic_f32_step(PyObject *self, PyObject *args)
+{
+    struct el_unary_f32 u;
+    (void)self;
+    if (unary_parse(args, 0, &u, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_logistic_f32_step, &u, sizeof u, args);
+}
+
+static PyObject *bias_act_f32(PyObject *self, PyObject *args)
+{
+    PyObject *out, *bias;
+    long long width;
+    int clamp;
+    float lo, hi;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOLpff", &out, &bias, &width, &clamp, &lo, &hi)) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(out, &b, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return NULL;
+    float *at = b.buf;
+    const long long count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    const float *bias_at = NULL;
+    if (width < 1 || (bias != Py_None
+                      && !(bias_at = float_buffer(bias, width * (Py_ssize_t)sizeof(float), 0,
+                                                  "the bias")))) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "native bias_act: bad width");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    el_bias_act_f32(at, count, bias_at, width, clamp, lo, hi);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyMethodDef el_float_methods[] = {
+    {"bias_act_f32", bias_act_f32, METH_VARARGS,
+     "bias_act_f32(out, bias, width, clamp, lo, hi): out = clamp(out + bias[i % width]) in "
+     "place, float32 (bias None: none; activations_f32.c)"},
+    {"logistic_f32", logistic_f32, METH_VARARGS,
+     "logistic_f32(x, out, begin, end): float32 LOGISTIC of values [begin, end) "
+     "(activations_f32.c)"},
+    {"logistic_f32_step", logistic_f32_step, METH_VARARGS,
+     "logistic_f32_step(x, out): a NativeStep running LOGISTIC over every value"},
+    {"depthwise_f32", depthwise_f32, METH_VARARGS,
+     "depthwise_f32(x, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
+     "weights, bias, clamp, lo, hi, out, row_begin, row_end): float32 DEPTHWISE_CONV_2D "
+     "output rows (depthwise_f32.c)"},
+    {"depthwise_f32_step", depthwise_f32_step, METH_VARARGS,
+     "depthwise_f32_step(... as depthwise_f32 without the row range): a NativeStep running "
+     "every row"},
+    {NULL, NULL, 0, NULL},
+};
