@@ -119,20 +119,28 @@ def per_type_table(label: str, path: Path, runs: int) -> None:
     """Time per op type of an int8 model, 1 thread, both backends (Interpreter.profile)."""
     from edgelite.interpreter import Interpreter
 
-    per_type = {}
-    for flag in (False, True):
+    def make(flag):
         interp = Interpreter(model_path=str(path), native=flag)
         interp.allocate_tensors()
+        return interp
+    profile_types(f"{label} int8", make, np.int8, runs, ("numpy", "native"))
+
+
+def profile_types(label: str, make, dtype, runs: int, names: tuple) -> None:
+    """Print the time per op type (1 thread) of ``make(False)`` against ``make(True)``
+    (interpreters with their tensors allocated)."""
+    per_type = {}
+    for flag in (False, True):
+        interp = make(flag)
         d = interp.get_input_details()[0]
-        interp.set_tensor(d["index"], np.zeros(d["shape"], np.int8))
+        interp.set_tensor(d["index"], np.zeros(d["shape"], dtype))
         for t in interp.profile(runs=runs).top_types():
             per_type.setdefault(t.op_type, {})[flag] = (t.count, t.seconds * 1e3)
-    print(f"\n| {label} int8 op type (1 thread) | count | numpy ms | native ms | speedup |")
+    print(f"\n| {label} op type (1 thread) | count | {names[0]} ms | {names[1]} ms | speedup |")
     print("|---|---|---|---|---|")
     for op, v in sorted(per_type.items(), key=lambda kv: -kv[1][False][1]):
         (count, a), (_, b) = v[False], v[True]
         print(f"| {op} | {count} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
-
 
 if __name__ == "__main__":
     main()

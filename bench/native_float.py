@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from native_backend import build, timer
+from native_backend import build, profile_types, timer
 
 
 @contextlib.contextmanager
@@ -89,19 +89,8 @@ def main() -> None:
 
 
 def per_type(label: str, path: Path, runs: int) -> None:
-    table = {}
-    for on in (False, True):
-        interp = make(path, 1, on)
-        d = interp.get_input_details()[0]
-        interp.set_tensor(d["index"], np.zeros(d["shape"], np.float32))
-        for t in interp.profile(runs=runs).top_types():
-            table.setdefault(t.op_type, {})[on] = (t.count, t.seconds * 1e3)
-    print(f"\n| {label} float op type (1 thread) | count | without ms | with ms |")
-    print("|---|---|---|---|")
-    for op, v in sorted(table.items(), key=lambda kv: -kv[1][False][1]):
-        (count, a), (_, b) = v[False], v[True]
-        print(f"| {op} | {count} | {a:.2f} | {b:.2f} |")
-
+    profile_types(f"{label} float", lambda on: make(path, 1, on), np.float32, runs,
+                  ("without", "with"))
 
 if __name__ == "__main__":
     main()
