@@ -11,6 +11,8 @@
  * An exception raised by a step gets the attribute step_index (its position). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY (Python 3.11) */
 #include <string.h>
 
 #include "native.h"
@@ -60,6 +62,13 @@ static PyObject *step_call(NativeStep *s, PyObject *args, PyObject *kw)
     return el_step_run(s->fn, s->args);
 }
 
+/* step.keep: what the step's C record points into (read-only; e.g. for memory accounting) */
+static PyMemberDef step_members[] = {
+    {"keep", T_OBJECT_EX, offsetof(NativeStep, keep), READONLY,
+     "the objects (arrays, argument tuple) the bound C record points into"},
+    {NULL},
+};
+
 static PyTypeObject NativeStepType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "edgelite.interpreter._native.NativeStep",
@@ -69,6 +78,7 @@ static PyTypeObject NativeStepType = {
     .tp_dealloc = (destructor)step_dealloc,
     .tp_traverse = (traverseproc)step_traverse,
     .tp_call = (ternaryfunc)step_call,
+    .tp_members = step_members,
 };
 
 PyObject *el_step_new(el_step_fn fn, const void *args, size_t size, PyObject *keep)

@@ -308,7 +308,7 @@ def _owned_arrays(interp: Interpreter) -> list[np.ndarray]:
                 walk(item, depth + 1)
 
     for step in alloc.steps:
-        walk(step[1], 0)
+        walk(getattr(step[1], "keep", step[1]), 0)  # a native step: what it points into
     return list(owned.values())
 
 

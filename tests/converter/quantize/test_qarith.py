@@ -221,5 +221,6 @@ def test_models_run_through_one_runner():
     """Calibration, equalization, bias correction, selective search, constant folding,
     compare / eval and op replay construct no Interpreter of their own."""
     owners = [p for p, text in _sources("converter", "api") if _calls(text, "Interpreter")]
-    # shape_inference.py only allocates (it reads planned shapes and never runs a model).
-    assert owners == ["converter/runner.py", "converter/shape_inference.py"]
+    # graph_model.py builds the interpreter over an IR graph for shape inference (which only
+    # allocates: it reads planned shapes) and constant folding (one constant op at a time).
+    assert owners == ["converter/graph_model.py", "converter/runner.py"]
