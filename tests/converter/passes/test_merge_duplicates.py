@@ -11,3 +11,20 @@ def test_merge_duplicates():
     b = then(g, "ABS", [x], "abs2")
     g.outputs = [then(g, "ADD", [a, b], "sum", **NONE)]
     check(g, merge_duplicates.run, rand(2, 5, 7), 1, {"ABS": 1, "ADD": 1})
+
+
+def test_variable_reads_around_an_assign_stay_apart():
+    """READ_VARIABLE -> ASSIGN_VARIABLE -> READ_VARIABLE of one handle: the reads take the
+    same input and options, yet the second sees the assigned value."""
+    import numpy as np
+
+    g, x = input_graph()
+    handle = g.tensor("h", np.int32, (1,))
+    g.add_op("VAR_HANDLE", [], [handle], {"container": "", "shared_name": "v"}, "h")
+    before, after = g.tensor("r1", np.float32, (2, 5, 7)), g.tensor("r2", np.float32, (2, 5, 7))
+    g.add_op("READ_VARIABLE", [handle], [before], {}, "r1")
+    g.add_op("ASSIGN_VARIABLE", [handle, x], [], {}, "assign")
+    g.add_op("READ_VARIABLE", [handle], [after], {}, "r2")
+    g.outputs = [then(g, "ADD", [before, after], "sum", **NONE)]
+    assert merge_duplicates.run(g) == 0
+    assert [op.type for op in g.ops].count("READ_VARIABLE") == 2
