@@ -29,6 +29,7 @@ from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, temporary
 from . import native_gemm
 from .native_gemm import initial_sums, stage_params
+from .native_ops import one_slice_step
 from .requantize import NativeStage, Requant
 from .window import Window1D
 
@@ -103,11 +104,8 @@ class NativeDepthwise:
         """The run loop's step where one slice runs (one thread): the C kernel bound to
         the arena's input and output, called without Python; else None (the eval)."""
         x, out = inputs[0], outputs[0]
-        if len(self.ranges) != 1 or not isinstance(x, np.ndarray) \
-                or not x.flags.c_contiguous or not out.flags.c_contiguous:
-            return None
-        step = native_backend.module.depthwise_step(*self._args(x, out, self.scratch[0]))
-        return (native_backend.module.run_native_step, step, None, None)
+        return one_slice_step(self.ranges, (x, out), "depthwise_step",
+                              *self._args(x, out, self.scratch[0]))
 
 
 def eval_native(rec: NativeDepthwise, inputs, outputs) -> None:

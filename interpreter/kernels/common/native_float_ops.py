@@ -19,6 +19,7 @@ from ... import native as native_backend
 from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, num_elements
 from .fused import Clamp
+from .native_ops import one_slice_step
 
 
 def clamp_bounds(clamp: Clamp) -> tuple:
@@ -67,11 +68,10 @@ class SlicedKernel:
         """The run loop's step where one slice runs: the C kernel bound to the arena's input
         and output, called without Python; else None (the eval)."""
         x, out = inputs[0], outputs[0]
-        if len(self.ranges) != 1 or not isinstance(x, np.ndarray) or x.dtype != np.float32 \
-                or not x.flags.c_contiguous or not out.flags.c_contiguous:
+        if getattr(x, "dtype", None) != np.float32:
             return None
-        step = getattr(native_backend.module, self.kernel + "_step")(*self._args(x, out))
-        return (native_backend.module.run_native_step, step, None, None)
+        return one_slice_step(self.ranges, (x, out), self.kernel + "_step",
+                              *self._args(x, out))
 
 
 @dataclass(frozen=True, eq=False)

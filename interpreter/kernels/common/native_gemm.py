@@ -27,6 +27,7 @@ import numpy as np
 from ... import native as native_backend
 from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, temporary
+from .native_ops import one_slice_step
 from .requantize import (NATIVE_FP32, FixedRequant, Float64Requant, Fp32Requant, NativeStage,
                          Requant)
 
@@ -95,12 +96,10 @@ class NativeGemm:
         to split): the C GEMM bound to the arena's input and output; else None (the
         eval hands the slices to the pool)."""
         x, out = inputs[0], outputs[0]
-        if len(self.slices) != 1 or not isinstance(x, np.ndarray) \
-                or not x.flags.c_contiguous or not out.flags.c_contiguous:
+        if len(self.slices) != 1:
             return None
-        step = native_backend.module.gemm_step(
-            *self._args(x, out, *self.slices[0], self.buffers[0]))
-        return (native_backend.module.run_native_step, step, None, None)
+        return one_slice_step(self.slices, (x, out), "gemm_step",
+                              *self._args(x, out, *self.slices[0], self.buffers[0]))
 
 
 def eval_native(rec: NativeGemm, inputs, outputs) -> None:
