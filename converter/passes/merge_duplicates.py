@@ -6,13 +6,28 @@ one handle differ when an ASSIGN_VARIABLE runs between them.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...interpreter.kernels import OPS
 from ..ir import Graph
 
 
+def _frozen(value):
+    """A hashable, exact stand-in for an option value: arrays by dtype, shape and bytes (their
+    repr abbreviates large arrays with '...', so two different ones could compare equal)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+    if isinstance(value, (float, np.floating)):
+        return ("float", np.float64(value).tobytes())  # NaN options equal, -0.0 != 0.0
+    return (type(value).__name__, repr(value))
+
+
 def _key(op):
-    return (op.type, op.custom_code, tuple(id(t) for t in op.inputs),
-            repr(sorted(op.options.items())))
+    return (op.type, op.custom_code, tuple(id(t) for t in op.inputs), _frozen(op.options))
 
 
 def _has_state(op) -> bool:

@@ -28,3 +28,20 @@ def test_variable_reads_around_an_assign_stay_apart():
     g.outputs = [then(g, "ADD", [before, after], "sum", **NONE)]
     assert merge_duplicates.run(g) == 0
     assert [op.type for op in g.ops].count("READ_VARIABLE") == 2
+
+
+def test_large_array_options_compare_by_value():
+    """Two ops whose array options differ only in the middle of 5,000 values: repr abbreviates
+    both to the same '[0 1 2 ... 4997 4998 4999]', the values are not the same."""
+    import numpy as np
+
+    g, x = input_graph()
+    table = np.arange(5000, dtype=np.int32)
+    changed = table.copy()
+    changed[2500] = -1
+    a = then(g, "ABS", [x], "abs1", table=table)
+    b = then(g, "ABS", [x], "abs2", table=changed)
+    c = then(g, "ABS", [x], "abs3", table=table.copy())
+    g.outputs = [then(g, "ADD", [then(g, "ADD", [a, b], "s1", **NONE), c], "s2", **NONE)]
+    assert merge_duplicates.run(g) == 1  # abs3 into abs1; abs2 stays
+    assert [op.name for op in g.ops if op.type == "ABS"] == ["abs1", "abs2"]
