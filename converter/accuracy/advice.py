@@ -48,6 +48,7 @@ from ...interpreter.kernels import OPS
 from ...interpreter.kernels.opdef import QuantRule
 from edgelite.names import quoted, shown
 from .exact import ExactSum
+from .metrics import sample_sums
 
 INPUT_MARGIN_DB = 6.0     # inputs' error >= 4x the op's own: the op is not the cause
 ROUNDING_MARGIN_DB = 3.0  # output rounding >= half the op's own error: it is the cause
@@ -96,11 +97,13 @@ class RangeStats:
         self.clipped = 0    # beyond the range by more than half a step
         self.tiny = 0       # non-zero but below half a step in magnitude: reads as 0
 
-    def update(self, ref: np.ndarray) -> None:
+    def update(self, ref: np.ndarray, sum_sq: float | None = None) -> None:
+        """Add one sample; `sum_sq`: its sum ref^2 when already taken (metrics.sample_sums,
+        whose order this sum follows)."""
         r = np.asarray(ref, np.float64).ravel()
         half = self.step / 2
         self.count += r.size
-        self.squares.add(r @ r)
+        self.squares.add(sample_sums(r, r)[0] if sum_sq is None else sum_sq)
         self.clipped += int(np.count_nonzero((r < self.lo - half) | (r > self.hi + half)))
         self.tiny += int(np.count_nonzero((r != 0) & (np.abs(r) < half)))
 
