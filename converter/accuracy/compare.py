@@ -27,6 +27,7 @@ import numpy as np
 
 from edgelite.errors import EdgeliteError
 from edgelite.names import quoted
+from ...interpreter import blas, native
 from ..files import shown_path
 from ..runner import ModelRunner
 from ..sample_data import names_list
@@ -162,16 +163,19 @@ class Setup:
         quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
                         if base_name(q) == base_name(r)}
         t.samples = len(next(iter(arrays.values())))
-        for i in range(t.samples):
-            ref_outs = ref.run(sample_at(arrays, i))
-            quant_outs = quant.run(sample_at(quant_arrays, i))
-            self._tensors(t)
-            self._outputs(t, ref_outs, quant_outs, labels)
+        # the runners' interpreters run BLAS on one thread (Settings.blas_threads); entered
+        # once here, each invoke (~70 per sample with the op replays) skips setting it
+        with blas.threads(1):
+            for i in range(t.samples):
+                ref_outs = ref.run(sample_at(arrays, i))
+                quant_outs = quant.run(sample_at(quant_arrays, i))
+                self._tensors(t)
+                self._outputs(t, ref_outs, quant_outs, labels)
         return t
 
     def _tensors(self, t: "Tally") -> None:
         """Fold the tensors of the sample both models just ran into `t`."""
-        ref, quant = self.ref, self.quant
+        ref, quant, fast = self.ref, self.quant, native.choose(None)
         refs = {p.ref_index: ref.stored(p.ref_index) for p in self.pairs}
         stored = {p.quant_index: quant.stored(p.quant_index) for p in self.pairs}
         deq: dict[int, np.ndarray] = {}
@@ -185,7 +189,7 @@ class Setup:
             q = self.quant_params[k]
             test = stored[p.quant_index] if q is not None else real(p.quant_index)
             r = refs[p.ref_index]
-            sums = t.stats[k].update(r, test, q)
+            sums = t.stats[k].update(r, test, q, fast)
             if t.ranges[k] is not None:
                 t.ranges[k].update(r, sums[0])
         for k, one in self.replay.items():
@@ -196,7 +200,7 @@ class Setup:
                 q = self.quant_params[j]
                 t.local[j].update(one.output(p.ref_index),
                                   stored[p.quant_index] if q is not None else real(p.quant_index),
-                                  q)
+                                  q, fast)
 
     def _outputs(self, t: "Tally", ref_outs, quant_outs, labels: tuple[str, str]) -> None:
         for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):

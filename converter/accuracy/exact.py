@@ -32,7 +32,7 @@ class ExactSum:
             self.special += x
             return
         num, den = x.as_integer_ratio()  # den is a power of two, at most 2^1074
-        self.units += num * (_ONE // den)
+        self.units += num << (_UNIT_BITS + 1 - den.bit_length())  # num * (2^1074 / den)
 
     def merge(self, other: "ExactSum") -> None:
         self.units += other.units

@@ -71,12 +71,13 @@ class TensorStats:
     max_lsb: float = 0.0      # max |test - ref| / scale
     sums: dict = field(default_factory=lambda: {k: ExactSum() for k in _SUMS})
 
-    def update(self, ref: np.ndarray, test: np.ndarray, quant: tuple | None = None) -> tuple:
+    def update(self, ref: np.ndarray, test: np.ndarray, quant: tuple | None = None,
+               use_native: bool | None = None) -> tuple:
         """Add one sample: `test` real values, or (with `quant` = (scale, zero_point) of a
         per-tensor quantized tensor) its stored integers, read as dequantized float32.
         Returns the sample's sample_sums."""
         r = np.asarray(ref)
-        rr, tt, rt, ee, es, max_abs = sums = sample_sums(r, test, quant)
+        rr, tt, rt, ee, es, max_abs = sums = sample_sums(r, test, quant, use_native)
         self.add_sums(r.size, rr, tt, rt, ee, es, max_abs)
         if r.size and self.scale is not None:
             if isinstance(self.scale, float):   # x -> x / s is monotone: max(e) / s = max(e / s)
@@ -154,15 +155,19 @@ def _real(test, quant: tuple | None) -> np.ndarray:
     return (scale * (test.astype(np.float64) - zero)).astype(np.float32)
 
 
-def sample_sums(ref, test, quant: tuple | None = None) -> tuple[float, ...]:
+def sample_sums(ref, test, quant: tuple | None = None,
+                use_native: bool | None = None) -> tuple[float, ...]:
     """(sum r*r, sum t*t, sum r*t, sum e*e, sum e, max |e|) of one sample, e = t - r, all
     in doubles and each sum left to right from 0.0 (module doc); max |e| is 0.0 for no values
-    and NaN where any value is NaN. `quant`: see TensorStats.update."""
+    and NaN where any value is NaN. `quant`: see TensorStats.update; `use_native`: whether
+    the C pass may run (None: where the native kernels are built and not disabled)."""
     r, t = np.asarray(ref), np.asarray(test)
     if r.size != t.size:
         raise ValueError(f"reference has {r.size} values, test has {t.size}")
     kind = _KINDS.get(t.dtype) if quant is not None else "f" if t.dtype == np.float32 else None
-    if r.dtype == np.float32 and kind is not None and native.choose(None):
+    if use_native is None:
+        use_native = native.choose(None)
+    if use_native and r.dtype == np.float32 and kind is not None:
         scale, zero = quant if quant is not None else (0.0, 0.0)
         return native.module.tensor_sums(np.ascontiguousarray(r), np.ascontiguousarray(t),
                                           kind, float(scale), float(zero))
