@@ -35,7 +35,7 @@ from .advice import Advice, ModelFacts, advise, range_stats
 from .classification import precision
 from .op_replay import OneOp, one_op_models
 from .report import compare_table, compare_to_dict
-from .metrics import TensorStats, top_k_hits
+from .metrics import TensorStats, dequantized, top_k_hits
 from ..shards.execute import map_shards
 from ..shards.source import PIECE_SAMPLES, shards_of
 from .sources import DataSource, LoadedModel, ModelSource, load_model, sample_at
@@ -145,6 +145,9 @@ class Setup:
         self.position = {id(p): k for k, p in enumerate(self.pairs)}
         # (scale, zero point) where the quantized tensor is read as stored integers
         self.quant_params = [_per_tensor(sg.tensors[p.quant_index]) for p in self.pairs]
+        self.quant_index_params = {p.quant_index: q for p, q in zip(self.pairs,
+                                                                     self.quant_params)
+                                   if q is not None}
 
     def tally(self) -> "Tally":
         """Empty statistics for a pass over some samples."""
@@ -182,7 +185,9 @@ class Setup:
 
         def real(q: int) -> np.ndarray:   # the quantized model's value, dequantized once
             if q not in deq:
-                deq[q] = quant.interp.get_dequantized_tensor(q)
+                params = self.quant_index_params.get(q)
+                deq[q] = quant.interp.get_dequantized_tensor(q) if params is None else \
+                    dequantized(stored[q], params, fast)
             return deq[q]
 
         for k, p in enumerate(self.pairs):
@@ -191,7 +196,7 @@ class Setup:
             r = refs[p.ref_index]
             sums = t.stats[k].update(r, test, q, fast)
             if t.ranges[k] is not None:
-                t.ranges[k].update(r, sums[0])
+                t.ranges[k].update(r, sums[0], fast)
         for k, one in self.replay.items():
             one.run({x: real(self.float_match[x]) if x in self.float_match else refs.get(x)
                      if x in refs else ref.stored(x) for x in one.inputs})

@@ -146,13 +146,27 @@ _KINDS = {np.dtype(np.float32): "f", np.dtype(np.int8): "b", np.dtype(np.uint8):
           np.dtype(np.int16): "h"}
 
 
-def _real(test, quant: tuple | None) -> np.ndarray:
-    """`test` as real values (dequantized as LiteRT's DEQUANTIZE when `quant` is given)."""
+def _real(test, quant: tuple | None, use_native: bool = False) -> np.ndarray:
+    """`test` as real values (dequantized as LiteRT's DEQUANTIZE and
+    Interpreter.get_dequantized_tensor when `quant` is given: float32 of
+    scale * (q - zero_point) in double)."""
     test = np.asarray(test)
     if quant is None:
         return test
     scale, zero = quant
+    kind = _KINDS.get(test.dtype)
+    if use_native and kind is not None and kind != "f":
+        out = np.empty(test.shape, np.float32)
+        native.module.dequantize_into(np.ascontiguousarray(test), kind, float(scale),
+                                      float(zero), out)
+        return out
     return (scale * (test.astype(np.float64) - zero)).astype(np.float32)
+
+
+def dequantized(stored, quant: tuple, use_native: bool | None = None) -> np.ndarray:
+    """A per-tensor quantized tensor's real values from its stored integers (`quant`:
+    (scale, zero_point)), bit for bit Interpreter.get_dequantized_tensor's."""
+    return _real(stored, quant, native.choose(None) if use_native is None else use_native)
 
 
 def sample_sums(ref, test, quant: tuple | None = None,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from edgelite.converter.accuracy import TensorStats, cosine, sqnr, top_k_hits
-from edgelite.converter.accuracy.metrics import sample_sums, sqnr_from_sums
+from edgelite.converter.accuracy.metrics import dequantized, sample_sums, sqnr_from_sums
 from edgelite.interpreter import native
 from edgelite.converter.quantize import metrics as quantize_metrics
 
@@ -155,3 +155,42 @@ def test_quantized_test_values_read_as_dequantized():
     assert a.update(r, q, (0.02, 3)) == b.update(r, real)
     assert (a.sqnr_db, a.cosine, a.mean_error, a.max_abs, a.max_lsb) == (
         b.sqnr_db, b.cosine, b.mean_error, b.max_abs, b.max_lsb)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+def test_dequantized_is_the_interpreters_on_both_backends(dtype):
+    """metrics.dequantized == details.dequantized (what get_dequantized_tensor returns)."""
+    from types import SimpleNamespace
+    from edgelite.interpreter.details import dequantized as interpreter_dequantized
+    from edgelite.interpreter.loader.model_objects import Quantization
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype)
+    q = rng.integers(info.min, int(info.max) + 1, (3, 7, 5)).astype(dtype)
+    scale32 = np.array([rng.uniform(1e-4, 0.3)], np.float32)   # a file's scale is float32
+    scale, zero = float(scale32[0]), int(rng.integers(-9, 10))
+    tensor = SimpleNamespace(name="t", quantization=Quantization(
+        scale32, np.array([zero], np.int64), 0, None, None))
+    expected = interpreter_dequantized(tensor, 0, q)
+    for use_native in [False] + ([True] if native.built() else []):
+        got = dequantized(q, (scale, zero), use_native)
+        assert got.dtype == np.float32 and got.shape == q.shape
+        assert np.array_equal(got.view(np.int32), expected.view(np.int32))
+
+
+def test_range_counts_agree_across_backends():
+    from edgelite.converter.accuracy.advice import RangeStats
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(5000) * 3).astype(np.float32)
+    x[:50] = 0.0
+    counts = []
+    for use_native in [False] + ([True] if native.built() else []):
+        s = RangeStats(0.02, -3, np.dtype(np.int8))
+        s.update(x, use_native=use_native)
+        s.update(x[:777], use_native=use_native)
+        counts.append((s.count, s.clipped, s.tiny, s.sum_sq))
+    r = np.concatenate([x, x[:777]]).astype(np.float64)
+    lo, hi, half = 0.02 * (-128 + 3), 0.02 * (127 + 3), 0.01
+    assert counts[0][:3] == (r.size, int(((r < lo - half) | (r > hi + half)).sum()),
+                             int(((r != 0) & (np.abs(r) < half)).sum()))
+    assert counts[0][1] > 0 and counts[0][2] > 0
+    assert len(set(counts)) == 1
