@@ -198,8 +198,8 @@ class Setup:
             if t.ranges[k] is not None:
                 t.ranges[k].update(r, sums[0], fast)
         for k, one in self.replay.items():
-            one.run({x: real(self.float_match[x]) if x in self.float_match else refs.get(x)
-                     if x in refs else ref.stored(x) for x in one.inputs})
+            one.run({x: real(self.float_match[x]) if x in self.float_match else
+                     refs[x] if x in refs else ref.stored(x) for x in one.inputs})
             for p in self.local_pairs[k]:
                 j = self.position[id(p)]
                 q = self.quant_params[j]
