@@ -8,9 +8,11 @@ running the same .tflite files over the same samples (a benchmark, not a test).
 Models: models/<model>.pb converted by edgelite to float and to full int8 (calibrated on
 models/digits_calib.npy); data: models/digits_test.npz. Each repeat runs, in turn:
   edgelite eval     converter.accuracy.evaluate on the int8 model (integer models run
-                    batched: runner.ModelRunner.run_many, exact) and on the float one
-                    (one sample per invoke: float batches are not bit-identical)
-  edgelite compare  converter.accuracy.compare float vs int8 (every tensor, batch 1)
+                    batched on one interpreter: runner.ModelRunner.run_many, exact) and on
+                    the float one (one sample per invoke: float batches are not
+                    bit-identical)
+  edgelite compare  converter.accuracy.compare float vs int8 (every tensor, batch 1; each
+                    sample's tensors read once and folded into running sums in C)
   LiteRT            ai_edge_litert's Interpreter (default kernels, XNNPACK), one sample per
                     invoke over the same samples: the float and the int8 file
 The medians of the interleaved repeats are printed as samples / s; machine noise hits all

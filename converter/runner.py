@@ -156,19 +156,20 @@ class ModelRunner:
 
     def run_many(self, samples: list[Mapping[str, np.ndarray]],
                  batch: int = BATCH) -> list[list[np.ndarray]]:
-        """``run`` for every sample, up to `batch` samples per invoke on a second
-        interpreter where that is exact (module doc), else one at a time."""
-        out: list[list[np.ndarray]] = []
-        k = 0
-        while k < len(samples):
-            n = min(batch, len(samples) - k)
-            big = self._batched(n) if n > 1 else None
+        """``run`` for every sample, in invokes of `batch` samples where that is exact
+        (module doc) -- on this runner when it was made batched, else on a second one --
+        the last invoke padded with copies of its last sample; else one at a time."""
+        if self.batch > 1:
+            big = self
+        else:
+            big = self._batched(min(batch, len(samples))) if len(samples) > 1 else None
             if big is None:
-                out.append(self.run(samples[k]))
-                k += 1
-            else:
-                out += big.run_batch(samples[k:k + n])
-                k += n
+                return [self.run(s) for s in samples]
+        out: list[list[np.ndarray]] = []
+        for k in range(0, len(samples), big.batch):
+            chunk = list(samples[k:k + big.batch])
+            pad = big.batch - len(chunk)
+            out += big.run_batch(chunk + [chunk[-1]] * pad)[:len(chunk)]
         return out
 
     def _batched(self, batch: int) -> "ModelRunner | None":
@@ -181,14 +182,21 @@ class ModelRunner:
 
     def run_batch(self, chunk: list[Mapping[str, np.ndarray]]) -> list[list[np.ndarray]]:
         """The outputs of each sample of `chunk` (as many as this runner's batch), run in
-        one invoke: only for a runner made by _batch_runner (exact)."""
+        one invoke: only for a runner made batched (exact). The chunk's values are
+        converted together (as_input works value by value: the same as one by one)."""
         for d in self.inputs:
             name = d["name"]
             missing = next((s for s in chunk if name not in s), None)
             if missing is not None:
                 self.feed(missing)   # the one-line error of a missing input
-            self.interp.set_tensor(d["index"], np.concatenate([self._one(d, s[name])
-                                                               for s in chunk]))
+            one = [1, *d["shape"][1:]]
+            size = int(np.prod(one))
+            values = [np.asarray(s[name]) for s in chunk]
+            if all(v.size == size for v in values) and len({v.dtype for v in values}) == 1:
+                x = as_input(np.concatenate([v.reshape(one) for v in values]), d)
+            else:
+                x = np.concatenate([self._one(d, v) for v in values])
+            self.interp.set_tensor(d["index"], x)
         self.interp.invoke()
         values = [self.value(d) for d in self.outputs]
         return [[v[i:i + 1].copy() for v in values] for i in range(len(chunk))]

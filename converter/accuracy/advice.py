@@ -44,10 +44,12 @@ from enum import Enum
 
 import numpy as np
 
+from ...interpreter import native
 from ...interpreter.kernels import OPS
 from ...interpreter.kernels.opdef import QuantRule
 from edgelite.names import quoted, shown
 from .exact import ExactSum
+from .metrics import sample_sums
 
 INPUT_MARGIN_DB = 6.0     # inputs' error >= 4x the op's own: the op is not the cause
 ROUNDING_MARGIN_DB = 3.0  # output rounding >= half the op's own error: it is the cause
@@ -96,13 +98,25 @@ class RangeStats:
         self.clipped = 0    # beyond the range by more than half a step
         self.tiny = 0       # non-zero but below half a step in magnitude: reads as 0
 
-    def update(self, ref: np.ndarray) -> None:
-        r = np.asarray(ref, np.float64).ravel()
+    def update(self, ref: np.ndarray, sum_sq: float | None = None,
+               use_native: bool | None = None) -> None:
+        """Add one sample; `sum_sq`: its sum ref^2 when already taken (metrics.sample_sums,
+        whose order this sum follows); `use_native`: as in sample_sums."""
+        ref = np.asarray(ref)
         half = self.step / 2
-        self.count += r.size
-        self.squares.add(r @ r)
-        self.clipped += int(np.count_nonzero((r < self.lo - half) | (r > self.hi + half)))
-        self.tiny += int(np.count_nonzero((r != 0) & (np.abs(r) < half)))
+        self.count += ref.size
+        self.squares.add(sample_sums(ref, ref)[0] if sum_sq is None else sum_sq)
+        if use_native is None:
+            use_native = native.choose(None)
+        if use_native and ref.dtype == np.float32:   # the same comparisons, in double
+            clipped, tiny = native.module.range_counts(np.ascontiguousarray(ref),
+                                                        self.lo - half, self.hi + half, half)
+        else:
+            r = ref.astype(np.float64).ravel()
+            clipped = np.count_nonzero((r < self.lo - half) | (r > self.hi + half))
+            tiny = np.count_nonzero((r != 0) & (np.abs(r) < half))
+        self.clipped += int(clipped)
+        self.tiny += int(tiny)
 
     def merge(self, other: "RangeStats") -> None:
         self.count += other.count

@@ -27,6 +27,7 @@ import numpy as np
 
 from edgelite.errors import EdgeliteError
 from edgelite.names import quoted
+from ...interpreter import blas, native
 from ..files import shown_path
 from ..runner import ModelRunner
 from ..sample_data import names_list
@@ -34,7 +35,7 @@ from .advice import Advice, ModelFacts, advise, range_stats
 from .classification import precision
 from .op_replay import OneOp, one_op_models
 from .report import compare_table, compare_to_dict
-from .metrics import TensorStats, top_k_hits
+from .metrics import TensorStats, dequantized, top_k_hits
 from ..shards.execute import map_shards
 from ..shards.source import PIECE_SAMPLES, shards_of
 from .sources import DataSource, LoadedModel, ModelSource, load_model, sample_at
@@ -141,6 +142,12 @@ class Setup:
         self.ranged = [range_stats(sg.tensors[p.quant_index]) is not None for p in self.pairs]
         self.float_match = {p.ref_index: p.quant_index for p in self.pairs}
         self.scored = [d["shape"].size > 0 and int(d["shape"][-1]) > 1 for d in ref.outputs]
+        self.position = {id(p): k for k, p in enumerate(self.pairs)}
+        # (scale, zero point) where the quantized tensor is read as stored integers
+        self.quant_params = [_per_tensor(sg.tensors[p.quant_index]) for p in self.pairs]
+        self.quant_index_params = {p.quant_index: q for p, q in zip(self.pairs,
+                                                                     self.quant_params)
+                                   if q is not None}
 
     def tally(self) -> "Tally":
         """Empty statistics for a pass over some samples."""
@@ -153,36 +160,64 @@ class Setup:
                      [TensorStats() for _ in range(outs)], [0] * outs, [0] * outs)
 
     def measure(self, arrays: dict, labels: tuple[str, str]) -> "Tally":
-        """The statistics of every sample of {ref input name: array}."""
+        """The statistics of every sample of {ref input name: array}: each sample's tensors
+        are read once and folded into running sums (nothing per sample is kept)."""
         ref, quant, t = self.ref, self.quant, self.tally()
         quant_arrays = {q: arrays[r] for r in ref.input_names for q in quant.input_names
                         if base_name(q) == base_name(r)}
         t.samples = len(next(iter(arrays.values())))
-        position = {id(p): k for k, p in enumerate(self.pairs)}
-        for i in range(t.samples):
-            ref_outs = ref.run(sample_at(arrays, i))
-            quant_outs = quant.run(sample_at(quant_arrays, i))
-            deq = {q: quant.interp.get_dequantized_tensor(q) for q in self.float_match.values()}
-            for k, p in enumerate(self.pairs):
-                t.stats[k].update(ref.stored(p.ref_index), deq[p.quant_index])
-                if t.ranges[k] is not None:
-                    t.ranges[k].update(ref.stored(p.ref_index))
-            for k, one in self.replay.items():
-                one.run({x: deq[self.float_match[x]] if x in self.float_match
-                         else ref.stored(x) for x in one.inputs})
-                for p in self.local_pairs[k]:
-                    t.local[position[id(p)]].update(one.output(p.ref_index), deq[p.quant_index])
-            for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
-                if r.size != q.size:
-                    raise EdgeliteError(f"output {k} has {r.size} values in "
-                                        f"{shown_path(labels[0])} but {q.size} in "
-                                        f"{shown_path(labels[1])}")
-                t.outputs[k].update(r, q)
-                if self.scored[k]:
-                    r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])
-                    t.agree[k] += int(top_k_hits(q2, r2.argmax(axis=1), 1).sum())
-                    t.rows[k] += len(r2)
+        # the runners' interpreters run BLAS on one thread (Settings.blas_threads); entered
+        # once here, each invoke (~70 per sample with the op replays) skips setting it
+        with blas.threads(1):
+            for i in range(t.samples):
+                ref_outs = ref.run(sample_at(arrays, i))
+                quant_outs = quant.run(sample_at(quant_arrays, i))
+                self._tensors(t)
+                self._outputs(t, ref_outs, quant_outs, labels)
         return t
+
+    def _tensors(self, t: "Tally") -> None:
+        """Fold the tensors of the sample both models just ran into `t`."""
+        ref, quant, fast = self.ref, self.quant, native.choose(None)
+        refs = {p.ref_index: ref.stored(p.ref_index) for p in self.pairs}
+        stored = {p.quant_index: quant.stored(p.quant_index) for p in self.pairs}
+        deq: dict[int, np.ndarray] = {}
+
+        def real(q: int) -> np.ndarray:   # the quantized model's value, dequantized once
+            if q not in deq:
+                params = self.quant_index_params.get(q)
+                deq[q] = quant.interp.get_dequantized_tensor(q) if params is None else \
+                    dequantized(stored[q], params, fast)
+            return deq[q]
+
+        for k, p in enumerate(self.pairs):
+            q = self.quant_params[k]
+            test = stored[p.quant_index] if q is not None else real(p.quant_index)
+            r = refs[p.ref_index]
+            sums = t.stats[k].update(r, test, q, fast)
+            if t.ranges[k] is not None:
+                t.ranges[k].update(r, sums[0], fast)
+        for k, one in self.replay.items():
+            one.run({x: real(self.float_match[x]) if x in self.float_match else
+                     refs[x] if x in refs else ref.stored(x) for x in one.inputs})
+            for p in self.local_pairs[k]:
+                j = self.position[id(p)]
+                q = self.quant_params[j]
+                t.local[j].update(one.output(p.ref_index),
+                                  stored[p.quant_index] if q is not None else real(p.quant_index),
+                                  q, fast)
+
+    def _outputs(self, t: "Tally", ref_outs, quant_outs, labels: tuple[str, str]) -> None:
+        for k, (r, q) in enumerate(zip(ref_outs, quant_outs)):
+            if r.size != q.size:
+                raise EdgeliteError(f"output {k} has {r.size} values in "
+                                    f"{shown_path(labels[0])} but {q.size} in "
+                                    f"{shown_path(labels[1])}")
+            t.outputs[k].update(r, q)
+            if self.scored[k]:
+                r2, q2 = r.reshape(-1, r.shape[-1]), q.reshape(-1, r.shape[-1])
+                t.agree[k] += int(top_k_hits(q2, r2.argmax(axis=1), 1).sum())
+                t.rows[k] += len(r2)
 
 
 @dataclass
@@ -350,6 +385,16 @@ def _replay(ref: ModelRunner, content: bytes,
             p.local = TensorStats(p.stats.scale)
             local_pairs[k].append(p)
     return replay, local_pairs
+
+
+def _per_tensor(tensor) -> tuple[float, int] | None:
+    """(scale, zero point) of a per-tensor quantized int8 / uint8 / int16 tensor, else None
+    (float tensors and per-channel ones are read dequantized)."""
+    q = tensor.quantization
+    if tensor.dtype is None or tensor.dtype.name not in ("int8", "uint8", "int16") or \
+            q is None or q.scale.size != 1:
+        return None
+    return float(q.scale[0]), int(q.zero_point[0]) if q.zero_point.size else 0
 
 
 def _scale_array(q, shape: tuple[int, ...]) -> np.ndarray | float:

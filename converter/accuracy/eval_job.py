@@ -15,11 +15,13 @@ import numpy as np
 
 from edgelite.errors import EdgeliteError, ShapeError
 from edgelite.names import quoted
+from ...interpreter import blas
 from ..files import shown_path
+from ..runner import BATCH, ModelRunner
 from ..shards.execute import worker_cache
 from ..shards.source import Shard
 from .metrics import top_k_hits
-from .sources import LoadedModel, load_inputs, load_labels, sample_at
+from .sources import load_inputs, load_labels, sample_at
 
 
 @dataclass
@@ -67,7 +69,9 @@ class EvalJob:
     def runners(self) -> list:
         cache = worker_cache(self.key)
         if "runners" not in cache:
-            cache["runners"] = [LoadedModel(label, content, False).runner()
+            # batched where exact (runner.batch_exact: integer models), else one sample per
+            # invoke -- one interpreter per model either way
+            cache["runners"] = [ModelRunner(content, label=label, batch=BATCH)
                                 for label, content in zip(self.labels, self.models)]
         return cache["runners"]
 
@@ -89,8 +93,11 @@ class EvalJob:
             if count != n:
                 raise ShapeError(f"{what} holds {count} samples but the labels {n}")
             k_out = output_index(runner, self.output)
-            s = np.stack([out[k_out].reshape(-1) for out in  # batched where exact
-                          runner.run_many([sample_at(arrays, i) for i in range(n)])])
+            # the interpreters run BLAS on one thread (Settings.blas_threads): one section
+            # for the shard instead of one per invoke
+            with blas.threads(1):
+                outs = runner.run_many([sample_at(arrays, i) for i in range(n)])
+            s = np.stack([out[k_out].reshape(-1) for out in outs])
             if s.shape[1] < 2 or int(y.max()) >= s.shape[1] or int(y.min()) < 0:
                 raise EdgeliteError(
                     f"{shown_path(runner.label)}: output "

@@ -27,12 +27,15 @@ class ExactSum:
         self.special = 0.0    # the sum of the non-finite terms (0.0 when there are none)
 
     def add(self, x: float) -> None:
-        x = float(x)
-        if not math.isfinite(x):
-            self.special += x
+        try:
+            num, den = x.as_integer_ratio()  # den is a power of two, at most 2^1074
+        except (OverflowError, ValueError):  # inf, NaN
+            self.special += float(x)
             return
-        num, den = x.as_integer_ratio()  # den is a power of two, at most 2^1074
-        self.units += num * (_ONE // den)
+        except AttributeError:               # a number without the method: as a double
+            self.add(float(x))
+            return
+        self.units += num << (_UNIT_BITS + 1 - den.bit_length())  # num * (2^1074 / den)
 
     def merge(self, other: "ExactSum") -> None:
         self.units += other.units

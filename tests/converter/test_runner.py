@@ -103,7 +103,28 @@ def test_an_integer_model_runs_batched_with_the_same_outputs(samples, io, monkey
     assert invokes == [13, 13, 13]      # 37 samples: 3 equal batches, the last one padded
     invokes.clear()
     assert same(ModelRunner(content).run_many(samples), expected)
-    assert invokes == [16, 16, 5]
+    assert invokes == [16, 16, 16]      # the last batch padded: one batched interpreter
+    invokes.clear()
+    batched = ModelRunner(content, batch=16)   # (what eval builds): runs its own batches
+    assert batched.batch == 16
+    assert same(batched.run_many(samples), expected) and invokes == [16, 16, 16]
+    assert same(batched.run_many(samples[:1]), expected[:1]) and invokes[-1] == 16
+    assert "_batch_runners" not in batched.__dict__
+
+
+def test_a_batch_mixing_sample_layouts_is_converted_as_one_by_one(samples):
+    """run_batch converts the chunk's inputs together; samples given flat, with or without
+    the batch dim, or already quantized give what each gives alone."""
+    content = model(QuantMode.INT8, "int8")
+    expected = one_at_a_time(content, samples[:16])
+    r = ModelRunner(content)
+    q = r.inputs[0]["quantization"]
+    mixed = [{"input": s["input"].reshape(-1)} if i % 3 == 0 else
+             {"input": s["input"][None]} if i % 3 == 1 else s for i, s in enumerate(samples[:16])]
+    assert same(ModelRunner(content, batch=16).run_many(mixed), expected)
+    stored = [{"input": as_input(s["input"][None], r.inputs[0])} if i % 2 else s
+              for i, s in enumerate(samples[:16])]
+    assert q[0] > 0 and same(ModelRunner(content, batch=16).run_many(stored), expected)
 
 
 def test_a_float_model_runs_one_sample_at_a_time(samples, monkeypatch):

@@ -11,7 +11,7 @@ from edgelite.converter.accuracy.report import dumps
 from edgelite.errors import ShapeError
 from tests.conftest import MODELS
 
-from ..accuracy_models import PB, digits, float_model
+from ..accuracy_models import PB, TEST, digits, float_model, int8_model
 from ..shards.ray_session import ray_session  # noqa: F401 -- a fixture
 
 UINT8 = MODELS / "keras_cnn.tf_uint8.tflite"
@@ -85,3 +85,32 @@ def test_ray_local_cluster(whole, ray_session):  # noqa: F811
     with pytest.raises(ShapeError, match="^the data \\(batch 1\\) holds 10 samples but the "
                        "labels 9$"):
         evaluate([float_model()], [(x[:10], y[:10]), (x[10:20], y[10:19])], None, ray="local")
+
+
+# The table of the code before eval ran one batched interpreter per model (base 675b4f7,
+# keras_cnn float and int8, 150 samples, top-2): printed numbers must not move.
+BEFORE_EVAL = """\
+150 samples, 10 classes
+
+model    precision  accuracy    top-2  vs first
+<bytes>  float        97.33%  100.00%
+<bytes>  int8         97.33%  100.00%     +0.00
+
+per-class accuracy:
+  class   n      [1]      [2]
+      0  15  100.00%  100.00%
+      1  14   78.57%   78.57%
+      2  17  100.00%  100.00%
+      3  14  100.00%  100.00%
+      4  16  100.00%  100.00%
+      5  15  100.00%  100.00%
+      6  13  100.00%  100.00%
+      7  14  100.00%  100.00%
+      8  17   94.12%   94.12%
+      9  15  100.00%  100.00%
+  [1] <bytes>, [2] <bytes>"""
+
+
+def test_printed_report_is_that_of_the_code_before():
+    ev = evaluate([float_model(), int8_model()], TEST, TEST, top_k=2, samples=150)
+    assert ev.table() == BEFORE_EVAL

@@ -29,3 +29,16 @@ def test_exact_sum_does_not_depend_on_order_or_grouping():
     assert odd.value == math.inf
     odd.add(-math.inf)
     assert math.isnan(odd.value)
+
+
+def test_any_number_type_adds_its_double_value():
+    import numpy as np
+    from fractions import Fraction
+    values = [0.1, np.float32(0.1), np.float64(-2.5e-310), 3, np.int64(-7), 5e-324,
+              np.float16(0.3), 1e308, -1e308, True]
+    s = ExactSum()
+    for v in values:
+        s.add(v)
+    assert s.value == float(sum(Fraction(float(v)) for v in values))
+    s.add(np.float64("nan"))
+    assert math.isnan(s.value)
