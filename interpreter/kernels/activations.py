@@ -62,7 +62,7 @@ import numpy as np
 
 from .. import libm
 from .. import quant_math as qm
-from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .common.fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
 from .common.lut import table_kernel
 from .common.quantized_activations import elu_table, gelu_table
@@ -74,10 +74,6 @@ from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
 LOGISTIC_LOWER = np.float32(-9.0)
-# Float LOGISTICs up to this many values take the C kernel (libm expf one value at a time:
-# ~12 ns a value here, against numpy's vectorized exp at ~4.5 plus ~30 us of numpy calls);
-# larger ones keep the numpy kernel.
-NATIVE_LOGISTIC_MAX = 2048
 
 
 def _check_unary(ctx: OpContext):
@@ -114,7 +110,8 @@ def eval_clamp(rec: ClampRecord, inputs, outputs) -> None:
 
 
 def prepare_tanh(ctx: OpContext):
-    return _check_unary(ctx), None
+    specs = _check_unary(ctx)
+    return specs, native_unary_f32(ctx, "tanh_f32", specs[0].shape)
 
 
 def eval_tanh(rec, inputs, outputs) -> None:
@@ -133,11 +130,8 @@ class LogisticRecord:
 
 def prepare_logistic(ctx: OpContext):
     specs = _check_unary(ctx)
-    if num_elements(specs[0].shape) <= NATIVE_LOGISTIC_MAX:  # one C pass (a native step)
-        native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)
-        if native is not None:
-            return specs, native
-    return specs, LogisticRecord(scratch(ctx, specs[0].shape, np.bool_))
+    native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)  # one C pass
+    return specs, native or LogisticRecord(scratch(ctx, specs[0].shape, np.bool_))
 
 
 def eval_logistic(rec: LogisticRecord, inputs, outputs) -> None:
@@ -185,7 +179,8 @@ def eval_leaky_relu(rec: MaskedRecord, inputs, outputs) -> None:
 
 def prepare_elu(ctx: OpContext):
     specs = _check_unary(ctx)
-    return specs, MaskedRecord(scratch(ctx, specs[0].shape, np.bool_))
+    native = native_unary_f32(ctx, "elu_f32", specs[0].shape)  # one C pass
+    return specs, native or MaskedRecord(scratch(ctx, specs[0].shape, np.bool_))
 
 
 def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:

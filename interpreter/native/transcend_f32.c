@@ -1,0 +1,99 @@
+/* float32 LOGISTIC, TANH, EXP and ELU over values [begin, end), on vexp.h's vectorized e^x.
+ * LOGISTIC and EXP, the ones large models run, take the float32 core (8 values per AVX2
+ * instruction, within 1 ulp of e^x) and the reference kernel's own float32 steps
+ * (LOGISTIC's 1 + e, then 1 / .); TANH and ELU compute in double (tanh and expm1 near 0
+ * need it: e^x - 1 cancels) and round once to float32. Accuracy against LiteRT's two
+ * kernel sets (both directions of every special value exact): docs/native-float.md.
+ *
+ * Every loop is branch-free (selects only) so the compiler vectorizes it; GCC does so only
+ * when a float comparison may be evaluated speculatively, hence no-trapping-math for this
+ * file (no kernel reads the floating-point exception flags). Each loop is built twice on
+ * x86-64, baseline (SSE2) and AVX2 (EL_TARGET_AVX2), and picked at run time; both do the
+ * same IEEE double arithmetic (no FMA: -std=c11 does not contract; an FMA build measured
+ * no faster), so the two give identical floats. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <math.h>
+#include <stdint.h>
+
+#include "native.h"
+#include "native_float.h"
+#include "vexp.h"
+
+/* reference_ops::Logistic's cut-offs (reference/logistic.h) */
+#define LOGISTIC_UPPER 16.619047164916992188f
+#define LOGISTIC_LOWER -9.0f
+/* below these |x|, tanh(x) rounds to x and expm1(x) is its cubic Taylor polynomial */
+#define TANH_TINY 0x1p-13f
+#define EXPM1_SMALL 0x1p-12f
+
+/* reference_ops::Logistic: x > upper -> 1; x < -9 -> expf(x); else 1 / (1 + expf(-x)) in
+ * float32. NaN: every comparison is false, e^NaN is NaN. */
+static inline float logistic_1(float v)
+{
+    const float e = el_expf_core(v < LOGISTIC_LOWER ? v : -v);
+    const float mid = 1.0f / (1.0f + e);
+    return v > LOGISTIC_UPPER ? 1.0f : v < LOGISTIC_LOWER ? e : mid;
+}
+
+/* std::tanh: tanh(z) = 1 - 2 / (e^2z + 1) for z = |x| in double (z clamped to 10, where
+ * tanh is 1 in float32), x itself below 2^-13; the sign copied back (tanh(-0) = -0,
+ * NaN stays NaN). */
+static inline float tanh_1(float v)
+{
+    const float z = fabsf(v);
+    const double zc = z > 10.0f ? 10.0 : (double)z;
+    const double t = 1.0 - 2.0 / (el_exp_core(2.0 * zc) + 1.0);
+    return copysignf(z < TANH_TINY ? z : (float)t, v);
+}
+
+/* std::exp */
+static inline float exp_1(float v) { return el_expf_core(v); }
+
+/* reference/elu.h: x < 0 ? std::expm1(x) : x; expm1 as e^x - 1 in double, or d + d^2 / 2
+ * + d^3 / 6 for |x| < 2^-12 (relative error < 2^-38 either way) */
+static inline float elu_1(float v)
+{
+    const double d = el_exp_clamp((double)v);
+    const double em = el_exp_core(d) - 1.0;
+    const double small = d * (1.0 + d * (0.5 + d * (1.0 / 6.0)));
+    return v < 0.0f ? (float)(v > -EXPM1_SMALL ? small : em) : v;
+}
+
+#define EL_UNARY_LOOP(name, fn, attr)                                                       \
+    attr static void name(const float *restrict x, float *restrict out, int64_t begin,      \
+                          int64_t end)                                                      \
+    {                                                                                       \
+        for (int64_t i = begin; i < end; i++) out[i] = fn(x[i]);                            \
+    }
+
+#ifdef EL_X86_AVX2
+#define EL_UNARY(name, fn)                                                                  \
+    EL_UNARY_LOOP(name##_base, fn, )                                                        \
+    EL_UNARY_LOOP(name##_avx2, fn, EL_TARGET_AVX2)                                          \
+    void name(const float *x, float *out, int64_t begin, int64_t end)                       \
+    {                                                                                       \
+        if (el_have_avx2()) name##_avx2(x, out, begin, end);                                \
+        else name##_base(x, out, begin, end);                                               \
+    }
+#else
+#define EL_UNARY(name, fn)                                                                  \
+    EL_UNARY_LOOP(name##_base, fn, )                                                        \
+    void name(const float *x, float *out, int64_t begin, int64_t end)                       \
+    {                                                                                       \
+        name##_base(x, out, begin, end);                                                    \
+    }
+#endif
+
+EL_UNARY(el_logistic_f32, logistic_1)
+EL_UNARY(el_tanh_f32, tanh_1)
+EL_UNARY(el_exp_f32, exp_1)
+EL_UNARY(el_elu_f32, elu_1)
+
+int el_unary_f32_step(void *args)
+{
+    const struct el_unary_f32 *u = args;
+    u->fn(u->x, u->out, 0, u->count);
+    return 0;
+}
