@@ -111,7 +111,7 @@ def eval_clamp(rec: ClampRecord, inputs, outputs) -> None:
 
 def prepare_tanh(ctx: OpContext):
     specs = _check_unary(ctx)
-    return specs, native_unary_f32(ctx, "tanh_f32", specs[0].shape)
+    return specs, native_unary_f32(ctx, "tanh_f32", specs[0].shape) or Chosen(eval_tanh, None)
 
 
 def eval_tanh(rec, inputs, outputs) -> None:
@@ -131,7 +131,8 @@ class LogisticRecord:
 def prepare_logistic(ctx: OpContext):
     specs = _check_unary(ctx)
     native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)  # one C pass
-    return specs, native or LogisticRecord(scratch(ctx, specs[0].shape, np.bool_))
+    return specs, native or Chosen(eval_logistic,
+                                   LogisticRecord(scratch(ctx, specs[0].shape, np.bool_)))
 
 
 def eval_logistic(rec: LogisticRecord, inputs, outputs) -> None:
@@ -180,7 +181,8 @@ def eval_leaky_relu(rec: MaskedRecord, inputs, outputs) -> None:
 def prepare_elu(ctx: OpContext):
     specs = _check_unary(ctx)
     native = native_unary_f32(ctx, "elu_f32", specs[0].shape)  # one C pass
-    return specs, native or MaskedRecord(scratch(ctx, specs[0].shape, np.bool_))
+    return specs, native or Chosen(eval_elu, MaskedRecord(scratch(ctx, specs[0].shape,
+                                                                  np.bool_)))
 
 
 def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
@@ -511,7 +513,7 @@ OPS = (
     _relu("RELU_N1_TO_1", -1.0, 1.0, activation=RELU_N1_TO_1),
     _relu("RELU_0_TO_1", 0.0, 1.0),
     OpDef("LOGISTIC",
-          float=Kernel(prepare_logistic, eval_logistic),
+          float=Kernel(prepare_logistic, run_chosen),
           integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), run_chosen),
           int16=LOGISTIC16,
           quant=QuantRule.FIXED_OUTPUT,
@@ -519,7 +521,7 @@ OPS = (
           per_sample=True,
           version=int8_2_int16_in_out_3),
     OpDef("TANH",
-          float=Kernel(prepare_tanh, eval_tanh),
+          float=Kernel(prepare_tanh, run_chosen),
           integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), run_chosen),
           int16=TANH16,
           quant=QuantRule.FIXED_OUTPUT,
@@ -538,7 +540,7 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
-    OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
+    OpDef("ELU", float=Kernel(prepare_elu, run_chosen),
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE, uint8=False,  # int8 only in LiteRT
           per_sample=True),

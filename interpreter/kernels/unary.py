@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .common.lut import cfloat, float_table, full_table, table_kernel
 from .common.native_float_ops import native_unary_f32
 from .normalization import inv_sqrt
@@ -79,9 +79,9 @@ def _make(apply: Callable, dtypes: tuple, native: str | None = None) -> Kernel:
         x = ctx.input(0)
         ctx.require_dtype(x, dtypes, "input")
         chosen = native and x.dtype == np.float32 and native_unary_f32(ctx, native, x.shape)
-        return (OutputSpec(x.shape, x.dtype),), chosen or UnaryRecord(apply)
+        return (OutputSpec(x.shape, x.dtype),), chosen or Chosen(eval, UnaryRecord(apply))
 
-    return Kernel(prepare, eval)
+    return Kernel(prepare, run_chosen)
 
 
 def eval(rec: UnaryRecord, inputs, outputs) -> None:

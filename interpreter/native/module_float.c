@@ -138,6 +138,55 @@ EL_UNARY_METHODS(tanh)
 EL_UNARY_METHODS(exp)
 EL_UNARY_METHODS(elu)
 
+/* softmax_f32(x, out, depth, beta, row_begin, row_end) / softmax_f32_step(x, out, depth,
+ * beta): x and out float32 of the same size, a whole number of rows of depth values */
+static int softmax_parse(PyObject *args, int rows, struct el_softmax_f32 *p, long long *r0,
+                         long long *r1)
+{
+    PyObject *x, *out;
+    long long depth;
+    if (!PyArg_ParseTuple(args, rows ? "OOLfLL" : "OOLf", &x, &out, &depth, &p->beta, r0, r1))
+        return -1;
+    Py_buffer b;
+    if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    p->x = b.buf;
+    const long long count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    if (depth < 1 || count % depth) {
+        PyErr_SetString(PyExc_ValueError, "native float softmax: bad depth");
+        return -1;
+    }
+    p->depth = depth;
+    p->rows = count / depth;
+    if (!(p->out = float_buffer(out, count * (Py_ssize_t)sizeof(float), 1, "the output")))
+        return -1;
+    if (rows && (*r0 < 0 || *r0 > *r1 || *r1 > p->rows)) {
+        PyErr_SetString(PyExc_ValueError, "native float softmax: bad rows");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *softmax_f32(PyObject *self, PyObject *args)
+{
+    struct el_softmax_f32 p;
+    long long r0, r1;
+    (void)self;
+    if (softmax_parse(args, 1, &p, &r0, &r1) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    el_softmax_f32(&p, r0, r1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *softmax_f32_step(PyObject *self, PyObject *args)
+{
+    struct el_softmax_f32 p;
+    (void)self;
+    if (softmax_parse(args, 0, &p, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_softmax_f32_step, &p, sizeof p, args);
+}
+
 static PyObject *bias_act_f32(PyObject *self, PyObject *args)
 {
     PyObject *out, *bias;
@@ -178,6 +227,11 @@ PyMethodDef el_float_methods[] = {
     EL_UNARY_ENTRIES(tanh, "TANH")
     EL_UNARY_ENTRIES(exp, "EXP")
     EL_UNARY_ENTRIES(elu, "ELU")
+    {"softmax_f32", softmax_f32, METH_VARARGS,
+     "softmax_f32(x, out, depth, beta, row_begin, row_end): float32 SOFTMAX of those rows of "
+     "depth values (transcend_f32.c)"},
+    {"softmax_f32_step", softmax_f32_step, METH_VARARGS,
+     "softmax_f32_step(x, out, depth, beta): a NativeStep running SOFTMAX over every row"},
     {"depthwise_f32", depthwise_f32, METH_VARARGS,
      "depthwise_f32(x, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
      "weights, bias, clamp, lo, hi, out, row_begin, row_end): float32 DEPTHWISE_CONV_2D "

@@ -36,6 +36,17 @@ struct el_unary_f32 {
 
 int el_unary_f32_step(void *args);
 
+/* float32 SOFTMAX over rows [r0, r1) of depth values (transcend_f32.c); the step: every row */
+struct el_softmax_f32 {
+    const float *x;
+    float *out;
+    int64_t depth, rows;
+    float beta;
+};
+
+void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1);
+int el_softmax_f32_step(void *args);
+
 /* out = clamp(out + bias[i % width]) over count float32 values (activations_f32.c) */
 void el_bias_act_f32(float *out, int64_t count, const float *bias, int64_t width, int clamp,
                      float lo, float hi);

@@ -1,4 +1,4 @@
-/* float32 LOGISTIC, TANH, EXP and ELU over values [begin, end), on vexp.h's vectorized e^x.
+/* float32 LOGISTIC, TANH, EXP and ELU over values [begin, end), and SOFTMAX over rows, on vexp.h's vectorized e^x.
  * LOGISTIC and EXP, the ones large models run, take the float32 core (8 values per AVX2
  * instruction, within 1 ulp of e^x) and the reference kernel's own float32 steps
  * (LOGISTIC's 1 + e, then 1 / .); TANH and ELU compute in double (tanh and expm1 near 0
@@ -14,6 +14,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -90,6 +91,57 @@ EL_UNARY(el_logistic_f32, logistic_1)
 EL_UNARY(el_tanh_f32, tanh_1)
 EL_UNARY(el_exp_f32, exp_1)
 EL_UNARY(el_elu_f32, elu_1)
+
+/* float32 SOFTMAX -- reference_ops::Softmax (reference/softmax.h) over rows [r0, r1) of
+ * depth values: m = the row's max (std::max: NaN never wins, from -FLT_MAX), e_c =
+ * expf((x_c - m) * beta), out_c = e_c / sum(e). The max and the sum take 8 partial lanes
+ * so they vectorize (the max is exact in any order; the sum's order differs from the
+ * reference's left-to-right float sum by rounding only). */
+#define EL_LANES 8
+#define EL_SOFTMAX_ROWS(name, attr)                                                         \
+    attr static void name(const struct el_softmax_f32 *p, int64_t r0, int64_t r1)          \
+    {                                                                                       \
+        const int64_t depth = p->depth;                                                     \
+        for (int64_t r = r0; r < r1; r++) {                                                 \
+            const float *restrict in = p->x + r * depth;                                    \
+            float *restrict o = p->out + r * depth;                                         \
+            float lane[EL_LANES], m = -FLT_MAX, sum = 0.0f;                                 \
+            int64_t c = 0;                                                                  \
+            for (int k = 0; k < EL_LANES; k++) lane[k] = -FLT_MAX;                          \
+            for (; c + EL_LANES <= depth; c += EL_LANES)                                    \
+                for (int k = 0; k < EL_LANES; k++)                                          \
+                    lane[k] = lane[k] < in[c + k] ? in[c + k] : lane[k];                    \
+            for (; c < depth; c++) m = m < in[c] ? in[c] : m;                               \
+            for (int k = 0; k < EL_LANES; k++) m = m < lane[k] ? lane[k] : m;               \
+            for (c = 0; c < depth; c++) o[c] = el_expf_core((in[c] - m) * p->beta);         \
+            for (int k = 0; k < EL_LANES; k++) lane[k] = 0.0f;                              \
+            for (c = 0; c + EL_LANES <= depth; c += EL_LANES)                               \
+                for (int k = 0; k < EL_LANES; k++) lane[k] += o[c + k];                     \
+            for (; c < depth; c++) sum += o[c];                                             \
+            for (int k = 0; k < EL_LANES; k++) sum += lane[k];                              \
+            for (c = 0; c < depth; c++) o[c] = o[c] / sum;                                  \
+        }                                                                                   \
+    }
+
+EL_SOFTMAX_ROWS(softmax_base, )
+#ifdef EL_X86_AVX2
+EL_SOFTMAX_ROWS(softmax_avx2, EL_TARGET_AVX2)
+#else
+#define softmax_avx2 softmax_base
+#endif
+
+void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1)
+{
+    if (el_have_avx2()) softmax_avx2(p, r0, r1);
+    else softmax_base(p, r0, r1);
+}
+
+int el_softmax_f32_step(void *args)
+{
+    const struct el_softmax_f32 *p = args;
+    el_softmax_f32(p, 0, p->rows);
+    return 0;
+}
 
 int el_unary_f32_step(void *args)
 {

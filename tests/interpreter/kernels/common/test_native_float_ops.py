@@ -1,8 +1,9 @@
-"""The native float32 element-wise kernels (native/transcend_f32.c on vexp.h's e^x):
-LOGISTIC, TANH, EXP and ELU swept over every float32 input class against LiteRT's two
+"""The native float32 kernels of native/transcend_f32.c on vexp.h's e^x: LOGISTIC, TANH,
+EXP and ELU swept over every float32 input class against LiteRT's two
 kernel sets (the bounds docs/native-float.md records), against the numpy kernels, across
-the baseline / AVX2 builds and thread splits, and in models against TensorFlow's outputs;
-and the float convolutions' bias + activation stage against the numpy stage."""
+the baseline / AVX2 builds and thread splits; SOFTMAX against LiteRT's spread; models
+against TensorFlow's outputs; and the float convolutions' bias + activation stage against
+the numpy stage."""
 
 from __future__ import annotations
 
@@ -156,6 +157,50 @@ def test_native_step_binds_any_size(op, monkeypatch):
             assert np.array_equal(got, _native(op, x.reshape(-1)).reshape(shape))
 
 
+def _softmax_model(shape, beta: float):
+    from tests.interpreter.tflite_builder import ModelBuilder
+
+    b = ModelBuilder()
+    x, y = b.tensor("x", shape), b.tensor("y", shape)
+    b.op("SOFTMAX", [x], [y], beta=beta)
+    return b.build([x], [y])
+
+
+@needs_native
+@pytest.mark.parametrize("depth,beta,scale", [(1000, 1.0, 5.0), (7, 0.5, 30.0), (64, 2.0, 1.0),
+                                              (3, 1.0, 100.0), (4096, 1.0, 10.0), (1, 1.0, 1.0)])
+def test_native_softmax_within_litert_spread(depth, beta, scale, avx2, monkeypatch):
+    """float32 SOFTMAX rows (NaN, +-inf and all -inf rows among them): the C kernel runs
+    (1 and 2 threads, identical), NaN exactly where LiteRT's reference kernel has it, and
+    on normal outputs no further from the reference than LiteRT's default kernels or the
+    numpy kernel are, + 2 ulp (the three sum the row in different orders; the reference
+    left to right in float32, the C kernel in 8 lanes)."""
+    from tests.support.runtimes import run_litert
+
+    rng = np.random.default_rng(depth)
+    x = (rng.standard_normal((40, depth)) * scale).astype(np.float32)
+    x[0, 0], x[1, :], x[2, -1], x[3, 0] = np.nan, -np.inf, np.inf, -np.inf
+    model = _softmax_model(x.shape, beta)
+    calls = []
+    for fn in ("softmax_f32", "softmax_f32_step"):
+        real = getattr(native.module, fn)
+        monkeypatch.setattr(native.module, fn, lambda *a, real=real: calls.append(1) or real(*a))
+    got = _run(model, x, native=True)
+    assert calls, "the C SOFTMAX did not run"
+    np.testing.assert_array_equal(_run(model, x, native=True, num_threads=2), got)
+    want = run_litert(model, [x], "reference")[0]
+    default = run_litert(model, [x], "default")[0]
+    with np.errstate(all="ignore"):
+        numpy = _run(model, x, native=False)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    tiny = np.finfo(np.float32).tiny
+    normal = np.isfinite(want) & (np.abs(want) >= tiny) & (np.abs(default) >= tiny)
+    spread = max(int(ulp(default[normal], want[normal]).max()),
+                 int(ulp(numpy[normal], want[normal]).max()))
+    assert int(ulp(got[normal], want[normal]).max()) <= spread + 2
+    np.testing.assert_allclose(got.sum(axis=1)[4:], 1.0, rtol=1e-5)
+
+
 def _golden_outputs(stem: str) -> tuple[dict, dict]:
     golden = np.load(MODELS / f"{stem}.golden.npz")
     inputs = {k: golden[k] for k in golden.files if k == "input" or k.startswith("inputs/")}
@@ -165,12 +210,12 @@ def _golden_outputs(stem: str) -> tuple[dict, dict]:
 
 @needs_native
 @pytest.mark.parametrize("stem,ran", [
-    ("efficientnet_like", {"logistic_f32"}),
-    ("op_zoo_math", {"logistic_f32", "tanh_f32", "exp_f32", "elu_f32"}),
+    ("efficientnet_like", {"logistic_f32", "softmax_f32"}),
+    ("op_zoo_math", {"logistic_f32", "tanh_f32", "exp_f32", "elu_f32", "softmax_f32"}),
 ])
 def test_models_against_tensorflow(stem, ran, monkeypatch):
     """TensorFlow's own .tflite of the swish / squeeze-excite sample and of the op zoo
-    (sigmoid, tanh, exp, softplus's EXP, elu) on both backends: each output within 2e-5
+    (sigmoid, tanh, exp, softplus's EXP, elu, softmax) on both backends: each output within 2e-5
     (relative to its magnitude) of TensorFlow's, the C kernels having run."""
     calls = set()
     for fn in ran:
