@@ -202,7 +202,9 @@ def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
 
 
 def prepare_hard_swish(ctx: OpContext):
-    return _check_unary(ctx), None
+    specs = _check_unary(ctx)
+    native = native_unary_f32(ctx, "hard_swish_f32", specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_hard_swish, None)
 
 
 def eval_hard_swish(rec, inputs, outputs) -> None:
@@ -529,7 +531,7 @@ OPS = (
           per_sample=True,
           version=int8_2_int16_in_out_3),
     OpDef("HARD_SWISH",
-          float=Kernel(prepare_hard_swish, eval_hard_swish),
+          float=Kernel(prepare_hard_swish, run_chosen),
           integer=Kernel(prepare_hard_swish_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),

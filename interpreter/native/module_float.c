@@ -137,6 +137,7 @@ EL_UNARY_METHODS(logistic)
 EL_UNARY_METHODS(tanh)
 EL_UNARY_METHODS(exp)
 EL_UNARY_METHODS(elu)
+EL_UNARY_METHODS(hard_swish)
 
 /* softmax_f32(x, out, depth, beta, row_begin, row_end) / softmax_f32_step(x, out, depth,
  * beta): x and out float32 of the same size, a whole number of rows of depth values */
@@ -227,6 +228,7 @@ PyMethodDef el_float_methods[] = {
     EL_UNARY_ENTRIES(tanh, "TANH")
     EL_UNARY_ENTRIES(exp, "EXP")
     EL_UNARY_ENTRIES(elu, "ELU")
+    EL_UNARY_ENTRIES(hard_swish, "HARD_SWISH")
     {"softmax_f32", softmax_f32, METH_VARARGS,
      "softmax_f32(x, out, depth, beta, row_begin, row_end): float32 SOFTMAX of those rows of "
      "depth values (transcend_f32.c)"},

@@ -1,4 +1,5 @@
-/* float32 LOGISTIC, TANH, EXP and ELU over values [begin, end), and SOFTMAX over rows, on vexp.h's vectorized e^x.
+/* float32 LOGISTIC, TANH, EXP, ELU (and HARD_SWISH, plain arithmetic) over values
+ * [begin, end), and SOFTMAX over rows, on vexp.h's vectorized e^x.
  * LOGISTIC and EXP, the ones large models run, take the float32 core (8 values per AVX2
  * instruction, within 1 ulp of e^x) and the reference kernel's own float32 steps
  * (LOGISTIC's 1 + e, then 1 / .); TANH and ELU compute in double (tanh and expm1 near 0
@@ -62,6 +63,17 @@ static inline float elu_1(float v)
     return v < 0.0f ? (float)(v > -EXPM1_SMALL ? small : em) : v;
 }
 
+/* reference/hard_swish.h: x * min(6, max(0, x + 3)) / 6, left to right in float32 (the
+ * numpy kernel's steps too); plain arithmetic, here for the one vectorized pass. NaN stays
+ * NaN, -inf gives NaN (-inf * 0) as in the reference. */
+static inline float hard_swish_1(float v)
+{
+    float r = v + 3.0f;
+    r = r < 0.0f ? 0.0f : r;
+    r = r > 6.0f ? 6.0f : r;
+    return v * r / 6.0f;
+}
+
 #define EL_UNARY_LOOP(name, fn, attr)                                                       \
     attr static void name(const float *restrict x, float *restrict out, int64_t begin,      \
                           int64_t end)                                                      \
@@ -91,6 +103,7 @@ EL_UNARY(el_logistic_f32, logistic_1)
 EL_UNARY(el_tanh_f32, tanh_1)
 EL_UNARY(el_exp_f32, exp_1)
 EL_UNARY(el_elu_f32, elu_1)
+EL_UNARY(el_hard_swish_f32, hard_swish_1)
 
 /* float32 SOFTMAX -- reference_ops::Softmax (reference/softmax.h) over rows [r0, r1) of
  * depth values: m = the row's max (std::max: NaN never wins, from -FLT_MAX), e_c =

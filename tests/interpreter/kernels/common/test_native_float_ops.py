@@ -18,17 +18,19 @@ from ..test_conv import ACTIVATIONS, conv_model
 from .test_native_depthwise_f32 import _run, avx2, needs_native  # noqa: F401 (a fixture)
 
 MODELS = Path(__file__).resolve().parents[4] / "models"
-OPS = {"LOGISTIC": "logistic_f32", "TANH": "tanh_f32", "EXP": "exp_f32", "ELU": "elu_f32"}
+OPS = {"LOGISTIC": "logistic_f32", "TANH": "tanh_f32", "EXP": "exp_f32", "ELU": "elu_f32",
+       "HARD_SWISH": "hard_swish_f32"}
 # Max distance in ulp from LiteRT's reference kernel (std::exp / std::tanh / std::expm1;
 # ELU: TFLite's builtin kernel, BUILTIN_REF has none) over every finite output, float32
 # denormals included; LiteRT's default kernels (XNNPACK) measure 4 (TANH), 3 (ELU), 60
-# (EXP) and more for LOGISTIC near the denormal range, which they flush to 0.
-BOUND = {"LOGISTIC": 2, "TANH": 2, "EXP": 1, "ELU": 1}
+# (EXP) and more for LOGISTIC near the denormal range, which they flush to 0. HARD_SWISH is
+# plain arithmetic in the reference's order: exact.
+BOUND = {"LOGISTIC": 2, "TANH": 2, "EXP": 1, "ELU": 1, "HARD_SWISH": 0}
 REFERENCE = {"ELU": "optimized"}
 # values each op returns exactly (the reference's own value there): saturation, +-0
 SATURATED = {"LOGISTIC": lambda x: (x > 16.619047164916992188) | (x < -104),
              "TANH": lambda x: np.abs(x) >= 9.1, "EXP": lambda x: (x > 88.73) | (x < -104),
-             "ELU": lambda x: (x >= 0) | (x < -17.4)}
+             "ELU": lambda x: (x >= 0) | (x < -17.4), "HARD_SWISH": lambda x: x == x}
 
 
 def _model(op: str, shape):
@@ -115,7 +117,7 @@ def test_native_builds_and_backends_agree(op):
     """The baseline and AVX2 builds give identical floats; through the interpreter the C
     kernel runs (one native step on 1 thread, pool slices on 2: identical) and stays
     within BOUND + 4 ulp of the numpy kernel (numpy's exp / tanh / expm1 are up to 4 ulp
-    from std::exp here), with the special values identical."""
+    from std::exp here; HARD_SWISH equal), with the special values identical."""
     x = float_classes(np.random.default_rng(11))
     got = _native(op, x)
     if native.module.has_avx2():
@@ -134,7 +136,8 @@ def test_native_builds_and_backends_agree(op):
         numpy = _run(model, x4, native=False)
     _assert_specials(op, one, numpy, x4, saturated=False)  # np.tanh(9.1) < 1
     finite = np.isfinite(numpy)
-    assert int(ulp(one[finite], numpy[finite]).max()) <= BOUND[op] + 4
+    limit = BOUND[op] + 4 if BOUND[op] else 0  # HARD_SWISH: the same float32 steps
+    assert int(ulp(one[finite], numpy[finite]).max()) <= limit
 
 
 @needs_native
