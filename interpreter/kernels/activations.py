@@ -229,9 +229,10 @@ SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))  # M_2_SQRTPI * M_SQRT1_2
 
 def prepare_gelu(ctx: OpContext):
     specs = _check_unary(ctx)
-    if ctx.option("approximate", False):
-        return specs, Chosen(eval_gelu_tanh, None)
-    return specs, Chosen(eval_gelu_erfc, None)
+    approximate = bool(ctx.option("approximate", False))
+    native = native_unary_f32(ctx, "gelu_tanh_f32" if approximate else "gelu_erfc_f32",
+                              specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_gelu_tanh if approximate else eval_gelu_erfc, None)
 
 
 def eval_gelu_tanh(rec, inputs, outputs) -> None:

@@ -138,6 +138,8 @@ EL_UNARY_METHODS(tanh)
 EL_UNARY_METHODS(exp)
 EL_UNARY_METHODS(elu)
 EL_UNARY_METHODS(hard_swish)
+EL_UNARY_METHODS(gelu_tanh)
+EL_UNARY_METHODS(gelu_erfc)
 
 /* softmax_f32(x, out, depth, beta, row_begin, row_end) / softmax_f32_step(x, out, depth,
  * beta): x and out float32 of the same size, a whole number of rows of depth values */
@@ -229,6 +231,8 @@ PyMethodDef el_float_methods[] = {
     EL_UNARY_ENTRIES(exp, "EXP")
     EL_UNARY_ENTRIES(elu, "ELU")
     EL_UNARY_ENTRIES(hard_swish, "HARD_SWISH")
+    EL_UNARY_ENTRIES(gelu_tanh, "GELU (approximate)")
+    EL_UNARY_ENTRIES(gelu_erfc, "GELU (exact)")
     {"softmax_f32", softmax_f32, METH_VARARGS,
      "softmax_f32(x, out, depth, beta, row_begin, row_end): float32 SOFTMAX of those rows of "
      "depth values (transcend_f32.c)"},

@@ -1,4 +1,4 @@
-/* float32 LOGISTIC, TANH, EXP, ELU (and HARD_SWISH, plain arithmetic) over values
+/* float32 LOGISTIC, TANH, EXP, ELU, GELU (and HARD_SWISH, plain arithmetic) over values
  * [begin, end), and SOFTMAX over rows, on vexp.h's vectorized e^x.
  * LOGISTIC and EXP, the ones large models run, take the float32 core (8 values per AVX2
  * instruction, within 1 ulp of e^x) and the reference kernel's own float32 steps
@@ -74,6 +74,38 @@ static inline float hard_swish_1(float v)
     return v * r / 6.0f;
 }
 
+/* reference/gelu.h, approximate: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) in the
+ * reference's float32 order (0.5 x taken first, so x up to FLT_MAX stays finite), tanh as
+ * above */
+static inline float gelu_tanh_1(float v)
+{
+    float o = 0.044715f * v;
+    o = o * v;
+    o = o * v;
+    o = 0.7978845608028654f * (v + o); /* float32(sqrt(2 / pi)) */
+    return (0.5f * v) * (1.0f + tanh_1(o));
+}
+
+/* reference/gelu.h, exact: 0.5 x erfc(-x / sqrt 2), erfc as the numpy kernel's libm.erfc
+ * (Numerical Recipes' erfcc, relative error < 1.2e-7) in double on vexp.h's double e^x */
+static inline float gelu_erfc_1(float v)
+{
+    const double x = (double)v, a = x * -0.70710678118654757; /* -sqrt(0.5) */
+    const double z = fabs(a), t = 1.0 / (1.0 + 0.5 * z);
+    double p = 0.17087277;
+    p = p * t - 0.82215223;
+    p = p * t + 1.48851587;
+    p = p * t - 1.13520398;
+    p = p * t + 0.27886807;
+    p = p * t - 0.18628806;
+    p = p * t + 0.09678418;
+    p = p * t + 0.37409196;
+    p = p * t + 1.00002368;
+    p = p * t - 1.26551223;
+    const double ans = t * el_exp_core(el_exp_clamp(-z * z + p));
+    return (float)(0.5 * x * (a >= 0.0 ? ans : 2.0 - ans));
+}
+
 #define EL_UNARY_LOOP(name, fn, attr)                                                       \
     attr static void name(const float *restrict x, float *restrict out, int64_t begin,      \
                           int64_t end)                                                      \
@@ -104,6 +136,8 @@ EL_UNARY(el_tanh_f32, tanh_1)
 EL_UNARY(el_exp_f32, exp_1)
 EL_UNARY(el_elu_f32, elu_1)
 EL_UNARY(el_hard_swish_f32, hard_swish_1)
+EL_UNARY(el_gelu_tanh_f32, gelu_tanh_1)
+EL_UNARY(el_gelu_erfc_f32, gelu_erfc_1)
 
 /* float32 SOFTMAX -- reference_ops::Softmax (reference/softmax.h) over rows [r0, r1) of
  * depth values: m = the row's max (std::max: NaN never wins, from -FLT_MAX), e_c =

@@ -1,7 +1,7 @@
 """The native float32 kernels of native/transcend_f32.c on vexp.h's e^x: LOGISTIC, TANH,
-EXP and ELU swept over every float32 input class against LiteRT's two
+EXP, ELU and HARD_SWISH swept over every float32 input class against LiteRT's two
 kernel sets (the bounds docs/native-float.md records), against the numpy kernels, across
-the baseline / AVX2 builds and thread splits; SOFTMAX against LiteRT's spread; models
+the baseline / AVX2 builds and thread splits; GELU and SOFTMAX against LiteRT's spread; models
 against TensorFlow's outputs; and the float convolutions' bias + activation stage against
 the numpy stage."""
 
@@ -73,9 +73,9 @@ def _litert(op: str, x: np.ndarray, kernels: str) -> np.ndarray:
     return run_litert(_model(op, x.shape), [x], kernels)[0]
 
 
-def _native(op: str, x: np.ndarray) -> np.ndarray:
+def _native(op: str, x: np.ndarray, kernel: str | None = None) -> np.ndarray:
     out = np.empty_like(x)
-    getattr(native.module, OPS[op])(x, out, 0, x.size)
+    getattr(native.module, kernel or OPS[op])(x, out, 0, x.size)
     return out
 
 
@@ -158,6 +158,34 @@ def test_native_step_binds_any_size(op, monkeypatch):
             got = _run(_model(op, shape), x, native=True, num_threads=threads)
             assert calls, f"{op} {shape} on {threads} threads: the C kernel did not run"
             assert np.array_equal(got, _native(op, x.reshape(-1)).reshape(shape))
+
+
+@needs_native
+@pytest.mark.parametrize("approximate", [False, True])
+def test_native_gelu_within_litert_spread(approximate, avx2):
+    """GELU (exact: erfc; approximate: tanh) over every input class: NaN where LiteRT's
+    reference kernel has it, the largest absolute error from the reference no larger than
+    LiteRT's default kernels' (near x = -5 the tanh form cancels: ulp distances say
+    little there); the exact form equals the numpy kernel (the same erfcc in double)."""
+    from tests.interpreter.tflite_builder import ModelBuilder
+    from tests.support.runtimes import run_litert
+
+    x = np.concatenate([float_classes(np.random.default_rng(12)),
+                        np.linspace(-12, 12, 20001, dtype=np.float32)])
+    b = ModelBuilder()
+    t, y = b.tensor("x", x.shape), b.tensor("y", x.shape)
+    b.op("GELU", [t], [y], approximate=approximate)
+    model = b.build([t], [y])
+    got = _native("GELU", x, "gelu_tanh_f32" if approximate else "gelu_erfc_f32")
+    np.testing.assert_array_equal(_run(model, x, native=True), got)
+    want, default = (run_litert(model, [x], k)[0] for k in ("reference", "default"))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want) & np.isfinite(default)
+    err = lambda a: float(np.abs(a[finite].astype(np.float64) - want[finite]).max())  # noqa: E731
+    assert err(got) <= err(default)
+    if not approximate:
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(got, _run(model, x, native=False))
 
 
 def _softmax_model(shape, beta: float):
