@@ -14,6 +14,10 @@ float32 matches tensorflow/lite/kernels/activations.cc with the reference kernel
       x < -9                     ->  e^x   (1 / (1 + e^-x) = e^x / (1 + e^x) ~ e^x there)
       otherwise                  ->  1 / (1 + e^-x)
 
+With the native backend on, float32 LOGISTIC, TANH, ELU, HARD_SWISH and GELU run as one
+C pass each (common/native_float_ops.py, native/transcend_f32.c); the numpy kernels below
+stay the reference, and docs/native-float.md records how far each is from LiteRT's.
+
 int8 / uint8: each op maps one 8-bit value to one 8-bit value, so prepare() evaluates
 the exact LiteRT arithmetic on all 256 inputs once and invoke() is a single table lookup
 (requantize.make_lut: TFLite's LUTPopulate order, indexed by the input's bits read as

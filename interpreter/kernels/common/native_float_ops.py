@@ -1,11 +1,13 @@
-"""Native (C) kernels of float32 element-wise ops: LOGISTIC, TANH, EXP and ELU of any size
-(native/transcend_f32.c, on the vectorized e^x of native/vexp.h), and the bias + fused
-activation stage of the float convolutions (``output_stage``, native/activations_f32.c).
+"""Native (C) kernels of float32 element-wise ops: LOGISTIC, TANH, EXP, ELU, GELU and
+HARD_SWISH of any size and SOFTMAX's rows (native/transcend_f32.c, on the vectorized e^x of
+native/vexp.h), and the bias + fused activation stage of the float convolutions
+(``output_stage``, native/activations_f32.c).
 
 One vectorized pass over the tensor instead of the numpy kernel's several (the numpy
 kernels in activations.py / unary.py stay the readable reference). The C kernels take the
 reference kernels' branches and cut-offs and stay within 1-2 ulp of LiteRT's reference
-kernels (std::exp / std::tanh / std::expm1), closer than LiteRT's default kernels are;
+kernels (std::exp / std::tanh / std::expm1; HARD_SWISH exact), no further from them than
+LiteRT's default kernels are;
 docs/native-float.md has the measured spreads. With one slice the op is a native step
 (docs/native-run-loop.md); with more threads the values are split over the pool.
 """
