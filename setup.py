@@ -20,7 +20,7 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/steps.c", "interpreter/native/tensor_stats.c",
            # float32 kernels
            "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
-           "interpreter/native/activations_f32.c"]
+           "interpreter/native/activations_f32.c", "interpreter/native/transcend_f32.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 
@@ -43,7 +43,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[Extension("edgelite.interpreter._native", SOURCES,
                            depends=["interpreter/native/native.h",
-                                    "interpreter/native/native_float.h"],
+                                    "interpreter/native/native_float.h",
+                                    "interpreter/native/vexp.h"],
                            extra_compile_args=FLAGS, optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -7,9 +7,9 @@ InceptionV3 at 224). A benchmark, not a test.
 
     python bench/native_float.py [--runs 7] [--rounds 3] [--only MobileNet]
 
-"without" is the native backend with the float C kernels (depthwise, LOGISTIC, the conv's
-bias + activation stage) switched off for the run (their prepare hooks answer None), i.e.
-the numpy float kernels beside the native int8 ones.
+"without" is the native backend with the float C kernels (depthwise, LOGISTIC / TANH / EXP /
+ELU, the conv's bias + activation stage) switched off for the run (their prepare hooks
+answer None), i.e. the numpy float kernels beside the native int8 ones.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from native_backend import build, profile_types, timer
 @contextlib.contextmanager
 def float_kernels(on: bool):
     """The float C kernels on, or switched off (their prepare hooks answer None)."""
-    from edgelite.interpreter.kernels import activations, depthwise_conv
+    from edgelite.interpreter.kernels import activations, depthwise_conv, unary
     from edgelite.interpreter.kernels.common import native_float_ops
 
     hooks = [(depthwise_conv, "native_depthwise_f32"), (activations, "native_unary_f32"),
+             (unary, "native_unary_f32"),
              (native_float_ops, "output_stage")]
     saved = [getattr(mod, name) for mod, name in hooks]
     if not on:

@@ -14,6 +14,10 @@ float32 matches tensorflow/lite/kernels/activations.cc with the reference kernel
       x < -9                     ->  e^x   (1 / (1 + e^-x) = e^x / (1 + e^x) ~ e^x there)
       otherwise                  ->  1 / (1 + e^-x)
 
+With the native backend on, float32 LOGISTIC, TANH, ELU, HARD_SWISH and GELU run as one
+C pass each (common/native_float_ops.py, native/transcend_f32.c); the numpy kernels below
+stay the reference, and docs/native-float.md records how far each is from LiteRT's.
+
 int8 / uint8: each op maps one 8-bit value to one 8-bit value, so prepare() evaluates
 the exact LiteRT arithmetic on all 256 inputs once and invoke() is a single table lookup
 (requantize.make_lut: TFLite's LUTPopulate order, indexed by the input's bits read as
@@ -62,7 +66,7 @@ import numpy as np
 
 from .. import libm
 from .. import quant_math as qm
-from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen, scratch
 from .common.fused import RELU, RELU6, RELU_N1_TO_1, Clamp, apply_clamp
 from .common.lut import table_kernel
 from .common.quantized_activations import elu_table, gelu_table
@@ -74,10 +78,6 @@ from .versions import INT8_2_INT16_3, T, by_input_type, int8_2_int16_in_out_3
 
 LOGISTIC_UPPER = np.float32(16.619047164916992188)
 LOGISTIC_LOWER = np.float32(-9.0)
-# Float LOGISTICs up to this many values take the C kernel (libm expf one value at a time:
-# ~12 ns a value here, against numpy's vectorized exp at ~4.5 plus ~30 us of numpy calls);
-# larger ones keep the numpy kernel.
-NATIVE_LOGISTIC_MAX = 2048
 
 
 def _check_unary(ctx: OpContext):
@@ -114,7 +114,8 @@ def eval_clamp(rec: ClampRecord, inputs, outputs) -> None:
 
 
 def prepare_tanh(ctx: OpContext):
-    return _check_unary(ctx), None
+    specs = _check_unary(ctx)
+    return specs, native_unary_f32(ctx, "tanh_f32", specs[0].shape) or Chosen(eval_tanh, None)
 
 
 def eval_tanh(rec, inputs, outputs) -> None:
@@ -133,11 +134,9 @@ class LogisticRecord:
 
 def prepare_logistic(ctx: OpContext):
     specs = _check_unary(ctx)
-    if num_elements(specs[0].shape) <= NATIVE_LOGISTIC_MAX:  # one C pass (a native step)
-        native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)
-        if native is not None:
-            return specs, native
-    return specs, LogisticRecord(scratch(ctx, specs[0].shape, np.bool_))
+    native = native_unary_f32(ctx, "logistic_f32", specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_logistic,
+                                   LogisticRecord(scratch(ctx, specs[0].shape, np.bool_)))
 
 
 def eval_logistic(rec: LogisticRecord, inputs, outputs) -> None:
@@ -185,7 +184,9 @@ def eval_leaky_relu(rec: MaskedRecord, inputs, outputs) -> None:
 
 def prepare_elu(ctx: OpContext):
     specs = _check_unary(ctx)
-    return specs, MaskedRecord(scratch(ctx, specs[0].shape, np.bool_))
+    native = native_unary_f32(ctx, "elu_f32", specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_elu, MaskedRecord(scratch(ctx, specs[0].shape,
+                                                                  np.bool_)))
 
 
 def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
@@ -205,7 +206,9 @@ def eval_elu(rec: MaskedRecord, inputs, outputs) -> None:
 
 
 def prepare_hard_swish(ctx: OpContext):
-    return _check_unary(ctx), None
+    specs = _check_unary(ctx)
+    native = native_unary_f32(ctx, "hard_swish_f32", specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_hard_swish, None)
 
 
 def eval_hard_swish(rec, inputs, outputs) -> None:
@@ -230,9 +233,10 @@ SQRT_2_OVER_PI = np.float32(np.sqrt(2.0 / np.pi))  # M_2_SQRTPI * M_SQRT1_2
 
 def prepare_gelu(ctx: OpContext):
     specs = _check_unary(ctx)
-    if ctx.option("approximate", False):
-        return specs, Chosen(eval_gelu_tanh, None)
-    return specs, Chosen(eval_gelu_erfc, None)
+    approximate = bool(ctx.option("approximate", False))
+    native = native_unary_f32(ctx, "gelu_tanh_f32" if approximate else "gelu_erfc_f32",
+                              specs[0].shape)  # one C pass
+    return specs, native or Chosen(eval_gelu_tanh if approximate else eval_gelu_erfc, None)
 
 
 def eval_gelu_tanh(rec, inputs, outputs) -> None:
@@ -516,7 +520,7 @@ OPS = (
     _relu("RELU_N1_TO_1", -1.0, 1.0, activation=RELU_N1_TO_1),
     _relu("RELU_0_TO_1", 0.0, 1.0),
     OpDef("LOGISTIC",
-          float=Kernel(prepare_logistic, eval_logistic),
+          float=Kernel(prepare_logistic, run_chosen),
           integer=Kernel(_make_lut_prepare(_tflite_sigmoid, _xnn_sigmoid), run_chosen),
           int16=LOGISTIC16,
           quant=QuantRule.FIXED_OUTPUT,
@@ -524,7 +528,7 @@ OPS = (
           per_sample=True,
           version=int8_2_int16_in_out_3),
     OpDef("TANH",
-          float=Kernel(prepare_tanh, eval_tanh),
+          float=Kernel(prepare_tanh, run_chosen),
           integer=Kernel(_make_lut_prepare(libm.tanhf, libm.tanhf), run_chosen),
           int16=TANH16,
           quant=QuantRule.FIXED_OUTPUT,
@@ -532,7 +536,7 @@ OPS = (
           per_sample=True,
           version=int8_2_int16_in_out_3),
     OpDef("HARD_SWISH",
-          float=Kernel(prepare_hard_swish, eval_hard_swish),
+          float=Kernel(prepare_hard_swish, run_chosen),
           integer=Kernel(prepare_hard_swish_quantized, run_chosen),
           quant=QuantRule.OWN_RANGE,
           per_sample=True),
@@ -543,7 +547,7 @@ OPS = (
           quant=QuantRule.OWN_RANGE,
           per_sample=True,
           version=by_input_type({T.INT16: 2})),
-    OpDef("ELU", float=Kernel(prepare_elu, eval_elu),
+    OpDef("ELU", float=Kernel(prepare_elu, run_chosen),
           integer=table_kernel((np.int8,), elu_table),
           quant=QuantRule.OWN_RANGE, uint8=False,  # int8 only in LiteRT
           per_sample=True),

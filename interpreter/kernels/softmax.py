@@ -48,6 +48,7 @@ from edgelite.errors import ModelFormatError
 from .base import Chosen, Kernel, OpContext, OutputSpec, num_elements, run_chosen, scratch
 from .common import native_ops
 from .common.lut import unary_quantized
+from .common.native_float_ops import native_softmax_f32
 from .opdef import PROBABILITY_OUTPUT, OpDef, QuantRule
 from .common.requantize import QUANTIZED, qparams, require_same_type
 from .int16.softmax import softmax16
@@ -83,9 +84,11 @@ def prepare(ctx: OpContext):
     if depth == 0:
         raise ctx.shape_error(f"cannot take a softmax over an empty last dimension {list(x.shape)}")
     rows = num_elements(x.shape[:-1])
-    record = SoftmaxRecord(rows, depth, softmax_beta(ctx),
-                           scratch(ctx, (rows, 1), np.float32), scratch(ctx, (rows, 1), np.float32))
-    return (OutputSpec(x.shape, x.dtype),), record
+    beta = softmax_beta(ctx)
+    native = native_softmax_f32(ctx, rows, depth, beta)  # one C pass per row
+    record = SoftmaxRecord(rows, depth, beta, scratch(ctx, (rows, 1), np.float32),
+                           scratch(ctx, (rows, 1), np.float32))
+    return (OutputSpec(x.shape, x.dtype),), native or Chosen(eval, record)
 
 
 def eval(rec: SoftmaxRecord, inputs, outputs) -> None:
@@ -487,7 +490,7 @@ LOG_SOFTMAX_OUTPUT = {np.int8: (16 / 256, 127), np.uint8: (16 / 256, 255)}
 
 OPS = (
     OpDef("SOFTMAX",
-          float=Kernel(prepare, eval),
+          float=Kernel(prepare, run_chosen),
           integer=Kernel(prepare_quantized, run_chosen),
           int16=softmax16(softmax_beta),
           quant=QuantRule.FIXED_OUTPUT,

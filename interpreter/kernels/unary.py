@@ -42,8 +42,9 @@ from typing import Callable
 import numpy as np
 
 from .. import quant_math as qm
-from .base import Kernel, OpContext, OutputSpec
+from .base import Chosen, Kernel, OpContext, OutputSpec, run_chosen
 from .common.lut import cfloat, float_table, full_table, table_kernel
+from .common.native_float_ops import native_unary_f32
 from .normalization import inv_sqrt
 from .opdef import OpDef, QuantRule
 from .versions import INT8_2_INT16_3, INT8_OR_INT16_2, OpSignature, T, by_input_type
@@ -70,14 +71,17 @@ def _ufunc(f):
     return apply
 
 
-def _make(apply: Callable, dtypes: tuple) -> Kernel:
+def _make(apply: Callable, dtypes: tuple, native: str | None = None) -> Kernel:
+    """The float kernel: ``apply`` in numpy, or the C kernel named ``native``
+    (native_float_ops) on float32 where the backend is on."""
     def prepare(ctx: OpContext):
         ctx.check_arity(1, 1)
         x = ctx.input(0)
         ctx.require_dtype(x, dtypes, "input")
-        return (OutputSpec(x.shape, x.dtype),), UnaryRecord(apply)
+        chosen = native and x.dtype == np.float32 and native_unary_f32(ctx, native, x.shape)
+        return (OutputSpec(x.shape, x.dtype),), chosen or Chosen(eval, UnaryRecord(apply))
 
-    return Kernel(prepare, eval)
+    return Kernel(prepare, run_chosen)
 
 
 def eval(rec: UnaryRecord, inputs, outputs) -> None:
@@ -157,14 +161,14 @@ def _rsqrt_table(ctx, dtype, xq, out):
 
 
 def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool = False,
-            **facts) -> OpDef:
+            native: str | None = None, **facts) -> OpDef:
     """An op with a float kernel and int8 / int16 (16x8) table kernels. (LiteRT has no
     uint8 kernel for these; see the note on QuantRule.OWN_RANGE at OPS.)"""
     def quantized(types):
         return table_kernel(types, table, nonnegative=nonnegative)
 
     return OpDef(name, uint8=False,
-                 float=_make(apply, dtypes),
+                 float=_make(apply, dtypes, native),
                  integer=quantized((np.int8,)),
                  int16=quantized((np.int16,)), quant=QuantRule.OWN_RANGE, per_sample=True,
                  **facts)
@@ -176,7 +180,8 @@ def _lut_op(name: str, apply: Callable, dtypes: tuple, table, nonnegative: bool 
 # int16 3, int8 2; SIGN int32 2; SQUARE, NEG, FLOOR, CEIL, ROUND, SIN, COS and LOGICAL_NOT
 # have no case: 1.
 OPS = (
-    _lut_op("EXP", _ufunc(np.exp), _F32, _exp_table, version=INT8_OR_INT16_2),
+    _lut_op("EXP", _ufunc(np.exp), _F32, _exp_table, native="exp_f32",
+            version=INT8_OR_INT16_2),
     _lut_op("LOG", _ufunc(np.log), _F32, _log_table, version=INT8_OR_INT16_2),
     _lut_op("SQRT", _ufunc(np.sqrt), _F32, _sqrt_table, nonnegative=True,
             version=INT8_OR_INT16_2),

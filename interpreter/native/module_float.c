@@ -1,6 +1,6 @@
-/* The Python side of the native float32 kernels (depthwise_f32.c): argument parsing and
- * buffer checks; the GIL is released around the compute. PyInit__native (module.c) adds
- * el_float_methods to the module. */
+/* The Python side of the native float32 kernels (depthwise_f32.c, transcend_f32.c,
+ * activations_f32.c): argument parsing and buffer checks; the GIL is released around the
+ * compute. PyInit__native (module.c) adds el_float_methods to the module. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -80,45 +80,114 @@ static PyObject *depthwise_f32_step(PyObject *self, PyObject *args)
     return el_step_new(el_dwf_step, &d, sizeof d, args); /* args holds every array */
 }
 
-/* logistic_f32(x, out, begin, end) / logistic_f32_step(x, out): x and out float32 of the
- * same size (at least end values) */
-static int unary_parse(PyObject *args, int rows, struct el_unary_f32 *u, long long *r0,
-                       long long *r1)
+/* <op>_f32(x, out, begin, end) / <op>_f32_step(x, out): x and out float32 of the same size
+ * (at least end values); fn computes the op (transcend_f32.c) */
+static int unary_parse(PyObject *args, int rows, el_unary_f32_fn fn, struct el_unary_f32 *u,
+                       long long *r0, long long *r1)
 {
     PyObject *x, *out;
     if (!PyArg_ParseTuple(args, rows ? "OOLL" : "OO", &x, &out, r0, r1)) return -1;
     Py_buffer b;
     if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    u->fn = fn;
     u->x = b.buf;
     u->count = b.len / (Py_ssize_t)sizeof(float);
     PyBuffer_Release(&b);
     if (!(u->out = float_buffer(out, u->count * (Py_ssize_t)sizeof(float), 1, "the output")))
         return -1;
     if (rows && (*r0 < 0 || *r0 > *r1 || *r1 > u->count)) {
-        PyErr_SetString(PyExc_ValueError, "native float logistic: bad range");
+        PyErr_SetString(PyExc_ValueError, "native float element-wise kernel: bad range");
         return -1;
     }
     return 0;
 }
 
-static PyObject *logistic_f32(PyObject *self, PyObject *args)
+static PyObject *unary_call(PyObject *args, el_unary_f32_fn fn)
 {
     struct el_unary_f32 u;
     long long r0, r1;
-    (void)self;
-    if (unary_parse(args, 1, &u, &r0, &r1) < 0) return NULL;
+    if (unary_parse(args, 1, fn, &u, &r0, &r1) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    el_logistic_f32(u.x, u.out, r0, r1);
+    fn(u.x, u.out, r0, r1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
-static PyObject *logistic_f32_step(PyObject *self, PyObject *args)
+static PyObject *unary_step(PyObject *args, el_unary_f32_fn fn)
 {
     struct el_unary_f32 u;
+    if (unary_parse(args, 0, fn, &u, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_unary_f32_step, &u, sizeof u, args);
+}
+
+/* op_f32 and op_f32_step for the C kernel el_op_f32 */
+#define EL_UNARY_METHODS(op)                                                                \
+    static PyObject *op##_f32(PyObject *self, PyObject *args)                               \
+    {                                                                                       \
+        (void)self;                                                                         \
+        return unary_call(args, el_##op##_f32);                                             \
+    }                                                                                       \
+    static PyObject *op##_f32_step(PyObject *self, PyObject *args)                          \
+    {                                                                                       \
+        (void)self;                                                                         \
+        return unary_step(args, el_##op##_f32);                                             \
+    }
+
+EL_UNARY_METHODS(logistic)
+EL_UNARY_METHODS(tanh)
+EL_UNARY_METHODS(exp)
+EL_UNARY_METHODS(elu)
+EL_UNARY_METHODS(hard_swish)
+EL_UNARY_METHODS(gelu_tanh)
+EL_UNARY_METHODS(gelu_erfc)
+
+/* softmax_f32(x, out, depth, beta, row_begin, row_end) / softmax_f32_step(x, out, depth,
+ * beta): x and out float32 of the same size, a whole number of rows of depth values */
+static int softmax_parse(PyObject *args, int rows, struct el_softmax_f32 *p, long long *r0,
+                         long long *r1)
+{
+    PyObject *x, *out;
+    long long depth;
+    if (!PyArg_ParseTuple(args, rows ? "OOLfLL" : "OOLf", &x, &out, &depth, &p->beta, r0, r1))
+        return -1;
+    Py_buffer b;
+    if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    p->x = b.buf;
+    const long long count = b.len / (Py_ssize_t)sizeof(float);
+    PyBuffer_Release(&b);
+    if (depth < 1 || count % depth) {
+        PyErr_SetString(PyExc_ValueError, "native float softmax: bad depth");
+        return -1;
+    }
+    p->depth = depth;
+    p->rows = count / depth;
+    if (!(p->out = float_buffer(out, count * (Py_ssize_t)sizeof(float), 1, "the output")))
+        return -1;
+    if (rows && (*r0 < 0 || *r0 > *r1 || *r1 > p->rows)) {
+        PyErr_SetString(PyExc_ValueError, "native float softmax: bad rows");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *softmax_f32(PyObject *self, PyObject *args)
+{
+    struct el_softmax_f32 p;
+    long long r0, r1;
     (void)self;
-    if (unary_parse(args, 0, &u, NULL, NULL) < 0) return NULL;
-    return el_step_new(el_logistic_f32_step, &u, sizeof u, args);
+    if (softmax_parse(args, 1, &p, &r0, &r1) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    el_softmax_f32(&p, r0, r1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *softmax_f32_step(PyObject *self, PyObject *args)
+{
+    struct el_softmax_f32 p;
+    (void)self;
+    if (softmax_parse(args, 0, &p, NULL, NULL) < 0) return NULL;
+    return el_step_new(el_softmax_f32_step, &p, sizeof p, args);
 }
 
 static PyObject *bias_act_f32(PyObject *self, PyObject *args)
@@ -151,11 +220,24 @@ PyMethodDef el_float_methods[] = {
     {"bias_act_f32", bias_act_f32, METH_VARARGS,
      "bias_act_f32(out, bias, width, clamp, lo, hi): out = clamp(out + bias[i % width]) in "
      "place, float32 (bias None: none; activations_f32.c)"},
-    {"logistic_f32", logistic_f32, METH_VARARGS,
-     "logistic_f32(x, out, begin, end): float32 LOGISTIC of values [begin, end) "
-     "(activations_f32.c)"},
-    {"logistic_f32_step", logistic_f32_step, METH_VARARGS,
-     "logistic_f32_step(x, out): a NativeStep running LOGISTIC over every value"},
+#define EL_UNARY_ENTRIES(op, what)                                                          \
+    {#op "_f32", op##_f32, METH_VARARGS,                                                    \
+     #op "_f32(x, out, begin, end): float32 " what " of values [begin, end) "               \
+     "(transcend_f32.c)"},                                                                  \
+    {#op "_f32_step", op##_f32_step, METH_VARARGS,                                          \
+     #op "_f32_step(x, out): a NativeStep running " what " over every value"},
+    EL_UNARY_ENTRIES(logistic, "LOGISTIC")
+    EL_UNARY_ENTRIES(tanh, "TANH")
+    EL_UNARY_ENTRIES(exp, "EXP")
+    EL_UNARY_ENTRIES(elu, "ELU")
+    EL_UNARY_ENTRIES(hard_swish, "HARD_SWISH")
+    EL_UNARY_ENTRIES(gelu_tanh, "GELU (approximate)")
+    EL_UNARY_ENTRIES(gelu_erfc, "GELU (exact)")
+    {"softmax_f32", softmax_f32, METH_VARARGS,
+     "softmax_f32(x, out, depth, beta, row_begin, row_end): float32 SOFTMAX of those rows of "
+     "depth values (transcend_f32.c)"},
+    {"softmax_f32_step", softmax_f32_step, METH_VARARGS,
+     "softmax_f32_step(x, out, depth, beta): a NativeStep running SOFTMAX over every row"},
     {"depthwise_f32", depthwise_f32, METH_VARARGS,
      "depthwise_f32(x, (n, h, w, c, m), (kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow), "
      "weights, bias, clamp, lo, hi, out, row_begin, row_end): float32 DEPTHWISE_CONV_2D "

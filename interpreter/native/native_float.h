@@ -19,17 +19,36 @@ struct el_dwf {
 int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end);
 int el_dwf_step(void *args);
 
-/* float32 LOGISTIC over values [begin, end) (activations_f32.c) */
+/* float32 element-wise kernels over values [begin, end) (transcend_f32.c) */
+typedef void (*el_unary_f32_fn)(const float *x, float *out, int64_t begin, int64_t end);
 void el_logistic_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_exp_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_elu_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_hard_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_gelu_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_gelu_erfc_f32(const float *x, float *out, int64_t begin, int64_t end);
 
-/* a float32 element-wise op's native step: every value */
+/* a float32 element-wise op's native step: fn over every value */
 struct el_unary_f32 {
+    el_unary_f32_fn fn;
     const float *x;
     float *out;
     int64_t count;
 };
 
-int el_logistic_f32_step(void *args);
+int el_unary_f32_step(void *args);
+
+/* float32 SOFTMAX over rows [r0, r1) of depth values (transcend_f32.c); the step: every row */
+struct el_softmax_f32 {
+    const float *x;
+    float *out;
+    int64_t depth, rows;
+    float beta;
+};
+
+void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1);
+int el_softmax_f32_step(void *args);
 
 /* out = clamp(out + bias[i % width]) over count float32 values (activations_f32.c) */
 void el_bias_act_f32(float *out, int64_t count, const float *bias, int64_t width, int clamp,

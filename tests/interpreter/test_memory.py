@@ -94,16 +94,16 @@ def test_folded_constants_count_against_the_limit():
 
 
 def test_work_buffers_count_against_the_limit():
-    # LOGISTIC keeps an output-sized mask (scratch); 1 MiB elements -> 1 MiB of mask.
+    # LEAKY_RELU keeps an output-sized mask (scratch); 1 MiB elements -> 1 MiB of mask.
     b = ModelBuilder()
     x = b.tensor("x", (MIB,))
     y = b.tensor("y", (MIB,))
-    b.op("LOGISTIC", [x], [y])
+    b.op("LEAKY_RELU", [x], [y], alpha=0.1)
     data = b.build([x], [y])
     with pytest.raises(ShapeError) as info:
         Interpreter(model_content=data, memory_limit=MIB // 2).allocate_tensors()
     assert _one_line(info).startswith(
-        "operator 0 (LOGISTIC, output 'y'): a 1048576-byte work buffer would take 1048576 "
+        "operator 0 (LEAKY_RELU, output 'y'): a 1048576-byte work buffer would take 1048576 "
         f"bytes with what is allocated so far, over the {MIB // 2}-byte memory limit")
     # 1 MiB of mask + 8 MiB of arena (x and y, float32) fit in 10 MiB, not in 8 MiB.
     Interpreter(model_content=data, memory_limit=10 * MIB).allocate_tensors()

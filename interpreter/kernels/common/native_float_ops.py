@@ -1,12 +1,15 @@
-"""Native (C) kernels of float32 element-wise ops (native/activations_f32.c): LOGISTIC, and
-the bias + fused activation stage of the float convolutions (``output_stage``).
+"""Native (C) kernels of float32 element-wise ops: LOGISTIC, TANH, EXP, ELU, GELU and
+HARD_SWISH of any size and SOFTMAX's rows (native/transcend_f32.c, on the vectorized e^x of
+native/vexp.h), and the bias + fused activation stage of the float convolutions
+(``output_stage``, native/activations_f32.c).
 
-One pass over the tensor instead of the numpy kernel's several (activations.py keeps the
-readable reference, and the large tensors: libm's expf one value at a time is slower than
-numpy's vectorized exp). The C kernel takes the reference kernel's branches with the C
-library's expf -- reference_ops::Logistic's std::exp -- where numpy's exp may differ by a
-few ulp. With one slice the op is a native step (docs/native-run-loop.md); with more
-threads the values are split over the pool.
+One vectorized pass over the tensor instead of the numpy kernel's several (the numpy
+kernels in activations.py / unary.py stay the readable reference). The C kernels take the
+reference kernels' branches and cut-offs and stay within 1-2 ulp of LiteRT's reference
+kernels (std::exp / std::tanh / std::expm1; HARD_SWISH exact), no further from them than
+LiteRT's default kernels are;
+docs/native-float.md has the measured spreads. With one slice the op is a native step
+(docs/native-run-loop.md); with more threads the values are split over the pool.
 """
 
 from __future__ import annotations
@@ -86,15 +89,45 @@ class NativeUnaryF32(SlicedKernel):
         return (x, out)
 
 
+@dataclass(frozen=True, eq=False)
+class NativeSoftmaxF32(SlicedKernel):
+    """float32 SOFTMAX in C over row ranges of ``depth`` values."""
+
+    kernel: str
+    ranges: tuple
+    threads: int
+    depth: int
+    beta: float
+
+    def _args(self, x, out) -> tuple:
+        return (x, out, self.depth, self.beta)
+
+
 def eval_native(rec: SlicedKernel, inputs, outputs) -> None:
     rec.run(inputs[0], outputs[0])
+
+
+def _ranges(ctx: OpContext, rows: int, count: int) -> tuple:
+    return tuple(tuple(r) for r in row_ranges(rows, worth_splitting(ctx.threads, count)))
+
+
+def _available(ctx: OpContext, name: str) -> bool:
+    """The backend is on and the extension has the kernel ``name``."""
+    return ctx.quant.native and hasattr(native_backend.module, name)
 
 
 def native_unary_f32(ctx: OpContext, name: str, shape: tuple) -> Chosen | None:
     """The C kernel ``name`` for a float32 tensor of ``shape``, or None where the backend is
     off (or the extension predates the kernel)."""
-    if not ctx.quant.native or not hasattr(native_backend.module, name):
+    if not _available(ctx, name):
         return None
     count = num_elements(shape)
-    ranges = tuple(tuple(r) for r in row_ranges(count, worth_splitting(ctx.threads, count)))
-    return Chosen(eval_native, NativeUnaryF32(name, ranges, ctx.threads))
+    return Chosen(eval_native, NativeUnaryF32(name, _ranges(ctx, count, count), ctx.threads))
+
+
+def native_softmax_f32(ctx: OpContext, rows: int, depth: int, beta: float) -> Chosen | None:
+    """The C SOFTMAX over ``rows`` float32 rows of ``depth`` values, or None (as above)."""
+    if not _available(ctx, "softmax_f32"):
+        return None
+    return Chosen(eval_native, NativeSoftmaxF32("softmax_f32", _ranges(ctx, rows, rows * depth),
+                                                ctx.threads, depth, float(beta)))
