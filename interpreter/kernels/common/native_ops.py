@@ -55,13 +55,16 @@ def _step(bind: str, *args):
     return (module.run_native_step, getattr(module, bind)(*args), None, None)
 
 
+def plain_step(arrays, bind: str, *args):
+    """The step of ``bind`` on ``args`` where ``arrays`` (the op's input and output) are
+    plain arena buffers, else None: the op keeps its eval."""
+    return _step(bind, *args) if _plain(*arrays) else None
+
+
 def one_slice_step(ranges, arrays, bind: str, *args):
-    """The step of ``bind`` on ``args`` where the op runs as one slice (``ranges``: its
-    slices) and ``arrays`` (its input and output) are plain arena buffers, else None: the
+    """plain_step where the op runs as one slice (``ranges``: its slices), else None: the
     op keeps its eval, which hands the slices to the pool."""
-    if len(ranges) != 1 or not _plain(*arrays):
-        return None
-    return _step(bind, *args)
+    return plain_step(arrays, bind, *args) if len(ranges) == 1 else None
 
 
 def _run(ranges, fn, *args) -> None:
