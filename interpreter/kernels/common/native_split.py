@@ -17,13 +17,19 @@ from __future__ import annotations
 # multiply-adds below which an op runs on the invoking thread only (measured: see the
 # module docstring and docs/native-run-loop.md)
 SPLIT_MACS = 2**20
+# output values below which an element-wise op (ADD / SUB / MUL: well under a nanosecond a
+# value) runs on the invoking thread only
+SPLIT_VALUES = 2**18
 TASKS_PER_THREAD = 2
 
 
-def tasks(threads: int, macs: int, units: int) -> int:
-    """How many tasks an op of ``macs`` multiply-adds, divisible into ``units`` equal
-    pieces (rows, panels), runs as: 1 (not split) below SPLIT_MACS or on one thread."""
-    if threads <= 1 or macs < SPLIT_MACS or units <= 1:
+def tasks(threads: int, work: int, units: int, threshold: int | None = None) -> int:
+    """How many tasks an op of ``work`` (multiply-adds, or values), divisible into
+    ``units`` equal pieces (rows, panels, runs of values), runs as: 1 (not split) below
+    ``threshold`` (SPLIT_MACS) or on one thread; else up to TASKS_PER_THREAD per thread
+    worth running (one per threshold / 2 of work)."""
+    threshold = SPLIT_MACS if threshold is None else threshold
+    if threads <= 1 or work < threshold or units <= 1:
         return 1
-    parts = min(threads, macs // (SPLIT_MACS // 2))
+    parts = min(threads, work // max(1, threshold // 2))
     return max(1, min(units, parts * TASKS_PER_THREAD))
