@@ -178,8 +178,8 @@ void el_pool_run(int threads, int64_t n_tasks, el_task_fn fn, void *ctx)
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     p->open = 1;
     p->generation++;
-    pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
+    pthread_cond_broadcast(&p->wake); /* after the unlock: a woken worker finds it free */
 
     take_tasks(p, fn, ctx, n_tasks, 0);
 
