@@ -11,9 +11,10 @@ by the kernel set's arithmetic and looks up in eval():
 
 The C kernels (native/lut.c, native/elementwise.c) make the same lookups in one pass,
 broadcasting by strides instead of numpy's index arrays, so their outputs are the
-tables' values, bit for bit, in every kernel set. Large outputs (SPLIT_VALUES) are
-split into value ranges over the Interpreter's threads (parallel.py); the C code releases
-the GIL.
+tables' values, bit for bit, in every kernel set. ADD / SUB / MUL split their values into
+tasks over the C pool inside their native step (native_split.SPLIT_ELEMENTS); the table
+lookups' large outputs (SPLIT_VALUES) are split into value ranges over the Interpreter's
+threads (parallel.py); the C code releases the GIL.
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def binary(ctx: OpContext, table: np.ndarray, offsets: np.ndarray | None,
     if offsets is not None:
         offsets = np.ascontiguousarray(offsets, np.uint32).reshape(-1)
     dims = np.array(shape + sa + sb, np.int64)
-    tasks = native_split.tasks(ctx.threads, size, size // 64, native_split.SPLIT_VALUES)
+    tasks = native_split.tasks(ctx.threads, size, size // 64, native_split.SPLIT_ELEMENTS)
     return Chosen(eval_binary, NativeBinary(table, offsets, params, scale, dims,
                                             (size, ctx.threads if tasks > 1 else 1, tasks)))
 

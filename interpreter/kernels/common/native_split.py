@@ -19,7 +19,7 @@ from __future__ import annotations
 SPLIT_MACS = 2**20
 # output values below which an element-wise op (ADD / SUB / MUL: well under a nanosecond a
 # value) runs on the invoking thread only
-SPLIT_VALUES = 2**18
+SPLIT_ELEMENTS = 2**18
 TASKS_PER_THREAD = 2
 
 

@@ -30,6 +30,9 @@ def test_tasks_threshold_and_count():
     assert native_split.tasks(2, big, 100) == 2 * native_split.TASKS_PER_THREAD
     assert native_split.tasks(4, native_split.SPLIT_MACS, 100) == 2 * native_split.TASKS_PER_THREAD
     assert native_split.tasks(64, big, 5) == 5
+    values = native_split.SPLIT_ELEMENTS  # element-wise ops: their own threshold
+    assert native_split.tasks(2, values - 1, values // 64, values) == 1
+    assert native_split.tasks(2, values, values // 64, values) == 2 * native_split.TASKS_PER_THREAD
 
 
 def _models():
