@@ -18,6 +18,7 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
            "interpreter/native/softmax.c", "interpreter/native/adaround.c",
            "interpreter/native/steps.c", "interpreter/native/tensor_stats.c",
+           "interpreter/native/threadpool.c",
            # float32 kernels
            "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
            "interpreter/native/activations_f32.c", "interpreter/native/transcend_f32.c"]
@@ -44,7 +45,8 @@ setup(
     ext_modules=[Extension("edgelite.interpreter._native", SOURCES,
                            depends=["interpreter/native/native.h",
                                     "interpreter/native/native_float.h",
-                                    "interpreter/native/vexp.h"],
+                                    "interpreter/native/vexp.h",
+                                    "interpreter/native/threadpool.h"],
                            extra_compile_args=FLAGS, optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

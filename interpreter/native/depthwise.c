@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "native.h"
+#include "threadpool.h"
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define DW_AVX2 1
@@ -301,10 +302,19 @@ void el_dw_rows(const struct el_dw *d, int64_t row_begin, int64_t row_end, void 
     }
 }
 
-/* The native step: every row, on the invoking thread. */
+/* Task t of the native step: its part of the rows, on thread worker's scratch. */
+static void dw_task(void *ctx, int64_t t, int worker)
+{
+    const struct el_dw *d = ctx;
+    const int64_t rows = d->n * d->oh;
+    el_dw_rows(d, el_part(0, rows, d->tasks, t, 1), el_part(0, rows, d->tasks, t + 1, 1),
+               (char *)d->scratch + worker * d->scratch_stride);
+}
+
+/* The native step: every row, split into d->tasks parts over d->threads threads. */
 int el_dw_step(void *args)
 {
     struct el_dw *d = args;
-    el_dw_rows(d, 0, d->n * d->oh, d->scratch);
+    el_pool_run(d->threads, d->tasks, dw_task, d);
     return 0;
 }

@@ -20,6 +20,7 @@
 
 #include "native.h"
 #include "native_float.h"
+#include "threadpool.h"
 
 #define BLOCK 32 /* channels per accumulator block: 4 AVX2 / 8 SSE2 registers */
 #define STACK_TAPS 64 /* taps per chunk of a pixel's sum */
@@ -165,8 +166,19 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
     return 0;
 }
 
+/* Task t of the native step: its part of the rows (every thread sums each value in the same
+ * order, so the split changes no bit). */
+static void dwf_task(void *ctx, int64_t t, int worker)
+{
+    const struct el_dwf *d = ctx;
+    const int64_t rows = d->n * d->oh;
+    (void)worker;
+    el_dwf_rows(d, el_part(0, rows, d->tasks, t, 1), el_part(0, rows, d->tasks, t + 1, 1));
+}
+
 int el_dwf_step(void *args)
 {
-    const struct el_dwf *d = args;
-    return el_dwf_rows(d, 0, d->n * d->oh);
+    struct el_dwf *d = args;
+    el_pool_run(d->threads, d->tasks, dwf_task, d);
+    return 0;
 }

@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include "native.h"
+#include "threadpool.h"
 
 static int check_size(Py_buffer *b, Py_ssize_t need, const char *what)
 {
@@ -97,19 +98,21 @@ static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long 
     long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, line_w, o_pad, zp_out, lo,
         hi;
     int x_uint8, zp_x, isa, kind, out_uint8;
+    long long threads = 1, tasks = 1; /* the step's split (threadpool.c) */
     const char *format = rows ? "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOOLLLOiOLL"
-                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOOLLLOiO";
+                              : "Oi(LLLLL)(LLLLLLLLLL)LiOOOLiiOOOLLLOiO|LL";
     if (!PyArg_ParseTuple(args, format, &x, &x_uint8, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw,
                           &dh, &dw, &pt, &pl, &oh, &ow, &line_w, &zp_x, &weights, &weights_c, &init,
                           &o_pad, &isa, &kind, &mult, &shift, &planes, &zp_out, &lo, &hi, &out,
-                          &out_uint8, &scratch, r0, r1))
+                          &out_uint8, &scratch, rows ? r0 : &threads, rows ? r1 : &tasks))
         return -1;
     const long long o = c * m, taps = kh * kw, pairs = (taps + 1) / 2;
     if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1
         || dh < 1 || dw < 1 || pt < 0 || pl < 0 || oh < 1 || ow < 1 || o_pad < o
         || o_pad % 16 || (ow - 1) * sw + (kw - 1) * dw >= line_w || kind < EL_DOUBLE
         || kind > EL_FP32 || (kind <= EL_SINGLE && shift == Py_None)
-        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh))) {
+        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh)) || threads < 1
+        || threads > EL_POOL_MAX_THREADS || tasks < 1) {
         PyErr_SetString(PyExc_ValueError, "native depthwise: bad geometry or parameters");
         return -1;
     }
@@ -117,6 +120,8 @@ static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long 
         .x_uint8 = x_uint8, .n = n, .h = h, .w = w, .c = c, .m = m, .o = o, .o_pad = o_pad,
         .kh = kh, .kw = kw, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .pad_t = pt,
         .pad_l = pl, .oh = oh, .ow = ow, .line_w = line_w, .zp_x = zp_x, .isa = isa,
+        .threads = (int)threads, .tasks = tasks,
+        .scratch_stride = (el_dw_scratch_bytes(kh, taps, line_w, o_pad) + 63) / 64 * 64,
     };
     d->stage = (struct el_stage){.kind = kind, .width = o, .zp_out = zp_out, .lo = lo,
                                  .hi = hi, .out_uint8 = out_uint8};
@@ -131,8 +136,9 @@ static int depthwise_parse(PyObject *args, int rows, struct el_dw *d, long long 
             && !(d->stage.planes = buffer_at(planes, o_pad * EL_FIXED_PLANES * 4, 0,
                                              "the fixed-point planes")))
         || !(d->stage.out = buffer_at(out, n * oh * ow * o, 1, "the output"))
-        || !(d->scratch = buffer_at(scratch, el_dw_scratch_bytes(kh, taps, line_w, o_pad), 1,
-                                    "the scratch")))
+        || !(d->scratch = buffer_at(scratch, (threads - 1) * d->scratch_stride
+                                                 + el_dw_scratch_bytes(kh, taps, line_w, o_pad),
+                                    1, "the scratch")))
         return -1;
     d->stage.mult_f64 = mult_at;
     d->stage.mult_i64 = mult_at;
@@ -202,7 +208,10 @@ struct gemm_call {
     struct el_stage s;
     struct el_conv cv;
     long long r0, r1, p0, p1;
-    int16_t *a;
+    int16_t *a;               /* threads buffers of a_stride int16: one per thread */
+    long long a_stride;
+    int threads;              /* the C pool's (threadpool.c); 1: the calling thread */
+    long long row_parts, panel_parts; /* tasks: a grid over the rows and the panels */
 };
 
 static int gemm_parse(PyObject *args, struct gemm_call *c)
@@ -211,10 +220,13 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
     PyObject *conv_obj, *shift_obj, *planes_obj;
     int x_uint8, zp_x, isa, kind, out_uint8, ok = 0;
     long long k, k_pad, o, block, zp_out, lo, hi;
-    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OOLLLw*iLLLLw*", &x, &x_uint8, &conv_obj,
+    c->threads = 1;
+    c->row_parts = c->panel_parts = 1;
+    if (!PyArg_ParseTuple(args, "y*iOiy*y*LLLLiiy*OOLLLw*iLLLLw*|iLL", &x, &x_uint8, &conv_obj,
                           &zp_x, &panels, &init, &k, &k_pad, &o, &block, &isa, &kind, &mult,
                           &shift_obj, &planes_obj, &zp_out, &lo, &hi, &out, &out_uint8, &c->r0,
-                          &c->r1, &c->p0, &c->p1, &a))
+                          &c->r1, &c->p0, &c->p1, &a, &c->threads, &c->row_parts,
+                          &c->panel_parts))
         return -1;
     c->cv = (struct el_conv){.x = x.buf, .x_uint8 = x_uint8, .zp_x = zp_x};
     int have_shift = shift_obj != Py_None;
@@ -222,7 +234,8 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
     if (have_shift && PyObject_GetBuffer(shift_obj, &shift, PyBUF_SIMPLE) < 0) goto done;
     if (have_planes && PyObject_GetBuffer(planes_obj, &planes, PyBUF_C_CONTIGUOUS) < 0) goto done;
     if (k < 1 || o < 1 || k_pad < k || k_pad % 2 || block < 1 || block % EL_GEMM_MR
-        || kind < EL_DOUBLE || kind > EL_FP32) {
+        || kind < EL_DOUBLE || kind > EL_FP32 || c->threads < 1
+        || c->threads > EL_POOL_MAX_THREADS || c->row_parts < 1 || c->panel_parts < 1) {
         PyErr_SetString(PyExc_ValueError, "native gemm: bad sizes or kind");
         goto done;
     }
@@ -238,7 +251,7 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
         || !check_size(&init, o_pad * 4, "the initial sums")
         || !check_size(&mult, o * (kind == EL_FP32 ? 4 : 8), "the multipliers")
         || !check_size(&out, c->r1 * o, "the output")
-        || !check_size(&a, block * k_pad * 2, "the buffer")
+        || !check_size(&a, c->threads * block * k_pad * 2, "the buffer")
         || (have_planes && !check_size(&planes, o_pad * EL_FIXED_PLANES * 4,
                                        "the fixed-point planes")))
         goto done;
@@ -259,6 +272,7 @@ static int gemm_parse(PyObject *args, struct gemm_call *c)
         .k = k, .k_pad = k_pad, .o = o, .block = block, .isa = isa, .stage = &c->s,
     };
     c->a = (int16_t *)a.buf;
+    c->a_stride = block * k_pad;
     ok = 1;
 done: /* the arrays stay put while the caller's argument tuple holds them */
     if (have_shift && shift.obj) PyBuffer_Release(&shift);
@@ -272,12 +286,24 @@ done: /* the arrays stay put while the caller's argument tuple holds them */
     return ok ? 0 : -1;
 }
 
+/* Task t of the grid: rows part t / panel_parts (whole tiles of MR rows), panels part
+ * t % panel_parts, on thread worker's buffer. */
+static void gemm_task(void *ctx, int64_t t, int worker)
+{
+    const struct gemm_call *c = ctx;
+    const int64_t ri = t / c->panel_parts, pi = t % c->panel_parts;
+    const int64_t rp = c->row_parts, pp = c->panel_parts;
+    el_gemm_rows(&c->g, el_part(c->r0, c->r1, rp, ri, EL_GEMM_MR),
+                 el_part(c->r0, c->r1, rp, ri + 1, EL_GEMM_MR), el_part(c->p0, c->p1, pp, pi, 1),
+                 el_part(c->p0, c->p1, pp, pi + 1, 1), c->a + worker * c->a_stride);
+}
+
 static int gemm_run(void *args)
 {
     struct gemm_call *c = args;
     if (c->g.conv) c->g.conv = &c->cv;
     c->g.stage = &c->s;
-    el_gemm_rows(&c->g, c->r0, c->r1, c->p0, c->p1, c->a);
+    el_pool_run(c->threads, c->row_parts * c->panel_parts, gemm_task, c);
     return 0;
 }
 
@@ -315,6 +341,23 @@ static PyObject *fixed_planes(PyObject *self, PyObject *args)
     return PyBool_FromLong(el_fixed_planes(kind, m, sh, width, at));
 }
 
+static PyObject *pool_workers(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyLong_FromLong(el_pool_workers());
+}
+
+static PyObject *pool_shutdown(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    Py_BEGIN_ALLOW_THREADS
+    el_pool_shutdown();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyObject *gemm_isa(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -330,16 +373,24 @@ static PyMethodDef methods[] = {
      "out_uint8, scratch, row_begin, row_end): int8 / uint8 DEPTHWISE_CONV_2D output rows, "
      "requantized (depthwise.c)"},
     {"depthwise_step", depthwise_step, METH_VARARGS,
-     "depthwise_step(... as depthwise without the row range): a NativeStep running every row"},
+     "depthwise_step(... as depthwise without the row range[, threads, tasks]): a NativeStep "
+     "running every row, split into tasks over threads (scratch: one per thread, each "
+     "depthwise_scratch rounded up to 64 bytes)"},
     {"depthwise_scratch", depthwise_scratch, METH_VARARGS,
      "depthwise_scratch(kh, taps, line_w, o_pad): bytes of one thread's scratch"},
     {"gemm", gemm, METH_VARARGS,
      "gemm(x, x_uint8, conv, zp_x, panels, init, k, k_pad, o, block, isa, kind, mult, shift, "
-     "planes, zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a): "
-     "output rows [row_begin, row_end), channels [16 panel_begin, 16 panel_end) of an int8 / uint8 "
-     "FULLY_CONNECTED / CONV_2D, requantized (gemm.c)"},
+     "planes, zp_out, lo, hi, out, out_uint8, row_begin, row_end, panel_begin, panel_end, a"
+     "[, threads, row_parts, panel_parts]): output rows [row_begin, row_end), channels "
+     "[16 panel_begin, 16 panel_end) of an int8 / uint8 FULLY_CONNECTED / CONV_2D, requantized "
+     "(gemm.c); split into row_parts x panel_parts tasks over threads (a: one block buffer "
+     "per thread)"},
     {"gemm_step", gemm_step, METH_VARARGS,
      "gemm_step(... as gemm): a NativeStep running those rows and panels"},
+    {"pool_workers", pool_workers, METH_NOARGS,
+     "pool_workers(): how many C pool worker threads run now (threadpool.c)"},
+    {"pool_shutdown", pool_shutdown, METH_NOARGS,
+     "pool_shutdown(): stop and join the C pool's workers (the next split run starts new ones)"},
     {"fixed_planes", fixed_planes, METH_VARARGS,
      "fixed_planes(kind, mult, shift, width, planes): the fixed-point tile stages' "
      "parameters prepared into planes (native.h el_fixed_planes); False: out of their range"},
@@ -364,6 +415,9 @@ extern PyMethodDef el_float_methods[]; /* float32 kernels: module_float.c */
 
 PyMODINIT_FUNC PyInit__native(void)
 {
+    el_pool_init(); /* the C pool's fork handler; its workers are joined at exit */
+    (void)Py_AtExit(el_pool_shutdown); /* -1 where the 32 slots are taken: workers then die
+                                        * with the process */
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, adaround_methods) < 0) Py_CLEAR(m);

@@ -6,6 +6,7 @@
 
 #include "native.h"
 #include "native_float.h"
+#include "threadpool.h"
 
 /* The address of a C-contiguous buffer of at least ``need`` bytes (NULL: exception set).
  * Released at once: numpy arrays' data stays put while the caller (or a step) holds them. */
@@ -34,13 +35,16 @@ static int dwf_parse(PyObject *args, int rows, struct el_dwf *d, long long *r0,
     long long n, h, w, c, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
     int clamp;
     float lo, hi;
-    const char *format = rows ? "O(LLLLL)(LLLLLLLLLL)OOpffOLL" : "O(LLLLL)(LLLLLLLLLL)OOpffO";
+    long long threads = 1, tasks = 1; /* the step's split over the C pool */
+    const char *format = rows ? "O(LLLLL)(LLLLLLLLLL)OOpffOLL" : "O(LLLLL)(LLLLLLLLLL)OOpffO|LL";
     if (!PyArg_ParseTuple(args, format, &x, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw, &dh, &dw,
-                          &pt, &pl, &oh, &ow, &weights, &bias, &clamp, &lo, &hi, &out, r0, r1))
+                          &pt, &pl, &oh, &ow, &weights, &bias, &clamp, &lo, &hi, &out,
+                          rows ? r0 : &threads, rows ? r1 : &tasks))
         return -1;
     if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1
         || dh < 1 || dw < 1 || pt < 0 || pl < 0 || oh < 1 || ow < 1
-        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh))) {
+        || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh)) || threads < 1 || tasks < 1
+        || threads > EL_POOL_MAX_THREADS) {
         PyErr_SetString(PyExc_ValueError, "native float depthwise: bad geometry");
         return -1;
     }
@@ -48,7 +52,7 @@ static int dwf_parse(PyObject *args, int rows, struct el_dwf *d, long long *r0,
     *d = (struct el_dwf){
         .n = n, .h = h, .w = w, .c = c, .m = m, .o = o, .kh = kh, .kw = kw, .sh = sh,
         .sw = sw, .dh = dh, .dw = dw, .pad_t = pt, .pad_l = pl, .oh = oh, .ow = ow,
-        .clamp = clamp, .lo = lo, .hi = hi,
+        .clamp = clamp, .lo = lo, .hi = hi, .threads = (int)threads, .tasks = tasks,
     };
     if (!(d->x = float_buffer(x, n * h * w * c * f, 0, "the input"))
         || !(d->weights = float_buffer(weights, kh * kw * o * f, 0, "the filter"))
@@ -243,7 +247,7 @@ PyMethodDef el_float_methods[] = {
      "weights, bias, clamp, lo, hi, out, row_begin, row_end): float32 DEPTHWISE_CONV_2D "
      "output rows (depthwise_f32.c)"},
     {"depthwise_f32_step", depthwise_f32_step, METH_VARARGS,
-     "depthwise_f32_step(... as depthwise_f32 without the row range): a NativeStep running "
-     "every row"},
+     "depthwise_f32_step(... as depthwise_f32 without the row range[, threads, tasks]): a "
+     "NativeStep running every row, split into tasks over threads"},
     {NULL, NULL, 0, NULL},
 };

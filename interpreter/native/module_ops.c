@@ -7,6 +7,7 @@
 #include <Python.h>
 
 #include "native.h"
+#include "threadpool.h"
 
 static int need(Py_buffer *b, long long bytes, const char *fn, const char *what)
 {
@@ -39,6 +40,8 @@ static int bad(const char *fn, const char *what)
 struct binary_call {
     struct el_binary p;
     long long r0, r1;
+    int threads;     /* [r0, r1) split into tasks over the C pool (threadpool.c) */
+    long long tasks;
 };
 
 /* binary's arguments checked into *c; 0, or -1 with an exception set. The buffers are
@@ -50,12 +53,18 @@ static int binary_parse(PyObject *args, struct binary_call *c)
     PyObject *table_obj, *offsets_obj;
     double scale;
     int ok = 0;
-    if (!PyArg_ParseTuple(args, "y*y*OOy*dw*y*LL", &a, &b, &table_obj, &offsets_obj, &params,
-                          &scale, &out, &dims, &c->r0, &c->r1))
+    c->threads = 1;
+    c->tasks = 1;
+    if (!PyArg_ParseTuple(args, "y*y*OOy*dw*y*LL|iL", &a, &b, &table_obj, &offsets_obj,
+                          &params, &scale, &out, &dims, &c->r0, &c->r1, &c->threads, &c->tasks))
         return -1;
     int have_table = table_obj != Py_None, have_offsets = offsets_obj != Py_None;
     if (have_table && PyObject_GetBuffer(table_obj, &table, PyBUF_SIMPLE) < 0) goto done;
     if (have_offsets && PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_SIMPLE) < 0) goto done;
+    if (c->threads < 1 || c->threads > EL_POOL_MAX_THREADS || c->tasks < 1) {
+        bad("binary", "threads in 1..64, tasks >= 1");
+        goto done;
+    }
     const int64_t *q = params.buf, *d = dims.buf;
     if (params.len != 10 * 8) {
         bad("binary", "params must hold 10 int64 values");
@@ -119,10 +128,19 @@ done:
     return ok ? 0 : -1;
 }
 
+/* Task t: its part of [r0, r1), whole 64-value runs (the vector loops') but the last. */
+static void binary_task(void *ctx, int64_t t, int worker)
+{
+    const struct binary_call *c = ctx;
+    (void)worker;
+    el_binary(&c->p, el_part(c->r0, c->r1, c->tasks, t, 64),
+              el_part(c->r0, c->r1, c->tasks, t + 1, 64));
+}
+
 static int binary_run(void *args)
 {
-    const struct binary_call *c = args;
-    el_binary(&c->p, c->r0, c->r1);
+    struct binary_call *c = args;
+    el_pool_run(c->threads, c->tasks, binary_task, c);
     return 0;
 }
 
@@ -427,7 +445,8 @@ PyMethodDef el_ops_methods[] = {
     {"quantize_step", quantize_step, METH_VARARGS,
      "quantize_step(... as quantize): a NativeStep running that range"},
     {"binary_step", binary_step, METH_VARARGS,
-     "binary_step(... as binary): a NativeStep running that value range"},
+     "binary_step(... as binary[, threads, tasks]): a NativeStep running that value range, "
+     "split into tasks over threads (the C pool)"},
     {"lut_step", lut_step, METH_VARARGS,
      "lut_step(x, out, slices): a NativeStep looking up each (table, begin, end) slice"},
     {"binary", binary, METH_VARARGS,

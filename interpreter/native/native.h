@@ -213,7 +213,10 @@ struct el_dw {
     const int32_t *init;    /* (o_pad,) bias - zp_x * sum of the taps' w - zp_w, wrapped */
     int isa;                /* the best micro-kernel allowed: EL_ISA_* */
     struct el_stage stage;  /* out, requantization, zero point, clamp (no bias) */
-    void *scratch;          /* the native step's el_dw_scratch_bytes */
+    void *scratch;          /* the native step's: threads * scratch_stride bytes */
+    int64_t scratch_stride; /* el_dw_scratch_bytes rounded up to 64: one thread's */
+    int threads;            /* the step's rows split over the C pool (threadpool.c) */
+    int64_t tasks;          /*   in this many parts */
 };
 
 int64_t el_dw_scratch_bytes(int64_t kh, int64_t taps, int64_t line_w, int64_t o_pad);

@@ -13,6 +13,8 @@ struct el_dwf {
     int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
     int clamp;              /* 0: no fused activation */
     float lo, hi;           /* the activation's bounds (hi may be +inf) */
+    int threads;            /* the native step's rows split over the C pool */
+    int64_t tasks;          /*   in this many parts (threadpool.c) */
 };
 
 /* 0, or -1 where a large kernel's tap list could not be allocated */

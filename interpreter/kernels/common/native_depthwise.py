@@ -13,9 +13,9 @@ in every kernel set.
 
 Prepared here, once: the weights in depthwise.c's pair-interleaved AVX2 order, and
 ``init[o] = bias[o] - zp_x * sum_taps (w[tap, o] - zp_w)`` so that the kernel multiplies the
-raw input (padding reads as zp_x: init's term cancels it). With one thread the op is a native
-step (docs/native-run-loop.md): the run loop calls the C kernel without Python; with more,
-the output rows (n, out_y) are split over the pool.
+raw input (padding reads as zp_x: init's term cancels it). The op is a native step
+(docs/native-run-loop.md): the run loop calls the C kernel without Python; with several
+threads the step splits its output rows (n, out_y) over the C pool (native/threadpool.c).
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import native as native_backend
-from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, temporary
-from . import native_gemm
+from . import native_gemm, native_split
 from .native_gemm import initial_sums, stage_params
-from .native_ops import one_slice_step
+from .native_ops import plain_step
 from .requantize import NativeStage, Requant
 from .window import Window1D
 
@@ -67,8 +66,9 @@ def channel_order(centered: np.ndarray, o_pad: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class NativeDepthwise:
-    """depthwise.c's arguments, all prepared; ``ranges``: the (n, out_y) rows of each
-    slice, ``scratch``: each slice's own line buffers (slices run at once on the pool)."""
+    """depthwise.c's arguments, all prepared; ``tasks``: the parts its (n, out_y) rows are
+    split into over the C pool (native_split), ``scratch``: each thread's line buffers,
+    ``stride`` bytes apart."""
 
     x_uint8: int
     dims: tuple  # (N, H, W, C, M)
@@ -81,8 +81,8 @@ class NativeDepthwise:
     o_pad: int
     isa: int
     stage: NativeStage
-    ranges: tuple
-    scratch: tuple
+    tasks: int
+    scratch: np.ndarray  # threads * stride bytes
     threads: int
 
     def _args(self, x, out, scratch) -> tuple:
@@ -91,21 +91,23 @@ class NativeDepthwise:
                 self.weights_c, self.init, self.o_pad, self.isa, s.kind, s.multiplier,
                 s.shift, s.planes, s.zp_out, s.lo, s.hi, out, self.x_uint8, scratch)
 
+    def _step_args(self, x, out) -> tuple:
+        return self._args(x, out, self.scratch) + (self.threads, self.tasks)
+
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
+        """The op on any arrays (the eval): its step bound to them, run once."""
         x = np.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        run_slices(self.threads, native_backend.module.depthwise,
-                   [self._args(x, target, buf) + rows
-                    for rows, buf in zip(self.ranges, self.scratch)])
+        native_backend.module.depthwise_step(*self._step_args(x, target))()
         if target is not out:
             np.copyto(out, target)
 
     def native_step(self, inputs, outputs):
-        """The run loop's step where one slice runs (one thread): the C kernel bound to
-        the arena's input and output, called without Python; else None (the eval)."""
+        """The run loop's step: the C kernel bound to the arena's input and output, its
+        rows split over the C pool inside the step; None where an operand is not a plain
+        buffer (the eval)."""
         x, out = inputs[0], outputs[0]
-        return one_slice_step(self.ranges, (x, out), "depthwise_step",
-                              *self._args(x, out, self.scratch[0]))
+        return plain_step((x, out), "depthwise_step", *self._step_args(x, out))
 
 
 def eval_native(rec: NativeDepthwise, inputs, outputs) -> None:
@@ -133,11 +135,10 @@ def native_depthwise(ctx: OpContext, x_shape: tuple, x_dtype, centered: np.ndarr
     # every position a tap reads: x = -pad_left .. (OW - 1) * SW + (KW - 1) * DW - pad_left
     line_w = (ww.size_out - 1) * ww.stride + (kw - 1) * ww.dilation + 1
     rows = n * wh.size_out
-    parts = worth_splitting(ctx.threads, rows * ww.size_out * o * kh * kw
-                            // native_gemm.MACS_PER_VALUE)
-    ranges = tuple(tuple(r) for r in row_ranges(rows, parts))
+    tasks = native_split.tasks(ctx.threads, rows * ww.size_out * o * kh * kw, rows)
+    threads = ctx.threads if tasks > 1 else 1
     nbytes = native_backend.module.depthwise_scratch(kh, kh * kw, line_w, o_pad)
-    scratch = tuple(temporary(ctx, (nbytes,), np.uint8) for _ in ranges)
+    stride = -(-nbytes // 64) * 64  # module.c: each thread's scratch starts 64-aligned
     record = NativeDepthwise(
         x_uint8=int(np.dtype(x_dtype) == np.uint8), dims=(n, h, w, c, multiplier),
         window=(kh, kw, wh.stride, ww.stride, wh.dilation, ww.dilation, wh.pad_before,
@@ -145,6 +146,6 @@ def native_depthwise(ctx: OpContext, x_shape: tuple, x_dtype, centered: np.ndarr
         line_w=line_w, zp_x=int(zp_x), weights=arrange_weights(centered),
         weights_c=channel_order(centered, o_pad),
         init=initial_sums(centered.reshape(kh * kw, o).T, bias, zp_x), o_pad=o_pad,
-        isa=native_gemm.ISA, stage=stage, ranges=ranges, scratch=scratch,
-        threads=ctx.threads)
+        isa=native_gemm.ISA, stage=stage, tasks=tasks,
+        scratch=temporary(ctx, ((threads - 1) * stride + nbytes,), np.uint8), threads=threads)
     return Chosen(eval_native, record)

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ... import native as native_backend
-from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, temporary
-from .native_ops import one_slice_step
+from . import native_split
+from .native_ops import plain_step
 from .requantize import (NATIVE_FP32, FixedRequant, Float64Requant, Fp32Requant, NativeStage,
                          Requant)
 
@@ -47,17 +47,12 @@ ISA = AVX2
 # on one core, several times below float BLAS; SSE2 is about level with numpy, AVX2 2-5x
 # faster. NEON (aarch64, 32-bit ARM built with NEON) is SSE2's level.
 MIN_ISA = SSE2
-# Threads split a GEMM by its multiply-adds, not its outputs: parallel.worth_splitting's
-# output-size threshold (2^18 values) read as 2^18 * 8 = 2 M multiply-adds, about 0.1 ms
-# of one core here -- well above a thread hand-off (tens of microseconds).
-MACS_PER_VALUE = 8
 
 
 @dataclass(frozen=True, eq=False)
 class NativeGemm:
-    """gemm.c's arguments, all prepared; ``slices`` / ``buffers``: the output rows and
-    the panels of 16 channels of each slice -- ((row_begin, row_end), (panel_begin,
-    panel_end)) -- and its own block buffer (slices run at once on the thread pool)."""
+    """gemm.c's arguments, all prepared; ``grid``: the (row parts, panel parts) of the
+    output the C pool runs as tasks (native_split), ``buffer`` one block buffer per thread."""
 
     x_uint8: int
     conv: tuple | None  # (N, H, W, C, KH, KW, SH, SW, DH, DW, pad_t, pad_l, OH, OW)
@@ -69,37 +64,31 @@ class NativeGemm:
     o: int
     block: int
     stage: NativeStage  # per-channel requantization, zero point and clamp
-    slices: tuple
-    buffers: tuple
+    rows: int
+    grid: tuple  # (row_parts, panel_parts)
+    buffer: np.ndarray  # threads * block * k_pad int16
     threads: int
 
     def run(self, x: np.ndarray, out: np.ndarray) -> None:
         x = np.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
-        run_slices(self.threads, self._part,
-                   [(x, target, rows, panels, buf)
-                    for (rows, panels), buf in zip(self.slices, self.buffers)])
+        native_backend.module.gemm(*self._args(x, target))
         if target is not out:
             np.copyto(out, target)
 
-    def _args(self, x, out, rows, panels, buffer) -> tuple:
+    def _args(self, x, out) -> tuple:
         s = self.stage
         return (x, self.x_uint8, self.conv, self.zp_x, self.panels, self.init, self.k,
                 self.k_pad, self.o, self.block, ISA, s.kind, s.multiplier, s.shift,
-                s.planes, s.zp_out, s.lo, s.hi, out, self.x_uint8, *rows, *panels, buffer)
-
-    def _part(self, x, out, rows, panels, buffer) -> None:
-        native_backend.module.gemm(*self._args(x, out, rows, panels, buffer))
+                s.planes, s.zp_out, s.lo, s.hi, out, self.x_uint8, 0, self.rows, 0,
+                len(self.panels), self.buffer, self.threads, *self.grid)
 
     def native_step(self, inputs, outputs):
-        """The run loop's step where the op runs as one slice (one thread, or too small
-        to split): the C GEMM bound to the arena's input and output; else None (the
-        eval hands the slices to the pool)."""
+        """The run loop's step: the C GEMM bound to the arena's input and output, its tasks
+        split over the C pool inside the step; None where an operand is not a plain
+        buffer (the eval)."""
         x, out = inputs[0], outputs[0]
-        if len(self.slices) != 1:
-            return None
-        return one_slice_step(self.slices, (x, out), "gemm_step",
-                              *self._args(x, out, *self.slices[0], self.buffers[0]))
+        return plain_step((x, out), "gemm_step", *self._args(x, out))
 
 
 def eval_native(rec: NativeGemm, inputs, outputs) -> None:
@@ -164,13 +153,16 @@ def initial_sums(centered: np.ndarray, bias: np.ndarray | None, zp_x: int) -> np
     return init
 
 
-def split(rows: int, panels: int, parts: int) -> tuple:
-    """``parts`` slices of the (rows, panels) output: along the rows, or -- where there are
-    fewer rows than channels (a late layer, a FULLY_CONNECTED) -- along the panels, so
-    that each thread reads its own part of the weights rather than all of them."""
-    if parts > 1 and rows < panels * NR and panels >= parts:
-        return tuple(((0, rows), p) for p in row_ranges(panels, parts))
-    return tuple((r, (0, panels)) for r in row_ranges(rows, min(parts, -(-rows // MR))))
+def split(rows: int, panels: int, threads: int, macs: int) -> tuple[int, int]:
+    """The (row parts, panel parts) grid of tasks of a (rows, panels) output: along the
+    rows, or -- where there are fewer rows than channels (a late layer, a FULLY_CONNECTED)
+    -- along the panels, so that each thread reads its own part of the weights rather than
+    all of them. (1, 1): not split (native_split.tasks)."""
+    if rows < panels * NR:
+        parts = native_split.tasks(threads, macs, panels)
+        if parts > 1:
+            return (1, parts)
+    return (native_split.tasks(threads, macs, -(-rows // MR)), 1)
 
 
 def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray | None,
@@ -188,11 +180,11 @@ def native_gemm(ctx: OpContext, x_dtype, centered: np.ndarray, bias: np.ndarray 
         return None
     panels, k_pad = pack_panels(centered)
     block = max(MR, min(MAX_BLOCK_ROWS, A_BLOCK_BYTES // (2 * k_pad)) // MR * MR)
-    parts = worth_splitting(ctx.threads, rows * o * k // MACS_PER_VALUE)
-    slices = split(rows, len(panels), parts)
-    buffers = tuple(temporary(ctx, (block * k_pad,), np.int16) for _ in slices)
+    grid = split(rows, len(panels), ctx.threads, rows * o * k)
+    threads = ctx.threads if grid != (1, 1) else 1
     record = NativeGemm(
         x_uint8=int(np.dtype(x_dtype) == np.uint8), conv=conv, zp_x=int(zp_x), panels=panels,
         init=initial_sums(centered, bias, zp_x), k=k, k_pad=k_pad, o=o, block=block,
-        stage=stage, slices=slices, buffers=buffers, threads=ctx.threads)
+        stage=stage, rows=rows, grid=grid,
+        buffer=temporary(ctx, (threads * block * k_pad,), np.int16), threads=threads)
     return Chosen(eval_native, record)

@@ -11,9 +11,10 @@ by the kernel set's arithmetic and looks up in eval():
 
 The C kernels (native/lut.c, native/elementwise.c) make the same lookups in one pass,
 broadcasting by strides instead of numpy's index arrays, so their outputs are the
-tables' values, bit for bit, in every kernel set. Large outputs (SPLIT_VALUES) are
-split into value ranges over the Interpreter's threads (parallel.py); the C code releases
-the GIL.
+tables' values, bit for bit, in every kernel set. ADD / SUB / MUL split their values into
+tasks over the C pool inside their native step (native_split.SPLIT_ELEMENTS); the table
+lookups' large outputs (SPLIT_VALUES) are split into value ranges over the Interpreter's
+threads (parallel.py); the C code releases the GIL.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from ... import native as native_backend
 from ..base import Chosen, OpContext
 from ...parallel import row_ranges, run_slices, worth_splitting
+from . import native_split
 
 MAX_DIMS = 8  # native.h EL_MAX_DIMS
 # Values below which an element-wise op runs on one thread. These kernels take well under
@@ -55,13 +57,16 @@ def _step(bind: str, *args):
     return (module.run_native_step, getattr(module, bind)(*args), None, None)
 
 
+def plain_step(arrays, bind: str, *args):
+    """The step of ``bind`` on ``args`` where ``arrays`` (the op's input and output) are
+    plain arena buffers, else None: the op keeps its eval."""
+    return _step(bind, *args) if _plain(*arrays) else None
+
+
 def one_slice_step(ranges, arrays, bind: str, *args):
-    """The step of ``bind`` on ``args`` where the op runs as one slice (``ranges``: its
-    slices) and ``arrays`` (its input and output) are plain arena buffers, else None: the
+    """plain_step where the op runs as one slice (``ranges``: its slices), else None: the
     op keeps its eval, which hands the slices to the pool."""
-    if len(ranges) != 1 or not _plain(*arrays):
-        return None
-    return _step(bind, *args)
+    return plain_step(arrays, bind, *args) if len(ranges) == 1 else None
 
 
 def _run(ranges, fn, *args) -> None:
@@ -181,20 +186,22 @@ class NativeBinary:
     params: np.ndarray  # int64 [kind, is_uint8, z1, z2, z_out, lo, hi, ma, mb, shift]
     scale: float
     dims: np.ndarray  # int64 [collapsed shape, strides of x1, strides of x2]
-    ranges: tuple  # [begin, end) value ranges, one per slice
+    split: tuple  # (size, threads, tasks): the values, split over the C pool
+
+    def _args(self, a, b, out) -> tuple:
+        size, threads, tasks = self.split
+        return (a, b, self.table, self.offsets, self.params, self.scale, out, self.dims, 0,
+                size, threads, tasks)
 
     def native_step(self, inputs, outputs):
-        """One native step where the op runs as one slice, else None (the eval)."""
+        """The op as one native step (its tasks split over the C pool inside it), or None
+        where an operand is not a plain buffer (the eval)."""
         a, b, out = inputs[0], inputs[1], outputs[0]
-        if len(self.ranges) != 1 or not _plain(a, b, out):
-            return None
-        return _step("binary_step", a, b, self.table, self.offsets, self.params, self.scale,
-                     out, self.dims, *self.ranges[0])
+        return plain_step((a, b, out), "binary_step", *self._args(a, b, out))
 
 
 def eval_binary(rec: NativeBinary, inputs, outputs) -> None:
-    _run(rec.ranges, native_backend.module.binary, inputs[0], inputs[1], rec.table,
-         rec.offsets, rec.params, rec.scale, outputs[0], rec.dims)
+    native_backend.module.binary(*rec._args(inputs[0], inputs[1], outputs[0]))
 
 
 def binary(ctx: OpContext, table: np.ndarray, offsets: np.ndarray | None,
@@ -221,8 +228,9 @@ def binary(ctx: OpContext, table: np.ndarray, offsets: np.ndarray | None,
     if offsets is not None:
         offsets = np.ascontiguousarray(offsets, np.uint32).reshape(-1)
     dims = np.array(shape + sa + sb, np.int64)
+    tasks = native_split.tasks(ctx.threads, size, size // 64, native_split.SPLIT_ELEMENTS)
     return Chosen(eval_binary, NativeBinary(table, offsets, params, scale, dims,
-                                            _ranges(ctx, size)))
+                                            (size, ctx.threads if tasks > 1 else 1, tasks)))
 
 
 # --------------------------------------------------------------------------- sums

@@ -3,7 +3,8 @@ taps, fused output stage; native/depthwise.c) equals the numpy kernel bit for bi
 random sweeps in every kernel set, rounding and thread count on each tile kernel (generic
 C, SSE2, AVX2), with channel blocks and tails, depth multipliers, strides, dilations,
 padding at every edge, uint8 filters with zero points, biases at the int32 limit so that
-the accumulator wraps -- it runs as a native step on one thread and splits rows on two."""
+the accumulator wraps -- it runs as a native step, splitting its rows over the C pool's
+threads inside the step where that is worth it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from edgelite.interpreter.kernels import depthwise_conv
-from edgelite.interpreter.kernels.common import native_depthwise, native_gemm
+from edgelite.interpreter.kernels.common import native_depthwise, native_gemm, native_split
 
 from ...test_native import _both_backends, needs_native
 from .test_native_gemm import _sweep
@@ -32,8 +33,8 @@ def _count(monkeypatch, isa: int, split: bool = False) -> list:
 
     monkeypatch.setattr(depthwise_conv, "native_depthwise", counted)
     monkeypatch.setattr(native_gemm, "ISA", isa)
-    if split:
-        monkeypatch.setattr(native_depthwise, "worth_splitting", lambda threads, size: threads)
+    if split:  # any op of 2 multiply-adds or more splits over the C pool
+        monkeypatch.setattr(native_split, "SPLIT_MACS", 2)
     return made
 
 
@@ -95,9 +96,9 @@ def test_depthwise_native_edges(dtype, monkeypatch):
 
 @needs_native
 def test_depthwise_large_two_threads(monkeypatch):
-    """A MobileNet-sized layer (56x56x144, 3x3) splits its rows over two threads (the
-    pool's eval, not a native step) and stays identical; at stride 2 (a quarter of the
-    work) it is not worth a hand-off and stays one slice."""
+    """A MobileNet-sized layer (56x56x144, 3x3) splits its rows into 4 tasks over two
+    threads, inside its native step, and stays identical; at stride 2 (a quarter of the
+    work, under native_split.SPLIT_MACS) it is not worth a hand-off and stays one task."""
     from ..test_conv import quant_conv_model
 
     made = _count(monkeypatch, isa=2)
@@ -108,7 +109,7 @@ def test_depthwise_large_two_threads(monkeypatch):
         for kernels in ("default", "reference"):
             want, got = _both_backends(model, feeds, kernels=kernels, num_threads=2)
             np.testing.assert_array_equal(got, want)
-    assert [len(r.ranges) for r in made] == [2, 2, 1, 1]
+    assert [(r.tasks, r.threads) for r in made] == [(4, 2), (4, 2), (1, 1), (1, 1)]
 
 
 def test_arrange_weights_slots():
@@ -139,10 +140,10 @@ def test_depthwise_module_checks_its_buffers(monkeypatch):
     _both_backends(model, feeds)
     rec = made[-1]
     out = np.empty((1, 6, 6, 8), np.int8)
-    good = rec._args(feeds[0], out, rec.scratch[0])
+    good = rec._args(feeds[0], out, rec.scratch)
     native.module.depthwise(*good, 0, 6)
     for index, small, name in ((0, feeds[0][:, :5], "the input"), (18, out[:, :5], "the output"),
-                               (20, rec.scratch[0][:-1], "the scratch")):
+                               (20, rec.scratch[:-1], "the scratch")):
         bad = good[:index] + (np.ascontiguousarray(small),) + good[index + 1:]
         with pytest.raises(ValueError, match=name):
             native.module.depthwise(*bad, 0, 6)
@@ -150,3 +151,8 @@ def test_depthwise_module_checks_its_buffers(monkeypatch):
             native.module.depthwise_step(*bad)
     with pytest.raises(ValueError, match="bad geometry"):
         native.module.depthwise(*good, 0, 7)  # rows past N * OH
+    for threads, tasks in ((0, 1), (65, 2), (2, 0)):
+        with pytest.raises(ValueError, match="bad geometry"):
+            native.module.depthwise_step(*good, threads, tasks)
+    with pytest.raises(ValueError, match="the scratch"):  # one thread's scratch, 2 threads
+        native.module.depthwise_step(*good, 2, 4)

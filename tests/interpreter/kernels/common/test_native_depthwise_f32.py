@@ -78,11 +78,15 @@ def avx2(request):
 @pytest.mark.parametrize("seed", range(32))
 def test_float_depthwise_sweep_native_equals_numpy(seed, avx2, monkeypatch):
     """Random float depthwise convolutions (channels, multipliers, kernels up to 9x9,
-    strides, dilations, paddings, activations, with and without bias) on 1 and 2 threads:
-    the C kernel runs and gives exactly the numpy kernel's floats."""
+    strides, dilations, paddings, activations, with and without bias) on 1-4 threads, every
+    op split into tasks over the C pool: the C kernel runs and gives exactly the numpy
+    kernel's floats."""
+    from edgelite.interpreter.kernels.common import native_split
+
+    monkeypatch.setattr(native_split, "SPLIT_MACS", 2)
     model, x = _random_depthwise(seed)
     calls = _Calls(monkeypatch)
-    for threads in (1, 2):
+    for threads in (1, 2, 3, 4):
         want = _run(model, x, native=False, num_threads=threads)
         before = calls.count
         got = _run(model, x, native=True, num_threads=threads)
@@ -92,8 +96,8 @@ def test_float_depthwise_sweep_native_equals_numpy(seed, avx2, monkeypatch):
 
 @needs_native
 def test_float_depthwise_runs_in_the_run_loop_and_splits(monkeypatch):
-    """One thread: the op is a bound native step; two threads: the rows are split over
-    the pool (the eval's calls, one per slice); both give the numpy kernel's floats."""
+    """The op is a bound native step on one thread and on two, where its rows are split
+    into 4 tasks over the C pool inside the step: the numpy kernel's floats either way."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 64, 64, 64)).astype(np.float32)
     filt = rng.standard_normal((1, 3, 3, 64)).astype(np.float32)
@@ -104,15 +108,11 @@ def test_float_depthwise_runs_in_the_run_loop_and_splits(monkeypatch):
     steps = []
     real_step = native.module.depthwise_f32_step
     monkeypatch.setattr(native.module, "depthwise_f32_step",
-                        lambda *a: steps.append(1) or real_step(*a))
+                        lambda *a: steps.append(a[-2:]) or real_step(*a))
+    monkeypatch.setattr(native.module, "depthwise_f32", None)  # no eval, no Python slices
     np.testing.assert_array_equal(_run(model, x, native=True, num_threads=1), want)
-    assert steps == [1]
-    slices = []
-    real = native.module.depthwise_f32
-    monkeypatch.setattr(native.module, "depthwise_f32",
-                        lambda *a: slices.append(a[-2:]) or real(*a))
     np.testing.assert_array_equal(_run(model, x, native=True, num_threads=2), want)
-    assert sorted(slices) == [(0, 32), (32, 64)]
+    assert steps == [(1, 1), (2, 4)]  # (threads, tasks)
 
 
 @needs_native
@@ -128,3 +128,6 @@ def test_float_depthwise_entry_refuses_short_buffers():
         native.module.depthwise_f32(*args[:3], w[:8].copy(), *args[4:], out, 0, 4)
     with pytest.raises(ValueError, match="bad geometry"):
         native.module.depthwise_f32(*args, out, 0, 5)
+    for threads, tasks in ((0, 1), (65, 2), (2, 0)):
+        with pytest.raises(ValueError, match="bad geometry"):
+            native.module.depthwise_f32_step(*args, out, threads, tasks)

@@ -28,7 +28,7 @@ from ...test_native import _both_backends, needs_native
 def _count_native_gemm(monkeypatch, isa: int) -> list:
     """Counts the runs of the native GEMM kernel (kernels/native_gemm.py) from now on --
     through its eval, or bound as a native step at allocate -- run with micro-kernel ``isa`` at best (0 generic C, 1 SSE2, 2 AVX2)."""
-    from edgelite.interpreter.kernels.common import native_gemm
+    from edgelite.interpreter.kernels.common import native_gemm, native_split
 
     calls = []
     original = native_gemm.eval_native
@@ -44,6 +44,8 @@ def _count_native_gemm(monkeypatch, isa: int) -> list:
         return step
 
     bind = native_gemm.NativeGemm.native_step
+    # every op of more than a few multiply-adds splits over the C pool (native_split)
+    monkeypatch.setattr(native_split, "SPLIT_MACS", 64)
     monkeypatch.setattr(native_gemm, "eval_native", counted)
     monkeypatch.setattr(native_gemm.NativeGemm, "native_step", bound)
     monkeypatch.setattr(native_gemm, "ISA", isa)
@@ -51,12 +53,13 @@ def _count_native_gemm(monkeypatch, isa: int) -> list:
 
 
 def _sweep(model, feeds, dtype, expect_native: bool, calls: list, varied: bool = True) -> None:
-    """Native == numpy in every kernel set, rounding and 1 / 2 threads; ``varied``: the
-    outputs are not all one value (biases at the int32 limit saturate most outputs)."""
+    """Native == numpy in every kernel set, rounding and 1-4 threads (split into tasks
+    over the C pool); ``varied``: the outputs are not all one value (biases at the int32
+    limit saturate most outputs)."""
     kernels = ["default", "reference", "micro"] if dtype == np.int8 else ["default", "reference"]
     for k in kernels:
         for rounding in ("double", "single"):
-            for threads in (1, 2):
+            for threads in (1, 2, 3, 4):
                 before = len(calls)
                 want, got = _both_backends(model, feeds, kernels=k, rounding=rounding,
                                            num_threads=threads)
@@ -131,7 +134,6 @@ def test_large_gemms_native_equals_numpy(monkeypatch, dtype):
     numpy kernel splits it into float32-exact chunks; several row blocks, split by rows),
     a 1x1 conv with fewer rows than channels and a FULLY_CONNECTED of two rows (split by
     panels of channels): identical."""
-    from edgelite.interpreter.kernels.common.native_gemm import split
     from ..test_conv import quant_conv_model
     from ..test_fully_connected import quant_fc_model
 
@@ -143,8 +145,18 @@ def test_large_gemms_native_equals_numpy(monkeypatch, dtype):
                             out_q=(3.0, 0) if dtype == np.int8 else (40.0, 128))]
     for model, feeds in cases:
         _sweep(model, feeds, dtype, True, calls)
-    assert split(35, 38, 2) == (((0, 35), (0, 19)), ((0, 35), (19, 38)))
-    assert split(143, 3, 2) == (((0, 71), (0, 3)), ((71, 143), (0, 3)))
+
+
+def test_gemm_split_grid():
+    """(row parts, panel parts): by panels where there are fewer rows than channels, else
+    by rows (whole tiles of 4 rows: at most 36 parts of 143 rows), 2 tasks per thread;
+    small ops (under native_split.SPLIT_MACS) and 1 thread: not split."""
+    from edgelite.interpreter.kernels.common.native_gemm import split
+
+    assert split(35, 38, 2, 10**7) == (1, 4)
+    assert split(143, 3, 2, 10**7) == (4, 1)
+    assert split(143, 3, 64, 10**9) == (36, 1)
+    assert split(35, 38, 1, 10**7) == split(35, 38, 2, 1000) == (1, 1)
 
 
 @needs_native

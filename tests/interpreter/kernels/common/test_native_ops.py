@@ -146,16 +146,23 @@ def test_binary_every_pair(op, dtype, broadcast, isa):
 
 @needs_native
 @pytest.mark.parametrize("op", ["ADD", "MUL"])
-def test_binary_large_split(op, isa):
-    """Outputs large enough to be split over two threads, slices starting inside rows."""
+def test_binary_large_split(op, isa, monkeypatch):
+    """Outputs large enough to be split over 2-4 threads, tasks starting inside rows; the
+    op stays one native step, its tasks run on the C pool."""
     rng = np.random.default_rng(3)
     scales = _binary_scales(rng, op, np.int8, 0)
     model, feeds = binary_model(rng, op, np.int8, (1, 113, 97, 96), (1, 1, 1, 96), scales)
-    assert_backends_equal(model, feeds, native_ops.eval_binary, SETTINGS[:2], threads=(2, 3))
+    assert_backends_equal(model, feeds, native_ops.eval_binary, SETTINGS[:2], threads=(2, 3, 4))
+    made, bind = [], native_ops.NativeBinary.native_step
+    monkeypatch.setattr(native_ops.NativeBinary, "native_step",
+                        lambda rec, i, o: made.append(rec) or bind(rec, i, o))
     interp = Interpreter(model_content=model, native=True, num_threads=3)
     interp.allocate_tensors()
-    (_, record, _, _), = interp._steps
-    assert len(record.ranges) == 3 and record.ranges[1][0] % 96  # a slice starts mid-row
+    (step,) = interp._steps
+    assert isinstance(step[1], native.module.NativeStep)
+    size, threads, tasks = made[0].split
+    assert (size, threads, tasks) == (113 * 97 * 96, 3, 6)
+    assert size // tasks // 64 * 64 % 96  # the second task starts mid-row
 
 
 def test_collapse():
