@@ -17,6 +17,7 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/lut.c", "interpreter/native/reduce.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
            "interpreter/native/softmax.c", "interpreter/native/adaround.c",
+           "interpreter/native/entropy.c",
            "interpreter/native/steps.c",
            # float32 kernels
            "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",

@@ -357,6 +357,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
 /* element-wise, table, pool, reduce, quantize and softmax kernels: module_ops.c */
 extern PyMethodDef el_ops_methods[];
 extern PyMethodDef adaround_methods[]; /* adaround.c: the converter's AdaRound loop */
+extern PyMethodDef entropy_methods[];  /* entropy.c: the entropy calibration's KL search */
 /* native steps of the kernels with scratch (AVERAGE_POOL_2D, SOFTMAX): steps.c */
 extern PyMethodDef el_steps_methods[];
 extern PyMethodDef el_float_methods[]; /* float32 kernels: module_float.c */
@@ -366,6 +367,7 @@ PyMODINIT_FUNC PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, adaround_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, entropy_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_steps_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_float_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
