@@ -117,23 +117,45 @@ class AdaRoundReport:
 
 # -- the layers' input rows and their error ---------------------------------------------------
 
-def input_rows(op: Op, x: np.ndarray) -> np.ndarray:
+def input_rows(op: Op, x: np.ndarray, pick: np.ndarray | None = None) -> np.ndarray:
     """One sample's rows: (rows, K) -- im2col patches in the weights' (KH, KW, I) order for
     CONV_2D, input vectors for FULLY_CONNECTED -- or (rows, KH * KW, C) for
-    DEPTHWISE_CONV_2D (one patch per input channel). Padding is real 0 (TFLite pads with the
-    zero point)."""
+    DEPTHWISE_CONV_2D (one patch per input channel); `pick`: only these rows (indices in
+    that order; the others are never copied). Padding is real 0 (TFLite pads with the zero
+    point)."""
     w = op.inputs[1].shape
     if op.type == "FULLY_CONNECTED":
-        return x.reshape(-1, w[1])
+        rows = x.reshape(-1, w[1])
+        return rows if pick is None else rows[pick]
     _, kh, kw, _ = w
-    ctx = OpContext(index=0, op_name=op.type, options=op.options, inputs=(), outputs=())
-    wh, ww = conv_windows(ctx, x.shape[1], x.shape[2], kh, kw)
-    padded = np.pad(x, ((0, 0), (wh.pad_before, wh.pad_after),
-                        (ww.pad_before, ww.pad_after), (0, 0)))
+    wh, ww = _windows(op, x)
+    padded = x
+    if wh.pad_before or wh.pad_after or ww.pad_before or ww.pad_after:
+        n, h, w_, c = x.shape
+        padded = np.zeros((n, h + wh.pad_before + wh.pad_after,
+                           w_ + ww.pad_before + ww.pad_after, c), x.dtype)
+        padded[:, wh.pad_before:wh.pad_before + h, ww.pad_before:ww.pad_before + w_] = x
     patches = patches_view(padded, wh, ww)            # (N, OH, OW, KH, KW, C)
+    if pick is not None:                              # (rows, KH, KW, C): the picked ones
+        patches = patches[np.unravel_index(pick, patches.shape[:3])]
     if op.type == "DEPTHWISE_CONV_2D":
         return patches.reshape(-1, kh * kw, x.shape[3])
     return patches.reshape(-1, kh * kw * x.shape[3])
+
+
+def _windows(op: Op, x: np.ndarray):
+    """A conv's (height, width) windows on input `x`."""
+    _, kh, kw, _ = op.inputs[1].shape
+    ctx = OpContext(index=0, op_name=op.type, options=op.options, inputs=(), outputs=())
+    return conv_windows(ctx, x.shape[1], x.shape[2], kh, kw)
+
+
+def row_count(op: Op, x: np.ndarray) -> int:
+    """How many rows input_rows(op, x) has."""
+    if op.type == "FULLY_CONNECTED":
+        return x.size // op.inputs[1].shape[1]
+    wh, ww = _windows(op, x)
+    return x.shape[0] * wh.size_out * ww.size_out
 
 
 class Quadratic:
@@ -393,14 +415,14 @@ def round_layer(float_op: Op, quant_op: Op, inputs: list[np.ndarray],
                              / scale[:, None])
     w = u + zero[:, None]
     nearest = np.ascontiguousarray(_as_matrix(wq.data.astype(np.float64), axis))
-    each = input_rows(quant_op, inputs[0]).shape[0]
+    each = row_count(quant_op, inputs[0])
     take = min(each, math.ceil(options.max_rows / len(inputs)))
 
     def batches():
         for i, x in enumerate(inputs):
-            pick = np.sort(rng.choice(each, take, replace=False)) if take < each else slice(None)
-            xf = None if float_inputs is None else input_rows(quant_op, float_inputs[i])[pick]
-            yield input_rows(quant_op, x)[pick], xf
+            pick = np.sort(rng.choice(each, take, replace=False)) if take < each else None
+            xf = None if float_inputs is None else input_rows(quant_op, float_inputs[i], pick)
+            yield input_rows(quant_op, x, pick), xf
 
     in_channel = None
     if quant_op.type == "DEPTHWISE_CONV_2D":     # output o reads input o // multiplier

@@ -7,7 +7,9 @@ do the rest of adaround.Relaxed's element-wise work and the Adam step, each valu
 same float32 operations in the same order (one rounding each, no fused multiply-add): V is
 bit for bit the numpy loop's, so the learned integers and the file do not depend on the
 backend (tests/converter/quantize/test_adaround.py). About 40 passes over the weights per
-step become 5.
+step become 5. The regulariser's power is computed for the live weights only (0 < h < 1;
+the others' term is multiplied by dh = 0): the first C pass lists them, the second puts
+their powers back.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class NativeRelaxed(Relaxed):
         self.free32 = np.ascontiguousarray(free, np.float32)      # masks as 0.0 / 1.0
         self.inside = np.empty_like(w)
         self.a, self.r = np.empty_like(w), np.empty_like(w)
+        self.live_at, self.live = np.empty(w.shape, np.int32), np.empty_like(w)
         self.offset = np.ascontiguousarray(quad.offset, np.float32)
         self.scale = np.ascontiguousarray(scale, np.float32)
 
@@ -40,18 +43,17 @@ class NativeRelaxed(Relaxed):
         e, d, dh, inside, a, r = self.sig, self.t, self.dh, self.inside, self.a, self.r
         np.negative(v, out=e)
         np.exp(e, out=e)
-        self.module.relax_rounding(e, self.base, self.w, self.free32, d, dh, inside, a, r,
-                                   float(self.STRETCH), float(self.SHIFT))
+        count = self.module.relax_rounding(e, self.base, self.w, self.free32, d, dh, inside,
+                                           a, r, self.live_at, self.live,
+                                           float(self.STRETCH), float(self.SHIFT))
         g = np.ascontiguousarray(self.quad.apply(d), np.float32)
         factor = 0.0
-        if beta is not None:
+        if beta is not None:      # the power only where the term is not multiplied by 0
             power, factor = np.float32(beta - 2.0), self.reg * np.float32(2.0 * beta)
-            if self.few_live(inside):         # only where the term is not multiplied by 0
-                live = np.flatnonzero(inside)
-                r.put(live, np.power(r.take(live), power))
-            else:
-                np.power(r, power, out=r)
+            live = self.live.reshape(-1)[:count]
+            np.power(live, power, out=live)
         lr, eps = adam.scalars()
         self.module.relax_update(g, self.offset, self.scale, beta is not None, a, r, inside,
                                  float(factor), dh, adam.x, adam.m, adam.v, adam.B1,
-                                 1 - adam.B1, adam.B2, 1 - adam.B2, lr, eps)
+                                 1 - adam.B1, adam.B2, 1 - adam.B2, lr, eps, self.live_at,
+                                 self.live, count)

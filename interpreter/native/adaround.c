@@ -94,70 +94,115 @@ static void update_loop(Py_ssize_t n, float *EL_RESTRICT g, const float *EL_REST
     }
 }
 
-/* relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, stretch, shift) */
+/* the weights still inside 0 < h < 1 (the only ones whose regulariser term is not
+ * multiplied by dh = 0): their indices into at, their |a| into val, in order; returns how
+ * many (branch-free: every index is written, the count advances on the live ones) */
+static Py_ssize_t live_loop(Py_ssize_t n, const float *EL_RESTRICT in,
+                           const float *EL_RESTRICT r, int32_t *EL_RESTRICT at,
+                           float *EL_RESTRICT val)
+{
+    Py_ssize_t c = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        at[c] = (int32_t)i;
+        val[c] = r[i];
+        c += in[i] != 0.0f;
+    }
+    return c;
+}
+
+/* relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, live_at, live_abs, stretch,
+ * shift) -> the number of live weights (live_loop) */
 static PyObject *relax_rounding(PyObject *self, PyObject *args)
 {
-    Py_buffer e, base, w, fr, d, dh, in, a, r;
+    Py_buffer e, base, w, fr, d, dh, in, a, r, at, val;
     double stretch, shift;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*w*w*w*dd", &e, &base, &w, &fr, &d, &dh, &in, &a,
-                          &r, &stretch, &shift))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*w*w*w*w*w*dd", &e, &base, &w, &fr, &d, &dh, &in,
+                          &a, &r, &at, &val, &stretch, &shift))
         return NULL;
     Py_ssize_t n = e.len / 4;
     PyObject *result = NULL;
-    if (sized(&e, n, 4, "e") && sized(&base, n, 4, "base") && sized(&w, n, 4, "w") &&
-        sized(&fr, n, 4, "free") && sized(&d, n, 4, "d") && sized(&dh, n, 4, "dh") &&
-        sized(&in, n, 4, "inside") && sized(&a, n, 4, "a") && sized(&r, n, 4, "|a|")) {
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "native adaround: more than 2^31 weights");
+    } else if (sized(&e, n, 4, "e") && sized(&base, n, 4, "base") && sized(&w, n, 4, "w") &&
+               sized(&fr, n, 4, "free") && sized(&d, n, 4, "d") && sized(&dh, n, 4, "dh") &&
+               sized(&in, n, 4, "inside") && sized(&a, n, 4, "a") && sized(&r, n, 4, "|a|") &&
+               sized(&at, n, 4, "live_at") && sized(&val, n, 4, "live_abs")) {
+        Py_ssize_t live;
         Py_BEGIN_ALLOW_THREADS
         rounding_loop(n, e.buf, base.buf, w.buf, fr.buf, d.buf, dh.buf, in.buf, a.buf,
                       r.buf, (float)stretch, (float)shift);
+        live = live_loop(n, in.buf, r.buf, at.buf, val.buf);
         Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = PyLong_FromSsize_t(live);
     }
     PyBuffer_Release(&e); PyBuffer_Release(&base); PyBuffer_Release(&w);
     PyBuffer_Release(&fr); PyBuffer_Release(&d); PyBuffer_Release(&dh);
     PyBuffer_Release(&in); PyBuffer_Release(&a); PyBuffer_Release(&r);
+    PyBuffer_Release(&at); PyBuffer_Release(&val);
     return result;
 }
 
 /* relax_update(g, offset, scale, regularise, a, power, inside, factor, dh, x, m, v,
- *              b1, c1, b2, c2, lr, eps) */
+ *              b1, c1, b2, c2, lr, eps, live_at, live_pow, live): with `regularise`,
+ * power[live_at[j]] = live_pow[j] for j < live first (|a|^(beta - 2) of the live weights;
+ * the others keep |a| = 1, which is 1^(beta - 2)) */
 static PyObject *relax_update(PyObject *self, PyObject *args)
 {
-    Py_buffer g, off, sc, a, pw, in, dh, x, m, v;
+    Py_buffer g, off, sc, a, pw, in, dh, x, m, v, at, lp;
     int regularise;
     double factor, s[6];
+    Py_ssize_t live;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*y*y*py*y*y*dy*w*w*w*dddddd", &g, &off, &sc, &regularise,
-                          &a, &pw, &in, &factor, &dh, &x, &m, &v, &s[0], &s[1], &s[2], &s[3],
-                          &s[4], &s[5]))
+    if (!PyArg_ParseTuple(args, "w*y*y*py*w*y*dy*w*w*w*ddddddy*y*n", &g, &off, &sc,
+                          &regularise, &a, &pw, &in, &factor, &dh, &x, &m, &v, &s[0], &s[1],
+                          &s[2], &s[3], &s[4], &s[5], &at, &lp, &live))
         return NULL;
     Py_ssize_t n = g.len / 4;
     PyObject *result = NULL;
-    if (sized(&g, n, 4, "g") && sized(&off, n, 4, "offset") && sized(&sc, n, 4, "scale") &&
-        sized(&a, n, 4, "a") && sized(&pw, n, 4, "power") && sized(&in, n, 4, "inside") &&
-        sized(&dh, n, 4, "dh") && sized(&x, n, 4, "x") && sized(&m, n, 4, "m") &&
-        sized(&v, n, 4, "v")) {
+    if (live < 0 || live > n || at.len < live * 4 || lp.len < live * 4) {
+        PyErr_SetString(PyExc_ValueError, "native adaround: live count outside the arrays");
+    } else if (sized(&g, n, 4, "g") && sized(&off, n, 4, "offset") &&
+               sized(&sc, n, 4, "scale") && sized(&a, n, 4, "a") &&
+               sized(&pw, n, 4, "power") && sized(&in, n, 4, "inside") &&
+               sized(&dh, n, 4, "dh") && sized(&x, n, 4, "x") && sized(&m, n, 4, "m") &&
+               sized(&v, n, 4, "v")) {
         float k[6];
         for (int i = 0; i < 6; i++) k[i] = (float)s[i];   /* as numpy rounds Python floats */
+        const int32_t *idx = at.buf;
+        for (Py_ssize_t j = 0; j < live; j++)
+            if (idx[j] < 0 || idx[j] >= n) live = -1;       /* (checked before any write) */
+        if (live < 0) {
+            PyErr_SetString(PyExc_ValueError, "native adaround: live index outside 0 .. n");
+            goto done;
+        }
         Py_BEGIN_ALLOW_THREADS
+        if (regularise) {
+            float *p = pw.buf;
+            const float *lpv = lp.buf;
+            for (Py_ssize_t j = 0; j < live; j++) p[idx[j]] = lpv[j];
+        }
         update_loop(n, g.buf, off.buf, sc.buf, regularise ? 1.0f : 0.0f, a.buf, pw.buf,
                     in.buf, (float)factor, dh.buf, x.buf, m.buf, v.buf, k);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
     }
+done:
     PyBuffer_Release(&g); PyBuffer_Release(&off); PyBuffer_Release(&sc);
     PyBuffer_Release(&a); PyBuffer_Release(&pw); PyBuffer_Release(&in);
     PyBuffer_Release(&dh); PyBuffer_Release(&x); PyBuffer_Release(&m); PyBuffer_Release(&v);
+    PyBuffer_Release(&at); PyBuffer_Release(&lp);
     return result;
 }
 
 PyMethodDef adaround_methods[] = {
     {"relax_rounding", relax_rounding, METH_VARARGS,
-     "relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, stretch, shift): AdaRound's "
-     "element-wise work from e = exp(-V) to the rounding offset d (adaround.c)"},
+     "relax_rounding(e, base, w, free, d, dh, inside, a, abs_a, live_at, live_abs, stretch, "
+     "shift) -> live: AdaRound's element-wise work from e = exp(-V) to the rounding offset d, "
+     "and the live weights' |a| (adaround.c)"},
     {"relax_update", relax_update, METH_VARARGS,
      "relax_update(g, offset, scale, regularise, a, power, inside, factor, dh, x, m, v, b1, "
-     "c1, b2, c2, lr, eps): AdaRound's gradient from g = d G and one Adam step (adaround.c)"},
+     "c1, b2, c2, lr, eps, live_at, live_pow, live): AdaRound's gradient from g = d G and "
+     "one Adam step (adaround.c)"},
     {NULL, NULL, 0, NULL},
 };

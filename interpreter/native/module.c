@@ -409,6 +409,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
 extern PyMethodDef el_ops_methods[];
 extern PyMethodDef adaround_methods[]; /* adaround.c: the converter's AdaRound loop */
 extern PyMethodDef tensor_stats_methods[]; /* tensor_stats.c: compare's error sums */
+extern PyMethodDef entropy_methods[];  /* entropy.c: the entropy calibration's KL search */
 /* native steps of the kernels with scratch (AVERAGE_POOL_2D, SOFTMAX): steps.c */
 extern PyMethodDef el_steps_methods[];
 extern PyMethodDef el_float_methods[]; /* float32 kernels: module_float.c */
@@ -422,6 +423,7 @@ PyMODINIT_FUNC PyInit__native(void)
     if (m && PyModule_AddFunctions(m, el_ops_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, adaround_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, tensor_stats_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, entropy_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_steps_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_float_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */

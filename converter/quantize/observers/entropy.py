@@ -67,15 +67,23 @@ def magnitude_histogram(extremes: tuple[float, float], bins: int = DEFAULT_BINS)
 
 
 BLOCK = 64   # candidate thresholds scored together (arrays of BLOCK x bins)
+NATIVE_BLOCK = 256   # the same on the native kernels (rows of up to bins values each)
 
 
-def kl_threshold(hist: np.ndarray, width: float, levels: int) -> float:
+def kl_threshold(hist: np.ndarray, width: float, levels: int, native: bool | None = None
+                 ) -> float:
+    """The threshold (module doc) of the |x| histogram `hist` with bins of `width`; on the
+    native kernels where built (`native`: as Interpreter's; the same threshold either way:
+    interpreter/native/entropy.c computes kl_divergences' numbers bit for bit)."""
     hist = hist.astype(np.float64)
     bins = hist.size
     if bins > 1:
         hist[0] = hist[1]   # the spike of exact zeros (after ReLU) must not decide
     if bins <= levels:
         return bins * width
+    module = _native_module(native)
+    if module is not None:
+        return _NativeSearch(module, hist, levels).search() * width
     best_i, best_d = bins, np.inf
     for start in range(levels, bins + 1, BLOCK):
         cands = np.arange(start, min(start + BLOCK, bins + 1))
@@ -120,6 +128,41 @@ def kl_divergences(hist: np.ndarray, levels: int, cands: np.ndarray) -> list[flo
         terms = np.where(valid, p * np.log(p / q), 0.0)
     d = _row_sums(terms, cands, ok)
     return [float(x) if good else np.inf for x, good in zip(d, ok)]
+
+
+def _native_module(native: bool | None):
+    from ....interpreter import native as backend
+    module = backend.module if backend.choose(native) else None
+    return module if module is not None and hasattr(module, "kl_prepare") else None
+
+
+class _NativeSearch:
+    """kl_divergences for every candidate, a block of NATIVE_BLOCK at a time: two C passes
+    around numpy's log (interpreter/native/entropy.c)."""
+
+    def __init__(self, module, hist: np.ndarray, levels: int) -> None:
+        self.module, self.hist, self.levels = module, hist, levels
+        self.suffix = np.concatenate([np.cumsum(hist[::-1])[::-1], [0.0]])
+        self.counts = np.concatenate([[0.0], np.cumsum(hist)])
+        self.filled = np.concatenate([[0], np.cumsum(hist != 0)]).astype(np.int64)
+
+    def block(self, first: int, rows: int) -> np.ndarray:
+        """D(i) for i = first .. first + rows - 1 (inf where kl_divergences gives inf)."""
+        size = rows * first + rows * (rows - 1) // 2
+        p, r = np.empty(size), np.empty(size)
+        ok, d = np.empty(rows), np.empty(rows)
+        self.module.kl_prepare(self.hist, self.suffix, self.counts, self.filled,
+                               self.levels, first, rows, p, r, ok)
+        np.log(r, out=r)
+        self.module.kl_finish(p, r, ok, first, d)
+        return d
+
+    def search(self) -> int:
+        """The candidate bin with the smallest D, the largest one on ties (kl_threshold)."""
+        bins = self.hist.size
+        d = np.concatenate([self.block(s, min(NATIVE_BLOCK, bins + 1 - s))
+                            for s in range(self.levels, bins + 1, NATIVE_BLOCK)])
+        return self.levels + int(np.flatnonzero(d == d.min())[-1])
 
 
 def _row_sums(a: np.ndarray, lengths: np.ndarray, ok: np.ndarray) -> np.ndarray:

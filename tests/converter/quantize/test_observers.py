@@ -9,6 +9,7 @@ from edgelite.converter.quantize.observers import (EntropyObserver, Histogram,
                                                    MinMaxObserver, MovingAverageObserver,
                                                    MseObserver, PercentileObserver)
 from edgelite.errors import EdgeliteError
+from edgelite.interpreter import native
 from tests.conftest import MODELS
 
 RNG = np.random.default_rng(7)
@@ -234,20 +235,67 @@ def reference_kl_threshold(hist, width, levels):
     return best_i * width
 
 
-@pytest.mark.parametrize("shape", ["laplace", "relu", "sparse", "spiky"])
-def test_kl_threshold_matches_the_one_candidate_at_a_time_search(shape):
+def _kl_histogram(shape: str, rng, bins: int) -> np.ndarray:
+    if shape == "laplace":
+        counts = np.histogram(np.abs(rng.laplace(0, 1, 50000)), bins)[0]
+    elif shape == "relu":
+        counts = np.histogram(np.maximum(rng.normal(0, 1, 50000), 0), bins)[0]
+    elif shape == "sparse":
+        counts = rng.poisson(0.3, bins) * (rng.random(bins) < 0.2)
+    elif shape == "tail":      # mass at the top only: Q is all zero for most candidates
+        counts = np.zeros(bins, np.int64)
+        counts[-3:] = (5, 0, 7)
+    else:
+        counts = np.zeros(bins, np.int64)
+        counts[rng.integers(0, bins, 30)] = rng.integers(1, 1000, 30)
+    counts[-1] = max(counts[-1], 1)
+    return counts
+
+
+KL_SHAPES = ["laplace", "relu", "sparse", "spiky", "tail"]
+BACKENDS = [False, pytest.param(True, marks=pytest.mark.skipif(
+    not native.built(), reason="native kernels not built"))]
+
+
+@pytest.mark.parametrize("use_native", BACKENDS)
+@pytest.mark.parametrize("shape", KL_SHAPES)
+def test_kl_threshold_matches_the_one_candidate_at_a_time_search(shape, use_native):
     from edgelite.converter.quantize.observers.entropy import kl_threshold
     rng = np.random.default_rng(len(shape))
     for levels, bins in ((128, 700), (256, 1100), (128, 2048)):
-        if shape == "laplace":
-            counts = np.histogram(np.abs(rng.laplace(0, 1, 50000)), bins)[0]
-        elif shape == "relu":
-            counts = np.histogram(np.maximum(rng.normal(0, 1, 50000), 0), bins)[0]
-        elif shape == "sparse":
-            counts = rng.poisson(0.3, bins) * (rng.random(bins) < 0.2)
+        counts = _kl_histogram(shape, rng, bins)
+        assert kl_threshold(counts, 0.01, levels, use_native) == \
+            reference_kl_threshold(counts, 0.01, levels)
+
+
+@pytest.mark.skipif(not native.built(), reason="native kernels not built")
+@pytest.mark.parametrize("shape", KL_SHAPES)
+def test_native_kl_divergences_are_numpys_bit_for_bit(shape):
+    """interpreter/native/entropy.c: every candidate's D equals kl_divergences' (numpy's
+    pairwise sums, the same float64 operations), unusable candidates (inf) included."""
+    from edgelite.converter.quantize.observers.entropy import _NativeSearch, kl_divergences
+    rng = np.random.default_rng(7 + len(shape))
+    for levels, bins in ((128, 300), (256, 1500), (128, 2048)):
+        hist = _kl_histogram(shape, rng, bins).astype(np.float64)
+        hist[0] = hist[1]
+        search = _NativeSearch(native.module, hist, levels)
+        first, rows = levels + 5, min(300, bins - levels - 4)   # not a multiple of 8
+        expected = kl_divergences(hist, levels, np.arange(first, first + rows))
+        got = search.block(first, rows)
+        assert got.tobytes() == np.array(expected).tobytes()
+        if shape == "tail":
+            assert np.isinf(got).sum() > rows // 2
         else:
-            counts = np.zeros(bins, np.int64)
-            counts[rng.integers(0, bins, 30)] = rng.integers(1, 1000, 30)
-        counts[-1] = max(counts[-1], 1)
-        assert kl_threshold(counts, 0.01, levels) == reference_kl_threshold(counts, 0.01,
-                                                                           levels)
+            assert np.isfinite(got).all()
+
+
+@pytest.mark.skipif(not native.built(), reason="native kernels not built")
+def test_native_kl_search_refuses_wrong_sizes():
+    hist = np.ones(300)
+    sums = np.zeros(301)
+    with pytest.raises(ValueError, match="candidates outside"):
+        native.module.kl_prepare(hist, sums, sums, sums.astype(np.int64), 128, 200, 102,
+                                 np.empty(1), np.empty(1), np.empty(102))
+    with pytest.raises(ValueError, match="p holds"):
+        native.module.kl_prepare(hist, sums, sums, sums.astype(np.int64), 128, 128, 2,
+                                 np.empty(3), np.empty(257), np.empty(2))
