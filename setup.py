@@ -18,9 +18,7 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/pool.c", "interpreter/native/quantize.c",
            "interpreter/native/softmax.c", "interpreter/native/adaround.c",
            "interpreter/native/steps.c", "interpreter/native/tensor_stats.c",
-           "interpreter/native/threadpool.c",
-           "interpreter/native/entropy.c",
-           "interpreter/native/steps.c",
+           "interpreter/native/threadpool.c", "interpreter/native/entropy.c",
            # float32 kernels
            "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
            "interpreter/native/activations_f32.c", "interpreter/native/transcend_f32.c"]
