@@ -21,7 +21,7 @@ BATCH_NORM = frozenset({"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("MUL", "DIV", "ADD", "SUB")]:
+    for op in graph.ops_of("MUL", "DIV", "ADD", "SUB"):
         if op.origin in BATCH_NORM or op.options.get("fused_activation_function", 0):
             continue
         args = const_operand(op)

@@ -15,7 +15,7 @@ from .patterns import (AFFINE, add_to_bias, channel_vector, const_operand,
 
 def run(graph: Graph) -> int:
     n = 0
-    for add in [op for op in graph.ops if op.type == "ADD"]:
+    for add in graph.ops_of("ADD"):
         if add not in graph.ops:
             continue
         add_args = const_operand(add)

@@ -126,7 +126,7 @@ def _match(graph: Graph, op):
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "MUL"]:
+    for op in graph.ops_of("MUL"):
         if op not in graph.ops or op.options.get("fused_activation_function", 0):
             continue
         found = _match(graph, op)

@@ -62,7 +62,7 @@ def _match(graph: Graph, op):
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("MUL", "DIV")]:
+    for op in graph.ops_of("MUL", "DIV"):
         if op not in graph.ops:
             continue
         x = _match(graph, op)

@@ -23,7 +23,7 @@ def _last_axis(op, x) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for mul in [op for op in graph.ops if op.type == "MUL"]:
+    for mul in graph.ops_of("MUL"):
         if mul not in graph.ops or mul.options.get("fused_activation_function"):
             continue
         for t in mul.inputs[:2]:
