@@ -19,6 +19,10 @@ from .patterns import AFFINE, const_operand
 INPUT_AXIS = {n: op.affine.in_axis for n, op in OPS.items() if n in AFFINE}
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MUL", tuple(AFFINE))
+
+
 def run(graph: Graph) -> int:
     n = 0
     for mul in graph.ops_of("MUL"):

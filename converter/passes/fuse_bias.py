@@ -10,6 +10,10 @@ from ..ir import Activation, Graph
 from .patterns import BIAS_INDEX, add_to_bias, channel_vector, const_operand, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("ADD", tuple(BIAS_INDEX))
+
+
 def run(graph: Graph) -> int:
     n = 0
     for add in graph.ops_of("ADD"):

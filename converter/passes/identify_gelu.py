@@ -124,6 +124,11 @@ def _match(graph: Graph, op):
     return None
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them):
+# the MULs and one of the gates.
+REQUIRES = ("MUL", ("ERF", "ERFC", "TANH"))
+
+
 def run(graph: Graph) -> int:
     n = 0
     for op in graph.ops_of("MUL"):

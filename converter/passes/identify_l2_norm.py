@@ -21,6 +21,10 @@ def _last_axis(op, x) -> bool:
     return axis == -1 or (x.shape is not None and axis == len(x.shape) - 1)
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MUL", "RSQRT", "MAXIMUM", "SUM", "SQUARE")
+
+
 def run(graph: Graph) -> int:
     n = 0
     for mul in graph.ops_of("MUL"):

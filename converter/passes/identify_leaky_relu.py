@@ -6,6 +6,10 @@ from ..ir import Graph
 from .patterns import const_operand, replace_with, scalar, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MAXIMUM", "MUL")
+
+
 def run(graph: Graph) -> int:
     n = 0
     for mx in graph.ops_of("MAXIMUM"):

@@ -11,6 +11,10 @@ from ..ir import Graph
 from .patterns import const_operand, replace_with, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("ADD", "RELU", "MUL", "NEG")
+
+
 def run(graph: Graph) -> int:
     n = 0
     for add in graph.ops_of("ADD"):
