@@ -93,6 +93,27 @@ def write(out: pathlib.Path, modes: list[str], only: str | None, keras: bool) ->
                   flush=True)
 
 
+def write_generated(out: pathlib.Path, nodes: int) -> None:
+    """The GraphDefs bench/scale_convert.py builds (every shape, with and without forks) at
+    `nodes` nodes, float and int8 (a fixed default range: no calibration run)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import scale_convert
+    from edgelite.converter import ConvertOptions, convert_detailed
+    from edgelite.converter.quantize import QuantizeOptions, QuantMode
+    out.mkdir(parents=True, exist_ok=True)
+    graphs = {"chain": scale_convert.build(nodes, False),
+              "branches": scale_convert.build(nodes, True),
+              **{shape: scale_convert.build(nodes, False, shape)
+                 for shape in scale_convert.SHAPES}}
+    modes = {"float": None,
+             "int8": QuantizeOptions(mode=QuantMode.INT8, default_range=(-8.0, 8.0))}
+    for name, data in graphs.items():
+        for mode, quant in modes.items():
+            model = convert_detailed(data, ConvertOptions(quantize=quant)).model
+            (out / f"generated__{name}_{nodes}__{mode}").write_bytes(model)
+            print(f"generated {name} {mode}: {len(model)} bytes", flush=True)
+
+
 def compare(a: pathlib.Path, b: pathlib.Path) -> int:
     names = sorted({p.name for p in a.iterdir()} | {p.name for p in b.iterdir()})
     differ = [n for n in names if not ((a / n).exists() and (b / n).exists()
@@ -113,6 +134,8 @@ def main(argv=None) -> int:
     w.add_argument("--modes", default=",".join(MODES))
     w.add_argument("--only", help="only sources whose file name contains this")
     w.add_argument("--keras", action="store_true", help="also the Keras files (slow)")
+    w.add_argument("--generated", type=int, default=0, metavar="NODES",
+                   help="also bench/scale_convert.py's graphs of NODES nodes, every shape")
     c = sub.add_parser("compare")
     c.add_argument("a", type=pathlib.Path)
     c.add_argument("b", type=pathlib.Path)
@@ -120,6 +143,8 @@ def main(argv=None) -> int:
     if args.cmd == "compare":
         return compare(args.a, args.b)
     write(args.out, args.modes.split(","), args.only, args.keras)
+    if args.generated:
+        write_generated(args.out, args.generated)
     return 0
 
 

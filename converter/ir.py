@@ -71,37 +71,42 @@ class Op:
 
     def __init__(self, type: str, inputs, outputs, options: dict | None = None,
                  name: str = "", custom_code: str | None = None, origin: str = "") -> None:
-        self.type = type                  # TFLite builtin op name, e.g. "CONV_2D"
-        self.options = options if options is not None else {}
-        self.name = name                  # the TF node it came from
-        self.custom_code = custom_code    # for type == "CUSTOM"
-        self.origin = origin              # the TF op type it came from ("FusedBatchNormV3")
-        self._ix: GraphIndex | None = None  # set while the op is in a graph
-        # The graphs a control-flow op calls, by role: WHILE {"cond", "body"}, IF {"then",
-        # "else"}. Each is a Graph of its own (tensors are never shared between graphs); its
-        # inputs/outputs are positional, matching the op's (IF: the op's inputs after the
-        # condition). export.py gives each one a subgraph index.
-        self._subgraphs: dict[str, Graph] = {}  # (the property below tells the index)
-        # Tensors the op neither reads nor writes but that carry parameters its kernel needs
-        # (TFLite's Operator.intermediates: an integer LSTM's gate / hidden scales). Not
-        # indexed: no op produces or consumes them.
-        self.intermediates: list[Tensor] = []
-        # None in inputs marks an omitted optional input
-        self._inputs = TensorList(inputs, self._inputs_changed)
-        self._outputs = TensorList(outputs, self._outputs_changed)
+        # (written straight into __dict__: __setattr__ below watches later writes only)
+        self.__dict__.update(
+            type=type,                    # TFLite builtin op name, e.g. "CONV_2D"
+            options=options if options is not None else {},
+            name=name,                    # the TF node it came from
+            custom_code=custom_code,      # for type == "CUSTOM"
+            origin=origin,                # the TF op type it came from ("FusedBatchNormV3")
+            _ix=None,                     # the GraphIndex, while the op is in a graph
+            # The graphs a control-flow op calls, by role: WHILE {"cond", "body"}, IF
+            # {"then", "else"}. Each is a Graph of its own (tensors are never shared between
+            # graphs); its inputs/outputs are positional, matching the op's (IF: the op's
+            # inputs after the condition). export.py gives each one a subgraph index.
+            subgraphs={},
+            # Tensors the op neither reads nor writes but that carry parameters its kernel
+            # needs (TFLite's Operator.intermediates: an integer LSTM's gate / hidden
+            # scales). Not indexed: no op produces or consumes them.
+            intermediates=[],
+            # None in inputs marks an omitted optional input
+            inputs=TensorList(inputs, self._inputs_changed),
+            outputs=TensorList(outputs, self._outputs_changed))
 
-    inputs = tensor_list_property("_inputs")
-    outputs = tensor_list_property("_outputs")
-
-    @property
-    def subgraphs(self) -> dict[str, "Graph"]:
-        return self._subgraphs
-
-    @subgraphs.setter
-    def subgraphs(self, graphs: dict[str, "Graph"]) -> None:
-        self._subgraphs = graphs
-        if self._ix is not None:
-            self._ix.calls(self)
+    def __setattr__(self, name: str, value) -> None:
+        """Reads of every attribute are plain (passes read op.inputs / op.type for nearly
+        every op they look at); the writes the graph index follows are reported here:
+        `op.inputs = [...]` / `op.outputs = [...]` replace the TensorList's contents,
+        `op.type = ...` moves the op in the per-type index, `op.subgraphs = {...}` updates
+        the callers."""
+        if name == "inputs" or name == "outputs":
+            self.__dict__[name][:] = value
+            return
+        ix = self.__dict__["_ix"]
+        if ix is not None and name == "type" and value != self.type:
+            ix.retype(self, value)
+        object.__setattr__(self, name, value)
+        if name == "subgraphs" and ix is not None:
+            ix.calls(self)
 
     def _inputs_changed(self, removed, added) -> None:
         if self._ix is not None:
@@ -198,6 +203,22 @@ class Graph:
     def remove_op(self, op: Op) -> None:
         self._ix.detach(op)
 
+    def last_op(self) -> Op | None:
+        """The op at the end of the order (None in an empty graph): a mark for ops_after."""
+        return self._ix.prev[GraphIndex.END]
+
+    def ops_after(self, mark: Op | None) -> list[Op]:
+        """The ops following `mark` (a last_op() taken earlier; None: from the start), walked
+        from it: lowering folds the few ops a rule just appended without counting the whole
+        list. A mark no longer in the graph gives every op."""
+        ix = self._ix
+        op = ix.next[mark if mark is not None and mark._ix is ix else GraphIndex.END]
+        out = []
+        while op is not GraphIndex.END:
+            out.append(op)
+            op = ix.next[op]
+        return out
+
     def replace_op(self, old: Op, new: Op) -> Op:
         """`new` takes `old`'s place in the order (it may produce `old`'s outputs)."""
         before = self._ix.next[old]
@@ -206,6 +227,16 @@ class Graph:
         return new
 
     # -- queries ------------------------------------------------------------------------------
+    def ops_of(self, *types: str) -> list[Op]:
+        """The ops of these types, in graph order (a list: the pass may change the graph as
+        it goes). O(1) when there are none, else O(k log k) for k such ops: a pass visits
+        only the ops it can rewrite."""
+        return self._ix.of_type(types)
+
+    def has_ops(self, *types: str) -> bool:
+        """Whether an op of one of these types is in the graph (O(1))."""
+        return any(t in self._ix.by_type for t in types)
+
     def producer(self, t: Tensor) -> Op | None:
         return self._ix.producer.get(t)
 
@@ -322,6 +353,7 @@ class Graph:
             fresh.reads(op, (), op.inputs)
             fresh.writes(op, (), op.outputs)
             fresh.calls(op)
+            fresh.by_type.setdefault(op.type, {})[op] = None
         fresh.graph_io(fresh.graph_inputs)((), self.inputs)
         fresh.graph_io(fresh.graph_outputs)((), self.outputs)
         ix = self._ix
@@ -330,6 +362,13 @@ class Graph:
                      "callers"):
             if getattr(fresh, what) != getattr(ix, what):
                 raise GraphError(f"internal: the graph index is stale ({what})")
+        if {k: set(v) for k, v in fresh.by_type.items()} != \
+                {k: set(v) for k, v in ix.by_type.items()}:
+            raise GraphError("internal: the graph index is stale (by_type)")
+        ranks = [ix.rank[op] for op in walked] if set(ix.rank) == set(walked) else None
+        if ranks is None or not (ix.ranks_stale or
+                                 all(a < b for a, b in zip(ranks, ranks[1:]))):
+            raise GraphError("internal: the graph index is stale (rank)")
         if walked != list(ix.snapshot()) or len(walked) != len(ix.next) - 1 or \
                 len(ix.prev) != len(ix.next) or \
                 any(ix.prev[ix.next[op]] is not op for op in ix.next):

@@ -27,6 +27,9 @@ from edgelite.names import quoted
 # (lowering reads the few ops a rule has just appended); further than that, the whole
 # order is materialised once and cached until the next change.
 WALK_LIMIT = 64
+# The gap between the ranks of consecutive ops as they are appended or renumbered
+# (GraphIndex.rank): room for 40 halvings, 40 ops inserted at one place, before a renumber.
+RANK_STEP = 1 << 40
 
 
 class TensorList(list):
@@ -169,6 +172,14 @@ class GraphIndex:
         self.graph_outputs: dict = {}  # tensor -> how many times it is a graph output
         self.graph_inputs: dict = {}   # tensor -> how many times it is a graph input
         self.callers: set = set()      # the ops calling subgraphs (WHILE, IF)
+        # Ops by type (dicts as ordered sets), so a pass rewriting ADDs visits the ADDs only
+        # and a pass whose types are absent costs one lookup; `rank` orders them: ranks
+        # increase along the op list (an op appended gets the last rank + RANK_STEP, one
+        # inserted the midpoint of its neighbours'; where no integer is left between them
+        # the ranks are stale and renumbered by the next of_type, O(ops) once).
+        self.by_type: dict = {}
+        self.rank: dict = {}
+        self.ranks_stale = False
 
     # -- order ----------------------------------------------------------------------------------
     def snapshot(self) -> tuple:
@@ -213,7 +224,9 @@ class GraphIndex:
         self.next[after], self.next[op] = op, before
         self.prev[before], self.prev[op] = op, after
         self.cached = None
-        op._ix = self
+        op.__dict__["_ix"] = self
+        self._rank_new(op, after, before)
+        self.by_type.setdefault(op.type, {})[op] = None
         self.writes(op, (), op.outputs)
         self.reads(op, (), op.inputs)
         self.calls(op)
@@ -226,8 +239,47 @@ class GraphIndex:
         before, after = self.next.pop(op), self.prev.pop(op)
         self.next[after], self.prev[before] = before, after
         self.cached = None
-        op._ix = None
+        op.__dict__["_ix"] = None
         self.callers.discard(op)
+        del self.rank[op]
+        self._drop_type(op, op.type)
+
+    # -- ops by type ------------------------------------------------------------------------------
+    def _rank_new(self, op, after, before) -> None:
+        lo = self.rank[after] if after is not self.END else None
+        hi = self.rank[before] if before is not self.END else None
+        if hi is None:
+            self.rank[op] = 0 if lo is None else lo + RANK_STEP
+        elif lo is None:
+            self.rank[op] = hi - RANK_STEP
+        else:
+            self.rank[op] = (lo + hi) // 2
+            if self.rank[op] == lo:
+                self.ranks_stale = True  # no integer left between: renumber when asked
+
+    def _drop_type(self, op, type_) -> None:
+        same = self.by_type[type_]
+        del same[op]
+        if not same:
+            del self.by_type[type_]
+
+    def retype(self, op, new_type) -> None:
+        """op.type is about to become `new_type` (Op.__setattr__ reports it)."""
+        self._drop_type(op, op.type)
+        self.by_type.setdefault(new_type, {})[op] = None
+
+    def of_type(self, types) -> list:
+        """The ops of `types` (a name or names) in graph order."""
+        found = [self.by_type[t] for t in ((types,) if isinstance(types, str) else types)
+                 if t in self.by_type]
+        if not found:
+            return []
+        if self.ranks_stale:
+            self.rank = {op: k * RANK_STEP for k, op in enumerate(self.snapshot())}
+            self.ranks_stale = False
+        ops = [op for same in found for op in same]
+        ops.sort(key=self.rank.__getitem__)
+        return ops
 
     def calls(self, op) -> None:
         """Note whether `op` calls subgraphs (on attach, and when op.subgraphs is set)."""

@@ -121,8 +121,8 @@ def shape_from_proto(shape_proto, where: str = "") -> tuple[int, ...] | None:
     if rank > MAX_RANK:
         raise ModelFormatError(f"{prefix}shape has {rank} dimensions; at most {MAX_RANK} are "
                                "supported")
-    shape = tuple(int(d.size) for d in shape_proto.dim)
-    if any(d < -1 for d in shape):
+    shape = tuple([int(d.size) for d in shape_proto.dim])
+    if shape and min(shape) < -1:
         raise ModelFormatError(f"{prefix}shape {_shown_dims(shape)} has a dimension below -1 "
                                "(-1 means unknown); the GraphDef is malformed")
     return shape
@@ -150,7 +150,7 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
     """
     dtype = numpy_dtype(proto.dtype, where)
     shape = shape_from_proto(proto.tensor_shape, where)
-    if shape is None or any(d < 0 for d in shape):
+    if shape is None or shape and min(shape) < 0:
         raise ModelFormatError(f"{where}: constant tensor has an unknown shape "
                                f"{None if shape is None else _shown_dims(shape)}")
     count = num_elements(shape)

@@ -149,6 +149,8 @@ def called_functions(gd, nodes) -> set[str]:
     """Names of the library functions of `gd` that `nodes` call through their function-valued
     attributes (If's branches, While's cond / body, a call's f), directly or not."""
     by_name = {f.signature.name: f for f in gd.library.function}
+    if not by_name:
+        return set()  # (no library: nothing to look for on a 100,000-node graph's attrs)
     wanted, stack = set(), list(nodes)
     while stack:  # each function's nodes are pushed once
         node = stack.pop()

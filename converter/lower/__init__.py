@@ -231,11 +231,14 @@ def _lower_node(ctx: LowerCtx, node) -> None:
         _custom_op(ctx, node)
         return
     validate(ctx, node, entry.spec)
-    start = len(ctx.graph.ops)
+    graph = ctx.graph
+    mark, count = graph.last_op(), len(graph.ops)
     entry.rule(ctx, node)
     # Fold as we go, so later rules see constants (weights behind Identity reads,
     # shapes computed from constants) through ctx.const_input.
-    for op in ctx.graph.ops[start:]:
+    added = graph.ops_after(mark) if mark is None or mark in graph.ops else \
+        graph.ops[count:]  # (a rule that removed the last op: by position)
+    for op in added:
         op.origin = op.origin or node.op  # (an inlined function's ops keep their own)
         try_fold(ctx.graph, op) or random.settle(ctx.graph, op)
 

@@ -43,10 +43,23 @@ class Pass:
     name: str
     fn: Callable[[Graph], int]   # returns how many rewrites it made
     doc: str
+    # The op types the pass's pattern is made of (its module's REQUIRES): each entry a type
+    # or a tuple of alternatives. A graph lacking one of them is skipped in O(1)
+    # (Graph.has_ops), so a pass that cannot fire costs nothing on a large graph.
+    requires: tuple[tuple[str, ...], ...] = ()
+
+    def can_fire(self, graph: Graph) -> bool:
+        return all(graph.has_ops(*types) for types in self.requires)
+
+
+def _requires(module) -> tuple[tuple[str, ...], ...]:
+    return tuple((t,) if isinstance(t, str) else tuple(t)
+                 for t in getattr(module, "REQUIRES", ()))
 
 
 PIPELINE: tuple[Pass, ...] = tuple(
-    Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0])
+    Pass(m.__name__.rsplit(".", 1)[-1], m.run, (m.__doc__ or "").strip().splitlines()[0],
+         _requires(m))
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
               identify_gelu, decompose_erf, fuse_lstm_loop, transpose_as_reshape,
@@ -97,6 +110,8 @@ def run_passes(graph: Graph, disabled: frozenset[str] | set[str] = frozenset(),
                 continue
             n = 0
             for g in all_graphs(graph):
+                if not p.can_fire(g):
+                    continue
                 n += p.fn(g)
                 if checking:
                     g.validate_index()

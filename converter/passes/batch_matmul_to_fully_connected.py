@@ -15,7 +15,7 @@ from ..ir import Activation, Graph
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "BATCH_MATMUL"]:
+    for op in graph.ops_of("BATCH_MATMUL"):
         x, w = op.inputs[:2]
         if x.is_const or not w.is_const or w.data.ndim != 2 or op.options.get("adj_x") \
                 or w.dtype != np.float32 or x.shape is None or len(x.shape) < 2:

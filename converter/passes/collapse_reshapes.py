@@ -85,10 +85,10 @@ def _merge_layout_pair(graph: Graph, op) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("SQUEEZE", "EXPAND_DIMS")]:
+    for op in graph.ops_of("SQUEEZE", "EXPAND_DIMS"):
         if op in graph.ops:
             n += _merge_layout_pair(graph, op)
-    reshapes = [op for op in graph.ops if op.type == "RESHAPE"]
+    reshapes = graph.ops_of("RESHAPE")
     if not reshapes:
         return n
     if any(t.shape is None for op in reshapes for t in (op.inputs[0], op.outputs[0])):

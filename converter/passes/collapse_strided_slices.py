@@ -156,7 +156,7 @@ def _selects_all(r: Resolved, shape) -> bool:
 
 
 def run(graph: Graph) -> int:
-    slices = [op for op in graph.ops if op.type == "STRIDED_SLICE"]
+    slices = graph.ops_of("STRIDED_SLICE")
     if not slices:
         return 0
     if any(t.shape is None for op in slices for t in (op.inputs[0], op.outputs[0])):

@@ -58,7 +58,7 @@ def _decompose(graph: Graph, op: Op) -> None:
 
 
 def run(graph: Graph) -> int:
-    ops = [op for op in graph.ops if op.type in ("ERF", "ERFC")]
+    ops = graph.ops_of("ERF", "ERFC")
     for op in ops:
         _decompose(graph, op)
     return len(ops)

@@ -33,7 +33,7 @@ KERNEL_DIVISIONS = frozenset({"CropAndResize"})  # TF op types whose kernels div
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "DIV"]:
+    for op in graph.ops_of("DIV"):
         x, c = op.inputs[:2]
         if x is None or c is None or x.is_const or not c.is_const \
                 or op.origin in KERNEL_DIVISIONS:

@@ -19,9 +19,13 @@ from .patterns import (AFFINE, add_to_bias, channel_vector, const_operand, scala
 BATCH_NORM = frozenset({"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"})
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = (("MUL", "DIV", "ADD", "SUB"), tuple(AFFINE))
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("MUL", "DIV", "ADD", "SUB")]:
+    for op in graph.ops_of("MUL", "DIV", "ADD", "SUB"):
         if op.origin in BATCH_NORM or op.options.get("fused_activation_function", 0):
             continue
         args = const_operand(op)

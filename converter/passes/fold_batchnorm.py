@@ -13,9 +13,13 @@ from .patterns import (AFFINE, add_to_bias, channel_vector, const_operand,
                        scale_output_channels, sole_producer)
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("ADD", "MUL", tuple(AFFINE))
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for add in [op for op in graph.ops if op.type == "ADD"]:
+    for add in graph.ops_of("ADD"):
         if add not in graph.ops:
             continue
         add_args = const_operand(add)

@@ -49,7 +49,7 @@ def _broadcast_source(graph: Graph, t):
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in BROADCASTING]:
+    for op in graph.ops_of(*BROADCASTING):
         if len(op.inputs) != (3 if op.type == "SELECT_V2" else 2) or len(op.outputs) != 1 \
                 or None in op.inputs:
             continue

@@ -51,10 +51,10 @@ def _fold_reshapes(graph: Graph, fc) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "TRANSPOSE"]:
+    for op in graph.ops_of("TRANSPOSE"):
         if _identity_transpose(op) and not graph.is_output(op.outputs[0]):
             graph.bypass(op, op.inputs[0])
             n += 1
-    for fc in [op for op in graph.ops if op.type == "FULLY_CONNECTED"]:
+    for fc in graph.ops_of("FULLY_CONNECTED"):
         n += _fold_reshapes(graph, fc)
     return n

@@ -22,7 +22,7 @@ from .patterns import sole_producer
 
 def run(graph: Graph) -> int:
     n = 0
-    for fc in [op for op in graph.ops if op.type == "FULLY_CONNECTED"]:
+    for fc in graph.ops_of("FULLY_CONNECTED"):
         if fc.options.get("keep_num_dims"):
             continue
         flat = sole_producer(graph, fc.inputs[0], {"RESHAPE"})

@@ -26,9 +26,13 @@ def _features(c: np.ndarray, n_in: int, x_rank: int | None) -> np.ndarray | None
     return np.broadcast_to(c.reshape(-1).astype(np.float64), (n_in,))
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = (("ADD", "SUB", "MUL"), "FULLY_CONNECTED")
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("ADD", "SUB", "MUL")]:
+    for op in graph.ops_of("ADD", "SUB", "MUL"):
         if op.options.get("fused_activation_function", 0) or graph.is_output(op.outputs[0]):
             continue
         args = const_operand(op)

@@ -19,9 +19,13 @@ from .patterns import AFFINE, const_operand
 INPUT_AXIS = {n: op.affine.in_axis for n, op in OPS.items() if n in AFFINE}
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MUL", tuple(AFFINE))
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for mul in [op for op in graph.ops if op.type == "MUL"]:
+    for mul in graph.ops_of("MUL"):
         args = const_operand(mul)
         out = mul.outputs[0]
         if not args or mul.options.get("fused_activation_function") or graph.is_output(out):

@@ -25,9 +25,8 @@ def same_padding(n: int, k: int, s: int, d: int) -> tuple[int, int]:
 
 
 def _candidates(graph: Graph):
-    for conv in graph.ops:
-        if conv.type in ("CONV_2D", "DEPTHWISE_CONV_2D") and \
-                conv.options.get("padding") == Padding.VALID:
+    for conv in graph.ops_of("CONV_2D", "DEPTHWISE_CONV_2D"):
+        if conv.options.get("padding") == Padding.VALID:
             pad = sole_producer(graph, conv.inputs[0], {"PAD"})
             if pad is not None and pad.inputs[1].is_const:
                 yield pad, conv

@@ -17,7 +17,7 @@ from ..ir import Graph
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "RESHAPE" and len(op.inputs) > 1]:
+    for op in [op for op in graph.ops_of("RESHAPE") if len(op.inputs) > 1]:
         x, shape = op.inputs[0], op.inputs[1]
         cat = graph.producer(shape)
         if shape is None or cat is None or cat.type != "CONCATENATION" or \

@@ -17,7 +17,7 @@ from .fold_constants import try_fold
 
 
 def run(graph: Graph) -> int:
-    if not any(op.type == "SHAPE" for op in graph.ops):
+    if not graph.has_ops("SHAPE"):
         return 0
     n = 0
     for op in list(graph.ops):

@@ -20,7 +20,7 @@ def _swaps_last_two(perm) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for mm in [op for op in graph.ops if op.type == "BATCH_MATMUL"]:
+    for mm in graph.ops_of("BATCH_MATMUL"):
         for i, flag in ((0, "adj_x"), (1, "adj_y")):
             tr = sole_producer(graph, mm.inputs[i], {"TRANSPOSE"})
             if tr is None or not tr.inputs[1].is_const or not _swaps_last_two(tr.inputs[1].data):

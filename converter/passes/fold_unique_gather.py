@@ -22,7 +22,7 @@ def _row_gather(op: Op | None) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for unique in [op for op in graph.ops if op.type == "UNIQUE"]:
+    for unique in graph.ops_of("UNIQUE"):
         values, positions = unique.outputs
         for outer in list(graph.consumers(positions)):
             inner = graph.producer(outer.inputs[0])

@@ -20,7 +20,7 @@ TAKES_ACTIVATION = frozenset(n for n, op in OPS.items() if op.fused_activation)
 
 def run(graph: Graph) -> int:
     n = 0
-    for act in [op for op in graph.ops if op.type in FUSABLE_ACTIVATIONS]:
+    for act in graph.ops_of(*FUSABLE_ACTIVATIONS):
         prev = sole_producer(graph, act.inputs[0], TAKES_ACTIVATION)
         if prev is None or prev.options.get("fused_activation_function") != Activation.NONE:
             continue

@@ -10,9 +10,13 @@ from ..ir import Activation, Graph
 from .patterns import BIAS_INDEX, add_to_bias, channel_vector, const_operand, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("ADD", tuple(BIAS_INDEX))
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for add in [op for op in graph.ops if op.type == "ADD"]:
+    for add in graph.ops_of("ADD"):
         args = const_operand(add)
         affine = args and sole_producer(graph, args[0], BIAS_INDEX)
         if not affine or affine.options.get("fused_activation_function") != Activation.NONE:

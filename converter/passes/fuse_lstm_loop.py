@@ -460,7 +460,7 @@ def _absorb_readers(graph: Graph, listed: Tensor, final_h: Tensor, y: Tensor,
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "WHILE"]:
+    for op in graph.ops_of("WHILE"):
         m = _match_loop(graph, op)
         if m is not None:
             _fuse(graph, m)

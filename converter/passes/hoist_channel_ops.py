@@ -120,7 +120,7 @@ def _hoist(graph: Graph, layout: Op) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for layout in [op for op in graph.ops if op.type in LAYOUT]:
+    for layout in graph.ops_of(*LAYOUT):
         while _hoist(graph, layout):
             n += 1
     return n

@@ -203,7 +203,7 @@ def _set_shapes(m: _Match, kept, final_shape) -> None:
 
 def run(graph: Graph) -> int:
     matches = [m for m in map(lambda op: _match(graph, op),
-                              [op for op in graph.ops if op.type == "BATCH_TO_SPACE_ND"])
+                              graph.ops_of("BATCH_TO_SPACE_ND"))
                if m is not None]
     if not matches:
         return 0

@@ -124,9 +124,14 @@ def _match(graph: Graph, op):
     return None
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them):
+# the MULs and one of the gates.
+REQUIRES = ("MUL", ("ERF", "ERFC", "TANH"))
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "MUL"]:
+    for op in graph.ops_of("MUL"):
         if op not in graph.ops or op.options.get("fused_activation_function", 0):
             continue
         found = _match(graph, op)

@@ -60,9 +60,14 @@ def _match(graph: Graph, op):
     return None
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them):
+# the product and the x + 3 (RELU6 may be fused into the ADD).
+REQUIRES = (("MUL", "DIV"), "ADD")
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type in ("MUL", "DIV")]:
+    for op in graph.ops_of("MUL", "DIV"):
         if op not in graph.ops:
             continue
         x = _match(graph, op)

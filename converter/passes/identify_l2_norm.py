@@ -21,9 +21,13 @@ def _last_axis(op, x) -> bool:
     return axis == -1 or (x.shape is not None and axis == len(x.shape) - 1)
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MUL", "RSQRT", "MAXIMUM", "SUM", "SQUARE")
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for mul in [op for op in graph.ops if op.type == "MUL"]:
+    for mul in graph.ops_of("MUL"):
         if mul not in graph.ops or mul.options.get("fused_activation_function"):
             continue
         for t in mul.inputs[:2]:

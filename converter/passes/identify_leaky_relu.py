@@ -6,9 +6,13 @@ from ..ir import Graph
 from .patterns import const_operand, replace_with, scalar, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("MAXIMUM", "MUL")
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for mx in [op for op in graph.ops if op.type == "MAXIMUM"]:
+    for mx in graph.ops_of("MAXIMUM"):
         for x, scaled in (mx.inputs[:2], mx.inputs[1::-1]):
             mul = sole_producer(graph, scaled, {"MUL"})
             args = mul and const_operand(mul)

@@ -11,9 +11,13 @@ from ..ir import Graph
 from .patterns import const_operand, replace_with, sole_producer
 
 
+# The op types the pattern is made of (passes/__init__.py skips the pass without them).
+REQUIRES = ("ADD", "RELU", "MUL", "NEG")
+
+
 def run(graph: Graph) -> int:
     n = 0
-    for add in [op for op in graph.ops if op.type == "ADD"]:
+    for add in graph.ops_of("ADD"):
         if add.options.get("fused_activation_function"):
             continue
         for pos_t, neg_t in (add.inputs[:2], add.inputs[1::-1]):

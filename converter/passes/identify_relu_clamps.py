@@ -23,7 +23,7 @@ def _bound(op):
 def run(graph: Graph) -> int:
     n = 0
     # last op first, so min(max(x, 0), 6) is seen as a clamp before max(x, 0) as a RELU
-    for outer in [op for op in reversed(graph.ops) if op.type in ("MINIMUM", "MAXIMUM")]:
+    for outer in graph.ops_of("MINIMUM", "MAXIMUM")[::-1]:
         if graph.use_count(outer.outputs[0]) == 0:
             continue
         b = _bound(outer)

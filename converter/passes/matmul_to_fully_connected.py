@@ -14,7 +14,7 @@ from ..ir import Activation, Graph, Op
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "MATMUL"]:
+    for op in graph.ops_of("MATMUL"):
         a, b = op.inputs
         ta, tb = op.options["transpose_a"], op.options["transpose_b"]
         if ta:

@@ -190,7 +190,7 @@ def _narrow(graph: Graph, op: Op, bounds: Bounds) -> None:
 
 
 def run(graph: Graph) -> int:
-    ops = [op for op in graph.ops if op.type in NARROWED and op.outputs[0].dtype == _I64]
+    ops = [op for op in graph.ops_of(*NARROWED) if op.outputs[0].dtype == _I64]
     if not ops:
         return 0
     bounds = Bounds(graph)

@@ -114,6 +114,8 @@ def _prune(graph: Graph, op: Op) -> int:
 
 def run(graph: Graph) -> int:
     graphs = all_graphs(graph)
+    if not any(g.has_ops("WHILE") for g in graphs):
+        return 0
     callers: dict[int, int] = {}  # subgraph id -> how many ops call it
     for g in graphs:
         for op in g.ops:

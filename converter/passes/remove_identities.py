@@ -10,7 +10,7 @@ from ..ir import Graph
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "IDENTITY"]:
+    for op in graph.ops_of("IDENTITY"):
         src = op.inputs[0]
         if graph.is_output(op.outputs[0]) and graph.is_output(src) and not graph.is_subgraph:
             raise GraphError(f"outputs {quoted(src.name)} and {quoted(op.outputs[0].name)} are "

@@ -22,7 +22,7 @@ NEUTRAL = {n: op.neutral for n, op in OPS.items() if op.neutral is not None}
 
 def run(graph: Graph) -> int:
     n = _selects(graph)
-    for op in [op for op in graph.ops if op.type in NEUTRAL]:
+    for op in graph.ops_of(*NEUTRAL):
         args = const_operand(op)
         if not args or op.options.get("fused_activation_function", 0):
             continue
@@ -43,9 +43,9 @@ def run(graph: Graph) -> int:
 
 
 def _selects(graph: Graph) -> int:
-    n = 0
-    ahead = _ShapesAhead(graph)
-    for op in [op for op in graph.ops if op.type in ("SELECT", "SELECT_V2")]:
+    n, selects = 0, graph.ops_of("SELECT", "SELECT_V2")
+    ahead = _ShapesAhead(graph) if selects else None
+    for op in selects:
         cond, out = op.inputs[0], op.outputs[0]
         if not cond.is_const or cond.data.size == 0 or graph.is_output(out):
             continue

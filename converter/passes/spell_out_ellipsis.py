@@ -41,8 +41,7 @@ def _spelled(op):
 
 
 def run(graph: Graph) -> int:
-    if not any(op.type == "STRIDED_SLICE" and op.options.get("ellipsis_mask", 0)
-               for op in graph.ops):
+    if not any(op.options.get("ellipsis_mask", 0) for op in graph.ops_of("STRIDED_SLICE")):
         return 0
     n = 0
     for op in list(graph.ops):

@@ -24,7 +24,7 @@ def _moves_only_unit_axes(shape, perm) -> bool:
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "TRANSPOSE"]:
+    for op in graph.ops_of("TRANSPOSE"):
         x, perm, y = op.inputs[0], op.inputs[1], op.outputs[0]
         if not perm.is_const or x.shape is None or y.shape is None:
             continue

@@ -37,8 +37,8 @@ def _key(t: Tensor):
 
 def run(graph: Graph) -> int:
     changed = 0
-    for op in graph.ops:
-        if op.type == "FULLY_CONNECTED" and len(op.inputs) > 2:
+    for op in graph.ops_of("FULLY_CONNECTED"):
+        if len(op.inputs) > 2:
             bias = op.inputs[2]
             if bias is not None and bias.is_const and bias.data.dtype.kind == "i" \
                     and not graph.is_output(bias) and not np.any(bias.data):

@@ -298,3 +298,108 @@ def test_callers_are_indexed(monkeypatch):
     monkeypatch.setattr(OpSequence, "__iter__", lambda self: (_ for _ in ()).throw(
         AssertionError("all_graphs scanned the ops")))
     assert all_graphs(g) == [g]
+
+
+# -- ops by type -------------------------------------------------------------------------------
+def _by_walk(g, *types):
+    return [op for op in g.ops if op.type in types]
+
+
+def _check_types(g):
+    g.validate_index()
+    for types in {(op.type,) for op in g.ops} | {("ABS", "NEG"), ("RELU", "NEG", "EXP"),
+                                                  ("NONE",)}:
+        assert g.ops_of(*types) == _by_walk(g, *types), types
+        assert g.has_ops(*types) == bool(_by_walk(g, *types))
+
+
+def test_ops_of_follows_every_mutation():
+    """graph.ops_of answers in graph order after each kind of change the passes make: add,
+    insert before an op, remove, replace, retype (op.type = ...), reorder (graph.ops = ...),
+    many inserts at one place (the ranks run out and are renumbered), a copy."""
+    g, (x, a, b, c), (abs_, neg) = chain()
+    _check_types(g)
+    relu = g.insert_op(Op("RELU", [x], [g.tensor("r", np.float32)]), before=neg)
+    assert g.ops_of("RELU", "ABS") == [abs_, relu] and g.ops_of("NEG", "RELU") == [relu, neg]
+    _check_types(g)
+    first = g.insert_op(Op("EXP", [x], [g.tensor("e", np.float32)]), before=abs_)
+    assert g.ops_of("EXP", "NEG") == [first, neg]
+    _check_types(g)
+    g.remove_op(relu)
+    assert g.ops_of("RELU") == [] and not g.has_ops("RELU")
+    _check_types(g)
+    new = g.replace_op(neg, Op("RELU6", [a], [b]))
+    assert g.ops_of("RELU6") == [new] and g.ops_of("NEG") == []
+    _check_types(g)
+    new.type = "NEG"                              # retype in the graph
+    assert g.ops_of("NEG") == [new] and not g.has_ops("RELU6")
+    _check_types(g)
+    neg.type = "TANH"                             # retype out of any graph: not indexed
+    assert not g.has_ops("TANH")
+    g.ops = [abs_, first]                         # reorder (order_for_memory's way)
+    assert g.ops_of("ABS", "EXP") == [abs_, first] and not g.has_ops("NEG")
+    g.ops = [first, abs_, new]
+    _check_types(g)
+    inserted = []                                 # 100 inserts between two neighbours
+    for k in range(100):
+        inserted.append(g.insert_op(Op("RELU", [x], [g.tensor(f"q{k}", np.float32)]),
+                                    before=new))
+        if k == 30:
+            assert g.ops_of("RELU", "NEG") == inserted + [new] and not g._ix.ranks_stale
+    assert g._ix.ranks_stale                      # 69 halvings of the gap: out of integers
+    assert g.ops_of("RELU", "NEG", "EXP") == [first, *inserted, new]
+    assert not g._ix.ranks_stale
+    _check_types(g)
+    h = copy.deepcopy(g)
+    assert [op.type for op in h.ops_of("RELU", "EXP")] == ["EXP"] + ["RELU"] * 100
+    _check_types(h)
+
+
+def test_stale_type_index_is_detected():
+    g, _, (abs_, neg) = chain()
+    g.validate_index()
+    g._ix.by_type["ABS"].pop(abs_)                # tampering the index notices
+    with pytest.raises(GraphError, match=r"stale \(by_type\)"):
+        g.validate_index()
+    g, _, (abs_, neg) = chain()
+    g._ix.rank[abs_], g._ix.rank[neg] = g._ix.rank[neg], g._ix.rank[abs_]
+    with pytest.raises(GraphError, match=r"stale \(rank\)"):
+        g.validate_index()
+
+
+TYPED_PASSES = ("remove_identities", "matmul_to_fully_connected", "div_to_mul",
+                "identify_gelu", "decompose_erf", "fuse_lstm_loop", "transpose_as_reshape",
+                "collapse_strided_slices", "fold_dense_reshapes", "fold_flatten_into_fc",
+                "batch_matmul_to_fully_connected", "identify_dilated_conv",
+                "fold_transpose_into_matmul", "identify_relu_clamps", "identify_hard_swish",
+                "identify_leaky_relu", "identify_prelu", "identify_l2_norm",
+                "fold_unique_gather", "fold_reshape_of_own_shape", "fold_pad", "fold_batchnorm",
+                "fuse_bias", "fold_affine_constants", "fold_input_affine", "fold_input_scale",
+                "fuse_activation", "fold_shapes", "fold_broadcast_to", "collapse_reshapes",
+                "remove_trivial_arithmetic", "narrow_int64_arithmetic", "hoist_channel_ops",
+                "spell_out_ellipsis", "prune_loop_vars")
+
+
+def test_passes_without_their_op_types_do_not_look_at_the_ops(monkeypatch):
+    """On a graph with none of the op types a pass rewrites (a chain of ABS), the pass
+    makes no change and never walks the op list: it costs one lookup per type."""
+    from edgelite.converter.ir_index import GraphIndex
+    from edgelite.converter.passes import PIPELINE
+    g = Graph()
+    t = g.tensor("t0", np.float32, (1, 4))
+    g.inputs = [t]
+    for k in range(50):
+        u = g.tensor(f"t{k + 1}", np.float32, (1, 4))
+        g.add_op("ABS", [t], [u])
+        t = u
+    g.outputs = [t]
+    g.ops  # noqa: B018 -- (nothing cached: every walk would go through snapshot)
+    monkeypatch.setattr(GraphIndex, "snapshot", lambda self: (_ for _ in ()).throw(
+        AssertionError("the pass walked the op list")))
+    by_name = {p.name: p for p in PIPELINE}
+    # the passes that look at every op, whatever its type
+    assert set(by_name) - set(TYPED_PASSES) == {"fold_constants", "merge_duplicates",
+                                                "remove_dead", "trim_constants",
+                                                "order_for_memory"}
+    for name in TYPED_PASSES:
+        assert by_name[name].fn(g) == 0, name

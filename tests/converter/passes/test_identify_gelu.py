@@ -8,7 +8,7 @@ import pytest
 
 from edgelite.converter.passes import identify_gelu
 
-from ..irgraph import NONE, input_graph, rand, run_ir, then
+from ..irgraph import NONE, fires, input_graph, rand, run_ir, then
 
 X = np.concatenate([3 * rand(2, 5, 7).reshape(-1)[:60], [-6.0, -3.0, 0.0, 3.0, 6.0]]
                    ).astype(np.float32).reshape(1, 65)
@@ -75,7 +75,7 @@ def test_gelu_spellings(gate, grouping):
     g, x = input_graph(X.shape)
     make, how = GATES[gate]
     g.outputs = [_product(g, x, make(g, x, how), grouping)]
-    assert identify_gelu.run(g) == 1
+    assert fires(g, identify_gelu.run) == 1
     assert g.op_counts() == {"GELU": 1}
     (op,) = g.ops
     approximate = gate.startswith("tanh")
@@ -110,7 +110,7 @@ def test_gelu_of_a_scaled_tensor():
     g, inp = input_graph(X.shape)
     x = then(g, "MUL", [inp, _c(g, "two", 2.0)], "x", **NONE)
     g.outputs = [_product(g, x, _erfc_gate(g, x, "mul"), "half-x-first")]
-    assert identify_gelu.run(g) == 1
+    assert fires(g, identify_gelu.run) == 1
     assert g.op_counts() == {"MUL": 1, "GELU": 1}
     np.testing.assert_allclose(run_ir(g, X)[0], _reference(2 * X, False), rtol=1e-5,
                                atol=1e-6)
