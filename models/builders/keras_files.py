@@ -275,12 +275,33 @@ def attention_masked():
                        name="attention_masked")
 
 
+def text_encoder():
+    """A BERT-like encoder as users write it in Keras 3: a positional table and a scale added
+    as constant arrays (stored inline as `__tensor__` / `__numpy__`), the padding mask as
+    keras.ops calls (`cast(mask[:, None, :], "bool")`: GetItem, Cast) fed to attention,
+    and the [CLS] vector `x[:, 0]` plus slices with a step and an Ellipsis."""
+    o = keras.ops
+    tokens = keras.Input((8,), dtype="int32", name="tokens")
+    mask = o.cast(o.not_equal(tokens, 0), "int32")
+    x = L.Embedding(20, 8)(tokens)
+    x = x + o.convert_to_tensor(np.linspace(-0.5, 0.5, 64, dtype="float32").reshape(1, 8, 8))
+    x = x * np.linspace(0.5, 1.5, 8, dtype="float32")
+    h = L.MultiHeadAttention(2, 4)(x, x, attention_mask=o.cast(mask[:, None, :], "bool"))
+    x = L.LayerNormalization()(x + h)
+    cls = x[:, 0]
+    pairs = x[:, ::2, 1:7:3]
+    tail = x[..., -4:]
+    return keras.Model(tokens, [L.Dense(3)(cls), L.Flatten()(pairs),
+                                L.GlobalAveragePooling1D()(tail)], name="text_encoder")
+
+
 MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "merge_multi_io": merge_multi_io, "nested": nested, "shapes": shapes, "norms": norms,
           "embedding": embedding, "sequential": sequential, "extras": extras,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
           "rnn_wrappers": rnn_wrappers, "attention": attention,
-          "attention_masked": attention_masked, "conv_lstm": conv_lstm, "tf_ops": tf_ops}
+          "attention_masked": attention_masked, "text_encoder": text_encoder,
+          "conv_lstm": conv_lstm, "tf_ops": tf_ops}
 LEGACY_ONLY = ("tf_ops",)   # Keras 3 writes keras.ops layers instead (extras)
 K3_H5 = ("nested", "activations")   # also saved by Keras 3 as .h5 (model_config + model_weights)
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",
