@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from edgelite.converter.keras.layers import REGISTRY, core, ops
+from edgelite.converter.keras.layers import OP_RULES, REGISTRY, core
 from edgelite.errors import UnsupportedOpError
 from tests.conftest import MODELS
 from tests.converter.keras.kfiles import convert_config, dense_model, functional
@@ -44,7 +44,7 @@ def _committed_classes():
 def test_every_layer_rule_runs_on_a_committed_keras_file():
     layers, op_layers = _committed_classes()
     assert not set(REGISTRY) - layers, sorted(set(REGISTRY) - layers)
-    assert not set(ops.RULES) - op_layers, sorted(set(ops.RULES) - op_layers)
+    assert not set(OP_RULES) - op_layers, sorted(set(OP_RULES) - op_layers)
     assert {cls for _, cls in core.APPLICATION_LAYERS} <= layers
 
 
