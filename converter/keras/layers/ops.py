@@ -24,7 +24,10 @@ def _operand(ctx: LayerCtx, value, like: KTensor, k: int) -> KTensor:
         return KTensor(ref, (), like.dtype)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         # a constant tensor argument (the walker reads Keras 3's inline `__tensor__`), taken
-        # in the other operand's dtype as a number is
+        # in the other operand's dtype as a number is -- unless that would drop its fraction
+        if value.dtype.kind == "f" and like.dtype.kind != "f":
+            ctx.fail(f"argument {k} is a {value.dtype} constant on a {like.dtype} tensor: "
+                     "cast the tensor to float first")
         ref = ctx.g.const(f"{ctx.prefix}/y{k}", value.astype(like.dtype))
         return KTensor(ref, value.shape, like.dtype)
     ctx.fail(f"argument {k} is a {type(value).__name__}: edgelite reads tensors, numbers and "

@@ -87,10 +87,10 @@ def test_an_unknown_tf_function_is_refused_by_name(tmp_path):
         convert_config(tmp_path, config, {})
 
 
-def _op_layer(cls: str, args: list, cfg: dict | None = None, input_shape=(None, 3, 4)):
-    """A Keras 3 model: input 'x' -> keras.ops layer `cls` called with args (the input
-    written as "x") and ReLU after it."""
-    config = functional([("relu", "ReLU", {"name": "relu"})], input_shape)
+def _op_layer(cls: str, args: list, cfg: dict | None = None, dtype="float32"):
+    """A Keras 3 model: input 'x' [batch, 3, 4] of `dtype` -> keras.ops layer `cls` called
+    with args (the input written as "x") and ReLU after it."""
+    config = functional([("relu", "ReLU", {"name": "relu"})], (None, 3, 4), dtype)
     tensor = config["config"]["layers"][1]["inbound_nodes"][0]["args"][0]
     config["config"]["layers"].insert(1, {
         "module": "keras.src.ops.numpy", "class_name": cls, "name": "op",
@@ -131,6 +131,8 @@ def test_constant_arguments_and_indexing(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["x", {"class_name": "__tensor__", "config": {"value": [1.0], "dtype": "complex64"}}],
      r"a constant call argument has dtype complex64"),
+    (["x", {"class_name": "__numpy__", "config": {"value": [0.5], "dtype": "float64"}}],
+     r"layer 'op' \(Add\): argument 1 is a float64 constant on a int32 tensor"),
     (["x", [{"class_name": "__slice__", "config": {"start": 0, "stop": 1, "step": 0}}]],
      r"layer 'op' \(GetItem\): slices with step 0"),
     (["x", [{"class_name": "__slice__", "config": {}}, 7]],
@@ -140,5 +142,6 @@ def test_constant_arguments_and_indexing(tmp_path):
 def test_bad_constants_and_keys_are_refused_by_name(tmp_path, args, message):
     from edgelite.errors import EdgeliteError
     cls = "GetItem" if "GetItem" in message else "Add"
+    dtype = "int32" if "int32" in message else "float32"
     with pytest.raises(EdgeliteError, match=message):
-        convert_config(tmp_path, _op_layer(cls, args), {})
+        convert_config(tmp_path, _op_layer(cls, args, dtype=dtype), {})
