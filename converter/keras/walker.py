@@ -248,10 +248,34 @@ def _refs(value):
             if len(hist) != 3:
                 raise ModelFormatError("a call argument names no layer output")
             return _Ref(str(hist[0]), int(hist[1]), int(hist[2]))
+        if value.get("class_name") in CONSTANT_CLASSES:
+            return _constant(value)
         return {k: _refs(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_refs(v) for v in value]
     return value
+
+
+# Keras 3 writes a concrete tensor or numpy array met as a call argument (a positional
+# table added to a symbolic tensor, `x * np.array(...)`) inline: {"class_name": "__tensor__"
+# or "__numpy__", "config": {"value": nested lists, "dtype": "float32"}} (serialization_lib)
+CONSTANT_CLASSES = ("__tensor__", "__numpy__")
+CONSTANT_DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64",
+                   "bool")
+
+
+def _constant(value: dict) -> np.ndarray:
+    cfg = _config(value)
+    dtype = cfg.get("dtype", "float32")
+    if isinstance(dtype, dict):
+        dtype = _config(dtype).get("name", "float32")
+    if dtype not in CONSTANT_DTYPES:
+        raise ModelFormatError(f"a constant call argument has dtype {dtype}: edgelite reads "
+                               f"{' / '.join(CONSTANT_DTYPES)}")
+    try:
+        return np.asarray(cfg["value"], dtype=dtype)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFormatError(f"a constant call argument is malformed ({exc})") from None
 
 
 def _resolve(value, produced):

@@ -28,7 +28,7 @@ from . import (batch_matmul_to_fully_connected, collapse_reshapes, decompose_erf
                identify_leaky_relu, identify_prelu, identify_relu_clamps,
                matmul_to_fully_connected, merge_duplicates, order_for_memory, prune_loop_vars,
                remove_dead, remove_identities, remove_trivial_arithmetic, trim_constants)
-from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis
+from . import div_to_mul, fold_broadcast_to, spell_out_ellipsis, spell_out_new_axes
 from . import fold_reshape_of_own_shape, fold_unique_gather
 from . import fold_input_affine
 from . import collapse_strided_slices
@@ -62,6 +62,7 @@ PIPELINE: tuple[Pass, ...] = tuple(
          _requires(m))
     for m in (remove_identities, fold_constants, matmul_to_fully_connected, fold_shapes,
               remove_trivial_arithmetic, div_to_mul, fold_broadcast_to, spell_out_ellipsis,
+              spell_out_new_axes,
               identify_gelu, decompose_erf, fuse_lstm_loop, transpose_as_reshape,
               collapse_reshapes, collapse_strided_slices, fold_dense_reshapes,
               fold_flatten_into_fc, batch_matmul_to_fully_connected,

@@ -275,12 +275,60 @@ def attention_masked():
                        name="attention_masked")
 
 
+def text_encoder():
+    """A BERT-like encoder as users write it in Keras 3: a positional table and a scale added
+    as constant arrays (stored inline as `__tensor__` / `__numpy__`), the padding mask as
+    keras.ops calls (`cast(mask[:, None, :], "bool")`: GetItem, Cast) fed to attention,
+    and the [CLS] vector `x[:, 0]` plus slices with a step and an Ellipsis."""
+    o = keras.ops
+    tokens = keras.Input((8,), dtype="int32", name="tokens")
+    mask = o.cast(o.not_equal(tokens, 0), "int32")
+    x = L.Embedding(20, 8)(tokens)
+    x = x + o.convert_to_tensor(np.linspace(-0.5, 0.5, 64, dtype="float32").reshape(1, 8, 8))
+    x = x * np.linspace(0.5, 1.5, 8, dtype="float32")
+    h = L.MultiHeadAttention(2, 4)(x, x, attention_mask=o.cast(mask[:, None, :], "bool"))
+    x = L.LayerNormalization()(x + h)
+    cls = x[:, 0]
+    pairs = x[:, ::2, 1:7:3]
+    tail = x[..., -4:]
+    return keras.Model(tokens, [L.Dense(3)(cls), L.Flatten()(pairs),
+                                L.GlobalAveragePooling1D()(tail)], name="text_encoder")
+
+
+def keras_ops():
+    """keras.ops functions users call on symbolic tensors in Keras 3 (each stored as a
+    keras.src.ops layer): elementwise math and activations, comparisons, where, clip,
+    transpose / reshape / expand_dims / squeeze / concatenate / matmul."""
+    o = keras.ops
+    x = inp = keras.Input((4, 6), name="seq")
+    pos = o.abs(x) + 0.5
+    acts = [o.sigmoid(x), o.relu(x), o.relu6(x * 4.0), o.silu(x), o.softplus(x),
+            o.softsign(x), o.elu(x), o.selu(x), o.gelu(x),
+            o.leaky_relu(x, 0.1), o.hard_sigmoid(x), o.hard_silu(x), o.tanh(x),
+            o.exp(o.negative(pos)), o.sqrt(pos), o.square(x), o.log(pos), o.rsqrt(pos),
+            o.floor(x * 3.0), o.ceil(x * 3.0), o.sin(x), o.cos(x), o.sign(x),
+            o.reciprocal(pos), o.power(pos, 1.5), o.clip(x, -0.5, 0.25),
+            o.softmax(x, axis=-1)]
+    h = o.concatenate(acts, axis=-1)                        # [B, 4, 6 * 27]
+    masks = o.logical_and(o.greater(x, -0.5), o.less_equal(x, 0.5))
+    masks = o.logical_or(masks, o.equal(x, 0.0))
+    masks = o.logical_and(o.logical_not(o.greater_equal(x, 1.0)), masks)
+    picked = o.where(masks, x, -1.0) + o.where(o.less(x, 0.0), 0.5, x)
+    scores = o.matmul(picked, o.transpose(picked, (0, 2, 1)))  # [B, 4, 4]
+    flat = o.reshape(o.expand_dims(scores, 1), (-1, 16))
+    col = o.squeeze(o.expand_dims(flat, -1), -1)
+    h = L.Dense(5)(o.reshape(h, (-1, 4 * 6 * len(acts))))
+    return keras.Model(inp, [h, col], name="keras_ops")
+
+
 MODELS = {"cnn": cnn, "conv1d": conv1d, "activations": activations,
           "merge_multi_io": merge_multi_io, "nested": nested, "shapes": shapes, "norms": norms,
           "embedding": embedding, "sequential": sequential, "extras": extras,
           "rnn_lstm": rnn_lstm, "rnn_gru": rnn_gru, "rnn_masked": rnn_masked,
           "rnn_wrappers": rnn_wrappers, "attention": attention,
-          "attention_masked": attention_masked, "conv_lstm": conv_lstm, "tf_ops": tf_ops}
+          "attention_masked": attention_masked, "text_encoder": text_encoder,
+          "keras_ops": keras_ops,
+          "conv_lstm": conv_lstm, "tf_ops": tf_ops}
 LEGACY_ONLY = ("tf_ops",)   # Keras 3 writes keras.ops layers instead (extras)
 K3_H5 = ("nested", "activations")   # also saved by Keras 3 as .h5 (model_config + model_weights)
 LEGACY_MODELS = ("cnn", "activations", "nested", "merge_multi_io", "embedding", "sequential",

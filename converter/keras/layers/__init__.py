@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from edgelite.errors import UnsupportedOpError
 from edgelite.names import quoted
-from . import (activations, attention, conv, core, merge, norm, ops, pooling, recurrent,
-               reshaping, wrappers)
+from . import (activations, attention, conv, core, merge, norm, ops, ops_more, pooling,
+               recurrent, reshaping, wrappers)
 
 REGISTRY = {
     "TFOpLambda": ops.tf_op_lambda,
@@ -28,6 +28,9 @@ REGISTRY = {
     **reshaping.RULES,
 }
 
+# keras.ops functions (layers of module keras.src.ops.*)
+OP_RULES = {**ops.RULES, **ops_more.RULES}
+
 # configs of models used as layers (walker.py walks them)
 MODEL_CLASSES = frozenset({"Functional", "Model", "Sequential"})
 
@@ -38,7 +41,7 @@ EXPORT_ROUTE = ("export the model with TensorFlow (model.export('saved_dir')) an
 def rule_for(class_name: str, name: str, entry: dict):
     module = entry.get("module")
     op_layer = isinstance(module, str) and module.startswith("keras.src.ops")
-    rule = (ops.RULES if op_layer else REGISTRY).get(class_name)
+    rule = (OP_RULES if op_layer else REGISTRY).get(class_name)
     registered = entry.get("registered_name")
     custom = (isinstance(registered, str) and ">" in registered) or \
         (isinstance(module, str) and not module.startswith(("keras", "tf_keras")))

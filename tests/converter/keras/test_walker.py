@@ -45,7 +45,7 @@ def test_matches_keras_and_litert(stem):
 
 INPUT_NAMES = {"mobilenetv2_035": ["input_layer"], "cnn_legacy": ["image"],
                "merge_multi_io": ["a", "b"], "fer_emotion": ["input_1"], "rnn_lstm": ["seq"],
-               "attention": ["seq"]}
+               "attention": ["seq"], "text_encoder": ["tokens"]}
 
 
 @pytest.mark.parametrize("stem", sorted(INPUT_NAMES))

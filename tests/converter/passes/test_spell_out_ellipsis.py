@@ -51,12 +51,12 @@ def test_an_ellipsis_is_spelled_out(case):
 
 def test_an_ellipsis_with_a_new_axis_is_kept():
     """x[..., newaxis]: this pass keeps the masks (version 6); TF's converter turns the new
-    axis into a reshape, as collapse_strided_slices does."""
+    axis into a reshape, as spell_out_new_axes and collapse_strided_slices do."""
     x = floats(rng(), 4, 5, 6)
     masks = dict(ellipsis_mask=1, new_axis_mask=2)
     result = check(_slice_graph(x, [0, 0], [0, 0], [1, 1], masks), {"x": x},
                    x[..., np.newaxis], ["STRIDED_SLICE"],
-                   passes=frozenset({"collapse_strided_slices"}))
+                   passes=frozenset({"collapse_strided_slices", "spell_out_new_axes"}))
     assert result.graph.ops[0].options["ellipsis_mask"] == 1
     check(_slice_graph(x, [0, 0], [0, 0], [1, 1], masks), {"x": x}, x[..., np.newaxis],
           ["RESHAPE"])
