@@ -123,6 +123,8 @@ ALLOWED_TABLES = {
     "interpreter/micro/uint8.py": _TFLM,
     "interpreter/micro/arena.py": _TFLM,
     "converter/passes/narrow_int64_arithmetic.py": "its interval arithmetic's cases, by op",
+    "converter/passes/:REQUIRES": "a pass's pattern: the op types it is made of (run_passes "
+                                  "skips the pass when the graph lacks one)",
     "converter/passes/identify_dilated_conv.py:CONVS": _COVERAGE,
     "converter/quantize/adaround.py:LAYERS": _COVERAGE,
     "converter/quantize/equalize.py:FIRST": _COVERAGE,
@@ -175,7 +177,10 @@ def op_tables(source: str) -> dict[str, list[str]]:
 def _allowed(module: str, name: str) -> str | None:
     """The allow-list entry covering table ``name`` of ``module``, if any."""
     for key in ALLOWED_TABLES:
-        if key in (f"{module}:{name}", module) or (key.endswith("/") and module.startswith(key)):
+        folder, _, table = key.partition(":") if "/:" in key else (key, "", "")
+        if key in (f"{module}:{name}", module) or (folder.endswith("/") and
+                                                    module.startswith(folder) and
+                                                    table in ("", name)):
             return key
     return None
 

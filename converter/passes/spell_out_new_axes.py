@@ -80,8 +80,8 @@ def _dense(op: Op):
 
 def run(graph: Graph) -> int:
     n = 0
-    for op in [op for op in graph.ops if op.type == "STRIDED_SLICE"
-               and op.options.get("new_axis_mask", 0)]:
+    for op in [op for op in graph.ops_of("STRIDED_SLICE")
+               if op.options.get("new_axis_mask", 0)]:
         dense = _dense(op)
         if dense is None:
             continue

@@ -377,7 +377,7 @@ TYPED_PASSES = ("remove_identities", "matmul_to_fully_connected", "div_to_mul",
                 "fuse_bias", "fold_affine_constants", "fold_input_affine", "fold_input_scale",
                 "fuse_activation", "fold_shapes", "fold_broadcast_to", "collapse_reshapes",
                 "remove_trivial_arithmetic", "narrow_int64_arithmetic", "hoist_channel_ops",
-                "spell_out_ellipsis", "prune_loop_vars")
+                "spell_out_ellipsis", "spell_out_new_axes", "prune_loop_vars")
 
 
 def test_passes_without_their_op_types_do_not_look_at_the_ops(monkeypatch):
