@@ -10,7 +10,7 @@ the filter, and the accumulator is scaled back:
   optimized_ops::HybridConv: ``acc * (s_r * s_w) + bias``); per-channel filters
   EvalHybridPerChannel (asymmetric input, HybridConvPerChannel:
   ``(acc * s_w[c]) * s_r + bias``). DEFAULT: XNNPACK's dynamically quantized
-  convolution (qd8 per image, FMA); a 1x1 stride-1 convolution XNNPACK runs as a fully
+  convolution (qd8 per image, FMA); an ungrouped 1x1 stride-1 convolution XNNPACK runs as a fully
   connected layer, each pixel quantized as its own row. A grouped convolution (filter
   input channels C / G: RegNet, ResNeXt) sums each group's windows with its own
   filters (reference_ops::HybridConvPerChannel's `groups`); the quantization and scaling
@@ -61,7 +61,8 @@ def _record(ctx: OpContext, x, f, kh: int, kw: int, weights: np.ndarray, depthwi
     n, h, w, c = x.shape
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     rows = n
-    if quant is InputQuant.XNNPACK and kh == kw == 1 and wh.stride == ww.stride == 1:
+    if quant is InputQuant.XNNPACK and kh == kw == 1 and wh.stride == ww.stride == 1 \
+            and groups == 1:
         rows = n * h * w  # XNNPACK's fully connected: one row per pixel
     padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
     out_shape = (n, wh.size_out, ww.size_out, output.channel_scale.size)
