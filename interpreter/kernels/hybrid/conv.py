@@ -10,8 +10,11 @@ the filter, and the accumulator is scaled back:
   optimized_ops::HybridConv: ``acc * (s_r * s_w) + bias``); per-channel filters
   EvalHybridPerChannel (asymmetric input, HybridConvPerChannel:
   ``(acc * s_w[c]) * s_r + bias``). DEFAULT: XNNPACK's dynamically quantized
-  convolution (qd8 per image, FMA); a 1x1 stride-1 convolution XNNPACK runs as a fully
-  connected layer, each pixel quantized as its own row.
+  convolution (qd8 per image, FMA); an ungrouped 1x1 stride-1 convolution XNNPACK runs as a fully
+  connected layer, each pixel quantized as its own row. A grouped convolution (filter
+  input channels C / G: RegNet, ResNeXt) sums each group's windows with its own
+  filters (reference_ops::HybridConvPerChannel's `groups`); the quantization and scaling
+  are those of the ungrouped convolution.
 * DEPTHWISE_CONV_2D (per-channel filters only, as depthwise_conv.cc requires):
   asymmetric input, DepthwiseConvHybridPerChannel's ``acc * (s_w[c] * s_r) + bias``
   for both kernel sets: XNNPACK does not take it, and the optimized builtin kernel
@@ -38,9 +41,10 @@ class HybridConvRecord:
     x_q: np.ndarray  # (N, H*W*C) float64 scratch: q - o per image (per pixel: (N*H*W, C))
     interior: np.ndarray  # where q - o goes inside the zero-padded scratch
     windows: np.ndarray  # (N, OH, OW, KH, KW, C) view of the padded scratch
-    weights: np.ndarray  # conv: (KH*KW*C, O); depthwise: (KH, KW, C, M), float64
-    depthwise: bool
+    weights: np.ndarray  # conv: (KH*KW*C, O), grouped (G, KH*KW*C/G, O/G); depthwise:
+    depthwise: bool      # (KH, KW, C, M), float64
     output: HybridOutput
+    groups: int = 1
 
 
 def _operands(ctx: OpContext, layout: str):
@@ -53,39 +57,48 @@ def _operands(ctx: OpContext, layout: str):
 
 
 def _record(ctx: OpContext, x, f, kh: int, kw: int, weights: np.ndarray, depthwise: bool,
-            quant: InputQuant, output: HybridOutput):
+            quant: InputQuant, output: HybridOutput, groups: int = 1):
     n, h, w, c = x.shape
     wh, ww = conv_windows(ctx, h, w, kh, kw)
     rows = n
-    if quant is InputQuant.XNNPACK and kh == kw == 1 and wh.stride == ww.stride == 1:
+    if quant is InputQuant.XNNPACK and kh == kw == 1 and wh.stride == ww.stride == 1 \
+            and groups == 1:
         rows = n * h * w  # XNNPACK's fully connected: one row per pixel
     padded, interior = padded_scratch(ctx, n, wh, ww, c, np.float64, 0.0)
     out_shape = (n, wh.size_out, ww.size_out, output.channel_scale.size)
     x_q = temporary(ctx, (rows, h * w * c * n // rows), np.float64)
     record = HybridConvRecord(quant=quant, x_q=x_q,
                               interior=interior, windows=patches_view(padded, wh, ww),
-                              weights=weights, depthwise=depthwise, output=output)
+                              weights=weights, depthwise=depthwise, output=output,
+                              groups=groups)
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 
 def prepare_conv(ctx: OpContext):
     x, f, filt = _operands(ctx, "NHWC / OHWI")
     o, kh, kw, cg = f.shape
-    if cg != x.shape[3]:
-        raise ctx.unsupported(
-            f"grouped convolution (filter input channels {cg}, input channels {x.shape[3]}) "
-            f"is not supported as a {HYBRID} op")
+    groups = x.shape[3] // cg if cg else 0
+    if cg < 1 or groups * cg != x.shape[3] or o % groups:
+        raise ctx.shape_error(
+            f"filter input channels {cg} must divide the input channels {x.shape[3]} into "
+            f"groups that divide the {o} filters")
     scales = weight_scales(ctx, f, o, 0)
     per_channel = len(f.quantization.scale) > 1
+    if groups > 1 and not per_channel:
+        # conv.cc's Prepare takes a grouped hybrid filter per channel only (one scale per
+        # filter), so a per-tensor one loads nowhere
+        raise ctx.unsupported(f"a grouped {HYBRID} convolution needs one filter scale per "
+                              f"output channel ({o}), as LiteRT's conv.cc requires")
     xnnpack = not ctx.quant.reference
     if xnnpack:
         order = Order.FMA
     else:
         order = Order.CHANNEL_FIRST if per_channel else Order.SCALE_FIRST
     output = hybrid_output(ctx, order, scales, ctx.optional_input(2))
-    weights = np.ascontiguousarray(filt.reshape(o, kh * kw * cg).T)
-    return _record(ctx, x, f, kh, kw, weights, False,
-                   input_quant(ctx, xnnpack, per_channel), output)
+    weights = np.ascontiguousarray(
+        filt.reshape(groups, o // groups, kh * kw * cg).transpose(0, 2, 1))
+    return _record(ctx, x, f, kh, kw, weights[0] if groups == 1 else weights, False,
+                   input_quant(ctx, xnnpack, per_channel), output, groups)
 
 
 def prepare_depthwise(ctx: OpContext):
@@ -116,6 +129,12 @@ def eval(rec: HybridConvRecord, inputs, outputs) -> None:
     out = outputs[0]
     if rec.depthwise:  # out[..., c*M + m] = sum_taps window[..., c] * w[ky, kx, c, m]
         acc = np.einsum("nhwijc,ijcm->nhwcm", rec.windows, rec.weights).reshape(out.shape)
+    elif rec.groups > 1:  # each group's windows with its filters, groups side by side
+        g, k, _ = rec.weights.shape
+        win = rec.windows.reshape(-1, *rec.windows.shape[3:5], g, k // np.prod(
+            rec.windows.shape[3:5]))
+        acc = np.matmul(win.transpose(3, 0, 1, 2, 4).reshape(g, -1, k), rec.weights)
+        acc = acc.transpose(1, 0, 2)
     else:
         win = rec.windows
         acc = win.reshape(-1, np.prod(win.shape[3:])) @ rec.weights

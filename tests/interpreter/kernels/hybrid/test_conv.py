@@ -29,13 +29,13 @@ def _out_size(size, k, stride, dilation, padding):
     return -(-size // stride) if padding == SAME else (size - ek) // stride + 1
 
 
-def conv_model(rng, case, depthwise=False, multiplier=1):
+def conv_model(rng, case, depthwise=False, multiplier=1, groups=1):
     n, h, w_, c, o, kh, kw, stride, dil, pad, per_channel, act = case
     if depthwise:
         o = c * multiplier
     m = QuantModel()
     x = m.input("x", (n, h, w_, c), np.float32)
-    shape = (1, kh, kw, o) if depthwise else (o, kh, kw, c)
+    shape = (1, kh, kw, o) if depthwise else (o, kh, kw, c // groups)
     w, scale, q = weights(rng, shape, o, per_channel, axis=3 if depthwise else 0)
     operands = [x, m.const("w", w, np.int8, scale=scale, **q),
                 m.const("b", rng.standard_normal(o), np.float32)]
@@ -91,13 +91,43 @@ def test_conv_uint8_weights_refused():
         run_edgelite(m.build(), [np.ones((1, 4, 4, 3), np.float32)], "reference")
 
 
-def test_grouped_conv_refused():
+GROUPED_CASES = [  # (case, groups): RegNet / ResNeXt-style grouped convolutions
+    ((1, 6, 6, 4, 4, 3, 3, 1, 1, SAME, True, RELU), 2),
+    ((2, 7, 5, 6, 9, 3, 3, 2, 1, VALID, True, 0), 3),
+    ((1, 5, 5, 8, 8, 1, 1, 1, 1, VALID, True, RELU6), 4),
+    ((1, 6, 6, 24, 24, 3, 3, 1, 1, SAME, True, RELU), 3),
+]
+
+
+@pytest.mark.parametrize("case, groups", GROUPED_CASES)
+def test_grouped_conv(case, groups):
+    """Filter input channels C / G: each group's channels with its O / G filters (LiteRT's
+    HybridConvPerChannel `groups`), bit-identical with both LiteRT kernel sets."""
+    rng = np.random.default_rng(groups)
+    model, shape = conv_model(rng, case, groups=groups)
+    for kind in ("normal", "positive"):
+        check(model, [feed(rng, shape, kind)])
+
+
+def test_grouped_per_tensor_filter_is_refused():
+    """LiteRT's conv.cc refuses a grouped hybrid filter with one scale (measured)."""
+    rng = np.random.default_rng(0)
+    model, shape = conv_model(rng, (1, 5, 5, 8, 8, 1, 1, 1, 1, VALID, False, 0), groups=4)
+    with pytest.raises(UnsupportedOpError, match=r"grouped dynamic-range \(hybrid\) "
+                                                  r"convolution needs one filter scale per "
+                                                  r"output channel \(8\)"):
+        run_edgelite(model, [feed(rng, shape)], "reference")
+
+
+def test_filter_channels_not_dividing_the_input_are_refused():
+    from edgelite.errors import ShapeError
     m = QuantModel()
     x = m.input("x", (1, 4, 4, 4), np.float32)
-    w = m.const("w", np.ones((4, 3, 3, 2), np.int8), np.int8, scale=0.1, zp=0)
+    w = m.const("w", np.ones((4, 3, 3, 3), np.int8), np.int8, scale=0.1, zp=0)
     m.op("CONV_2D", [x, w, -1], [m.output("y", (1, 4, 4, 4), np.float32)], padding=SAME,
          stride_h=1, stride_w=1)
-    with pytest.raises(UnsupportedOpError, match=r"grouped convolution .* dynamic-range"):
+    with pytest.raises(ShapeError, match=r"filter input channels 3 must divide the input "
+                                         r"channels 4"):
         run_edgelite(m.build(), [np.ones((1, 4, 4, 4), np.float32)], "reference")
 
 
