@@ -142,6 +142,19 @@ def _output_shape(ctx: OpContext, x) -> tuple[tuple[int, ...], tuple[int, ...], 
     return axes, shape, keep_dims
 
 
+@dataclass(frozen=True)
+class FloatSumRecord(ReduceRecord):
+    """A float32 MEAN / SUM whose axes form one block: numpy's eval, and on the native
+    backend the same sums in C, bit for bit (native/reduce.c el_sum_f32: np.add.reduce's
+    order) as one native step."""
+    dims: tuple[int, int, int] = (1, 1, 1)  # (outer, count, inner)
+    mean: bool = False
+
+    def native_step(self, inputs, outputs):
+        return native_ops.plain_step((inputs[0], outputs[0]), "sum_f32_step", inputs[0],
+                                     *self.dims, self.mean, outputs[0])
+
+
 def _make_prepare(reducer: Callable, dtypes: tuple):
     """``reducer(dtype)``: the numpy reduction for the input's dtype."""
     def prepare(ctx: OpContext):
@@ -149,7 +162,12 @@ def _make_prepare(reducer: Callable, dtypes: tuple):
         x = ctx.input(0)
         ctx.require_dtype(x, dtypes, "input")
         axes, shape, keep_dims = _output_shape(ctx, x)
-        return (OutputSpec(shape, x.dtype),), ReduceRecord(reducer(x.dtype), axes, keep_dims)
+        record = ReduceRecord(reducer(x.dtype), axes, keep_dims)
+        dims = native_ops.sum_dims(x.shape, axes)
+        if reducer in (_mean, _sum) and x.dtype == np.float32 and dims is not None \
+                and 0 not in x.shape:
+            record = FloatSumRecord(record.reduce, axes, keep_dims, dims, reducer is _mean)
+        return (OutputSpec(shape, x.dtype),), record
 
     return prepare
 

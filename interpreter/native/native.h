@@ -74,6 +74,9 @@ void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t be
  * acc: inner int32 of scratch */
 void el_sum8(const void *x, int is_uint8, int64_t outer, int64_t count, int64_t inner,
              int32_t *acc, int64_t *out);
+/* float32 sums of an (outer, count, inner) array over count into out (outer * inner), in
+ * np.add.reduce's order (reduce.c) */
+void el_sum_f32(const float *x, int64_t outer, int64_t count, int64_t inner, float *out);
 /* int8 / uint8 AVERAGE_POOL_2D (pool.c); rows are (n, out_y) pairs; acc: c int32 of
  * scratch */
 struct el_pool {

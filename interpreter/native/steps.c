@@ -1,6 +1,7 @@
 /* Native steps (docs/native-run-loop.md) of the kernels that need scratch per call:
  * int8 / uint8 AVERAGE_POOL_2D (pool.c), SOFTMAX (softmax.c) and MEAN / SUM with
- * XNNPACK's float32 output stage (reduce.c's sums, then the stage here). The bind checks the
+ * XNNPACK's float32 output stage (reduce.c's sums, then the stage here); and the float32
+ * MEAN / SUM (reduce.c's sums in numpy's order), which need no scratch but belong here. The bind checks the
  * arrays once -- the same sizes module_ops.c's avg_pool / softmax check per call -- and
  * takes the scratch as a caller-owned array, so the step allocates nothing while it runs
  * without the GIL. module.c adds these functions to edgelite.interpreter._native; the
@@ -176,7 +177,48 @@ static PyObject *mean_step(PyObject *self, PyObject *args)
     return el_step_new(mean_run, &c, sizeof c, args); /* args holds every array */
 }
 
+/* float32 MEAN / SUM: numpy's sums (el_sum_f32), MEAN then divided by the count in float32
+ * (np.true_divide(out, count): a float32 divide) */
+struct sum_f32_call {
+    const float *x;
+    long long outer, count, inner;
+    int mean;
+    float *out;
+};
+
+static int sum_f32_run(void *args)
+{
+    const struct sum_f32_call *c = args;
+    el_sum_f32(c->x, c->outer, c->count, c->inner, c->out);
+    if (c->mean) {
+        const float n = (float)c->count;
+        for (long long i = 0; i < c->outer * c->inner; i++) c->out[i] /= n;
+    }
+    return 0;
+}
+
+/* sum_f32_step(x, outer, count, inner, mean, out): the float32 sums of x viewed as
+ * (outer, count, inner) over count into out; mean: divided by count */
+static PyObject *sum_f32_step(PyObject *self, PyObject *args)
+{
+    PyObject *x, *out;
+    struct sum_f32_call c = {0};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OLLLpO", &x, &c.outer, &c.count, &c.inner, &c.mean, &out))
+        return NULL;
+    if (c.outer < 1 || c.count < 1 || c.inner < 1)
+        return refuse("sum_f32_step", "bad sizes");
+    long long values = c.outer * c.inner;
+    if (!(c.x = span(x, 4 * values * c.count, 0, "sum_f32_step", "the input"))
+        || !(c.out = span(out, 4 * values, 1, "sum_f32_step", "the output")))
+        return NULL;
+    return el_step_new(sum_f32_run, &c, sizeof c, args); /* args holds every array */
+}
+
 PyMethodDef el_steps_methods[] = {
+    {"sum_f32_step", sum_f32_step, METH_VARARGS,
+     "sum_f32_step(x, outer, count, inner, mean, out): a NativeStep of a float32 MEAN / SUM "
+     "in np.add.reduce's order"},
     {"mean_step", mean_step, METH_VARARGS,
      "mean_step(x, is_uint8, outer, count, inner, total, scale, bias, lo, hi, out, acc): a "
      "NativeStep of an int8 / uint8 MEAN / SUM with XNNPACK's float32 output stage"},

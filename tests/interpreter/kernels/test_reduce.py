@@ -8,6 +8,7 @@ import pytest
 
 from edgelite.interpreter import ShapeError, UnsupportedOpError
 
+from tests.conftest import missing
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import (assert_bit_exact, assert_matches_litert, assert_native_steps,
                            full_range, rand, random_qparams, run_edgelite)
@@ -191,6 +192,53 @@ def test_sum_mean_8bit_default_set_is_a_native_step(op, dtype, shape, axes, keep
         model = reduce_q(op, shape, axes, keep, dtype, qin, qout)
         assert_native_steps(model, [full_range(rng, shape, dtype)], steps=1,
                             kernels=("default",))
+
+
+@pytest.mark.parametrize("op", ["SUM", "MEAN"])
+@pytest.mark.parametrize("shape,axes,keep,steps", [
+    ((1, 7, 7, 96), [1, 2], True, 1),       # global average pooling: rows added in order
+    ((2, 9000, 3), [1], False, 1),
+    ((3, 20000), [-1], True, 1),            # the innermost block: numpy's pairwise sum
+    ((2, 9, 130), [0, 1, 2], False, 1),     # every axis: one pairwise sum of 2340
+    ((1, 8), [0], True, 1),
+    ((2, 3, 4), [0, 2], True, 0)])          # not one block: numpy's eval
+def test_float_sum_mean_native_step_is_numpy_bit_for_bit(op, shape, axes, keep, steps):
+    # float32 MEAN / SUM as one native step (native/reduce.c el_sum_f32): the bits of the
+    # numpy kernel's np.add.reduce (pairwise on the innermost block, row by row otherwise),
+    # at 1 and 2 threads; values of 1e6 make any other summation order show
+    from edgelite.interpreter import native
+    from tests.support.runtimes import edgelite_interpreter, invoke
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.standard_normal(shape) * 1e6).astype(np.float32)
+    model = reduce_model(op, shape, axes, keep)
+    (want,) = run_edgelite(model, [x], native=False)
+    for threads in (1, 2):
+        interp = edgelite_interpreter(model, native=True, num_threads=threads)
+        ran = [s for s in interp._steps if s[0] is native.module.run_native_step]
+        assert len(ran) == steps
+        (got,) = invoke(interp, [x])
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    expect = np.add.reduce(x.astype(np.float64), axis=tuple(axes), keepdims=keep)
+    if op == "MEAN":
+        expect /= x.size // max(expect.size, 1)
+    np.testing.assert_allclose(want, expect, rtol=1e-4, atol=1e-4 * np.abs(x).max())
+
+
+def test_sum_f32_step_refuses_short_buffers():
+    from edgelite.interpreter import native
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    bind = native.module.sum_f32_step
+    x, out = np.zeros(24, np.float32), np.zeros(4, np.float32)
+    assert bind(x, 2, 6, 2, True, out) is not None
+    with pytest.raises(ValueError, match="sum_f32_step: the input holds 96 bytes, needs 112"):
+        bind(x, 2, 7, 2, True, out)
+    with pytest.raises(ValueError, match="sum_f32_step: the output holds 12 bytes, needs 16"):
+        bind(x, 2, 6, 2, False, out[:3].copy())
+    with pytest.raises(ValueError, match="sum_f32_step: bad sizes"):
+        bind(x, 0, 6, 2, False, out)
 
 
 def test_mean_step_refuses_short_buffers():
