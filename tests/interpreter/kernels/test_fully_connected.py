@@ -139,3 +139,35 @@ def test_fully_connected_large_depth(rng):
     # K = 1024: one float32 product (partial sums within 1024 * 127 * ~128).
     model, feeds = quant_fc_model(rng, np.int8, (4, 1024), 16)
     assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("const_weights", [True, False])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_float_fc_bound_step_equals_eval(rng, const_weights, with_bias):
+    # the native backend binds float FULLY_CONNECTED's 2-D views once (eval_bound): the
+    # same numpy calls as eval, so the same bits as the numpy backend, before and after a
+    # resize re-binds them
+    from edgelite.interpreter import Interpreter
+    from edgelite.interpreter.kernels.fully_connected import eval_bound
+    w = rand(rng, (5, 12))
+    bias = rand(rng, (5,)) if with_bias else None
+    model = fc_model((2, 3, 4), w, bias, (2, 5), const_weights=const_weights,
+                     fused_activation_function="RELU6")
+    for shape in ((2, 3, 4), (4, 3, 4)):
+        x = rand(rng, shape, low=-3, high=3)
+        feeds = [x] if const_weights else [x, w]
+        results = []
+        for native in (False, True):
+            interp = Interpreter(model_content=model, native=native)
+            interp.resize_tensor_input(interp.get_input_details()[0]["index"], shape)
+            interp.allocate_tensors()
+            bound = [s for s in interp._steps if s[0] is eval_bound]
+            assert len(bound) == int(native)
+            for d, v in zip(interp.get_input_details(), feeds):
+                interp.set_tensor(d["index"], v)
+            interp.invoke()
+            results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+        assert results[1].shape == (x.size // 12, 5)
+        np.testing.assert_array_equal(results[0], results[1])
+        want = np.clip(x.reshape(-1, 12) @ w.T + (0 if bias is None else bias), 0, 6)
+        assert_close(results[1], want.astype(np.float32))
