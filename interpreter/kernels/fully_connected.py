@@ -61,12 +61,19 @@ from .common.requantize import (QUANTIZED, OutputStage, activation_bounds, chann
                                 output_stage, qparams, require_same_type)
 from .int16.affine import fully_connected16
 from .common.native_gemm import native_gemm
+from .common.native_float_ops import clamp_bounds
+from .. import native as native_backend
 from .versions import OpSignature, T
 
 SHUFFLED_WEIGHTS_FORMAT = schema_ops.FullyConnectedOptionsWeightsFormat.SHUFFLED4x16INT8
 
 
 # --------------------------------------------------------------------------- float32
+
+# Multiply-adds up to which a float FC with constant weights runs as native/fc_f32.c's
+# step: there a BLAS call's fixed cost (~1.5 us) is most of the op; the C loop costs about
+# 1 ns per 8 multiply-adds (AVX2), so it stays ahead of the BLAS call up to about here.
+SMALL_FC = 2**14
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,19 +85,27 @@ class FullyConnectedRecord:
     clamp: Clamp
 
     def native_step(self, inputs, outputs):
-        """With the native backend, eval's numpy calls on 2-D views made once at bind
-        (eval_bound), which saves the reshapes and lookups of a small op (about 2 us);
-        None where an operand is not a plain contiguous array (eval then runs)."""
+        """With the native backend: a small FC with constant weights (at most SMALL_FC
+        multiply-adds) as one C step in LiteRT's reference order (native/fc_f32.c), else
+        eval's numpy calls on 2-D views bound once (eval_bound: the same bits as eval,
+        without its reshapes and lookups). None where an operand is not a plain
+        contiguous array (eval then runs)."""
         x, out = inputs[0], outputs[0]
         bias = inputs[2] if len(inputs) > 2 else None
         weights_t = self.weights_t if self.weights_t is not None else inputs[1]
         if not all(isinstance(a, np.ndarray) and a.flags.c_contiguous
                    for a in (x, out, weights_t)):
             return None
-        if self.weights_t is None:
-            weights_t = weights_t.T
         if bias is not None:
             bias = bias.reshape(self.out_features)
+        if self.weights_t is not None and hasattr(native_backend.module, "fc_f32_step") \
+                and self.rows * self.in_features * self.out_features <= SMALL_FC:
+            step = native_backend.module.fc_f32_step(
+                x, weights_t, bias, out, self.rows, self.in_features, self.out_features,
+                *clamp_bounds(self.clamp))
+            return (native_backend.module.run_native_step, step, None, None)
+        if self.weights_t is None:
+            weights_t = weights_t.T
         views = (x.reshape(self.rows, self.in_features), weights_t, bias)
         return (eval_bound, self, views, (out.reshape(self.rows, self.out_features),))
 

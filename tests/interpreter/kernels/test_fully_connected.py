@@ -6,6 +6,7 @@ import pytest
 
 from edgelite.interpreter import ShapeError
 
+from tests.conftest import missing
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import (assert_bit_exact, assert_close, assert_matches_litert, full_range, rand,
                           random_qparams, run_edgelite)
@@ -141,33 +142,64 @@ def test_fully_connected_large_depth(rng):
     assert_bit_exact(model, feeds)
 
 
+def _native_float_steps(model, feeds, shape):
+    """(numpy backend output, native output, the native run's step functions)."""
+    from edgelite.interpreter import Interpreter
+    results, steps = [], None
+    for native in (False, True):
+        interp = Interpreter(model_content=model, native=native)
+        interp.resize_tensor_input(interp.get_input_details()[0]["index"], shape)
+        interp.allocate_tensors()
+        steps = [s[0] for s in interp._steps]
+        for d, v in zip(interp.get_input_details(), feeds):
+            interp.set_tensor(d["index"], v)
+        interp.invoke()
+        results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    return results[0], results[1], steps
+
+
+@pytest.mark.parametrize("act", ["NONE", "RELU", "RELU6"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_small_float_fc_native_step_is_litert_reference_bit_for_bit(rng, act, with_bias):
+    # a small float FC with constant weights runs as one C step (native/fc_f32.c) in
+    # reference_ops::FullyConnected's order: LiteRT BUILTIN_REF's bits (the numpy kernel's
+    # BLAS product is only close); before and after a resize re-binds it
+    from edgelite.interpreter import native
+    from tests.support.runtimes import run_litert
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    w = rand(rng, (17, 40))
+    bias = rand(rng, (17,)) if with_bias else None
+    small = fc_model((2, 40), w, bias, (2, 17), fused_activation_function=act)
+    for shape in ((2, 40), (6, 40)):
+        x = rand(rng, shape, low=-3, high=3)
+        plain, got, steps = _native_float_steps(small, [x], shape)
+        assert steps == [native.module.run_native_step]
+        model = fc_model(shape, w, bias, (shape[0], 17), fused_activation_function=act)
+        (want,) = run_litert(model, [x], "reference")
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+        assert_close(plain, want)
+
+
 @pytest.mark.parametrize("const_weights", [True, False])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_float_fc_bound_step_equals_eval(rng, const_weights, with_bias):
-    # the native backend binds float FULLY_CONNECTED's 2-D views once (eval_bound): the
-    # same numpy calls as eval, so the same bits as the numpy backend, before and after a
+    # larger float FCs (and any with weights that are not constant) keep eval's numpy calls
+    # on 2-D views bound once (eval_bound): the numpy backend's bits, before and after a
     # resize re-binds them
-    from edgelite.interpreter import Interpreter
-    from edgelite.interpreter.kernels.fully_connected import eval_bound
-    w = rand(rng, (5, 12))
-    bias = rand(rng, (5,)) if with_bias else None
-    model = fc_model((2, 3, 4), w, bias, (2, 5), const_weights=const_weights,
+    from edgelite.interpreter import native
+    from edgelite.interpreter.kernels.fully_connected import SMALL_FC, eval_bound
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    w = rand(rng, (50, 400))
+    bias = rand(rng, (50,)) if with_bias else None
+    model = fc_model((2, 400), w, bias, (2, 50), const_weights=const_weights,
                      fused_activation_function="RELU6")
-    for shape in ((2, 3, 4), (4, 3, 4)):
+    for shape in ((2, 400), (4, 400)):
+        assert shape[0] * 400 * 50 > SMALL_FC
         x = rand(rng, shape, low=-3, high=3)
-        feeds = [x] if const_weights else [x, w]
-        results = []
-        for native in (False, True):
-            interp = Interpreter(model_content=model, native=native)
-            interp.resize_tensor_input(interp.get_input_details()[0]["index"], shape)
-            interp.allocate_tensors()
-            bound = [s for s in interp._steps if s[0] is eval_bound]
-            assert len(bound) == int(native)
-            for d, v in zip(interp.get_input_details(), feeds):
-                interp.set_tensor(d["index"], v)
-            interp.invoke()
-            results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
-        assert results[1].shape == (x.size // 12, 5)
-        np.testing.assert_array_equal(results[0], results[1])
-        want = np.clip(x.reshape(-1, 12) @ w.T + (0 if bias is None else bias), 0, 6)
-        assert_close(results[1], want.astype(np.float32))
+        plain, got, steps = _native_float_steps(model, [x] if const_weights else [x, w], shape)
+        assert steps == [eval_bound]
+        np.testing.assert_array_equal(plain, got)
+        want = np.clip(x @ w.T + (0 if bias is None else bias), 0, 6)
+        assert_close(got, want.astype(np.float32))
