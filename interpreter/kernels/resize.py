@@ -67,6 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import native as native_backend
 from .. import quant_math as qm
 from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
@@ -116,6 +117,21 @@ class BilinearRecord:
     wx: tuple[np.ndarray, np.ndarray]  # (1 - dx, dx), each (1, 1, OW, 1) float32
     rows: tuple[np.ndarray, np.ndarray]  # scratch (N, OH, W, C): input rows y0 / y1
     term: np.ndarray  # scratch (N, OH, OW, C)
+
+    def native_step(self, inputs, outputs):
+        """With the native backend, the same blend in C in one pass (native/resize_f32.c:
+        the numpy eval's bits) as a native step; None where the extension lacks it or an
+        operand is not a plain contiguous float32 array."""
+        x, out = inputs[0], outputs[0]
+        bind = getattr(native_backend.module, "resize_bilinear_f32_step", None)
+        if bind is None or not all(isinstance(a, np.ndarray) and a.flags.c_contiguous
+                                   and a.dtype == F32 for a in (x, out)):
+            return None
+        tables = tuple(np.ascontiguousarray(t, np.int64)
+                       for t in (self.y0, self.y1, self.x0, self.x1))
+        weights = tuple(np.ascontiguousarray(w.reshape(-1)) for w in (*self.wy, *self.wx))
+        step = bind(x, out, (*x.shape, *out.shape[1:3]), tables, weights)
+        return (native_backend.module.run_native_step, step, None, None)
 
 
 def _bilinear_axis(size_in: int, size_out: int, align: bool, half: bool):

@@ -74,3 +74,47 @@ def test_resize(rng, op, dtype, size, mode):
     q = random_qparams(rng, dtype)
     x = full_range(rng, (2, 5, 7, 3), dtype)
     assert_bit_exact(resize_model(op, dtype, x.shape, size, q, **options), [x])
+
+
+def test_float_bilinear_is_one_native_step_with_the_numpy_bits(rng):
+    # float RESIZE_BILINEAR on the native backend: one C step (native/resize_f32.c) giving
+    # the numpy kernel's bits (the module's other tests hold both to LiteRT's reference)
+    from edgelite.interpreter import Interpreter, native
+    from tests.conftest import missing
+    from tests.interpreter.tflite_builder import ModelBuilder
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    for mode in MODES:
+        b = ModelBuilder()
+        x = b.tensor("x", [2, 5, 7, 3])
+        y = b.tensor("y", [2, 9, 4, 3])
+        b.op("RESIZE_BILINEAR", [x, b.const("size", np.array([9, 4], I32))], [y], **mode)
+        model = b.build([x], [y])
+        feed = rand(rng, (2, 5, 7, 3), low=-1e4, high=1e4)
+        results = []
+        for flag in (False, True):
+            interp = Interpreter(model_content=model, native=flag)
+            interp.allocate_tensors()
+            ran = [s for s in interp._steps if s[0] is native.module.run_native_step]
+            assert len(ran) == int(flag)
+            interp.set_tensor(interp.get_input_details()[0]["index"], feed)
+            interp.invoke()
+            results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+        np.testing.assert_array_equal(results[0].view(I32), results[1].view(I32))
+
+
+def test_resize_bilinear_f32_step_refuses_bad_tables():
+    from edgelite.interpreter import native
+    from tests.conftest import missing
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    bind = native.module.resize_bilinear_f32_step
+    x, out = np.zeros((1, 2, 2, 1), F32), np.zeros((1, 3, 3, 1), F32)
+    idx, w = np.array([0, 1, 1], np.int64), np.full(3, 0.5, F32)
+    assert bind(x, out, (1, 2, 2, 1, 3, 3), (idx, idx, idx, idx), (w, w, w, w)) is not None
+    with pytest.raises(ValueError, match="index out of range"):
+        bind(x, out, (1, 2, 2, 1, 3, 3), (idx, idx + 1, idx, idx), (w, w, w, w))
+    with pytest.raises(ValueError, match="wx1 holds 8 bytes, needs 12"):
+        bind(x, out, (1, 2, 2, 1, 3, 3), (idx, idx, idx, idx), (w, w, w, w[:2].copy()))
+    with pytest.raises(ValueError, match="the output holds 36 bytes, needs 64"):
+        bind(x, out, (1, 2, 2, 1, 4, 4), (idx, idx, idx, idx), (w, w, w, w))
