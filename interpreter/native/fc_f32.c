@@ -64,24 +64,6 @@ static int fc_f32_run(void *args)
     return 0;
 }
 
-/* a C-contiguous buffer of ``obj`` with at least ``count`` float32 values, or NULL with
- * ValueError set; released at once (the step keeps ``obj`` alive) */
-static void *values_of(PyObject *obj, long long count, int writable, const char *what)
-{
-    Py_buffer b;
-    if (PyObject_GetBuffer(obj, &b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
-        return NULL;
-    void *at = b.buf;
-    const Py_ssize_t len = b.len;
-    PyBuffer_Release(&b);
-    if (count < 0 || len < count * (Py_ssize_t)sizeof(float)) {
-        PyErr_Format(PyExc_ValueError, "native fc_f32_step: %s holds %zd bytes, needs %lld",
-                     what, len, count * (long long)sizeof(float));
-        return NULL;
-    }
-    return at;
-}
-
 /* fc_f32_step(x, weights_t, bias, out, rows, depth, units, clamp, lo, hi): a NativeStep of
  * out (rows, units) = clamp(x (rows, depth) @ weights_t (depth, units) + bias); bias None:
  * none */
@@ -97,10 +79,11 @@ static PyObject *fc_f32_step(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "native fc_f32_step: bad sizes");
         return NULL;
     }
-    if (!(p.x = values_of(x, p.rows * p.depth, 0, "the input"))
-        || !(p.weights_t = values_of(weights_t, p.depth * p.units, 0, "the weights"))
-        || (bias != Py_None && !(p.bias = values_of(bias, p.units, 0, "the bias")))
-        || !(p.out = values_of(out, p.rows * p.units, 1, "the output")))
+    const char *fn = "fc_f32_step";
+    if (!(p.x = el_span(x, 4 * p.rows * p.depth, 0, fn, "the input"))
+        || !(p.weights_t = el_span(weights_t, 4 * p.depth * p.units, 0, fn, "the weights"))
+        || (bias != Py_None && !(p.bias = el_span(bias, 4 * p.units, 0, fn, "the bias")))
+        || !(p.out = el_span(out, 4 * p.rows * p.units, 1, fn, "the output")))
         return NULL;
     return el_step_new(fc_f32_run, &p, sizeof p, args); /* args holds every array */
 }

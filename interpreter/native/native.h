@@ -233,6 +233,10 @@ int el_dw_step(void *args);
 typedef int (*el_step_fn)(void *args);
 #ifdef Py_PYTHON_H
 PyObject *el_step_new(el_step_fn fn, const void *args, size_t size, PyObject *keep);
+/* a C-contiguous buffer of ``obj`` holding at least ``bytes`` (writable if asked): its
+ * pointer, or NULL with ValueError set naming ``fn`` and ``what`` (steps.c). The buffer is
+ * released at once: the caller's step keeps ``obj`` alive. */
+void *el_span(PyObject *obj, long long bytes, int writable, const char *fn, const char *what);
 /* fn(args) now, the GIL released: None, or NULL with RuntimeError (a kernel's direct call) */
 PyObject *el_step_run(el_step_fn fn, void *args);
 int el_runloop_add(PyObject *module);

@@ -44,25 +44,6 @@ static int resize_f32_run(void *args)
     return 0;
 }
 
-/* a C-contiguous buffer of ``obj`` with at least ``bytes``, or NULL with ValueError set;
- * released at once (the step keeps ``obj`` alive) */
-static const void *bytes_of(PyObject *obj, long long bytes, int writable, const char *what)
-{
-    Py_buffer b;
-    if (PyObject_GetBuffer(obj, &b, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
-        return NULL;
-    const void *at = b.buf;
-    const Py_ssize_t len = b.len;
-    PyBuffer_Release(&b);
-    if (bytes < 0 || len < bytes) {
-        PyErr_Format(PyExc_ValueError,
-                     "native resize_bilinear_f32_step: %s holds %zd bytes, needs %lld", what,
-                     len, bytes);
-        return NULL;
-    }
-    return at;
-}
-
 /* every index in [0, limit) */
 static int indices_ok(const int64_t *at, int64_t count, int64_t limit)
 {
@@ -87,12 +68,13 @@ static PyObject *resize_bilinear_f32_step(PyObject *self, PyObject *args)
         return NULL;
     }
     const long long oh8 = 8 * p.oh, ow8 = 8 * p.ow, oh4 = 4 * p.oh, ow4 = 4 * p.ow;
-    if (!(p.x = bytes_of(x, 4 * p.n * p.h * p.w * p.c, 0, "the input"))
-        || !(p.out = (float *)bytes_of(out, 4 * p.n * p.oh * p.ow * p.c, 1, "the output"))
-        || !(p.y0 = bytes_of(iy0, oh8, 0, "y0")) || !(p.y1 = bytes_of(iy1, oh8, 0, "y1"))
-        || !(p.x0 = bytes_of(ix0, ow8, 0, "x0")) || !(p.x1 = bytes_of(ix1, ow8, 0, "x1"))
-        || !(p.wy0 = bytes_of(fy0, oh4, 0, "wy0")) || !(p.wy1 = bytes_of(fy1, oh4, 0, "wy1"))
-        || !(p.wx0 = bytes_of(fx0, ow4, 0, "wx0")) || !(p.wx1 = bytes_of(fx1, ow4, 0, "wx1")))
+    const char *fn = "resize_bilinear_f32_step";
+    if (!(p.x = el_span(x, 4 * p.n * p.h * p.w * p.c, 0, fn, "the input"))
+        || !(p.out = el_span(out, 4 * p.n * p.oh * p.ow * p.c, 1, fn, "the output"))
+        || !(p.y0 = el_span(iy0, oh8, 0, fn, "y0")) || !(p.y1 = el_span(iy1, oh8, 0, fn, "y1"))
+        || !(p.x0 = el_span(ix0, ow8, 0, fn, "x0")) || !(p.x1 = el_span(ix1, ow8, 0, fn, "x1"))
+        || !(p.wy0 = el_span(fy0, oh4, 0, fn, "wy0")) || !(p.wy1 = el_span(fy1, oh4, 0, fn, "wy1"))
+        || !(p.wx0 = el_span(fx0, ow4, 0, fn, "wx0")) || !(p.wx1 = el_span(fx1, ow4, 0, fn, "wx1")))
         return NULL;
     if (!indices_ok(p.y0, p.oh, p.h) || !indices_ok(p.y1, p.oh, p.h)
         || !indices_ok(p.x0, p.ow, p.w) || !indices_ok(p.x1, p.ow, p.w)) {

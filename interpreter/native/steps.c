@@ -1,12 +1,13 @@
 /* Native steps (docs/native-run-loop.md) of the kernels that need scratch per call:
  * int8 / uint8 AVERAGE_POOL_2D (pool.c), SOFTMAX (softmax.c) and MEAN / SUM with
  * XNNPACK's float32 output stage (reduce.c's sums, then the stage here); and the float32
- * MEAN / SUM (reduce.c's sums in numpy's order), which need no scratch but belong here. The bind checks the
- * arrays once -- the same sizes module_ops.c's avg_pool / softmax check per call -- and
- * takes the scratch as a caller-owned array, so the step allocates nothing while it runs
- * without the GIL. module.c adds these functions to edgelite.interpreter._native; the
- * Python callers are kernels/pooling.py (NativeAverage) and kernels/softmax.py
- * (NativeTableSoftmax). */
+ * MEAN / SUM (reduce.c's sums in numpy's order), which need no scratch but belong here.
+ * The bind checks the arrays once -- the same sizes module_ops.c's avg_pool / softmax
+ * check per call -- and takes the scratch as a caller-owned array, so the step allocates
+ * nothing while it runs without the GIL. module.c adds these functions to
+ * edgelite.interpreter._native; the Python callers are kernels/pooling.py (NativeAverage),
+ * kernels/softmax.py (NativeTableSoftmax) and kernels/reduce.py. el_span is shared with
+ * the other files' step binds (native.h). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -14,11 +15,9 @@
 
 #include "native.h"
 
-/* a C-contiguous buffer of ``obj`` holding at least ``bytes``; its pointer, or NULL with
- * ValueError set naming ``fn`` and ``what``. The buffer is released at once: the step
- * keeps ``obj`` alive, and a numpy array's data stays put while it lives. */
-static void *span(PyObject *obj, long long bytes, int writable, const char *fn,
-                  const char *what)
+/* native.h: a C-contiguous buffer of ``obj`` holding at least ``bytes``, released at once
+ * (the step keeps ``obj`` alive, and a numpy array's data stays put while it lives) */
+void *el_span(PyObject *obj, long long bytes, int writable, const char *fn, const char *what)
 {
     Py_buffer b;
     int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
@@ -71,9 +70,9 @@ static PyObject *avg_pool_step(PyObject *self, PyObject *args)
         || p->sw < 1 || p->oh < 1 || p->ow < 1 || p->pad_t < 0 || p->pad_l < 0 || c.r0 < 0
         || c.r1 > p->n * p->oh || c.r0 > c.r1)
         return refuse("avg_pool_step", "bad geometry");
-    if (!(p->x = span(x, p->n * p->h * p->w * p->c, 0, "avg_pool_step", "the input"))
-        || !(p->out = span(out, p->n * p->oh * p->ow * p->c, 1, "avg_pool_step", "the output"))
-        || !(c.acc = span(acc, 4 * p->c, 1, "avg_pool_step", "the scratch")))
+    if (!(p->x = el_span(x, p->n * p->h * p->w * p->c, 0, "avg_pool_step", "the input"))
+        || !(p->out = el_span(out, p->n * p->oh * p->ow * p->c, 1, "avg_pool_step", "the output"))
+        || !(c.acc = el_span(acc, 4 * p->c, 1, "avg_pool_step", "the scratch")))
         return NULL;
     return el_step_new(pool_run, &c, sizeof c, args); /* args holds every array */
 }
@@ -110,10 +109,10 @@ static PyObject *softmax_step(PyObject *self, PyObject *args)
         return refuse("softmax_step", "bad depth or rows");
     p->depth = depth;
     p->out_scale = (float)out_scale;
-    if (!(p->x = span(x, c.r1 * depth, 0, "softmax_step", "the input"))
-        || !(p->out = span(out, c.r1 * depth, 1, "softmax_step", "the output"))
-        || !(p->table = span(table, 256 * 4, 0, "softmax_step", "the table"))
-        || !(c.exps = span(exps, 4 * depth, 1, "softmax_step", "the scratch")))
+    if (!(p->x = el_span(x, c.r1 * depth, 0, "softmax_step", "the input"))
+        || !(p->out = el_span(out, c.r1 * depth, 1, "softmax_step", "the output"))
+        || !(p->table = el_span(table, 256 * 4, 0, "softmax_step", "the table"))
+        || !(c.exps = el_span(exps, 4 * depth, 1, "softmax_step", "the scratch")))
         return NULL;
     return el_step_new(softmax_run, &c, sizeof c, args); /* args holds every array */
 }
@@ -169,10 +168,10 @@ static PyObject *mean_step(PyObject *self, PyObject *args)
     c.lo = (float)lo;
     c.hi = (float)hi;
     long long values = c.outer * c.inner;
-    if (!(c.x = span(x, values * c.count, 0, "mean_step", "the input"))
-        || !(c.total = span(total, 8 * values, 1, "mean_step", "the sums"))
-        || !(c.out = span(out, values, 1, "mean_step", "the output"))
-        || !(c.acc = span(acc, 4 * c.inner, 1, "mean_step", "the scratch")))
+    if (!(c.x = el_span(x, values * c.count, 0, "mean_step", "the input"))
+        || !(c.total = el_span(total, 8 * values, 1, "mean_step", "the sums"))
+        || !(c.out = el_span(out, values, 1, "mean_step", "the output"))
+        || !(c.acc = el_span(acc, 4 * c.inner, 1, "mean_step", "the scratch")))
         return NULL;
     return el_step_new(mean_run, &c, sizeof c, args); /* args holds every array */
 }
@@ -209,8 +208,8 @@ static PyObject *sum_f32_step(PyObject *self, PyObject *args)
     if (c.outer < 1 || c.count < 1 || c.inner < 1)
         return refuse("sum_f32_step", "bad sizes");
     long long values = c.outer * c.inner;
-    if (!(c.x = span(x, 4 * values * c.count, 0, "sum_f32_step", "the input"))
-        || !(c.out = span(out, 4 * values, 1, "sum_f32_step", "the output")))
+    if (!(c.x = el_span(x, 4 * values * c.count, 0, "sum_f32_step", "the input"))
+        || !(c.out = el_span(out, 4 * values, 1, "sum_f32_step", "the output")))
         return NULL;
     return el_step_new(sum_f32_run, &c, sizeof c, args); /* args holds every array */
 }
