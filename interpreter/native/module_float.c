@@ -26,6 +26,15 @@ static void *float_buffer(PyObject *obj, Py_ssize_t need, int writable, const ch
     return at;
 }
 
+/* a step's (threads, tasks) out of range: ValueError set, 1 */
+static int split_bad(int threads, long long tasks)
+{
+    if (threads >= 1 && threads <= EL_POOL_MAX_THREADS && tasks >= 1 && tasks <= (1 << 20))
+        return 0;
+    PyErr_SetString(PyExc_ValueError, "native float kernel: bad threads or tasks");
+    return 1;
+}
+
 /* depthwise_f32(...) / depthwise_f32_step(...)'s arguments into *d (with rows, also the
  * row range). Returns 0, or -1 with an exception set. */
 static int dwf_parse(PyObject *args, int rows, struct el_dwf *d, long long *r0,
@@ -84,13 +93,19 @@ static PyObject *depthwise_f32_step(PyObject *self, PyObject *args)
     return el_step_new(el_dwf_step, &d, sizeof d, args); /* args holds every array */
 }
 
-/* <op>_f32(x, out, begin, end) / <op>_f32_step(x, out): x and out float32 of the same size
- * (at least end values); fn computes the op (transcend_f32.c) */
+/* <op>_f32(x, out, begin, end) / <op>_f32_step(x, out[, threads, tasks]): x and out
+ * float32 of the same size (at least end values); fn computes the op (transcend_f32.c) */
 static int unary_parse(PyObject *args, int rows, el_unary_f32_fn fn, struct el_unary_f32 *u,
                        long long *r0, long long *r1)
 {
     PyObject *x, *out;
-    if (!PyArg_ParseTuple(args, rows ? "OOLL" : "OO", &x, &out, r0, r1)) return -1;
+    long long tasks = 1;
+    u->threads = 1;
+    if (rows ? !PyArg_ParseTuple(args, "OOLL", &x, &out, r0, r1)
+             : !PyArg_ParseTuple(args, "OO|iL", &x, &out, &u->threads, &tasks))
+        return -1;
+    if (split_bad(u->threads, tasks)) return -1;
+    u->tasks = tasks;
     Py_buffer b;
     if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
     u->fn = fn;
@@ -151,9 +166,14 @@ static int softmax_parse(PyObject *args, int rows, struct el_softmax_f32 *p, lon
                          long long *r1)
 {
     PyObject *x, *out;
-    long long depth;
-    if (!PyArg_ParseTuple(args, rows ? "OOLfLL" : "OOLf", &x, &out, &depth, &p->beta, r0, r1))
+    long long depth, tasks = 1;
+    p->threads = 1;
+    if (rows ? !PyArg_ParseTuple(args, "OOLfLL", &x, &out, &depth, &p->beta, r0, r1)
+             : !PyArg_ParseTuple(args, "OOLf|iL", &x, &out, &depth, &p->beta, &p->threads,
+                                 &tasks))
         return -1;
+    if (split_bad(p->threads, tasks)) return -1;
+    p->tasks = tasks;
     Py_buffer b;
     if (PyObject_GetBuffer(x, &b, PyBUF_C_CONTIGUOUS) < 0) return -1;
     p->x = b.buf;

@@ -31,22 +31,28 @@ void el_hard_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_erfc_f32(const float *x, float *out, int64_t begin, int64_t end);
 
-/* a float32 element-wise op's native step: fn over every value */
+/* a float32 element-wise op's native step: fn over every value, in ``tasks`` runs of values
+ * over ``threads`` threads of the C pool (threadpool.c; tasks 1: on the caller) */
 struct el_unary_f32 {
     el_unary_f32_fn fn;
     const float *x;
     float *out;
     int64_t count;
+    int threads;
+    int64_t tasks;
 };
 
 int el_unary_f32_step(void *args);
 
-/* float32 SOFTMAX over rows [r0, r1) of depth values (transcend_f32.c); the step: every row */
+/* float32 SOFTMAX over rows [r0, r1) of depth values (transcend_f32.c); the step: every row,
+ * in ``tasks`` runs of rows over ``threads`` threads of the C pool */
 struct el_softmax_f32 {
     const float *x;
     float *out;
     int64_t depth, rows;
     float beta;
+    int threads;
+    int64_t tasks;
 };
 
 void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1);

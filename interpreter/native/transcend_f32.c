@@ -21,6 +21,7 @@
 
 #include "native.h"
 #include "native_float.h"
+#include "threadpool.h"
 #include "vexp.h"
 
 /* reference_ops::Logistic's cut-offs (reference/logistic.h) */
@@ -183,16 +184,37 @@ void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1)
     else softmax_base(p, r0, r1);
 }
 
+/* The steps split their rows / values into tasks on the C pool; every value's result is
+ * independent of where a task starts (the kernels are per value, or per row), so the bits
+ * do not depend on the thread count. */
+static void softmax_task(void *ctx, int64_t task, int worker)
+{
+    const struct el_softmax_f32 *p = ctx;
+    (void)worker;
+    el_softmax_f32(p, el_part(0, p->rows, p->tasks, task, 1),
+                   el_part(0, p->rows, p->tasks, task + 1, 1));
+}
+
 int el_softmax_f32_step(void *args)
 {
     const struct el_softmax_f32 *p = args;
-    el_softmax_f32(p, 0, p->rows);
+    if (p->tasks > 1) el_pool_run(p->threads, p->tasks, softmax_task, args);
+    else el_softmax_f32(p, 0, p->rows);
     return 0;
+}
+
+static void unary_task(void *ctx, int64_t task, int worker)
+{
+    const struct el_unary_f32 *u = ctx;
+    (void)worker;
+    u->fn(u->x, u->out, el_part(0, u->count, u->tasks, task, 64),
+          el_part(0, u->count, u->tasks, task + 1, 64));
 }
 
 int el_unary_f32_step(void *args)
 {
     const struct el_unary_f32 *u = args;
-    u->fn(u->x, u->out, 0, u->count);
+    if (u->tasks > 1) el_pool_run(u->threads, u->tasks, unary_task, args);
+    else u->fn(u->x, u->out, 0, u->count);
     return 0;
 }

@@ -22,7 +22,8 @@ from ... import native as native_backend
 from ...parallel import row_ranges, run_slices, worth_splitting
 from ..base import Chosen, OpContext, num_elements
 from .fused import Clamp
-from .native_ops import one_slice_step
+from . import native_split
+from .native_ops import plain_step
 
 
 def clamp_bounds(clamp: Clamp) -> tuple:
@@ -50,11 +51,13 @@ def run_output_stage(out2d: np.ndarray, bias: np.ndarray | None, width: int,
 class SlicedKernel:
     """What the float C kernels' records share: ``kernel`` names the module function
     (``kernel``_step: its native step), ``_args(x, out)`` its arguments before a slice's
-    (begin, end) of ``ranges``, split over ``threads``."""
+    (begin, end) of ``ranges``, split over ``threads`` by the Python pool (the eval); the
+    native step splits its work into ``tasks`` on the C pool instead."""
 
     kernel: str
     ranges: tuple
     threads: int
+    tasks: int
 
     def _args(self, x: np.ndarray, out: np.ndarray) -> tuple:
         raise NotImplementedError
@@ -68,13 +71,14 @@ class SlicedKernel:
             np.copyto(out, target)
 
     def native_step(self, inputs, outputs):
-        """The run loop's step where one slice runs: the C kernel bound to the arena's input
-        and output, called without Python; else None (the eval)."""
+        """The run loop's step: the C kernel bound to the arena's input and output, its
+        values (rows) in ``tasks`` parts over the C pool; None (the eval) where an operand
+        is not a plain float32 arena buffer."""
         x, out = inputs[0], outputs[0]
         if getattr(x, "dtype", None) != np.float32:
             return None
-        return one_slice_step(self.ranges, (x, out), self.kernel + "_step",
-                              *self._args(x, out))
+        return plain_step((x, out), self.kernel + "_step", *self._args(x, out), self.threads,
+                          self.tasks)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +88,7 @@ class NativeUnaryF32(SlicedKernel):
     kernel: str
     ranges: tuple
     threads: int
+    tasks: int
 
     def _args(self, x, out) -> tuple:
         return (x, out)
@@ -96,6 +101,7 @@ class NativeSoftmaxF32(SlicedKernel):
     kernel: str
     ranges: tuple
     threads: int
+    tasks: int
     depth: int
     beta: float
 
@@ -122,12 +128,19 @@ def native_unary_f32(ctx: OpContext, name: str, shape: tuple) -> Chosen | None:
     if not _available(ctx, name):
         return None
     count = num_elements(shape)
-    return Chosen(eval_native, NativeUnaryF32(name, _ranges(ctx, count, count), ctx.threads))
+    # HARD_SWISH is a few float operations a value; the others evaluate e^x
+    threshold = native_split.SPLIT_ELEMENTS if name == "hard_swish_f32" \
+        else native_split.SPLIT_TRANSCENDENTAL
+    tasks = native_split.tasks(ctx.threads, count, count // 64, threshold)
+    return Chosen(eval_native, NativeUnaryF32(name, _ranges(ctx, count, count), ctx.threads,
+                                              tasks))
 
 
 def native_softmax_f32(ctx: OpContext, rows: int, depth: int, beta: float) -> Chosen | None:
     """The C SOFTMAX over ``rows`` float32 rows of ``depth`` values, or None (as above)."""
     if not _available(ctx, "softmax_f32"):
         return None
+    tasks = native_split.tasks(ctx.threads, rows * depth, rows,
+                               native_split.SPLIT_TRANSCENDENTAL)
     return Chosen(eval_native, NativeSoftmaxF32("softmax_f32", _ranges(ctx, rows, rows * depth),
-                                                ctx.threads, depth, float(beta)))
+                                                ctx.threads, tasks, depth, float(beta)))

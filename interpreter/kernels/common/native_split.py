@@ -20,6 +20,9 @@ SPLIT_MACS = 2**20
 # output values below which an element-wise op (ADD / SUB / MUL: well under a nanosecond a
 # value) runs on the invoking thread only
 SPLIT_ELEMENTS = 2**18
+# output values below which a float32 transcendental (LOGISTIC, TANH, EXP, GELU, SOFTMAX:
+# about 1 ns a value with AVX2) runs on the invoking thread only: 2^16 values is ~65 us
+SPLIT_TRANSCENDENTAL = 2**16
 TASKS_PER_THREAD = 2
 
 

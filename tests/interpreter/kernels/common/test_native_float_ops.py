@@ -143,8 +143,9 @@ def test_native_builds_and_backends_agree(op):
 @needs_native
 @pytest.mark.parametrize("op", list(OPS))
 def test_native_step_binds_any_size(op, monkeypatch):
-    """Small and large tensors (a 112 x 112 x 32 swish input included) bind the C kernel:
-    a native step on 1 thread, slices of the values on 2."""
+    """Small and large tensors (a 112 x 112 x 32 swish input included) bind the C kernel
+    (as a native step: the large one split over the C pool at 2 threads, see
+    test_native_steps_split_over_the_c_pool)."""
     calls = []
     name = OPS[op]
     for fn in (name, name + "_step"):
@@ -158,6 +159,51 @@ def test_native_step_binds_any_size(op, monkeypatch):
             got = _run(_model(op, shape), x, native=True, num_threads=threads)
             assert calls, f"{op} {shape} on {threads} threads: the C kernel did not run"
             assert np.array_equal(got, _native(op, x.reshape(-1)).reshape(shape))
+
+
+@needs_native
+@pytest.mark.parametrize("op", list(OPS) + ["SOFTMAX"])
+def test_native_steps_split_over_the_c_pool(op, monkeypatch):
+    """A large float element-wise op (SOFTMAX: rows) stays one native step at any thread
+    count; from 2 threads its values are cut into tasks on the C pool (HARD_SWISH, a few
+    float operations a value, only from SPLIT_ELEMENTS values), with the same bits."""
+    from edgelite.interpreter.kernels.common import native_split
+
+    bind = (OPS.get(op) or "softmax_f32") + "_step"
+    splits = []
+    real = getattr(native.module, bind)
+    monkeypatch.setattr(native.module, bind, lambda *a: splits.append(a[-2:]) or real(*a))
+    shape = (1, 56, 56, 48)            # 150,528 values: between the two thresholds
+    model = _softmax_model(shape, 1.0) if op == "SOFTMAX" else _model(op, shape)
+    x = np.random.default_rng(9).standard_normal(shape).astype(np.float32) * 6
+    results = []
+    for threads in (1, 2, 3):
+        splits.clear()
+        interp = Interpreter(model_content=model, native=True, num_threads=threads)
+        interp.allocate_tensors()
+        steps = [s for s in interp._steps if isinstance(s[1], native.module.NativeStep)]
+        assert len(steps) == len(interp._steps) == 1
+        threads_bound, tasks = splits[-1]
+        assert threads_bound == threads
+        cheap = op == "HARD_SWISH"
+        assert native_split.SPLIT_TRANSCENDENTAL < x.size < native_split.SPLIT_ELEMENTS
+        assert tasks == (1 if threads == 1 or cheap else 2 * threads)
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    for got in results[1:]:
+        np.testing.assert_array_equal(got.view(np.int32), results[0].view(np.int32))
+
+
+@needs_native
+def test_float_steps_refuse_bad_splits():
+    x, out = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    assert native.module.logistic_f32_step(x, out, 2, 4) is not None
+    for threads, tasks in ((0, 1), (65, 1), (2, 0)):
+        with pytest.raises(ValueError, match="bad threads or tasks"):
+            native.module.logistic_f32_step(x, out, threads, tasks)
+        with pytest.raises(ValueError, match="bad threads or tasks"):
+            native.module.softmax_f32_step(x, out, 4, 1.0, threads, tasks)
 
 
 @needs_native
