@@ -69,7 +69,8 @@ from typing import Callable
 
 import numpy as np
 
-from .common import native_ops
+from .common import native_ops, native_split
+from .common.native_float_ops import clamp_bounds
 from .. import quant_math as qm
 from .common import add_paths
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
@@ -89,10 +90,38 @@ class BinaryRecord:
     clamp: Clamp
 
 
+@dataclass(frozen=True)
+class FloatBinaryRecord(BinaryRecord):
+    """float32 ADD / SUB / MUL: the numpy eval, and on the native backend the same
+    operation and clamp in C (native/binary_f32.c, the ufunc's bits) as one native step,
+    its values split over the C pool when large."""
+
+    code: int = 0  # binary_f32.c: 0 ADD, 1 SUB, 2 MUL
+    dims: tuple[int, ...] = ()  # [collapsed shape, strides of a, strides of b] (values)
+    split: tuple[int, int] = (1, 1)  # (threads, tasks)
+
+    def native_step(self, inputs, outputs):
+        a, b, out = inputs[0], inputs[1], outputs[0]
+        return native_ops.plain_step((a, b, out), "binary_f32_step", a, b, out, self.code,
+                                     np.array(self.dims, np.int64), *clamp_bounds(self.clamp),
+                                     *self.split)
+
+
+_FLOAT_CODES = {np.add: 0, np.subtract: 1, np.multiply: 2}
+
+
 def _make_prepare(ufunc):
     def prepare(ctx: OpContext):
-        a, _, shape = same_type_pair(ctx, SUPPORTED)
+        a, b, shape = same_type_pair(ctx, SUPPORTED)
         record = BinaryRecord(ufunc, activation_clamp(ctx, a.dtype))
+        dims, sa, sb = native_ops.collapse(a.shape, b.shape)
+        size = math.prod(dims)
+        if a.dtype == np.float32 and size and len(dims) <= native_ops.MAX_DIMS:
+            tasks = native_split.tasks(ctx.threads, size, size // 64,
+                                       native_split.SPLIT_ELEMENTS)
+            record = FloatBinaryRecord(ufunc, record.clamp, _FLOAT_CODES[ufunc],
+                                       dims + sa + sb,
+                                       (ctx.threads if tasks > 1 else 1, tasks))
         return (OutputSpec(shape, a.dtype),), record
 
     return prepare

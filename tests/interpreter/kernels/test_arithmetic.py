@@ -125,3 +125,60 @@ def test_binary_scales_xnnpack_refuses(rng, op, scales, dtype):
     # Inputs near the zero points keep the results in range.
     feeds = [(rng.integers(-2, 3, size=(8, 64)) + q[1]).astype(dtype) for q in scales[:2]]
     assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("act", ["NONE", "RELU", "RELU6"])
+@pytest.mark.parametrize("a_shape,b_shape", BROADCASTS + [((1, 64, 64, 96), (1, 1, 1, 96)),
+                                                          ((1, 64, 64, 96), (1, 64, 64, 96))])
+def test_float_binary_native_step_is_the_ufunc_bit_for_bit(rng, op, act, a_shape, b_shape):
+    # float32 ADD / SUB / MUL on the native backend: one C step (native/binary_f32.c) at
+    # 1, 2 and 3 threads (the 393,216-value ones split over the C pool): the numpy
+    # kernel's values, and LiteRT reference's bits wherever it does not clamp an infinity
+    # to +-FLT_MAX (it does without an activation; the numpy kernel and XNNPACK do not) --
+    # -0 kept by a RELU as std::max keeps it, where the numpy clamp makes +0; NaN, +-inf,
+    # -0 and overflowing values among the inputs
+    from edgelite.interpreter import Interpreter, native
+    from tests.conftest import missing
+    from tests.support.runtimes import run_litert
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    a = rand(rng, a_shape, low=-8, high=8)
+    b = rand(rng, b_shape, low=-8, high=8)
+    specials = np.float32([np.nan, np.inf, -np.inf, -0.0, 3e38, -3e38])
+    a.reshape(-1)[:min(a.size, 6)] = specials[:min(a.size, 6)]
+    b.reshape(-1)[-min(b.size, 6):] = specials[:min(b.size, 6)]
+    out_shape = np.broadcast_shapes(a_shape, b_shape)
+    model = single_op_model(op, [a_shape, b_shape], out_shape, fused_activation_function=act)
+    (plain,) = run_edgelite(model, [a, b], native=False)
+    (want,) = run_litert(model, [a, b], "reference")
+    for threads in (1, 2, 3):
+        interp = Interpreter(model_content=model, native=True, num_threads=threads)
+        interp.allocate_tensors()
+        steps = [s for s in interp._steps if isinstance(s[1], native.module.NativeStep)]
+        assert len(steps) == len(interp._steps) == 1
+        for d, v in zip(interp.get_input_details(), (a, b)):
+            interp.set_tensor(d["index"], v)
+        interp.invoke()
+        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.testing.assert_array_equal(got, plain)
+        finite = np.abs(want) < np.finfo(np.float32).max
+        np.testing.assert_array_equal(got.view(np.int32)[finite], want.view(np.int32)[finite])
+
+
+def test_binary_f32_step_refuses_bad_arguments():
+    from edgelite.interpreter import native
+    from tests.conftest import missing
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    bind = native.module.binary_f32_step
+    a, b, out = np.zeros(6, np.float32), np.zeros(3, np.float32), np.zeros(6, np.float32)
+    dims = np.array([2, 3, 3, 1, 0, 1], np.int64)  # (2, 3) + (3,)
+    assert bind(a, b, out, 0, dims, False, 0.0, 0.0, 1, 1) is not None
+    for op, threads, tasks in ((3, 1, 1), (0, 0, 1), (0, 1, 0)):
+        with pytest.raises(ValueError, match="bad op, dims or split"):
+            bind(a, b, out, op, dims, False, 0.0, 0.0, threads, tasks)
+    with pytest.raises(ValueError, match="the second input holds 12 bytes, needs 16"):
+        bind(a, b, out, 0, np.array([2, 4, 0, 1, 0, 1], np.int64), False, 0.0, 0.0, 1, 1)
+    with pytest.raises(ValueError, match="bad op, dims or split"):
+        bind(a, b, out, 0, np.array([2, 3, 3, 1, 0], np.int64), False, 0.0, 0.0, 1, 1)
