@@ -45,7 +45,8 @@ from .. import native as native_backend
 from edgelite.names import quoted
 from ..parallel import row_ranges, run_slices, worth_splitting
 from .base import Chosen, Kernel, OpContext, OutputSpec, temporary
-from .common import native_ops
+from .common import native_ops, native_split
+from .common.native_float_ops import clamp_bounds
 from .common.fused import Clamp, activation_clamp, apply_clamp, clamp_inplace
 from .opdef import OpDef, QuantRule
 from .versions import int8_2_int16_in_out_3
@@ -60,6 +61,20 @@ class PoolRecord:
     buffer: TapBuffer  # padded input in stride phases; taps: (N, OH, OW, C) views of it
     divisor: np.ndarray | None  # AVERAGE: count of valid pixels per output value
     clamp: Clamp
+    dims: tuple = ()  # (N, H, W, C)
+    window: tuple = ()  # (KH, KW, SH, SW, pad_top, pad_left, OH, OW)
+    split: tuple = (1, 1)  # (threads, tasks) of the native step's rows on the C pool
+
+    def native_step(self, inputs, outputs):
+        """The pool in C from the unpadded input (native/pool_f32.c: the reference's
+        clipped windows, the numpy kernel's values) as one native step; None where an
+        operand is not a plain float32 arena buffer."""
+        x, out = inputs[0], outputs[0]
+        if getattr(x, "dtype", None) != np.float32:
+            return None
+        return native_ops.plain_step((x, out), "pool_f32_step", x, out, self.divisor is None,
+                                     self.dims, self.window, *clamp_bounds(self.clamp),
+                                     *self.split)
 
 
 def _prepare(ctx: OpContext, is_average: bool):
@@ -78,7 +93,14 @@ def _prepare(ctx: OpContext, is_average: bool):
         counts = np.outer(valid_counts(wh), valid_counts(ww))
         counts = counts.astype(np.float32).reshape(1, wh.size_out, ww.size_out, 1)
         divisor = np.ascontiguousarray(np.broadcast_to(counts, out_shape))
-    record = PoolRecord(buffer=buffer, divisor=divisor, clamp=activation_clamp(ctx, np.float32))
+    rows = n * wh.size_out
+    tasks = native_split.tasks(ctx.threads, rows * ww.size_out * c * wh.kernel * ww.kernel,
+                               rows, native_split.SPLIT_ELEMENTS)
+    record = PoolRecord(buffer=buffer, divisor=divisor, clamp=activation_clamp(ctx, np.float32),
+                        dims=(n, h, w, c),
+                        window=(wh.kernel, ww.kernel, wh.stride, ww.stride, wh.pad_before,
+                                ww.pad_before, wh.size_out, ww.size_out),
+                        split=(ctx.threads if tasks > 1 else 1, tasks))
     return (OutputSpec(out_shape, np.dtype(np.float32)),), record
 
 

@@ -10,7 +10,7 @@ def rng() -> np.random.Generator:
 # Kernel test modules whose ops have native (C) kernels run on both backends: numpy
 # (EDGELITE_NATIVE=0) and native (when built; in CI it must be).
 BOTH_BACKENDS = {"test_conv", "test_depthwise_conv", "test_fully_connected", "test_reduce",
-                 "test_resize", "test_arithmetic"}
+                 "test_resize", "test_arithmetic", "test_pooling"}
 
 
 def pytest_generate_tests(metafunc):

@@ -67,7 +67,7 @@ def _reference(x: np.ndarray, n: int) -> np.ndarray:
 
 
 @needs_native
-def test_native_steps_replace_exactly_the_copy_ops_and_compute_the_same():
+def test_every_op_of_a_mixed_chain_is_a_native_step_with_the_same_values():
     n = 6
     x = np.linspace(-3, 4, 8, dtype=np.float32).reshape(1, 8)
     model = _mixed_chain(n)
@@ -77,8 +77,9 @@ def test_native_steps_replace_exactly_the_copy_ops_and_compute_the_same():
     np.testing.assert_allclose(y_native, _reference(x, n), rtol=0, atol=1e-6)
     native_steps = [s for s in it_native._steps if isinstance(s[1], native.module.NativeStep)]
     assert len(it_native._steps) == len(it_numpy._steps) == 6 * n
-    # per round: 2 RESHAPE, SQUEEZE, EXPAND_DIMS and the small FULLY_CONNECTED (fc_f32.c)
-    assert len(native_steps) == 5 * n
+    # every op of each round: 2 RESHAPE, SQUEEZE, EXPAND_DIMS, the float ADD (binary_f32.c)
+    # and the small FULLY_CONNECTED (fc_f32.c)
+    assert len(native_steps) == 6 * n
     assert not any(isinstance(s[1], native.module.NativeStep) for s in it_numpy._steps)
 
 

@@ -52,9 +52,11 @@ def _plain(*arrays) -> bool:
 
 def _step(bind: str, *args):
     """The run loop's step tuple of the module's ``bind`` step on ``args``
-    (docs/native-run-loop.md)."""
+    (docs/native-run-loop.md); None where the built extension predates ``bind`` (a source
+    tree updated without rebuilding it): the op keeps its eval."""
     module = native_backend.module
-    return (module.run_native_step, getattr(module, bind)(*args), None, None)
+    fn = getattr(module, bind, None)
+    return None if fn is None else (module.run_native_step, fn(*args), None, None)
 
 
 def plain_step(arrays, bind: str, *args):

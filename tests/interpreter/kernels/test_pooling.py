@@ -53,6 +53,59 @@ def test_max_pool_all_negative_with_padding():
     assert (out < 0).all()
 
 
+@pytest.mark.parametrize("op", ["MAX_POOL_2D", "AVERAGE_POOL_2D"])
+@pytest.mark.parametrize("shape,filt,stride,padding,act", [
+    ((2, 7, 9, 3), (3, 3), (2, 2), "SAME", "NONE"),
+    ((1, 6, 5, 4), (2, 3), (1, 2), "VALID", "RELU6"),
+    ((1, 8, 8, 2), (8, 8), (1, 1), "VALID", "NONE"),       # the whole image
+    ((1, 112, 112, 64), (3, 3), (2, 2), "SAME", "NONE"),   # split over the C pool
+    ((1, 35, 35, 96), (3, 3), (1, 1), "SAME", "RELU")])
+def test_float_pool_native_step(rng, op, shape, filt, stride, padding, act):
+    # float pools on the native backend: one C step (native/pool_f32.c) from the unpadded
+    # input at 1, 2 and 3 threads, the numpy kernel's values and LiteRT reference's bits
+    # (a NaN pixel never wins a max, as std::max; it spreads through an average)
+    from edgelite.interpreter import Interpreter, native
+    from tests.conftest import missing
+    from tests.support.runtimes import run_litert
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    x = rand(rng, shape, low=-5, high=5)
+    x.reshape(-1)[[0, 7, 40]] = [np.nan, np.inf, -np.inf]
+    model = pool_model(op, shape, filt, stride, padding, act)
+    (plain,) = run_edgelite(model, [x], native=False)
+    (want,) = run_litert(model, [x], "reference")
+    for threads in (1, 2, 3):
+        interp = Interpreter(model_content=model, native=True, num_threads=threads)
+        interp.allocate_tensors()
+        steps = [s for s in interp._steps if isinstance(s[1], native.module.NativeStep)]
+        assert len(steps) == len(interp._steps) == 1
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        got = interp.get_tensor(interp.get_output_details()[0]["index"])
+        np.testing.assert_array_equal(got, plain)
+        finite = np.abs(want) < np.finfo(np.float32).max
+        np.testing.assert_array_equal(got.view(np.int32)[finite], want.view(np.int32)[finite])
+
+
+def test_pool_f32_step_refuses_bad_geometry():
+    from edgelite.interpreter import native
+    from tests.conftest import missing
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    bind = native.module.pool_f32_step
+    x, out = np.zeros((1, 4, 4, 2), np.float32), np.zeros((1, 2, 2, 2), np.float32)
+    window = (2, 2, 2, 2, 0, 0, 2, 2)
+    assert bind(x, out, True, (1, 4, 4, 2), window, False, 0.0, 0.0, 1, 1) is not None
+    with pytest.raises(ValueError, match="bad geometry or split"):
+        bind(x, out, True, (1, 4, 4, 2), (0, 2, 2, 2, 0, 0, 2, 2), False, 0.0, 0.0, 1, 1)
+    with pytest.raises(ValueError, match="bad geometry or split"):
+        bind(x, out, True, (1, 4, 4, 2), window, False, 0.0, 0.0, 1, 0)
+    with pytest.raises(ValueError, match="the input holds 128 bytes, needs 160"):
+        bind(x, out, True, (1, 5, 4, 2), window, False, 0.0, 0.0, 1, 1)
+    with pytest.raises(ValueError, match="the output holds 32 bytes, needs 48"):
+        bind(x, out, True, (1, 4, 4, 2), (2, 2, 2, 2, 0, 0, 3, 2), False, 0.0, 0.0, 1, 1)
+
+
 # --------------------------------------------------------------------------- int8 / uint8
 
 
