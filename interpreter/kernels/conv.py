@@ -61,7 +61,8 @@ from edgelite.names import quoted
 from ..parallel import output_slices, run_slices, worth_splitting
 from .common.accumulator import AccumulatorPlan, plan_accumulator
 from .base import Chosen, Kernel, OpContext, OutputSpec, TensorInfo, run_chosen, temporary
-from .common import native_float_ops
+from .. import native as native_backend
+from .common import native_conv_blas, native_float_ops
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .hybrid import conv as hybrid_conv
 from .opdef import Affine, OpDef, QuantRule
@@ -169,6 +170,10 @@ def prepare(ctx: OpContext):
     common = dict(rows=rows, out_channels=o, clamp=clamp, bias=tiled, width=ww.size_out * o,
                   native_stage=None if bias is not None and tiled is None
                   else native_float_ops.output_stage(ctx, clamp))
+    native = _conv_blas(ctx, filt, bias, clamp, x.shape, o, wh, ww, unpadded) \
+        if groups == 1 else None
+    if native is not None:
+        return out_spec, native
     split = {}
     # One image: one BLAS product on the invoking thread. Its rows split over the Python
     # pool measured 3-8 % faster on an idle 2-core machine and 10-15 % slower on a busy one
@@ -202,6 +207,29 @@ def prepare(ctx: OpContext):
     return out_spec, Chosen(eval_im2col, Im2colRecord(
         groups=groups, weights=weights, interior=interior, patches=patches, cols=cols,
         work=work, **common, **(split if groups == 1 else {})))
+
+
+def _conv_blas(ctx: OpContext, filt, bias, clamp, x_shape, o: int, wh, ww,
+               unpadded: bool) -> Chosen | None:
+    """The native step of a one-group float convolution (native_conv_blas: blocks of
+    output pixels on the C pool, each on numpy's sgemm), or None where the backend is off,
+    numpy's sgemm was not found, or the bias is computed at run time."""
+    if not ctx.quant.native or (bias is not None and not bias.is_constant) \
+            or not native_conv_blas.available():
+        return None
+    n, h, w, c = x_shape
+    kh, kw = wh.kernel, ww.kernel
+    k = kh * kw * c
+    pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and unpadded
+    block = native_backend.module.conv_blas_block()
+    return Chosen(native_conv_blas.eval_conv_blas, native_conv_blas.ConvBlas(
+        weights=np.ascontiguousarray(filt.reshape(o, k).T),
+        bias=None if bias is None else np.ascontiguousarray(bias.data, np.float32),
+        scratch=None if pointwise else temporary(ctx, (ctx.threads, block, k), np.float32),
+        dims=(n, h, w, c, o),
+        window=(kh, kw, wh.stride, ww.stride, wh.dilation, ww.dilation, wh.pad_before,
+                ww.pad_before, wh.size_out, ww.size_out),
+        bounds=native_float_ops.clamp_bounds(clamp), threads=ctx.threads))
 
 
 def eval_pointwise(rec: PointwiseRecord, inputs, outputs) -> None:

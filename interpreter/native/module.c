@@ -417,6 +417,7 @@ extern PyMethodDef el_fc_f32_methods[]; /* small float32 FULLY_CONNECTED: fc_f32
 extern PyMethodDef el_resize_f32_methods[]; /* float32 RESIZE_BILINEAR: resize_f32.c */
 extern PyMethodDef el_binary_f32_methods[]; /* float32 ADD / SUB / MUL: binary_f32.c */
 extern PyMethodDef el_pool_f32_methods[]; /* float32 MAX / AVERAGE pools: pool_f32.c */
+extern PyMethodDef el_conv_blas_methods[]; /* float32 CONV_2D blocks on BLAS: conv_blas.c */
 
 PyMODINIT_FUNC PyInit__native(void)
 {
@@ -434,6 +435,7 @@ PyMODINIT_FUNC PyInit__native(void)
     if (m && PyModule_AddFunctions(m, el_resize_f32_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_binary_f32_methods) < 0) Py_CLEAR(m);
     if (m && PyModule_AddFunctions(m, el_pool_f32_methods) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddFunctions(m, el_conv_blas_methods) < 0) Py_CLEAR(m);
     if (m && el_runloop_add(m) < 0) Py_CLEAR(m); /* runloop.c */
     return m;
 }
