@@ -107,14 +107,14 @@ def _step(model: bytes, **kw):
 def test_float_conv_steps_call_their_strategy(rng, kernel, stride, eval_fn, record_type):
     w = rng.uniform(-1, 1, (4, kernel, kernel, 3)).astype(np.float32)
     model = conv_model((1, 8, 8, 3), w, np.zeros(4, np.float32), stride=(stride, stride))
-    fn, record = _step(model)
+    fn, record = _step(model, native=False)  # (the native step: test_native_conv_blas)
     assert fn is eval_fn and type(record) is record_type
 
 
 def test_float_conv_taps_strategy_is_its_own_step(rng, monkeypatch):
     monkeypatch.setattr(conv, "IM2COL_MAX_BYTES", 0)
     w = rng.uniform(-1, 1, (4, 3, 3, 3)).astype(np.float32)
-    fn, record = _step(conv_model((1, 8, 8, 3), w, np.zeros(4, np.float32)))
+    fn, record = _step(conv_model((1, 8, 8, 3), w, np.zeros(4, np.float32)), native=False)
     assert fn is conv.eval_taps and len(record.taps) == 9
 
 
