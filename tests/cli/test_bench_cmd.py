@@ -47,7 +47,11 @@ def test_bench_op_time_line_agrees_with_the_latency_line(tmp_path):
     op_ms, share = re.search(r"op time    ([0-9.]+) ms per profiled invoke = ([0-9]+)% of "
                              r"the median latency", text).groups()
     assert f"{float(op_ms):.3f} ms of op time per invoke" in text  # the table's own total
-    assert abs(int(share) - 100 * float(op_ms) / median) <= 1.5  # rounding of the shown ms
+    # the shown values are rounded (ms to 3 decimals, the share to a whole percent): allow
+    # what that rounding can move the ratio by (a tiny model's invoke is ~0.02 ms)
+    op_ms = float(op_ms)
+    slack = 100 * (0.0005 / median + (op_ms + 0.0005) * 0.0005 / median ** 2) + 0.5
+    assert abs(int(share) - 100 * op_ms / median) <= slack
     assert "(median latency / ops run)" not in text
 
 
