@@ -10,7 +10,9 @@ the exported file where that does not cover the graph.
 
 from __future__ import annotations
 
-from .graph_model import graph_interpreter
+from .graph_model import graph_interpreter, interpreter_model
+from edgelite.interpreter import blas
+from edgelite.interpreter.allocation import propagate_shapes
 from edgelite.errors import EdgeliteError
 from edgelite.names import quoted
 from .control_flow.shapes import infer_graph, infer_op
@@ -37,18 +39,33 @@ def infer_shapes(graph: Graph, strict: bool = True) -> None:
     for t in unknown:
         t.shape = ()
     try:
-        interp = graph_interpreter(graph, tensors)
-        interp.allocate_tensors()
+        shapes = _propagated(graph, tensors)
     finally:
         for t in unknown:
             t.shape = None
-    shapes = [tuple(int(d) for d in interp._current_shape(i)) for i in range(len(tensors))]
     if any(-1 in s for s in shapes):  # an op whose output shape values tell
         static = frozenset() if graph.is_subgraph else frozenset(id(t) for t in graph.inputs)
         infer_graph(graph, _prepare_one, strict, static)  # (WHERE): op by op, -1 dims kept
         return
     for t, shape in zip(tensors, shapes):
         t.shape = shape
+
+
+def _propagated(graph: Graph, tensors: list) -> list[tuple[int, ...]]:
+    """The shape of each of `tensors` after the interpreter prepared the graph: its Model
+    prepared alone (allocation.propagate_shapes: no arena, no invoke steps), or -- where
+    that model does not cover the graph or preparing it fails -- a whole interpreter
+    allocated, whose errors say what is wrong as the interpreter says it."""
+    model = interpreter_model(graph, tensors=tensors)
+    if model is not None:
+        try:
+            with blas.threads(1):  # (constant folding runs kernels)
+                return propagate_shapes(model.subgraphs[0])
+        except EdgeliteError:
+            pass  # (reported by the interpreter below)
+    interp = graph_interpreter(graph, tensors)
+    interp.allocate_tensors()
+    return [tuple(int(d) for d in interp._current_shape(i)) for i in range(len(tensors))]
 
 
 def infer_op_shapes(op: Op) -> None:

@@ -52,9 +52,8 @@ from . import planner
 from .dynamic import SHAPE_ONLY, DynamicOp, computed_operands, run_dynamic
 from edgelite.errors import (DTypeError, EdgeliteError, MemoryLimitError, ShapeError,
                              UnsupportedOpError)
-from .kernels import KERNELS, OPS, OpContext, OutputSpec, TensorInfo
-from .kernels.base import Chosen, Kernel, Workspace, storage_dtype
-from .kernels.custom import NO_CUSTOM, find_custom_kernel
+from .kernels import OPS, OpContext, OutputSpec, TensorInfo
+from .kernels.base import Chosen, Workspace, storage_dtype
 from .memory import (DynamicMemory, MemoryBudget, check_limit, default_memory_limit,
                      gc_paused, out_of_memory_as_error)
 from .loader.model import MAX_RANK, MAX_TENSOR_BYTES, Operator, Subgraph
@@ -63,6 +62,7 @@ from edgelite.names import quoted
 from .runloop import quiet
 from .settings import DEFAULT_SETTINGS, Settings
 from .micro.uint8 import uint8_refusal
+from .static_check import _describe, check_supported, kernel_for
 
 # Folding an all-constant op at allocate time turns its outputs into constants (kernels
 # that need a constant operand, e.g. a convolution's filter behind a DEQUANTIZE, rely on
@@ -88,10 +88,6 @@ STATEFUL_OPS = frozenset(name for name, op in OPS.items() if op.stateful)
 RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 
 
-# Ops that run on STRING tensors (object arrays of bytes, kept outside the arena), as
-# LiteRT's kernels do: gather.cc and reshape.cc take kTfLiteString; LiteRT's
-# concatenation.cc refuses it in Prepare, so edgelite does not take it either.
-STRING_OPS = frozenset(name for name, op in OPS.items() if op.strings)
 
 Step = tuple[Callable, Any, tuple, tuple]
 
@@ -117,86 +113,6 @@ class Allocation:
         (LiteRT's ResetVariableTensor, tensor_utils.cc, a memset of that byte)."""
         for array, fill in self.variables:
             array.fill(fill)
-
-
-def _describe(op: Operator, subgraph: Subgraph) -> str:
-    outs = [subgraph.tensors[t].name for t in op.outputs if t >= 0]
-    target = f" (output {quoted(outs[0])})" if outs else ""
-    name = f"CUSTOM {quoted(op.custom_code)}" if op.name == "CUSTOM" else op.name
-    where = f"subgraph {subgraph.index} " if subgraph.index else ""
-    return f"{where}operator {op.index} {name}{target}"
-
-
-describe_op = _describe  # "subgraph 1 operator 3 FILL (output 'y')", for messages
-
-
-def kernel_for(op: Operator, custom: Mapping[str, Kernel] = NO_CUSTOM) -> Kernel | None:
-    """The kernel that runs ``op``: a builtin's from KERNELS, a CUSTOM op's by its custom
-    code (kernels/custom: ``custom`` first, then registered, then built-in ones)."""
-    if op.name == "CUSTOM":
-        return find_custom_kernel(op.custom_code, custom)
-    return KERNELS.get(op.name)
-
-
-def static_problem(op: Operator, subgraph: Subgraph,
-                   custom: Mapping[str, Kernel] = NO_CUSTOM) -> tuple[str, str] | None:
-    """(kind, reason) when ``op`` cannot run whatever the shapes (no kernel, a tensor type
-    numpy cannot hold, a sparse tensor), else None; kinds as support.py names them."""
-    if op.name.startswith("UNKNOWN_BUILTIN_"):
-        return "unknown builtin", f"unknown builtin code {op.builtin_code} (newer schema " \
-            "than edgelite's?)"
-    if kernel_for(op, custom) is None:
-        return ("custom", "custom op, no kernel") if op.name == "CUSTOM" else \
-            ("no kernel", "no kernel")
-    if -1 in op.outputs:
-        return "shape", "an output is omitted (-1)"
-    for t in op.inputs + op.outputs:
-        tensor = subgraph.tensors[t] if t >= 0 else None
-        if tensor is None:
-            continue
-        dtype = storage_dtype(tensor)
-        if dtype is None or dtype.kind == "O" and not (
-                op.name in STRING_OPS and is_string(tensor)):
-            return "dtype", f"tensor {quoted(tensor.name)} has type {tensor.type_name}"
-        if tensor.is_sparse and tensor.data is None:  # not expanded at load
-            return "sparse", f"tensor {quoted(tensor.name)} is sparse"
-    return None
-
-
-def is_string(tensor) -> bool:
-    """A STRING tensor (held as an object array of bytes, outside the arena)."""
-    return tensor.type_name == "STRING"
-
-
-def unsupported_items(subgraph: Subgraph, custom: Mapping[str, Kernel] = NO_CUSTOM
-                      ) -> list[str]:
-    """One line per op or tensor of ``subgraph`` edgelite cannot run."""
-    problems = []
-    for op in subgraph.operators:
-        found = static_problem(op, subgraph, custom)
-        if found:
-            problems.append(f"  {_describe(op, subgraph)}: {found[1]}")
-    for t in subgraph.inputs + subgraph.outputs:
-        tensor = subgraph.tensors[t]
-        dtype = storage_dtype(tensor)
-        if dtype is None or dtype.kind == "O" and not is_string(tensor):
-            where = f"subgraph {subgraph.index} " if subgraph.index else "model "
-            problems.append(f"  {where}input/output tensor {t} {quoted(tensor.name)} has "
-                            f"type {tensor.type_name}")
-    return problems
-
-
-def check_supported(subgraphs: Subgraph | list[Subgraph],
-                    custom: Mapping[str, Kernel] = NO_CUSTOM) -> None:
-    """UnsupportedOpError listing every item of ``subgraphs`` edgelite cannot run."""
-    if isinstance(subgraphs, Subgraph):
-        subgraphs = [subgraphs]
-    problems = [line for sg in subgraphs for line in unsupported_items(sg, custom)]
-    if problems:
-        raise UnsupportedOpError(
-            f"edgelite's interpreter cannot run this model ({len(problems)} unsupported "
-            "item(s)):\n" + "\n".join(problems)
-        )
 
 
 @dataclass(frozen=True)
@@ -509,6 +425,35 @@ def _variable_fill(tensor) -> int:
     return 0
 
 
+def _prepare_graph(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
+                   settings: Settings, program: Any):
+    """allocate()'s first step: the checks, then every op prepared in order (its shapes
+    found, all-constant ops folded). (setting, shapes, values, budget, prepared)."""
+    check_supported(subgraph, settings.custom_kernels)
+    tensors = subgraph.tensors
+    dtypes = tuple(storage_dtype(t) for t in tensors)
+    _check_inputs(subgraph, input_shapes, dtypes)
+    shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
+    values: dict[int, np.ndarray] = {t.index: t.data for t in tensors if t.data is not None}
+    for index, shape in input_shapes.items():
+        shapes[index] = tuple(shape)
+    memory_limit = check_limit(settings.memory_limit)
+    budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
+    setting = _Setting(subgraph, dtypes, settings, program)
+    return setting, shapes, values, budget, _prepare_all(setting, shapes, values, budget)
+
+
+@out_of_memory_as_error("propagate_shapes()")
+@gc_paused()
+def propagate_shapes(subgraph: Subgraph, settings: Settings = DEFAULT_SETTINGS
+                     ) -> list[tuple[int, ...]]:
+    """Every tensor's shape as allocate() plans it (a -1 dim: one only values tell), with
+    nothing allocated or bound for invoke(): the converter's shape inference
+    (converter/shape_inference.py), where the arena plan and the steps were a third of
+    the time. Ops calling subgraphs or variables need allocate()'s program: not here."""
+    return _prepare_graph(subgraph, {}, settings, None)[1]
+
+
 @out_of_memory_as_error("allocate_tensors()")
 @gc_paused()
 def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
@@ -525,20 +470,11 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     ``keep_alive``: more tensors (signature outputs) that must survive invoke() like
     graph outputs. ``program`` (program.Program): the model's other subgraphs and its
     state, for ops that call subgraphs or use resource variables."""
-    check_supported(subgraph, settings.custom_kernels)
     tensors = subgraph.tensors
-    dtypes = tuple(storage_dtype(t) for t in tensors)
-    _check_inputs(subgraph, input_shapes, dtypes)
-    shapes: list[tuple[int, ...]] = [t.shape for t in tensors]
-    values: dict[int, np.ndarray] = {t.index: t.data for t in tensors if t.data is not None}
-    for index, shape in input_shapes.items():
-        shapes[index] = tuple(shape)
-    memory_limit = check_limit(settings.memory_limit)
-    budget = MemoryBudget(default_memory_limit() if memory_limit is None else memory_limit)
-    setting = _Setting(subgraph, dtypes, settings, program)
-
     # 1. Prepare every op in order (shape propagation); fold all-constant ops.
-    prepared = _prepare_all(setting, shapes, values, budget)
+    setting, shapes, values, budget, prepared = _prepare_graph(subgraph, input_shapes,
+                                                               settings, program)
+    dtypes = setting.dtypes
     ops = prepared.ops
 
     # 2. Plan the arena over the ops that remain (dynamic tensors live outside it).

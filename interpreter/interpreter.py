@@ -40,7 +40,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from . import blas, details, runloop, support
-from .allocation import Allocation, allocate, check_supported, describe_op
+from .allocation import Allocation, allocate
+from .static_check import check_supported, describe_op
 from .batch_split import BatchSplit
 from .split_plan import plan_split
 from edgelite.errors import (DTypeError, GraphError, InterpreterStateError, MemoryLimitError,

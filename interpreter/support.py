@@ -4,7 +4,7 @@ report ``edgelite inspect`` appends.
 
 ``report(model)`` checks each op of each subgraph without stopping at the first problem:
 
-1. static checks (allocation.static_problem): a CUSTOM op without a kernel, an unknown
+1. static checks (static_check.static_problem): a CUSTOM op without a kernel, an unknown
    builtin code (a newer schema), a builtin with no kernel, a tensor type numpy cannot
    hold, a sparse tensor;
 2. every other op is prepared, in order, for the shapes the file declares (outputs of
@@ -42,8 +42,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from .allocation import (_as_step, _describe, _prepare_op, _Setting, fold_source, folds,
-                         is_string, static_problem)
+from .allocation import _as_step, _prepare_op, _Setting, fold_source, folds
+from .static_check import _describe, is_string, static_problem
 from .dynamic import computed_operands
 from edgelite.errors import (DTypeError, EdgeliteError, GraphError, ModelFormatError, ShapeError,
                              UnsupportedOpError)

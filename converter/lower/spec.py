@@ -12,6 +12,7 @@ input lists, `N` minimums, attribute types and their allowed dtypes).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -227,7 +228,7 @@ def _check_group(node, attr: str, members) -> None:
     """Inputs typed by one attribute share its dtype (and the attribute's, if present)."""
     declared = None
     if attr in node.attr:
-        _check_attr(node, Attr(attr, "type"))
+        _check_attr(node, _type_attr(attr))
         declared = attr_dtype(node, attr)
     first_i, first = members[0]
     want = declared if declared is not None else first.dtype
@@ -237,6 +238,12 @@ def _check_group(node, attr: str, members) -> None:
                 f"input {first_i} ({quoted(first.name)}) is {dtype_name(first.dtype)}"
             raise fail(DTypeError, node, f"input {i} ({quoted(t.name)}) is "
                        f"{dtype_name(t.dtype)} but {other}; {STRUCTURE}")
+
+
+@functools.lru_cache(maxsize=None)
+def _type_attr(name: str) -> Attr:
+    """Attr(name, "type"), made once per name (a check per node: 100,000 of them)."""
+    return Attr(name, "type")
 
 
 def dtype_name(dt) -> str:

@@ -45,6 +45,7 @@ import numpy as np
 from edgelite.errors import EdgeliteError
 from edgelite.names import quoted
 from .base import Kernel, OpContext, OutputSpec, scratch
+from .common.native_ops import broadcast_shape
 from .common.fused import Clamp, activation_clamp, apply_clamp
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
 from .common.pair_table import (div_values, prelu_values, quantized_pair_kernel,
@@ -164,7 +165,7 @@ def same_type_pair(ctx: OpContext, dtypes: tuple):
             f"{b.dtype.name} {quoted(b.name)})"
         )
     try:
-        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+        shape = broadcast_shape(tuple(a.shape), tuple(b.shape))
     except ValueError:
         raise ctx.shape_error(
             f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast"

@@ -144,7 +144,7 @@ def test_huge_resize_is_refused_without_allocating():
 
 
 def test_string_tensor_into_an_op_without_string_kernel_is_unsupported():
-    """STRING inputs are fine (GATHER / RESHAPE take them, allocation.STRING_OPS); an op
+    """STRING inputs are fine (GATHER / RESHAPE take them, static_check.STRING_OPS); an op
     that has no string kernel reading one is refused, naming the tensor."""
     b = ModelBuilder()
     s = b.tensor("names", (2,), np.bytes_)
