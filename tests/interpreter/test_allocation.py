@@ -243,3 +243,30 @@ def test_an_op_writing_a_variable_is_not_folded(writer, kernels, resolver):
         state = STATE_INIT if k == 0 or writer == "ADD" else 0 * STATE_INIT
         first = np.tanh(xs[k][:, 0] @ RNN_W[0, :, :3].T + state @ RNN_W[1].T)
         assert_close(ours[k + 1][:, 0], first)
+
+
+def test_propagate_shapes_is_allocate_tensors_shape_step_alone():
+    # The converter's shape inference: every tensor's shape as allocate_tensors() finds it
+    # (declared shapes overridden, SHAPE plumbing folded, a -1 dim only values tell), with
+    # no arena and no invoke steps built.
+    from edgelite.interpreter.allocation import propagate_shapes
+    from edgelite.interpreter.loader.model import load_model
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 12))
+    s = b.tensor("s", (1,))  # declared wrong: prepare() finds (2, 12)
+    b.op("MUL", [x, b.const("c", np.full((12,), 2, F32))], [s])
+    shape = b.tensor("shape", (), I32)
+    b.op("SHAPE", [b.const("k", np.zeros((3, 8), F32))], [shape], out_type="INT32")
+    y = b.tensor("y", ())
+    b.op("RESHAPE", [s, shape], [y])
+    mask = b.tensor("mask", (3, 8), np.bool_)
+    b.op("GREATER", [y, b.const("zero", np.array(0, F32))], [mask])
+    idx = b.tensor("idx", (), np.int64)
+    b.op("WHERE", [mask], [idx])
+    model = b.build([x], [y, idx])
+    shapes = propagate_shapes(load_model(model).subgraphs[0])
+    interp = Interpreter(model_content=model)
+    interp.allocate_tensors()
+    details = interp.get_tensor_details()
+    assert [list(s) for s in shapes] == [d["shape"].tolist() for d in details]
+    assert shapes[s] == (2, 12) and shapes[y] == (3, 8) and shapes[idx] == (-1, 2)
