@@ -37,6 +37,10 @@ class NativeRelaxed(Relaxed):
         self.a, self.r = np.empty_like(w), np.empty_like(w)
         self.live_at, self.live = np.empty(w.shape, np.int32), np.empty_like(w)
         self.offset = np.ascontiguousarray(quad.offset, np.float32)
+        self.per_channel = None   # a depthwise layer's G: d G in C (relax_depthwise)
+        if quad.per_channel is not None and hasattr(module, "relax_depthwise"):
+            self.per_channel = np.ascontiguousarray(quad.per_channel, np.float32)
+            self.g = np.empty_like(w)
         self.scale = np.ascontiguousarray(scale, np.float32)
 
     def step(self, v: np.ndarray, adam: Adam, beta: float | None) -> None:
@@ -46,7 +50,11 @@ class NativeRelaxed(Relaxed):
         count = self.module.relax_rounding(e, self.base, self.w, self.free32, d, dh, inside,
                                            a, r, self.live_at, self.live,
                                            float(self.STRETCH), float(self.SHIFT))
-        g = np.ascontiguousarray(self.quad.apply(d), np.float32)
+        if self.per_channel is not None:
+            g = self.g
+            self.module.relax_depthwise(d, self.per_channel, g, d.shape[1])
+        else:
+            g = np.ascontiguousarray(self.quad.apply(d), np.float32)
         factor = 0.0
         if beta is not None:      # the power only where the term is not multiplied by 0
             power, factor = np.float32(beta - 2.0), self.reg * np.float32(2.0 * beta)

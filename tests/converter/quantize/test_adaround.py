@@ -399,17 +399,20 @@ def textbook_learn_rounding(w, quad, qmin, qmax, nearest, options):
     return base.astype(np.float64) + (v >= 0) * free, v
 
 
-BACKENDS = ["numpy"] + (["native"] if native.built() else [])
+BACKENDS = ["numpy"] + (["native", "native-baseline"] if native.built() else [])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["gram", "rows", "depthwise"])
-def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
+def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch, request):
     """numpy's buffered loop (both forms of its regulariser) and the native one
     (adaround_native.py: the power on the live weights only) give the textbook loop's V
     bit for bit: the learned integers do not depend on the backend."""
     from edgelite.converter.quantize import adaround, adaround_native
-    monkeypatch.setenv(native.ENV, "1" if backend == "native" else "0")
+    monkeypatch.setenv(native.ENV, "0" if backend == "numpy" else "1")
+    if backend == "native-baseline":     # the loops' baseline x86-64 build (not AVX2)
+        before = native.module.allow_avx2(False)
+        request.addfinalizer(lambda: native.module.allow_avx2(before))
     rng = np.random.default_rng(11)
     out, k, r = (12, 40, 90) if kind == "gram" else (6, 50, 20) if kind == "rows" else (8, 9, 60)
     u = rng.standard_normal((out, k)) * 30
@@ -434,7 +437,7 @@ def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
     monkeypatch.setattr(adaround_native, "relaxed_for", lambda *a: (
         kinds.append(type(real_for(*a)).__name__) or real_for(*a)))
     learned = adaround.learn_rounding(u, quad, -127, 127, nearest, options)
-    assert kinds == ["NativeRelaxed" if backend == "native" else "Relaxed"]
+    assert kinds == ["Relaxed" if backend == "numpy" else "NativeRelaxed"]
     if backend == "numpy":
         assert 0 < sum(few_live) < len(few_live) == 800
     else:                # the native loop's power: on the live weights it lists, always
@@ -443,3 +446,27 @@ def test_the_buffered_loop_equals_the_textbook_one(kind, backend, monkeypatch):
     np.testing.assert_array_equal(finals[0], v)          # V itself, bit for bit
     np.testing.assert_array_equal(learned, expected)
     assert np.count_nonzero(learned != nearest) > 5
+
+
+@pytest.mark.skipif(not native.built(), reason="the native extension is not built")
+@pytest.mark.parametrize("avx2", [True, False])
+def test_native_depthwise_product_is_einsums(avx2):
+    """relax_depthwise (the native loop's d G of a depthwise layer) gives Quadratic.apply's
+    einsum bit for bit, in the baseline and AVX2 builds; wrong sizes are refused."""
+    module = native.module
+    before = module.allow_avx2(avx2)
+    try:
+        rng = np.random.default_rng(5)
+        for o, k in ((1, 1), (8, 9), (96, 9), (33, 25), (7, 49)):
+            d = (rng.standard_normal((o, k)) * 10).astype(np.float32)
+            g = rng.standard_normal((o, k, k)).astype(np.float32)
+            g = g + g.transpose(0, 2, 1)                  # (a Gram matrix is symmetric)
+            out = np.full((o, k), np.nan, np.float32)
+            module.relax_depthwise(d, g, out, k)
+            np.testing.assert_array_equal(out, np.einsum("ok,okl->ol", d, g))
+    finally:
+        module.allow_avx2(before)
+    with pytest.raises(ValueError, match="G holds"):
+        module.relax_depthwise(d, g[:, :-1].copy(), out, k)
+    with pytest.raises(ValueError, match="o x k"):
+        module.relax_depthwise(d[:, :-1].copy(), g, out, k)
