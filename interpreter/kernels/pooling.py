@@ -37,7 +37,7 @@ int16, both kernel sets: XNNPACK takes no int16), the sums in float64.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -58,12 +58,21 @@ LOWEST_FLOAT32 = np.finfo(np.float32).min  # std::numeric_limits<float>::lowest(
 
 @dataclass(frozen=True)
 class PoolRecord:
-    buffer: TapBuffer  # padded input in stride phases; taps: (N, OH, OW, C) views of it
-    divisor: np.ndarray | None  # AVERAGE: count of valid pixels per output value
+    average: bool
     clamp: Clamp
     dims: tuple = ()  # (N, H, W, C)
     window: tuple = ()  # (KH, KW, SH, SW, pad_top, pad_left, OH, OW)
     split: tuple = (1, 1)  # (threads, tasks) of the native step's rows on the C pool
+    # the numpy evals' (None where the native step runs: it needs neither)
+    buffer: TapBuffer | None = None  # padded input in stride phases; taps: (N, OH, OW, C)
+    divisor: np.ndarray | None = None  # AVERAGE: count of valid pixels per output value
+
+    def _args(self, x, out) -> tuple:
+        return (x, out, not self.average, self.dims, self.window, *clamp_bounds(self.clamp),
+                *self.split)
+
+    def _step(self, x, out):
+        return native_backend.module.pool_f32_step(*self._args(x, out))
 
     def native_step(self, inputs, outputs):
         """The pool in C from the unpadded input (native/pool_f32.c: the reference's
@@ -72,9 +81,12 @@ class PoolRecord:
         x, out = inputs[0], outputs[0]
         if getattr(x, "dtype", None) != np.float32:
             return None
-        return native_ops.plain_step((x, out), "pool_f32_step", x, out, self.divisor is None,
-                                     self.dims, self.window, *clamp_bounds(self.clamp),
-                                     *self.split)
+        return native_ops.plain_step((x, out), "pool_f32_step", *self._args(x, out))
+
+
+def eval_native(rec: PoolRecord, inputs, outputs) -> None:
+    """The native pool where its step cannot bind (operands not arena buffers)."""
+    native_ops.run_contiguous(rec._step, inputs[0], outputs[0])
 
 
 def _prepare(ctx: OpContext, is_average: bool):
@@ -85,23 +97,26 @@ def _prepare(ctx: OpContext, is_average: bool):
         raise ctx.shape_error(f"input shape {list(x.shape)} must be 4-D NHWC")
     n, h, w, c = x.shape
     wh, ww = pool_windows(ctx, h, w)
-    fill = 0.0 if is_average else LOWEST_FLOAT32
-    buffer = tap_buffer(ctx, n, wh, ww, c, np.float32, fill)
     out_shape = (n, wh.size_out, ww.size_out, c)
+    rows = n * wh.size_out
+    tasks = native_split.tasks(ctx.threads, rows * ww.size_out * c * wh.kernel * ww.kernel,
+                               rows, native_split.SPLIT_ELEMENTS)
+    record = PoolRecord(average=is_average, clamp=activation_clamp(ctx, np.float32),
+                        dims=(n, h, w, c),
+                        window=(wh.kernel, ww.kernel, wh.stride, ww.stride, wh.pad_before,
+                                ww.pad_before, wh.size_out, ww.size_out),
+                        split=(ctx.threads if tasks > 1 else 1, tasks))
+    spec = (OutputSpec(out_shape, np.dtype(np.float32)),)
+    if ctx.quant.native and getattr(native_backend.module, "pool_f32_step", None):
+        return spec, Chosen(eval_native, record)
     divisor = None
     if is_average:
         counts = np.outer(valid_counts(wh), valid_counts(ww))
         counts = counts.astype(np.float32).reshape(1, wh.size_out, ww.size_out, 1)
         divisor = np.ascontiguousarray(np.broadcast_to(counts, out_shape))
-    rows = n * wh.size_out
-    tasks = native_split.tasks(ctx.threads, rows * ww.size_out * c * wh.kernel * ww.kernel,
-                               rows, native_split.SPLIT_ELEMENTS)
-    record = PoolRecord(buffer=buffer, divisor=divisor, clamp=activation_clamp(ctx, np.float32),
-                        dims=(n, h, w, c),
-                        window=(wh.kernel, ww.kernel, wh.stride, ww.stride, wh.pad_before,
-                                ww.pad_before, wh.size_out, ww.size_out),
-                        split=(ctx.threads if tasks > 1 else 1, tasks))
-    return (OutputSpec(out_shape, np.dtype(np.float32)),), record
+    fill = 0.0 if is_average else LOWEST_FLOAT32
+    return spec, replace(record, buffer=tap_buffer(ctx, n, wh, ww, c, np.float32, fill),
+                         divisor=divisor)
 
 
 def prepare_average(ctx: OpContext):

@@ -63,7 +63,7 @@ takes no int16). RESIZE_NEAREST_NEIGHBOR moves int16 values like any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from .. import quant_math as qm
 from edgelite.names import quoted
 from .base import Chosen, Kernel, OpContext, OutputSpec, reserve, run_chosen, scratch
 from .opdef import TYPE_GENERIC, OpDef, QuantRule
+from .common import native_ops
 from .common.requantize import QUANTIZED
 from .versions import OpSignature, T
 
@@ -115,23 +116,37 @@ class BilinearRecord:
     x1: np.ndarray
     wy: tuple[np.ndarray, np.ndarray]  # (1 - dy, dy), each (1, OH, 1, 1) float32
     wx: tuple[np.ndarray, np.ndarray]  # (1 - dx, dx), each (1, 1, OW, 1) float32
-    rows: tuple[np.ndarray, np.ndarray]  # scratch (N, OH, W, C): input rows y0 / y1
-    term: np.ndarray  # scratch (N, OH, OW, C)
+    # the numpy eval's scratch (None where the native step runs: it needs none)
+    rows: tuple[np.ndarray, np.ndarray] | None = None  # (N, OH, W, C): input rows y0 / y1
+    term: np.ndarray | None = None  # (N, OH, OW, C)
+
+    def _step(self, x, out):
+        tables = tuple(np.ascontiguousarray(t, np.int64)
+                       for t in (self.y0, self.y1, self.x0, self.x1))
+        weights = tuple(np.ascontiguousarray(w.reshape(-1)) for w in (*self.wy, *self.wx))
+        return native_backend.module.resize_bilinear_f32_step(
+            x, out, (*x.shape, *out.shape[1:3]), tables, weights)
 
     def native_step(self, inputs, outputs):
         """With the native backend, the same blend in C in one pass (native/resize_f32.c:
         the numpy eval's bits) as a native step; None where the extension lacks it or an
         operand is not a plain contiguous float32 array."""
         x, out = inputs[0], outputs[0]
-        bind = getattr(native_backend.module, "resize_bilinear_f32_step", None)
-        if bind is None or not all(isinstance(a, np.ndarray) and a.flags.c_contiguous
-                                   and a.dtype == F32 for a in (x, out)):
+        if _native_missing() or not all(isinstance(a, np.ndarray) and a.flags.c_contiguous
+                                        and a.dtype == F32 for a in (x, out)):
             return None
-        tables = tuple(np.ascontiguousarray(t, np.int64)
-                       for t in (self.y0, self.y1, self.x0, self.x1))
-        weights = tuple(np.ascontiguousarray(w.reshape(-1)) for w in (*self.wy, *self.wx))
-        step = bind(x, out, (*x.shape, *out.shape[1:3]), tables, weights)
-        return (native_backend.module.run_native_step, step, None, None)
+        return (native_backend.module.run_native_step, self._step(x, out), None, None)
+
+
+def _native_missing() -> bool:
+    """No native bilinear step: the backend is not built, or predates it (a source tree
+    updated without a rebuild)."""
+    return getattr(native_backend.module, "resize_bilinear_f32_step", None) is None
+
+
+def eval_bilinear_native(rec: BilinearRecord, inputs, outputs) -> None:
+    """The native blend where its step cannot bind (operands not arena buffers)."""
+    native_ops.run_contiguous(rec._step, inputs[0], outputs[0])
 
 
 def _bilinear_axis(size_in: int, size_out: int, align: bool, half: bool):
@@ -155,10 +170,13 @@ def prepare_bilinear(ctx: OpContext):
     record = BilinearRecord(
         y0=y0, y1=y1, x0=x0, x1=x1,
         wy=tuple(v.reshape(1, oh, 1, 1) for v in wy),
-        wx=tuple(v.reshape(1, 1, ow, 1) for v in wx),
-        rows=(scratch(ctx, (n, oh, w, c), F32), scratch(ctx, (n, oh, w, c), F32)),
-        term=scratch(ctx, out_shape, F32))
-    return (OutputSpec(out_shape, x.dtype),), record
+        wx=tuple(v.reshape(1, 1, ow, 1) for v in wx))
+    spec = (OutputSpec(out_shape, x.dtype),)
+    if ctx.quant.native and not _native_missing():
+        return spec, Chosen(eval_bilinear_native, record)
+    return spec, replace(record, rows=(scratch(ctx, (n, oh, w, c), F32),
+                                       scratch(ctx, (n, oh, w, c), F32)),
+                         term=scratch(ctx, out_shape, F32))
 
 
 def eval_bilinear(rec: BilinearRecord, inputs, outputs) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import native as native_backend
+from . import native_ops
 
 # (symbol, 64-bit integers), most specific first
 _SYMBOLS = (("scipy_cblas_sgemm64_", True), ("cblas_sgemm64_", True),
@@ -111,9 +112,4 @@ class ConvBlas:
 
 
 def eval_conv_blas(rec: ConvBlas, inputs, outputs) -> None:
-    x = np.ascontiguousarray(inputs[0], np.float32)
-    out = outputs[0]
-    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
-    rec._step(x, target)()
-    if target is not out:
-        np.copyto(out, target)
+    native_ops.run_contiguous(rec._step, inputs[0], outputs[0])

@@ -66,6 +66,18 @@ def plain_step(arrays, bind: str, *args):
     return _step(bind, *args) if _plain(*arrays) else None
 
 
+def run_contiguous(make_step: Callable, x: np.ndarray, out: np.ndarray) -> None:
+    """Run the native step ``make_step(x, out)`` once on operands that need not be arena
+    buffers (a constant or dynamic input, a strided output): on a contiguous float32 copy
+    of x, into out or a contiguous buffer copied to it -- the eval of an op whose record
+    keeps no numpy scratch because its native step runs."""
+    x = np.ascontiguousarray(x, np.float32)
+    target = out if out.flags.c_contiguous else np.empty(out.shape, np.float32)
+    make_step(x, target)()
+    if target is not out:
+        np.copyto(out, target)
+
+
 def one_slice_step(ranges, arrays, bind: str, *args):
     """plain_step where the op runs as one slice (``ranges``: its slices), else None: the
     op keeps its eval, which hands the slices to the pool."""

@@ -168,3 +168,31 @@ def test_quantized_pool_activation(rng, op, dtype, act):
     q = (0.05, 0 if dtype == np.int8 else 128)
     model, feeds = quant_pool_model(rng, op, dtype, (1, 8, 8, 4), (2, 2), (2, 2), "VALID", act, q)
     assert_bit_exact(model, feeds)
+
+
+@pytest.mark.parametrize("op", ["MAX_POOL_2D", "AVERAGE_POOL_2D"])
+def test_float_pool_native_needs_no_numpy_buffers(rng, op):
+    # With the native step the record keeps no padded tap buffer or divisor: a memory
+    # limit a little above the arena (input + output) holds on the native backend and
+    # refuses the numpy one (its buffer is about the input's size again). A constant input
+    # is folded at allocate through the native eval: the numpy kernel's values.
+    from edgelite.interpreter import Interpreter, MemoryLimitError, native
+    from tests.conftest import missing
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    model = pool_model(op, (1, 112, 112, 64), (3, 3), (2, 2), "SAME")
+    limit = 5 * 2**20  # arena: 3.06 MiB in + 0.77 MiB out
+    Interpreter(model_content=model, native=True, memory_limit=limit).allocate_tensors()
+    with pytest.raises(MemoryLimitError):
+        Interpreter(model_content=model, native=False, memory_limit=limit).allocate_tensors()
+    x = rand(rng, (1, 9, 7, 3), low=-5, high=5)
+    folded = single_op_model(op, [0], (1, 5, 4, 3), consts={0: x}, padding="SAME",
+                             stride_h=2, stride_w=2, filter_height=3, filter_width=3)
+    outs = []
+    for backend in (True, False):
+        interp = Interpreter(model_content=folded, native=backend)
+        interp.allocate_tensors()
+        assert interp._steps == ()
+        interp.invoke()
+        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -118,3 +118,32 @@ def test_resize_bilinear_f32_step_refuses_bad_tables():
         bind(x, out, (1, 2, 2, 1, 3, 3), (idx, idx, idx, idx), (w, w, w, w[:2].copy()))
     with pytest.raises(ValueError, match="the output holds 36 bytes, needs 64"):
         bind(x, out, (1, 2, 2, 1, 4, 4), (idx, idx, idx, idx), (w, w, w, w))
+
+
+def test_float_bilinear_native_needs_no_numpy_scratch(rng):
+    # With the native step the record keeps no row / term scratch: a memory limit a little
+    # above the arena holds on the native backend and refuses the numpy one (its scratch
+    # is 1.5x the output). A constant input is folded at allocate through the native eval:
+    # the numpy kernel's values.
+    from edgelite.interpreter import Interpreter, MemoryLimitError, native
+    from tests.conftest import missing
+    if not native.built():
+        missing("the native extension (python setup.py build_ext --inplace)")
+    model = resize_model("RESIZE_BILINEAR", F32, (1, 28, 28, 32), (112, 112), (None, None))
+    limit = int(2.5 * 2**20)  # arena: 0.1 MiB in + 1.53 MiB out
+    Interpreter(model_content=model, native=True, memory_limit=limit).allocate_tensors()
+    with pytest.raises(MemoryLimitError):
+        Interpreter(model_content=model, native=False, memory_limit=limit).allocate_tensors()
+    m = QuantModel()
+    x = m.const("x", rng.uniform(-3, 3, (1, 5, 6, 3)).astype(F32), F32)
+    y = m.output("y", (1, 9, 11, 3), F32)
+    m.op("RESIZE_BILINEAR", [x, m.const("size", np.array([9, 11], I32), I32)], [y],
+         version=2, half_pixel_centers=True)
+    outs = []
+    for backend in (True, False):
+        interp = Interpreter(model_content=m.build(), native=backend)
+        interp.allocate_tensors()
+        assert interp._steps == ()
+        interp.invoke()
+        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(outs[0], outs[1])
