@@ -109,11 +109,8 @@ def assert_micro_exact_samples(model: bytes, samples) -> list[list[np.ndarray]]:
     return ours
 
 
-def assert_native_steps(model: bytes, feeds, steps: int, kernels=KERNEL_SETS) -> None:
-    """With the native backend, at 1 and 2 threads, ``steps`` of ``model``'s ops run as
-    native steps of the C run loop (docs/native-run-loop.md) and every output equals the
-    numpy backend's and LiteRT's, for each kernel set. Skips where the extension is not
-    built (fails under CI)."""
+def _require_native():
+    """The native module; skips where the extension is not built (fails under CI)."""
     import os
 
     from edgelite.interpreter import native
@@ -122,15 +119,56 @@ def assert_native_steps(model: bytes, feeds, steps: int, kernels=KERNEL_SETS) ->
         if os.environ.get("CI"):
             pytest.fail("the native extension is not built (python setup.py build_ext --inplace)")
         pytest.skip("native kernels not built")
+    return native
+
+
+def _native_step_count(interp, native) -> int:
+    return sum(1 for s in interp._steps if s[0] is native.module.run_native_step
+               and isinstance(s[1], native.module.NativeStep))
+
+
+def assert_native_steps(model: bytes, feeds, steps: int, kernels=KERNEL_SETS) -> None:
+    """With the native backend, at 1 and 2 threads, ``steps`` of ``model``'s ops run as
+    native steps of the C run loop (docs/native-run-loop.md) and every output equals the
+    numpy backend's and LiteRT's, for each kernel set. Skips where the extension is not
+    built (fails under CI)."""
+    native = _require_native()
     for k in kernels:
         expected = run_litert(model, feeds, k)
         for threads in (1, 2):
             ours = edgelite_interpreter(model, k, native=True, num_threads=threads)
-            ran = [s for s in ours._steps if s[0] is native.module.run_native_step
-                   and isinstance(s[1], native.module.NativeStep)]
-            assert len(ran) == steps, f"kernels={k}, {threads} threads: {len(ran)} native steps"
+            ran = _native_step_count(ours, native)
+            assert ran == steps, f"kernels={k}, {threads} threads: {ran} native steps"
             for name, got in (("native", invoke(ours, feeds)),
                               ("numpy", run_edgelite(model, feeds, k, native=False,
                                                      num_threads=threads))):
                 assert_equal_outputs(got, expected, f"kernels={k}, {name}, {threads} threads",
                                      equal_nan=False)
+
+
+def assert_float_native_steps(model: bytes, feeds, steps: int = 1, threads=(1, 2, 3),
+                              litert: bool = True) -> list[np.ndarray]:
+    """Float ops on the native backend: at each thread count ``steps`` ops run as native
+    steps, and every output has the numpy backend's bits -- with ``litert``, its values
+    (the numpy clamp makes +0 of a -0 that LiteRT's std::max keeps) and LiteRT reference's
+    bits wherever LiteRT does not clamp an infinity to +-FLT_MAX (BUILTIN_REF does without
+    a fused activation; the numpy kernels and XNNPACK do not). Returns the numpy backend's
+    outputs. Skips where the extension is not built (fails under CI)."""
+    native = _require_native()
+    plain = run_edgelite(model, feeds, native=False)
+    want = run_litert(model, feeds, "reference") if litert else None
+    for n in threads:
+        interp = edgelite_interpreter(model, native=True, num_threads=n)
+        ran = _native_step_count(interp, native)
+        assert ran == steps, f"{n} threads: {ran} native steps, expected {steps}"
+        for i, (got, numpy_bits) in enumerate(zip(invoke(interp, feeds), plain)):
+            what = f"output {i}, {n} threads"
+            if want is None:
+                np.testing.assert_array_equal(got.view(np.int32), numpy_bits.view(np.int32),
+                                              what)
+            else:
+                np.testing.assert_array_equal(got, numpy_bits, what)
+                finite = np.abs(want[i]) < np.finfo(np.float32).max
+                np.testing.assert_array_equal(got.view(np.int32)[finite],
+                                              want[i].view(np.int32)[finite], what)
+    return plain

@@ -7,8 +7,8 @@ import pytest
 from edgelite.interpreter import ShapeError
 
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_matches_litert, full_range, rand,
-                          random_qparams, run_edgelite)
+from tests.support import (assert_bit_exact, assert_float_native_steps, assert_matches_litert,
+                           full_range, rand, random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 BROADCASTS = [
@@ -138,11 +138,6 @@ def test_float_binary_native_step_is_the_ufunc_bit_for_bit(rng, op, act, a_shape
     # to +-FLT_MAX (it does without an activation; the numpy kernel and XNNPACK do not) --
     # -0 kept by a RELU as std::max keeps it, where the numpy clamp makes +0; NaN, +-inf,
     # -0 and overflowing values among the inputs
-    from edgelite.interpreter import Interpreter, native
-    from tests.conftest import missing
-    from tests.support.runtimes import run_litert
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     a = rand(rng, a_shape, low=-8, high=8)
     b = rand(rng, b_shape, low=-8, high=8)
     specials = np.float32([np.nan, np.inf, -np.inf, -0.0, 3e38, -3e38])
@@ -150,20 +145,7 @@ def test_float_binary_native_step_is_the_ufunc_bit_for_bit(rng, op, act, a_shape
     b.reshape(-1)[-min(b.size, 6):] = specials[:min(b.size, 6)]
     out_shape = np.broadcast_shapes(a_shape, b_shape)
     model = single_op_model(op, [a_shape, b_shape], out_shape, fused_activation_function=act)
-    (plain,) = run_edgelite(model, [a, b], native=False)
-    (want,) = run_litert(model, [a, b], "reference")
-    for threads in (1, 2, 3):
-        interp = Interpreter(model_content=model, native=True, num_threads=threads)
-        interp.allocate_tensors()
-        steps = [s for s in interp._steps if isinstance(s[1], native.module.NativeStep)]
-        assert len(steps) == len(interp._steps) == 1
-        for d, v in zip(interp.get_input_details(), (a, b)):
-            interp.set_tensor(d["index"], v)
-        interp.invoke()
-        got = interp.get_tensor(interp.get_output_details()[0]["index"])
-        np.testing.assert_array_equal(got, plain)
-        finite = np.abs(want) < np.finfo(np.float32).max
-        np.testing.assert_array_equal(got.view(np.int32)[finite], want.view(np.int32)[finite])
+    assert_float_native_steps(model, [a, b])
 
 
 def test_binary_f32_step_refuses_bad_arguments():

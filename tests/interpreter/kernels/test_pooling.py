@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_close, assert_matches_litert,
-                           assert_native_steps, full_range, rand, random_qparams, run_edgelite)
+from tests.support import (assert_bit_exact, assert_close, assert_float_native_steps,
+                           assert_matches_litert, assert_native_steps, full_range, rand,
+                           random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 
@@ -64,27 +65,9 @@ def test_float_pool_native_step(rng, op, shape, filt, stride, padding, act):
     # float pools on the native backend: one C step (native/pool_f32.c) from the unpadded
     # input at 1, 2 and 3 threads, the numpy kernel's values and LiteRT reference's bits
     # (a NaN pixel never wins a max, as std::max; it spreads through an average)
-    from edgelite.interpreter import Interpreter, native
-    from tests.conftest import missing
-    from tests.support.runtimes import run_litert
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     x = rand(rng, shape, low=-5, high=5)
     x.reshape(-1)[[0, 7, 40]] = [np.nan, np.inf, -np.inf]
-    model = pool_model(op, shape, filt, stride, padding, act)
-    (plain,) = run_edgelite(model, [x], native=False)
-    (want,) = run_litert(model, [x], "reference")
-    for threads in (1, 2, 3):
-        interp = Interpreter(model_content=model, native=True, num_threads=threads)
-        interp.allocate_tensors()
-        steps = [s for s in interp._steps if isinstance(s[1], native.module.NativeStep)]
-        assert len(steps) == len(interp._steps) == 1
-        interp.set_tensor(interp.get_input_details()[0]["index"], x)
-        interp.invoke()
-        got = interp.get_tensor(interp.get_output_details()[0]["index"])
-        np.testing.assert_array_equal(got, plain)
-        finite = np.abs(want) < np.finfo(np.float32).max
-        np.testing.assert_array_equal(got.view(np.int32)[finite], want.view(np.int32)[finite])
+    assert_float_native_steps(pool_model(op, shape, filt, stride, padding, act), [x])
 
 
 def test_pool_f32_step_refuses_bad_geometry():

@@ -10,8 +10,8 @@ from edgelite.interpreter import ShapeError, UnsupportedOpError
 
 from tests.conftest import missing
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_matches_litert, assert_native_steps,
-                           full_range, rand, random_qparams, run_edgelite)
+from tests.support import (assert_bit_exact, assert_float_native_steps, assert_matches_litert,
+                           assert_native_steps, full_range, rand, random_qparams, run_edgelite)
 from ..tflite_builder import ModelBuilder
 
 I32, I64, F32 = np.int32, np.int64, np.float32
@@ -206,20 +206,10 @@ def test_float_sum_mean_native_step_is_numpy_bit_for_bit(op, shape, axes, keep, 
     # float32 MEAN / SUM as one native step (native/reduce.c el_sum_f32): the bits of the
     # numpy kernel's np.add.reduce (pairwise on the innermost block, row by row otherwise),
     # at 1 and 2 threads; values of 1e6 make any other summation order show
-    from edgelite.interpreter import native
-    from tests.support.runtimes import edgelite_interpreter, invoke
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     rng = np.random.default_rng(sum(shape))
     x = (rng.standard_normal(shape) * 1e6).astype(np.float32)
     model = reduce_model(op, shape, axes, keep)
-    (want,) = run_edgelite(model, [x], native=False)
-    for threads in (1, 2):
-        interp = edgelite_interpreter(model, native=True, num_threads=threads)
-        ran = [s for s in interp._steps if s[0] is native.module.run_native_step]
-        assert len(ran) == steps
-        (got,) = invoke(interp, [x])
-        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    (want,) = assert_float_native_steps(model, [x], steps, threads=(1, 2), litert=False)
     expect = np.add.reduce(x.astype(np.float64), axis=tuple(axes), keepdims=keep)
     if op == "MEAN":
         expect /= x.size // max(expect.size, 1)

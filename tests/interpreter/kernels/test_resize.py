@@ -9,7 +9,8 @@ from edgelite.interpreter import UnsupportedOpError
 
 from ..op_models import check_op, check_op_default, const, run_op
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import assert_bit_exact, full_range, rand, random_qparams
+from tests.support import (assert_bit_exact, assert_float_native_steps, full_range, rand,
+                           random_qparams)
 
 I32, F32 = np.int32, np.float32
 
@@ -79,28 +80,14 @@ def test_resize(rng, op, dtype, size, mode):
 def test_float_bilinear_is_one_native_step_with_the_numpy_bits(rng):
     # float RESIZE_BILINEAR on the native backend: one C step (native/resize_f32.c) giving
     # the numpy kernel's bits (the module's other tests hold both to LiteRT's reference)
-    from edgelite.interpreter import Interpreter, native
-    from tests.conftest import missing
     from tests.interpreter.tflite_builder import ModelBuilder
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     for mode in MODES:
         b = ModelBuilder()
         x = b.tensor("x", [2, 5, 7, 3])
         y = b.tensor("y", [2, 9, 4, 3])
         b.op("RESIZE_BILINEAR", [x, b.const("size", np.array([9, 4], I32))], [y], **mode)
-        model = b.build([x], [y])
         feed = rand(rng, (2, 5, 7, 3), low=-1e4, high=1e4)
-        results = []
-        for flag in (False, True):
-            interp = Interpreter(model_content=model, native=flag)
-            interp.allocate_tensors()
-            ran = [s for s in interp._steps if s[0] is native.module.run_native_step]
-            assert len(ran) == int(flag)
-            interp.set_tensor(interp.get_input_details()[0]["index"], feed)
-            interp.invoke()
-            results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
-        np.testing.assert_array_equal(results[0].view(I32), results[1].view(I32))
+        assert_float_native_steps(b.build([x], [y]), [feed], threads=(1, 2), litert=False)
 
 
 def test_resize_bilinear_f32_step_refuses_bad_tables():
