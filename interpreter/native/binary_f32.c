@@ -73,27 +73,21 @@ EL_F32_ROW(row_avx2, EL_TARGET_AVX2)
 #define row_avx2 row_base
 #endif
 
+static void binary_f32_row(const void *ctx, const struct el_row *w)
+{
+    const struct binary_f32 *p = ctx;
+    const int last = p->ndim - 1;
+    const int64_t n = p->shape[last], sa = p->sa[last], sb = p->sb[last];
+    const float *a = p->a + w->oa + w->from * sa, *b = p->b + w->ob + w->from * sb;
+    float *out = p->out + w->r * n + w->from;
+    if (el_have_avx2()) row_avx2(p, a, sa, b, sb, out, w->to - w->from);
+    else row_base(p, a, sa, b, sb, out, w->to - w->from);
+}
+
 /* output values [begin, end) */
 static void binary_f32_values(const struct binary_f32 *p, int64_t begin, int64_t end)
 {
-    const int last = p->ndim - 1;
-    const int64_t n = p->shape[last], sa = p->sa[last], sb = p->sb[last];
-    const int avx2 = el_have_avx2();
-    for (int64_t r = begin / n; r * n < end; r++) {
-        int64_t oa = 0, ob = 0, rest = r; /* the row's first value in each input */
-        for (int d = last - 1; d >= 0; d--) {
-            const int64_t at = rest % p->shape[d];
-            rest /= p->shape[d];
-            oa += at * p->sa[d];
-            ob += at * p->sb[d];
-        }
-        const int64_t from = r * n < begin ? begin - r * n : 0;
-        const int64_t to = (r + 1) * n > end ? end - r * n : n;
-        const float *a = p->a + oa + from * sa, *b = p->b + ob + from * sb;
-        float *out = p->out + r * n + from;
-        if (avx2) row_avx2(p, a, sa, b, sb, out, to - from);
-        else row_base(p, a, sa, b, sb, out, to - from);
-    }
+    el_broadcast_rows(p->ndim, p->shape, p->sa, p->sb, begin, end, binary_f32_row, p);
 }
 
 static void binary_f32_task(void *ctx, int64_t t, int worker)

@@ -168,28 +168,41 @@ static void row_table(const struct el_binary *p, const uint8_t *a, int64_t sa,
     else row_strided(a, sa, b, sb, p->table, out, n);
 }
 
-void el_binary(const struct el_binary *p, int64_t begin, int64_t end)
+void el_broadcast_rows(int ndim, const int64_t *shape, const int64_t *sa, const int64_t *sb,
+                       int64_t begin, int64_t end,
+                       void (*fn)(const void *ctx, const struct el_row *row), const void *ctx)
 {
+    const int last = ndim - 1;
+    const int64_t n = shape[last];
+    for (int64_t r = begin / n; r * n < end; r++) {
+        struct el_row row = {r, 0, 0, r * n < begin ? begin - r * n : 0,
+                             (r + 1) * n > end ? end - r * n : n};
+        int64_t rest = r; /* r spelled in the outer dimensions */
+        for (int d = last - 1; d >= 0; d--) {
+            const int64_t at = rest % shape[d];
+            rest /= shape[d];
+            row.oa += at * sa[d];
+            row.ob += at * sb[d];
+        }
+        fn(ctx, &row);
+    }
+}
+
+static void binary_row(const void *ctx, const struct el_row *w)
+{
+    const struct el_binary *p = ctx;
     const int last = p->ndim - 1;
     const int64_t n = p->shape[last], sa = p->sa[last], sb = p->sb[last];
-    for (int64_t r = begin / n; r * n < end; r++) {
-        /* the row's first value in each input: r spelled in the outer dimensions */
-        int64_t oa = 0, ob = 0, rest = r;
-        for (int d = last - 1; d >= 0; d--) {
-            const int64_t at = rest % p->shape[d];
-            rest /= p->shape[d];
-            oa += at * p->sa[d];
-            ob += at * p->sb[d];
-        }
-        /* the part of the row in [begin, end): slices may start or stop inside a row */
-        const int64_t from = r * n < begin ? begin - r * n : 0;
-        const int64_t to = (r + 1) * n > end ? end - r * n : n;
-        const uint8_t *a = p->a + oa + from * sa, *b = p->b + ob + from * sb;
-        uint8_t *out = p->out + r * n + from;
-        if (p->kind == EL_TABLE)
-            row_table(p, a, sa, b, sb, p->offsets ? p->offsets + r * n + from : NULL, out,
-                      to - from);
-        else
-            row_formula(p, a, sa, b, sb, out, to - from);
-    }
+    const uint8_t *a = p->a + w->oa + w->from * sa, *b = p->b + w->ob + w->from * sb;
+    const int64_t at = w->r * n + w->from;
+    if (p->kind == EL_TABLE)
+        row_table(p, a, sa, b, sb, p->offsets ? p->offsets + at : NULL, p->out + at,
+                  w->to - w->from);
+    else
+        row_formula(p, a, sa, b, sb, p->out + at, w->to - w->from);
+}
+
+void el_binary(const struct el_binary *p, int64_t begin, int64_t end)
+{
+    el_broadcast_rows(p->ndim, p->shape, p->sa, p->sb, begin, end, binary_row, p);
 }

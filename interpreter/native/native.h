@@ -67,6 +67,18 @@ struct el_binary {
 };
 
 void el_binary(const struct el_binary *p, int64_t begin, int64_t end);
+
+/* The broadcast walk shared by the binary kernels (elementwise.c, binary_f32.c): the output
+ * values [begin, end) of a collapsed shape (native_ops.collapse) go to ``fn`` row by row
+ * (a row: one run of the innermost dimension) -- the row's index r, the offsets in values
+ * of its first element in a and in b (strides sa / sb per dimension, 0: broadcast), and the
+ * part [from, to) of the row inside [begin, end) (a slice may start or stop inside a row). */
+struct el_row {
+    int64_t r, oa, ob, from, to;
+};
+void el_broadcast_rows(int ndim, const int64_t *shape, const int64_t *sa, const int64_t *sb,
+                       int64_t begin, int64_t end,
+                       void (*fn)(const void *ctx, const struct el_row *row), const void *ctx);
 void el_lut8(const uint8_t *x, const uint8_t *table, uint8_t *out, int64_t begin, int64_t end);
 void el_lut32(const uint8_t *x, const uint32_t *table, uint32_t *out, int64_t begin,
               int64_t end);
