@@ -23,7 +23,7 @@ Steps, in order (the interpreter's public class only wraps this):
    invoke() runs without any lookup (runloop.py). With the native backend, a record
    with a ``native_step(inputs, outputs)`` method may return a step of its own there
    (a C kernel bound to the arena views, run by the C loop without Python); None keeps
-   its eval.
+   its eval. Adjacent native steps may then fuse into one (fused_steps.py).
 
 Subgraph calls: an op that calls another subgraph (WHILE, IF, CALL_ONCE) gets the
 callee prepared by ``program.prepare`` (program.py) -- this same function, for the
@@ -48,7 +48,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import planner
+from . import fused_steps, planner
 from .dynamic import SHAPE_ONLY, DynamicOp, computed_operands, run_dynamic
 from edgelite.errors import (DTypeError, EdgeliteError, MemoryLimitError, ShapeError,
                              UnsupportedOpError)
@@ -525,6 +525,9 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     memory = DynamicMemory(budget.limit, plan.size + budget.constants + budget.work)
     steps = tuple(_step(entry, setting, table, values, memory) for entry in ops)
     step_ops = tuple(entry[0].index for entry in ops)
+    if settings.quant.native and not settings.preserve_all_tensors and not prepared.dynamic:
+        keep = {*subgraph.outputs, *keep_alive}
+        steps, step_ops = fused_steps.fuse_swish(ops, steps, step_ops, table, keep)
     return Allocation(tuple(shapes), table, frozenset(values), steps, step_ops, arena,
                       plan.size, dict(plan.offsets), subgraph.index,
                       frozenset(prepared.dynamic), resets)

@@ -157,6 +157,7 @@ EL_UNARY_METHODS(tanh)
 EL_UNARY_METHODS(exp)
 EL_UNARY_METHODS(elu)
 EL_UNARY_METHODS(hard_swish)
+EL_UNARY_METHODS(swish)
 EL_UNARY_METHODS(gelu_tanh)
 EL_UNARY_METHODS(gelu_erfc)
 
@@ -255,6 +256,7 @@ PyMethodDef el_float_methods[] = {
     EL_UNARY_ENTRIES(exp, "EXP")
     EL_UNARY_ENTRIES(elu, "ELU")
     EL_UNARY_ENTRIES(hard_swish, "HARD_SWISH")
+    EL_UNARY_ENTRIES(swish, "x * LOGISTIC(x)")
     EL_UNARY_ENTRIES(gelu_tanh, "GELU (approximate)")
     EL_UNARY_ENTRIES(gelu_erfc, "GELU (exact)")
     {"softmax_f32", softmax_f32, METH_VARARGS,

@@ -28,6 +28,7 @@ void el_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_exp_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_elu_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_hard_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
+void el_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_erfc_f32(const float *x, float *out, int64_t begin, int64_t end);
 

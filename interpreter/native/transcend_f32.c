@@ -40,6 +40,10 @@ static inline float logistic_1(float v)
     return v > LOGISTIC_UPPER ? 1.0f : v < LOGISTIC_LOWER ? e : mid;
 }
 
+/* LOGISTIC then MUL(x, LOGISTIC(x)) -- swish / SiLU, fused at allocate
+ * (interpreter/fused_steps.py): the two ops' float32 operations, so their bits */
+static inline float swish_1(float v) { return v * logistic_1(v); }
+
 /* std::tanh: tanh(z) = 1 - 2 / (e^2z + 1) for z = |x| in double (z clamped to 10, where
  * tanh is 1 in float32), x itself below 2^-13; the sign copied back (tanh(-0) = -0,
  * NaN stays NaN). */
@@ -137,6 +141,7 @@ EL_UNARY(el_tanh_f32, tanh_1)
 EL_UNARY(el_exp_f32, exp_1)
 EL_UNARY(el_elu_f32, elu_1)
 EL_UNARY(el_hard_swish_f32, hard_swish_1)
+EL_UNARY(el_swish_f32, swish_1)
 EL_UNARY(el_gelu_tanh_f32, gelu_tanh_1)
 EL_UNARY(el_gelu_erfc_f32, gelu_erfc_1)
 
