@@ -143,18 +143,6 @@ def test_huge_resize_is_refused_without_allocating():
         interp.allocate_tensors()
 
 
-def test_string_tensor_into_an_op_without_string_kernel_is_unsupported():
-    """STRING inputs are fine (GATHER / RESHAPE take them, static_check.STRING_OPS); an op
-    that has no string kernel reading one is refused, naming the tensor."""
-    b = ModelBuilder()
-    s = b.tensor("names", (2,), np.bytes_)
-    y = b.tensor("y", (2,), np.bytes_)
-    b.op("RELU", [s], [y])
-    interp = Interpreter(model_content=b.build([s], [y]))
-    with pytest.raises(UnsupportedOpError, match="tensor 'names' has type STRING"):
-        interp.allocate_tensors()
-
-
 def test_feed_forward_allocations_build_nothing_for_subgraphs_or_dynamic_tensors():
     # The flat step list of a graph without dynamic tensors is what it always was: a
     # tuple of (eval, record, input arrays, output arrays), the arrays fixed arena views --
