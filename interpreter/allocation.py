@@ -87,8 +87,6 @@ STATEFUL_OPS = frozenset(name for name, op in OPS.items() if op.stateful)
 # resize and new allocate_tensors()).
 RUN_ONCE_OPS = frozenset({"DEQUANTIZE"})
 
-
-
 Step = tuple[Callable, Any, tuple, tuple]
 
 
