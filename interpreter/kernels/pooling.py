@@ -107,7 +107,7 @@ def _prepare(ctx: OpContext, is_average: bool):
                                 ww.pad_before, wh.size_out, ww.size_out),
                         split=(ctx.threads if tasks > 1 else 1, tasks))
     spec = (OutputSpec(out_shape, np.dtype(np.float32)),)
-    if ctx.quant.native and getattr(native_backend.module, "pool_f32_step", None):
+    if native_ops.has_step(ctx, "pool_f32_step"):
         return spec, Chosen(eval_native, record)
     divisor = None
     if is_average:

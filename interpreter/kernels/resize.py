@@ -119,29 +119,24 @@ class BilinearRecord:
     # the numpy eval's scratch (None where the native step runs: it needs none)
     rows: tuple[np.ndarray, np.ndarray] | None = None  # (N, OH, W, C): input rows y0 / y1
     term: np.ndarray | None = None  # (N, OH, OW, C)
+    # the native step's: (y0, y1, x0, x1) as int64 and the four weight vectors, flat
+    tables: tuple = ()
+    weights: tuple = ()
+
+    def _args(self, x, out) -> tuple:
+        return (x, out, (*x.shape, *out.shape[1:3]), self.tables, self.weights)
 
     def _step(self, x, out):
-        tables = tuple(np.ascontiguousarray(t, np.int64)
-                       for t in (self.y0, self.y1, self.x0, self.x1))
-        weights = tuple(np.ascontiguousarray(w.reshape(-1)) for w in (*self.wy, *self.wx))
-        return native_backend.module.resize_bilinear_f32_step(
-            x, out, (*x.shape, *out.shape[1:3]), tables, weights)
+        return native_backend.module.resize_bilinear_f32_step(*self._args(x, out))
 
     def native_step(self, inputs, outputs):
         """With the native backend, the same blend in C in one pass (native/resize_f32.c:
         the numpy eval's bits) as a native step; None where the extension lacks it or an
         operand is not a plain contiguous float32 array."""
         x, out = inputs[0], outputs[0]
-        if _native_missing() or not all(isinstance(a, np.ndarray) and a.flags.c_contiguous
-                                        and a.dtype == F32 for a in (x, out)):
+        if getattr(x, "dtype", None) != F32 or not self.tables:
             return None
-        return (native_backend.module.run_native_step, self._step(x, out), None, None)
-
-
-def _native_missing() -> bool:
-    """No native bilinear step: the backend is not built, or predates it (a source tree
-    updated without a rebuild)."""
-    return getattr(native_backend.module, "resize_bilinear_f32_step", None) is None
+        return native_ops.plain_step((x, out), "resize_bilinear_f32_step", *self._args(x, out))
 
 
 def eval_bilinear_native(rec: BilinearRecord, inputs, outputs) -> None:
@@ -172,8 +167,10 @@ def prepare_bilinear(ctx: OpContext):
         wy=tuple(v.reshape(1, oh, 1, 1) for v in wy),
         wx=tuple(v.reshape(1, 1, ow, 1) for v in wx))
     spec = (OutputSpec(out_shape, x.dtype),)
-    if ctx.quant.native and not _native_missing():
-        return spec, Chosen(eval_bilinear_native, record)
+    if native_ops.has_step(ctx, "resize_bilinear_f32_step"):
+        return spec, Chosen(eval_bilinear_native, replace(
+            record, tables=tuple(np.ascontiguousarray(t, np.int64) for t in (y0, y1, x0, x1)),
+            weights=tuple(np.ascontiguousarray(v, F32) for v in (*wy, *wx))))
     return spec, replace(record, rows=(scratch(ctx, (n, oh, w, c), F32),
                                        scratch(ctx, (n, oh, w, c), F32)),
                          term=scratch(ctx, out_shape, F32))

@@ -60,6 +60,13 @@ def _step(bind: str, *args):
     return None if fn is None else (module.run_native_step, fn(*args), None, None)
 
 
+def has_step(ctx: OpContext, bind: str) -> bool:
+    """The interpreter runs the native backend and the built extension has ``bind`` (a
+    source tree updated without a rebuild may lack it): prepare() may then leave out the
+    numpy eval's scratch."""
+    return ctx.quant.native and getattr(native_backend.module, bind, None) is not None
+
+
 def plain_step(arrays, bind: str, *args):
     """The step of ``bind`` on ``args`` where ``arrays`` (the op's input and output) are
     plain arena buffers, else None: the op keeps its eval."""
