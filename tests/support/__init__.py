@@ -15,9 +15,10 @@ Model builders stay beside the tests that use them: tests/interpreter/tflite_bui
 """
 
 from .compare import (assert_all_close, assert_bit_exact, assert_close,
-                      assert_equal_outputs, assert_float_native_steps,
+                      assert_equal_outputs, assert_float_native_steps, assert_folded_alike,
                       assert_matches_litert, assert_micro_exact,
-                      assert_micro_exact_samples, assert_native_steps,
+                      assert_micro_exact_samples, assert_native_fits_where_numpy_does_not,
+                      assert_native_steps,
                       assert_sequence_matches_litert)
 from .runtimes import (KERNEL_SETS, edgelite_interpreter, invoke, litert_delegates,
                        litert_interpreter, micro_refusal, run_edgelite, run_edgelite_samples,

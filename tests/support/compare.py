@@ -172,3 +172,27 @@ def assert_float_native_steps(model: bytes, feeds, steps: int = 1, threads=(1, 2
                 np.testing.assert_array_equal(got.view(np.int32)[finite],
                                               want[i].view(np.int32)[finite], what)
     return plain
+
+
+def assert_native_fits_where_numpy_does_not(model: bytes, memory_limit: int) -> None:
+    """allocate_tensors() under ``memory_limit`` holds on the native backend and is refused
+    on the numpy one: the native record leaves out the numpy eval's scratch."""
+    from edgelite.interpreter import Interpreter, MemoryLimitError
+
+    _require_native()
+    Interpreter(model_content=model, native=True, memory_limit=memory_limit).allocate_tensors()
+    with pytest.raises(MemoryLimitError):
+        Interpreter(model_content=model, native=False,
+                    memory_limit=memory_limit).allocate_tensors()
+
+
+def assert_folded_alike(model: bytes) -> None:
+    """A model of constants only is folded at allocate on both backends (no invoke steps
+    left) to the same outputs: the native eval where the native step cannot bind."""
+    _require_native()
+    outs = []
+    for backend in (True, False):
+        interp = edgelite_interpreter(model, native=backend)
+        assert interp._steps == ()
+        outs.append(invoke(interp, []))
+    assert_equal_outputs(outs[0], outs[1], "folded on the native backend", oracle="numpy")

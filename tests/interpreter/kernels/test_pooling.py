@@ -6,8 +6,9 @@ import pytest
 
 from tests.interpreter.tflite_builder import QuantModel
 from tests.support import (assert_bit_exact, assert_close, assert_float_native_steps,
-                           assert_matches_litert, assert_native_steps, full_range, rand,
-                           random_qparams, run_edgelite)
+                           assert_folded_alike, assert_matches_litert,
+                           assert_native_fits_where_numpy_does_not, assert_native_steps,
+                           full_range, rand, random_qparams, run_edgelite)
 from ..tflite_builder import single_op_model
 
 
@@ -159,23 +160,9 @@ def test_float_pool_native_needs_no_numpy_buffers(rng, op):
     # limit a little above the arena (input + output) holds on the native backend and
     # refuses the numpy one (its buffer is about the input's size again). A constant input
     # is folded at allocate through the native eval: the numpy kernel's values.
-    from edgelite.interpreter import Interpreter, MemoryLimitError, native
-    from tests.conftest import missing
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     model = pool_model(op, (1, 112, 112, 64), (3, 3), (2, 2), "SAME")
-    limit = 5 * 2**20  # arena: 3.06 MiB in + 0.77 MiB out
-    Interpreter(model_content=model, native=True, memory_limit=limit).allocate_tensors()
-    with pytest.raises(MemoryLimitError):
-        Interpreter(model_content=model, native=False, memory_limit=limit).allocate_tensors()
+    assert_native_fits_where_numpy_does_not(model, 5 * 2**20)  # arena: 3.06 + 0.77 MiB
     x = rand(rng, (1, 9, 7, 3), low=-5, high=5)
-    folded = single_op_model(op, [0], (1, 5, 4, 3), consts={0: x}, padding="SAME",
-                             stride_h=2, stride_w=2, filter_height=3, filter_width=3)
-    outs = []
-    for backend in (True, False):
-        interp = Interpreter(model_content=folded, native=backend)
-        interp.allocate_tensors()
-        assert interp._steps == ()
-        interp.invoke()
-        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
-    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_folded_alike(single_op_model(op, [0], (1, 5, 4, 3), consts={0: x}, padding="SAME",
+                                        stride_h=2, stride_w=2, filter_height=3,
+                                        filter_width=3))

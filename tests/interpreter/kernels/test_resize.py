@@ -9,7 +9,8 @@ from edgelite.interpreter import UnsupportedOpError
 
 from ..op_models import check_op, check_op_default, const, run_op
 from tests.interpreter.tflite_builder import QuantModel
-from tests.support import (assert_bit_exact, assert_float_native_steps, full_range, rand,
+from tests.support import (assert_bit_exact, assert_float_native_steps, assert_folded_alike,
+                           assert_native_fits_where_numpy_does_not, full_range, rand,
                            random_qparams)
 
 I32, F32 = np.int32, np.float32
@@ -112,25 +113,11 @@ def test_float_bilinear_native_needs_no_numpy_scratch(rng):
     # above the arena holds on the native backend and refuses the numpy one (its scratch
     # is 1.5x the output). A constant input is folded at allocate through the native eval:
     # the numpy kernel's values.
-    from edgelite.interpreter import Interpreter, MemoryLimitError, native
-    from tests.conftest import missing
-    if not native.built():
-        missing("the native extension (python setup.py build_ext --inplace)")
     model = resize_model("RESIZE_BILINEAR", F32, (1, 28, 28, 32), (112, 112), (None, None))
-    limit = int(2.5 * 2**20)  # arena: 0.1 MiB in + 1.53 MiB out
-    Interpreter(model_content=model, native=True, memory_limit=limit).allocate_tensors()
-    with pytest.raises(MemoryLimitError):
-        Interpreter(model_content=model, native=False, memory_limit=limit).allocate_tensors()
+    assert_native_fits_where_numpy_does_not(model, int(2.5 * 2**20))  # arena: 0.1 + 1.53 MiB
     m = QuantModel()
     x = m.const("x", rng.uniform(-3, 3, (1, 5, 6, 3)).astype(F32), F32)
     y = m.output("y", (1, 9, 11, 3), F32)
     m.op("RESIZE_BILINEAR", [x, m.const("size", np.array([9, 11], I32), I32)], [y],
          version=2, half_pixel_centers=True)
-    outs = []
-    for backend in (True, False):
-        interp = Interpreter(model_content=m.build(), native=backend)
-        interp.allocate_tensors()
-        assert interp._steps == ()
-        interp.invoke()
-        outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
-    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_folded_alike(m.build())
