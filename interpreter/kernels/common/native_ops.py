@@ -160,7 +160,8 @@ def broadcast_shape(shape_a: tuple, shape_b: tuple) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=4096)
-def collapse(shape_a: tuple, shape_b: tuple) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+def collapse(shape_a: tuple, shape_b: tuple
+             ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """(shape, strides of a, strides of b) in values over the broadcast output shape, with
     dimensions of 1 dropped and neighbours merged where both inputs step through them
     alike (both contiguous, or both repeated): (1, H, W, C) * (1, 1, 1, C) is
