@@ -486,10 +486,13 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     # Inputs and (non-constant) variables are allocated first and never freed.
     variables = [t.index for t in tensors if t.is_variable and t.index in planned]
     persistent = list(subgraph.inputs) + variables
+    keep = {*subgraph.outputs, *keep_alive}
+    fuse = settings.quant.native and not settings.preserve_all_tensors and not prepared.dynamic
+    outputs = fused_steps.planned_outputs(ops, keep) if fuse else \
+        [entry[0].outputs for entry in ops]
     lifetimes = planner.compute_lifetimes(
-        [entry[0].inputs for entry in ops], [entry[0].outputs for entry in ops],
-        persistent, list(subgraph.outputs) + list(keep_alive), planned,
-        settings.preserve_all_tensors)
+        [entry[0].inputs for entry in ops], outputs, persistent,
+        list(subgraph.outputs) + list(keep_alive), planned, settings.preserve_all_tensors)
     plan = planner.plan_arena(lifetimes, sizes)
     names = {t: tensors[t].name for t in list(sizes) + list(prepared.folded)}
     budget.check_arena(plan.size, names, sizes,
@@ -523,8 +526,7 @@ def allocate(subgraph: Subgraph, input_shapes: dict[int, tuple[int, ...]],
     memory = DynamicMemory(budget.limit, plan.size + budget.constants + budget.work)
     steps = tuple(_step(entry, setting, table, values, memory) for entry in ops)
     step_ops = tuple(entry[0].index for entry in ops)
-    if settings.quant.native and not settings.preserve_all_tensors and not prepared.dynamic:
-        keep = {*subgraph.outputs, *keep_alive}
+    if fuse:
         steps, step_ops = fused_steps.fuse_swish(ops, steps, step_ops, table, keep)
     return Allocation(tuple(shapes), table, frozenset(values), steps, step_ops, arena,
                       plan.size, dict(plan.offsets), subgraph.index,

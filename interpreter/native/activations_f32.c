@@ -5,9 +5,10 @@
 #include "native.h"
 #include "native_float.h"
 
-/* A float kernel's output stage in one pass: out = clamp(out + bias[i % width]) over count
- * values (bias NULL: none; clamp 0: none), the numpy stage's formulas in its order (add,
- * then max, then min; NaN stays NaN) -- conv.py's _finish after the BLAS matmul. Built for
+/* A float kernel's output stage in one pass: out = act(out + bias[i % width]) over count
+ * values (bias NULL: none), the numpy stage's formulas in its order (add, then max, then
+ * min; NaN stays NaN) -- conv.py's _finish after the BLAS matmul; act EL_ACT_SWISH: the
+ * fused swish's values (el_swish_inplace_f32) on each row while it is in cache. Built for
  * baseline x86-64 and AVX2, picked at run time. */
 #define EL_BIAS_ACT(name, attr)                                                             \
     attr static void name(float *restrict out, int64_t count, const float *restrict bias,   \
@@ -18,11 +19,13 @@
             const int64_t n = count - r < width ? count - r : width;                        \
             if (bias)                                                                       \
                 for (int64_t i = 0; i < n; i++) row[i] += bias[i];                          \
-            if (clamp)                                                                      \
+            if (clamp == EL_ACT_CLAMP)                                                      \
                 for (int64_t i = 0; i < n; i++) {                                           \
                     float v = row[i] < lo ? lo : row[i];                                    \
                     row[i] = v > hi ? hi : v;                                               \
                 }                                                                           \
+            else if (clamp == EL_ACT_SWISH)                                                 \
+                el_swish_inplace_f32(row, n);                                               \
         }                                                                                   \
     }
 

@@ -8,8 +8,8 @@
  * into fixed blocks of EL_CONV_BLOCK rows, and every block -- on whichever thread of the
  * pool takes it -- builds its im2col rows in that thread's scratch (nothing for a 1x1,
  * stride-1, unpadded filter: the input rows are the matrix), multiplies them by the
- * (K, O) filter with sgemm, and adds the bias and clamps while the rows are in cache
- * (activations_f32.c). The blocks are the same whatever the thread count, so the bits are
+ * (K, O) filter with sgemm, and adds the bias and clamps (or takes the fused swish:
+ * EL_ACT_SWISH) while the rows are in cache (activations_f32.c). The blocks are the same whatever the thread count, so the bits are
  * too. The sgemm's address comes from Python (kernels/common/native_blas.py: the
  * cblas_sgemm of the BLAS numpy loaded, found through threadpoolctl), with its integer
  * width (LP64 or ILP64). */
@@ -119,7 +119,8 @@ static int conv_blas_run(void *args)
 }
 
 /* conv_blas_step(x, weights, bias, out, scratch, (n, h, w, c, o), (kh, kw, sh, sw, dh, dw,
- * pad_t, pad_l, oh, ow), clamp, lo, hi, threads): a NativeStep of the convolution above;
+ * pad_t, pad_l, oh, ow), act, lo, hi, threads): a NativeStep of the convolution above (act:
+ * EL_ACT_*);
  * scratch None for a pointwise filter, else threads x EL_CONV_BLOCK x k float32 */
 static PyObject *conv_blas_step(PyObject *self, PyObject *args)
 {
@@ -127,7 +128,7 @@ static PyObject *conv_blas_step(PyObject *self, PyObject *args)
     struct conv_blas p = {0};
     const char *fn = "conv_blas_step";
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOO(LLLLL)(LLLLLLLLLL)pffi", &x, &weights, &bias, &out,
+    if (!PyArg_ParseTuple(args, "OOOOO(LLLLL)(LLLLLLLLLL)iffi", &x, &weights, &bias, &out,
                           &scratch, &p.n, &p.h, &p.w, &p.c, &p.o, &p.kh, &p.kw, &p.sh, &p.sw,
                           &p.dh, &p.dw, &p.pad_t, &p.pad_l, &p.oh, &p.ow, &p.clamp, &p.lo,
                           &p.hi, &p.threads))
@@ -136,6 +137,7 @@ static PyObject *conv_blas_step(PyObject *self, PyObject *args)
     const int64_t dims[] = {p.n, p.h, p.w, p.c, p.o, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw,
                             p.oh, p.ow};
     int ok = sgemm_address != NULL && p.threads >= 1 && p.threads <= EL_POOL_MAX_THREADS
+             && p.clamp >= EL_ACT_NONE && p.clamp <= EL_ACT_SWISH
              && p.pad_t >= 0 && p.pad_l >= 0 && p.pad_t < big && p.pad_l < big;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         ok = ok && dims[i] >= 1 && dims[i] < big;

@@ -15,7 +15,9 @@
  * four 8-float vectors over all taps (GCC / clang vector extensions; other compilers, or
  * -DEL_NO_VECTOR_EXT, take the plain per-channel loop, as multipliers above 1 do), the bias
  * and clamp applied in registers; the loops are built twice on x86-64, baseline (SSE2) and
- * AVX2, and el_have_avx2() picks one at run time, so the build needs no -march. */
+ * AVX2, and el_have_avx2() picks one at run time, so the build needs no -march. A fused
+ * swish (EL_ACT_SWISH: the LOGISTIC + MUL after the op, interpreter/fused_steps.py) is
+ * applied to each output row once it is written, while it is in cache. */
 #include <stdint.h>
 
 #include "native.h"
@@ -51,7 +53,7 @@ static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t
 #define EL_DWF_FINISH(acc, bias, lo, hi, clamp)        \
     do {                                               \
         acc += (bias);                                 \
-        if (clamp) {                                   \
+        if ((clamp) == EL_ACT_CLAMP) {                                   \
             acc = acc < (lo) ? (lo) : acc;             \
             acc = acc > (hi) ? (hi) : acc;             \
         }                                              \
@@ -68,7 +70,7 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 #define EL_DWF_FINISH8(acc, bias, lo, hi, clamp)               \
     do {                                                       \
         acc += (bias);                                         \
-        if (clamp) {                                           \
+        if ((clamp) == EL_ACT_CLAMP) {                                           \
             acc = EL_V8_PICK((v8i)(acc < (lo)), acc, (lo));    \
             acc = EL_V8_PICK((v8i)(acc > (hi)), acc, (hi));    \
         }                                                      \
@@ -162,6 +164,8 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
                 skip += count;
             } while (skip < total);
         }
+        if (d->clamp == EL_ACT_SWISH) /* the row just written, while it is in cache */
+            el_swish_inplace_f32(d->out + row * d->ow * d->o, d->ow * d->o);
     }
     return 0;
 }

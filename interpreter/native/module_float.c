@@ -45,13 +45,14 @@ static int dwf_parse(PyObject *args, int rows, struct el_dwf *d, long long *r0,
     int clamp;
     float lo, hi;
     long long threads = 1, tasks = 1; /* the step's split over the C pool */
-    const char *format = rows ? "O(LLLLL)(LLLLLLLLLL)OOpffOLL" : "O(LLLLL)(LLLLLLLLLL)OOpffO|LL";
+    const char *format = rows ? "O(LLLLL)(LLLLLLLLLL)OOiffOLL" : "O(LLLLL)(LLLLLLLLLL)OOiffO|LL";
     if (!PyArg_ParseTuple(args, format, &x, &n, &h, &w, &c, &m, &kh, &kw, &sh, &sw, &dh, &dw,
                           &pt, &pl, &oh, &ow, &weights, &bias, &clamp, &lo, &hi, &out,
                           rows ? r0 : &threads, rows ? r1 : &tasks))
         return -1;
     if (n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || kh < 1 || kw < 1 || sh < 1 || sw < 1
         || dh < 1 || dw < 1 || pt < 0 || pl < 0 || oh < 1 || ow < 1
+        || clamp < EL_ACT_NONE || clamp > EL_ACT_SWISH
         || (rows && (*r0 < 0 || *r0 > *r1 || *r1 > n * oh)) || threads < 1 || tasks < 1
         || threads > EL_POOL_MAX_THREADS) {
         PyErr_SetString(PyExc_ValueError, "native float depthwise: bad geometry");

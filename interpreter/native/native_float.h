@@ -3,6 +3,11 @@
 #define EDGELITE_NATIVE_FLOAT_H
 #include <stdint.h>
 
+/* A float kernel's fused activation (its ``clamp`` field): none, clamp to [lo, hi], or
+ * swish -- x * sigmoid(x) of each output, the LOGISTIC + MUL after the op fused into it at
+ * allocate (interpreter/fused_steps.py) */
+enum { EL_ACT_NONE = 0, EL_ACT_CLAMP = 1, EL_ACT_SWISH = 2 };
+
 /* float32 DEPTHWISE_CONV_2D (depthwise_f32.c); rows are (n, out_y) pairs. */
 struct el_dwf {
     const float *x;         /* (N, H, W, C) */
@@ -11,7 +16,7 @@ struct el_dwf {
     float *out;             /* (N, OH, OW, O) */
     int64_t n, h, w, c, m, o;
     int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l, oh, ow;
-    int clamp;              /* 0: no fused activation */
+    int clamp;              /* the fused activation: EL_ACT_* */
     float lo, hi;           /* the activation's bounds (hi may be +inf) */
     int threads;            /* the native step's rows split over the C pool */
     int64_t tasks;          /*   in this many parts (threadpool.c) */
@@ -31,6 +36,8 @@ void el_hard_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_swish_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_tanh_f32(const float *x, float *out, int64_t begin, int64_t end);
 void el_gelu_erfc_f32(const float *x, float *out, int64_t begin, int64_t end);
+/* v[i] = swish(v[i]) for i < n: el_swish_f32's values, in place */
+void el_swish_inplace_f32(float *v, int64_t n);
 
 /* a float32 element-wise op's native step: fn over every value, in ``tasks`` runs of values
  * over ``threads`` threads of the C pool (threadpool.c; tasks 1: on the caller) */
@@ -59,7 +66,8 @@ struct el_softmax_f32 {
 void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1);
 int el_softmax_f32_step(void *args);
 
-/* out = clamp(out + bias[i % width]) over count float32 values (activations_f32.c) */
+/* out = act(out + bias[i % width]) over count float32 values, act an EL_ACT_* (clamp to
+ * [lo, hi], or swish) (activations_f32.c) */
 void el_bias_act_f32(float *out, int64_t count, const float *bias, int64_t width, int clamp,
                      float lo, float hi);
 #endif

@@ -145,6 +145,27 @@ EL_UNARY(el_swish_f32, swish_1)
 EL_UNARY(el_gelu_tanh_f32, gelu_tanh_1)
 EL_UNARY(el_gelu_erfc_f32, gelu_erfc_1)
 
+/* swish over a convolution's output rows in place (EL_ACT_SWISH): swish_1 per value, as
+ * el_swish_f32 (the same operations, so the same bits; no restrict: v is read and written) */
+#define EL_INPLACE_LOOP(name, fn, attr)                                                     \
+    attr static void name(float *v, int64_t n)                                              \
+    {                                                                                       \
+        for (int64_t i = 0; i < n; i++) v[i] = fn(v[i]);                                    \
+    }
+
+EL_INPLACE_LOOP(swish_inplace_base, swish_1, )
+#ifdef EL_X86_AVX2
+EL_INPLACE_LOOP(swish_inplace_avx2, swish_1, EL_TARGET_AVX2)
+#else
+#define swish_inplace_avx2 swish_inplace_base
+#endif
+
+void el_swish_inplace_f32(float *v, int64_t n)
+{
+    if (el_have_avx2()) swish_inplace_avx2(v, n);
+    else swish_inplace_base(v, n);
+}
+
 /* float32 SOFTMAX -- reference_ops::Softmax (reference/softmax.h) over rows [r0, r1) of
  * depth values: m = the row's max (std::max: NaN never wins, from -FLT_MAX), e_c =
  * expf((x_c - m) * beta), out_c = e_c / sum(e). The max and the sum take 8 partial lanes

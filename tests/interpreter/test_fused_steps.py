@@ -1,5 +1,5 @@
-"""fused_steps.py: LOGISTIC + MUL(x, LOGISTIC(x)) as one native step, only where nothing can
-tell, with the two steps' bits."""
+"""fused_steps.py: LOGISTIC + MUL(x, LOGISTIC(x)) as one native step, and a float convolution
+followed by that swish as one, only where nothing can tell, with the unfused steps' bits."""
 
 import numpy as np
 import pytest
@@ -92,3 +92,112 @@ def test_not_fused_with_preserve_all_tensors_or_numpy(native, rng):
     model = swish_model(x.shape)
     assert run(model, [x], native=True, preserve_all_tensors=True)[0] == 2
     assert run(model, [x], native=False)[0] == 2
+
+
+# -- a float convolution taking the swish after it as its activation ---------------------------
+
+def conv_swish_model(rng, kind, shape=(1, 9, 11, 8), channels=16, *, relu=False,
+                     conv_out=False, other_reader=False, intermediate=False, stride=1):
+    """[ADD(x, x) ->] CONV_2D / DEPTHWISE_CONV_2D -> y; swish(y) -> m (or the variants that
+    must not fuse). ``intermediate``: the convolution's input is a tensor that dies at the
+    convolution, whose memory the planner could hand to m (with stride 2 it would: m and
+    the sigmoid fit in it side by side)."""
+    b = ModelBuilder()
+    x = b.tensor("x", shape)
+    src = x
+    if intermediate:
+        src = b.tensor("x2", shape)
+        b.op("ADD", [x, x], [src])
+    n, h, w, c = shape
+    o = c if kind == "DEPTHWISE_CONV_2D" else channels
+    out_shape = (n, -(-h // stride), -(-w // stride), o)
+    y, s, m = (b.tensor(name, out_shape) for name in ("y", "s", "m"))
+    filt_shape = (1, 3, 3, o) if kind == "DEPTHWISE_CONV_2D" else (o, 3, 3, c)
+    filt = b.const("w", rand(rng, filt_shape, low=-1, high=1))
+    bias = b.const("b", rand(rng, (o,), low=-1, high=1))
+    extra = dict(depth_multiplier=1) if kind == "DEPTHWISE_CONV_2D" else {}
+    b.op(kind, [src, filt, bias], [y], padding="SAME", stride_w=stride, stride_h=stride,
+         fused_activation_function=1 if relu else 0, **extra)
+    b.op("LOGISTIC", [y], [s])
+    b.op("MUL", [y, s], [m])
+    outputs = [m, y] if conv_out else [m]
+    if other_reader:
+        t = b.tensor("t", out_shape)
+        b.op("ADD", [y, y], [t])
+        outputs.append(t)
+    return b.build([x], outputs)
+
+
+def run_pair_only(model, feeds, monkeypatch, **kwargs):
+    """run() with the convolution + swish fusion off (the LOGISTIC + MUL pair still fuses)"""
+    monkeypatch.setattr(fused_steps, "_conv_step", lambda *args: None)
+    try:
+        return run(model, feeds, **kwargs)
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.fixture
+def blas(native):
+    from edgelite.interpreter.kernels.common import native_conv_blas
+    assert native_conv_blas.available(), "numpy's sgemm was not found"
+
+
+@pytest.mark.parametrize("kind", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("shape,threads", [((1, 9, 11, 8), 1), ((1, 56, 56, 32), 2)])
+def test_convolution_takes_the_swish_with_the_unfused_bits(blas, monkeypatch, rng, kind,
+                                                           shape, threads):
+    x = rand(rng, shape, low=-4, high=4)
+    x.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 40.0]
+    for intermediate, stride in ((False, 1), (True, 1), (True, 2)):
+        model = conv_swish_model(rng, kind, shape, intermediate=intermediate, stride=stride)
+        steps, (m,) = run(model, [x], native=True, num_threads=threads)
+        pair_steps, (want,) = run_pair_only(model, [x], monkeypatch, native=True,
+                                            num_threads=threads)
+        plain_steps, (plain,) = run(model, [x], False, monkeypatch, native=True,
+                                    num_threads=threads)
+        assert (steps, pair_steps, plain_steps) == (1 + intermediate, 2 + intermediate,
+                                                    3 + intermediate)
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(m), nan)
+        np.testing.assert_array_equal(m.view(np.int32)[~nan], want.view(np.int32)[~nan])
+        np.testing.assert_array_equal(np.isnan(plain), nan)
+        np.testing.assert_array_equal(plain.view(np.int32)[~nan], want.view(np.int32)[~nan])
+        _, (numpy_m,) = run(model, [x], native=False)
+        np.testing.assert_allclose(m, numpy_m, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("variant", ["relu", "conv_out", "other_reader"])
+def test_convolution_keeps_its_output_where_it_is_read(blas, rng, variant):
+    # a fused activation already, or the convolution's output is an output / read again:
+    # the pair fuses, the convolution does not take it
+    x = rand(rng, (1, 9, 11, 8), low=-4, high=4)
+    model = conv_swish_model(rng, "CONV_2D", **{variant: True})
+    steps, outs = run(model, [x], native=True)
+    _, want = run(model, [x], native=False)
+    assert steps == (3 if variant == "other_reader" else 2)
+    for got, w in zip(outs, want):
+        np.testing.assert_allclose(got, w, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("kind", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_the_swish_output_gets_memory_of_its_own_from_the_convolution_on(blas, monkeypatch,
+                                                                         rng, kind):
+    # planned_outputs: m is planned from the convolution's step, so it does not share the
+    # memory of the convolution's input (which dies there) and the fusion happens; planned
+    # from the MUL's step, m would take that memory and the convolution could not write it
+    model = conv_swish_model(rng, kind, (1, 16, 16, 8), intermediate=True, stride=2)
+
+    def shares(monkeypatch=None):
+        if monkeypatch is not None:
+            monkeypatch.setattr(fused_steps, "planned_outputs",
+                                lambda entries, keep: [e[0].outputs for e in entries])
+        interp = Interpreter(model_content=model, native=True)
+        interp.allocate_tensors()
+        names = {d["name"]: d["index"] for d in interp.get_tensor_details()}
+        arrays = interp._alloc.arrays
+        return np.may_share_memory(arrays[names["m"]], arrays[names["x2"]]), \
+            len(interp._steps)
+
+    assert shares() == (False, 2)
+    assert shares(monkeypatch) == (True, 3)    # not fused: the pair alone
