@@ -35,7 +35,7 @@
  * float32. NaN: every comparison is false, e^NaN is NaN. */
 static inline float logistic_1(float v)
 {
-    const float e = el_expf_core(v < LOGISTIC_LOWER ? v : -v);
+    const float e = el_expf_core_low(v < LOGISTIC_LOWER ? v : -v); /* its argument <= 9 */
     const float mid = 1.0f / (1.0f + e);
     return v > LOGISTIC_UPPER ? 1.0f : v < LOGISTIC_LOWER ? e : mid;
 }

@@ -58,17 +58,9 @@ static inline double el_exp_core(double x)
     return p * scale;
 }
 
-/* el_expf_core: the same steps in float32, 8 values per AVX2 instruction: at most 1 ulp
- * from the correctly rounded e^x (measured over every float32), for every x. x is clamped
- * to [-104, 89] first (NaN stays NaN); n = round(x / ln 2) then lies in [-150, 128], so
- * 2^n is applied as two normal factors 2^(n >> 1) * 2^(n - (n >> 1)): float32 denormal
- * results round once, overflow gives +inf. ln 2's high part has 9 trailing zero bits
- * (n * hi exact for |n| < 2^9); e^r is a degree-6 least-squares fit on [-ln2/2, ln2/2]
- * (relative error 2^-28). */
-static inline float el_expf_core(float x)
+/* e^r of x's reduction, e^x = p * 2^n: returns p and sets *k = n (x already clamped) */
+static inline float el_expf_poly(float x, int32_t *k)
 {
-    x = x < -104.0f ? -104.0f : x;
-    x = x > 89.0f ? 89.0f : x;
     const float shift = 0x1.8p23f, log2e = 0x1.715476p0f;
     const float ln2_hi = 0x1.62e4p-1f, ln2_lo = 0x1.7f7d1cp-20f;
     const float t = x * log2e + shift;
@@ -81,14 +73,48 @@ static inline float el_expf_core(float x)
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
+    memcpy(k, &t, sizeof *k);
+    *k -= 0x4b400000; /* t's bits less the shift's: n */
+    return p;
+}
+
+/* a float32 power of two from its biased exponent (1 .. 254) */
+static inline float el_pow2f_biased(int32_t e)
+{
+    const uint32_t b = (uint32_t)e << 23;
+    float s;
+    memcpy(&s, &b, sizeof s);
+    return s;
+}
+
+/* el_expf_core: the same steps in float32, 8 values per AVX2 instruction: at most 1 ulp
+ * from the correctly rounded e^x (measured over every float32), for every x. x is clamped
+ * to [-104, 89] first (NaN stays NaN); n = round(x / ln 2) then lies in [-150, 128], so
+ * 2^n is applied as two normal factors 2^(n >> 1) * 2^(n - (n >> 1)): float32 denormal
+ * results round once, overflow gives +inf. ln 2's high part has 9 trailing zero bits
+ * (n * hi exact for |n| < 2^9); e^r is a degree-6 least-squares fit on [-ln2/2, ln2/2]
+ * (relative error 2^-28). */
+static inline float el_expf_core(float x)
+{
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
     int32_t k;
-    memcpy(&k, &t, sizeof k);
-    k -= 0x4b400000; /* t's bits less the shift's: n */
+    const float p = el_expf_poly(x, &k);
     const int32_t k1 = k >> 1, k2 = k - k1;
-    const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    return p * s1 * s2;
+    return p * el_pow2f_biased(k1 + 127) * el_pow2f_biased(k2 + 127);
+}
+
+/* el_expf_core's value for x <= 40 (LOGISTIC's e^x, x <= 9), with fewer steps: x clamped
+ * below only, and 2^n applied as 2^(n + 64) then 2^-64. n lies in [-150, 58], so 2^(n + 64)
+ * is a normal float, p * 2^(n + 64) is exact, and the one rounding is the last product's --
+ * into the denormals where e^x is one -- the same single rounding of p * 2^n as the core's
+ * two factors: the same bits (checked over every float32 input of LOGISTIC, SSE2 and AVX2
+ * builds). */
+static inline float el_expf_core_low(float x)
+{
+    x = x < -104.0f ? -104.0f : x;
+    int32_t k;
+    const float p = el_expf_poly(x, &k);
+    return p * el_pow2f_biased(k + 127 + 64) * 0x1p-64f;
 }
 #endif
