@@ -151,10 +151,24 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
 {
     int64_t offset[STACK_TAPS], tap[STACK_TAPS]; /* a pixel's taps, STACK_TAPS at a time */
     const int avx2 = el_have_avx2();
+    const int64_t taps = d->kh * d->kw, step = d->sw * d->c;
     for (int64_t row = row_begin; row < row_end; row++) {
         const int64_t n = row / d->oh, oy = row % d->oh;
+        const int64_t iy0 = oy * d->sh - d->pad_t;
+        const int row_inside = iy0 >= 0 && iy0 + (d->kh - 1) * d->dh < d->h;
+        int64_t held = -1; /* the pixel whose whole tap list offset / tap hold, or -1 */
         for (int64_t ox = 0; ox < d->ow; ox++) {
             float *out = d->out + (row * d->ow + ox) * d->o;
+            const int64_t ix0 = ox * d->sw - d->pad_l;
+            const int inside = row_inside && ix0 >= 0 && ix0 + (d->kw - 1) * d->dw < d->w
+                               && taps <= STACK_TAPS;
+            if (inside && ox > 0 && held == ox - 1) { /* the same taps, a stride right */
+                for (int64_t t = 0; t < taps; t++) offset[t] += step;
+                if (avx2) pixel_avx2(d, offset, tap, taps, 1, 1, out);
+                else pixel_base(d, offset, tap, taps, 1, 1, out);
+                held = ox;
+                continue;
+            }
             int64_t skip = 0, total = 0;
             do { /* larger kernels: the partial sums stay in out between chunks */
                 const int64_t count = pixel_taps(d, n, oy, ox, skip, offset, tap, &total);
@@ -163,6 +177,7 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
                 else pixel_base(d, offset, tap, count, first, last, out);
                 skip += count;
             } while (skip < total);
+            held = inside ? ox : -1;
         }
         if (d->clamp == EL_ACT_SWISH) /* the row just written, while it is in cache */
             el_swish_inplace_f32(d->out + row * d->ow * d->o, d->ow * d->o);
