@@ -23,7 +23,8 @@ SOURCES = ["interpreter/native/module.c", "interpreter/native/requant.c",
            "interpreter/native/module_float.c", "interpreter/native/depthwise_f32.c",
            "interpreter/native/activations_f32.c", "interpreter/native/transcend_f32.c", "interpreter/native/fc_f32.c",
            "interpreter/native/resize_f32.c", "interpreter/native/binary_f32.c",
-           "interpreter/native/pool_f32.c", "interpreter/native/conv_blas.c"]
+           "interpreter/native/pool_f32.c", "interpreter/native/conv_blas.c",
+           "interpreter/native/gemm_f32.c"]
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-std=c11", "-fno-math-errno"]
 
 

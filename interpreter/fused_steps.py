@@ -23,6 +23,12 @@ the pool without a hand-off of its own. Its output must have no reader but the p
 the MUL's output, planned from two steps later, must not share memory with the
 convolution's input (the one tensor live at the convolution that may die before the MUL).
 The profiler shows the three under the convolution.
+
+An 8-bit swish (int8 / uint8 LOGISTIC then MUL(x, s) on LiteRT's integer kernels) is a
+function of x's byte alone: allocate runs the two ops' own kernels once over the 256
+values (the LOGISTIC's table, the MUL's C arithmetic -- XNNPACK's formula or the pair
+table) and the pair becomes one 256-entry table lookup (``lut_step``), the same bytes by
+construction. The same conditions hold (adjacent, s read by the MUL alone, no broadcast).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from .kernels.base import Chosen
 from .kernels.common.native_conv_blas import ConvBlas
 from .kernels.common.native_depthwise_f32 import NativeDepthwiseF32
 from .kernels.common.native_float_ops import NativeUnaryF32
+from .kernels.common.native_ops import NativeBinary, NativeLut, eval_lut
 
 SWISH = 2  # native_float.h's EL_ACT_SWISH: a float convolution's fused swish
 
@@ -106,6 +113,8 @@ def fuse_swish(entries: list, steps: tuple, step_ops: tuple, arrays, keep: set[i
         if step is None:
             step, width = _swish_step(entries, native, i, reads, keep, arrays, module), 2
         if step is None:
+            step = _swish_table_step(entries, i, reads, keep, arrays, module)
+        if step is None:
             step, width = steps[i], 1
         fused.append(step)
         ops.append(step_ops[i])
@@ -139,3 +148,31 @@ def _swish_step(entries, native, i, reads, keep, arrays, module):
 def _threads(entry) -> tuple:
     logistic = _record(entry)
     return logistic.threads, logistic.tasks
+
+
+def _swish_table_step(entries, i, reads, keep, arrays, module):
+    """The 8-bit LOGISTIC + MUL at i, i + 1 as one table lookup (module doc), or None."""
+    if i + 1 >= len(entries) or entries[i][0].name != "LOGISTIC" or \
+            entries[i + 1][0].name != "MUL":
+        return None
+    logistic, mul = _record(entries[i]), _record(entries[i + 1])
+    if not isinstance(logistic, NativeLut) or len(logistic.slices) != 1 or \
+            not isinstance(mul, NativeBinary) or mul.offsets is not None:
+        return None
+    (x,), (s,) = entries[i][0].inputs, entries[i][0].outputs
+    pair, y = tuple(entries[i + 1][0].inputs), entries[i + 1][0].outputs[0]
+    table, begin, end = logistic.slices[0]
+    size = arrays[x].size
+    if pair not in ((x, s), (s, x)) or reads[s] != 1 or s in keep or table.size != 256 or \
+            (begin, end) != (0, size) or arrays[y].size != size or len(mul.dims) != 3:
+        return None     # (a MUL of one collapsed dimension: no broadcast)
+    xs = np.arange(256, dtype=np.uint8).view(arrays[x].dtype)
+    sig = np.empty(256, arrays[s].dtype)
+    module.lut(xs, table, sig, 0, 256)
+    a, b = (xs, sig) if pair == (x, s) else (sig, xs)
+    swish = np.empty(256, arrays[y].dtype)
+    module.binary(a, b, mul.table, None, mul.params, mul.scale, swish,
+                  np.array([256, 1, 1], np.int64), 0, 256, 1, 1)
+    record = NativeLut(((swish, 0, size),), logistic.threads)
+    inputs, outputs = (arrays[x],), (arrays[y],)
+    return record.native_step(inputs, outputs) or (eval_lut, record, inputs, outputs)

@@ -212,8 +212,8 @@ def prepare(ctx: OpContext):
 def _conv_blas(ctx: OpContext, filt, bias, clamp, x_shape, o: int, wh, ww,
                unpadded: bool) -> Chosen | None:
     """The native step of a one-group float convolution (native_conv_blas: blocks of
-    output pixels on the C pool, each on numpy's sgemm), or None where the backend is off,
-    numpy's sgemm was not found, or the bias is computed at run time."""
+    output pixels on the C pool, each on gemm_f32.c's packed tiles or numpy's sgemm), or
+    None where the backend is off, neither can run, or the bias is computed at run time."""
     if not ctx.quant.native or (bias is not None and not bias.is_constant) \
             or not native_conv_blas.available():
         return None
@@ -222,8 +222,9 @@ def _conv_blas(ctx: OpContext, filt, bias, clamp, x_shape, o: int, wh, ww,
     k = kh * kw * c
     pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and unpadded
     block = native_backend.module.conv_blas_block()
+    weights, packed = native_conv_blas.filter_matrix(filt.reshape(o, k).T)
     return Chosen(native_conv_blas.eval_conv_blas, native_conv_blas.ConvBlas(
-        weights=np.ascontiguousarray(filt.reshape(o, k).T),
+        weights=weights, packed=packed,
         bias=None if bias is None else np.ascontiguousarray(bias.data, np.float32),
         scratch=None if pointwise else temporary(ctx, (ctx.threads, block, k), np.float32),
         dims=(n, h, w, c, o),

@@ -66,6 +66,17 @@ struct el_softmax_f32 {
 void el_softmax_f32(const struct el_softmax_f32 *p, int64_t r0, int64_t r1);
 int el_softmax_f32_step(void *args);
 
+/* float32 C (m x [c0, c1) of its ldc columns) = A (m x k, row stride lda) @ B, B packed by
+ * el_gemm_f32_pack into panels of EL_F32_NR columns (gemm_f32.c); c0 a multiple of
+ * EL_F32_NR. el_gemm_f32_fma: 1 where its AVX2 + FMA tile runs (else the plain C one). */
+#define EL_F32_MR 6
+#define EL_F32_NR 16
+int64_t el_gemm_f32_packed_size(int64_t k, int64_t n);
+void el_gemm_f32_pack(const float *w, int64_t k, int64_t n, float *out);
+void el_gemm_f32_packed(int64_t m, int64_t k, const float *a, int64_t lda,
+                        const float *packed, float *c, int64_t ldc, int64_t c0, int64_t c1);
+int el_gemm_f32_fma(void);
+
 /* out = act(out + bias[i % width]) over count float32 values, act an EL_ACT_* (clamp to
  * [lo, hi], or swish) (activations_f32.c) */
 void el_bias_act_f32(float *out, int64_t count, const float *bias, int64_t width, int clamp,

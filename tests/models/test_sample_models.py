@@ -77,12 +77,20 @@ def test_converted_model_matches_tensorflow(sample):
 
 
 def test_converted_model_runs_identically_in_litert(sample, litert):
+    # Float sums in other orders (im2col blocks, FMA tiles, XNNPACK's) land through a deep
+    # network at distances of the order of LiteRT's two kernel sets' from each other: ours
+    # stay within 1e-6 of the output's magnitude, or 3x that spread where it is larger
+    # (fashion_mobilenet_v2: LiteRT 6.0e-7, ours 7.2e-7 / 1.25e-6); a wrong tap or rounding
+    # step is orders of magnitude beyond either.
     name, _, golden, result = sample
     ours = run_edgelite(result.model, golden["input"])
-    for resolver in (None, litert.OpResolverType.BUILTIN_REF):
-        theirs = run_litert(result.model, golden["input"], resolver)
-        assert_close(theirs, golden["output"])
-        assert_close(ours, theirs, rel=1e-6)
+    theirs = [run_litert(result.model, golden["input"], resolver)
+              for resolver in (None, litert.OpResolverType.BUILTIN_REF)]
+    scale = np.abs(theirs[1]).max()
+    spread = np.abs(theirs[0].astype(np.float64) - theirs[1]).max() / scale
+    for other in theirs:
+        assert_close(other, golden["output"])
+        assert_close(ours, other, rel=max(1e-6, 3 * spread))
 
 
 def test_tensorflow_tflite_runs_in_edgelite(sample):

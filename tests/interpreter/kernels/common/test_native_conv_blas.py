@@ -1,9 +1,12 @@
-"""kernels/common/native_conv_blas.py and native/conv_blas.c: a one-group float CONV_2D as
-one native step whose blocks of output pixels (and, for few blocks, panels of output
-channels) run on the C pool, each on numpy's sgemm -- the same bits at any thread count,
-within float rounding of the numpy kernel and of LiteRT's reference kernel."""
+"""kernels/common/native_conv_blas.py, native/conv_blas.c and native/gemm_f32.c: a one-group
+float CONV_2D as one native step whose blocks of output pixels (and, for few blocks, panels
+of output channels) run on the C pool, each on gemm_f32.c's packed-panel tiles (AVX2 + FMA)
+or numpy's sgemm -- the same bits at any thread count, within float rounding of the numpy
+kernel and of LiteRT's reference kernel."""
 
 from __future__ import annotations
+
+import platform
 
 import numpy as np
 import pytest
@@ -23,10 +26,21 @@ CASES = [  # x shape, filter (O, KH, KW, C), padding, stride, dilation, activati
     ((1, 60, 60, 8), (32, 1, 1, 8), "SAME", (2, 2), (1, 1), "NONE")]       # strided 1x1
 
 
+@pytest.fixture(params=["packed", "sgemm"])
+def product(request, monkeypatch):
+    """The blocks' products on gemm_f32.c's tiles (where the CPU has AVX2 + FMA: asserted
+    on x86-64) or on numpy's sgemm."""
+    if request.param == "sgemm":
+        monkeypatch.setattr(native_conv_blas, "packed", lambda: False)
+    elif platform.machine() in ("x86_64", "AMD64"):
+        assert native_conv_blas.packed(), "gemm_f32.c's AVX2 + FMA tile is not available"
+    return request.param
+
+
 @needs_native
 @pytest.mark.parametrize("case", range(len(CASES)))
 @pytest.mark.parametrize("with_bias", [True, False])
-def test_step_same_bits_at_any_thread_count_and_close_to_numpy(case, with_bias):
+def test_step_same_bits_at_any_thread_count_and_close_to_numpy(case, with_bias, product):
     from tests.support.runtimes import run_litert
     assert native_conv_blas.available(), "numpy's sgemm was not found"
     x_shape, w_shape, padding, stride, dilation, act = CASES[case]
@@ -78,8 +92,9 @@ def test_step_refuses_bad_arguments():
 
 
 @needs_native
-def test_without_sgemm_the_numpy_kernel_runs(monkeypatch):
+def test_without_sgemm_or_packed_tiles_the_numpy_kernel_runs(monkeypatch):
     monkeypatch.setattr(native_conv_blas, "_ready", False)
+    monkeypatch.setattr(native_conv_blas, "packed", lambda: False)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 8, 8, 4)).astype(np.float32)
     w = rng.standard_normal((6, 3, 3, 4)).astype(np.float32)
@@ -88,3 +103,83 @@ def test_without_sgemm_the_numpy_kernel_runs(monkeypatch):
     interp.allocate_tensors()
     assert not any(isinstance(s[1], native.module.NativeStep) for s in interp._steps)
     np.testing.assert_array_equal(_run(model, x, native=True), _run(model, x, native=False))
+
+
+@needs_native
+def test_packed_panels_hold_the_filter_16_columns_at_a_time():
+    rng = np.random.default_rng(3)
+    for k, o in ((5, 16), (3, 37), (1, 1), (7, 48)):
+        w = rng.standard_normal((k, o)).astype(np.float32)
+        size = native.module.gemm_f32_packed_size(k, o)
+        panels = -(-o // 16)
+        assert size == panels * 16 * k
+        out = np.full(size, np.nan, np.float32)
+        native.module.pack_f32_panels(w, k, o, out)
+        want = np.zeros((k, panels * 16), np.float32)
+        want[:, :o] = w
+        np.testing.assert_array_equal(out.reshape(panels, k, 16),
+                                      want.reshape(k, panels, 16).transpose(1, 0, 2))
+    with pytest.raises(ValueError, match="the panels"):
+        native.module.pack_f32_panels(w, 7, 48, np.zeros(10, np.float32))
+
+
+@needs_native
+@pytest.mark.parametrize("fma", [True, False], ids=["fma", "baseline"])
+def test_packed_tiles_every_tail_within_rounding_at_any_thread_count(fma, request):
+    # rows not a multiple of 6 (the tile's), channels not of 16 (a panel's), 1 channel
+    if fma and not native.module.gemm_f32_fma():
+        if platform.machine() in ("x86_64", "AMD64"):
+            pytest.fail("gemm_f32.c's AVX2 + FMA tile is not available")
+        pytest.skip("not an x86-64 CPU: only the plain C tile exists")
+    before = native.module.allow_avx2(fma)
+    request.addfinalizer(lambda: native.module.allow_avx2(before))
+    assert native.module.gemm_f32_fma() == fma
+    rng = np.random.default_rng(5)
+    for n, h, w, c, o in ((1, 1, 7, 3, 1), (1, 13, 11, 9, 37), (2, 17, 10, 24, 300),
+                          (1, 5, 5, 70, 16)):
+        x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+        filt = rng.standard_normal((c, o)).astype(np.float32)
+        panels = np.empty(native.module.gemm_f32_packed_size(c, o), np.float32)
+        native.module.pack_f32_panels(filt, c, o, panels)
+        exact = (x.reshape(-1, c).astype(np.float64) @ filt.astype(np.float64))
+        outs = []
+        for threads in (1, 2, 3):
+            out = np.full((n, h, w, o), np.nan, np.float32)
+            native.module.conv_blas_step(x, panels, None, out, None, (n, h, w, c, o),
+                                         (1, 1, 1, 1, 1, 1, 0, 0, h, w), 0, 0.0, 0.0,
+                                         threads, True)()
+            outs.append(out)
+        for out in outs[1:]:
+            np.testing.assert_array_equal(out.view(np.int32), outs[0].view(np.int32))
+        bound = c * np.finfo(np.float32).eps * (np.abs(x.reshape(-1, c)) @ np.abs(filt))
+        assert np.all(np.abs(outs[0].reshape(-1, o) - exact) <= bound)
+
+
+@needs_native
+def test_packed_step_needs_no_sgemm_and_checks_the_panels(request):
+    rng = np.random.default_rng(2)
+    x, out = rng.standard_normal((1, 2, 2, 3)).astype(np.float32), \
+        np.zeros((1, 2, 2, 20), np.float32)
+    filt = rng.standard_normal((3, 20)).astype(np.float32)
+    window = (1, 1, 1, 1, 1, 1, 0, 0, 2, 2)
+    size = native.module.gemm_f32_packed_size(3, 20)    # 2 panels of 16: 96 values
+    assert size == 96
+    panels = np.empty(size, np.float32)
+    native.module.pack_f32_panels(filt, 3, 20, panels)
+    assert native_conv_blas.available()
+    found = native_conv_blas._find_sgemm()
+    native.module.set_sgemm(0, False)
+    request.addfinalizer(lambda: native.module.set_sgemm(*found))
+    with pytest.raises(ValueError, match="no sgemm"):
+        native.module.conv_blas_step(x, filt, None, out, None, (1, 2, 2, 3, 20), window, 0,
+                                     0.0, 0.0, 1)
+    native.module.conv_blas_step(x, panels, None, out, None, (1, 2, 2, 3, 20), window, 0,
+                                 0.0, 0.0, 1, True)()
+    np.testing.assert_allclose(out.reshape(4, 20), x.reshape(4, 3) @ filt, rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(ValueError, match="the filter holds 240 bytes, needs 384"):
+        native.module.conv_blas_step(x, np.zeros(60, np.float32), None, out, None,
+                                     (1, 2, 2, 3, 20), window, 0, 0.0, 0.0, 1, True)
+    with pytest.raises(ValueError, match="bad geometry"):
+        native.module.conv_blas_step(x, np.zeros(size, np.float32), None, out, None,
+                                     (1, 2, 2, 3, 20), window, 3, 0.0, 0.0, 1, True)

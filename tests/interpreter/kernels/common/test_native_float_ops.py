@@ -328,6 +328,7 @@ def test_float_conv_output_stage_native_equals_numpy(seed, avx2, monkeypatch):
     one-group step of native_conv_blas turned off: it has its own tests)."""
     from edgelite.interpreter.kernels.common import native_conv_blas
     monkeypatch.setattr(native_conv_blas, "_ready", False)
+    monkeypatch.setattr(native_conv_blas, "packed", lambda: False)
     rng = np.random.default_rng(100 + seed)
     c, o = int(rng.integers(1, 20)), int(rng.integers(1, 40))
     kh, kw = (1, 1) if seed % 4 == 0 else (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
