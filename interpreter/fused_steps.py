@@ -106,23 +106,27 @@ def fuse_swish(entries: list, steps: tuple, step_ops: tuple, arrays, keep: set[i
     if getattr(module, "swish_f32_step", None) is None:
         return steps, step_ops
     native = [step[0] is module.run_native_step for step in steps]
-    reads = Counter(t for entry in entries for t in entry[0].inputs)
+    where = (Counter(t for entry in entries for t in entry[0].inputs), keep, arrays, module)
     fused, ops, i = [], [], 0
     while i < len(entries):
-        step, width = _conv_step(entries, native, i, reads, keep, arrays), 3
-        if step is None:
-            step, width = _swish_step(entries, native, i, reads, keep, arrays, module), 2
-        if step is None:
-            step = _swish_table_step(entries, i, reads, keep, arrays, module)
-        if step is None:
-            step, width = steps[i], 1
-        fused.append(step)
+        step, width = _fused(entries, native, i, where)
+        fused.append(steps[i] if step is None else step)
         ops.append(step_ops[i])
         i += width
     return tuple(fused), tuple(ops)
 
 
-def _conv_step(entries, native, i, reads, keep, arrays):
+def _fused(entries, native, i: int, where: tuple) -> tuple:
+    """(the step of the first of FUSIONS that applies at step i, how many steps it
+    replaces), or (None, 1)."""
+    for build, width in FUSIONS:
+        step = build(entries, native, i, *where)
+        if step is not None:
+            return step, width
+    return None, 1
+
+
+def _conv_step(entries, native, i, reads, keep, arrays, module):
     """The native step of convolution i taking the swish after it, or None."""
     act = _swish_conv(entries, i, reads, keep) if all(native[i:i + 3]) else None
     if act is None:
@@ -150,7 +154,7 @@ def _threads(entry) -> tuple:
     return logistic.threads, logistic.tasks
 
 
-def _swish_table_step(entries, i, reads, keep, arrays, module):
+def _swish_table_step(entries, native, i, reads, keep, arrays, module):
     """The 8-bit LOGISTIC + MUL at i, i + 1 as one table lookup (module doc), or None."""
     if i + 1 >= len(entries) or entries[i][0].name != "LOGISTIC" or \
             entries[i + 1][0].name != "MUL":
@@ -176,3 +180,7 @@ def _swish_table_step(entries, i, reads, keep, arrays, module):
     record = NativeLut(((swish, 0, size),), logistic.threads)
     inputs, outputs = (arrays[x],), (arrays[y],)
     return record.native_step(inputs, outputs) or (eval_lut, record, inputs, outputs)
+
+
+# the fusions fuse_swish tries at each step, in order, and the steps each replaces
+FUSIONS = ((_conv_step, 3), (_swish_step, 2), (_swish_table_step, 2))

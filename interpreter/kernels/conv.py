@@ -222,7 +222,7 @@ def _conv_blas(ctx: OpContext, filt, bias, clamp, x_shape, o: int, wh, ww,
     k = kh * kw * c
     pointwise = kh == kw == 1 and wh.stride == ww.stride == 1 and unpadded
     block = native_backend.module.conv_blas_block()
-    weights, packed = native_conv_blas.filter_matrix(filt.reshape(o, k).T)
+    weights, packed = native_conv_blas.filter_matrix(filt.reshape(o, k))
     return Chosen(native_conv_blas.eval_conv_blas, native_conv_blas.ConvBlas(
         weights=weights, packed=packed,
         bias=None if bias is None else np.ascontiguousarray(bias.data, np.float32),

@@ -204,8 +204,8 @@ static PyObject *set_sgemm(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* pack_f32_panels(weights, out): the (k, o) float32 filter matrix into out (float32, of
- * gemm_f32_packed_size(k, o) values) in gemm_f32.c's panels */
+/* pack_f32_panels(filter, k, o, out): the (o, k) float32 filter (a row per output
+ * channel) into out (float32, gemm_f32_packed_size(k, o) values) as gemm_f32.c's panels */
 static PyObject *pack_f32_panels(PyObject *self, PyObject *args)
 {
     PyObject *src, *dst;
@@ -256,7 +256,7 @@ PyMethodDef el_conv_blas_methods[] = {
     {"set_sgemm", set_sgemm, METH_VARARGS,
      "set_sgemm(address, ilp64): the cblas_sgemm conv_blas_step calls"},
     {"pack_f32_panels", pack_f32_panels, METH_VARARGS,
-     "pack_f32_panels(weights, k, o, out): the (k, o) float32 filter in gemm_f32.c's panels"},
+     "pack_f32_panels(filter, k, o, out): the (o, k) float32 filter in gemm_f32.c's panels"},
     {"gemm_f32_packed_size", gemm_f32_packed_size, METH_VARARGS,
      "gemm_f32_packed_size(k, o): float32 values pack_f32_panels writes"},
     {"gemm_f32_fma", gemm_f32_fma, METH_NOARGS,

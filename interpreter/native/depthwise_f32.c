@@ -53,7 +53,7 @@ static int64_t pixel_taps(const struct el_dwf *d, int64_t n, int64_t oy, int64_t
 #define EL_DWF_FINISH(acc, bias, lo, hi, clamp)        \
     do {                                               \
         acc += (bias);                                 \
-        if ((clamp) == EL_ACT_CLAMP) {                                   \
+        if ((clamp) == EL_ACT_CLAMP) {                 \
             acc = acc < (lo) ? (lo) : acc;             \
             acc = acc > (hi) ? (hi) : acc;             \
         }                                              \
@@ -70,7 +70,7 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 #define EL_DWF_FINISH8(acc, bias, lo, hi, clamp)               \
     do {                                                       \
         acc += (bias);                                         \
-        if ((clamp) == EL_ACT_CLAMP) {                                           \
+        if ((clamp) == EL_ACT_CLAMP) {                         \
             acc = EL_V8_PICK((v8i)(acc < (lo)), acc, (lo));    \
             acc = EL_V8_PICK((v8i)(acc > (hi)), acc, (hi));    \
         }                                                      \
@@ -156,17 +156,16 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
         const int64_t n = row / d->oh, oy = row % d->oh;
         const int64_t iy0 = oy * d->sh - d->pad_t;
         const int row_inside = iy0 >= 0 && iy0 + (d->kh - 1) * d->dh < d->h;
-        int64_t held = -1; /* the pixel whose whole tap list offset / tap hold, or -1 */
+        int held = 0; /* offset / tap hold the previous pixel's whole tap list */
         for (int64_t ox = 0; ox < d->ow; ox++) {
             float *out = d->out + (row * d->ow + ox) * d->o;
             const int64_t ix0 = ox * d->sw - d->pad_l;
             const int inside = row_inside && ix0 >= 0 && ix0 + (d->kw - 1) * d->dw < d->w
                                && taps <= STACK_TAPS;
-            if (inside && ox > 0 && held == ox - 1) { /* the same taps, a stride right */
+            if (inside && held) { /* the same taps, one stride to the right */
                 for (int64_t t = 0; t < taps; t++) offset[t] += step;
                 if (avx2) pixel_avx2(d, offset, tap, taps, 1, 1, out);
                 else pixel_base(d, offset, tap, taps, 1, 1, out);
-                held = ox;
                 continue;
             }
             int64_t skip = 0, total = 0;
@@ -177,7 +176,7 @@ int el_dwf_rows(const struct el_dwf *d, int64_t row_begin, int64_t row_end)
                 else pixel_base(d, offset, tap, count, first, last, out);
                 skip += count;
             } while (skip < total);
-            held = inside ? ox : -1;
+            held = inside;
         }
         if (d->clamp == EL_ACT_SWISH) /* the row just written, while it is in cache */
             el_swish_inplace_f32(d->out + row * d->ow * d->o, d->ow * d->o);

@@ -31,16 +31,17 @@
 
 int64_t el_gemm_f32_packed_size(int64_t k, int64_t n) { return (n + NR - 1) / NR * NR * k; }
 
-/* panel j (columns j * NR ..) of the (k, n) row-major w: k rows of NR floats, the columns
- * past n zero */
-void el_gemm_f32_pack(const float *w, int64_t k, int64_t n, float *out)
+/* B = filter^T for the (n, k) row-major filter (a CONV_2D's OHWI weights as stored: one row
+ * of k per output channel, so no transposed copy is made): panel j (columns j * NR ..)
+ * holds k rows of NR floats, B[kk][j0 + j] = filter[j0 + j][kk], the columns past n zero */
+void el_gemm_f32_pack(const float *filter, int64_t k, int64_t n, float *out)
 {
     for (int64_t j0 = 0; j0 < n; j0 += NR) {
         float *panel = out + j0 * k;
         const int64_t width = n - j0 < NR ? n - j0 : NR;
         for (int64_t kk = 0; kk < k; kk++) {
-            memcpy(panel + kk * NR, w + kk * n + j0, (size_t)width * sizeof(float));
-            memset(panel + kk * NR + width, 0, (size_t)(NR - width) * sizeof(float));
+            for (int64_t j = 0; j < width; j++) panel[kk * NR + j] = filter[(j0 + j) * k + kk];
+            for (int64_t j = width; j < NR; j++) panel[kk * NR + j] = 0.0f;
         }
     }
 }

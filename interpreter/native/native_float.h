@@ -72,7 +72,7 @@ int el_softmax_f32_step(void *args);
 #define EL_F32_MR 6
 #define EL_F32_NR 16
 int64_t el_gemm_f32_packed_size(int64_t k, int64_t n);
-void el_gemm_f32_pack(const float *w, int64_t k, int64_t n, float *out);
+void el_gemm_f32_pack(const float *filter, int64_t k, int64_t n, float *out);
 void el_gemm_f32_packed(int64_t m, int64_t k, const float *a, int64_t lda,
                         const float *packed, float *c, int64_t ldc, int64_t c0, int64_t c1);
 int el_gemm_f32_fma(void);

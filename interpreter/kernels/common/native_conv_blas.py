@@ -81,15 +81,16 @@ def packed() -> bool:
     return hasattr(module, "gemm_f32_fma") and module.gemm_f32_fma()
 
 
-def filter_matrix(k_by_o: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The (K, O) float32 filter as the step takes it: packed into panels (``packed()``),
-    else as it is (sgemm's matrix); and whether it was packed."""
+def filter_matrix(o_by_k: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The (O, K) float32 filter (a row per output channel) as the step takes it: packed
+    into panels (``packed()``, straight from these rows), else transposed to sgemm's (K, O)
+    matrix; and whether it was packed."""
     if not packed():
-        return np.ascontiguousarray(k_by_o, np.float32), False
+        return np.ascontiguousarray(o_by_k.T, np.float32), False
     module = native_backend.module
-    k, o = k_by_o.shape
+    o, k = o_by_k.shape
     panels = np.empty(module.gemm_f32_packed_size(k, o), np.float32)
-    module.pack_f32_panels(np.ascontiguousarray(k_by_o, np.float32), k, o, panels)
+    module.pack_f32_panels(np.ascontiguousarray(o_by_k, np.float32), k, o, panels)
     return panels, True
 
 
@@ -114,7 +115,8 @@ def available() -> bool:
 @dataclass(frozen=True, eq=False)
 class ConvBlas:
     """The step's arguments but the arrays: geometry, activation, threads; ``weights`` the
-    (KH * KW * C, O) filter, ``bias`` (O,) or None; ``scratch`` None for a pointwise filter,
+    filter as filter_matrix made it (``packed``: gemm_f32.c's panels, else the (KH * KW * C,
+    O) matrix), ``bias`` (O,) or None; ``scratch`` None for a pointwise filter,
     else threads x block x K float32 (a temporary)."""
 
     weights: np.ndarray

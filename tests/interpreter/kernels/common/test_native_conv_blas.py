@@ -114,7 +114,7 @@ def test_packed_panels_hold_the_filter_16_columns_at_a_time():
         panels = -(-o // 16)
         assert size == panels * 16 * k
         out = np.full(size, np.nan, np.float32)
-        native.module.pack_f32_panels(w, k, o, out)
+        native.module.pack_f32_panels(np.ascontiguousarray(w.T), k, o, out)  # (o, k) rows
         want = np.zeros((k, panels * 16), np.float32)
         want[:, :o] = w
         np.testing.assert_array_equal(out.reshape(panels, k, 16),
@@ -140,7 +140,7 @@ def test_packed_tiles_every_tail_within_rounding_at_any_thread_count(fma, reques
         x = rng.standard_normal((n, h, w, c)).astype(np.float32)
         filt = rng.standard_normal((c, o)).astype(np.float32)
         panels = np.empty(native.module.gemm_f32_packed_size(c, o), np.float32)
-        native.module.pack_f32_panels(filt, c, o, panels)
+        native.module.pack_f32_panels(np.ascontiguousarray(filt.T), c, o, panels)
         exact = (x.reshape(-1, c).astype(np.float64) @ filt.astype(np.float64))
         outs = []
         for threads in (1, 2, 3):
@@ -165,7 +165,7 @@ def test_packed_step_needs_no_sgemm_and_checks_the_panels(request):
     size = native.module.gemm_f32_packed_size(3, 20)    # 2 panels of 16: 96 values
     assert size == 96
     panels = np.empty(size, np.float32)
-    native.module.pack_f32_panels(filt, 3, 20, panels)
+    native.module.pack_f32_panels(np.ascontiguousarray(filt.T), 3, 20, panels)
     assert native_conv_blas.available()
     found = native_conv_blas._find_sgemm()
     native.module.set_sgemm(0, False)
