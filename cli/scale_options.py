@@ -16,7 +16,8 @@ def scale_options(fn):
         click.option("--workers", type=click.IntRange(min=1), metavar="N",
                      help="Run the data's shards in N processes (each with its own "
                      "interpreter); the result is the same bytes as with one (calibration: "
-                     "every --calib-method but moving-average)."),
+                     "every --calib-method but moving-average); --calib-method auto scores "
+                     "its 4 folds in up to N processes (default: one per core)."),
         click.option("--ray", is_flag=False, flag_value="local", default=None,
                      metavar="[ADDRESS|local]",
                      help="Run the shards as Ray tasks: 'local' (the default value) starts "

@@ -33,7 +33,8 @@ less steady gains are luck, and the more candidates are tried the likelier one i
 
 The report (QuantizeReport.auto) lists every candidate with its held-out SQNRs, its gain on
 each fold over the candidate it was judged against, their mean and spread, the verdict and
-the choice.
+the choice. The folds are scored at once in worker processes, one per core (fold_pool.py);
+their sums are added in fold order, so the choice is the same as in one process.
 """
 
 from __future__ import annotations
@@ -238,35 +239,55 @@ def _sums(ref: list, out: list, which: list[int]) -> tuple[float, float]:
     return signal, noise
 
 
+class Fold:
+    """One fold of the search: copies of the float graph quantized with a candidate on the
+    fit samples and scored on the held-out ones (one calibration per method and
+    equalization, kept for the whole search); `model`: the graph exported, for the float
+    reference outputs."""
+
+    def __init__(self, graph: Graph, model: bytes, options, fit: list, held: list,
+                 scored: list[int], outputs: list[int]) -> None:
+        self.graph, self.options, self.fit, self.held = graph, options, fit, held
+        self.scored, self.outputs = scored, outputs
+        self.reference = run_all(model, held)
+        self.calibrated = _Calibrations(graph, fit)
+
+    def sums(self, cand: Candidate) -> tuple[float, float, float, float]:
+        """(signal, noise) of the candidate at the scored tensors, then at the outputs."""
+        q = copy.deepcopy(self.graph)
+        quantize_with(q, _options_for(self.options, cand, scoring=True), self.fit,
+                      _ranges_for(cand, self.calibrated))
+        outputs = run_all(export_tflite(q), self.held)
+        return (*_sums(self.reference, outputs, self.scored),
+                *_sums(self.reference, outputs, self.outputs))
+
+
 class _Scorer:
-    """Quantizes copies of the float graph with candidate settings on each fold's fit
-    samples and scores them on its held-out ones (one calibration per fold, method and
-    equalization)."""
+    """Scores candidates on every fold (Fold), the folds in parallel processes where
+    there are cores for them (fold_pool.py); a context manager (it ends those processes)."""
 
     def __init__(self, graph: Graph, options, samples: list, update=None) -> None:
+        from .fold_pool import FoldPool
         self.update = update or (lambda n: None)  # one call per candidate scored
-        self.graph, self.scored, self.outputs = scoring_graph(graph)
-        self.options = options
-        self.folds = folds(samples)
-        model = export_tflite(self.graph)
-        self.reference = [run_all(model, held) for _, held in self.folds]
-        self.calibrated = [_Calibrations(self.graph, fit) for fit, _ in self.folds]
+        graph, scored, outputs = scoring_graph(graph)
+        self.folds = FoldPool(graph, options, folds(samples), scored, outputs,
+                              options.calibration.workers)
         self.report = AutoReport(len(samples), FOLDS,
-                                 "outputs" if self.scored == self.outputs else "logits")
+                                 "outputs" if scored == outputs else "logits")
+
+    def __enter__(self) -> "_Scorer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.folds.close()
 
     def score(self, cand: Candidate) -> Score:
         signal, noise, out_signal, out_noise = 0.0, [], 0.0, 0.0
-        for f, (fit, held) in enumerate(self.folds):
-            q = copy.deepcopy(self.graph)
-            quantize_with(q, _options_for(self.options, cand, scoring=True), fit,
-                          _ranges_for(cand, self.calibrated[f]))
-            outputs = run_all(export_tflite(q), held)
-            s, n = _sums(self.reference[f], outputs, self.scored)
+        for s, n, out_s, out_n in self.folds.sums(cand):    # added up in fold order
             signal += s
             noise.append(n)
-            s, n = _sums(self.reference[f], outputs, self.outputs)
-            out_signal += s
-            out_noise += n
+            out_signal += out_s
+            out_noise += out_n
         self.update(1)
         return Score(signal, tuple(noise), db(out_signal, out_noise))
 
@@ -326,7 +347,12 @@ def most_candidates(graph: Graph, options) -> int | None:
 def choose(graph: Graph, options, samples: list, update=None) -> AutoReport:
     """Try the candidates on held-out samples, simplest first (module doc); the report
     names the choice."""
-    scorer = _Scorer(graph, options, samples, update)
+    with _Scorer(graph, options, samples, update) as scorer:
+        return _search(scorer, graph, options, samples)
+
+
+def _search(scorer: _Scorer, graph: Graph, options, samples: list) -> AutoReport:
+    """choose()'s tiers on `scorer`."""
     best = scorer.baseline(Candidate(METHODS[0]))
     best = scorer.tier(best, [Candidate(m) for m in METHODS[1:]])  # 1. the method
     for name in _last_tensors(graph, LAST_LAYERS):                # 2. per tensor
@@ -373,14 +399,14 @@ def _ranked_for_16x8(graph: Graph, options, samples: list, base: Candidate) -> l
 def check_transforms(graph: Graph, options, samples: list, update=None) -> AutoReport:
     """Explicit --equalize / --bias-correction / --adaround, each measured against leaving
     it out: reverted only when leaving it out wins clearly (choice.judge)."""
-    scorer = _Scorer(graph, options, samples, update)
     asked = options.transforms.asked()
-    chosen = scorer.baseline(Candidate(options.calibration.method, asked))
-    for transform in sorted(asked):
-        without = replace(chosen, transforms=chosen.transforms - {transform})
-        if scorer.tier(chosen, [without]) == without:
-            chosen = without
-            scorer.report.reverted.append(transform)
+    with _Scorer(graph, options, samples, update) as scorer:
+        chosen = scorer.baseline(Candidate(options.calibration.method, asked))
+        for transform in sorted(asked):
+            without = replace(chosen, transforms=chosen.transforms - {transform})
+            if scorer.tier(chosen, [without]) == without:
+                chosen = without
+                scorer.report.reverted.append(transform)
     scorer.report.chosen = chosen
     return scorer.report
 

@@ -73,8 +73,10 @@ class CalibrationOptions:
     preprocess: Preprocess = Preprocess()
     method: CalibConfig | CalibMethod | str = CalibMethod.MINMAX  # "percentile:99.9"
     progress: Callable[[int], None] | None = None    # one call per calibration sample
-    workers: int | None = None           # calibrate in N processes ...
-    ray: str | None = None               # ... or on Ray: "local" or an address
+    # calibrate in N processes (default 1) or on Ray ("local" or an address); auto scores
+    # its folds in N processes (default: one per core, fold_pool.py)
+    workers: int | None = None
+    ray: str | None = None
 
     def __post_init__(self) -> None:
         self.data = once_iterable(self.data) if self.data is not None else None

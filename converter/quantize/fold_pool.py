@@ -1,0 +1,209 @@
+"""auto's folds scored at once, in this process and in worker processes (auto.py).
+
+auto quantizes and scores every candidate once per fold (auto.Fold), and the folds do not
+depend on each other: with n processes, fold f is scored in process f % n (0: this one),
+so on 2 cores two folds are scored at a time and a candidate takes about half the wall
+time. (Threads would not do: the folds' Python -- rewrites, exports, AdaRound's step loop
+-- holds the GIL; two fold threads gained 12 % of the wall time for 30 % more CPU.)
+
+A worker is a fresh Python (`sys.executable -c`, not multiprocessing: nothing of the
+caller's ``__main__`` runs again) that unpickles its folds from its stdin -- the scoring
+graph, the options without callbacks or data sources, each fold's samples -- and keeps
+them, with their float reference outputs and calibrations, for the whole search; then for
+each candidate it gets the candidate and answers its folds' sums on its stdout. The sums
+come back per fold and are added up in fold order (auto._Scorer.score): the same numbers,
+and so the same choice and file, as in one process.
+
+Anything a worker cannot do -- start (no usable `sys.executable`), unpickle, score (an
+error, or killed) -- moves its folds to this process, which scores them as it would have
+alone: the same results, the same errors, the same messages. Its processes are ended by
+close() (auto uses the pool as a context manager) or, if this process dies, by the end of
+their stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from dataclasses import replace
+
+from ..export import export_tflite
+from ..ir import Graph
+
+# the worker's bootstrap: the parent's import path first (edgelite may come from it)
+_BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
+         "from edgelite.converter.quantize.fold_pool import serve; serve()")
+
+
+def processes(workers: int | None, folds: int) -> int:
+    """How many processes score the folds: `workers` (--workers) or one per core this
+    process may run on, at most one per fold."""
+    if workers is None:
+        try:
+            workers = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):      # not Linux
+            workers = os.cpu_count() or 1
+    return max(1, min(workers, folds))
+
+
+def portable(options):
+    """`options` without what does not cross a process (and folds do not use): the
+    callbacks and the calibration data source (the folds get their samples)."""
+    calibration = replace(options.calibration, data=None, progress=None)
+    return replace(options, log=None, progress_bar=None, calibration=calibration)
+
+
+class FoldPool:
+    """The folds' sums for each candidate, in fold order (module doc)."""
+
+    def __init__(self, graph: Graph, options, parts: list[tuple[list, list]],
+                 scored: list[int], outputs: list[int], workers: int | None) -> None:
+        self.graph, self.options, self.parts = graph, options, parts
+        self.scored, self.outputs = scored, outputs
+        self._model: bytes | None = None
+        self.local: dict = {}       # fold index -> auto.Fold scored here
+        self.workers: list[_Worker] = []
+        n = processes(workers, len(parts))
+        for w in range(1, n):
+            mine = [f for f in range(len(parts)) if f % n == w]
+            worker = _Worker.start(graph, portable(options),
+                                   [(f, *parts[f]) for f in mine], scored, outputs)
+            if worker is not None:
+                self.workers.append(worker)
+        remote = {f for worker in self.workers for f in worker.folds}
+        for f in range(len(parts)):
+            if f not in remote:
+                self._fold(f)
+
+    @property
+    def processes(self) -> int:
+        """Processes scoring the folds now (this one included)."""
+        return 1 + len(self.workers)
+
+    def _fold(self, f: int):
+        """Fold `f` scored here (made on first use)."""
+        if f not in self.local:
+            from .auto import Fold
+            if self._model is None:
+                self._model = export_tflite(self.graph)
+            fit, held = self.parts[f]
+            self.local[f] = Fold(self.graph, self._model, self.options, fit, held,
+                                 self.scored, self.outputs)
+        return self.local[f]
+
+    def sums(self, cand) -> list[tuple[float, float, float, float]]:
+        """Each fold's auto.Fold.sums for `cand`, in fold order."""
+        asked = [w for w in self.workers if w.send(cand)]
+        found = {f: fold.sums(cand) for f, fold in sorted(self.local.items())}
+        for worker in self.workers:
+            answer = worker.receive() if worker in asked else None
+            if answer is None:                   # it failed: its folds are scored here
+                for f in worker.folds:
+                    found[f] = self._fold(f).sums(cand)
+            else:
+                found.update(zip(worker.folds, answer))
+        self.workers = [w for w in self.workers if w.alive]
+        return [found[f] for f in range(len(self.parts))]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.workers = []
+
+
+class _Worker:
+    """One worker process and the folds it scores."""
+
+    def __init__(self, proc: subprocess.Popen, folds: list[int]) -> None:
+        self.proc, self.folds, self.alive = proc, folds, True
+        self.setup: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, graph, options, parts, scored, outputs) -> "_Worker | None":
+        """A worker scoring `parts` ((fold, fit, held) each), or None where none starts."""
+        try:
+            setup = pickle.dumps((graph, options, parts, scored, outputs),
+                                 pickle.HIGHEST_PROTOCOL)
+        except Exception:            # something of the graph or options does not pickle
+            return None
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except (OSError, ValueError):
+            return None
+        worker = cls(proc, [f for f, _, _ in parts])
+        # written while this process goes on (the worker reads it once it has started)
+        worker.setup = threading.Thread(target=worker._write, daemon=True,
+                                        args=(pickle.dumps(list(sys.path)) + setup,))
+        worker.setup.start()
+        return worker
+
+    def _write(self, data: bytes) -> bool:
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):
+            self.stop()
+            return False
+
+    def send(self, cand) -> bool:
+        self.setup.join()
+        return self.alive and self._write(pickle.dumps(cand, pickle.HIGHEST_PROTOCOL))
+
+    def receive(self) -> list | None:
+        """Its folds' sums for the candidate sent, or None (it failed; now stopped)."""
+        try:
+            ok, sums = pickle.load(self.proc.stdout)
+        except Exception:            # it died (EOF) or wrote something else
+            ok = False
+        if not ok:
+            self.stop()
+            return None
+        return sums
+
+    def stop(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        if self.setup is not None and self.setup.is_alive():
+            self.proc.kill()         # its setup is still being written: unblock the writer
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def serve() -> None:
+    """A worker's loop (module doc): setup, then one answer per candidate until its stdin
+    ends. Every failure is answered (False, None) -- the parent then scores the folds
+    itself and shows any error -- and an interrupt ends the worker quietly."""
+    inp = sys.stdin.buffer
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                    # anything printed goes to stderr, not the answers
+    try:
+        graph, options, parts, scored, outputs = pickle.load(inp)
+        pool = FoldPool(graph, options, [(fit, held) for _, fit, held in parts],
+                        scored, outputs, workers=1)
+        while True:
+            try:
+                cand = pickle.load(inp)
+            except EOFError:
+                return
+            try:
+                answer = (True, pool.sums(cand))
+            except Exception:
+                answer = (False, None)
+            pickle.dump(answer, out, pickle.HIGHEST_PROTOCOL)
+            out.flush()
+    except (KeyboardInterrupt, BrokenPipeError, EOFError):
+        return
