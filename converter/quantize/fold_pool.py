@@ -124,6 +124,8 @@ class _Worker:
     @classmethod
     def start(cls, graph, options, parts, scored, outputs) -> "_Worker | None":
         """A worker scoring `parts` ((fold, fit, held) each), or None where none starts."""
+        if not sys.executable or getattr(sys, "frozen", False):   # no Python to start
+            return None
         try:
             setup = pickle.dumps((graph, options, parts, scored, outputs),
                                  pickle.HIGHEST_PROTOCOL)

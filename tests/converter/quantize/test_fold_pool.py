@@ -73,7 +73,7 @@ def test_a_worker_that_dies_leaves_its_folds_here(alone):
         pool.close()
 
 
-@pytest.mark.parametrize("executable", ["/nonexistent/python", "/bin/true"])
+@pytest.mark.parametrize("executable", ["/nonexistent/python", "/bin/true", ""])
 def test_a_worker_that_cannot_start_leaves_its_folds_here(alone, monkeypatch, executable):
     monkeypatch.setattr(sys, "executable", executable)
     pool = _pool(2)
