@@ -64,7 +64,7 @@ class FoldPool:
         self.graph, self.options, self.parts = graph, options, parts
         self.scored, self.outputs = scored, outputs
         self._model: bytes | None = None
-        self.local: dict = {}       # fold index -> auto.Fold scored here
+        self.local: dict = {}       # fold index -> auto.Fold scored here (made when needed)
         self.workers: list[_Worker] = []
         n = processes(workers, len(parts))
         for w in range(1, n):
@@ -73,17 +73,13 @@ class FoldPool:
                                    [(f, *parts[f]) for f in mine], scored, outputs)
             if worker is not None:
                 self.workers.append(worker)
-        remote = {f for worker in self.workers for f in worker.folds}
-        for f in range(len(parts)):
-            if f not in remote:
-                self._fold(f)
 
     @property
     def processes(self) -> int:
-        """Processes scoring the folds now (this one included)."""
+        """Processes that may score folds now (this one included)."""
         return 1 + len(self.workers)
 
-    def _fold(self, f: int):
+    def fold(self, f: int):
         """Fold `f` scored here (made on first use)."""
         if f not in self.local:
             from .auto import Fold
@@ -95,14 +91,20 @@ class FoldPool:
         return self.local[f]
 
     def sums(self, cand) -> list[tuple[float, float, float, float]]:
-        """Each fold's auto.Fold.sums for `cand`, in fold order."""
-        asked = [w for w in self.workers if w.send(cand)]
-        found = {f: fold.sums(cand) for f, fold in sorted(self.local.items())}
-        for worker in self.workers:
-            answer = worker.receive() if worker in asked else None
+        """Each fold's auto.Fold.sums for `cand`, in fold order. A worker not ready yet
+        (starting: about a second) leaves this candidate's folds to this process, so a
+        small model's search does not wait for it."""
+        for w in self.workers:
+            if not w.ready.is_set() and not w.setup.is_alive():
+                w.stop()                         # it never got ready: it did not start
+        asked = [w for w in self.workers if w.ready.is_set() and w.send(cand)]
+        away = {f for w in asked for f in w.folds}
+        found = {f: self.fold(f).sums(cand) for f in range(len(self.parts)) if f not in away}
+        for worker in asked:
+            answer = worker.receive()
             if answer is None:                   # it failed: its folds are scored here
                 for f in worker.folds:
-                    found[f] = self._fold(f).sums(cand)
+                    found[f] = self.fold(f).sums(cand)
             else:
                 found.update(zip(worker.folds, answer))
         self.workers = [w for w in self.workers if w.alive]
@@ -115,10 +117,12 @@ class FoldPool:
 
 
 class _Worker:
-    """One worker process and the folds it scores."""
+    """One worker process and the folds it scores; `ready` is set once it has its folds
+    (a thread writes them and waits for its word, while this process goes on)."""
 
     def __init__(self, proc: subprocess.Popen, folds: list[int]) -> None:
         self.proc, self.folds, self.alive = proc, folds, True
+        self.ready = threading.Event()
         self.setup: threading.Thread | None = None
 
     @classmethod
@@ -137,11 +141,15 @@ class _Worker:
         except (OSError, ValueError):
             return None
         worker = cls(proc, [f for f, _, _ in parts])
-        # written while this process goes on (the worker reads it once it has started)
-        worker.setup = threading.Thread(target=worker._write, daemon=True,
+        worker.setup = threading.Thread(target=worker._handshake, daemon=True,
                                         args=(pickle.dumps(list(sys.path)) + setup,))
         worker.setup.start()
         return worker
+
+    def _handshake(self, setup: bytes) -> None:
+        """(The setup thread.) Its folds written; `ready` set when it says so."""
+        if self._write(setup) and self._read() == "ready":
+            self.ready.set()
 
     def _write(self, data: bytes) -> bool:
         try:
@@ -149,30 +157,35 @@ class _Worker:
             self.proc.stdin.flush()
             return True
         except (OSError, ValueError):
-            self.stop()
             return False
 
+    def _read(self):
+        try:
+            return pickle.load(self.proc.stdout)
+        except Exception:            # it died (EOF) or wrote something else
+            return None
+
     def send(self, cand) -> bool:
-        self.setup.join()
-        return self.alive and self._write(pickle.dumps(cand, pickle.HIGHEST_PROTOCOL))
+        if self.alive and self._write(pickle.dumps(cand, pickle.HIGHEST_PROTOCOL)):
+            return True
+        self.stop()
+        return False
 
     def receive(self) -> list | None:
         """Its folds' sums for the candidate sent, or None (it failed; now stopped)."""
-        try:
-            ok, sums = pickle.load(self.proc.stdout)
-        except Exception:            # it died (EOF) or wrote something else
-            ok = False
-        if not ok:
+        answer = self._read()
+        if not isinstance(answer, tuple) or not answer[0]:
             self.stop()
             return None
-        return sums
+        return answer[1]
 
     def stop(self) -> None:
         if not self.alive:
             return
         self.alive = False
         if self.setup is not None and self.setup.is_alive():
-            self.proc.kill()         # its setup is still being written: unblock the writer
+            self.proc.kill()         # the setup thread may be blocked on it: unblock it
+            self.setup.join()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
@@ -196,6 +209,10 @@ def serve() -> None:
         graph, options, parts, scored, outputs = pickle.load(inp)
         pool = FoldPool(graph, options, [(fit, held) for _, fit, held in parts],
                         scored, outputs, workers=1)
+        for f in range(len(parts)):
+            pool.fold(f)            # its reference outputs, before it says it is ready
+        pickle.dump("ready", out)
+        out.flush()
         while True:
             try:
                 cand = pickle.load(inp)

@@ -21,12 +21,16 @@ MINMAX = Candidate(CalibConfig(CalibMethod.MINMAX))
 ENTROPY_BC = Candidate(CalibConfig(CalibMethod.ENTROPY), frozenset({"bias_correction"}))
 
 
-def _pool(workers: int, samples: int = 24) -> FoldPool:
+def _pool(workers: int, samples: int = 24, ready: bool = True) -> FoldPool:
+    """A pool over tf1_cnn's folds (`ready`: its workers started, or failed to)."""
     graph = convert_detailed(MODELS / "tf1_cnn.pb").graph
     options = QuantizeOptions(calib=CALIB, calib_samples=samples)
     data = usable_samples(graph_samples(CALIB, graph, options.calibration.preprocess), samples)
     scored_graph, scored, outputs = scoring_graph(graph)
-    return FoldPool(scored_graph, options, folds(data), scored, outputs, workers)
+    pool = FoldPool(scored_graph, options, folds(data), scored, outputs, workers)
+    for worker in pool.workers if ready else ():
+        worker.setup.join(60)
+    return pool
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +54,10 @@ def test_workers_give_the_same_sums_bit_for_bit(alone):
     workers = list(pool.workers)
     try:
         assert pool.processes == 3 and [w.folds for w in workers] == [[1], [2]]
-        assert sorted(pool.local) == [0, 3]          # fold f in process f % 3
+        assert all(w.ready.is_set() for w in workers)
         for cand, sums in alone.items():
             assert pool.sums(cand) == sums           # floats compared exactly
+        assert sorted(pool.local) == [0, 3]          # fold f in process f % 3
     finally:
         pool.close()
     # the end of their stdin ended them
@@ -63,6 +68,7 @@ def test_a_worker_that_dies_leaves_its_folds_here(alone):
     pool = _pool(2)
     try:
         assert pool.sums(MINMAX) == alone[MINMAX] and pool.processes == 2
+        assert sorted(pool.local) == [0, 2]
         worker = pool.workers[0]
         worker.proc.kill()
         worker.proc.wait()
@@ -82,6 +88,20 @@ def test_a_worker_that_cannot_start_leaves_its_folds_here(alone, monkeypatch, ex
         assert pool.processes == 1 and sorted(pool.local) == [0, 1, 2, 3]
     finally:
         pool.close()
+
+
+def test_a_worker_not_ready_yet_leaves_the_candidate_here(alone):
+    """The first candidate does not wait for a worker's start (about a second)."""
+    pool = _pool(2, ready=False)
+    worker = pool.workers[0]
+    try:
+        assert not worker.ready.is_set()
+        assert pool.sums(MINMAX) == alone[MINMAX] and sorted(pool.local) == [0, 1, 2, 3]
+        assert worker.ready.wait(60) and pool.processes == 2
+        assert pool.sums(ENTROPY_BC) == alone[ENTROPY_BC]   # folds 1 and 3 there now
+    finally:
+        pool.close()
+    assert worker.proc.returncode == 0
 
 
 def test_options_cross_without_callbacks_or_data_sources():
