@@ -9,8 +9,10 @@ time. (Threads would not do: the folds' Python -- rewrites, exports, AdaRound's 
 A worker is a fresh Python (`sys.executable -c`, not multiprocessing: nothing of the
 caller's ``__main__`` runs again) that unpickles its folds from its stdin -- the scoring
 graph, the options without callbacks or data sources, each fold's samples -- and keeps
-them, with their float reference outputs and calibrations, for the whole search; then for
-each candidate it gets the candidate and answers its folds' sums on its stdout. The sums
+them, with their float reference outputs and calibrations, for the whole search; it says
+when it is ready (about a second: until then this process scores its folds, so a small
+model's search never waits for it), then for each candidate it gets the candidate and
+answers its folds' sums on its stdout. The sums
 come back per fold and are added up in fold order (auto._Scorer.score): the same numbers,
 and so the same choice and file, as in one process.
 
