@@ -30,6 +30,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import replace
 
 from ..export import export_tflite
@@ -58,21 +59,41 @@ def portable(options):
     return replace(options, log=None, progress_bar=None, calibration=calibration)
 
 
+# A worker costs a second or two of CPU to start (a fresh Python importing edgelite), and a
+# busy second process slows this one (10-25 % on the 2-vCPU machine of bench/RESULTS.md).
+# So the first candidate (min/max) is scored here, and workers start only if its folds took
+# this long: a whole search is about 25 such candidates, and one below it ends before a
+# worker would pay (aud_dscnn, 10 ops: 0.16 s, its search 5.4 s alone, 6-8 s with a worker
+# from the start; MobileNetV2-digits: 1.4 s).
+START_AFTER = 0.5   # seconds
+
+
 class FoldPool:
-    """The folds' sums for each candidate, in fold order (module doc)."""
+    """The folds' sums for each candidate, in fold order (module doc). `start_after`
+    (default START_AFTER): workers start at once when 0, else after a first candidate that
+    took this long."""
 
     def __init__(self, graph: Graph, options, parts: list[tuple[list, list]],
-                 scored: list[int], outputs: list[int], workers: int | None) -> None:
+                 scored: list[int], outputs: list[int], workers: int | None,
+                 start_after: float | None = None) -> None:
+        start_after = START_AFTER if start_after is None else start_after
         self.graph, self.options, self.parts = graph, options, parts
         self.scored, self.outputs = scored, outputs
         self._model: bytes | None = None
         self.local: dict = {}       # fold index -> auto.Fold scored here (made when needed)
         self.workers: list[_Worker] = []
-        n = processes(workers, len(parts))
+        self.wanted = processes(workers, len(parts))
+        self.start_after: float | None = start_after   # None: decided
+        if start_after <= 0:
+            self._start()
+
+    def _start(self) -> None:
+        """The workers: fold f in process f % n (0: this one)."""
+        self.start_after, n, parts = None, self.wanted, self.parts
         for w in range(1, n):
             mine = [f for f in range(len(parts)) if f % n == w]
-            worker = _Worker.start(graph, portable(options),
-                                   [(f, *parts[f]) for f in mine], scored, outputs)
+            worker = _Worker.start(self.graph, portable(self.options),
+                                   [(f, *parts[f]) for f in mine], self.scored, self.outputs)
             if worker is not None:
                 self.workers.append(worker)
 
@@ -101,7 +122,12 @@ class FoldPool:
                 w.stop()                         # it never got ready: it did not start
         asked = [w for w in self.workers if w.ready.is_set() and w.send(cand)]
         away = {f for w in asked for f in w.folds}
+        began = time.perf_counter()
         found = {f: self.fold(f).sums(cand) for f in range(len(self.parts)) if f not in away}
+        if self.start_after is not None and self.wanted > 1:
+            if time.perf_counter() - began >= self.start_after:
+                self._start()
+            self.start_after = None
         for worker in asked:
             answer = worker.receive()
             if answer is None:                   # it failed: its folds are scored here

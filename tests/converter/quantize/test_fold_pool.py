@@ -21,13 +21,15 @@ MINMAX = Candidate(CalibConfig(CalibMethod.MINMAX))
 ENTROPY_BC = Candidate(CalibConfig(CalibMethod.ENTROPY), frozenset({"bias_correction"}))
 
 
-def _pool(workers: int, samples: int = 24, ready: bool = True) -> FoldPool:
-    """A pool over tf1_cnn's folds (`ready`: its workers started, or failed to)."""
+def _pool(workers: int, samples: int = 24, ready: bool = True,
+          start_after: float = 0.0) -> FoldPool:
+    """A pool over tf1_cnn's folds, its workers started at once (`ready`: and started, or
+    failed to)."""
     graph = convert_detailed(MODELS / "tf1_cnn.pb").graph
     options = QuantizeOptions(calib=CALIB, calib_samples=samples)
     data = usable_samples(graph_samples(CALIB, graph, options.calibration.preprocess), samples)
     scored_graph, scored, outputs = scoring_graph(graph)
-    pool = FoldPool(scored_graph, options, folds(data), scored, outputs, workers)
+    pool = FoldPool(scored_graph, options, folds(data), scored, outputs, workers, start_after)
     for worker in pool.workers if ready else ():
         worker.setup.join(60)
     return pool
@@ -47,6 +49,22 @@ def test_processes_are_one_per_core_at_most_one_per_fold(monkeypatch):
     assert processes(None, 4) == 2
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(16)), raising=False)
     assert processes(None, 4) == 4 and processes(None, 3) == 3
+
+
+@pytest.mark.parametrize("first_took, started", [(1e9, False), (1e-9, True)])
+def test_workers_start_only_after_a_slow_first_candidate(alone, first_took, started):
+    """A search whose first candidate is quick ends before a worker would pay: none is
+    started; after a slower one they are (and score the next candidates' folds)."""
+    pool = _pool(2, start_after=first_took)
+    try:
+        assert not pool.workers and pool.wanted == 2
+        assert pool.sums(MINMAX) == alone[MINMAX] and sorted(pool.local) == [0, 1, 2, 3]
+        assert len(pool.workers) == int(started) and pool.start_after is None
+        for worker in pool.workers:
+            assert worker.ready.wait(60)
+        assert pool.sums(ENTROPY_BC) == alone[ENTROPY_BC]
+    finally:
+        pool.close()
 
 
 def test_workers_give_the_same_sums_bit_for_bit(alone):
@@ -115,12 +133,20 @@ def test_options_cross_without_callbacks_or_data_sources():
     assert str(copy.calibration.method) == "entropy" and copy.mode is options.mode
 
 
-def test_auto_chooses_the_same_and_writes_the_same_bytes_in_one_process():
+def test_auto_chooses_the_same_and_writes_the_same_bytes_in_one_process(monkeypatch):
+    from edgelite.converter.quantize import fold_pool
+    answers = []
+    receive = fold_pool._Worker.receive
+    monkeypatch.setattr(fold_pool, "START_AFTER", 0.0)     # workers at once (a small model)
+    monkeypatch.setattr(fold_pool._Worker, "receive",
+                        lambda self: answers.append(receive(self)) or answers[-1])
+
     def convert(workers):
         q = QuantizeOptions(calib=CALIB, calib_samples=32, calib_method="auto",
                             workers=workers)
         return convert_detailed(MODELS / "keras_cnn.pb", ConvertOptions(quantize=q))
     one, two = convert(1), convert(2)
+    assert answers and all(a is not None for a in answers)   # a worker scored folds
     assert one.model == two.model
     assert one.quantization.auto.table() == two.quantization.auto.table()
     assert [t.score for t in one.quantization.auto.tried] == \
