@@ -56,6 +56,7 @@ from .adaround import no_progress_bar
 from .calibrate import graph_samples, usable_samples
 from .calibrate_methods import collect_methods
 from .equalize import channel_maxima, equalize, relu6_layers
+from .fold_pool import FoldPool
 from .choice import MARGIN_DB, Score, Verdict, db, judge
 from .metrics import sqnr
 from .observers import CalibConfig, CalibMethod
@@ -187,14 +188,25 @@ class _Calibrations:
         return self._found[key][method]
 
 
+# what scoring a candidate does without: the float-op searches (they run once, on the final
+# choice), the user's callbacks and the data source (the folds get their samples)
+_UNSCORED = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
+                 progress=None, progress_bar=None, calib=None)
+
+
+def scoring_options(options):
+    """``options`` as candidates are scored with them (``_UNSCORED``); nothing left that
+    does not pickle, so fold_pool sends them to its workers as they are."""
+    return replace(options, **_UNSCORED)
+
+
 def _options_for(options, cand: Candidate, scoring: bool = False):
-    """``options`` with the candidate's method and transforms (``scoring``: without the
-    float-op searches, which run once, on the final choice)."""
+    """``options`` with the candidate's method and transforms (``scoring``: as
+    scoring_options)."""
     flags = {t: t in cand.transforms for t in TRANSFORMS}
-    quiet = dict(min_sqnr=None, max_accuracy_drop=None, labels=None, log=None,
-                 progress=None, progress_bar=None) if scoring else {}
-    return replace(options, calib_method=cand.method, auto=False, force_transforms=True,
-                   int16_ops=options.precision.int16_ops + cand.wide, **flags, **quiet)
+    return replace(scoring_options(options) if scoring else options, calib_method=cand.method,
+                   auto=False, force_transforms=True,
+                   int16_ops=options.precision.int16_ops + cand.wide, **flags)
 
 
 def _ranges_for(cand: Candidate, calibrated) -> dict:
@@ -267,11 +279,10 @@ class _Scorer:
     there are cores for them (fold_pool.py); a context manager (it ends those processes)."""
 
     def __init__(self, graph: Graph, options, samples: list, update=None) -> None:
-        from .fold_pool import FoldPool
         self.update = update or (lambda n: None)  # one call per candidate scored
         graph, scored, outputs = scoring_graph(graph)
-        self.folds = FoldPool(graph, options, folds(samples), scored, outputs,
-                              options.calibration.workers)
+        self.folds = FoldPool(graph, scoring_options(options), folds(samples), scored,
+                              outputs, options.calibration.workers)
         self.report = AutoReport(len(samples), FOLDS,
                                  "outputs" if scored == outputs else "logits")
 

@@ -8,7 +8,8 @@ time. (Threads would not do: the folds' Python -- rewrites, exports, AdaRound's 
 
 A worker is a fresh Python (`sys.executable -c`, not multiprocessing: nothing of the
 caller's ``__main__`` runs again) that unpickles its folds from its stdin -- the scoring
-graph, the options without callbacks or data sources, each fold's samples -- and keeps
+graph, the scoring options (auto.scoring_options: no callbacks or data sources), each
+fold's samples -- and keeps
 them, with their float reference outputs and calibrations, for the whole search; it says
 when it is ready (about a second: until then this process scores its folds, so a small
 model's search never waits for it), then for each candidate it gets the candidate and
@@ -31,7 +32,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 
 from ..export import export_tflite
 from ..ir import Graph
@@ -39,6 +39,14 @@ from ..ir import Graph
 # the worker's bootstrap: the parent's import path first (edgelite may come from it)
 _BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
          "from edgelite.converter.quantize.fold_pool import serve; serve()")
+
+
+def _pickled(value) -> bytes | None:
+    """`value` pickled, or None if something in it does not pickle."""
+    try:
+        return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return None
 
 
 def processes(workers: int | None, folds: int) -> int:
@@ -50,13 +58,6 @@ def processes(workers: int | None, folds: int) -> int:
         except (AttributeError, OSError):      # not Linux
             workers = os.cpu_count() or 1
     return max(1, min(workers, folds))
-
-
-def portable(options):
-    """`options` without what does not cross a process (and folds do not use): the
-    callbacks and the calibration data source (the folds get their samples)."""
-    calibration = replace(options.calibration, data=None, progress=None)
-    return replace(options, log=None, progress_bar=None, calibration=calibration)
 
 
 # A worker costs a second or two of CPU to start (a fresh Python importing edgelite), and a
@@ -83,17 +84,21 @@ class FoldPool:
         self.local: dict = {}       # fold index -> auto.Fold scored here (made when needed)
         self.workers: list[_Worker] = []
         self.wanted = processes(workers, len(parts))
-        self.start_after: float | None = start_after   # None: decided
-        if start_after <= 0:
+        # seconds the first candidate must take before the workers start; None: decided
+        self.start_after = start_after if start_after > 0 and self.wanted > 1 else None
+        if start_after <= 0 and self.wanted > 1:
             self._start()
 
     def _start(self) -> None:
-        """The workers: fold f in process f % n (0: this one)."""
-        self.start_after, n, parts = None, self.wanted, self.parts
+        """The workers: fold f in process f % n (0: this one); what they all get is
+        pickled once."""
+        n, parts = self.wanted, self.parts
+        shared = _pickled((self.graph, self.options, self.scored, self.outputs))
+        if shared is None:           # something of the graph does not pickle: no workers
+            return
         for w in range(1, n):
             mine = [f for f in range(len(parts)) if f % n == w]
-            worker = _Worker.start(self.graph, portable(self.options),
-                                   [(f, *parts[f]) for f in mine], self.scored, self.outputs)
+            worker = _Worker.start(shared, [(f, *parts[f]) for f in mine])
             if worker is not None:
                 self.workers.append(worker)
 
@@ -124,7 +129,7 @@ class FoldPool:
         away = {f for w in asked for f in w.folds}
         began = time.perf_counter()
         found = {f: self.fold(f).sums(cand) for f in range(len(self.parts)) if f not in away}
-        if self.start_after is not None and self.wanted > 1:
+        if self.start_after is not None:
             if time.perf_counter() - began >= self.start_after:
                 self._start()
             self.start_after = None
@@ -154,15 +159,12 @@ class _Worker:
         self.setup: threading.Thread | None = None
 
     @classmethod
-    def start(cls, graph, options, parts, scored, outputs) -> "_Worker | None":
-        """A worker scoring `parts` ((fold, fit, held) each), or None where none starts."""
-        if not sys.executable or getattr(sys, "frozen", False):   # no Python to start
-            return None
-        try:
-            setup = pickle.dumps((graph, options, parts, scored, outputs),
-                                 pickle.HIGHEST_PROTOCOL)
-        except Exception:            # something of the graph or options does not pickle
-            return None
+    def start(cls, shared: bytes, parts: list) -> "_Worker | None":
+        """A worker scoring `parts` ((fold, fit, held) each) with what all workers get
+        (`shared`, FoldPool._start), or None where none starts."""
+        setup = _pickled(parts)
+        if setup is None or not sys.executable or getattr(sys, "frozen", False):
+            return None              # (no Python to start)
         try:
             proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -170,7 +172,7 @@ class _Worker:
             return None
         worker = cls(proc, [f for f, _, _ in parts])
         worker.setup = threading.Thread(target=worker._handshake, daemon=True,
-                                        args=(pickle.dumps(list(sys.path)) + setup,))
+                                        args=(_pickled(list(sys.path)) + shared + setup,))
         worker.setup.start()
         return worker
 
@@ -234,7 +236,8 @@ def serve() -> None:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                    # anything printed goes to stderr, not the answers
     try:
-        graph, options, parts, scored, outputs = pickle.load(inp)
+        graph, options, scored, outputs = pickle.load(inp)   # (after _BOOT's sys.path)
+        parts = pickle.load(inp)
         pool = FoldPool(graph, options, [(fit, held) for _, fit, held in parts],
                         scored, outputs, workers=1)
         for f in range(len(parts)):

@@ -10,9 +10,9 @@ import pytest
 
 from edgelite.converter import ConvertOptions, convert_detailed
 from edgelite.converter.quantize import QuantizeOptions
-from edgelite.converter.quantize.auto import Candidate, folds, scoring_graph
+from edgelite.converter.quantize.auto import Candidate, folds, scoring_graph, scoring_options
 from edgelite.converter.quantize.calibrate import graph_samples, usable_samples
-from edgelite.converter.quantize.fold_pool import FoldPool, portable, processes
+from edgelite.converter.quantize.fold_pool import FoldPool, processes
 from edgelite.converter.quantize.observers import CalibConfig, CalibMethod
 from tests.conftest import MODELS
 
@@ -29,7 +29,8 @@ def _pool(workers: int, samples: int = 24, ready: bool = True,
     options = QuantizeOptions(calib=CALIB, calib_samples=samples)
     data = usable_samples(graph_samples(CALIB, graph, options.calibration.preprocess), samples)
     scored_graph, scored, outputs = scoring_graph(graph)
-    pool = FoldPool(scored_graph, options, folds(data), scored, outputs, workers, start_after)
+    pool = FoldPool(scored_graph, scoring_options(options), folds(data), scored, outputs,
+                    workers, start_after)
     for worker in pool.workers if ready else ():
         worker.setup.join(60)
     return pool
@@ -63,6 +64,7 @@ def test_workers_start_only_after_a_slow_first_candidate(alone, first_took, star
         for worker in pool.workers:
             assert worker.ready.wait(60)
         assert pool.sums(ENTROPY_BC) == alone[ENTROPY_BC]
+        assert all(w.alive for w in pool.workers)    # (asked, and answered)
     finally:
         pool.close()
 
@@ -117,6 +119,7 @@ def test_a_worker_not_ready_yet_leaves_the_candidate_here(alone):
         assert pool.sums(MINMAX) == alone[MINMAX] and sorted(pool.local) == [0, 1, 2, 3]
         assert worker.ready.wait(60) and pool.processes == 2
         assert pool.sums(ENTROPY_BC) == alone[ENTROPY_BC]   # folds 1 and 3 there now
+        assert pool.workers == [worker] and worker.alive     # (asked, and answered)
     finally:
         pool.close()
     assert worker.proc.returncode == 0
@@ -127,7 +130,7 @@ def test_options_cross_without_callbacks_or_data_sources():
         yield from np.load(CALIB)[:4]
     options = QuantizeOptions(calib=samples, calib_samples=4, log=lambda line: None,
                               progress=lambda n: None, calib_method="entropy")
-    copy = pickle.loads(pickle.dumps(portable(options)))
+    copy = pickle.loads(pickle.dumps(scoring_options(options)))
     assert copy.log is None and copy.calibration.data is None
     assert copy.calibration.progress is None and copy.calibration.samples == 4
     assert str(copy.calibration.method) == "entropy" and copy.mode is options.mode
