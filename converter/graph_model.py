@@ -68,10 +68,11 @@ def interpreter_model(graph: Graph, description: str = "edgelite",
         if mt is None:
             return None
         model_tensors.append(mt)
+    def at(ts):
+        return tuple(index[id(t)] if t is not None else -1 for t in ts)
+
     operators = []
     for k, op in enumerate(graph.ops):
-        def at(ts):
-            return tuple(index[id(t)] if t is not None else -1 for t in ts)
         operators.append(Operator(k, op.type, schema_ops.BUILTIN_CODE[op.type], None, 1,
                                   at(op.inputs), at(op.outputs), at(op.intermediates),
                                   _options(op.type, op.options), None))

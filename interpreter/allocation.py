@@ -129,13 +129,14 @@ class _Setting:
                           sparsity=tensor.sparsity)
 
 
-def _check_kernel_set(op: Operator, setting: _Setting, where: str) -> None:
+def _check_kernel_set(op: Operator, setting: _Setting, where: Callable[[], str]) -> None:
     """What the kernel set refuses whatever the shapes: with kernels="micro", the ops TFLite
-    Micro has no kernel for with their uint8 operands (micro/uint8.py)."""
+    Micro has no kernel for with their uint8 operands (micro/uint8.py). `where()` names the
+    op (made for the message only: this runs for every op of a 100,000-op model)."""
     if setting.settings.quant.micro:
         refusal = uint8_refusal(op, setting.subgraph)
         if refusal:
-            raise UnsupportedOpError(f"{where}: {refusal}")
+            raise UnsupportedOpError(f"{where()}: {refusal}")
 
 
 def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
@@ -155,7 +156,7 @@ def _prepare_op(op: Operator, setting: _Setting, inputs: tuple, outputs: tuple,
     kernel = kernel_for(op, setting.settings.custom_kernels)
     if kernel is None:
         raise UnsupportedOpError(f"{ctx.describe()}: no kernel")
-    _check_kernel_set(op, setting, ctx.describe())
+    _check_kernel_set(op, setting, ctx.describe)
     try:
         specs, record = kernel.prepare(ctx)
         specs = tuple(specs)
@@ -349,7 +350,7 @@ def _prepare_all(setting: _Setting, shapes: list, values: dict, budget: MemoryBu
 
     for op in subgraph.operators:
         if prepared_at_invoke(op, prepared.dynamic, values):
-            _check_kernel_set(op, setting, _describe(op, subgraph))  # refused now, not later
+            _check_kernel_set(op, setting, lambda: _describe(op, subgraph))  # refused now
             prepared.ops.append((op, None, None, AT_INVOKE))
             prepared.dynamic.update(op.outputs)
             continue

@@ -6,15 +6,23 @@ one handle differ when an ASSIGN_VARIABLE runs between them.
 
 from __future__ import annotations
 
+from enum import Enum
+
 import numpy as np
 
 from ...interpreter.kernels import OPS
 from ..ir import Graph
 
 
+# Option values that are their own exact, hashable key (with their type: True != 1 here).
+_PLAIN = (int, str, bool, bytes, type(None))
+
+
 def _frozen(value):
     """A hashable, exact stand-in for an option value: arrays by dtype, shape and bytes (their
     repr abbreviates large arrays with '...', so two different ones could compare equal)."""
+    if type(value) in _PLAIN or isinstance(value, Enum):  # (most options: no repr made)
+        return (type(value).__name__, value)
     if isinstance(value, np.ndarray):
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, (list, tuple)):

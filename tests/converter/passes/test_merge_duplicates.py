@@ -45,3 +45,21 @@ def test_large_array_options_compare_by_value():
     g.outputs = [then(g, "ADD", [then(g, "ADD", [a, b], "s1", **NONE), c], "s2", **NONE)]
     assert merge_duplicates.run(g) == 1  # abs3 into abs1; abs2 stays
     assert [op.name for op in g.ops if op.type == "ABS"] == ["abs1", "abs2"]
+
+
+def test_plain_options_compare_by_type_and_value():
+    """Options that are their own key (ints, bools, strings, enum members): equal values of
+    one type merge; True and 1, or two activations, stay apart."""
+    from edgelite.converter.ir import Activation
+
+    g, x = input_graph()
+    ops = [then(g, "ABS", [x], "abs1", flag=True, act=Activation.RELU),
+           then(g, "ABS", [x], "abs2", flag=1, act=Activation.RELU),
+           then(g, "ABS", [x], "abs3", flag=True, act=Activation.RELU6),
+           then(g, "ABS", [x], "abs4", flag=True, act=Activation.RELU)]
+    total = ops[0]
+    for k, t in enumerate(ops[1:]):
+        total = then(g, "ADD", [total, t], f"s{k}", **NONE)
+    g.outputs = [total]
+    assert merge_duplicates.run(g) == 1  # abs4 into abs1
+    assert [op.name for op in g.ops if op.type == "ABS"] == ["abs1", "abs2", "abs3"]
