@@ -63,8 +63,9 @@ def interpreter_model(graph: Graph, description: str = "edgelite",
     written = {id(t) for t in graph.inputs}
     written.update(id(t) for op in graph.ops for t in op.outputs)
     model_tensors = []
+    layouts: dict = {}
     for i, t in enumerate(tensors):
-        mt = _tensor(t, i, id(t) in written)
+        mt = _tensor(t, i, id(t) in written, layouts)
         if mt is None:
             return None
         model_tensors.append(mt)
@@ -84,22 +85,18 @@ def interpreter_model(graph: Graph, description: str = "edgelite",
                  _EMPTY, True)
 
 
-def _tensor(t: IRTensor, i: int, written: bool) -> Tensor | None:
-    """Tensor i as model.py reads it from export's file; None when that path must judge."""
-    dtype = np.dtype(t.dtype)
-    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(dtype)
-    if t.shape is None or code is None or dtype.kind == "O":
+def _tensor(t: IRTensor, i: int, written: bool, layouts: dict) -> Tensor | None:
+    """Tensor i as model.py reads it from export's file; None when that path must judge.
+    `layouts`: _layout's answers by (dtype, shape, signature), kept for one model."""
+    sig = t.shape_signature
+    key = (t.dtype, None if t.shape is None else tuple(t.shape),
+           None if sig is None else tuple(sig))
+    layout = layouts.get(key)
+    if layout is None:
+        layout = layouts[key] = _layout(*key)
+    if layout is False:
         return None
-    shape = tuple(map(int, t.shape))
-    sig = shape
-    if t.shape_signature is not None and tuple(t.shape_signature) != shape:
-        sig = tuple(map(int, t.shape_signature)) or shape  # (an empty one reads so)
-    dtype = schema_ops.TENSOR_TYPE_TO_NUMPY[code]
-    if len(shape) > MAX_RANK or len(sig) > MAX_RANK or \
-            shape and (min(shape) < 0 or max(shape) > INT32_MAX) or \
-            sig and (min(sig) < -1 or max(sig) > INT32_MAX) or \
-            num_elements(shape) * dtype.itemsize > MAX_TENSOR_BYTES:
-        return None
+    code, dtype, shape, sig = layout
     data = None
     if t.is_const:
         value = np.ascontiguousarray(t.data, dtype=dtype)
@@ -118,6 +115,27 @@ def _tensor(t: IRTensor, i: int, written: bool) -> Tensor | None:
             return None
     return Tensor(i, t.name, code, dtype, shape, sig, i + 1 if t.is_const else 0, data, quant,
                   bool(t.is_variable), False)
+
+
+def _layout(ir_dtype, ir_shape, ir_signature) -> tuple | bool:
+    """(type code, storage dtype, int shape, int signature) as the file gives them for a
+    tensor of this dtype, shape and signature; False where the file's checks must judge
+    (a large graph repeats a few of these: each is worked out once)."""
+    dtype = np.dtype(ir_dtype)
+    code = schema_ops.NUMPY_TO_TENSOR_TYPE.get(dtype)
+    if ir_shape is None or code is None or dtype.kind == "O":
+        return False
+    shape = tuple(map(int, ir_shape))
+    sig = shape
+    if ir_signature is not None and tuple(ir_signature) != shape:
+        sig = tuple(map(int, ir_signature)) or shape  # (an empty one reads so)
+    dtype = schema_ops.TENSOR_TYPE_TO_NUMPY[code]
+    if len(shape) > MAX_RANK or len(sig) > MAX_RANK or \
+            shape and (min(shape) < 0 or max(shape) > INT32_MAX) or \
+            sig and (min(sig) < -1 or max(sig) > INT32_MAX) or \
+            num_elements(shape) * dtype.itemsize > MAX_TENSOR_BYTES:
+        return False
+    return code, dtype, shape, sig
 
 
 def _quantization(q: QuantParams) -> Quantization | None | bool:

@@ -126,6 +126,14 @@ def test_graphs_it_leaves_to_the_file():
     assert interpreter_model(g) is None
     y.shape = (2,)
     assert interpreter_model(g) is not None
+    # a constant whose values do not fill the shape it shares with x and y (the facts of
+    # one dtype and shape are worked out once per model; the data is checked per tensor)
+    z = g.tensor("z", np.float32, (2,))
+    c = g.const("c", np.ones(3, np.float32))
+    c.shape = (2,)
+    g.add_op("ADD", [y, c], [z], {"fused_activation_function": Activation.NONE})
+    g.outputs = [z]
+    assert interpreter_model(g) is None
 
 
 def _chain(n: int) -> Graph:
