@@ -19,6 +19,7 @@ bytes against ``flatbuffers.Builder`` and the generated object API's ``Pack``.
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from typing import Any, Callable, Sequence
@@ -71,6 +72,15 @@ class TableSpec:
             fmt, size = _SLOT_KINDS[method]
             self.fields.append((slot, None if fmt is None else struct.Struct(fmt), size,
                                 default))
+        self._derived()
+
+    def _derived(self) -> None:
+        """Per field the default a value is compared with (None for an offset: written
+        whenever it is not None); and the table's _Layouts, made as they are first
+        needed."""
+        self.defaults = tuple(None if packer is None else default
+                              for _, packer, _, default in self.fields)
+        self.layouts: dict = {}
 
 
 class _NotScalar(Exception):
@@ -115,6 +125,7 @@ def scalar_table(obj: Any) -> Any:
         spec.num_fields = rec.num_fields
         spec.fields = [(slot, struct.Struct(_SLOT_KINDS[m][0]), _SLOT_KINDS[m][1], d)
                        for m, slot, d in layout[1]]
+        spec._derived()
     return ScalarTable(obj, spec, tuple(v for _, _, v, _ in rec.slots))
 
 
@@ -255,38 +266,86 @@ class Builder(flatbuffers.Builder):
         return len(self.Bytes) - self.head
 
     def table(self, spec: TableSpec, values: Sequence[Any]) -> int:
-        """One table: ``values`` in ``spec``'s field order, None for a field not added (an
-        absent vector or table); a scalar equal to its default is left out, as the
-        generated XAdd<Field> functions leave it. (Prep's padding is done inline: room
-        for every field is made first, so the buffer does not move in the loop.)"""
+        """One table: ``values`` in ``spec``'s field order, None for an offset field not
+        added (an absent vector or table); a scalar equal to its default is left out, as the
+        generated XAdd<Field> functions leave it. Its bytes are packed in one step by the
+        _Layout of its present fields and start alignment (which fix every pad, field
+        position and the vtable's content), then the vtable is found or written as
+        WriteVtable does."""
         self.assertNotNested()
-        while self.head < 8 * len(spec.fields) + 8:
+        present = tuple(map(operator.ne, values, spec.defaults))  # (offsets: not None)
+        start = len(self.Bytes) - self.head
+        layout = spec.layouts.get((present, start & 7))
+        if layout is None:
+            layout = spec.layouts[(present, start & 7)] = _Layout(spec, present, start)
+        while self.head < layout.size + layout.vtable_size:
             old = len(self.Bytes)
             self.GrowByteBuffer()
             self.head += len(self.Bytes) - old
-        data, end, head, minalign = self.Bytes, len(self.Bytes), self.head, self.minalign
-        vt = [0] * spec.num_fields
-        self.current_vtable = vt
-        self.objectEnd = end - head
-        for (slot, packer, size, default), value in zip(spec.fields, values):
-            if value is None or packer is not None and value == default:
-                continue
-            pad = (head - end) & (size - 1)
-            if pad:
-                data[head - pad:head] = bytes(pad)
-                head -= pad
-            if packer is None:  # PrependUOffsetTRelative
-                if value > end - head:
+        obj = start + layout.size  # the object's offset (its vtable soffset's position)
+        args = [0]
+        for index, position in layout.order:
+            if position is None:
+                args.append(values[index])
+            else:  # PrependUOffsetTRelative's value at that position
+                rel = start + position - values[index]
+                if rel < 4:
                     raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
-                _U32.pack_into(data, head - 4, end - head - value + 4)
-            else:
-                packer.pack_into(data, head - size, value)
-            head -= size
-            if size > minalign:
-                minalign = size
-            vt[slot] = end - head
-        self.head, self.minalign = head, minalign
-        return self.WriteVtable()
+                args.append(rel)
+        vtable = self.vtables.get(layout.vtable_key)
+        self.head -= layout.size
+        if vtable is None:  # a new vtable, just below the object
+            vtable = obj + layout.vtable_size
+            self.Bytes[self.head - layout.vtable_size:self.head] = layout.vtable
+            self.head -= layout.vtable_size
+            self.vtables[layout.vtable_key] = vtable
+        args[0] = vtable - obj
+        layout.packer.pack_into(self.Bytes, len(self.Bytes) - obj, *args)
+        if layout.minalign > self.minalign:
+            self.minalign = layout.minalign
+        self.current_vtable, self.objectEnd = None, start
+        return obj
+
+
+class _Layout:
+    """The bytes of one table for a set of present fields and a start offset (mod 8), as
+    Builder.table's field loop and WriteVtable lay them out: each field padded to its size
+    (Prep), then the vtable soffset aligned to 4. Every pad, position and the vtable depend
+    only on those, so each table of the same shape is one struct pack.
+
+    ``packer`` packs the object from its lowest byte: the soffset, then the present fields
+    (``order``: value index, and for an offset its position from the start, else None);
+    ``vtable`` is the vtable's bytes and ``vtable_key`` WriteVtable's de-duplication key."""
+
+    def __init__(self, spec: TableSpec, present: tuple, start: int) -> None:
+        pos, minalign, at = start, 4, {}  # at: value index -> (slot, position after it)
+        for index, ((slot, packer, size, _), here) in enumerate(zip(spec.fields, present)):
+            if here:
+                pos += (-pos) & (size - 1)
+                pos += size
+                at[index] = (slot, pos)
+                minalign = max(minalign, size)
+        pos += (-pos) & 3
+        obj = pos + 4
+        self.size, self.minalign = obj - start, minalign
+        vt = [0] * spec.num_fields
+        for slot, position in at.values():
+            vt[slot] = obj - position
+        while vt and vt[-1] == 0:
+            vt.pop()
+        self.vtable_key = (*reversed(vt), self.size)
+        self.vtable = struct.pack(f"<{len(vt) + 2}H", 2 * len(vt) + 4, self.size, *vt)
+        self.vtable_size = len(self.vtable)
+        fmt, offset = ["<i"], 4  # the soffset at the object's first byte
+        self.order = []
+        for index, (slot, position) in sorted(at.items(), key=lambda item: -item[1][1]):
+            field = spec.fields[index]
+            fmt.append("x" * (obj - position - offset))
+            fmt.append("I" if field[1] is None else field[1].format[1:])
+            offset = obj - position + field[2]
+            self.order.append((index, position - start if field[1] is None else None))
+        fmt.append("x" * (self.size - offset))
+        self.packer = struct.Struct("".join(fmt))
 
 
 # --------------------------------------------------------------------------- tflite tables
