@@ -236,6 +236,34 @@ class Builder(flatbuffers.Builder):
         """A list of ints as an int32 vector (the same bytes as vector() of np.int32)."""
         return self._payload(struct.pack(f"<{len(values)}i", *values), len(values), 4)
 
+    def int32_payload(self, payload: bytes) -> int:
+        """An int32 vector from its little-endian bytes (as int32_vector packs them)."""
+        return self._payload(payload, len(payload) >> 2, 4)
+
+    def vectors4(self, items: Sequence[tuple[bytes, int]]) -> list[int]:
+        """Vectors of 4-byte alignment written one after another in one step, each
+        (payload, length) as _payload writes an int32 vector -- or, its payload ending
+        in the terminating zero, as CreateString writes a string: Prep(4, payload) pads
+        above it, the length word goes below. Returns their offsets."""
+        self.assertNotNested()
+        pos = len(self.Bytes) - self.head
+        pieces, offsets = [], []
+        for payload, n in items:
+            pad = -(pos + len(payload)) & 3
+            pos += pad + len(payload) + 4
+            pieces.append(_U32.pack(n) + payload + bytes(pad))
+            offsets.append(pos)
+        blob = b"".join(reversed(pieces))  # memory order: the last written lowest
+        while self.head < len(blob):
+            old = len(self.Bytes)
+            self.GrowByteBuffer()
+            self.head += len(self.Bytes) - old
+        self.Bytes[self.head - len(blob):self.head] = blob
+        self.head -= len(blob)
+        if self.minalign < 4:
+            self.minalign = 4
+        return offsets
+
     def _payload(self, payload: bytes, n: int, alignment: int) -> int:
         """StartVector(itemsize, n, alignment), the bytes, EndVector."""
         self.assertNotNested()
@@ -446,6 +474,64 @@ class OperatorT(tfl.OperatorT):
             self.debugMetadataIndex))
 
 
+_TENSOR_DEFAULTS = tfl.TensorT()      # the generated defaults of fields rows never set
+_OPERATOR_DEFAULTS = tfl.OperatorT()
+
+
+class TensorRow:
+    """A tensor table's fields as the converter's export has them, without a TensorT: the
+    shape (and shape signature) as int32 little-endian bytes, which export makes once per
+    distinct shape. Packs, on a writer.Builder, the bytes TensorT.Pack writes for a dense
+    tensor (the same writes in the same order); ``buffer`` may be renumbered before."""
+
+    __slots__ = ("name", "shape", "type", "buffer", "isVariable", "quantization",
+                 "shapeSignature")
+
+    def __init__(self, name: str, shape: bytes, type_code: int, buffer: int,
+                 is_variable: bool, quantization: Any, signature: bytes | None) -> None:
+        self.name, self.shape, self.type, self.buffer = name, shape, type_code, buffer
+        self.isVariable, self.quantization, self.shapeSignature = (is_variable, quantization,
+                                                                   signature)
+
+    def Pack(self, b: Builder) -> int:  # noqa: N802 (the generated API's name)
+        name = self.name.encode("utf-8")
+        shape, name = b.vectors4(((self.shape, len(self.shape) >> 2), (name + b"\0", len(name))))
+        quantization = _packed(b, self.quantization)
+        signature = None if self.shapeSignature is None else \
+            b.int32_payload(self.shapeSignature)
+        d = _TENSOR_DEFAULTS
+        return b.table(TENSOR, (shape, self.type, self.buffer, name, quantization,
+                                self.isVariable, None, signature, d.hasRank, None,
+                                d.externalBuffer))
+
+
+class OperatorRow:
+    """An operator table's fields as the converter's export has them, without an
+    OperatorT: operand indices as int32 little-endian bytes, builtin options as a table
+    object (or None). Packs, on a writer.Builder, the bytes OperatorT.Pack writes."""
+
+    __slots__ = ("opcodeIndex", "inputs", "outputs", "builtinOptionsType", "builtinOptions",
+                 "intermediates")
+
+    def __init__(self, opcode_index: int, inputs: bytes, outputs: bytes, options_type: int,
+                 options: Any, intermediates: bytes | None) -> None:
+        self.opcodeIndex, self.inputs, self.outputs = opcode_index, inputs, outputs
+        self.builtinOptionsType, self.builtinOptions = options_type, options
+        self.intermediates = intermediates
+
+    def Pack(self, b: Builder) -> int:  # noqa: N802
+        inputs, outputs = b.vectors4(((self.inputs, len(self.inputs) >> 2),
+                                      (self.outputs, len(self.outputs) >> 2)))
+        options = _packed(b, self.builtinOptions)
+        intermediates = None if self.intermediates is None else \
+            b.int32_payload(self.intermediates)
+        d = _OPERATOR_DEFAULTS
+        return b.table(OPERATOR, (
+            self.opcodeIndex, inputs, outputs, self.builtinOptionsType, options, None,
+            d.customOptionsFormat, None, intermediates, d.largeCustomOptionsOffset,
+            d.largeCustomOptionsSize, d.builtinOptions2Type, None, d.debugMetadataIndex))
+
+
 class BufferT(tfl.BufferT):
     """tfl.BufferT, packed in bulk (TensorT above)."""
 
@@ -491,4 +577,5 @@ class ModelT(tfl.ModelT):
 
 
 __all__ = ["Builder", "TableSpec", "TensorT", "SubGraphT", "ModelT", "ScalarTable",
-           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT"]
+           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT", "TensorRow",
+           "OperatorRow"]
