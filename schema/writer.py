@@ -311,15 +311,12 @@ class Builder(flatbuffers.Builder):
             self.GrowByteBuffer()
             self.head += len(self.Bytes) - old
         obj = start + layout.size  # the object's offset (its vtable soffset's position)
-        args = [0]
-        for index, position in layout.order:
-            if position is None:
-                args.append(values[index])
-            else:  # PrependUOffsetTRelative's value at that position
-                rel = start + position - values[index]
-                if rel < 4:
-                    raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
-                args.append(rel)
+        args = [values[index] for index in layout.indices]
+        for k, position in layout.offsets:  # PrependUOffsetTRelative's value at its position
+            rel = start + position - args[k]
+            if rel < 4:
+                raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
+            args[k] = rel
         vtable = self.vtables.get(layout.vtable_key)
         self.head -= layout.size
         if vtable is None:  # a new vtable, just below the object
@@ -327,8 +324,7 @@ class Builder(flatbuffers.Builder):
             self.Bytes[self.head - layout.vtable_size:self.head] = layout.vtable
             self.head -= layout.vtable_size
             self.vtables[layout.vtable_key] = vtable
-        args[0] = vtable - obj
-        layout.packer.pack_into(self.Bytes, len(self.Bytes) - obj, *args)
+        layout.packer.pack_into(self.Bytes, len(self.Bytes) - obj, vtable - obj, *args)
         if layout.minalign > self.minalign:
             self.minalign = layout.minalign
         self.current_vtable, self.objectEnd = None, start
@@ -342,8 +338,9 @@ class _Layout:
     only on those, so each table of the same shape is one struct pack.
 
     ``packer`` packs the object from its lowest byte: the soffset, then the present fields
-    (``order``: value index, and for an offset its position from the start, else None);
-    ``vtable`` is the vtable's bytes and ``vtable_key`` WriteVtable's de-duplication key."""
+    (``indices``: their value indices; ``offsets``: which of them are offsets, and where
+    from the start); ``vtable`` is the vtable's bytes and ``vtable_key`` WriteVtable's
+    de-duplication key."""
 
     def __init__(self, spec: TableSpec, present: tuple, start: int) -> None:
         pos, minalign, at = start, 4, {}  # at: value index -> (slot, position after it)
@@ -365,13 +362,15 @@ class _Layout:
         self.vtable = struct.pack(f"<{len(vt) + 2}H", 2 * len(vt) + 4, self.size, *vt)
         self.vtable_size = len(self.vtable)
         fmt, offset = ["<i"], 4  # the soffset at the object's first byte
-        self.order = []
+        self.indices, self.offsets = [], []
         for index, (slot, position) in sorted(at.items(), key=lambda item: -item[1][1]):
             field = spec.fields[index]
             fmt.append("x" * (obj - position - offset))
             fmt.append("I" if field[1] is None else field[1].format[1:])
             offset = obj - position + field[2]
-            self.order.append((index, position - start if field[1] is None else None))
+            if field[1] is None:
+                self.offsets.append((len(self.indices), position - start))
+            self.indices.append(index)
         fmt.append("x" * (self.size - offset))
         self.packer = struct.Struct("".join(fmt))
 
