@@ -67,11 +67,10 @@ def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> 
     model.operatorCodes = []
     codes: dict = {}
     tables = _OptionTables()
-    model.subgraphs = [_subgraph(g, ts, model, codes, numbers, tables)
-                       for g, ts in zip(graphs, tensor_lists)]
-    model.signatureDefs = [
-        _signature(g, k, {id(t): i for i, t in enumerate(tensor_lists[k])})
-        for k, g in enumerate(entries)]
+    indices = [{id(t): i for i, t in enumerate(ts)} for ts in tensor_lists]  # id -> index
+    model.subgraphs = [_subgraph(g, ts, index, model, codes, numbers, tables)
+                       for g, ts, index in zip(graphs, tensor_lists, indices)]
+    model.signatureDefs = [_signature(g, k, indices[k]) for k, g in enumerate(entries)]
     keys = [s.signatureKey for s in model.signatureDefs]
     if len(set(keys)) != len(keys):
         raise EdgeliteError(f"internal: signature keys {keys} repeat in one model")
@@ -95,12 +94,12 @@ def _numbered(entries: list[Graph]) -> list[Graph]:
     return [*entries, *called]
 
 
-def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict,
-              tables: "_OptionTables"):
-    """One SubGraphT; operator codes are shared by the model (`codes`: (type, custom) -> index).
-    Its tensors and operators are writer.TensorRow / OperatorRow: a large graph's tables
-    go from the IR to the builder with no object-API object per tensor or operator."""
-    index = {id(t): i for i, t in enumerate(tensors)}
+def _subgraph(graph: Graph, tensors: list[Tensor], index: dict, model, codes: dict,
+              numbers: dict, tables: "_OptionTables"):
+    """One SubGraphT of `tensors` (`index`: id -> their index); operator codes are shared by
+    the model (`codes`: (type, custom) -> index). Its tensors and operators are
+    writer.TensorRow / OperatorRow: a large graph's tables go from the IR to the builder
+    with no object-API object per tensor or operator."""
     rows = _TensorRows(model.buffers)
     sub = writer.SubGraphT()
     sub.name = graph.name
@@ -134,7 +133,13 @@ def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: 
 
 def _int32_bytes(values: list[int]) -> bytes:
     """Tensor indices as an int32 vector's little-endian bytes (writer.OperatorRow)."""
-    return struct.pack(f"<{len(values)}i", *values)
+    packer = _INT32S.get(len(values))
+    if packer is None:
+        packer = _INT32S[len(values)] = struct.Struct(f"<{len(values)}i")
+    return packer.pack(*values)
+
+
+_INT32S: dict[int, struct.Struct] = {}   # vector length -> its struct
 
 
 def _subgraph_indices(op, numbers: dict) -> dict[str, int]:

@@ -29,6 +29,7 @@ import numpy as np
 from flatbuffers.builder import OffsetArithmeticError
 
 _U32 = struct.Struct("<I")
+_ZEROS = (b"", b"\0", b"\0\0", b"\0\0\0")   # a 4-aligned vector's padding, by length
 _I32 = struct.Struct("<i")
 
 # Builder method a generated XAdd<Field> calls -> (struct format, bytes); None: an offset.
@@ -82,6 +83,10 @@ class TableSpec:
                               for _, packer, _, default in self.fields)
         self.layouts: dict = {}
 
+    def present(self, values: Sequence[Any]) -> tuple:
+        """Which fields Builder.table writes: offsets not None, scalars not their default."""
+        return tuple(map(operator.ne, values, self.defaults))
+
 
 class _NotScalar(Exception):
     """A generated Pack asked for something other than a scalar slot."""
@@ -134,14 +139,15 @@ class ScalarTable:
     ``Builder.table`` on a writer.Builder, the generated way on any other builder. The
     same object may be packed any number of times (options shared by many operators)."""
 
-    __slots__ = ("obj", "spec", "values")
+    __slots__ = ("obj", "spec", "values", "present")
 
     def __init__(self, obj: Any, spec: "TableSpec", values: tuple) -> None:
         self.obj, self.spec, self.values = obj, spec, values
+        self.present = spec.present(values)
 
     def Pack(self, b):  # noqa: N802 (the generated API's name)
         if isinstance(b, Builder):
-            return b.table(self.spec, self.values)
+            return b.table(self.spec, self.values, self.present)
         return self.obj.Pack(b)
 
 
@@ -251,7 +257,7 @@ class Builder(flatbuffers.Builder):
         for payload, n in items:
             pad = -(pos + len(payload)) & 3
             pos += pad + len(payload) + 4
-            pieces.append(_U32.pack(n) + payload + bytes(pad))
+            pieces.append(_U32.pack(n) + payload + _ZEROS[pad])
             offsets.append(pos)
         blob = b"".join(reversed(pieces))  # memory order: the last written lowest
         while self.head < len(blob):
@@ -293,15 +299,17 @@ class Builder(flatbuffers.Builder):
         _U32.pack_into(self.Bytes, self.head, n)
         return len(self.Bytes) - self.head
 
-    def table(self, spec: TableSpec, values: Sequence[Any]) -> int:
+    def table(self, spec: TableSpec, values: Sequence[Any], present: tuple | None = None
+              ) -> int:
         """One table: ``values`` in ``spec``'s field order, None for an offset field not
         added (an absent vector or table); a scalar equal to its default is left out, as the
         generated XAdd<Field> functions leave it. Its bytes are packed in one step by the
         _Layout of its present fields and start alignment (which fix every pad, field
         position and the vtable's content), then the vtable is found or written as
-        WriteVtable does."""
+        WriteVtable does. (`present`: spec.present(values), if the caller keeps it.)"""
         self.assertNotNested()
-        present = tuple(map(operator.ne, values, spec.defaults))  # (offsets: not None)
+        if present is None:
+            present = spec.present(values)
         start = len(self.Bytes) - self.head
         layout = spec.layouts.get((present, start & 7))
         if layout is None:
