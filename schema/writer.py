@@ -6,7 +6,9 @@ vector element. ``Builder`` here is a subclass whose hot methods keep the base c
 arithmetic exactly (alignment padding, ``minalign``, vtable de-duplication by content,
 back-to-front layout) with fewer calls, and adds bulk helpers the converter's writer uses:
 
-  ``table(spec, values)``  one table, as ``XStart`` + ``XAdd<Field>``... + ``XEnd`` write it
+  ``table(spec, values)``  one table, as ``XStart`` + ``XAdd<Field>``... + ``XEnd`` write it,
+                           in one struct pack (the table's _Layout)
+  ``vectors4(items)``      int32 vectors and strings written back to back in one step
   ``vector(array)``        ``CreateNumpyVector`` (uint8 data aligned to ``byte_alignment``,
                            as TFLite's writer aligns constant buffers)
   ``CreateString``, ``PrependUOffsetTRelative``, ``WriteVtable``: same results, fewer steps
@@ -260,15 +262,20 @@ class Builder(flatbuffers.Builder):
             pieces.append(_U32.pack(n) + payload + _ZEROS[pad])
             offsets.append(pos)
         blob = b"".join(reversed(pieces))  # memory order: the last written lowest
-        while self.head < len(blob):
-            old = len(self.Bytes)
-            self.GrowByteBuffer()
-            self.head += len(self.Bytes) - old
+        self._room(len(blob))
         self.Bytes[self.head - len(blob):self.head] = blob
         self.head -= len(blob)
         if self.minalign < 4:
             self.minalign = 4
         return offsets
+
+    def _room(self, size: int) -> None:
+        """Grow the buffer (GrowByteBuffer, as Prep grows it) until `size` bytes fit below
+        head, so a bulk write needs no Prep."""
+        while self.head < size:
+            old = len(self.Bytes)
+            self.GrowByteBuffer()
+            self.head += len(self.Bytes) - old
 
     def _payload(self, payload: bytes, n: int, alignment: int) -> int:
         """StartVector(itemsize, n, alignment), the bytes, EndVector."""
@@ -314,10 +321,7 @@ class Builder(flatbuffers.Builder):
         layout = spec.layouts.get((present, start & 7))
         if layout is None:
             layout = spec.layouts[(present, start & 7)] = _Layout(spec, present, start)
-        while self.head < layout.size + layout.vtable_size:
-            old = len(self.Bytes)
-            self.GrowByteBuffer()
-            self.head += len(self.Bytes) - old
+        self._room(layout.size + layout.vtable_size)
         obj = start + layout.size  # the object's offset (its vtable soffset's position)
         args = [values[index] for index in layout.indices]
         for k, position in layout.offsets:  # PrependUOffsetTRelative's value at its position
