@@ -283,15 +283,15 @@ class _TensorRows:
         signature numbered."""
         if t.shape is None:
             raise EdgeliteError(f"internal: tensor {quoted(t.name)} has no shape at export")
+        shape, signature = self._dims(t, t.shape, 0), None  # (errors: shape first, as before)
+        if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
+            signature = self._dims(t, t.shape_signature, -1)
         try:
             type_code = schema_ops.NUMPY_TO_TENSOR_TYPE[np.dtype(t.dtype)]
         except KeyError:
             raise UnsupportedOpError(f"tensor {quoted(t.name)} has dtype "
                                      f"{np.dtype(t.dtype).name}, which TFLite cannot store") \
                 from None
-        signature = None
-        if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
-            signature = self._dims(t, t.shape_signature, -1)
         buffer = 0
         if t.is_const:
             b = writer.BufferT()
@@ -300,8 +300,8 @@ class _TensorRows:
             self.buffers.append(b)
         quantization = None if t.quant is None else _quantization(t.quant)
         self.numbers.append(self._number(t, type_code, quantization))
-        return writer.TensorRow(t.name, self._dims(t, t.shape, 0), type_code, buffer,
-                                t.is_variable, quantization, signature)
+        return writer.TensorRow(t.name, shape, type_code, buffer, t.is_variable, quantization,
+                                signature)
 
     def _dims(self, t: Tensor, dims, lowest: int) -> bytes:
         """A shape's int32 bytes; ShapeError naming the tensor if a dim does not fit."""
