@@ -14,6 +14,8 @@ code of an op carries the highest version of the operators that use it. CUSTOM o
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from flatbuffers.builder import Builder, BuilderSizeError
@@ -65,11 +67,10 @@ def export_tflite(graph: Graph | list[Graph], description: str = "edgelite") -> 
     model.operatorCodes = []
     codes: dict = {}
     tables = _OptionTables()
-    model.subgraphs = [_subgraph(g, ts, model, codes, numbers, tables)
-                       for g, ts in zip(graphs, tensor_lists)]
-    model.signatureDefs = [
-        _signature(g, k, {id(t): i for i, t in enumerate(tensor_lists[k])})
-        for k, g in enumerate(entries)]
+    indices = [{id(t): i for i, t in enumerate(ts)} for ts in tensor_lists]  # id -> index
+    model.subgraphs = [_subgraph(g, ts, index, model, codes, numbers, tables)
+                       for g, ts, index in zip(graphs, tensor_lists, indices)]
+    model.signatureDefs = [_signature(g, k, indices[k]) for k, g in enumerate(entries)]
     keys = [s.signatureKey for s in model.signatureDefs]
     if len(set(keys)) != len(keys):
         raise EdgeliteError(f"internal: signature keys {keys} repeat in one model")
@@ -93,39 +94,52 @@ def _numbered(entries: list[Graph]) -> list[Graph]:
     return [*entries, *called]
 
 
-def _subgraph(graph: Graph, tensors: list[Tensor], model, codes: dict, numbers: dict,
-              tables: "_OptionTables"):
-    """One SubGraphT; operator codes are shared by the model (`codes`: (type, custom) -> index)."""
-    index = {id(t): i for i, t in enumerate(tensors)}
-    sigs: dict[int, TensorSig] = {}  # tensor index -> its signature, for _version
+def _subgraph(graph: Graph, tensors: list[Tensor], index: dict, model, codes: dict,
+              numbers: dict, tables: "_OptionTables"):
+    """One SubGraphT of `tensors` (`index`: id -> their index); operator codes are shared by
+    the model (`codes`: (type, custom) -> index). Its tensors and operators are
+    writer.TensorRow / OperatorRow: a large graph's tables go from the IR to the builder
+    with no object-API object per tensor or operator."""
+    rows = _TensorRows(model.buffers)
     sub = writer.SubGraphT()
     sub.name = graph.name
-    sub.tensors = [_tensor(t, model.buffers) for t in tensors]
+    sub.tensors = [rows.row(t) for t in tensors]
     sub.operators = []
     for op in graph.ops:
         key = (op.type, op.custom_code)
         if key not in codes:
             codes[key] = len(model.operatorCodes)
             model.operatorCodes.append(_opcode(op.type, op.custom_code))
-        o = writer.OperatorT()
-        o.opcodeIndex = codes[key]
-        o.inputs = [index[id(t)] if t is not None else -1 for t in op.inputs]
-        o.outputs = [index[id(t)] for t in op.outputs]
-        if op.intermediates:
-            o.intermediates = [index[id(t)] for t in op.intermediates]
-        options = None
+        inputs = [index[id(t)] if t is not None else -1 for t in op.inputs]
+        outputs = [index[id(t)] for t in op.outputs]
+        intermediates = _int32_bytes([index[id(t)] for t in op.intermediates]) \
+            if op.intermediates else None
+        options_type, table, options = 0, None, None
         if op.type != "CUSTOM":
             options = op.options
             if op.subgraphs or op.type in SUBGRAPH_OPTIONS:
                 options = {**options, **_subgraph_indices(op, numbers)}
-            o.builtinOptionsType, o.builtinOptions, options = tables.get(op.type, options)
+            options_type, table, options = tables.get(op.type, options)
         code = model.operatorCodes[codes[key]]
-        code.version = max(code.version, _version(op.type, o, sub.tensors, sigs, options,
+        code.version = max(code.version, _version(op.type, inputs, outputs, rows, options,
                                                   tables.versions))
-        sub.operators.append(o)
+        sub.operators.append(writer.OperatorRow(codes[key], _int32_bytes(inputs),
+                                                _int32_bytes(outputs), options_type, table,
+                                                intermediates))
     sub.inputs = [index[id(t)] for t in graph.inputs]
     sub.outputs = [index[id(t)] for t in graph.outputs]
     return sub
+
+
+def _int32_bytes(values: list[int]) -> bytes:
+    """Tensor indices as an int32 vector's little-endian bytes (writer.OperatorRow)."""
+    packer = _INT32S.get(len(values))
+    if packer is None:
+        packer = _INT32S[len(values)] = struct.Struct(f"<{len(values)}i")
+    return packer.pack(*values)
+
+
+_INT32S: dict[int, struct.Struct] = {}   # vector length -> its struct
 
 
 def _subgraph_indices(op, numbers: dict) -> dict[str, int]:
@@ -219,32 +233,27 @@ def _frozen(value):
     return type(value), value
 
 
-def _version(name: str, o, tensors: list, sigs: dict[int, TensorSig], options=None,
-             cache: dict | None = None) -> int:
-    """The version TF's converter gives operator `o` (an OperatorT over `tensors`, TensorT
-    objects): its record's rule applied to its signature; 1 for CUSTOM. `sigs` caches the
-    tensors' signatures; `options` ((key, options) from _OptionTables.get) spares reading
-    them back from `o`, and with a key `cache` keeps the rule's answer for the signature."""
+def _version(name: str, inputs: list[int], outputs: list[int], rows: "_TensorRows",
+             options: tuple, cache: dict) -> int:
+    """The version TF's converter gives an operator over tensors `inputs` / `outputs` (indices
+    into `rows`; -1 an omitted operand): its record's rule applied to its signature; 1 for
+    CUSTOM. `options` is (key, options) from _OptionTables.get; with a key, `cache` keeps the
+    rule's answer by the key and the operands' signature numbers (small ints: cheaper to hash
+    than the signatures)."""
     record = OPS.get(name)
     if record is None:
         return 1
-
-    def sig(i: int) -> TensorSig:
-        if i < 0:
-            return OMITTED
-        if i not in sigs:
-            t, q = tensors[i], tensors[i].quantization
-            sigs[i] = tensor_sig(t.type, t.shape, None if q is None else q.scale,
-                                 0 if q is None else q.quantizedDimension)
-        return sigs[i]
-    key, values = options if options is not None else \
-        (None, with_defaults(name, schema_ops.options_to_dict(o.builtinOptions)))
-    ins, outs = tuple(map(sig, o.inputs)), tuple(map(sig, o.outputs))
-    if key is None or cache is None:
-        return record.version(OpSignature(ins, outs, values))
-    found = cache.get((key, ins, outs))
+    key, values = options
+    numbers = rows.numbers
+    ins = tuple([numbers[i] if i >= 0 else 0 for i in inputs])  # 0: OMITTED (_TensorRows)
+    outs = tuple([numbers[i] for i in outputs])
+    found = None if key is None else cache.get((key, ins, outs))
     if found is None:
-        found = cache[(key, ins, outs)] = record.version(OpSignature(ins, outs, values))
+        sigs = rows.sigs
+        found = record.version(OpSignature(tuple([sigs[n] for n in ins]),
+                                           tuple([sigs[n] for n in outs]), values))
+        if key is not None:
+            cache[(key, ins, outs)] = found
     return found
 
 
@@ -254,36 +263,71 @@ def _opcode(name: str, custom_code: str | None):
     return schema_ops.operator_code(name, version=1, custom_code=custom_code)
 
 
-def _tensor(t: Tensor, buffers: list) -> object:
-    if t.shape is None:
-        raise EdgeliteError(f"internal: tensor {quoted(t.name)} has no shape at export")
-    tt = writer.TensorT()
-    tt.name = t.name
-    tt.shape = _int32_dims(t, t.shape, 0)
-    if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
-        tt.shapeSignature = _int32_dims(t, t.shape_signature, -1)
-    try:
-        tt.type = schema_ops.NUMPY_TO_TENSOR_TYPE[np.dtype(t.dtype)]
-    except KeyError:
-        raise UnsupportedOpError(f"tensor {quoted(t.name)} has dtype "
-                                 f"{np.dtype(t.dtype).name}, which TFLite cannot store") from None
-    tt.buffer = 0
-    tt.isVariable = t.is_variable
-    if t.is_const:
-        b = writer.BufferT()
-        b.data = np.ascontiguousarray(t.data, dtype=t.dtype)  # pack_model takes its bytes
-        tt.buffer = len(buffers)
-        buffers.append(b)
-    if t.quant is not None:
-        q = writer.QuantizationParametersT()
-        q.scale = np.asarray(t.quant.scale, np.float32).reshape(-1)
-        q.zeroPoint = np.asarray(t.quant.zero_point, np.int64).reshape(-1)
-        q.quantizedDimension = int(t.quant.axis)
-        if t.quant.min is not None:
-            q.min = np.asarray(t.quant.min, np.float32).reshape(-1)
-            q.max = np.asarray(t.quant.max, np.float32).reshape(-1)
-        tt.quantization = q
-    return tt
+class _TensorRows:
+    """A subgraph's tensors as writer.TensorRow, and their signatures for the version rules.
+
+    A large graph has few distinct shapes and signatures, so each distinct shape's int32
+    bytes are made (and checked) once, and each distinct signature gets a number
+    (`numbers`: tensor index -> number; `sigs`: number -> TensorSig, 0 is OMITTED)."""
+
+    def __init__(self, buffers: list) -> None:
+        self.buffers = buffers
+        self.shapes: dict = {}   # (shape, lowest dim allowed) -> int32 bytes
+        self.by_sig: dict = {OMITTED: 0}
+        self.by_type_shape: dict = {}   # (type code, shape) -> number, unquantized tensors
+        self.sigs: list[TensorSig] = [OMITTED]
+        self.numbers: list[int] = []
+
+    def row(self, t: Tensor) -> writer.TensorRow:
+        """Tensor `t`'s row (its constant data appended to the model's buffers), its
+        signature numbered."""
+        if t.shape is None:
+            raise EdgeliteError(f"internal: tensor {quoted(t.name)} has no shape at export")
+        shape, signature = self._dims(t, t.shape, 0), None  # (errors: shape first, as before)
+        if t.shape_signature is not None and tuple(t.shape_signature) != tuple(t.shape):
+            signature = self._dims(t, t.shape_signature, -1)
+        try:
+            type_code = schema_ops.NUMPY_TO_TENSOR_TYPE[np.dtype(t.dtype)]
+        except KeyError:
+            raise UnsupportedOpError(f"tensor {quoted(t.name)} has dtype "
+                                     f"{np.dtype(t.dtype).name}, which TFLite cannot store") \
+                from None
+        buffer = 0
+        if t.is_const:
+            b = writer.BufferT()
+            b.data = np.ascontiguousarray(t.data, dtype=t.dtype)  # pack_model takes its bytes
+            buffer = len(self.buffers)
+            self.buffers.append(b)
+        quantization = None if t.quant is None else _quantization(t.quant)
+        self.numbers.append(self._number(t, type_code, quantization))
+        return writer.TensorRow(t.name, shape, type_code, buffer, t.is_variable, quantization,
+                                signature)
+
+    def _dims(self, t: Tensor, dims, lowest: int) -> bytes:
+        """A shape's int32 bytes; ShapeError naming the tensor if a dim does not fit."""
+        key = (tuple(dims), lowest)
+        found = self.shapes.get(key)
+        if found is None:
+            found = self.shapes[key] = _int32_dims(t, dims, lowest).astype("<i4").tobytes()
+        return found
+
+    def _number(self, t: Tensor, type_code: int, q) -> int:
+        """The number of `t`'s signature (tensor_sig of what the file stores for it)."""
+        if q is None:
+            key = (type_code, tuple(t.shape))
+            found = self.by_type_shape.get(key)
+            if found is None:
+                found = self.by_type_shape[key] = self._numbered(tensor_sig(type_code,
+                                                                             t.shape))
+            return found
+        return self._numbered(tensor_sig(type_code, t.shape, q.scale, q.quantizedDimension))
+
+    def _numbered(self, sig: TensorSig) -> int:
+        found = self.by_sig.get(sig)
+        if found is None:
+            found = self.by_sig[sig] = len(self.sigs)
+            self.sigs.append(sig)
+        return found
 
 
 def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
@@ -294,6 +338,18 @@ def _int32_dims(t: Tensor, dims, lowest: int) -> np.ndarray:
                          f"does not fit TFLite's int32 shapes ({lowest}..{INT32_MAX}); give "
                          "the graph a smaller shape")
     return np.asarray(dims, np.int32)
+
+
+def _quantization(quant) -> writer.QuantizationParametersT:
+    """A tensor's quantization table: scales, zero points, axis and the optional range."""
+    q = writer.QuantizationParametersT()
+    q.scale = np.asarray(quant.scale, np.float32).reshape(-1)
+    q.zeroPoint = np.asarray(quant.zero_point, np.int64).reshape(-1)
+    q.quantizedDimension = int(quant.axis)
+    if quant.min is not None:
+        q.min = np.asarray(quant.min, np.float32).reshape(-1)
+        q.max = np.asarray(quant.max, np.float32).reshape(-1)
+    return q
 
 
 def _signature(graph: Graph, subgraph: int, index: dict) -> object:

@@ -29,25 +29,40 @@ def _raw(buffer) -> np.ndarray | None:
     return raw if raw.size else None
 
 
+def _twin(raw: np.ndarray, number: int, seen: dict, kept_raw: dict) -> int | None:
+    """The index of a kept buffer with the same bytes as `raw`, else None (and `raw` is
+    noted as kept buffer `number`). A small buffer's key is its
+    bytes, so an equal key is an equal buffer; a larger one's is its digest, compared byte
+    for byte with each candidate."""
+    small = raw.size <= SMALL_BYTES
+    key = (raw.size, raw.tobytes() if small else hashlib.blake2b(raw, digest_size=16).digest())
+    candidates = seen.get(key)
+    if candidates is not None:
+        if small:
+            return candidates[0]
+        twin = next((k for k in candidates if np.array_equal(kept_raw[k], raw)), None)
+        if twin is not None:
+            return twin
+    seen.setdefault(key, []).append(number)
+    kept_raw[number] = raw
+    return None
+
+
 def share_identical_buffers(model) -> int:
     """Point every tensor of ``model`` (a ``ModelT``) whose buffer repeats an earlier one's
     bytes at that earlier buffer, and drop the repeats; buffer 0 (the empty sentinel) and
     buffers without data stay. Returns how many buffers were dropped."""
     kept = [model.buffers[0]]
     new_index = {0: 0}
-    seen: dict[tuple[int, bytes], list[int]] = {}   # (size, digest) -> indices into kept
+    seen: dict[tuple[int, bytes], list[int]] = {}   # (size, key) -> indices into kept
+    kept_raw: dict[int, np.ndarray] = {}             # index into kept -> its bytes
     for i, buffer in enumerate(model.buffers[1:], start=1):
         raw = _raw(buffer)
         if raw is not None:
-            # small buffers are their own key (their bytes); larger ones by digest
-            key = (raw.size, raw.tobytes() if raw.size <= SMALL_BYTES else
-                   hashlib.blake2b(raw, digest_size=16).digest())
-            twin = next((k for k in seen.get(key, ()) if np.array_equal(_raw(kept[k]), raw)),
-                        None)
+            twin = _twin(raw, len(kept), seen, kept_raw)
             if twin is not None:
                 new_index[i] = twin
                 continue
-            seen.setdefault(key, []).append(len(kept))
         new_index[i] = len(kept)
         kept.append(buffer)
     for subgraph in model.subgraphs or ():

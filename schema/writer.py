@@ -6,7 +6,9 @@ vector element. ``Builder`` here is a subclass whose hot methods keep the base c
 arithmetic exactly (alignment padding, ``minalign``, vtable de-duplication by content,
 back-to-front layout) with fewer calls, and adds bulk helpers the converter's writer uses:
 
-  ``table(spec, values)``  one table, as ``XStart`` + ``XAdd<Field>``... + ``XEnd`` write it
+  ``table(spec, values)``  one table, as ``XStart`` + ``XAdd<Field>``... + ``XEnd`` write it,
+                           in one struct pack (the table's _Layout)
+  ``vectors4(items)``      int32 vectors and strings written back to back in one step
   ``vector(array)``        ``CreateNumpyVector`` (uint8 data aligned to ``byte_alignment``,
                            as TFLite's writer aligns constant buffers)
   ``CreateString``, ``PrependUOffsetTRelative``, ``WriteVtable``: same results, fewer steps
@@ -19,6 +21,7 @@ bytes against ``flatbuffers.Builder`` and the generated object API's ``Pack``.
 
 from __future__ import annotations
 
+import operator
 import struct
 import sys
 from typing import Any, Callable, Sequence
@@ -28,6 +31,7 @@ import numpy as np
 from flatbuffers.builder import OffsetArithmeticError
 
 _U32 = struct.Struct("<I")
+_ZEROS = (b"", b"\0", b"\0\0", b"\0\0\0")   # a 4-aligned vector's padding, by length
 _I32 = struct.Struct("<i")
 
 # Builder method a generated XAdd<Field> calls -> (struct format, bytes); None: an offset.
@@ -71,6 +75,19 @@ class TableSpec:
             fmt, size = _SLOT_KINDS[method]
             self.fields.append((slot, None if fmt is None else struct.Struct(fmt), size,
                                 default))
+        self._derived()
+
+    def _derived(self) -> None:
+        """Per field the default a value is compared with (None for an offset: written
+        whenever it is not None); and the table's _Layouts, made as they are first
+        needed."""
+        self.defaults = tuple(None if packer is None else default
+                              for _, packer, _, default in self.fields)
+        self.layouts: dict = {}
+
+    def present(self, values: Sequence[Any]) -> tuple:
+        """Which fields Builder.table writes: offsets not None, scalars not their default."""
+        return tuple(map(operator.ne, values, self.defaults))
 
 
 class _NotScalar(Exception):
@@ -115,6 +132,7 @@ def scalar_table(obj: Any) -> Any:
         spec.num_fields = rec.num_fields
         spec.fields = [(slot, struct.Struct(_SLOT_KINDS[m][0]), _SLOT_KINDS[m][1], d)
                        for m, slot, d in layout[1]]
+        spec._derived()
     return ScalarTable(obj, spec, tuple(v for _, _, v, _ in rec.slots))
 
 
@@ -123,14 +141,15 @@ class ScalarTable:
     ``Builder.table`` on a writer.Builder, the generated way on any other builder. The
     same object may be packed any number of times (options shared by many operators)."""
 
-    __slots__ = ("obj", "spec", "values")
+    __slots__ = ("obj", "spec", "values", "present")
 
     def __init__(self, obj: Any, spec: "TableSpec", values: tuple) -> None:
         self.obj, self.spec, self.values = obj, spec, values
+        self.present = spec.present(values)
 
     def Pack(self, b):  # noqa: N802 (the generated API's name)
         if isinstance(b, Builder):
-            return b.table(self.spec, self.values)
+            return b.table(self.spec, self.values, self.present)
         return self.obj.Pack(b)
 
 
@@ -225,6 +244,39 @@ class Builder(flatbuffers.Builder):
         """A list of ints as an int32 vector (the same bytes as vector() of np.int32)."""
         return self._payload(struct.pack(f"<{len(values)}i", *values), len(values), 4)
 
+    def int32_payload(self, payload: bytes) -> int:
+        """An int32 vector from its little-endian bytes (as int32_vector packs them)."""
+        return self._payload(payload, len(payload) >> 2, 4)
+
+    def vectors4(self, items: Sequence[tuple[bytes, int]]) -> list[int]:
+        """Vectors of 4-byte alignment written one after another in one step, each
+        (payload, length) as _payload writes an int32 vector -- or, its payload ending
+        in the terminating zero, as CreateString writes a string: Prep(4, payload) pads
+        above it, the length word goes below. Returns their offsets."""
+        self.assertNotNested()
+        pos = len(self.Bytes) - self.head
+        pieces, offsets = [], []
+        for payload, n in items:
+            pad = -(pos + len(payload)) & 3
+            pos += pad + len(payload) + 4
+            pieces.append(_U32.pack(n) + payload + _ZEROS[pad])
+            offsets.append(pos)
+        blob = b"".join(reversed(pieces))  # memory order: the last written lowest
+        self._room(len(blob))
+        self.Bytes[self.head - len(blob):self.head] = blob
+        self.head -= len(blob)
+        if self.minalign < 4:
+            self.minalign = 4
+        return offsets
+
+    def _room(self, size: int) -> None:
+        """Grow the buffer (GrowByteBuffer, as Prep grows it) until `size` bytes fit below
+        head, so a bulk write needs no Prep."""
+        while self.head < size:
+            old = len(self.Bytes)
+            self.GrowByteBuffer()
+            self.head += len(self.Bytes) - old
+
     def _payload(self, payload: bytes, n: int, alignment: int) -> int:
         """StartVector(itemsize, n, alignment), the bytes, EndVector."""
         self.assertNotNested()
@@ -254,39 +306,85 @@ class Builder(flatbuffers.Builder):
         _U32.pack_into(self.Bytes, self.head, n)
         return len(self.Bytes) - self.head
 
-    def table(self, spec: TableSpec, values: Sequence[Any]) -> int:
-        """One table: ``values`` in ``spec``'s field order, None for a field not added (an
-        absent vector or table); a scalar equal to its default is left out, as the
-        generated XAdd<Field> functions leave it. (Prep's padding is done inline: room
-        for every field is made first, so the buffer does not move in the loop.)"""
+    def table(self, spec: TableSpec, values: Sequence[Any], present: tuple | None = None
+              ) -> int:
+        """One table: ``values`` in ``spec``'s field order, None for an offset field not
+        added (an absent vector or table); a scalar equal to its default is left out, as the
+        generated XAdd<Field> functions leave it. Its bytes are packed in one step by the
+        _Layout of its present fields and start alignment (which fix every pad, field
+        position and the vtable's content), then the vtable is found or written as
+        WriteVtable does. (`present`: spec.present(values), if the caller keeps it.)"""
         self.assertNotNested()
-        while self.head < 8 * len(spec.fields) + 8:
-            old = len(self.Bytes)
-            self.GrowByteBuffer()
-            self.head += len(self.Bytes) - old
-        data, end, head, minalign = self.Bytes, len(self.Bytes), self.head, self.minalign
+        if present is None:
+            present = spec.present(values)
+        start = len(self.Bytes) - self.head
+        layout = spec.layouts.get((present, start & 7))
+        if layout is None:
+            layout = spec.layouts[(present, start & 7)] = _Layout(spec, present, start)
+        self._room(layout.size + layout.vtable_size)
+        obj = start + layout.size  # the object's offset (its vtable soffset's position)
+        args = [values[index] for index in layout.indices]
+        for k, position in layout.offsets:  # PrependUOffsetTRelative's value at its position
+            rel = start + position - args[k]
+            if rel < 4:
+                raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
+            args[k] = rel
+        vtable = self.vtables.get(layout.vtable_key)
+        self.head -= layout.size
+        if vtable is None:  # a new vtable, just below the object
+            vtable = obj + layout.vtable_size
+            self.Bytes[self.head - layout.vtable_size:self.head] = layout.vtable
+            self.head -= layout.vtable_size
+            self.vtables[layout.vtable_key] = vtable
+        layout.packer.pack_into(self.Bytes, len(self.Bytes) - obj, vtable - obj, *args)
+        if layout.minalign > self.minalign:
+            self.minalign = layout.minalign
+        self.current_vtable, self.objectEnd = None, start
+        return obj
+
+
+class _Layout:
+    """The bytes of one table for a set of present fields and a start offset (mod 8), as
+    Builder.table's field loop and WriteVtable lay them out: each field padded to its size
+    (Prep), then the vtable soffset aligned to 4. Every pad, position and the vtable depend
+    only on those, so each table of the same shape is one struct pack.
+
+    ``packer`` packs the object from its lowest byte: the soffset, then the present fields
+    (``indices``: their value indices; ``offsets``: which of them are offsets, and where
+    from the start); ``vtable`` is the vtable's bytes and ``vtable_key`` WriteVtable's
+    de-duplication key."""
+
+    def __init__(self, spec: TableSpec, present: tuple, start: int) -> None:
+        pos, minalign, at = start, 4, {}  # at: value index -> (slot, position after it)
+        for index, ((slot, packer, size, _), here) in enumerate(zip(spec.fields, present)):
+            if here:
+                pos += (-pos) & (size - 1)
+                pos += size
+                at[index] = (slot, pos)
+                minalign = max(minalign, size)
+        pos += (-pos) & 3
+        obj = pos + 4
+        self.size, self.minalign = obj - start, minalign
         vt = [0] * spec.num_fields
-        self.current_vtable = vt
-        self.objectEnd = end - head
-        for (slot, packer, size, default), value in zip(spec.fields, values):
-            if value is None or packer is not None and value == default:
-                continue
-            pad = (head - end) & (size - 1)
-            if pad:
-                data[head - pad:head] = bytes(pad)
-                head -= pad
-            if packer is None:  # PrependUOffsetTRelative
-                if value > end - head:
-                    raise OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
-                _U32.pack_into(data, head - 4, end - head - value + 4)
-            else:
-                packer.pack_into(data, head - size, value)
-            head -= size
-            if size > minalign:
-                minalign = size
-            vt[slot] = end - head
-        self.head, self.minalign = head, minalign
-        return self.WriteVtable()
+        for slot, position in at.values():
+            vt[slot] = obj - position
+        while vt and vt[-1] == 0:
+            vt.pop()
+        self.vtable_key = (*reversed(vt), self.size)
+        self.vtable = struct.pack(f"<{len(vt) + 2}H", 2 * len(vt) + 4, self.size, *vt)
+        self.vtable_size = len(self.vtable)
+        fmt, offset = ["<i"], 4  # the soffset at the object's first byte
+        self.indices, self.offsets = [], []
+        for index, (slot, position) in sorted(at.items(), key=lambda item: -item[1][1]):
+            field = spec.fields[index]
+            fmt.append("x" * (obj - position - offset))
+            fmt.append("I" if field[1] is None else field[1].format[1:])
+            offset = obj - position + field[2]
+            if field[1] is None:
+                self.offsets.append((len(self.indices), position - start))
+            self.indices.append(index)
+        fmt.append("x" * (self.size - offset))
+        self.packer = struct.Struct("".join(fmt))
 
 
 # --------------------------------------------------------------------------- tflite tables
@@ -387,6 +485,64 @@ class OperatorT(tfl.OperatorT):
             self.debugMetadataIndex))
 
 
+_TENSOR_DEFAULTS = tfl.TensorT()      # the generated defaults of fields rows never set
+_OPERATOR_DEFAULTS = tfl.OperatorT()
+
+
+class TensorRow:
+    """A tensor table's fields as the converter's export has them, without a TensorT: the
+    shape (and shape signature) as int32 little-endian bytes, which export makes once per
+    distinct shape. Packs, on a writer.Builder, the bytes TensorT.Pack writes for a dense
+    tensor (the same writes in the same order); ``buffer`` may be renumbered before."""
+
+    __slots__ = ("name", "shape", "type", "buffer", "isVariable", "quantization",
+                 "shapeSignature")
+
+    def __init__(self, name: str, shape: bytes, type_code: int, buffer: int,
+                 is_variable: bool, quantization: Any, signature: bytes | None) -> None:
+        self.name, self.shape, self.type, self.buffer = name, shape, type_code, buffer
+        self.isVariable, self.quantization, self.shapeSignature = (is_variable, quantization,
+                                                                   signature)
+
+    def Pack(self, b: Builder) -> int:  # noqa: N802 (the generated API's name)
+        name = self.name.encode("utf-8")
+        shape, name = b.vectors4(((self.shape, len(self.shape) >> 2), (name + b"\0", len(name))))
+        quantization = _packed(b, self.quantization)
+        signature = None if self.shapeSignature is None else \
+            b.int32_payload(self.shapeSignature)
+        d = _TENSOR_DEFAULTS
+        return b.table(TENSOR, (shape, self.type, self.buffer, name, quantization,
+                                self.isVariable, None, signature, d.hasRank, None,
+                                d.externalBuffer))
+
+
+class OperatorRow:
+    """An operator table's fields as the converter's export has them, without an
+    OperatorT: operand indices as int32 little-endian bytes, builtin options as a table
+    object (or None). Packs, on a writer.Builder, the bytes OperatorT.Pack writes."""
+
+    __slots__ = ("opcodeIndex", "inputs", "outputs", "builtinOptionsType", "builtinOptions",
+                 "intermediates")
+
+    def __init__(self, opcode_index: int, inputs: bytes, outputs: bytes, options_type: int,
+                 options: Any, intermediates: bytes | None) -> None:
+        self.opcodeIndex, self.inputs, self.outputs = opcode_index, inputs, outputs
+        self.builtinOptionsType, self.builtinOptions = options_type, options
+        self.intermediates = intermediates
+
+    def Pack(self, b: Builder) -> int:  # noqa: N802
+        inputs, outputs = b.vectors4(((self.inputs, len(self.inputs) >> 2),
+                                      (self.outputs, len(self.outputs) >> 2)))
+        options = _packed(b, self.builtinOptions)
+        intermediates = None if self.intermediates is None else \
+            b.int32_payload(self.intermediates)
+        d = _OPERATOR_DEFAULTS
+        return b.table(OPERATOR, (
+            self.opcodeIndex, inputs, outputs, self.builtinOptionsType, options, None,
+            d.customOptionsFormat, None, intermediates, d.largeCustomOptionsOffset,
+            d.largeCustomOptionsSize, d.builtinOptions2Type, None, d.debugMetadataIndex))
+
+
 class BufferT(tfl.BufferT):
     """tfl.BufferT, packed in bulk (TensorT above)."""
 
@@ -432,4 +588,5 @@ class ModelT(tfl.ModelT):
 
 
 __all__ = ["Builder", "TableSpec", "TensorT", "SubGraphT", "ModelT", "ScalarTable",
-           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT"]
+           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT", "TensorRow",
+           "OperatorRow"]

@@ -80,3 +80,21 @@ def test_equal_size_different_bytes_are_not_shared():
     assert share_identical_buffers(model) == 1
     assert [t.buffer for t in sub.tensors] == [0, 1, 1, 2, 3]
     assert [list(b.data) for b in model.buffers[1:]] == [[1, 2], [2, 1], [1, 2, 0, 0]]
+
+
+def test_buffers_without_data_keep_their_place():
+    """A buffer without data between constants is kept and numbered, small (compared by
+    their bytes) and large (by digest, then byte for byte) twins point at the kept one."""
+    big = np.arange(100, dtype=np.uint8)
+    model = tfl.ModelT()
+    model.buffers = [tfl.BufferT() for _ in range(7)]
+    for index, data in {1: big, 3: np.array([7], np.uint8), 4: big.copy(),
+                        5: np.array([7], np.uint8), 6: big[::-1].copy()}.items():
+        model.buffers[index].data = data
+    sub = tfl.SubGraphT()
+    sub.tensors = [tfl.TensorT() for _ in range(7)]
+    for index, t in enumerate(sub.tensors):
+        t.buffer = index
+    model.subgraphs = [sub]
+    assert share_identical_buffers(model) == 2
+    assert [t.buffer for t in sub.tensors] == [0, 1, 2, 3, 1, 3, 4]

@@ -151,3 +151,45 @@ def test_scalar_tables():
     reference = flatbuffers.Builder(16)
     reference.Finish(conv.Pack(reference))
     assert bytes(plain.Output()) == bytes(reference.Output())
+
+
+def test_rows_pack_as_the_object_api():
+    """writer.TensorRow / OperatorRow (export's tables, shapes and operands as int32 bytes)
+    write the bytes TensorT / OperatorT write, at every start alignment."""
+    def model(rows: bool):
+        m = tfl.ModelT()
+        m.version, m.buffers, m.operatorCodes = 3, [tfl.BufferT()], [tfl.OperatorCodeT()]
+        sg = tfl.SubGraphT()
+        sg.tensors, sg.operators = [], []
+        for k in range(9):
+            shape, name = list(range(1, k % 4 + 1)), "é" * (k % 5) + f"t{k}"
+            q = None
+            if k % 3 == 1:
+                q = writer.QuantizationParametersT()
+                q.scale, q.zeroPoint = np.full(k, 0.5, np.float32), np.zeros(k, np.int64)
+            signature = [-1, 2] if k == 5 else None
+            if rows:
+                sg.tensors.append(writer.TensorRow(
+                    name, np.int32(shape).tobytes(), k % 3, 0, k == 4, q,
+                    None if signature is None else np.int32(signature).tobytes()))
+            else:
+                t = tfl.TensorT()
+                t.name, t.shape, t.type, t.isVariable = name, shape, k % 3, k == 4
+                t.quantization, t.shapeSignature = q, signature
+                sg.tensors.append(t)
+            inputs, outputs = [k, -1][:k % 2 + 1], [k] * (k % 3)
+            options = tfl.AddOptionsT() if k % 2 else None
+            if rows:
+                sg.operators.append(writer.OperatorRow(
+                    0, np.int32(inputs).tobytes(), np.int32(outputs).tobytes(),
+                    tfl.BuiltinOptions.AddOptions if options else 0, options,
+                    np.int32([k]).tobytes() if k == 7 else None))
+            else:
+                o = tfl.OperatorT()
+                o.inputs, o.outputs, o.builtinOptions = inputs, outputs, options
+                o.builtinOptionsType = tfl.BuiltinOptions.AddOptions if options else 0
+                o.intermediates = [k] if k == 7 else None
+                sg.operators.append(o)
+        m.subgraphs = [sg]
+        return m
+    assert model_io.pack_model(model(True)) == reference_pack(model(False))
