@@ -207,6 +207,17 @@ class Graph:
         """The op at the end of the order (None in an empty graph): a mark for ops_after."""
         return self._ix.prev[GraphIndex.END]
 
+    def op_count(self) -> int:
+        """len(self.ops), without making the view."""
+        return len(self._ix.next) - 1
+
+    def ops_since(self, mark: Op | None, count: int) -> list[Op] | tuple[Op, ...]:
+        """The ops added after `mark`, a last_op() taken when the graph had `count` ops;
+        by position if `mark` has left the graph since (a rule that removed the last op)."""
+        if mark is None or mark._ix is self._ix:
+            return self.ops_after(mark)
+        return self.ops[count:]
+
     def ops_after(self, mark: Op | None) -> list[Op]:
         """The ops following `mark` (a last_op() taken earlier; None: from the start), walked
         from it: lowering folds the few ops a rule just appended without counting the whole
