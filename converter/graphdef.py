@@ -83,7 +83,8 @@ def outputs_read(nodes, outputs: list[TensorRef],
     known = known or {}
     reads: dict[str, set[int]] = {}
     for node in nodes:
-        _note_reads(reads, known.get(node.name) or data_inputs(node))
+        refs = known.get(node.name)  # (an empty list is known too: a Const reads nothing)
+        _note_reads(reads, data_inputs(node) if refs is None else refs)
     _note_reads(reads, outputs)
     return reads
 
@@ -156,7 +157,7 @@ class TFGraph:
     def __init__(self, gd: graph_pb2.GraphDef | None = None, nodes=None, library=None) -> None:
         from .control_flow import Library
         self.nodes: dict = {}
-        self.consumed: set[str] = set()
+        read: set[str] = set()  # the input references as written
         # (name, op) of each node as written, for the defaults
         self._original: list[tuple[str, str]] = []
         for node in (gd.node if gd is not None else nodes):  # (one pass: protobuf fields
@@ -165,7 +166,9 @@ class TFGraph:
                 raise ModelFormatError(f"GraphDef has two nodes named {quoted(name)}")
             self.nodes[name] = node
             self._original.append((name, node.op))
-            self.consumed.update(map(ref_node, node.input))
+            read.update(node.input)
+        # the nodes read: a plain 'node' reference is its node (parsed only when it is not)
+        self.consumed = {s if ":" not in s and s[:1] != "^" else ref_node(s) for s in read}
         self._ops = dict(self._original)
         self.library = library if library is not None else Library()
         self._gd = gd  # functionalized on the first prune(), which knows the outputs

@@ -246,7 +246,11 @@ class Graph:
 
     def has_ops(self, *types: str) -> bool:
         """Whether an op of one of these types is in the graph (O(1))."""
-        return any(t in self._ix.by_type for t in types)
+        by_type = self._ix.by_type
+        for t in types:  # (a loop, not any(): lowering asks this after every op)
+            if t in by_type:
+                return True
+        return False
 
     def producer(self, t: Tensor) -> Op | None:
         return self._ix.producer.get(t)

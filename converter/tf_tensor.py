@@ -160,7 +160,7 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
     if shape is None or shape and min(shape) < 0:
         raise ModelFormatError(f"{where}: constant tensor has an unknown shape "
                                f"{None if shape is None else _shown_dims(shape)}")
-    count = num_elements(shape)
+    count = math.prod(shape)  # (num_elements: the dims are Python ints already)
     nbytes = count * max(dtype.itemsize, 1)
     def what() -> str:  # (made for the message only: a graph may hold 100,000 constants)
         return f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(enum)})"
