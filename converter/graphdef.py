@@ -272,7 +272,9 @@ class TFGraph:
 def _check_shapes(node) -> None:
     """The node's shape attributes (Placeholder's shape, _output_shapes, ...) are sane."""
     where = None  # (the message's start, made for the nodes that have shapes)
-    for value in node.attr.values():
+    attrs = node.attr
+    for key in attrs:  # (not attrs.values(): a Python-level view, slow on a protobuf map)
+        value = attrs[key]
         kind = value.WhichOneof("value")
         if kind == "shape":
             shapes = (value.shape,)
