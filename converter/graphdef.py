@@ -42,7 +42,13 @@ class TensorRef(NamedTuple):
     @property
     def name(self) -> str:
         """The IR tensor name: the node name for output 0, "node:k" otherwise."""
+        # (tensor_name's rule, inlined: read for every input of every node)
         return self.node if self.index == 0 else f"{self.node}:{self.index}"
+
+
+def tensor_name(node: str, index: int) -> str:
+    """Output `index` of node `node` as a tensor name: TensorRef(node, index).name."""
+    return node if index == 0 else f"{node}:{index}"
 
 
 def parse_ref(text: str) -> TensorRef:
@@ -51,6 +57,14 @@ def parse_ref(text: str) -> TensorRef:
     if sep and idx.isdigit():
         return TensorRef(name, int(idx))
     return TensorRef(text, 0)
+
+
+def ref_node(text: str) -> str:
+    """The node a reference names: 'node', 'node:2' and '^node' -> 'node' (parse_ref's
+    node, without building the TensorRef: TFGraph reads every input of every node)."""
+    text = text.lstrip("^")
+    name, sep, idx = text.rpartition(":")
+    return name if sep and idx.isdigit() else text
 
 
 def data_inputs(node) -> list[TensorRef]:
@@ -68,10 +82,19 @@ def outputs_read(nodes, outputs: list[TensorRef],
     nodes' data inputs parsed already (TFGraph.node_refs)."""
     known = known or {}
     reads: dict[str, set[int]] = {}
-    for ref in [r for node in nodes for r in known.get(node.name) or data_inputs(node)] + \
-            list(outputs):
-        reads.setdefault(ref.node, set()).add(ref.index)
+    for node in nodes:
+        refs = known.get(node.name)  # (an empty list is known too: a Const reads nothing)
+        _note_reads(reads, data_inputs(node) if refs is None else refs)
+    _note_reads(reads, outputs)
     return reads
+
+
+def _note_reads(reads: dict[str, set[int]], refs) -> None:
+    for ref in refs:
+        indices = reads.get(ref.node)
+        if indices is None:  # (not setdefault: that builds a set for every read)
+            indices = reads[ref.node] = set()
+        indices.add(ref.index)
 
 
 def load_graphdef(source: str | os.PathLike | bytes) -> graph_pb2.GraphDef:
@@ -134,16 +157,18 @@ class TFGraph:
     def __init__(self, gd: graph_pb2.GraphDef | None = None, nodes=None, library=None) -> None:
         from .control_flow import Library
         self.nodes: dict = {}
-        for node in (gd.node if gd is not None else nodes):
-            if node.name in self.nodes:
-                raise ModelFormatError(f"GraphDef has two nodes named {quoted(node.name)}")
-            self.nodes[node.name] = node
-        self.consumed: set[str] = set()
-        for node in self.nodes.values():
-            for s in node.input:
-                self.consumed.add(parse_ref(s.lstrip("^")).node)
+        read: set[str] = set()  # the input references as written
         # (name, op) of each node as written, for the defaults
-        self._original = [(n.name, n.op) for n in self.nodes.values()]
+        self._original: list[tuple[str, str]] = []
+        for node in (gd.node if gd is not None else nodes):  # (one pass: protobuf fields
+            name = node.name                                  # are slow to read)
+            if name in self.nodes:
+                raise ModelFormatError(f"GraphDef has two nodes named {quoted(name)}")
+            self.nodes[name] = node
+            self._original.append((name, node.op))
+            read.update(node.input)
+        # the nodes read: a plain 'node' reference is its node (parsed only when it is not)
+        self.consumed = {s if ":" not in s and s[:1] != "^" else ref_node(s) for s in read}
         self._ops = dict(self._original)
         self.library = library if library is not None else Library()
         self._gd = gd  # functionalized on the first prune(), which knows the outputs
@@ -189,7 +214,8 @@ class TFGraph:
         """
         if self._gd is not None:
             from .control_flow import functionalize
-            self.nodes, library = functionalize(self._gd, {r.name for r in outputs})
+            self.nodes, library = functionalize(self._gd, {r.name for r in outputs},
+                                                dict(self.nodes))
             self.library.update(library)  # (the lowering may hold the library already)
             self._gd = None
             for r in outputs:
@@ -246,15 +272,19 @@ class TFGraph:
 def _check_shapes(node) -> None:
     """The node's shape attributes (Placeholder's shape, _output_shapes, ...) are sane."""
     where = None  # (the message's start, made for the nodes that have shapes)
-    for value in node.attr.values():
+    attrs = node.attr
+    for key in attrs:  # (not attrs.values(): a Python-level view, slow on a protobuf map)
+        value = attrs[key]
         kind = value.WhichOneof("value")
-        if kind == "shape" or kind == "list" and value.list.shape:
-            where = where or f"node {quoted(node.name)} ({shown(node.op)})"
         if kind == "shape":
-            shape_from_proto(value.shape, where)
-        elif kind == "list":
-            for shape in value.list.shape:
-                shape_from_proto(shape, where)
+            shapes = (value.shape,)
+        elif kind == "list" and value.list.shape:
+            shapes = value.list.shape
+        else:
+            continue
+        where = where or f"node {quoted(node.name)} ({shown(node.op)})"
+        for shape in shapes:
+            shape_from_proto(shape, where)
 
 
 def _close_names(name: str, names) -> str:

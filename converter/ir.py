@@ -207,6 +207,17 @@ class Graph:
         """The op at the end of the order (None in an empty graph): a mark for ops_after."""
         return self._ix.prev[GraphIndex.END]
 
+    def op_count(self) -> int:
+        """len(self.ops), without making the view."""
+        return len(self._ix.next) - 1
+
+    def ops_since(self, mark: Op | None, count: int) -> list[Op] | tuple[Op, ...]:
+        """The ops added after `mark`, a last_op() taken when the graph had `count` ops;
+        by position if `mark` has left the graph since (a rule that removed the last op)."""
+        if mark is None or mark._ix is self._ix:
+            return self.ops_after(mark)
+        return self.ops[count:]
+
     def ops_after(self, mark: Op | None) -> list[Op]:
         """The ops following `mark` (a last_op() taken earlier; None: from the start), walked
         from it: lowering folds the few ops a rule just appended without counting the whole
@@ -235,7 +246,11 @@ class Graph:
 
     def has_ops(self, *types: str) -> bool:
         """Whether an op of one of these types is in the graph (O(1))."""
-        return any(t in self._ix.by_type for t in types)
+        by_type = self._ix.by_type
+        for t in types:  # (a loop, not any(): lowering asks this after every op)
+            if t in by_type:
+                return True
+        return False
 
     def producer(self, t: Tensor) -> Op | None:
         return self._ix.producer.get(t)

@@ -226,10 +226,11 @@ class GraphIndex:
         self.cached = None
         op.__dict__["_ix"] = self
         self._rank_new(op, after, before)
-        self.by_type.setdefault(op.type, {})[op] = None
-        self.writes(op, (), op.outputs)
+        self._add_type(op, op.type)
+        self._record_writes(op, (), op.outputs)  # (checked above)
         self.reads(op, (), op.inputs)
-        self.calls(op)
+        if op.subgraphs:  # (calls(op), for an op in no other graph: not a caller yet)
+            self.callers.add(op)
 
     def detach(self, op) -> None:
         if op._ix is not self:
@@ -263,10 +264,16 @@ class GraphIndex:
         if not same:
             del self.by_type[type_]
 
+    def _add_type(self, op, type_) -> None:
+        same = self.by_type.get(type_)
+        if same is None:  # (not setdefault: that makes a dict for every op)
+            same = self.by_type[type_] = {}
+        same[op] = None
+
     def retype(self, op, new_type) -> None:
         """op.type is about to become `new_type` (Op.__setattr__ reports it)."""
         self._drop_type(op, op.type)
-        self.by_type.setdefault(new_type, {})[op] = None
+        self._add_type(op, new_type)
 
     def of_type(self, types) -> list:
         """The ops of `types` (a name or names) in graph order."""
@@ -307,6 +314,9 @@ class GraphIndex:
 
     def writes(self, op, removed, added) -> None:
         self._check_new_outputs(op, removed, added)
+        self._record_writes(op, removed, added)
+
+    def _record_writes(self, op, removed, added) -> None:
         for t in removed:
             if self.producer.get(t) is op:
                 del self.producer[t]

@@ -9,6 +9,7 @@ shorter than the shape is padded by repeating its last value -- TensorFlow's own
 from __future__ import annotations
 
 import math
+import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -116,16 +117,21 @@ def shape_from_proto(shape_proto, where: str = "") -> tuple[int, ...] | None:
     """
     if shape_proto.unknown_rank:
         return None
-    prefix = f"{where}: " if where else ""
-    rank = len(shape_proto.dim)
+    dims = shape_proto.dim
+    rank = len(dims)
     if rank > MAX_RANK:
-        raise ModelFormatError(f"{prefix}shape has {rank} dimensions; at most {MAX_RANK} are "
-                               "supported")
-    shape = tuple([int(d.size) for d in shape_proto.dim])
+        raise ModelFormatError(f"{_prefix(where)}shape has {rank} dimensions; at most "
+                               f"{MAX_RANK} are supported")
+    shape = tuple([d.size for d in dims])  # (an int64 field: Python ints already)
     if shape and min(shape) < -1:
+        prefix = _prefix(where)
         raise ModelFormatError(f"{prefix}shape {_shown_dims(shape)} has a dimension below -1 "
                                "(-1 means unknown); the GraphDef is malformed")
     return shape
+
+
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
 
 
 def _shown_dims(shape: tuple[int, ...]) -> str:
@@ -148,31 +154,32 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
     .tflite stores every element, so export needs the full array anyway, and a zero-stride
     view would only postpone the allocation and hand read-only arrays to every pass.
     """
-    dtype = numpy_dtype(proto.dtype, where)
+    enum = proto.dtype  # (each field read once: protobuf access is slow)
+    dtype = numpy_dtype(enum, where)
     shape = shape_from_proto(proto.tensor_shape, where)
     if shape is None or shape and min(shape) < 0:
         raise ModelFormatError(f"{where}: constant tensor has an unknown shape "
                                f"{None if shape is None else _shown_dims(shape)}")
-    count = num_elements(shape)
+    count = math.prod(shape)  # (num_elements: the dims are Python ints already)
     nbytes = count * max(dtype.itemsize, 1)
     def what() -> str:  # (made for the message only: a graph may hold 100,000 constants)
-        return f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(proto.dtype)})"
+        return f"{where}: constant of shape {_shown_dims(shape)} ({dtype_name(enum)})"
     budget = _BUDGET.get()
     if budget is None:
         budget = ConstBudget()  # no conversion-wide budget: this constant alone
-    if proto.tensor_content and dtype != object:
-        raw = proto.tensor_content
+    raw = proto.tensor_content
+    if raw and dtype != object:
         if len(raw) != count * dtype.itemsize:
             raise ModelFormatError(
                 f"{where}: tensor_content holds {len(raw)} bytes but shape "
                 f"{_shown_dims(shape)} of {dtype.name} needs {count * dtype.itemsize}; the "
                 "file is corrupt")
         budget.charge(nbytes, what)
-        return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype).reshape(shape)
+        return _from_little_endian(raw, dtype).reshape(shape)
     if dtype == object:
         values = np.array(list(proto.string_val), dtype=object)
     else:
-        field = _DTYPES[proto.dtype % 100 if proto.dtype > 100 else proto.dtype][1]
+        field = _DTYPES[enum % 100 if enum > 100 else enum][1]
         values = np.asarray(getattr(proto, field))
         if field == "half_val":  # float16 bit patterns stored in int32s
             values = values.astype(np.uint16).view(np.float16)
@@ -186,6 +193,18 @@ def tensor_to_numpy(proto, where: str) -> np.ndarray:
                                "elements")
     budget.charge(nbytes, what)
     return _fill(values.astype(dtype), count).reshape(shape)
+
+
+def _from_little_endian(raw: bytes, dtype: np.dtype) -> np.ndarray:
+    """A writable native-order copy of little-endian bytes. (On a little-endian machine
+    that is the bytes copied: converting '<' to native costs more than the copy for the
+    small constants most graphs hold.)"""
+    if _LITTLE_ENDIAN:
+        return np.frombuffer(raw, dtype=dtype).copy()
+    return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)
+
+
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def _fill(values: np.ndarray, count: int) -> np.ndarray:

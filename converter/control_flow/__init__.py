@@ -22,13 +22,16 @@ from .functionalize_while import FRAME_OPS, functionalize_loops
 from .functions import ARG_OP, FuncGraph, Library, parse_library
 
 
-def functionalize(gd, wanted: set[str] = frozenset()) -> tuple[dict, Library]:
+def functionalize(gd, wanted: set[str] = frozenset(),
+                  nodes: dict | None = None) -> tuple[dict, Library]:
     """The GraphDef's nodes (name -> NodeDef, in order) with TF1 loops and conds raised to
     While / If nodes, and the function library they call (the GraphDef's own functions and
     the ones made here). Functions holding TF1 control flow are functionalized too.
-    `wanted`: the tensors asked for as outputs (a Merge's value_index among them is kept)."""
+    `wanted`: the tensors asked for as outputs (a Merge's value_index among them is kept).
+    `nodes`: gd's nodes by name already (TFGraph's; a dict this call may change)."""
     library = parse_library(gd)
-    nodes = {n.name: n for n in gd.node}
+    if nodes is None:
+        nodes = {n.name: n for n in gd.node}
     nodes = _functionalize_nodes(nodes, library, wanted)
     for fn in list(library.values()):
         if any(n.op in FRAME_OPS or n.op in ("Switch", "RefSwitch") for n in fn.nodes):

@@ -211,7 +211,7 @@ def lower_nodes(ctx: LowerCtx, tf: TFGraph, inputs, outputs, report: SupportRepo
             continue
         supported = node.op in REGISTRY
         report.add(node, supported or ctx.allow_custom_ops, ctx.display(node))
-        if failure is not None or any(r.node in blocked for r in ctx.refs(node)):
+        if failure is not None or blocked and any(r.node in blocked for r in ctx.refs(node)):
             blocked.add(node.name)
             functional.report_calls(ctx, node, report)
         elif supported or ctx.allow_custom_ops:
@@ -232,14 +232,13 @@ def _lower_node(ctx: LowerCtx, node) -> None:
         return
     validate(ctx, node, entry.spec)
     graph = ctx.graph
-    mark, count = graph.last_op(), len(graph.ops)
+    mark, count = graph.last_op(), graph.op_count()
     entry.rule(ctx, node)
     # Fold as we go, so later rules see constants (weights behind Identity reads,
     # shapes computed from constants) through ctx.const_input.
-    added = graph.ops_after(mark) if mark is None or mark in graph.ops else \
-        graph.ops[count:]  # (a rule that removed the last op: by position)
-    for op in added:
-        op.origin = op.origin or node.op  # (an inlined function's ops keep their own)
+    for op in graph.ops_since(mark, count):
+        if not op.origin:  # (an inlined function's ops keep their own)
+            op.origin = node.op
         try_fold(ctx.graph, op) or random.settle(ctx.graph, op)
 
 

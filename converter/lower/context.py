@@ -6,7 +6,7 @@ import numpy as np
 
 from edgelite.errors import EdgeliteError, GraphError, ShapeError, UnsupportedOpError
 from edgelite.names import quoted, shown
-from ..graphdef import TensorRef, data_inputs
+from ..graphdef import TensorRef, data_inputs, tensor_name
 from ..ir import Graph, Tensor
 from ..tf_tensor import numpy_dtype, shape_from_proto, tensor_to_numpy
 
@@ -73,6 +73,10 @@ class LowerCtx:
     def is_dead_ref(self, ref: TensorRef) -> bool:
         return ref.name in self.dead_refs or ref.node in self.dead_nodes
 
+    def has_dead(self) -> bool:
+        """Whether any tensor is dead (a graph without tf.cond has none)."""
+        return bool(self.dead_refs or self.dead_nodes)
+
     def refs(self, node) -> list[TensorRef]:
         """data_inputs(node), parsed once while the node is looked at and lowered (a large
         graph's lowering read every node's inputs six times), or once for the whole graph
@@ -84,7 +88,7 @@ class LowerCtx:
 
     def is_dead(self, node) -> bool:
         """A node (other than Merge) reading a dead tensor is itself dead."""
-        if not self.dead_refs and not self.dead_nodes:  # (a graph without tf.cond)
+        if not self.has_dead():  # (a graph without tf.cond)
             return False
         return node.op != "Merge" and any(self.is_dead_ref(r) for r in self.refs(node))
 
@@ -121,18 +125,18 @@ class LowerCtx:
     # -- outputs ------------------------------------------------------------------------------
     def output(self, node, dtype=np.float32, index: int = 0, shape=None) -> Tensor:
         """A fresh IR tensor for output `index` of node, named after it."""
-        ref = TensorRef(node.name, index)
-        t = self.graph.tensor(self.scope + ref.name, dtype, shape)
-        self.tensors[ref.name] = t
+        name = tensor_name(node.name, index)
+        t = self.graph.tensor(self.scope + name, dtype, shape)
+        self.tensors[name] = t
         return t
 
     def alias(self, node, t: Tensor, index: int = 0) -> None:
-        self.tensors[TensorRef(node.name, index).name] = t
+        self.tensors[tensor_name(node.name, index)] = t
 
     def emit(self, type_: str, node, inputs, options=None, dtype=None, n_outputs: int = 1):
         """Add one op computing node's outputs; returns its (first) output tensor."""
         if dtype is None:
-            dtype = next((t.dtype for t in inputs if t is not None), np.float32)
+            dtype = _first_dtype(inputs)
         outs = [self.output(node, dtype, k) for k in range(n_outputs)]
         self.graph.add_op(type_, inputs, outs, options, name=node.name)
         return outs[0]
@@ -147,20 +151,30 @@ class LowerCtx:
         return out
 
 
+def _first_dtype(inputs) -> np.dtype:
+    """The dtype of the first input present (float32 if none is)."""
+    for t in inputs:
+        if t is not None:
+            return t.dtype
+    return np.float32
+
+
 # -- typed attribute access ---------------------------------------------------------------------
 def _attr(node, key: str, kind: str, default):
-    if key not in node.attr:
+    value = node.attr.get(key)  # (one lookup: protobuf map access is slow)
+    if value is None:
         if default is _REQUIRED:
             raise fail(GraphError, node, f"lacks attribute {key}")
         return default
-    value = node.attr[key]
-    if value.WhichOneof("value") != kind:
+    found = value.WhichOneof("value")
+    if found != kind:
         raise fail(GraphError, node, f"attribute {key} should be of kind {kind!r}, found "
-                   f"{value.WhichOneof('value')!r}")
+                   f"{found!r}")
     return getattr(value, kind)
 
 
 _REQUIRED = object()
+_ABSENT = object()  # what _attr gives for a missing attribute whose caller has a default
 
 
 def attr_int(node, key, default=_REQUIRED) -> int:
@@ -186,9 +200,12 @@ def attr_ints(node, key, default=_REQUIRED) -> list[int]:
 
 
 def attr_dtype(node, key="T", default=_REQUIRED) -> np.dtype:
-    if key not in node.attr and default is not _REQUIRED:
-        return default
-    v = _attr(node, key, "type", default)
+    v = _attr(node, key, "type", _REQUIRED if default is _REQUIRED else _ABSENT)
+    return default if v is _ABSENT else dtype_value(node, key, v)
+
+
+def dtype_value(node, key: str, v: int) -> np.dtype:
+    """The numpy dtype of type attribute `key`, whose DataType value `v` is read already."""
     try:
         return numpy_dtype(v, "")
     except UnsupportedOpError:  # (the message names the node: made only when needed)

@@ -62,6 +62,8 @@ def random_uniform(ctx: LowerCtx, node) -> None:
 def settle(graph: Graph, op: Op) -> bool:
     """Carry a noise range through `op` (a shift) or decide it (a comparison, a FLOOR within
     one integer); True if `op` was replaced."""
+    if not graph.has_ops(NOISE):  # (nearly every graph: no op can read noise)
+        return False
     found = _noise_operand(graph, op)
     if found is None or any(graph.is_output(t) for t in op.outputs):
         return False

@@ -21,7 +21,7 @@ import numpy as np
 
 from edgelite.errors import DTypeError, GraphError, ShapeError
 from edgelite.names import quoted, shown
-from .context import LowerCtx, attr_dtype, fail
+from .context import LowerCtx, dtype_value, fail
 
 _D = np.dtype
 FLOAT = frozenset(map(_D, (np.float16, np.float32, np.float64)))
@@ -122,25 +122,30 @@ def validate(ctx: LowerCtx, node, s: NodeSpec) -> None:
     for a in s.attrs:
         _check_attr(node, a)
     groups: dict[str, list] = {}
+    dead = ctx.has_dead()  # (most graphs have no dead tensors: no question per input)
     for i, (ref, want) in enumerate(zip(refs, slots)):
-        if ctx.is_dead_ref(ref):
+        if dead and ctx.is_dead_ref(ref):
             continue  # an untaken tf.cond branch (Merge's other input)
         t = ctx.tensor_of(node, i, ref)
         _check_input(node, i, t, want)
         if want.typed:
-            groups.setdefault(want.typed, []).append((i, t))
+            members = groups.get(want.typed)
+            if members is None:
+                groups[want.typed] = [(i, t)]
+            else:
+                members.append((i, t))
     for attr, members in groups.items():
         _check_group(node, attr, members)
 
 
-def _slots(node, s: NodeSpec, n: int) -> list[In]:
+def _slots(node, s: NodeSpec, n: int) -> tuple[In, ...] | list[In]:
     """The spec of each of the node's n data inputs; arity errors are raised here."""
     fixed = len(s.inputs)
     if s.variadic is None:
         if n != fixed:
             raise fail(GraphError, node, f"takes {fixed} data input{_s(fixed)}, found {n}; "
                        f"{STRUCTURE}")
-        return list(s.inputs)
+        return s.inputs
     count = n - fixed
     if count < s.n_min:
         also = f" and {', '.join(i.what for i in s.inputs)}" if fixed else ""
@@ -159,16 +164,16 @@ def _s(n: int) -> str:
 
 
 def _int_attr(node, name: str) -> int:
-    _check_attr(node, Attr(name, "i", lo=0, hi=INT32_MAX))
-    return int(node.attr[name].i)
+    return int(_check_attr(node, Attr(name, "i", lo=0, hi=INT32_MAX)))
 
 
-def _check_attr(node, a: Attr) -> None:
-    if a.name not in node.attr:
+def _check_attr(node, a: Attr):
+    """Raise if attribute `a` of node is malformed; its value (None if it is absent)."""
+    value = node.attr.get(a.name)  # (one lookup: protobuf map access is slow)
+    if value is None:
         if a.required:
             raise fail(GraphError, node, f"lacks attribute {a.name}; {STRUCTURE}")
-        return
-    value = node.attr[a.name]
+        return None
     kind = value.WhichOneof("value")
     if kind != a.kind:
         raise fail(GraphError, node, f"attribute {a.name} should be of kind {a.kind!r}, "
@@ -194,42 +199,49 @@ def _check_attr(node, a: Attr) -> None:
             raise fail(GraphError, node, f"attribute {a.name} is {quoted(text)}; it must be "
                        f"one of {', '.join(a.choices)}")
     elif a.kind == "type" and a.dtypes is not None:
-        dt = attr_dtype(node, a.name)
+        dt = dtype_value(node, a.name, v)
         if dt not in a.dtypes:
             raise fail(DTypeError, node, f"attribute {a.name} is {dtype_name(dt)}; expected "
                        f"{dtype_names(a.dtypes)}")
+    return v
 
 
 def _check_input(node, i: int, t, want: In) -> None:
-    def where() -> str:  # (made for a message only: validate runs on every node)
-        return f"input {i} ({quoted(t.name)}, {want.what})"
     if t.dtype not in want.dtypes:
-        raise fail(DTypeError, node, f"{where()} is {dtype_name(t.dtype)}; {shown(node.op)} "
-                   f"takes {dtype_names(want.dtypes)} there")
+        raise fail(DTypeError, node, f"{_where(i, t, want)} is {dtype_name(t.dtype)}; "
+                   f"{shown(node.op)} takes {dtype_names(want.dtypes)} there")
     if want.const and not t.is_const:
-        raise fail(GraphError, node, f"{where()} must be a constant; edgelite converts only "
-                   "graphs whose such operands are frozen in (or computed from constants)")
+        raise fail(GraphError, node, f"{_where(i, t, want)} must be a constant; edgelite "
+                   "converts only graphs whose such operands are frozen in (or computed from "
+                   "constants)")
     shape = t.shape
     if shape is None:
         return
     if want.scalar and (len(shape) > 1 or math.prod(shape) != 1):
-        raise fail(ShapeError, node, f"{where()} has shape {list(shape)}; it must be a scalar")
+        raise fail(ShapeError, node, f"{_where(i, t, want)} has shape {list(shape)}; it must "
+                   "be a scalar")
     if want.ranks is not None and len(shape) not in want.ranks:
-        raise fail(ShapeError, node, f"{where()} has shape {list(shape)}; its rank must be "
-                   f"{' or '.join(map(str, want.ranks))}")
+        raise fail(ShapeError, node, f"{_where(i, t, want)} has shape {list(shape)}; its rank "
+                   f"must be {' or '.join(map(str, want.ranks))}")
     if t.is_const and want.dtypes <= INDEX and t.data.size:
         lo, hi = int(t.data.min()), int(t.data.max())
         if lo < INT32_MIN or hi > INT32_MAX:
-            raise fail(ShapeError, node, f"{where()} holds {lo if lo < INT32_MIN else hi}, "
-                       "outside the int32 range TFLite's index operands use")
+            raise fail(ShapeError, node, f"{_where(i, t, want)} holds "
+                       f"{lo if lo < INT32_MIN else hi}, outside the int32 range TFLite's "
+                       "index operands use")
+
+
+def _where(i: int, t, want: In) -> str:
+    """How _check_input's messages name the input (made for a message only)."""
+    return f"input {i} ({quoted(t.name)}, {want.what})"
 
 
 def _check_group(node, attr: str, members) -> None:
     """Inputs typed by one attribute share its dtype (and the attribute's, if present)."""
     declared = None
-    if attr in node.attr:
-        _check_attr(node, _type_attr(attr))
-        declared = attr_dtype(node, attr)
+    v = _check_attr(node, _type_attr(attr))  # (None when the node has no such attribute)
+    if v is not None:
+        declared = dtype_value(node, attr, v)
     first_i, first = members[0]
     want = declared if declared is not None else first.dtype
     for i, t in members:

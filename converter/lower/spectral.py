@@ -219,11 +219,9 @@ def _split(ctx: LowerCtx, node, t):
 def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
     """The lowering of a node reading a complex tensor where TFLite has no complex64 kernel
     for its op (None: the registry's own rule applies)."""
-    if node.op in RULES:
+    if node.op in RULES or not _reads_complex(ctx, node):
         return None
     ins = [ctx.tensors.get(r.name) for r in ctx.refs(node)]
-    if not any(t is not None and t.dtype == np.complex64 for t in ins):
-        return None
     if all(t is not None and t.is_const for t in ins):
         if node.op in _UNARY_FOLD:
             return Lowering(_fold(_UNARY_FOLD[node.op]), _ONE)
@@ -245,6 +243,19 @@ def complex_lowering(ctx: LowerCtx, node) -> Lowering | None:
                    f"{node.op}); only {', '.join(PER_PART + _ARITHMETIC)}, Identity, Cast, "
                    "Real, Imag and ComplexAbs take it")
     return None  # the op's own spec refuses complex64, naming the node
+
+
+def _reads_complex(ctx: LowerCtx, node) -> bool:
+    """Whether an input of node is complex64 (asked of every node: a plain loop)."""
+    tensors = ctx.tensors
+    for r in ctx.refs(node):
+        t = tensors.get(r.name)
+        if t is not None and t.dtype == _COMPLEX64:
+            return True
+    return False
+
+
+_COMPLEX64 = _D(np.complex64)  # (a dtype compares with a dtype faster than with a type)
 
 
 def check_output(ctx: LowerCtx, name: str) -> None:

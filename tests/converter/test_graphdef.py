@@ -94,3 +94,9 @@ def test_pipes_folders_and_missing_files_are_refused(tmp_path):
         with pytest.raises(ModelFormatError) as info:
             load_graphdef(path)
         assert str(info.value) == f"cannot read '{path}': {why}"
+
+
+def test_ref_node_names_the_node_of_any_reference():
+    from edgelite.converter.graphdef import parse_ref, ref_node
+    for text in ("a", "a:0", "a:3", "^a", "^^a", "scope/a:b", "a:", "a:x1", ":2"):
+        assert ref_node(text) == parse_ref(text.lstrip("^")).node, text
