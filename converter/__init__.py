@@ -230,5 +230,5 @@ def check(source, inputs=None, outputs=None, input_shapes=None, signature=None, 
         return lower_with_report(tf, ins, outs, input_shapes)[1]
 
 
-__all__ = ["QuantizeOptions", "ConvertOptions", "RnnState", "Target", "ConversionResult", "convert", "convert_detailed", "check",
-           "PASS_NAMES"]
+__all__ = ["QuantizeOptions", "ConvertOptions", "RnnState", "Target", "ConversionResult",
+           "convert", "convert_detailed", "check", "PASS_NAMES"]
