@@ -44,7 +44,8 @@ def _twin(raw: np.ndarray, number: int, seen: dict, kept_raw: dict) -> int | Non
         if twin is not None:
             return twin
     seen.setdefault(key, []).append(number)
-    kept_raw[number] = raw
+    if not small:
+        kept_raw[number] = raw
     return None
 
 
@@ -55,7 +56,7 @@ def share_identical_buffers(model) -> int:
     kept = [model.buffers[0]]
     new_index = {0: 0}
     seen: dict[tuple[int, bytes], list[int]] = {}   # (size, key) -> indices into kept
-    kept_raw: dict[int, np.ndarray] = {}             # index into kept -> its bytes
+    kept_raw: dict[int, np.ndarray] = {}   # index into kept -> its bytes (large ones)
     for i, buffer in enumerate(model.buffers[1:], start=1):
         raw = _raw(buffer)
         if raw is not None:

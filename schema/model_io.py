@@ -7,7 +7,8 @@ weights. ``pack_model`` fixes both: buffer data is written as one numpy vector
 whose first byte sits on a ``buffer_alignment`` boundary of the output (as
 TFLite's own writer does), and the file identifier "TFL3" is set. It packs
 with writer.Builder (flatbuffers.Builder's bytes, fewer steps); a model made of
-writer.TensorT / OperatorT / BufferT objects packs in bulk.
+writer.ModelT / SubGraphT / TensorRow / OperatorRow / BufferT objects (the converter's
+export) packs in bulk.
 """
 
 from __future__ import annotations

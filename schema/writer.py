@@ -437,25 +437,9 @@ def _tables(b: Builder, tables) -> int | None:
     return None if tables is None else b.offsets([t.Pack(b) for t in tables])
 
 
-class TensorT(tfl.TensorT):
-    """tfl.TensorT whose Pack writes the same bytes in a few bulk steps (on a writer.Builder;
-    sparse and variant tensors go the generated way)."""
-
-    def Pack(self, b):  # noqa: N802 (the generated API's name)
-        if not isinstance(b, Builder) or self.sparsity is not None or \
-                self.variantTensors is not None:
-            return super().Pack(b)
-        shape = _vector(b, self.shape, np.int32)
-        name = None if self.name is None else b.CreateString(self.name)
-        quantization = _packed(b, self.quantization)
-        signature = _vector(b, self.shapeSignature, np.int32)
-        return b.table(TENSOR, (shape, self.type, self.buffer, name, quantization,
-                                self.isVariable, None, signature, self.hasRank, None,
-                                self.externalBuffer))
-
-
 class QuantizationParametersT(tfl.QuantizationParametersT):
-    """tfl.QuantizationParametersT, packed in bulk (TensorT above)."""
+    """tfl.QuantizationParametersT whose Pack writes the same bytes in a few bulk steps (on a
+    writer.Builder; a table with details goes the generated way)."""
 
     def Pack(self, b):  # noqa: N802
         if not isinstance(b, Builder) or self.details is not None:
@@ -466,25 +450,6 @@ class QuantizationParametersT(tfl.QuantizationParametersT):
                                       self.quantizedDimension))
 
 
-class OperatorT(tfl.OperatorT):
-    """tfl.OperatorT, packed in bulk (TensorT above); custom options and the second options
-    union go the generated way."""
-
-    def Pack(self, b):  # noqa: N802
-        if not isinstance(b, Builder) or self.customOptions is not None or \
-                self.mutatingVariableInputs is not None or self.builtinOptions2 is not None:
-            return super().Pack(b)
-        inputs = _vector(b, self.inputs, np.int32)
-        outputs = _vector(b, self.outputs, np.int32)
-        options = _packed(b, self.builtinOptions)
-        intermediates = _vector(b, self.intermediates, np.int32)
-        return b.table(OPERATOR, (
-            self.opcodeIndex, inputs, outputs, self.builtinOptionsType, options, None,
-            self.customOptionsFormat, None, intermediates, self.largeCustomOptionsOffset,
-            self.largeCustomOptionsSize, self.builtinOptions2Type, None,
-            self.debugMetadataIndex))
-
-
 _TENSOR_DEFAULTS = tfl.TensorT()      # the generated defaults of fields rows never set
 _OPERATOR_DEFAULTS = tfl.OperatorT()
 
@@ -492,7 +457,7 @@ _OPERATOR_DEFAULTS = tfl.OperatorT()
 class TensorRow:
     """A tensor table's fields as the converter's export has them, without a TensorT: the
     shape (and shape signature) as int32 little-endian bytes, which export makes once per
-    distinct shape. Packs, on a writer.Builder, the bytes TensorT.Pack writes for a dense
+    distinct shape. Packs, on a writer.Builder, the bytes tfl.TensorT.Pack writes for a dense
     tensor (the same writes in the same order); ``buffer`` may be renumbered before."""
 
     __slots__ = ("name", "shape", "type", "buffer", "isVariable", "quantization",
@@ -519,7 +484,7 @@ class TensorRow:
 class OperatorRow:
     """An operator table's fields as the converter's export has them, without an
     OperatorT: operand indices as int32 little-endian bytes, builtin options as a table
-    object (or None). Packs, on a writer.Builder, the bytes OperatorT.Pack writes."""
+    object (or None). Packs, on a writer.Builder, the bytes tfl.OperatorT.Pack writes."""
 
     __slots__ = ("opcodeIndex", "inputs", "outputs", "builtinOptionsType", "builtinOptions",
                  "intermediates")
@@ -544,7 +509,7 @@ class OperatorRow:
 
 
 class BufferT(tfl.BufferT):
-    """tfl.BufferT, packed in bulk (TensorT above)."""
+    """tfl.BufferT, packed in bulk."""
 
     def Pack(self, b):  # noqa: N802
         if not isinstance(b, Builder) or not (self.data is None or
@@ -554,7 +519,7 @@ class BufferT(tfl.BufferT):
 
 
 class SubGraphT(tfl.SubGraphT):
-    """tfl.SubGraphT, packed in bulk (TensorT above): its tensors and operators go in as
+    """tfl.SubGraphT, packed in bulk: its tensors and operators go in as
     vectors of offsets in one step each."""
 
     def Pack(self, b):  # noqa: N802
@@ -570,7 +535,7 @@ class SubGraphT(tfl.SubGraphT):
 
 
 class ModelT(tfl.ModelT):
-    """tfl.ModelT, packed in bulk (TensorT above); metadata and external buffers go the
+    """tfl.ModelT, packed in bulk; metadata and external buffers go the
     generated way."""
 
     def Pack(self, b):  # noqa: N802
@@ -587,6 +552,5 @@ class ModelT(tfl.ModelT):
                                signatures))
 
 
-__all__ = ["Builder", "TableSpec", "TensorT", "SubGraphT", "ModelT", "ScalarTable",
-           "scalar_table", "QuantizationParametersT", "OperatorT", "BufferT", "TensorRow",
-           "OperatorRow"]
+__all__ = ["Builder", "TableSpec", "SubGraphT", "ModelT", "ScalarTable", "scalar_table",
+           "QuantizationParametersT", "BufferT", "TensorRow", "OperatorRow"]
